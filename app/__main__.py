@@ -1,0 +1,5 @@
+"""Allow ``python -m app``."""
+
+from app.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,51 @@
+"""The ``nestscope`` command line.
+
+Exit codes shared by every command: 0 data was read (with or without
+findings), 2 usage error, 3 nothing readable was found.  Never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_NOTHING = 3
+
+COMMANDS = ["info", "report", "sample", "snapshot", "gui"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 on usage errors, as we want
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from app import __version__
+
+    p = _Parser(prog="nestscope", description="IBM Z CPU MF analyzer for SMF 113 and z/VM MONWRITE data. "
+                "With no command, opens the window (on the bundled sample when no file is given).")
+    p.add_argument("--version", action="version", version=f"nestscope {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    for name in COMMANDS:
+        mod = importlib.import_module(f"app.commands.{name}")
+        mod.add_parser(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+        argv = ["gui", *argv]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    mod = importlib.import_module(f"app.commands.{args.command}")
+    try:
+        return int(mod.run(args))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK

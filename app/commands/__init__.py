@@ -1,0 +1,1 @@
+"""One module per ``nestscope`` subcommand; each exposes ``add_parser`` and ``run``."""
