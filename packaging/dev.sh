@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One entry point for a fresh machine: installs what NestScope needs, then
+#   packaging/dev.sh run [FILE...]   opens the window (bundled sample when no file is given)
+#   packaging/dev.sh test [ARGS...]  runs the whole test suite (Qt offscreen)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_libs=(libgl1 libegl1 libfontconfig1 libglib2.0-0 libxkbcommon0 libdbus-1-3)
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${need_libs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
+  command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "Installing Debian packages Qt needs: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+stamp=.venv/.nestscope-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e ".[test]"
+  touch "$stamp"
+fi
+
+cmd="${1:-run}"; shift || true
+case "$cmd" in
+  run)  exec .venv/bin/nestscope "$@" ;;
+  test) export QT_QPA_PLATFORM=offscreen; exec .venv/bin/python -m pytest -q "$@" ;;
+  *)    echo "usage: packaging/dev.sh run [FILE...] | test [PYTEST ARGS...]" >&2; exit 2 ;;
+esac
