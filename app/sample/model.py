@@ -149,6 +149,8 @@ def _class_block(lay: GenerationLayout, lpar: LparModel, cm: ClassModel, times: 
         m449[:, 0::2] = np.rint((td - 1) * core_active)
         m448[:, 0::2] = np.rint(core_active) - m449[:, 0::2]
         ctr["M448"], ctr["M449"] = m448, m449
+        for k in range(450, 448 + set_size(SET_MT, lay.cfvn, lay.csvn)):
+            ctr[f"M{k}"] = np.zeros((n, c))       # the other MT-diagnostic counters are recorded too
         td_full = np.full((n, c), np.nan)
         td_full[:, 0::2] = (m448[:, 0::2] + 2 * m449[:, 0::2]) / (m448[:, 0::2] + m449[:, 0::2])
         expected["Thread_Density"] = td_full

@@ -1,0 +1,193 @@
+"""The bundled sample set, and bigger sets on demand.
+
+One z16 (3931-A01, serial 123F5) with three z/OS LPARs (GCP + zIIP, ZOSC with
+SMT-2 zIIPs under PROCVIEW CORE) over two days at 15-minute intervals, each
+LPAR's SMF 113 in a different framing; the same LPARs on the z15 they ran on
+before ("before" of a before/after comparison); a z/VM LPAR with SMT-2 IFLs on
+the same z16 over one day at one-minute intervals, whose partition data lists
+every LPAR of the box; and a few small broken files for the error paths.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip as _gzip
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from app.formats import monwrite_writer, smf113_writer
+from app.sample.model import CecModel, ClassModel, LparModel, make_samples, to_absolute
+
+Z16_SEQ = "00000000000123F5"
+Z15_SEQ = "0000000000045A12"
+AFTER_START = dt.datetime(2026, 11, 2)
+BEFORE_START = dt.datetime(2026, 10, 5)
+ZVM_START = dt.datetime(2026, 11, 2)
+
+MIX_GCP = {"L2P": 78.0, "L3P": 14.0, "L4LP": 4.5, "L4RP": 1.0, "MEMP": 2.5}
+MIX_ZIIP = {"L2P": 83.0, "L3P": 11.0, "L4LP": 3.5, "L4RP": 0.5, "MEMP": 2.0}
+MIX_IFL = {"L2P": 80.0, "L3P": 13.0, "L4LP": 4.0, "L4RP": 1.0, "MEMP": 2.0}
+
+
+def zos_lpars(cpi_scale: float = 1.0, l1mp_scale: float = 1.0, crypto_lpar: str = "ZOSA") -> list[LparModel]:
+    """The three z/OS LPARs of the sample CEC (also used for the z15 'before')."""
+    return [
+        LparModel("ZOSA", "ZOSA", [ClassModel("GCP", 8, 78, 3.4 * cpi_scale, 3.6 * l1mp_scale, MIX_GCP, 62),
+                                   ClassModel("zIIP", 4, 45, 2.6 * cpi_scale, 2.4 * l1mp_scale, MIX_ZIIP, 85)],
+                  crypto=crypto_lpar == "ZOSA"),
+        LparModel("ZOSB", "ZOSB", [ClassModel("GCP", 6, 65, 2.9 * cpi_scale, 2.8 * l1mp_scale, MIX_GCP, 55),
+                                   ClassModel("zIIP", 2, 30, 2.4 * cpi_scale, 2.1 * l1mp_scale, MIX_ZIIP, 80)],
+                  night=0.5),
+        LparModel("ZOSC", "ZOSC", [ClassModel("GCP", 4, 55, 3.1 * cpi_scale, 3.2 * l1mp_scale, MIX_GCP, 58),
+                                   ClassModel("zIIP", 8, 40, 3.0 * cpi_scale, 2.6 * l1mp_scale, MIX_ZIIP, 88,
+                                              smt=True, thread_density=1.35)],
+                  night=0.25),
+    ]
+
+
+def zvm_lpar() -> LparModel:
+    return LparModel("VMPROD", "VMSYS1", [ClassModel("IFL", 4, 60, 2.2, 2.2, MIX_IFL, 70, smt=True,
+                                                     thread_density=1.4)], os="z/VM", night=0.4)
+
+
+def _smf(samples: pd.DataFrame, subtypes: tuple[int, ...]) -> list[bytes]:
+    recs: list[bytes] = []
+    if 2 in subtypes:
+        recs += smf113_writer.encode_samples(to_absolute(samples), 2)
+    if 1 in subtypes:
+        recs += smf113_writer.encode_samples(samples, 1)
+    return recs
+
+
+def _order_by_time(recs: list[bytes]) -> list[bytes]:
+    # SMF data sets hold records in the order they were written: CTM at data-section offset 8.
+    def ctm(r: bytes) -> int:
+        dof = int.from_bytes(r[44:48], "big")
+        return int.from_bytes(r[dof + 8:dof + 16], "big")
+    return sorted(recs, key=ctm)
+
+
+def write_zos(out: Path, cec: CecModel, start: dt.datetime, intervals: int, tag: str,
+              plan: dict[str, tuple[tuple[int, ...], str]], seed: int) -> list[Path]:
+    samples, _ = make_samples(cec, start, intervals, 900.0, seed=seed)
+    paths = []
+    for system, (subtypes, framing) in plan.items():
+        recs = _order_by_time(_smf(samples[samples["system"] == system], subtypes))
+        p = out / f"{tag}_{system}_smf113.{framing}.gz"
+        smf113_writer.write_smf_file(p, recs, framing=framing, gzip=True)
+        paths.append(p)
+    return paths
+
+
+def _zvm_mt(samples: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """D0R2 MT values as z/VM reports them, consistent with the counters."""
+    t0 = samples[(samples["cpu"] % 2) == 0]
+    b0 = t0["B0"].to_numpy(np.float64)
+    b0_t1 = samples[(samples["cpu"] % 2) == 1]["B0"].to_numpy(np.float64)
+    m448, m449 = t0["M448"].to_numpy(np.float64), t0["M449"].to_numpy(np.float64)
+    active = m448 + m449
+    td = (m448 + 2 * m449) / active
+    core_busy = active / (t0["cpu_speed"].to_numpy(np.float64) * 1e6 * 60.0) * 100
+    mcf = np.full(len(t0), 1.32) * rng.normal(1.0, 0.01, len(t0))
+    cf = 1 + (mcf - 1) * (td - 1)                # more two-thread time -> more of the MT gain realised
+    prod = cf / mcf
+    del b0, b0_t1
+    rows = []
+    for thread in (0, 1):
+        rows.append(pd.DataFrame({
+            "time": t0["time"].to_numpy(), "system": t0["system"].to_numpy(),
+            "cpu": t0["cpu"].to_numpy() + thread, "core": t0["core"].to_numpy(), "class": "IFL",
+            "core_busy_pct": core_busy, "thread_density": td, "thread_density_type": np.nan,
+            "productivity": prod * 100, "mt_util_pct": core_busy * prod,
+            "capacity_factor": cf * 100, "max_capacity_factor": mcf * 100}))
+    mt = pd.concat(rows, ignore_index=True)
+    mt["thread_density_type"] = mt.groupby("time")["thread_density"].transform("mean")
+    return mt.sort_values(["time", "cpu"]).reset_index(drop=True)
+
+
+def _partitions(times: np.ndarray, lpars: list[LparModel], zvm: LparModel, cec: str,
+                rng: np.random.Generator) -> pd.DataFrame:
+    from app.sample.model import _day_factor
+
+    rows = []
+    table = [(lp.name, i + 1, lp) for i, lp in enumerate(lpars)] + [(zvm.name, 4, zvm)]
+    weights = {"GCP": 300, "zIIP": 200, "IFL": 500, "ICF": 0}
+    for name, num, lp in table:
+        for cm in lp.classes:
+            cls = "CP" if cm.cls == "GCP" else cm.cls
+            busy = cm.busy * _day_factor(times, lp.night) * rng.normal(1.0, 0.03, len(times))
+            cpus = cm.cpus // 2 if cm.smt else cm.cpus
+            rows.append(pd.DataFrame({"cec": cec, "lpar": name, "lpar_number": num, "class": cls, "cpus": cpus,
+                                      "weight": weights.get(cm.cls, 100), "capped": False,
+                                      "busy_pct": np.clip(busy, 0, 100), "time": times}))
+    extra = [("ZOSD", 5, "CP", 2, 100, True, 12.0), ("CF01", 6, "ICF", 2, 0, False, 35.0)]
+    for name, num, cls, cpus, w, capped, busy in extra:
+        rows.append(pd.DataFrame({"cec": cec, "lpar": name, "lpar_number": num, "class": cls, "cpus": cpus,
+                                  "weight": w, "capped": capped,
+                                  "busy_pct": np.clip(busy * rng.normal(1, 0.05, len(times)), 0, 100),
+                                  "time": times}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def write_zvm(out: Path, intervals: int = 1440, seed: int = 5, name: str = "after_VMSYS1_monwrite.mondata.gz",
+              gzip: bool = True) -> Path:
+    rng = np.random.default_rng(seed)
+    cec = CecModel("z16", Z16_SEQ, [zvm_lpar()])
+    samples, _ = make_samples(cec, ZVM_START, intervals, 60.0, seed=seed)
+    mt = _zvm_mt(samples, rng)
+    times = np.sort(samples["time"].unique())
+    parts = _partitions(times, zos_lpars(), zvm_lpar(), cec.cec, rng)
+    absolute = to_absolute(samples)
+    p = out / name
+    monwrite_writer.write_samples(absolute, parts, mt, path=p, gzip=gzip, interval_s=60.0)
+    return p
+
+
+def write_broken(out: Path, good_smf: bytes) -> list[Path]:
+    """Small broken files, one per error path an analyst meets."""
+    out.mkdir(parents=True, exist_ok=True)
+    recs = []
+    pos = 0
+    while pos + 4 <= len(good_smf) and len(recs) < 40:
+        n = int.from_bytes(good_smf[pos:pos + 2], "big")
+        recs.append(good_smf[pos:pos + n])
+        pos += n
+    files = {
+        "truncated_smf113.rdw": b"".join(recs[:20])[:-777],
+        "corrupt_length_smf113.rdw": b"".join(recs[:10]) + b"\x7f\xff\x00\x00" + recs[10][4:] + b"".join(recs[11:20]),
+        "ascii_transfer_smf113.txt": b"".join(recs[:5]).decode("cp037", errors="replace").encode("ascii", "replace")
+        .replace(b"\x25", b"\r\n"),
+        "rdw_stripped_smf113.bin": b"".join(r[4:] for r in recs[:10]),
+        "empty.smf": b"",
+        "notes_not_smf.txt": b"LPAR capacity notes\r\nZOSA 8 GCP 4 zIIP\r\n",
+        "report.pdf": b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n",
+    }
+    paths = []
+    for name, data in files.items():
+        p = out / name
+        p.write_bytes(data)
+        paths.append(p)
+    mon = write_zvm(out, intervals=5, name="truncated_monwrite.mondata", gzip=False)
+    data = mon.read_bytes()
+    mon.write_bytes(data[: len(data) - 4096 - 1234])
+    paths.append(mon)
+    return paths
+
+
+def write_sample_set(out: str | Path, days: int = 2, zvm_intervals: int = 1440) -> list[Path]:
+    """Write the bundled sample set to ``out``; returns the files written."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    intervals = days * 96
+    after = CecModel("z16", Z16_SEQ, zos_lpars())
+    before = CecModel("z15", Z15_SEQ, zos_lpars(cpi_scale=1.12, l1mp_scale=1.05))
+    paths = write_zos(out, after, AFTER_START, intervals, "after_z16",
+                      {"ZOSA": ((1, 2), "rdw"), "ZOSB": ((2,), "vbs"), "ZOSC": ((1,), "bdw")}, seed=11)
+    paths += write_zos(out, before, BEFORE_START, intervals, "before_z15",
+                       {"ZOSA": ((1,), "rdw"), "ZOSB": ((1,), "rdw"), "ZOSC": ((1,), "rdw")}, seed=12)
+    paths.append(write_zvm(out, zvm_intervals))
+    good = _gzip.decompress(paths[0].read_bytes())
+    paths += write_broken(out / "broken", good)
+    return paths
