@@ -1,0 +1,420 @@
+"""z/VM MONWRITE (MONDATA) reader: bytes -> counter samples, MT rows, partitions.
+
+File = blocks of one 4 KB control record (MWTBK) + the DCSS pages its control
+area entries describe (monwrite.md §1.3-1.7).  Records are walked by MRHDRLEN,
+D1R13 jumps to the next 4 KB frame, D1R11 ends a sample interval.  Byte layouts
+live in :mod:`app.formats.monwrite_records` (shared with the writer).
+
+Decoded: D1R4 (system, CEC, LPAR), D1R5 (CPU type, core), D5R13 (CPU MF
+counters, P-bit series concatenated), D5R20 (MT-diagnostic counters), D0R2 (MT
+metrics -> ``ReadResult.mt``), D0R15/D0R16 (-> ``ReadResult.partitions``).
+
+D5R20 choice: MT-diagnostic counters (M448...) are attached to the D5R13 sample
+row of the same CPU and interval (``sets`` gets ``SET_MT``).  Because the set
+is core-wide and every thread reports it, M counters are kept only on the
+thread-0 row of each core (the lowest CPU address of the core, core ids from
+D1R5/D0R2); the other threads' D5R20 values are dropped (counted in
+``records``, one info finding).  So the engine can sum M448/M449 per core over
+rows without double counting.  When core ids are unknown every CPU keeps its
+own M counters (core = -1).  A D5R20 without a D5R13 partner becomes a row with
+only M counters.
+
+Reading never raises for bad data: every inconsistency becomes a finding with
+the file and the byte offset, and the walk continues at the next frame / block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from app.findings import make_finding
+from app.formats import monwrite_records as R
+from app.formats.common import cec_id, normalize_serial, to_ebcdic
+from app.formats.monwrite_records import build_mt, build_partitions, build_samples
+from app.formats.schema import Cancelled, ReadResult, empty_samples
+
+__all__ = ["looks_like_monwrite", "read_monwrite"]
+
+_NAMES = {(5, 13): "D5R13", (5, 20): "D5R20", (0, 2): "D0R2", (0, 15): "D0R15", (0, 16): "D0R16",
+          (1, 4): "D1R4", (1, 5): "D1R5", (1, 11): "D1R11", (1, 13): "D1R13"}
+_MAX_PER_CODE = 25
+_RETRANSFER = ("transfer it again in binary (image) mode, e.g. ftp> binary then "
+               "GET fn MONDATA fm, and load the new copy")
+
+
+# ------------------------------------------------------------------ detection
+def _control_entries(data: bytes, off: int) -> list[tuple[int, int, int, int, int]] | None:
+    """Validate the control record at ``off`` (monwrite.md §1.2, §1.4)."""
+    if off + R.CA_OFF + 12 > len(data):
+        return None
+    _p, _f, typ, _m, _c, m1, m2 = R.IPARML.unpack_from(data, off)
+    size = m2 - m1 + 1
+    if typ not in R.IPTYPE_OK or size <= 0 or size % 12 or size // 12 > R.CA_MAX:
+        return None
+    k = size // 12
+    if off + R.CA_OFF + 12 * k > len(data):
+        return None
+    ents = []
+    for i in range(k):
+        fl, d1, d2, _r, s, t = R.CA_ENTRY.unpack_from(data, off + R.CA_OFF + 12 * i)
+        if fl not in (R.ENTRY_SAMPLE, R.ENTRY_EVENT) or not (d1 or d2) or t < s or (t - s) >> 28:
+            return None
+        ents.append((fl, d1, d2, s, t))
+    return ents
+
+
+def _hdr_ok(data: bytes, fo: int, a: int) -> bool:
+    """Is there a plausible MRRECHDR at file offset ``fo`` (DCSS address ``a``)?"""
+    if fo < 0 or fo + R.HDR_LEN > len(data):
+        return False
+    ln, z, dom, _f, _rc = R.HDR_NOTOD.unpack_from(data, fo)
+    return ln >= R.HDR_LEN and z == 0 and dom <= R.MAX_DOMAIN and (a & 0xFFF) + ln <= R.PAGE
+
+
+def _block_ok(data: bytes, off: int) -> bool:
+    """Control record valid and (if present in ``data``) its first record too."""
+    ents = _control_entries(data, off)
+    if ents is None:
+        return False
+    s = ents[0][3]
+    fo = off + R.PAGE + (s & 0xFFF)
+    return fo + R.HDR_LEN > len(data) or _hdr_ok(data, fo, s) or _hdr_ok(data, off + R.PAGE, s)
+
+
+def _ascii_evidence(data: bytes) -> bool:
+    """A MONWRITE file pulled in ASCII mode: X'E2'/X'C5' became 'S'/'E', CR LF added."""
+    if len(data) < 64 or data[40] not in (0x53, 0x45) or not (data[41] or data[42]):
+        return False
+    line_end = data[R.PAGE:R.PAGE + 2] == b"\r\n" or data[R.PAGE:R.PAGE + 1] == b"\n"
+    return line_end or (data[3] in (0x8D, 0x97) and len(data) % R.PAGE != 0)
+
+
+def _packed_evidence(data: bytes) -> str | None:
+    """CMS packed / archived container of a MONDATA file (heuristics, UNCONFIRMED)."""
+    if data[:2] in (b"\xcb\xff", b"\xcb\xfe"):
+        return "a CMS packed file (COPYFILE PACK)"
+    if data[:4] == b"\x02" + to_ebcdic("CMS", 3):
+        return "a CMS TAPE DUMP image"
+    if data[2:4] != b"\x00\x00" and to_ebcdic("MONDATA", 7) in data[:512]:
+        return "an archive (VMARC or similar) holding a MONDATA file"
+    return None
+
+
+def looks_like_monwrite(data: bytes) -> bool:
+    """True when ``data`` starts like a MONWRITE file (raw, RDW-wrapped, or damaged by transfer)."""
+    if _block_ok(data, 0):
+        return True
+    for o in (4, 8):                        # RDW, or BDW + RDW, before each 4096-byte record
+        if data[o - 4:o] == R.RDW_4100 and (o == 4 or data[2:4] == b"\x00\x00"):
+            if _block_ok(data[o:o + R.PAGE] + data[o + R.PAGE + 4:o + 2 * R.PAGE + 4], 0):
+                return True
+    return _ascii_evidence(data) or _packed_evidence(data) is not None
+
+
+def _deblock(data: bytes) -> tuple[bytes, list[int], int | None]:
+    """Strip RDWs (and BDWs) of 4100-byte records; -> stream, file offset per page, bad offset."""
+    out: list[bytes] = []
+    where: list[int] = []
+    pos, n = 0, len(data)
+    while pos < n:
+        if data[pos:pos + 4] == R.RDW_4100:
+            out.append(data[pos + 4:pos + 4 + R.PAGE])
+            where.append(pos + 4)
+            pos += 4 + R.PAGE
+            continue
+        bl = int.from_bytes(data[pos:pos + 2], "big")
+        if data[pos + 2:pos + 4] == b"\x00\x00" and bl >= 8 and data[pos + 4:pos + 8] == R.RDW_4100:
+            pos += 4
+            continue
+        return b"".join(out), where, pos
+    return b"".join(out), where, None
+
+
+# ------------------------------------------------------------------ walker
+class _Walk:
+    def __init__(self, data: bytes, file: str, pages: list[int] | None,
+                 progress: Callable[[float], None] | None, cancel: Callable[[], bool] | None):
+        self.data, self.file, self.pages = data, file, pages
+        self.progress, self.cancel = progress, cancel
+        self.findings: list = []
+        self._codes: dict[str, int] = {}
+        self.counts: dict[tuple[int, int], int] = {}
+        self.interval = 0
+        self.stop = False
+        self.mode: str | None = None
+        self.sys: dict | None = None
+        self.cpu_cfg: dict[int, tuple] = {}        # D1R5: cpu -> (type, core)
+        self.prp: dict[int, dict] = {}             # D0R2 last seen: cpu -> decoded
+        self.mt_rows: list[tuple] = []
+        self.cup: list[tuple] = []
+        self.npar: int | None = None
+        self.pending: dict[tuple[int, int], list] = {}
+        self.series: list[tuple] = []              # completed (mt, interval, fo, cpu, speed, mask, cfvn, csvn, tod, flg, buf)
+
+    # findings ------------------------------------------------------------
+    def fo(self, o: int) -> int:
+        if self.pages is None:
+            return o
+        i = o // R.PAGE
+        return self.pages[i] + o % R.PAGE if i < len(self.pages) else self.pages[-1] + R.PAGE + 4
+
+    def find(self, o: int | None, sev: str, code: str, what: str, meaning: str = "", **key) -> None:
+        c = self._codes[code] = self._codes.get(code, 0) + 1
+        if c <= _MAX_PER_CODE:
+            self.findings.append(make_finding(self.file, None if o is None else self.fo(o), sev, code,
+                                              what, meaning, **key))
+
+    def close_findings(self) -> None:
+        for code, c in self._codes.items():
+            if c > _MAX_PER_CODE:
+                self.findings.append(make_finding(self.file, None, "info", code + "-more",
+                                                  f"{c - _MAX_PER_CODE} more '{code}' findings not listed"))
+
+    # blocks --------------------------------------------------------------
+    def run(self) -> None:
+        data, n, off, nblk = self.data, len(self.data), 0, 0
+        while off < n and not self.stop:
+            nblk += 1
+            if nblk % 16 == 0:
+                if self.cancel is not None and self.cancel():
+                    raise Cancelled()
+                if self.progress is not None:
+                    self.progress(off / n)
+            ents = _control_entries(data, off) if n - off >= R.PAGE else None
+            if ents is None:
+                if n - off < R.PAGE:
+                    self.find(off, "warning", "truncated", f"file ends {n - off} bytes into a block "
+                              "(less than a 4096-byte control record)", "the data after the last full block is lost")
+                    break
+                self.find(off, "error", "bad-control-record", "invalid MONWRITE control record (MWTBK)",
+                          "its block is skipped; reading resumes at the next valid control record")
+                nxt = next((o for o in range(off + R.PAGE, n - R.PAGE + 1, R.PAGE)
+                            if data[o + 3] in R.IPTYPE_OK and _block_ok(data, o)), None)
+                if nxt is None:
+                    self.find(off, "error", "no-resync", "no further valid control record",
+                              f"{n - off} bytes at the end of the file were not read")
+                    break
+                off = nxt
+                continue
+            pos = off + R.PAGE
+            for fl, _d1, _d2, s, t in ents:
+                span = ((t >> 12) - (s >> 12) + 1) * R.PAGE
+                if self.mode is None and s & 0xFFF:
+                    self._decide_mode(pos, s)
+                if self.mode == "contiguous":
+                    base, span = pos - s, -(-(t - s + 1) // R.PAGE) * R.PAGE
+                else:
+                    base = pos - (s & ~0xFFF)
+                self._entry(base, s, t, min(pos + span, n), fl == R.ENTRY_SAMPLE)
+                pos += span
+                if pos > n and not self.stop:
+                    self.find(n, "warning", "truncated", f"file ends {pos - n} bytes before the end of the "
+                              "pages of the last block", "all records present before the end were read")
+                    self.stop = True
+                if self.stop:
+                    break
+            off = pos
+        if self.progress is not None:
+            self.progress(1.0)
+
+    def _decide_mode(self, pos: int, s: int) -> None:
+        if _hdr_ok(self.data, pos + (s & 0xFFF), s):
+            self.mode = "page"
+        elif _hdr_ok(self.data, pos, s):
+            self.mode = "contiguous"
+            self.find(pos, "info", "contiguous-entries", "control-area entries are stored contiguously, "
+                      "not page-aligned (monwrite.md §1.3 fallback)", "records were read with that mapping")
+        else:
+            self.mode = "page"
+
+    # records -------------------------------------------------------------
+    def _entry(self, base: int, s: int, t: int, limit: int, sample: bool) -> None:
+        data, counts, hdr = self.data, self.counts, R.HDR_NOTOD.unpack_from
+        a = s
+        while a <= t:
+            fo = base + a
+            if fo + R.HDR_LEN > limit:
+                self._short(fo, limit)
+                return
+            ln, z, dom, flg, rc = hdr(data, fo)
+            if ln < R.HDR_LEN or z or dom > R.MAX_DOMAIN or (a & 0xFFF) + ln > R.PAGE:
+                self.find(fo, "warning", "bad-record-header",
+                          f"invalid monitor record header (MRHDRLEN {ln}, MRHDRZER {z}, domain {dom})",
+                          "the rest of this 4 KB frame is skipped; reading resumes at the next frame")
+                a = (a | 0xFFF) + 1
+                continue
+            if fo + ln > limit:
+                self._short(fo, limit)
+                return
+            key = (dom, rc)
+            counts[key] = counts.get(key, 0) + 1
+            if dom == 1:
+                if rc == 13:
+                    a = (a | 0xFFF) + 1
+                    continue
+                if rc == 11 and sample:
+                    self._interval_end(fo)
+                elif rc == 4 and self.sys is None:
+                    self.sys = R.decode_d1r4(data[fo:fo + ln]) | {"offset": fo}
+                elif rc == 5:
+                    cpu, typ, core = R.decode_d1r5(data[fo:fo + ln])
+                    self.cpu_cfg[cpu] = (typ, core)
+            elif dom == 5 and rc in (13, 20):
+                self._mfc(fo, ln, flg, rc == 20)
+            elif dom == 0:
+                if rc == 2:
+                    self._d0r2(fo, ln)
+                elif rc == 16:
+                    self._d0r16(fo, ln)
+                elif rc == 15 and ln > R.CUG_NPAR:
+                    self.npar = data[fo + R.CUG_NPAR]
+            a += ln
+        if a > t + 1 and (a - 1) & 0xFFF != 0xFFF:
+            self.find(base + a - 1, "warning", "entry-overrun", f"last record ends {a - t - 1} bytes past "
+                      "the control-area end address", "the record was read; the entry end may be damaged")
+
+    def _short(self, fo: int, limit: int) -> None:
+        if limit >= len(self.data):
+            self.find(fo, "warning", "truncated", "file ends inside a monitor record",
+                      "records before this offset were read; the rest of the interval is lost")
+            self.stop = True
+        else:
+            self.find(fo, "warning", "entry-overrun", "monitor record runs past the pages of its "
+                      "control-area entry", "the rest of this entry is skipped")
+
+    def _interval_end(self, fo: int) -> None:
+        for (cpu, mt), p in list(self.pending.items()):
+            self.find(p[0][0], "warning", "incomplete-series", f"{'D5R20' if mt else 'D5R13'} continuation "
+                      f"series of CPU {cpu} has no last record (P bit never 0) before the interval end",
+                      "the counters of this CPU are missing for the interval", cpu=cpu)
+        self.pending.clear()
+        self.interval += 1
+
+    def _mfc(self, fo: int, ln: int, flg: int, mt: bool) -> None:
+        data = self.data
+        name = "D5R20" if mt else "D5R13"
+        if ln < R.MFC_FIXED:
+            self.find(fo, "warning", "short-record", f"{name} of {ln} bytes is shorter than its fixed part",
+                      "record skipped")
+            return
+        cpu, speed, mask, cfvn, csvn, coff, clen = R.MFC.unpack_from(data, fo + 20)
+        if coff < R.MFC_FIXED or coff + clen > ln or clen % 8 or not (1 <= cfvn <= 8 and 1 <= csvn <= 8):
+            self.find(fo, "warning", "counter-layout", f"{name} CPU {cpu}: implausible fields (CFVN {cfvn}, "
+                      f"CSVN {csvn}, counter offset {coff}, length {clen}, record length {ln})",
+                      "record skipped; the inferred field layout (monwrite.md §3.1) may not match this release",
+                      cpu=cpu)
+            return
+        meta = (fo, cpu, speed, mask, cfvn, csvn, int.from_bytes(data[fo + 8:fo + 16], "big"), flg)
+        piece = data[fo + coff:fo + coff + clen]
+        key = (cpu, mt)
+        pend = self.pending.get(key)
+        if pend is None:
+            if not flg & R.P_BIT:
+                self.series.append((mt, self.interval, meta, piece))
+            else:
+                self.pending[key] = [meta, [piece]]
+            return
+        if pend[0][3:6] != meta[3:6]:
+            self.find(fo, "warning", "series-mismatch", f"{name} continuation of CPU {cpu} changes mask/CFVN/CSVN",
+                      "the series is dropped", cpu=cpu)
+            del self.pending[key]
+            return
+        pend[1].append(piece)
+        if not flg & R.P_BIT:
+            self.series.append((mt, self.interval, pend[0], b"".join(pend[1])))
+            del self.pending[key]
+
+    def _d0r2(self, fo: int, ln: int) -> None:
+        d = R.decode_d0r2(self.data[fo:fo + ln])
+        self.prp[d["cpu"]] = d
+        if any(d[name] is not None for name, _o in R.MT_FIELDS):
+            self.mt_rows.append((int.from_bytes(self.data[fo + 8:fo + 16], "big"), d))
+
+    def _d0r16(self, fo: int, ln: int) -> None:
+        part, cpus, problem = R.decode_d0r16(self.data[fo:fo + ln])
+        if problem:
+            self.find(fo, "warning", "partition-record", problem, "CPU entries that do not fit were ignored")
+        if part:
+            self.cup.append((self.interval, int.from_bytes(self.data[fo + 8:fo + 16], "big"), fo, part, cpus))
+
+
+# ------------------------------------------------------------------ public API
+def _unreadable(file: str, data: bytes, framing: str, code: str, what: str, meaning: str) -> ReadResult:
+    return ReadResult(file=file, kind="unknown", framing=framing, records={}, samples=empty_samples(),
+                      findings=[make_finding(file, 0, "error", code, what, meaning)], size=len(data),
+                      meta={"detected": framing})
+
+
+def read_monwrite(data: bytes, file: str, *, progress: Callable[[float], None] | None = None,
+                  cancel: Callable[[], bool] | None = None) -> ReadResult:
+    """Decode a MONWRITE byte stream.
+
+    Parameters
+    ----------
+    data : bytes
+        Whole (decompressed) file.
+    file : str
+        Name used in findings and in the ``source`` column.
+    progress, cancel : callable, optional
+        ``progress(fraction)`` by bytes; ``cancel()`` -> True raises :class:`Cancelled`.
+
+    Returns
+    -------
+    ReadResult
+        ``kind='monwrite'``, framing ``'monwrite'`` or ``'monwrite-rdw'``; ``kind='unknown'``
+        with an error finding for ASCII-mode or packed transfers.
+    """
+    framing, pages, stream = "monwrite", None, data
+    if not _block_ok(data, 0):
+        if data[:4] == R.RDW_4100 or (data[2:4] == b"\x00\x00" and data[4:8] == R.RDW_4100):
+            stream, pages, bad = _deblock(data)
+            framing = "monwrite-rdw"
+        elif _ascii_evidence(data):
+            return _unreadable(file, data, "monwrite-ascii", "ascii-transfer",
+                               "is a MONWRITE file that was transferred in ASCII (text) mode: EBCDIC bytes were "
+                               "translated and line ends inserted, so the binary monitor records are destroyed",
+                               "nothing can be read from it; " + _RETRANSFER)
+        elif (what := _packed_evidence(data)) is not None:
+            return _unreadable(file, data, "monwrite-packed", "packed-file",
+                               f"is {what}, not a raw MONWRITE stream",
+                               "unpack it on CMS first (COPYFILE ... (UNPACK) or VMARC UNPK), then " + _RETRANSFER)
+    w = _Walk(stream, file, pages or None, progress, cancel)
+    if framing == "monwrite-rdw" and bad is not None:
+        w.findings.append(make_finding(file, bad, "warning", "bad-rdw", "record descriptor word is not "
+                                       "X'10040000' (4100-byte record)", "reading stops at this offset"))
+    w.run()
+    for (cpu, mt), p in w.pending.items():
+        w.find(p[0][0], "warning", "incomplete-series", f"{'D5R20' if mt else 'D5R13'} series of CPU {cpu} "
+               "still open at the end of the file", "its counters for the last interval are missing", cpu=cpu)
+    records: dict[str, int] = {}
+    other: dict[str, int] = {}
+    for (dom, rc), c in sorted(w.counts.items()):
+        name = _NAMES.get((dom, rc))
+        if name:
+            records[name] = c
+        else:
+            other[f"D{dom}R{rc}"] = c
+    records["other"] = sum(other.values())
+    ident = _identity(w)
+    samples = build_samples(w, ident, file)
+    result = ReadResult(file=file, kind="monwrite", framing=framing, records=records, samples=samples,
+                        findings=w.findings, partitions=build_partitions(w, ident), mt=build_mt(w, ident),
+                        size=len(data), meta={"other_records": other, "page_mapping": w.mode or "page",
+                                              "intervals": w.interval, "d0r16_time_unit": getattr(w, "unit", None),
+                                              **ident})
+    w.close_findings()
+    result.findings = w.findings
+    return result
+
+
+def _identity(w: _Walk) -> dict:
+    s = w.sys or {}
+    if not s and (w.series or w.cup):
+        w.find(None, "warning", "no-configuration", "no D1R4 system configuration record in the file",
+               "system, LPAR and CEC are unknown (the file may start mid-run)")
+    mtype, seq = s.get("machine_type") or "", s.get("seqcode") or ""
+    return {"system": s.get("system") or "?", "lpar": s.get("lpar") or "?",
+            "lpar_number": s.get("lpar_number"), "machine_type": mtype or "?",
+            "model": s.get("model") or "?", "serial": normalize_serial(seq) if seq else "?",
+            "cec": cec_id(mtype, seq)}
+
