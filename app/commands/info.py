@@ -1,0 +1,97 @@
+"""``nestscope info FILE... [--format text|json]``: what a file holds and what is wrong with it.
+
+Exit codes: 0 when at least one file held counter samples or partition data,
+3 when nothing readable was found, 2 for usage errors (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from app.formats.schema import ReadResult
+
+EXIT_OK, EXIT_NOTHING = 0, 3
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register the ``info`` subcommand."""
+    p = sub.add_parser("info", help="show framing, record counts, time range, machines, systems and findings",
+                       description="Describe SMF 113 / MONWRITE files without computing metrics.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="SMF or MONWRITE file (gzip allowed)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    return p
+
+
+def summary(res: ReadResult) -> dict[str, Any]:
+    """JSON-ready description of one read result."""
+    s = res.samples
+    meta = res.meta or {}
+    out: dict[str, Any] = {
+        "file": res.file, "kind": res.kind, "framing": res.framing, "size": res.size,
+        "records": dict(res.records), "samples": int(len(s)),
+        "partitions": int(len(res.partitions)) if res.partitions is not None else 0,
+        "time_range": None, "machines": [], "systems": [], "classes": {},
+        "findings": [{"offset": f.offset, "severity": f.severity, "code": f.code, "message": f.message}
+                     for f in res.findings],
+    }
+    if len(s):
+        out["time_range"] = [s["time"].min().isoformat(), s["time"].max().isoformat()]
+        m = s.drop_duplicates("cec")[["cec", "machine_type", "model", "serial"]]
+        out["machines"] = [{k: str(v) for k, v in r.items()} for r in m.to_dict("records")]
+        out["systems"] = sorted(str(x) for x in s["system"].unique())
+        cpus = s.drop_duplicates(["system", "class", "cpu"])
+        out["classes"] = {str(k): int(v) for k, v in cpus.groupby("class", observed=True).size().items()}
+    elif meta.get("time_range"):
+        out["time_range"] = meta["time_range"]
+    for k in ("machines", "systems"):
+        if not out[k] and meta.get(k):
+            out[k] = meta[k]
+    return out
+
+
+def _text(d: dict[str, Any]) -> str:
+    lines = [f"{d['file']}", f"  kind: {d['kind']}   framing: {d['framing']}   size: {d['size']:,} bytes"]
+    if d["records"]:
+        lines.append("  records: " + ", ".join(f"{k} {v:,}" for k, v in d["records"].items()))
+    lines.append(f"  counter samples: {d['samples']:,}" + (f"   partition rows: {d['partitions']:,}"
+                                                            if d["partitions"] else ""))
+    if d["time_range"]:
+        lines.append(f"  time range: {d['time_range'][0]} .. {d['time_range'][1]} (UTC)")
+    for m in d["machines"]:
+        lines.append(f"  machine: {m.get('cec', '')}  type {m.get('machine_type', '')}  model {m.get('model', '')}")
+    if d["systems"]:
+        lines.append("  systems: " + ", ".join(d["systems"]))
+    if d["classes"]:
+        lines.append("  CPUs by class: " + ", ".join(f"{k} {v}" for k, v in d["classes"].items()))
+    lines.append(f"  findings: {len(d['findings'])}")
+    for f in d["findings"]:
+        lines.append(f"    [{f['severity']}] {f['message']}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read every file, print the description, return the exit code."""
+    from app.formats import read_file
+
+    results = []
+    for path in args.files:
+        try:
+            res = read_file(path)
+        except Exception as exc:  # a reader bug must not become a traceback for the analyst
+            from app.findings import make_finding
+            from app.formats.schema import empty_samples
+            res = ReadResult(file=str(path), kind="unknown", framing="none", records={}, samples=empty_samples(),
+                             findings=[make_finding(str(path), None, "error", "reader-failure",
+                                                    f"could not be read ({type(exc).__name__}: {exc})",
+                                                    "please report this file")])
+        results.append(res)
+    descs = [summary(r) for r in results]
+    if args.format == "json":
+        json.dump(descs, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("\n\n".join(_text(d) for d in descs) + "\n")
+    return EXIT_OK if any(r.readable for r in results) else EXIT_NOTHING

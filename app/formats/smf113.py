@@ -1,0 +1,372 @@
+"""SMF record type 113 (HIS / CPU MF counters) subtypes 1 and 2 -> counter samples.
+
+Records are framed by :mod:`app.formats.smf_framing`, copied into one compact
+buffer, and grouped by *shape* (same length, section triplets, data-section
+structure and counter-set entries).  Each shape's structure is parsed and
+checked once (:func:`app.formats.smf113_layout.parse_shape`); then every field
+and every counter of all records of the shape is gathered in one numpy
+operation (``np.frombuffer`` views as ``>u2``/``>u4``/``>u8``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from app.findings import Finding, make_finding
+from app.formats import common
+from app.formats import smf113_layout as L
+from app.formats.schema import IDENTITY_COLUMNS, SET_NAMES, Cancelled, ReadResult, counter_name, empty_samples
+from app.formats.smf_framing import detect_framing, frame_records
+
+__all__ = ["looks_like_smf", "read_smf"]
+
+MAX_DETAIL = 10          # individual findings per code before they are only counted
+
+
+def looks_like_smf(data: bytes) -> bool:
+    """True when a chain of SMF records validates under RDW, BDW/VBS or double-RDW framing."""
+    return detect_framing(data) in ("rdw", "bdw", "double-rdw")
+
+
+class _Findings:
+    """Collects findings, aggregating repeats of one code into a count."""
+
+    def __init__(self, file: str) -> None:
+        self.file, self.items, self.extra = file, [], {}
+
+    def add(self, off, sev, code, what, meaning="", count=1, **key) -> None:
+        if count > 1:
+            what += f" ({count} records like this; the first is at this offset)"
+        n = sum(1 for f in self.items if f.code == code)
+        if n >= MAX_DETAIL:
+            first, c = self.extra.get(code, (off, 0))
+            self.extra[code] = (first, c + count)
+            return
+        self.items.append(make_finding(self.file, off, sev, code, what, meaning, **key))
+
+    def done(self) -> list[Finding]:
+        for code, (off, c) in self.extra.items():
+            self.items.append(make_finding(self.file, off, "warning", code, f"{c} more records with finding "
+                              f"'{code}' (not listed one by one)", "see the findings above for what it means"))
+        return self.items
+
+
+def _void(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return a.view(np.dtype((np.void, a.shape[1]))).ravel()
+
+
+def _groups(keys: np.ndarray):
+    """Yield index arrays of rows with equal byte keys (rows of a 2-D uint8 array), first-seen order."""
+    if len(keys) == 0:
+        return
+    if keys.shape[1] == 0:
+        yield np.arange(len(keys))
+        return
+    _, first, inv = np.unique(_void(keys), return_index=True, return_inverse=True)
+    inv = inv.ravel()
+    order = np.argsort(inv, kind="stable")
+    bounds = np.flatnonzero(np.diff(inv[order])) + 1
+    for grp in sorted(np.split(order, bounds), key=lambda g: g[0]):
+        yield grp
+
+
+class _Decoder:
+    """Field gathers over the compact buffer of all SMF 113 records (``rows`` = record starts)."""
+
+    def __init__(self, buf: bytes, starts: np.ndarray, lens: np.ndarray) -> None:
+        self.buf, self.u8, self.starts, self.lens = buf, np.frombuffer(buf, np.uint8), starts, lens
+
+    def raw(self, rows: np.ndarray, off: int, w: int) -> np.ndarray:
+        return self.u8[rows[:, None] + (off + np.arange(w))]
+
+    def be(self, rows: np.ndarray, off: int, w: int) -> np.ndarray:
+        if w == 1:
+            return self.u8[rows + off].astype(np.uint64)
+        return self.raw(rows, off, w).view(f">u{w}").ravel().astype(np.uint64)
+
+    def text(self, rows: np.ndarray, off: int, w: int) -> np.ndarray:
+        a = self.raw(rows, off, w)
+        uniq, inv = np.unique(_void(a), return_inverse=True)
+        dec = np.array([common.ebcdic(bytes(u)) for u in uniq], dtype=object)
+        return dec[inv.ravel()]
+
+    def record(self, i: int) -> bytes:
+        s = int(self.starts[i])
+        return self.buf[s:s + int(self.lens[i])]
+
+
+class _Matrix(_Decoder):
+    """Field gathers over one shape's records stacked as an (m, LEN) uint8 matrix (``rows`` = 0)."""
+
+    def __init__(self, mat: np.ndarray) -> None:
+        self.mat = mat
+
+    def raw(self, rows: int, off: int, w: int) -> np.ndarray:
+        return np.ascontiguousarray(self.mat[:, rows + off:rows + off + w])
+
+    def be(self, rows: int, off: int, w: int) -> np.ndarray:
+        if w == 1:
+            return self.mat[:, rows + off].astype(np.uint64)
+        return self.raw(rows, off, w).view(f">u{w}").ravel().astype(np.uint64)
+
+
+def _decode_shape(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray]:
+    """All identity fields and counters of the records of one shape (rows of ``dec.mat``)."""
+    rows, d, dln, m = 0, sh.dof, sh.dln, dec.mat.shape[0]
+    rd = rows + d
+    c: dict[str, np.ndarray] = {"system": dec.text(rows, L.OFF_SID, 4)}
+    blank = np.full(m, "", dtype=object)
+    if sh.sty == 2:
+        cf = dec.be(rd, L.S2_CF, 2)
+        zcbp = (cf & L.CF_ZCBP) != 0
+        cls = dec.be(rd, L.S2_CLASS, 1)
+        c["cpu"] = dec.be(rd, L.S2_CPUID, 2) if dln >= L.S2_CPUID + 2 else dec.be(rd, L.S2_CPUN, 1)
+        c["core"] = np.full(m, -1)
+        c["cpu_speed"] = dec.be(rd, L.S2_CPSP, 4) if dln >= L.S2_CPSP + 4 else np.zeros(m, np.uint64)
+        c["cfvn"], c["csvn"] = dec.be(rd, L.S2_CFVN, 2), dec.be(rd, L.S2_CSVN, 2)
+        c["machine_type"] = dec.text(rd, L.S2_MTYPE, 4) if dln >= L.S2_MTYPE + 4 else blank
+        c["model"] = dec.text(rd, L.S2_MODEL, 16) if dln >= L.S2_MODEL + 16 else blank
+        seq = dec.text(rd, L.S2_SEQ, 16) if dln >= L.S2_SEQ + 16 else blank
+        c["flags"], c["lost"], c["mt_lost"] = cf, (cf & L.CF_LOST) != 0, np.zeros(m, bool)
+        c["first"], kind = (cf & L.CF_FIRST) != 0, "absolute"
+        cts, ctm = dec.be(rd, L.S2_CTS, 8), dec.be(rd, L.S2_CTM, 8)
+    else:
+        fl = dec.be(rd, L.S1_FLAGS, 2)
+        zcbp = (fl & L.F1_ZCBP) != 0
+        cls = dec.be(rd, L.S1_CLASS, 1)
+        c["cpu"] = dec.be(rd, L.S1_CPUID, 2)
+        c["core"] = dec.be(rd, L.S1_CORE, 2).astype(np.int64) if dln >= L.S1_CORE + 2 else np.full(m, -1)
+        c["cpu_speed"] = dec.be(rd, L.S1_SPEED, 4)
+        c["cfvn"], c["csvn"] = dec.be(rd, L.S1_CFVN, 2), dec.be(rd, L.S1_CSVN, 2)
+        c["machine_type"], c["model"] = dec.text(rd, L.S1_MTYPE, 4), dec.text(rd, L.S1_MODEL, 16)
+        seq = dec.text(rd, L.S1_SEQ, 16) if dln >= L.S1_SEQ + 16 else blank
+        c["flags"], c["lost"] = fl, (fl & L.F1_LOST) != 0
+        c["mt_lost"] = (fl & (L.F1_MTLOST_KC | L.F1_MTLOST_X)) != 0
+        c["first"], kind = np.zeros(m, bool), "delta"
+        cts, ctm = dec.be(rd, L.S1_CTS, 8), dec.be(rd, L.S1_CTM, 8)
+    codes, inv = np.unique(cls, return_inverse=True)
+    cls_s = np.array([L.class_name(int(x), False) for x in codes], dtype=object)[inv.ravel()]
+    c["class"] = np.where(zcbp & (cls == 2), "zCBP", cls_s).astype(object)
+    ser: dict[str, str] = {}
+    c["serial"] = np.array([ser[s] if s in ser else ser.setdefault(s, common.normalize_serial(s)) for s in seq],
+                           dtype=object)
+    pairs: dict[tuple[str, str], str] = {}
+    c["cec"] = np.array([pairs[k] if k in pairs else pairs.setdefault(k, common.cec_id(*k))
+                         for k in zip(c["machine_type"], seq)], dtype=object)
+    c["run_start"], c["time"] = common.tod_to_datetime64(cts), common.tod_to_datetime64(ctm)
+    c["kind"] = np.full(m, kind, dtype=object)
+    sets = 0
+    for s in sh.sets:
+        vals = dec.raw(rows, s.offset, s.width * s.count).view(f">u{s.width}").astype(np.uint64)
+        for k in range(s.count):
+            c[counter_name(s.base + k)] = vals[:, k]
+        sets |= s.bit
+    c["sets"] = np.full(m, sets, dtype=np.int32)
+    return c
+
+
+def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None = None,
+             cancel: Callable[[], bool] | None = None) -> ReadResult:
+    """Decode every SMF 113 subtype 1 and 2 record of ``data``.
+
+    Parameters
+    ----------
+    data : bytes
+        Whole (decompressed) file.  Never modified.
+    file : str
+        Name used in findings and in the ``source`` column.
+    progress : callable, optional
+        Called with the fraction done (0..1) about every 1.5 % of the bytes.
+    cancel : callable, optional
+        Polled every 4096 records and between shapes; when it returns True
+        :class:`app.formats.schema.Cancelled` is raised.
+
+    Returns
+    -------
+    ReadResult
+        ``kind='smf'``; never raises for bad data (problems are findings).
+    """
+    fr = frame_records(data, file, want={113}, cancel=cancel,
+                       progress=(lambda f: progress(0.85 * f)) if progress else None)
+    fnd = _Findings(file)
+    fnd.items.extend(fr.findings)
+    recs = fr.records
+    total = sum(fr.type_counts.values())
+    counts = {"113/1": 0, "113/2": 0, "other": total - len(recs)}
+    meta: dict = {"type_counts": {str(k): v for k, v in sorted(fr.type_counts.items())},
+                  "other_bytes": fr.other_bytes}
+    samples = empty_samples()
+    if recs:
+        try:
+            samples = _decode_all(recs, file, fnd, counts, meta, cancel)
+        except Cancelled:
+            raise
+        except Exception as exc:  # noqa: BLE001 - last line of defence: bad data must never raise
+            fnd.add(int(recs[0][0]), "error", "decode-failure", f"SMF 113 records could not be decoded "
+                    f"({type(exc).__name__}: {exc})", "no counters were read from this file; please report it")
+    if not recs and fr.framing in ("rdw", "bdw", "vbs", "double-rdw") and total:
+        fnd.add(None, "info", "no-smf113", f"{total} SMF records read, none of type 113",
+                "there are no CPU MF counters in this file")
+    _summarise(samples, meta)
+    if progress:
+        progress(1.0)
+    return ReadResult(file=file, kind="smf", framing=fr.framing, records=counts, samples=samples,
+                      findings=fnd.done(), size=len(data), meta=meta)
+
+
+def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel) -> pd.DataFrame:
+    file_offs = np.fromiter((o for o, _ in recs), np.int64, len(recs))
+    lens = np.fromiter((len(r) for _, r in recs), np.int64, len(recs))
+    buf = b"".join(r for _, r in recs)
+    starts = np.zeros(len(recs), np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    dec = _Decoder(buf, starts, lens)
+    n = len(recs)
+    ok = lens >= 52
+    sty = np.zeros(n, np.int64)
+    flg = np.zeros(n, np.int64)
+    sty[ok] = dec.be(starts[ok], L.OFF_STY, 2)
+    flg[ok] = dec.u8[starts[ok] + L.OFF_FLG]
+    counts["113/1"], counts["113/2"] = int(np.sum(sty == 1)), int(np.sum(sty == 2))
+    counts["other"] += int(n - counts["113/1"] - counts["113/2"])
+    for i in np.flatnonzero(~ok)[:MAX_DETAIL]:
+        fnd.add(int(file_offs[i]), "error", "short-record", f"SMF 113 record of {lens[i]} bytes is shorter than "
+                "the 52-byte header and self-defining section", "it was skipped")
+    use = ok & ((sty == 1) | (sty == 2)) & ((flg & L.FLG_SUBTYPES) != 0)
+    parts: list[tuple[np.ndarray, dict]] = []
+    checked: set[int] = set()
+    idx_all = np.flatnonzero(use)
+    key1 = np.concatenate([dec.raw(starts[idx_all], 0, 2), dec.raw(starts[idx_all], 22, 30)], axis=1)
+    for g1 in _groups(key1):
+        if cancel is not None and cancel():
+            raise Cancelled()
+        idx1 = idx_all[g1]
+        r0 = dec.record(int(idx1[0]))
+        s0, dof, dln = int(sty[idx1[0]]), int.from_bytes(r0[44:48], "big"), int.from_bytes(r0[48:50], "big")
+        if dof + min(dln, 60) > len(r0):
+            _report(fnd, file_offs[idx1], L.parse_shape(r0))
+            continue
+        win = (slice(L.S2_CFVN, L.S2_CDON + 2),) if s0 == 2 else (slice(L.S1_V0, L.S1_FLAGS),
+                                                                  slice(L.S1_CSOF, L.S1_CSON + 2))
+        win = [w for w in win if dof + w.stop <= len(r0) and w.stop <= max(dln, 0) + 0]
+        key2 = np.concatenate([dec.raw(starts[idx1], dof + w.start, w.stop - w.start) for w in win] or
+                              [np.zeros((len(idx1), 0), np.uint8)], axis=1)
+        for g2 in _groups(key2):
+            idx2 = idx1[g2]
+            r1 = dec.record(int(idx2[0]))
+            cs = L.S2_CSOF if s0 == 2 else L.S1_CSOF
+            csof = int.from_bytes(r1[dof + cs:dof + cs + 4], "big") if dln >= cs + 8 else 0
+            csn = int.from_bytes(r1[dof + cs + 4:dof + cs + 6], "big") * int.from_bytes(r1[dof + cs + 6:dof + cs + 8],
+                                                                                       "big") if dln >= cs + 8 else 0
+            key3 = dec.raw(starts[idx2], csof, csn) if 0 < csof and csof + csn <= len(r1) else \
+                np.zeros((len(idx2), 0), np.uint8)
+            for g3 in _groups(key3):
+                idx = idx2[g3]
+                rep = dec.record(int(idx[0]))
+                sh = L.parse_shape(rep)
+                _report(fnd, file_offs[idx], sh)
+                if s0 not in checked:
+                    checked.add(s0)
+                    good, text = L.self_check(rep)
+                    fnd.add(int(file_offs[idx[0]]), "info" if good else "warning", "layout-self-check",
+                            f"self-check of the inferred subtype {s0} offsets: {text}",
+                            "the UNCONFIRMED offsets validated on this file" if good else
+                            "the UNCONFIRMED offsets may be wrong for this z/OS level; check the values")
+                    meta.setdefault("self_check", {})[f"113/{s0}"] = text
+                if not sh.fatal:
+                    mat = np.frombuffer(b"".join([recs[i][1] for i in idx.tolist()]), np.uint8)
+                    parts.append((idx, _decode_shape(_Matrix(mat.reshape(len(idx), -1)), sh)))
+    return _assemble(parts, file, file_offs, fnd)
+
+
+def _report(fnd: _Findings, offs: np.ndarray, sh: L.Shape) -> None:
+    for sev, code, what, meaning in sh.problems:
+        fnd.add(int(offs[0]), sev, code, what, meaning, count=len(offs))
+
+
+def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.DataFrame:
+    if not parts:
+        return empty_samples()
+    idx = np.sort(np.concatenate([p[0] for p in parts]))
+    rank = np.full(len(file_offs), -1, np.int64)
+    rank[idx] = np.arange(len(idx))
+    n = len(idx)
+    names: dict[str, None] = {}
+    for _, c in parts:
+        names.update(dict.fromkeys(k for k in c if k not in IDENTITY_COLUMNS))
+    cols: dict[str, np.ndarray] = {}
+    for col, dtype in IDENTITY_COLUMNS.items():
+        if col in ("source", "offset", "lpar", "os"):
+            continue
+        sample = parts[0][1][col]
+        cols[col] = np.empty(n, dtype=object if sample.dtype == object else sample.dtype)
+    ctr = {k: np.zeros(n, np.uint64) for k in sorted(names, key=lambda s: int(s[1:]))}
+    for i, c in parts:
+        pos = rank[i]
+        for col in cols:
+            cols[col][pos] = c[col]
+        for k, v in c.items():
+            if k in ctr:
+                ctr[k][pos] = v
+    df = pd.DataFrame({"source": np.full(n, file, dtype=object), "offset": file_offs[idx],
+                       "lpar": cols["system"], "os": np.full(n, "z/OS", dtype=object), **cols})
+    for col, dtype in IDENTITY_COLUMNS.items():
+        df[col] = df[col].astype(dtype)
+    df = df[list(IDENTITY_COLUMNS)]
+    df = pd.concat([df, pd.DataFrame(ctr)], axis=1)
+    return check_samples(df, fnd)
+
+
+def check_samples(df: pd.DataFrame, fnd: _Findings) -> pd.DataFrame:
+    """File-level checks: duplicates (dropped), sets missing per CPU, machine type and versions."""
+    key = ["system", "cpu", "class", "time", "kind"]
+    dup = df.duplicated(key, keep="first").to_numpy()
+    if dup.any():
+        first = int(df["offset"].to_numpy()[dup][0])
+        fnd.add(first, "warning", "duplicate-record", f"{int(dup.sum())} records repeat an earlier record of the same "
+                "system, CPU, class, time and subtype", "each was counted once")
+        df = df[~dup].reset_index(drop=True)
+    ident = ["system", "cpu", "class", "kind"]
+    union = df.groupby(ident, observed=True, sort=False)["sets"].transform(lambda s: np.bitwise_or.reduce(s.to_numpy()))
+    missing = (union.to_numpy() & ~df["sets"].to_numpy())
+    if missing.any():
+        sub = df.loc[missing != 0, ["offset", *ident]].assign(missing=missing[missing != 0])
+        for (system, cpu, cls, kind, miss), g in sub.groupby([*ident, "missing"], observed=True, sort=False):
+            sets = ", ".join(SET_NAMES[b] for b in SET_NAMES if b & int(miss))
+            fnd.add(int(g["offset"].iloc[0]), "warning", "set-missing", f"{system} {cls} CPU {cpu}: the {sets} "
+                    f"counter set is missing although other records of this CPU carry it",
+                    "metrics that need it are not computed for these intervals", count=len(g), system=system, cpu=cpu)
+    seen = df.drop_duplicates(["machine_type", "cfvn", "csvn"])
+    for mt, cfvn, csvn, off in seen[["machine_type", "cfvn", "csvn", "offset"]].itertuples(index=False):
+        mt = str(mt)
+        if not mt:
+            continue
+        if mt not in L.MACHINES:
+            fnd.add(int(off), "warning", "unknown-machine", f"machine type '{mt}' is not a known CPU MF machine "
+                    "(z10 to z17)", "counter meanings of the extended set cannot be checked", machine_type=mt)
+            continue
+        gen, e1, e2 = L.MACHINES[mt]
+        if (int(cfvn), int(csvn)) != (e1, e2):
+            fnd.add(int(off), "warning", "csvn-mismatch", f"counter versions CFVN {cfvn} / CSVN {csvn} contradict "
+                    f"machine type {mt} ({gen} has CFVN {e1} / CSVN {e2})",
+                    "set sizes follow the versions; extended-counter meanings follow the machine type",
+                    machine_type=mt)
+    return df
+
+
+def _summarise(df: pd.DataFrame, meta: dict) -> None:
+    meta["n_samples"] = int(len(df))
+    if df.empty:
+        meta.update(time_range=None, machines=[], systems=[], classes={}, cpus=0)
+        return
+    meta["time_range"] = [df["time"].min().isoformat(), df["time"].max().isoformat()]
+    m = df.drop_duplicates("cec")[["cec", "machine_type", "model", "serial"]]
+    meta["machines"] = [{k: str(v) for k, v in r.items()} for r in m.to_dict("records")]
+    meta["systems"] = sorted(str(s) for s in df["system"].unique())
+    cpus = df.drop_duplicates(["system", "class", "cpu"])
+    meta["classes"] = {str(k): int(v) for k, v in cpus.groupby("class", observed=True).size().items()}
+    meta["cpus"] = int(len(cpus))

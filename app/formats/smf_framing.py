@@ -1,0 +1,493 @@
+"""SMF framing: find the logical records in a PC copy of an SMF dump.
+
+Implements spec ``smf113.md`` section 2: RDW (variant a), BDW blocks (b), VBS
+spanned segments (c), double RDW (f), and recognises RDW-stripped (d) and
+ASCII-transferred (e) files.  Detection validates a *chain* of records, never
+one header.  The walk is one tight loop over descriptors; records of unwanted
+types are counted from their type byte (record offset 5) and never copied.
+
+Damage never raises: a cut tail, a corrupt length or an orphan VBS segment
+becomes a finding naming the byte offset, and the walk resynchronises on the
+next position where a valid SMF header chain starts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from app.findings import Finding, make_finding
+from app.formats.common import packed_date_ok
+
+__all__ = ["Framed", "detect_framing", "frame_records", "valid_smf_header", "MAX_LEN"]
+
+MAX_LEN = 32767          # 32,756 documented; allow the known over-long records (spec 2.3)
+MIN_LEN = 18             # LEN SEG FLG RTY TME DTE SID
+CHAIN_N = 8              # records validated by detection (spec 2.3)
+RDW_ADVICE = "re-transfer with FTP binary and `quote site rdw`"
+
+# A byte that ends a packed date 0cyydddF: high nibble a digit, low nibble C or F.
+_DATE_END = bytes(sorted({(d << 4) | s for d in range(10) for s in (0xC, 0xF)}))
+_DIGITS = bytes(sorted({(a << 4) | b for a in range(10) for b in range(10)}))
+
+
+_IS_DIGITS = bytes(1 if x in _DIGITS else 0 for x in range(256))
+_IS_END = bytes(1 if x in _DATE_END else 0 for x in range(256))
+
+
+def _cls(bs: bytes) -> bytes:
+    return b"[" + b"".join(re.escape(bytes([x])) for x in bs) + b"]"
+
+
+# Candidate record start for resynchronisation: LEN(2) SEG=0000 FLG RTY TME(4) DTE=0c yy dd dF
+_RESYNC_RE = re.compile(b"(?s)(?=..\x00\x00.{6}[\x00-\x02]" + _cls(_DIGITS) + _cls(_DIGITS) + _cls(_DATE_END) + b")")
+# Candidate block start: BDW(2) 0000, SDW(2) code 00/01 then 00, then a record header
+_BLOCK_RE = re.compile(b"(?s)(?=[\x00-\x7f].\x00\x00..[\x00\x01]\x00.{6}[\x00-\x02]"
+                       + _cls(_DIGITS) + _cls(_DIGITS) + _cls(_DATE_END) + b")")
+
+
+@dataclass
+class Framed:
+    """Result of a framing walk.
+
+    Attributes
+    ----------
+    framing : str
+        'rdw', 'bdw', 'vbs', 'double-rdw', 'nordw', 'ascii' or 'unknown'.
+    records : list of (int, bytes | memoryview)
+        File offset and full record bytes (RDW included) of each wanted record.
+    type_counts : dict
+        Records seen per SMF record type (all types).
+    other_bytes : int
+        Bytes of records skipped because their type was not wanted.
+    findings : list of Finding
+    """
+
+    framing: str
+    records: list = field(default_factory=list)
+    type_counts: dict = field(default_factory=dict)
+    other_bytes: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+
+def be16(b, p: int) -> int:
+    return (b[p] << 8) | b[p + 1]
+
+
+def valid_smf_header(buf, p: int, length: int) -> bool:
+    """Spec 2.3 ``valid_smf_header``: plausible length, fits the file, packed date valid."""
+    return (MIN_LEN <= length <= MAX_LEN and p + length <= len(buf)
+            and packed_date_ok(bytes(buf[p + 10:p + 14])))
+
+
+def _hdr_ok(buf, p: int, n: int, inner: int = 0) -> bool:
+    """Fast check of an RDW header at ``p`` (SEG zero, length, packed date) without bounds on the end."""
+    if p + 14 + inner > n:
+        return False
+    q = p + inner
+    length = (buf[p] << 8) | buf[p + 1]
+    if buf[p + 2] or buf[p + 3] or length - inner < MIN_LEN or length > MAX_LEN:
+        return False
+    if inner and (((buf[q] << 8) | buf[q + 1]) != length - inner or buf[q + 2] or buf[q + 3]):
+        return False
+    c, y, d, e = buf[q + 10], buf[q + 11], buf[q + 12], buf[q + 13]
+    if c > 2 or not (_IS_DIGITS[y] and _IS_DIGITS[d] and _IS_END[e]):
+        return False
+    return 1 <= (d >> 4) * 100 + (d & 0xF) * 10 + (e >> 4) <= 366     # packed_date_ok, inlined for speed
+
+
+def _zero_tail(buf, p: int) -> bool:
+    return not np.frombuffer(buf, np.uint8, offset=p).any() if p < len(buf) else True
+
+
+# ----------------------------------------------------------------------------- detection
+
+def _chain_rdw(buf, inner: int = 0) -> float:
+    n, p, score = len(buf), 0, 0.0
+    while score < CHAIN_N and p < n:
+        if not _hdr_ok(buf, p, n, inner):
+            return score
+        length = be16(buf, p)
+        if p + length > n:
+            return score + 0.5          # valid header, cut tail
+        score += 1
+        p += length
+        if p < n and _zero_tail(buf, p):
+            break
+    return score
+
+
+def _chain_bdw(buf) -> float:
+    n, b, score = len(buf), 0, 0.0
+    while score < CHAIN_N and b + 8 <= n:
+        if buf[b] & 0x80 or buf[b + 2] or buf[b + 3]:
+            return score
+        bl = be16(buf, b)
+        if bl < 8:
+            return score
+        end, q = min(b + bl, n), b + 4
+        first = True
+        while q < end:
+            if q + 4 > end:
+                return score
+            sl, ctl = be16(buf, q), buf[q + 2]
+            if ctl & 0x80:
+                break                   # null segment: rest of block unused
+            if sl < 5 or buf[q + 3] or ctl & 0x7C:
+                return score
+            if first and (ctl & 3) in (0, 1) and not _hdr_ok_seg(buf, q, n):
+                return score
+            first = False
+            if q + sl > end:
+                return score + (0.5 if b + bl > n else 0)
+            score += 1 if (ctl & 3) in (0, 2) else 0.25
+            q += sl
+        if q != b + bl and b + bl <= n and not (ctl & 0x80):
+            return score
+        b += bl
+        if b < n and _zero_tail(buf, b):
+            break
+    return score
+
+
+def _hdr_ok_seg(buf, q: int, n: int) -> bool:
+    """A complete or first segment must start like an SMF record (date at record offset 10)."""
+    return q + 14 <= n and buf[q + 10] <= 2 and packed_date_ok(bytes(buf[q + 10:q + 14]))
+
+
+def detect_framing(buf) -> str:
+    """Return 'rdw', 'bdw', 'double-rdw', 'nordw', 'ascii' or 'unknown' (spec 2.3)."""
+    scores = {"rdw": _chain_rdw(buf), "bdw": _chain_bdw(buf), "double-rdw": _chain_rdw(buf, 4)}
+    best = max(scores.values())
+    if best > 0:
+        return next(k for k, v in scores.items() if v == best)
+    if len(buf) >= 10 and packed_date_ok(bytes(buf[6:10])):
+        return "nordw"
+    head = bytes(buf[:65536])
+    printable = sum(1 for x in head if 32 <= x < 127 or x in (9, 10, 13))
+    if head and (printable / len(head) > 0.85 or head.count(b"\r\n") >= max(2, len(head) // 2000)):
+        return "ascii"
+    return "unknown"
+
+
+# ----------------------------------------------------------------------------- walking
+
+class _Walker:
+    """State of one walk: buffer, wanted types, findings, progress and cancel."""
+
+    def __init__(self, buf, file: str, want: frozenset[int], progress, cancel) -> None:
+        self.buf, self.n, self.file, self.want = buf, len(buf), file, want
+        self.progress, self.cancel = progress, cancel
+        self.out = Framed("unknown")
+        self.counts = [0] * 256
+        self._next_progress = 0
+        self._step = max(self.n // 64, 1 << 16)
+        self._tick = 0
+
+    def emit(self, off: int, rec) -> None:
+        rty = rec[5]
+        self.counts[rty] += 1
+        if rty in self.want:
+            self.out.records.append((off, rec))
+        else:
+            self.out.other_bytes += len(rec)
+
+    def poll(self, p: int) -> None:
+        self._tick += 1
+        if self._tick & 0xFFF == 0 and self.cancel is not None and self.cancel():
+            from app.formats.schema import Cancelled
+            raise Cancelled()
+        if self.progress is not None and p >= self._next_progress:
+            self.progress(min(p / max(self.n, 1), 1.0))
+            self._next_progress = p + self._step
+
+    def find(self, sev: str, code: str, off: int, what: str, meaning: str) -> None:
+        self.out.findings.append(make_finding(self.file, off, sev, code, what, meaning))
+
+    def resync(self, start: int, inner: int = 0) -> int | None:
+        """Next position >= start where two chained valid headers (or one reaching EOF) start."""
+        for m in _RESYNC_RE.finditer(self.buf, start) if not inner else _iter_inner(self.buf, start):
+            q = m.start() if not inner else m
+            if not _hdr_ok(self.buf, q, self.n, inner):
+                continue
+            end = q + be16(self.buf, q)
+            if end > self.n:
+                continue
+            if end == self.n or _zero_tail(self.buf, end) or _hdr_ok(self.buf, end, self.n, inner):
+                return q
+        return None
+
+    def finish(self) -> Framed:
+        self.out.type_counts = {t: c for t, c in enumerate(self.counts) if c}
+        if self.progress is not None:
+            self.progress(1.0)
+        return self.out
+
+
+def _iter_inner(buf, start: int):
+    for m in _RESYNC_RE.finditer(buf, start + 4):
+        yield m.start() - 4
+
+
+def walk_rdw(w: _Walker, inner: int = 0) -> None:
+    """Variants a (inner=0) and f (double RDW, inner=4)."""
+    buf, n, p = w.buf, w.n, 0
+    mv = memoryview(buf)
+    good = -1                      # position whose header the previous step already validated
+    while p < n:
+        w.poll(p)
+        if p != good and (n - p < 4 or (buf[p] == 0 and buf[p + 1] == 0 and _zero_tail(buf, p))):
+            if not _zero_tail(buf, p):
+                what = (f"record length {be16(buf, p)} runs past end of file (size {n})" if n - p >= 2 else
+                        f"a record descriptor starts here but runs past end of file (size {n})")
+                w.find("warning", "truncated-record", p, what, "the last record is incomplete and was skipped")
+            return
+        length = be16(buf, p)
+        if p != good and not _hdr_ok(buf, p, n, inner):
+            if p + 14 + inner > n and not buf[p + 2] and not buf[p + 3]:
+                w.find("warning", "truncated-record", p, f"record length {length} runs past end of file "
+                       f"(size {n})", "the last record is incomplete and was skipped")
+                return
+            q = w.resync(p + 1, inner)
+            w.find("error", "corrupt-length", p, f"no valid SMF record header here (length field {length}, "
+                   f"segment bytes {bytes(buf[p + 2:p + 4]).hex().upper()})",
+                   f"skipped {(q if q is not None else n) - p} bytes" + (f"; resumed at offset {q}" if q is not None
+                                                                          else " to the end of the file"))
+            if q is None:
+                return
+            p = q
+            continue
+        end = p + length
+        if end > n:
+            q = w.resync(p + 4, inner)
+            if q is None:
+                w.find("warning", "truncated-record", p, f"record length {length} runs past end of file "
+                       f"(size {n})", "the last record is incomplete and was skipped")
+                return
+            w.find("error", "corrupt-length", p, f"record length {length} runs past end of file (size {n}) "
+                   f"but valid records follow at offset {q}", f"the record was skipped; resumed at offset {q}")
+            p = q
+            continue
+        if end < n and _hdr_ok(buf, end, n, inner):
+            good = end
+        elif end < n and not _zero_tail(buf, end):
+            q = w.resync(p + 4, inner)
+            if q is not None and q < end:
+                # a valid chain starts inside this record: its length field is wrong
+                w.find("error", "corrupt-length", p, f"record length {length} does not lead to a valid next "
+                       f"record (expected a header at offset {end})",
+                       f"the record was skipped; resumed at offset {q}")
+                p = q
+                continue
+        w.emit(p + inner, mv[p + inner:end])
+        p = end
+
+
+def walk_bdw(w: _Walker) -> str:
+    """Variants b and c: blocks with RDWs/SDWs; spanned segments are reassembled."""
+    buf, n, b = w.buf, w.n, 0
+    mv = memoryview(buf)
+    pending: list | None = None
+    pend_off = 0
+    spanned = multi = False
+    while b < n:
+        w.poll(b)
+        if n - b < 8 or (buf[b] == 0 and buf[b + 1] == 0 and _zero_tail(buf, b)):
+            if not _zero_tail(buf, b):
+                w.find("warning", "truncated-record", b, f"{n - b} trailing bytes are too short for a block",
+                       "they were ignored")
+            break
+        bl = be16(buf, b)
+        if buf[b] & 0x80 and n - b >= 4:               # extended BDW (tape): 31-bit length
+            bl = int.from_bytes(bytes(buf[b:b + 4]), "big") & 0x7FFFFFFF
+        elif buf[b + 2] or buf[b + 3] or bl < 8:
+            q = _resync_block(buf, b + 1)
+            w.find("error", "corrupt-length", b, f"no valid block descriptor here (BDW "
+                   f"{bytes(buf[b:b + 4]).hex().upper()})",
+                   f"skipped {(q if q is not None else n) - b} bytes"
+                   + (f"; resumed at offset {q}" if q is not None else " to the end of the file"))
+            pending = None
+            if q is None:
+                break
+            b = q
+            continue
+        end = b + bl
+        if end > n:
+            w.find("warning", "truncated-record", b, f"block length {bl} runs past end of file (size {n})",
+                   "the records cut by the end of file were skipped")
+            end = n
+        q = b + 4
+        bad = False
+        multi = multi or be16(buf, q) + 4 != bl if q + 2 <= n else multi
+        while q < end:
+            if q + 4 > end:
+                bad = q < b + bl
+                break
+            sl, ctl = be16(buf, q), buf[q + 2]
+            if ctl & 0x80:
+                break
+            if sl < 5 or buf[q + 3] or ctl & 0x7C or q + sl > end:
+                if q + sl > n and end == n and sl >= 5 and not buf[q + 3]:
+                    w.find("warning", "truncated-record", q, f"record length {sl} runs past end of file "
+                           f"(size {n})", "the last record is incomplete and was skipped")
+                    pending = None
+                    break
+                bad = True
+                break
+            code = ctl & 3
+            if code == 0:
+                if pending is not None:
+                    w.find("warning", "orphan-segment", pend_off, "spanned record has a first segment but no last "
+                           "segment", "the incomplete record was skipped")
+                    pending = None
+                w.emit(q, mv[q:q + sl])
+            elif code == 1:
+                if pending is not None:
+                    w.find("warning", "orphan-segment", pend_off, "spanned record has a first segment but no last "
+                           "segment", "the incomplete record was skipped")
+                pending, pend_off, spanned = [mv[q + 4:q + sl]], q, True
+            else:
+                spanned = True
+                if pending is None:
+                    w.find("warning", "orphan-segment", q, f"{'middle' if code == 3 else 'last'} segment of a "
+                           "spanned record without its first segment", "the segment was skipped")
+                else:
+                    pending.append(mv[q + 4:q + sl])
+                    if code == 2:
+                        body = b"".join(pending)
+                        ln = 4 + len(body)
+                        rec = bytes((ln >> 8 & 0xFF, ln & 0xFF, 0, 0)) + body
+                        if len(rec) >= MIN_LEN and ln <= 0xFFFF:
+                            w.emit(pend_off, rec)
+                        pending = None
+            q += sl
+        if bad:
+            r = _resync_block(buf, q + 1)
+            w.find("error", "corrupt-length", q, f"segment descriptor {bytes(buf[q:q + 4]).hex().upper()} does not "
+                   f"fit the block at offset {b} (block length {bl})",
+                   f"skipped {(r if r is not None else n) - q} bytes"
+                   + (f"; resumed at offset {r}" if r is not None else " to the end of the file"))
+            pending = None
+            if r is None:
+                break
+            b = r
+            continue
+        b = b + bl
+    if pending is not None:
+        w.find("warning", "orphan-segment", pend_off, "spanned record has a first segment but no last segment "
+               "before the end of the file", "the incomplete record was skipped")
+    # one complete record per block, block = record + 4: the "double RDW" form of some copy tools (f)
+    return "vbs" if spanned else ("bdw" if multi else "double-rdw")
+
+
+def _resync_block(buf, start: int) -> int | None:
+    n = len(buf)
+    for m in _BLOCK_RE.finditer(buf, start):
+        b = m.start()
+        bl = be16(buf, b)
+        sl = be16(buf, b + 4)
+        if bl >= 8 and 5 <= sl <= bl - 4 and (b + bl >= n or b + bl == n or _chain_bdw(memoryview(buf)[b:]) >= 1):
+            return b
+    return None
+
+
+def walk_nordw(w: _Walker) -> None:
+    """Variant d degraded mode: 113-only files, record length from the section triplets."""
+    buf, n, p = w.buf, w.n, 0
+    while p + 24 <= n:
+        w.poll(p)
+        if buf[p + 1] != 113 or not packed_date_ok(bytes(buf[p + 6:p + 10])):
+            if not _zero_tail(buf, p):
+                w.find("error", "rdw-stripped", p, "cannot find the end of the previous record without RDWs "
+                       "(the degraded mode only works for files holding nothing but SMF 113 records)",
+                       f"the rest of the file was not read; {RDW_ADVICE}")
+            break
+        length = _stripped113_length(buf, p)
+        if length is None or p + length > n:
+            w.find("warning", "truncated-record", p, "stripped SMF 113 record runs past end of file or has "
+                   "inconsistent section offsets", "it was skipped")
+            break
+        ln = length + 4
+        w.emit(p, bytes((ln >> 8 & 0xFF, ln & 0xFF, 0, 0)) + bytes(buf[p:p + length]))
+        p += length
+
+
+def _stripped113_length(buf, p: int) -> int | None:
+    """Largest end of all sections (record offsets that assume the RDW) minus 4 (spec 2.3)."""
+    r = p - 4                                  # virtual record start
+    n = len(buf)
+
+    def u(off: int, k: int) -> int:
+        a = r + off
+        if a < p or a + k > n:
+            raise IndexError
+        return int.from_bytes(bytes(buf[a:a + k]), "big")
+
+    try:
+        ends = [28 + u(26, 2)]
+        for t in (28, 36, 44):
+            o, ln, num = u(t, 4), u(t + 4, 2), u(t + 6, 2)
+            if num:
+                ends.append(o + ln * num)
+        dof, sty = u(44, 4), u(22, 2)
+        if sty == 2:
+            cs = dof + 24
+            ends += [u(cs, 4) + u(cs + 4, 2) * u(cs + 6, 2), u(cs + 8, 4) + u(cs + 12, 2) * u(cs + 14, 2)]
+        elif sty == 1:
+            csof, csln, cson = u(dof + 52, 4), u(dof + 56, 2), u(dof + 58, 2)
+            ends.append(csof + csln * cson)
+            for i in range(cson):
+                e = csof + i * csln
+                ends.append(u(e + 4, 4) + u(e + 8, 2) * u(e + 10, 2))
+    except IndexError:
+        return None
+    length = max(ends) - 4
+    return length if 14 <= length <= MAX_LEN else None
+
+
+def frame_records(buf, file: str, *, want: frozenset[int] | set[int] = frozenset({113}),
+                  progress: Callable[[float], None] | None = None,
+                  cancel: Callable[[], bool] | None = None) -> Framed:
+    """Detect the framing of ``buf`` and return the records of the wanted types.
+
+    Parameters
+    ----------
+    buf : bytes
+        The whole (decompressed) file.
+    file : str
+        File name used in findings.
+    want : set of int
+        SMF record types whose bytes are returned; all others are only counted.
+    progress, cancel : callables, optional
+        ``progress(fraction)`` about every 1.5 % of bytes; ``cancel()`` polled every 4096 records.
+
+    Returns
+    -------
+    Framed
+    """
+    w = _Walker(buf, file, frozenset(want), progress, cancel)
+    mode = detect_framing(buf)
+    if mode == "rdw":
+        walk_rdw(w)
+    elif mode == "double-rdw":
+        walk_rdw(w, 4)
+    elif mode == "bdw":
+        mode = walk_bdw(w)
+    elif mode == "nordw":
+        w.find("error", "rdw-stripped", 0, "the file has no record descriptor words (RDW stripped: a packed date "
+               "sits at offset 6, where the record header would put it without its RDW)",
+               f"{RDW_ADVICE}; SMF 113 records were read in a degraded mode that cannot skip other record types")
+        walk_nordw(w)
+    elif mode == "ascii":
+        w.find("error", "ascii-transfer", 0, "the file looks like text: it was transferred in ASCII mode, which "
+               "translates EBCDIC to ASCII and inserts line ends, destroying binary fields",
+               "the data is unrecoverable; re-transfer the SMF data set in binary mode with `quote site rdw`")
+    else:
+        w.find("error", "unknown-framing", 0, "no chain of SMF records was found under any framing (RDW, "
+               "BDW/VBS, double RDW)", f"this does not look like SMF data; if it is, {RDW_ADVICE}")
+    out = w.finish()
+    out.framing = mode
+    return out

@@ -1,0 +1,80 @@
+"""File -> metrics frame for a month of SMF 113 data.
+
+8 LPARs x 16 CPUs (12 GCP + 4 zIIP) x 2,880 fifteen-minute intervals = 368,640
+subtype 1 records on a z16, made by the sample writer and written RDW-framed to
+a temporary file.  Prints the time of each step beside two baselines measured
+in the same run on the same bytes: reading the file and summing it as 8-byte
+words with numpy (the memory-bandwidth floor), and a pandas groupby-sum of the
+decoded counter frame (what any frame-based engine pays at least).
+
+    python bench/bench_month.py [--intervals N] [--keep PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from app.engine import Workspace
+from app.formats import read_file, smf113_writer
+from app.sample.build import MIX_GCP, MIX_ZIIP
+from app.sample.model import CecModel, ClassModel, LparModel, make_samples
+
+
+def build(path: Path, intervals: int) -> int:
+    lpars = [LparModel(f"LP{i:02d}", f"SY{i:02d}", [ClassModel("GCP", 12, 60 + i, 3.0 + 0.1 * i, 3.0, MIX_GCP),
+                                                  ClassModel("zIIP", 4, 35, 2.5, 2.2, MIX_ZIIP, 85)])
+             for i in range(8)]
+    cec = CecModel("z16", "00000000000BE7C4", lpars)
+    samples, _ = make_samples(cec, dt.datetime(2026, 10, 1), intervals, 900.0, seed=1)
+    recs = smf113_writer.encode_samples(samples, 1)
+    smf113_writer.write_smf_file(path, recs, framing="rdw")
+    return len(recs)
+
+
+def timed(label: str, fn, *a, **k):
+    t = time.perf_counter()
+    out = fn(*a, **k)
+    dt_s = time.perf_counter() - t
+    print(f"  {label:<44} {dt_s:8.2f} s")
+    return out, dt_s
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--intervals", type=int, default=2880)
+    ap.add_argument("--keep", type=Path, default=None, help="reuse / keep the generated file here")
+    args = ap.parse_args()
+    path = args.keep or Path(tempfile.gettempdir()) / f"nestscope_month_{args.intervals}.smf"
+    if not path.exists():
+        print(f"writing {path} with the sample writer ...")
+        n, _ = timed("model + encode + write (setup)", build, path, args.intervals)
+    size = path.stat().st_size
+    print(f"file: {path} ({size / 1e6:.1f} MB)")
+    print("baselines (same bytes, same run):")
+    _, t_raw = timed("read + numpy sum of all 8-byte words", lambda: np.frombuffer(
+        path.read_bytes()[: size // 8 * 8], ">u8").sum())
+    print("NestScope:")
+    res, t_read = timed("read_file (framing + decode to samples)", read_file, path)
+    ws = Workspace()
+    _, t_add = timed("Workspace.add + interval deltas", lambda: (ws.add(res), ws.intervals))
+    counters = [c for c in ws.intervals.columns if c[:1] in "BPE" and c[1:].isdigit()]
+    _, t_gb = timed("baseline: pandas groupby-sum of the deltas", lambda: ws.intervals.groupby(
+        ["system", "class", "interval_end"], observed=True)[counters].sum())
+    m, t_met = timed("metrics(by='interval') (LPAR x class x interval)", ws.metrics, by="interval")
+    m2, t_cpu = timed("metrics(by='cpu') (every CPU interval)", ws.metrics, by="cpu")
+    n = len(res.samples)
+    total = t_read + t_add + t_met
+    print(f"records: {n:,}; interval rows: {len(m):,}; CPU rows: {len(m2):,}")
+    print(f"file -> metrics frame (interval level): {total:.2f} s = {n / total:,.0f} records/s, "
+          f"{size / 1e6 / total:.1f} MB/s  (raw-read baseline {size / 1e6 / t_raw:.0f} MB/s; "
+          f"decode alone {n / t_read:,.0f} records/s)")
+
+
+if __name__ == "__main__":
+    main()
