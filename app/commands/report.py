@@ -1,0 +1,249 @@
+"""``nestscope report FILE... [--by LEVEL] [--from T] [--to T] [--format F] [--formulas FILE] [--out FILE]``
+
+Computes CPU MF metrics at one level of the CEC -> LPAR -> class -> CPU tree.
+
+* ``csv``: identity columns of the level (cec, lpar, system, class, cpu),
+  interval_start, interval_end (ISO 8601 UTC), one column per metric id of
+  ``metrics.json`` in full precision (empty cell = does not apply), then
+  Workload_Hint, then n_cpus, generation, formula_set (the formula-set version
+  used) and quality.
+* ``json``: ``{"meta": {files, formula_sets, statuses, window, level}, "rows": [...], "findings": [...]}``.
+* ``table``: IBM presentation order and rounding, abbreviated to fit about 120
+  columns, with the formula-set versions in the header.
+
+Exit codes: 0 data read, 2 usage error (bad time, bad --formulas file: the
+message names the line), 3 nothing readable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
+BY_CHOICES = ("interval", "cpu", "class", "lpar", "cec")
+_IDENT = {"cpu": ["cec", "lpar", "system", "class", "cpu"], "interval": ["cec", "lpar", "system", "class"],
+          "class": ["cec", "lpar", "system", "class"], "lpar": ["cec", "lpar", "system"], "cec": ["cec"]}
+_ABBR = {"CPI": "CPI", "PRBSTATE": "PrbSt", "Est_Instr_Cmplx_CPI": "ICmplx", "Est_Finite_CPI": "FinCPI",
+         "Est_SCPL1M": "SCPL1M", "L1MP": "L1MP", "L15P": "L15P", "L2LP": "L2LP", "L2RP": "L2RP", "L2P": "L2P",
+         "L3P": "L3P", "L4LP": "L4LP", "L4RP": "L4RP", "MEMP": "MEMP", "RNI": "RNI", "LPARCPU": "LPARCPU",
+         "Eff_GHz": "GHz", "Workload_Hint": "Hint"}
+TABLE_WIDTH = 120
+
+
+def _time(text: str) -> pd.Timestamp:
+    try:
+        ts = pd.Timestamp(text)
+    except (ValueError, TypeError):
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r} (e.g. 2026-01-05T08:00 or "
+                                         "2026-01-05T08:00Z)") from None
+    if ts is pd.NaT:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r}")
+    if ts.tzinfo is not None:
+        ts = ts.tz_convert("UTC").tz_localize(None)
+    return ts
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register the ``report`` subcommand."""
+    p = sub.add_parser("report", help="compute CPU MF metrics (CPI, L1MP, sourcing, RNI, LPARCPU...) per level",
+                       description="Compute CPU MF metrics from SMF 113 / MONWRITE files at one level of the "
+                                   "CEC -> LPAR -> class -> CPU tree. Times are UTC.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="SMF or MONWRITE file (gzip allowed)")
+    p.add_argument("--by", choices=BY_CHOICES, default="lpar",
+                   help="level: interval (LPAR x class x interval), cpu (per CPU and interval), class, lpar, "
+                        "cec (whole window) (default lpar)")
+    p.add_argument("--from", dest="start", type=_time, metavar="T", help="only intervals ending after T (UTC)")
+    p.add_argument("--to", dest="end", type=_time, metavar="T", help="only intervals ending at or before T (UTC)")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
+    p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    return p
+
+
+def _iso(v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NaT:
+        return ""
+    ts = pd.Timestamp(v)
+    if pd.isna(ts):
+        return ""
+    return ts.strftime("%Y-%m-%dT%H:%M:%S") + (f".{ts.microsecond:06d}" if ts.microsecond else "") + "Z"
+
+
+def _num(v: Any) -> Any:
+    if v is None:
+        return None
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return None if not np.isfinite(v) else float(v)
+    return v
+
+
+def csv_columns(by: str, ids: list[str]) -> list[str]:
+    """CSV column order for a level."""
+    return _IDENT[by] + ["interval_start", "interval_end"] + ids + ["Workload_Hint", "n_cpus", "generation",
+                                                                     "formula_set", "quality"]
+
+
+def to_csv(m: pd.DataFrame, by: str, ids: list[str]) -> str:
+    """Metrics frame -> CSV text (full precision, ISO UTC times, empty = does not apply)."""
+    cols = csv_columns(by, ids)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    data = {c: (m[c].tolist() if c in m.columns else [None] * len(m)) for c in cols}
+    for i in range(len(m)):
+        row = []
+        for c in cols:
+            v = data[c][i]
+            if c in ("interval_start", "interval_end"):
+                row.append(_iso(v))
+            elif v is None or (isinstance(v, float) and not math.isfinite(v)):
+                row.append("")
+            elif c in ("cpu", "n_cpus"):
+                row.append(str(int(v)))
+            elif isinstance(v, float):
+                row.append(repr(v))
+            else:
+                row.append(str(v))
+        w.writerow(row)
+    return buf.getvalue()
+
+
+def to_json(ws, m: pd.DataFrame, by: str, ids: list[str], args: argparse.Namespace) -> str:
+    """Metrics frame -> the JSON report document."""
+    cols = csv_columns(by, ids)
+    rows = []
+    for rec in m.to_dict("records"):
+        r = {}
+        for c in cols + ["summary"]:
+            v = rec.get(c)
+            r[c] = (_iso(v) or None) if c in ("interval_start", "interval_end") else _num(v)
+        rows.append(r)
+    window = {"from": _iso(args.start) or None, "to": _iso(args.end) or None,
+              "first": _iso(m["interval_start"].min()) or None if len(m) else None,
+              "last": _iso(m["interval_end"].max()) or None if len(m) else None}
+    doc = {"meta": {"files": [{"file": r.file, "kind": r.kind, "framing": r.framing, "records": r.records}
+                              for r in ws.files],
+                    "formula_sets": ws.formula_versions(), "statuses": ws.statuses(), "window": window,
+                    "level": by, "formulas_file": args.formulas},
+           "rows": rows, "findings": [f.to_dict() for f in ws.findings]}
+    return json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
+
+
+def _fmt(v: Any, decimals: int) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    if isinstance(v, str):
+        return v
+    return f"{float(v):.{decimals}f}"
+
+
+def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH) -> str:
+    """Metrics frame -> fixed-width text in IBM presentation order, fitted to ``width`` columns."""
+    from app.engine.layout import presentation_columns
+
+    vers = ws.formula_versions()
+    gens = [g for g in vers if len(m) and g in set(m["generation"])] or list(vers)[:1]
+    lines = [f"NestScope report, level {by}, {len(m)} row(s), times UTC"]
+    for g in gens:
+        fs = ws.formula_sets[g]
+        rni = fs.metrics.get("RNI")
+        note = "" if rni is None else (f"; RNI {rni.status}" if rni.expr else "; RNI: no formula (shown -)")
+        lines.append(f"Formula set {fs.version}{note}")
+    if not len(m):
+        return "\n".join(lines + ["(no intervals in the window)"]) + "\n"
+    specs = presentation_columns(gens[0], ws.formula_sets)
+    main = [s for s in specs if s.group in ("Main", "Hint")]
+    ident = {"cpu": ["lpar", "class", "cpu"], "interval": ["lpar", "class"], "class": ["lpar", "class"],
+             "lpar": ["lpar"], "cec": ["cec"]}[by]
+    if by != "cec" and m["cec"].nunique() > 1:
+        ident = ["cec"] + ident
+    heads = {"lpar": "LPAR", "class": "Class", "cpu": "CPU", "cec": "CEC"}
+    cols: list[tuple[str, list[str], str]] = []     # (header, cells, align)
+    recs = m.to_dict("records")
+    for c in ident:
+        cols.append((heads[c], [str(r[c]) for r in recs], "<"))
+    if by in ("cpu", "interval"):
+        cols.append(("Interval end", [("total " if r.get("summary") else "")
+                                      + pd.Timestamp(r["interval_end"]).strftime("%m-%d %H:%M") for r in recs], "<"))
+    else:
+        cols.append(("#CPU", [str(int(r["n_cpus"])) for r in recs], ">"))
+    for s in main:
+        cols.append((_ABBR.get(s.id, s.header[:7]), [_fmt(r.get(s.id), s.decimals) for r in recs], ">"))
+    widths = [max(len(h), *(len(x) for x in cells)) for h, cells, _ in cols]
+    while sum(w + 1 for w in widths) > width and len(cols) > len(ident) + 2:
+        drop = next((i for i in range(len(cols) - 1, 0, -1) if cols[i][0] in ("GHz", "SCPL1M", "ICmplx")), None)
+        drop = drop if drop is not None else len(cols) - 1
+        cols.pop(drop)
+        widths.pop(drop)
+    lines.append(" ".join(f"{h:{a}{w}}" for (h, _, a), w in zip(cols, widths)))
+    for i in range(len(recs)):
+        lines.append(" ".join(f"{cells[i]:{a}{w}}" for (_, cells, a), w in zip(cols, widths)))
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace, workspace=None) -> int:
+    """Read the files, compute the metrics, print; returns the exit code.
+
+    ``workspace`` (a ready :class:`app.engine.Workspace`) skips reading ``args.files``.
+    """
+    from app.engine import FormulaFileError, Workspace
+    from app.engine.metrics import metric_ids
+
+    if args.start is not None and args.end is not None and args.start >= args.end:
+        print(f"nestscope report: error: --from {args.start} is not before --to {args.end}", file=sys.stderr)
+        return EXIT_USAGE
+    ws = workspace
+    if ws is None:
+        try:
+            ws = Workspace(formula_file=args.formulas)
+        except FormulaFileError as exc:
+            print(f"nestscope report: error: --formulas {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        from app.formats import read_file
+
+        results = []
+        for path in args.files:
+            try:
+                results.append(read_file(path))
+            except Exception as exc:  # a reader bug must not become a traceback
+                print(f"nestscope report: {path}: cannot be read ({type(exc).__name__}: {exc})", file=sys.stderr)
+        ws.add_all([r for r in results if r.readable])
+        if not any(r.readable for r in results):
+            for r in results:
+                for f in r.findings:
+                    print(f"[{f.severity}] {f.message}", file=sys.stderr)
+            print("nestscope report: nothing readable was found", file=sys.stderr)
+            return EXIT_NOTHING
+    m = ws.metrics(by=args.by, start=args.start, end=args.end)
+    ids = metric_ids(ws.formula_sets)
+    if args.format == "csv":
+        text = to_csv(m, args.by, ids)
+    elif args.format == "json":
+        text = to_json(ws, m, args.by, ids, args)
+    else:
+        text = to_table(ws, m, args.by)
+        sev = pd.Series([f.severity for f in ws.findings], dtype=object).value_counts().to_dict()
+        if sev:
+            text += "findings: " + ", ".join(f"{v} {k}" for k, v in sev.items()) + \
+                    " (details: --format json or nestscope info)\n"
+    if args.out:
+        try:
+            with open(args.out, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+        except OSError as exc:
+            print(f"nestscope report: error: cannot write {args.out} ({exc.strerror or exc})", file=sys.stderr)
+            return EXIT_USAGE
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK

@@ -1,0 +1,248 @@
+"""Levels and time: sum counter deltas per node (and interval), never average ratios.
+
+Tree levels are CEC (``cec``) -> LPAR (``lpar``) -> processor class (``class``)
+-> logical CPU (``cpu``).  Every level sums the interval deltas of its CPUs and
+the formulas are applied to the sums (ratio of sums).
+
+``CPSP`` of a summed row is sum(B0) / sum(B0/CPSP_i) (cycle-weighted speed: the
+clock when uniform), so ``Eff_GHz`` stays the clock and ``MIPS_per_CPU`` =
+sum(B1) / sum(B0_i/CPSP_i).  ``INTERVAL`` is chosen so that the per-CPU formula
+``LPARCPU = B0/(CPSP*1e6*INTERVAL)*100`` gives
+
+* LPAR / class interval rows: the sum over CPUs of each CPU's busy (% of one engine);
+* CEC interval rows and whole-window rows: busy time / time covered, i.e.
+  sum(B0_i/CPSP_i) / (n_buckets * bucket length) -- the time-weighted average of
+  the per-interval sums (a CEC bucket may hold several short z/VM intervals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["LEVELS", "LEVEL_KEYS", "add_buckets", "select_rows", "aggregate", "NodeKey"]
+
+NodeKey = tuple
+LEVELS = ("interval", "cpu", "class", "lpar", "cec", "class_interval", "lpar_interval", "cec_interval")
+_CLS = ["cec", "lpar", "system", "os", "class"]
+_LPAR = ["cec", "lpar", "system", "os"]
+# level -> (node key columns, per interval?)
+LEVEL_KEYS: dict[str, tuple[list[str], bool]] = {
+    "cpu": (_CLS + ["cpu"], True),
+    "interval": (_CLS, True),
+    "class_interval": (_CLS, True),
+    "lpar_interval": (_LPAR, True),
+    "cec_interval": (["cec"], True),
+    "class": (_CLS, False),
+    "lpar": (_LPAR, False),
+    "cec": (["cec"], False),
+    "cpu_window": (_CLS + ["cpu"], False),
+}
+WINDOW_OF = {"cpu": "cpu_window", "interval": "class", "class_interval": "class", "lpar_interval": "lpar",
+             "cec_interval": "cec", "class": "class", "lpar": "lpar", "cec": "cec", "cpu_window": "cpu_window"}
+_NS = 1_000_000_000
+
+
+def _mode_len(s: np.ndarray) -> int:
+    ss = np.round(s[np.isfinite(s)])
+    ss = ss[ss > 0]
+    if not len(ss):
+        return 0
+    vals, cnt = np.unique(ss, return_counts=True)
+    return int(vals[np.argmax(cnt)]) * _NS
+
+
+def _phase(t: np.ndarray, L: int) -> int:
+    off = int(np.median(t % L))
+    if L >= 60 * _NS:          # SMF/monitor intervals are synchronised to whole minutes: keep the phase, drop jitter
+        off = int(round(off / (60 * _NS))) * 60 * _NS % L
+    return off
+
+
+def add_buckets(iv: pd.DataFrame) -> pd.DataFrame:
+    """Add the time buckets the levels group by.
+
+    ``bucket`` / ``bucket_s``: interval end rounded to the system's usual interval
+    length (mode of interval_s); ``cec_bucket`` / ``cec_bucket_s``: the end of the
+    CEC bucket (length = the longest usual interval of the CEC's systems) holding
+    the interval, so 1-minute z/VM intervals and 15-minute SMF intervals of one
+    CEC fall into common 15-minute buckets.
+    """
+    t = iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64)
+    s = iv["interval_s"].to_numpy(dtype=np.float64)
+    b, cb = t.copy(), t.copy()
+    bl = np.full(len(iv), np.nan)
+    cbl = np.full(len(iv), np.nan)
+    sys_codes, sys_u = pd.factorize(iv["cec"].astype(str) + "\x00" + iv["system"].astype(str))
+    sys_L: dict[int, tuple[int, int]] = {}
+    for k in range(len(sys_u)):
+        idx = np.flatnonzero(sys_codes == k)
+        L = _mode_len(s[idx])
+        if L <= 0:
+            continue
+        off = _phase(t[idx], L)
+        sys_L[k] = (L, off)
+        b[idx] = np.floor((t[idx] - off) / L + 0.5).astype(np.int64) * L + off
+        bl[idx] = L / _NS
+    cec_codes, cec_u = pd.factorize(iv["cec"].astype(str))
+    for k in range(len(cec_u)):
+        idx = np.flatnonzero(cec_codes == k)
+        syss = [sys_L[c] for c in np.unique(sys_codes[idx]) if c in sys_L]
+        if not syss:
+            continue
+        L = max(x[0] for x in syss)
+        off = int(np.median([x[1] for x in syss if x[0] == L])) % L
+        own = bl[idx] * _NS / 2                       # tolerance: half the row's own usual length
+        own = np.where(np.isfinite(own), own, L / 2)
+        cb[idx] = np.ceil((t[idx] - off - own) / L).astype(np.int64) * L + off
+        cbl[idx] = L / _NS
+    iv["bucket"] = b.view("datetime64[ns]")
+    iv["bucket_s"] = bl
+    iv["cec_bucket"] = cb.view("datetime64[ns]")
+    iv["cec_bucket_s"] = cbl
+    return iv
+
+
+def _ts(v) -> pd.Timestamp | None:
+    if v is None:
+        return None
+    ts = pd.Timestamp(v)
+    if ts.tzinfo is not None:
+        ts = ts.tz_convert("UTC").tz_localize(None)
+    return ts
+
+
+def select_rows(iv: pd.DataFrame, start=None, end=None, nodes: Iterable[NodeKey] | None = None) -> pd.DataFrame:
+    """Rows whose interval ends in ``(start, end]`` and that belong to one of ``nodes``.
+
+    ``nodes`` are NodeKeys: ``("cec", cec)``, ``("lpar", cec, lpar)``,
+    ``("class", cec, lpar, cls)``, ``("cpu", cec, lpar, cls, cpu)``.
+    """
+    m = np.ones(len(iv), dtype=bool)
+    s, e = _ts(start), _ts(end)
+    if s is not None:
+        m &= (iv["interval_end"] > s).to_numpy()
+    if e is not None:
+        m &= (iv["interval_end"] <= e).to_numpy()
+    if nodes is not None:
+        nm = np.zeros(len(iv), dtype=bool)
+        cols = ["cec", "lpar", "class", "cpu"]
+        for key in nodes:
+            level, vals = key[0], key[1:]
+            k = np.ones(len(iv), dtype=bool)
+            for c, v in zip(cols, vals):
+                col = iv[c]
+                k &= (col.to_numpy() == (int(v) if c == "cpu" else v))
+            nm |= k
+        m &= nm
+    return iv.loc[m] if not m.all() else iv
+
+
+def _qbits_or(qbits: np.ndarray, by) -> np.ndarray | None:
+    """Bitwise OR of ``qbits`` per group (groups ordered as ``groupby(by, sort=True)``)."""
+    present = int(np.bitwise_or.reduce(np.unique(qbits))) if len(qbits) else 0
+    res = None
+    b = 1
+    while b <= present:
+        if present & b:
+            has = pd.Series((qbits & b) != 0).groupby(by, sort=True).any().to_numpy()
+            res = np.where(has, b, 0) if res is None else res | np.where(has, b, 0)
+        b <<= 1
+    return res
+
+
+def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
+              hint_counters: Sequence[str] = ()) -> pd.DataFrame:
+    """Sum counter deltas per node (and bucket) of ``level``.
+
+    Returns
+    -------
+    DataFrame
+        Node key columns, ``interval_start``, ``interval_end``, ``generation``,
+        ``formula_set``, ``n_cpus``, ``CPSP``, ``INTERVAL``, summed counters and
+        ``qbits`` (OR of the rows' quality bits; bit 64 = partial sets); for
+        ``hint_counters`` also ``_h_<counter>``: sums over rows without lost data.
+    """
+    keys, per_interval = LEVEL_KEYS[level]
+    counters = list(counters)
+    base = keys + ["generation", "formula_set"]
+    if level == "cpu":
+        out = iv[base + ["interval_start", "interval_end", "qbits"] + counters].copy()
+        out["n_cpus"] = 1
+        out["CPSP"] = iv["cpu_speed"].to_numpy(dtype=np.float64)
+        out["INTERVAL"] = iv["interval_s"].to_numpy(dtype=np.float64)
+        return out.reset_index(drop=True)
+    if not len(iv):
+        return pd.DataFrame(columns=base + ["interval_start", "interval_end", "n_cpus", "CPSP", "INTERVAL",
+                                            "qbits"] + counters + ["_h_" + c for c in hint_counters])
+    node = iv.groupby(base, sort=False, observed=True, dropna=False).ngroup().to_numpy()
+    cec_level = level in ("cec", "cec_interval")
+    bcol = "cec_bucket" if cec_level else "bucket"
+    bucket = iv[bcol].to_numpy(dtype="datetime64[ns]").view(np.int64)
+    blen = iv[bcol + "_s"].to_numpy(dtype=np.float64)
+    by = [node, bucket] if per_interval else [node]
+    cpsp = iv["cpu_speed"].to_numpy(dtype=np.float64)
+    b0 = iv["B0"].to_numpy(dtype=np.float64) if "B0" in iv.columns else np.full(len(iv), np.nan)
+    ivs = iv["interval_s"].to_numpy(dtype=np.float64)
+    with np.errstate(all="ignore"):
+        busy_us = np.where(cpsp > 0, b0 / cpsp, np.nan)
+        bf = np.where(ivs > 0, busy_us / (1e6 * ivs), np.nan)
+    cpu_uid = iv.groupby(["cec", "system", "cpu"], sort=False, observed=True).ngroup().to_numpy()
+    work = iv[counters].copy()
+    work["_busy_us"] = busy_us
+    hcols = []
+    if hint_counters:
+        lost = (iv["qbits"].to_numpy(dtype=np.int64) & 1) != 0
+        for c in hint_counters:
+            work["_h_" + c] = np.where(lost, np.nan, iv[c].to_numpy(dtype=np.float64))
+            hcols.append("_h_" + c)
+    work["_bf"] = bf
+    g = work.groupby(by, sort=True)
+    sums = g.sum(min_count=1)
+    aux = pd.DataFrame({"_cpsp_max": cpsp, "_ivs": ivs, "_blen": blen, "_start": iv["interval_start"].to_numpy(),
+                        "_end": iv["interval_end"].to_numpy(), "_uid": cpu_uid, "_bucket": bucket,
+                        "_row": np.arange(len(iv))})
+    ga = aux.groupby(by, sort=True)
+    agg = ga.agg(_cpsp_max=("_cpsp_max", "max"), _ivs=("_ivs", "median"), _blen=("_blen", "max"),
+                 _start=("_start", "min"),
+                 _end=("_end", "max"), _n=("_uid", "nunique"), _nb=("_bucket", "nunique"), _row=("_row", "first"))
+    first_rows = iv.iloc[agg["_row"].to_numpy()]
+    out = first_rows[base].reset_index(drop=True)
+    if per_interval and level == "cec_interval":
+        endb = pd.to_datetime(agg.index.get_level_values(1).to_numpy().astype("datetime64[ns]"))
+        out["interval_end"] = endb
+        out["interval_start"] = endb - pd.to_timedelta(agg["_blen"].to_numpy(), unit="s")
+    else:
+        out["interval_start"] = agg["_start"].to_numpy()
+        out["interval_end"] = agg["_end"].to_numpy()
+    out["n_cpus"] = agg["_n"].to_numpy()
+    sb = sums["_busy_us"].to_numpy(dtype=np.float64)
+    sf = sums["_bf"].to_numpy(dtype=np.float64)
+    sb0 = sums["B0"].to_numpy(dtype=np.float64) if "B0" in sums.columns else np.full(len(sums), np.nan)
+    blen = agg["_blen"].to_numpy(dtype=np.float64)
+    blen = np.where(np.isfinite(blen), blen, agg["_ivs"].to_numpy(dtype=np.float64))
+    with np.errstate(all="ignore"):
+        out["CPSP"] = np.where(sb > 0, sb0 / sb, agg["_cpsp_max"].to_numpy())
+        if per_interval and not cec_level:
+            # one system interval: LPARCPU = sum of the per-CPU busy percentages
+            out["INTERVAL"] = np.where(sf > 0, sb / (1e6 * sf), agg["_ivs"].to_numpy())
+        else:
+            # busy time over the time covered: CEC buckets hold several short intervals; a whole window
+            # covers n buckets -> LPARCPU = sum(B0/CPSP) / (n_buckets * bucket length)
+            nb = agg["_nb"].to_numpy(dtype=np.float64) if not per_interval else np.ones(len(agg))
+            out["INTERVAL"] = nb * blen
+    vals = sums[counters + hcols].reset_index(drop=True)
+    out = pd.concat([out, vals], axis=1)
+    qb = iv["qbits"].to_numpy(dtype=np.int64)
+    q = _qbits_or(qb, by)
+    q = np.zeros(len(out), dtype=np.int64) if q is None else q.astype(np.int64)
+    size = g.size().to_numpy()
+    for letter in ("P", "E"):
+        cols = [c for c in counters if c[0] == letter]
+        if cols:
+            cnt = g[cols[0]].count().to_numpy()
+            q |= np.where((cnt > 0) & (cnt < size), 64, 0)
+    out["qbits"] = q
+    return out

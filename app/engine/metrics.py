@@ -1,0 +1,163 @@
+"""Apply formula sets to (summed) counter deltas: the metrics frame.
+
+Column layout (architecture.md): identity columns that apply to the level,
+``interval_start``, ``interval_end``, ``n_cpus``, ``generation``,
+``formula_set``, one column per metric id (:data:`METRIC_IDS` first, then any
+user-defined ids), ``Workload_Hint``, ``quality`` and ``summary`` (True for the
+whole-window rows added by ``summary=True``).  A metric that does not apply is
+NaN, never 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from app.engine.aggregate import LEVEL_KEYS, LEVELS, WINDOW_OF, aggregate, select_rows
+from app.engine.catalog import METRIC_IDS, FormulaSet
+from app.engine.deltas import quality_strings
+from app.engine.hint import NA, classify
+
+__all__ = ["evaluate_set", "compute_metrics", "metric_ids", "hint_counters"]
+
+_IDENT = ["cec", "lpar", "system", "os", "class", "cpu"]
+
+
+def metric_ids(sets: dict[str, FormulaSet]) -> list[str]:
+    """Metric columns: the architected ids, then user-defined ones in first-seen order."""
+    extra: list[str] = []
+    for fs in sets.values():
+        for mid in fs.metrics:
+            if mid not in METRIC_IDS and mid not in extra:
+                extra.append(mid)
+    return list(METRIC_IDS) + extra
+
+
+def _deps(fs: FormulaSet, targets: Iterable[str]) -> list[str]:
+    need: set[str] = set()
+    stack = [t for t in targets if t in fs.metrics]
+    while stack:
+        m = stack.pop()
+        if m in need:
+            continue
+        need.add(m)
+        c = fs.metrics[m].compiled
+        if c is not None:
+            stack.extend(n for n in c.names if n in fs.metrics)
+    return [m for m in fs.order if m in need]
+
+
+def hint_counters(sets: dict[str, FormulaSet], available: Iterable[str]) -> list[str]:
+    """Counters that L1MP and RNI need in sets that compute a workload hint."""
+    avail = set(available)
+    out: set[str] = set()
+    for fs in sets.values():
+        if not _hint_applies(fs):
+            continue
+        for m in _deps(fs, ("L1MP", "RNI")):
+            c = fs.metrics[m].compiled
+            if c is not None:
+                out |= c.counters & avail
+    return sorted(out)
+
+
+def _hint_applies(fs: FormulaSet) -> bool:
+    r = fs.metrics.get("RNI")
+    return bool(fs.workload_hint and r is not None and r.compiled is not None and "L1MP" in fs.metrics)
+
+
+def evaluate_set(fs: FormulaSet, env: dict[str, np.ndarray], n: int,
+                 only: Iterable[str] | None = None) -> dict[str, np.ndarray]:
+    """Evaluate the metrics of ``fs`` (dependencies first) on an environment of arrays.
+
+    Parameters
+    ----------
+    fs : FormulaSet
+    env : dict
+        Counter tokens, ``CPSP`` and ``INTERVAL`` -> arrays of length ``n``.
+    n : int
+        Number of rows.
+    only : iterable of str, optional
+        Evaluate just these metrics (and what they depend on).
+
+    Returns
+    -------
+    dict
+        metric id -> float64 array (all NaN for a metric whose expr is null).
+    """
+    env = dict(env)
+    res: dict[str, np.ndarray] = {}
+    for mid in (fs.order if only is None else _deps(fs, only)):
+        m = fs.metrics[mid]
+        v = m.compiled.evaluate(env, n) if m.compiled is not None else np.full(n, np.nan)
+        res[mid] = env[mid] = v
+    return res
+
+
+def _apply(agg: pd.DataFrame, sets: dict[str, FormulaSet], ids: Sequence[str], counters: Sequence[str],
+           with_hint: bool) -> pd.DataFrame:
+    n = len(agg)
+    vals = {mid: np.full(n, np.nan) for mid in ids}
+    hint = np.full(n, None if not with_hint else NA, dtype=object)
+    gen = agg["generation"].astype(object).to_numpy()
+    for g in pd.unique(gen):
+        fs = sets.get(g)
+        if fs is None:
+            continue
+        idx = np.flatnonzero(gen == g)
+        sub = agg.iloc[idx]
+        env = {c: sub[c].to_numpy(dtype=np.float64) for c in fs.counters() if c in sub.columns}
+        env["CPSP"] = sub["CPSP"].to_numpy(dtype=np.float64)
+        env["INTERVAL"] = sub["INTERVAL"].to_numpy(dtype=np.float64)
+        for mid, v in evaluate_set(fs, env, len(idx)).items():
+            if mid in vals:
+                vals[mid][idx] = v
+        if with_hint and _hint_applies(fs):
+            henv = {c: sub["_h_" + c].to_numpy(dtype=np.float64) for c in fs.counters()
+                    if "_h_" + c in sub.columns}
+            henv["CPSP"], henv["INTERVAL"] = env["CPSP"], env["INTERVAL"]
+            hv = evaluate_set(fs, henv, len(idx), only=("L1MP", "RNI"))
+            hint[idx] = classify(hv["L1MP"], hv["RNI"])
+    out = pd.DataFrame(vals, index=agg.index)
+    out["Workload_Hint"] = hint
+    return out
+
+
+def compute_metrics(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str], by: str = "interval",
+                    start=None, end=None, nodes=None, summary: bool = False) -> pd.DataFrame:
+    """The metrics frame for one level (see module docstring and ``Workspace.metrics``)."""
+    if by not in LEVELS and by != "cpu_window":
+        raise ValueError(f"by must be one of {', '.join(LEVELS)}; got {by!r}")
+    level = "class_interval" if by == "interval" else by
+    rows = select_rows(iv, start, end, nodes)
+    ids = metric_ids(sets)
+    parts = [_level_frame(rows, level, sets, ids, counters, False)]
+    if summary and WINDOW_OF[level] != level:
+        parts.append(_level_frame(rows, WINDOW_OF[level], sets, ids, counters, True))
+    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    keys = LEVEL_KEYS[level][0]
+    ident = [c for c in _IDENT if c in keys]
+    sort = ident + ["summary", "interval_end"]
+    return out.sort_values(sort, kind="stable", ignore_index=True) if len(out) else out
+
+
+def _level_frame(rows: pd.DataFrame, level: str, sets: dict[str, FormulaSet], ids: Sequence[str],
+                 counters: Sequence[str], is_summary: bool) -> pd.DataFrame:
+    keys = LEVEL_KEYS[level][0]
+    with_hint = level not in ("cpu", "cpu_window")
+    hc = hint_counters(sets, counters) if with_hint else []
+    agg = aggregate(rows, level, counters, hc)
+    mets = _apply(agg, sets, ids, counters, with_hint)
+    ident = [c for c in _IDENT if c in keys]
+    out = agg[ident + ["interval_start", "interval_end", "n_cpus", "generation", "formula_set"]].copy()
+    for c in ident:
+        if c != "cpu":
+            out[c] = out[c].astype(object)
+    out["generation"] = out["generation"].astype(object)
+    out["formula_set"] = out["formula_set"].astype(object)
+    out = pd.concat([out, mets], axis=1)
+    out["quality"] = quality_strings(agg["qbits"].to_numpy(dtype=np.int64)) if len(agg) else []
+    out["summary"] = is_summary
+    return out

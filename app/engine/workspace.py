@@ -1,0 +1,188 @@
+"""The analyst's workspace: files read so far, their intervals, metrics and tree.
+
+``Workspace.add`` only stores the already decoded :class:`ReadResult` -- files
+are never decoded again.  Intervals (deltas) are recomputed from all samples
+when needed (duplicates and runs may span files) and cached; ``add``
+invalidates the caches.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from app.engine.aggregate import LEVELS, NodeKey
+from app.engine.catalog import FormulaSet, load_formula_sets
+from app.engine.deltas import compute_intervals
+from app.engine.metrics import compute_metrics
+from app.findings import Finding
+from app.formats.schema import ReadResult
+
+__all__ = ["Workspace"]
+
+PARTITION_COLUMNS = ["cec", "lpar", "lpar_number", "class", "cpus", "weight", "capped", "busy_pct", "time"]
+_CACHE = 16
+
+
+def _fid(f: Finding) -> tuple:
+    return (f.file, f.offset, f.code, f.message)
+
+
+class Workspace:
+    """Files, findings, intervals, metrics and the CEC tree of one analysis.
+
+    Parameters
+    ----------
+    formula_file : path, optional
+        User formula override file (``--formulas``); errors raise
+        :class:`app.engine.catalog.FormulaFileError` naming the line.
+    counters : {"used", "all"}
+        Keep only the counters some formula reads plus all basic and
+        problem-state counters (default, saves memory), or every counter.
+    formula_sets : dict, optional
+        Ready formula sets (overrides ``formula_file``).
+    """
+
+    def __init__(self, formula_file: str | Path | None = None, counters: str = "used",
+                 formula_sets: dict[str, FormulaSet] | None = None):
+        self.formula_sets: dict[str, FormulaSet] = formula_sets or load_formula_sets(formula_file)
+        self.formula_file = str(formula_file) if formula_file else None
+        self._keep_all = counters == "all"
+        self._files: list[ReadResult] = []
+        self._iv: pd.DataFrame | None = None
+        self._engine_findings: list[Finding] = []
+        self._mcache: OrderedDict[Any, pd.DataFrame] = OrderedDict()
+        self._tree = None
+
+    # -- files -------------------------------------------------------------------------
+    def add(self, result: ReadResult, defer: bool = False) -> list[Finding]:
+        """Add one read file (never decoded again); returns the engine findings this addition raised.
+
+        With ``defer=True`` nothing is computed now (returns ``[]``); intervals are
+        recomputed lazily on the next access -- use it when adding many files in a row.
+        """
+        return self.add_all([result], defer=defer)
+
+    def add_all(self, results: Iterable[ReadResult], defer: bool = False) -> list[Finding]:
+        """Add several read files at once (one recomputation); returns new engine findings."""
+        if defer:
+            self._files.extend(results)
+            self._invalidate()
+            return []
+        if self._iv is None and self._files:
+            self._compute()
+        before = {_fid(f) for f in self._engine_findings}
+        self._files.extend(results)
+        self._invalidate()
+        self._compute()
+        return [f for f in self._engine_findings if _fid(f) not in before]
+
+    def _invalidate(self) -> None:
+        self._iv = None
+        self._mcache.clear()
+        self._tree = None
+
+    @property
+    def files(self) -> list[ReadResult]:
+        return list(self._files)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Reader findings of every file, then the engine findings."""
+        self._ensure()
+        out: list[Finding] = []
+        for r in self._files:
+            out.extend(r.findings)
+        return out + list(self._engine_findings)
+
+    # -- data --------------------------------------------------------------------------
+    def _keep(self) -> set[str] | None:
+        if self._keep_all:
+            return None
+        keep: set[str] = {f"B{i}" for i in range(32)} | {f"P{i}" for i in range(32, 64)}
+        for fs in self.formula_sets.values():
+            keep |= fs.counters()
+        return keep
+
+    def _compute(self) -> None:
+        frames = [r.samples for r in self._files if r.samples is not None and len(r.samples)]
+        self._iv, self._engine_findings = compute_intervals(frames, self.formula_sets, self._keep())
+
+    def _ensure(self) -> pd.DataFrame:
+        if self._iv is None:
+            self._compute()
+        return self._iv
+
+    @property
+    def intervals(self) -> pd.DataFrame:
+        """One row per logical CPU per interval with float64 counter deltas (see architecture.md)."""
+        return self._ensure()
+
+    @property
+    def counters(self) -> list[str]:
+        """Counter columns of :attr:`intervals`."""
+        iv = self._ensure()
+        start = list(iv.columns).index("qbits") + 1
+        return list(iv.columns[start:])
+
+    @property
+    def partitions(self) -> pd.DataFrame:
+        """Partition rows (MONWRITE D0R16) of every file; may be empty."""
+        parts = [r.partitions for r in self._files if r.partitions is not None and len(r.partitions)]
+        if not parts:
+            return pd.DataFrame(columns=PARTITION_COLUMNS)
+        return pd.concat(parts, ignore_index=True)
+
+    def metrics(self, by: str = "interval", start=None, end=None, nodes: list[NodeKey] | None = None,
+                summary: bool = False) -> pd.DataFrame:
+        """Metrics frame for a level; see :func:`app.engine.metrics.compute_metrics`.
+
+        ``by`` is one of :data:`app.engine.aggregate.LEVELS`; ``start``/``end`` cut
+        to intervals ending in ``(start, end]`` (UTC); ``nodes`` restricts to tree
+        nodes; ``summary`` appends one whole-window row per node.
+        """
+        if by not in LEVELS:
+            raise ValueError(f"by must be one of {', '.join(LEVELS)}; got {by!r}")
+        key = (by, str(start), str(end), tuple(tuple(n) for n in nodes) if nodes is not None else None, summary)
+        hit = self._mcache.get(key)
+        if hit is not None:
+            self._mcache.move_to_end(key)
+            return hit.copy()
+        iv = self._ensure()
+        out = compute_metrics(iv, self.formula_sets, self.counters, by=by, start=start, end=end, nodes=nodes,
+                              summary=summary)
+        self._mcache[key] = out
+        while len(self._mcache) > _CACHE:
+            self._mcache.popitem(last=False)
+        return out.copy()
+
+    def tree(self) -> list:
+        """CEC roots of the CEC -> LPAR -> class -> CPU tree."""
+        if self._tree is None:
+            from app.engine.tree import build_tree
+            self._tree = build_tree(self)
+        return self._tree
+
+    # -- formula metadata --------------------------------------------------------------
+    def formula_versions(self) -> dict[str, str]:
+        """generation -> formula-set version, for the generations present in the data
+        (all loaded sets when no data is loaded)."""
+        iv = self._ensure()
+        gens = [g for g in self.formula_sets if len(iv) == 0 or g in set(iv["generation"].astype(str))]
+        return {g: self.formula_sets[g].version for g in gens}
+
+    def statuses(self) -> dict[str, dict[str, str]]:
+        """generation -> {metric id: status} for the generations in :meth:`formula_versions`."""
+        return {g: self.formula_sets[g].statuses() for g in self.formula_versions()}
+
+    def presentation_columns(self, generation: str):
+        from app.engine.layout import presentation_columns
+        return presentation_columns(generation, self.formula_sets)
+
+    def metric_info(self, generation: str, metric_id: str) -> dict:
+        from app.engine.layout import metric_info
+        return metric_info(generation, metric_id, self.formula_sets)
