@@ -11,6 +11,12 @@ Computes CPU MF metrics at one level of the CEC -> LPAR -> class -> CPU tree.
 * ``table``: IBM presentation order and rounding, abbreviated to fit about 120
   columns, with the formula-set versions in the header.
 
+``--by smt-type`` / ``--by smt-core``: multithreading metrics per core type (with a
+``mean`` row per LPAR and core type) or per core, as IBM's SMTMET reports lay them
+out (:mod:`app.engine.smt_report`); csv/json carry the frame's columns in full
+precision, the table rounds productivity, CF, mCF, MT utilization and core busy to
+1 decimal and thread density to 2.
+
 Exit codes: 0 data read, 2 usage error (bad time, bad --formulas file: the
 message names the line), 3 nothing readable.
 """
@@ -29,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
-BY_CHOICES = ("interval", "cpu", "class", "lpar", "cec")
+BY_CHOICES = ("interval", "cpu", "class", "lpar", "cec", "smt-type", "smt-core")
+SMT_BY = {"smt-type": "type", "smt-core": "core"}
 _IDENT = {"cpu": ["cec", "lpar", "system", "class", "cpu"], "interval": ["cec", "lpar", "system", "class"],
           "class": ["cec", "lpar", "system", "class"], "lpar": ["cec", "lpar", "system"], "cec": ["cec"]}
 _ABBR = {"CPI": "CPI", "PRBSTATE": "PrbSt", "Est_Instr_Cmplx_CPI": "ICmplx", "Est_Finite_CPI": "FinCPI",
@@ -60,7 +67,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILE", help="SMF or MONWRITE file (gzip allowed)")
     p.add_argument("--by", choices=BY_CHOICES, default="lpar",
                    help="level: interval (LPAR x class x interval), cpu (per CPU and interval), class, lpar, "
-                        "cec (whole window) (default lpar)")
+                        "cec (whole window); smt-type / smt-core: multithreading metrics per core type "
+                        "(with a mean row) or per core (default lpar)")
     p.add_argument("--from", dest="start", type=_time, metavar="T", help="only intervals ending after T (UTC)")
     p.add_argument("--to", dest="end", type=_time, metavar="T", help="only intervals ending at or before T (UTC)")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
@@ -192,6 +200,105 @@ def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------ SMT reports
+# (column, table header, decimals) in SMTMET order
+_SMT_TABLE = {
+    "type": [("seconds", "Seconds", 0), ("cores", "Cores", 0), ("productivity", "Prod%", 1),
+             ("capacity_factor", "CF%", 1), ("max_capacity_factor", "MaxCF%", 1), ("mt_utilization", "MTUtil%", 1),
+             ("thread_density", "ThrDens", 2), ("source", "Source", None)],
+    "core": [("seconds", "Seconds", 0), ("productivity", "Prod%", 1), ("mt_utilization", "MTUtil%", 1),
+             ("thread_density", "ThrDens", 2), ("core_busy", "CoreBusy%", 1), ("source", "Source", None)],
+}
+
+
+def smt_columns(level: str) -> list[str]:
+    """CSV/JSON column order of an SMT report (``level`` "type" or "core")."""
+    from app.engine.smt_report import CORE_COLUMNS, TYPE_COLUMNS
+
+    return list(TYPE_COLUMNS if level == "type" else CORE_COLUMNS)
+
+
+def _smt_cell(c: str, v: Any) -> Any:
+    if c == "interval_end":
+        return _iso(v) or None
+    if c == "mean":
+        return bool(v)
+    return _num(v)
+
+
+def smt_to_csv(m: pd.DataFrame, level: str) -> str:
+    """SMT frame -> CSV text (full precision, ISO UTC times, empty = not known; mean as true/false)."""
+    cols = smt_columns(level)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for rec in m[cols].to_dict("records"):
+        row = []
+        for c in cols:
+            v = _smt_cell(c, rec[c])
+            if v is None:
+                row.append("")
+            elif isinstance(v, bool):
+                row.append("true" if v else "false")
+            elif isinstance(v, float):
+                row.append(repr(v))
+            else:
+                row.append(str(v))
+        w.writerow(row)
+    return buf.getvalue()
+
+
+def smt_to_json(ws, m: pd.DataFrame, level: str, args: argparse.Namespace) -> str:
+    """SMT frame -> ``{"meta": {files, window, level}, "rows": [...], "findings": [...]}``."""
+    cols = smt_columns(level)
+    rows = [{c: _smt_cell(c, rec[c]) for c in cols} for rec in m[cols].to_dict("records")]
+    ends = m["interval_end"].dropna() if len(m) else pd.Series(dtype="datetime64[ns]")
+    window = {"from": _iso(args.start) or None, "to": _iso(args.end) or None,
+              "last": (_iso(ends.max()) or None) if len(ends) else None}
+    doc = {"meta": {"files": [{"file": r.file, "kind": r.kind, "framing": r.framing, "records": r.records}
+                              for r in ws.files],
+                    "window": window, "level": args.by,
+                    "units": {"productivity": "%", "capacity_factor": "%", "max_capacity_factor": "%",
+                              "mt_utilization": "%", "core_busy": "%", "thread_density": "threads",
+                              "seconds": "s"}},
+           "rows": rows, "findings": [f.to_dict() for f in ws.findings]}
+    return json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
+
+
+def smt_to_table(m: pd.DataFrame, level: str) -> str:
+    """SMT frame -> fixed-width text in SMTMET column order (mean rows labelled ``mean``)."""
+    what = "core type" if level == "type" else "core"
+    lines = [f"NestScope multithreading (SMT) report by {what}, {len(m)} row(s), times UTC; "
+             "productivity, CF, MT util, core busy in %; source: reported (z/VM D0R2) / derived (counters)"]
+    if not len(m):
+        return "\n".join(lines + ["(no multithreading data in the window)"]) + "\n"
+    recs = m.to_dict("records")
+    cols: list[tuple[str, list[str], str]] = []
+    if m["cec"].nunique() > 1:
+        cols.append(("CEC", [str(r["cec"]) for r in recs], "<"))
+    cols.append(("LPAR", [str(r["lpar"]) for r in recs], "<"))
+    cols.append(("Interval end", ["mean" if r.get("mean") else pd.Timestamp(r["interval_end"]).strftime("%m-%d %H:%M")
+                                  for r in recs], "<"))
+    if level == "core":
+        cols.append(("Core", [str(int(r["core_id"])) for r in recs], ">"))
+    cols.append(("Type", [str(r["core_type"]) for r in recs], "<"))
+    for c, head, dec in _SMT_TABLE[level]:
+        cells = [str(r[c]) if dec is None else _fmt(r[c], dec) for r in recs]
+        cols.append((head, cells, "<" if dec is None else ">"))
+    widths = [max(len(h), *(len(x) for x in cells)) for h, cells, _ in cols]
+    lines.append(" ".join(f"{h:{a}{w}}" for (h, _, a), w in zip(cols, widths)).rstrip())
+    for i in range(len(recs)):
+        lines.append(" ".join(f"{cells[i]:{a}{w}}" for (_, cells, a), w in zip(cols, widths)).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _findings_line(ws) -> str:
+    sev = pd.Series([f.severity for f in ws.findings], dtype=object).value_counts().to_dict()
+    if not sev:
+        return ""
+    return "findings: " + ", ".join(f"{v} {k}" for k, v in sev.items()) + " (details: --format json or nestscope info)\n"
+
+
 def run(args: argparse.Namespace, workspace=None) -> int:
     """Read the files, compute the metrics, print; returns the exit code.
 
@@ -225,18 +332,23 @@ def run(args: argparse.Namespace, workspace=None) -> int:
                     print(f"[{f.severity}] {f.message}", file=sys.stderr)
             print("nestscope report: nothing readable was found", file=sys.stderr)
             return EXIT_NOTHING
-    m = ws.metrics(by=args.by, start=args.start, end=args.end)
+    smt = SMT_BY.get(args.by)
+    if smt is not None:
+        m = ws.smt(by=smt, start=args.start, end=args.end)
+    else:
+        m = ws.metrics(by=args.by, start=args.start, end=args.end)
     ids = metric_ids(ws.formula_sets)
-    if args.format == "csv":
+    if smt is not None:
+        text = {"csv": smt_to_csv, "table": smt_to_table}[args.format](m, smt) if args.format != "json" \
+            else smt_to_json(ws, m, smt, args)
+        if args.format == "table":
+            text += _findings_line(ws)
+    elif args.format == "csv":
         text = to_csv(m, args.by, ids)
     elif args.format == "json":
         text = to_json(ws, m, args.by, ids, args)
     else:
-        text = to_table(ws, m, args.by)
-        sev = pd.Series([f.severity for f in ws.findings], dtype=object).value_counts().to_dict()
-        if sev:
-            text += "findings: " + ", ".join(f"{v} {k}" for k, v in sev.items()) + \
-                    " (details: --format json or nestscope info)\n"
+        text = to_table(ws, m, args.by) + _findings_line(ws)
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8", newline="") as fh:

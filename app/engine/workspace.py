@@ -160,6 +160,30 @@ class Workspace:
             self._mcache.popitem(last=False)
         return out.copy()
 
+    def smt(self, by: str = "type", start=None, end=None, nodes: list[NodeKey] | None = None) -> pd.DataFrame:
+        """Multithreading metrics per core type (``by="type"``, with a mean row per LPAR and type)
+        or per core (``by="core"``), as IBM's SMTMET lays them out.
+
+        z/VM D0R2 values (``ReadResult.mt``) are shown as reported; the rest is derived from the
+        MT-diagnostic counters.  See :mod:`app.engine.smt_report` for columns, units and rules.
+        ``start``/``end``/``nodes`` cut and filter like :meth:`metrics`.
+        """
+        from app.engine.smt_report import SMT_LEVELS, smt_report
+
+        if by not in SMT_LEVELS:
+            raise ValueError(f"by must be one of {', '.join(SMT_LEVELS)}; got {by!r}")
+        key = ("smt", by, str(start), str(end), tuple(tuple(n) for n in nodes) if nodes is not None else None)
+        hit = self._mcache.get(key)
+        if hit is not None:
+            self._mcache.move_to_end(key)
+            return hit.copy()
+        out = smt_report(self._ensure(), [r.mt for r in self._files if r.mt is not None], by=by, start=start,
+                         end=end, nodes=nodes)
+        self._mcache[key] = out
+        while len(self._mcache) > _CACHE:
+            self._mcache.popitem(last=False)
+        return out.copy()
+
     def tree(self) -> list:
         """CEC roots of the CEC -> LPAR -> class -> CPU tree."""
         if self._tree is None:
