@@ -1,0 +1,72 @@
+"""``nestscope gui [FILE...]``: open the window (on the bundled sample set when no file is given)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import app
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("gui", help="open the window (default command)",
+                       description="Open the NestScope window. Files and folders given are opened; "
+                                   "with none, the bundled sample set is opened.")
+    p.add_argument("files", nargs="*", metavar="FILE", help="SMF 113 or MONWRITE files or folders (gzip allowed)")
+    p.add_argument("--formulas", metavar="FILE", help="formula override file (JSON)")
+    p.add_argument("--no-sample", action="store_true", help="start empty instead of opening the sample set")
+
+
+def samples_dir() -> Path:
+    """The bundled sample folder (``NESTSCOPE_SAMPLES`` overrides it)."""
+    env = os.environ.get("NESTSCOPE_SAMPLES")
+    if env:
+        return Path(env)
+    return Path(app.__file__).resolve().parent.parent / "resources" / "samples"
+
+
+def sample_files() -> list[str]:
+    """Every sample file except those under ``broken/`` (and hidden files / notes)."""
+    root = samples_dir()
+    if not root.is_dir():
+        return []
+    out = []
+    for f in sorted(root.rglob("*")):
+        rel = f.relative_to(root)
+        if not f.is_file() or rel.parts[0] == "broken" or any(p.startswith(".") for p in rel.parts):
+            continue
+        if f.suffix.lower() in (".md", ".txt", ".json", ".csv", ".py"):
+            continue
+        out.append(str(f))
+    return out
+
+
+def make_workspace(formulas: str | None):
+    from app.engine import Workspace
+
+    return Workspace(formula_file=formulas) if formulas else Workspace()
+
+
+def run(args: argparse.Namespace) -> int:
+    from PySide6.QtWidgets import QApplication
+
+    from app.ui.main_window import MainWindow
+    from app.ui.palette import apply_palette
+
+    qapp = QApplication.instance() or QApplication(sys.argv[:1])
+    qapp.setApplicationName("NestScope")
+    qapp.setOrganizationName("NestScope")
+    apply_palette(False)
+    try:
+        ws = make_workspace(getattr(args, "formulas", None))
+    except Exception as exc:  # a bad --formulas file: say so, no traceback
+        print(f"nestscope: {exc}", file=sys.stderr)
+        return 2
+    window = MainWindow(ws)
+    window.show()
+    files = list(args.files) or ([] if args.no_sample else sample_files())
+    if files:
+        window.open_files(files)
+    return int(qapp.exec())

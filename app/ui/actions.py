@@ -1,0 +1,68 @@
+"""All window actions with their shortcuts, in one place, and the menus holding them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu
+
+from app.ui import messages as M
+
+if TYPE_CHECKING:
+    from app.ui.main_window import MainWindow
+
+
+class Actions:
+    """The QActions of the main window (created once, connected to window slots)."""
+
+    def __init__(self, w: MainWindow) -> None:
+        def act(text: str, slot=None, shortcut=None, tip: str = "", checkable: bool = False) -> QAction:
+            a = QAction(text, w)
+            if shortcut is not None:
+                a.setShortcut(QKeySequence(shortcut))
+            if tip:
+                a.setToolTip(tip)
+                a.setStatusTip(tip)
+            a.setCheckable(checkable)
+            if slot is not None:
+                (a.toggled if checkable else a.triggered).connect(slot)
+            w.addAction(a)  # shortcuts work even when the menu bar is hidden
+            return a
+
+        self.open = act(M.ACT_OPEN, w.open_dialog, QKeySequence.StandardKey.Open, M.ACT_OPEN_TIP)
+        self.open_folder = act(M.ACT_OPEN_FOLDER, w.open_folder_dialog, "Ctrl+Shift+O")
+        self.export = act(M.ACT_EXPORT, None, "Ctrl+E", M.ACT_EXPORT_TIP)
+        self.export.setEnabled(False)
+        self.quit = act(M.ACT_QUIT, w.close, QKeySequence.StandardKey.Quit)
+        self.copy = act(M.ACT_COPY, w.copy, QKeySequence.StandardKey.Copy, M.ACT_COPY_TIP)
+        self.find = act(M.ACT_FIND, w.focus_filter, QKeySequence.StandardKey.Find, M.ACT_FIND_TIP)
+        self.clear_window = act(M.ACT_CLEAR_WINDOW, w.clear_window, "Esc")
+        self.dark = act(M.ACT_DARK, w.set_dark, "Ctrl+Shift+D", checkable=True)
+        self.help = act(M.ACT_HELP, w.show_glossary, QKeySequence.StandardKey.HelpContents)
+        self.about = act(M.ACT_ABOUT, w.show_about)
+        self.recent_menu = QMenu(M.ACT_RECENT, w)
+        self.recent_menu.aboutToShow.connect(w.fill_recent_menu)
+
+    def build_menus(self, w: MainWindow) -> None:
+        bar = w.menuBar()
+        file = bar.addMenu(M.MENU_FILE)
+        file.addAction(self.open)
+        file.addAction(self.open_folder)
+        file.addMenu(self.recent_menu)
+        file.addSeparator()
+        file.addAction(self.export)
+        file.addSeparator()
+        file.addAction(self.quit)
+        edit = bar.addMenu(M.MENU_EDIT)
+        edit.addAction(self.copy)
+        edit.addAction(self.find)
+        view = bar.addMenu(M.MENU_VIEW)
+        view.addAction(self.clear_window)
+        view.addAction(self.dark)
+        self.view_menu = view
+        helpm = bar.addMenu(M.MENU_HELP)
+        helpm.addAction(self.help)
+        helpm.addAction(self.about)
+        # the export tooltip must show in the menu too
+        file.setToolTipsVisible(True)

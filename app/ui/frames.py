@@ -1,0 +1,165 @@
+"""Pure helpers turning the engine's frames into what the views show.  No Qt widgets here."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from app.ui import messages as M
+from app.ui.selection import BY_OF_LEVEL, Selection
+
+SUMMARY_COL = "_summary"  # bool column added here: True on summary rows
+
+
+@dataclass(frozen=True)
+class ColDef:
+    """One table column: an identification column (frozen) or a metric ColumnSpec."""
+
+    id: str
+    header: str
+    decimals: int | None = None
+    group: str = ""
+    tooltip: str = ""
+    frozen: bool = False
+    numeric: bool = True
+
+
+FROZEN = (
+    ColDef("_system", M.COL_SYSTEM, frozen=True, numeric=False),
+    ColDef("_node", M.COL_NODE, frozen=True, numeric=False),
+    ColDef("_date", M.COL_DATE, frozen=True, numeric=False),
+    ColDef("_end", M.COL_END, frozen=True, numeric=False),
+)
+N_FROZEN = len(FROZEN)
+
+
+def metric_columns(ws: Any, generations: list[str]) -> list[ColDef]:
+    """presentation_columns of every generation, in IBM order, union without duplicates.
+
+    The workspace's own ``presentation_columns`` is preferred (it honours a formula override file).
+    """
+    if hasattr(ws, "presentation_columns"):
+        columns = ws.presentation_columns
+    else:
+        from app.engine import presentation_columns as columns
+    out: list[ColDef] = []
+    seen: set[str] = set()
+    for gen in generations or ["generic"]:
+        try:
+            specs = columns(gen)
+        except Exception:  # an unknown generation: show identification columns only
+            specs = []
+        for spec in specs:
+            if spec.id in seen:
+                continue
+            seen.add(spec.id)
+            numeric = spec.id not in ("Workload_Hint", "quality")
+            out.append(ColDef(spec.id, spec.header, spec.decimals, spec.group or "", spec.tooltip or spec.header,
+                              numeric=numeric))
+    if "quality" not in seen:
+        out.append(ColDef("quality", M.COL_QUALITY, None, "Health", M.QUALITY_HEADER_TIP, numeric=False))
+    return out
+
+
+def interval_frame(ws: Any, sel: Selection, windowed: bool = True, summary: bool = True) -> pd.DataFrame:
+    """Per-interval metric rows of the selected nodes (all LPARs when nothing is selected)."""
+    start, end = (sel.start, sel.end) if windowed and sel.has_window else (None, None)
+    parts: list[pd.DataFrame] = []
+    if not sel.nodes:
+        parts.append(_metrics(ws, "lpar_interval", None, start, end, summary))
+    for level in sel.levels():
+        nodes = [n for n in sel.nodes if n[0] == level]
+        parts.append(_metrics(ws, BY_OF_LEVEL[level], nodes, start, end, summary))
+    parts = [p for p in parts if p is not None and len(p)]
+    if not parts:
+        return pd.DataFrame()
+    df = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
+    return df
+
+
+def _metrics(ws: Any, by: str, nodes: list | None, start: Any, end: Any, summary: bool) -> pd.DataFrame:
+    df = ws.metrics(by=by, nodes=nodes, start=start, end=end, summary=summary)
+    df = df.copy()
+    df["_by"] = by
+    df[SUMMARY_COL] = is_summary(df) if summary else False
+    return df
+
+
+def is_summary(df: pd.DataFrame) -> pd.Series:
+    """Rows appended by ``summary=True`` (the engine marks them; see the adapters below)."""
+    if "summary" in df.columns:
+        return df["summary"].fillna(False).astype(bool)
+    if "row_kind" in df.columns:
+        return df["row_kind"].astype(str).eq("summary")
+    return pd.Series(False, index=df.index)
+
+
+def _col(df: pd.DataFrame, name: str) -> list[Any]:
+    return df[name].tolist() if name in df.columns else [None] * len(df)
+
+
+def node_texts(df: pd.DataFrame) -> list[str]:
+    """node_text of every row, column-wise (fast on large frames)."""
+    cols = ("_by", "cec", "lpar", "class", "cpu")
+    return [node_text(dict(zip(cols, vals, strict=True))) for vals in zip(*(_col(df, c) for c in cols), strict=True)]
+
+
+def system_texts(df: pd.DataFrame) -> list[str]:
+    cols = ("system", "lpar", "cec")
+    return [system_text(dict(zip(cols, vals, strict=True))) for vals in zip(*(_col(df, c) for c in cols), strict=True)]
+
+
+def node_text(row: Any) -> str:
+    """Short identification of the row's node: LPAR, class and CPU as they apply."""
+    by = row.get("_by", "")
+    parts: list[str] = []
+    if by == "cec_interval":
+        return str(row.get("cec", ""))
+    for col in ("lpar", "class"):
+        v = row.get(col)
+        if _present(v):
+            parts.append(str(v))
+    cpu = row.get("cpu")
+    if by == "cpu" and _present(cpu):
+        parts.append(f"CPU {int(cpu)}")
+    return " ".join(parts)
+
+
+def system_text(row: Any) -> str:
+    for col in ("system", "lpar", "cec"):
+        v = row.get(col)
+        if _present(v):
+            return str(v)
+    return ""
+
+
+def _present(v: Any) -> bool:
+    if v is None:
+        return False
+    if isinstance(v, float) and math.isnan(v):
+        return False
+    return not (v is pd.NaT or (isinstance(v, str) and not v))
+
+
+def fmt_number(value: Any, decimals: int | None) -> str:
+    """Display text of a metric value: '' for NaN, ColumnSpec rounding otherwise."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isnan(f):
+        return ""
+    return f"{f:.{2 if decimals is None else decimals}f}"
+
+
+def generations_of(df: pd.DataFrame) -> list[str]:
+    if "generation" not in df.columns or df.empty:
+        return []
+    return [str(g) for g in pd.unique(df["generation"].dropna())]

@@ -1,0 +1,210 @@
+"""Loading controller: queue files, run one ReadWorker per file, notice duplicates.
+
+The controller owns the jobs and their status-bar widgets (progress bar +
+Cancel).  It never touches the workspace: it emits ``file_read`` with the
+outcome and the window adds it on the GUI thread.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
+
+from app.ui import messages as M
+from app.ui.workers import LoadOutcome, ReadWorker, read_pool
+
+
+@dataclass
+class Job:
+    """One file being read."""
+
+    path: str
+    resolved: str
+    worker: ReadWorker
+    widget: QWidget | None = None
+    done: bool = False
+
+
+@dataclass
+class OpenedFile:
+    """A file already added to the workspace."""
+
+    path: str
+    resolved: str
+    size: int
+    mtime_ns: int
+    digest: str = ""
+
+
+class JobWidget(QWidget):
+    """Progress bar and Cancel button of one job (indeterminate until the first real value)."""
+
+    def __init__(self, name: str, on_cancel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(2, 0, 2, 0)
+        self.label = QLabel(name)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 0)
+        self.bar.setMaximumWidth(140)
+        self.bar.setMaximumHeight(16)
+        self.button = QToolButton()
+        self.button.setText(M.CANCEL)
+        self.button.setToolTip(M.CANCEL_TIP.format(name=name))
+        self.button.clicked.connect(on_cancel)
+        lay.addWidget(self.label)
+        lay.addWidget(self.bar)
+        lay.addWidget(self.button)
+
+    def set_progress(self, fraction: float) -> None:
+        if self.bar.maximum() == 0:
+            self.bar.setRange(0, 100)
+        self.bar.setValue(int(fraction * 100))
+
+
+def expand_paths(paths: list[str]) -> list[str]:
+    """Files given plus the files inside folders given (recursively, sorted, hidden skipped)."""
+    out: list[str] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            for f in sorted(path.rglob("*")):
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts):
+                    out.append(str(f))
+        else:
+            out.append(str(path))
+    return out
+
+
+def _stat(path: str) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return (st.st_size, st.st_mtime_ns)
+
+
+class LoadController(QObject):
+    """Runs read jobs and reports their outcome by signal."""
+
+    file_read = Signal(object)        # LoadOutcome, not a duplicate
+    job_started = Signal(str)         # path
+    job_ended = Signal(str)           # path, whatever the outcome
+    message = Signal(str)             # status-bar text
+    failed = Signal(str, str, str)    # path, short text, details (unexpected exception)
+    idle = Signal()                   # no job left
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.jobs: dict[str, Job] = {}
+        self.opened: list[OpenedFile] = []
+        self.status_bar = None  # set by the window: QStatusBar receiving the job widgets
+        self._live: set[ReadWorker] = set()  # workers still running (kept alive until they end)
+
+    # -- queries -------------------------------------------------------------------------------
+    def busy(self) -> bool:
+        return bool(self.jobs)
+
+    def running_workers(self) -> int:
+        """Workers whose thread has not returned yet (cancelled ones included)."""
+        return len(self._live)
+
+    def already_open(self, path: str) -> OpenedFile | None:
+        """The opened file that ``path`` is (same resolved path, or same size+mtime+name)."""
+        resolved = str(Path(path).resolve())
+        size, mtime = _stat(path)
+        for f in self.opened:
+            if f.resolved == resolved:
+                return f
+            if (size, mtime) == (f.size, f.mtime_ns) and Path(path).name == Path(f.path).name and size >= 0:
+                return f
+        return None
+
+    # -- actions -------------------------------------------------------------------------------
+    def open(self, paths: list[str]) -> int:
+        """Queue ``paths`` (files or folders); returns the number of jobs started."""
+        started = 0
+        for path in expand_paths(paths):
+            resolved = str(Path(path).resolve())
+            name = Path(path).name
+            dup = self.already_open(path)
+            if dup is not None:
+                self.message.emit(M.STATUS_DUPLICATE.format(name=name, other=dup.path))
+                continue
+            if resolved in self.jobs:
+                self.message.emit(M.STATUS_QUEUED_DUP.format(name=name))
+                continue
+            self._start(path, resolved)
+            started += 1
+        return started
+
+    def cancel_all(self) -> None:
+        for key in list(self.jobs):
+            self.cancel(key)
+
+    def cancel(self, resolved: str) -> None:
+        """Stop a job now: its widget goes away and a late result is dropped."""
+        job = self.jobs.get(resolved)
+        if job is None:
+            return
+        job.worker.cancel()
+        self.message.emit(M.STATUS_CANCELLED.format(name=Path(job.path).name))
+        self._end(job)
+
+    # -- internals -----------------------------------------------------------------------------
+    def _start(self, path: str, resolved: str) -> None:
+        worker = ReadWorker(path)
+        job = Job(path, resolved, worker)
+        self.jobs[resolved] = job
+        name = Path(path).name
+        if self.status_bar is not None:
+            job.widget = JobWidget(name, lambda: self.cancel(resolved))
+            self.status_bar.addPermanentWidget(job.widget)
+            worker.signals.progress.connect(job.widget.set_progress)
+        for sig in (worker.signals.finished, worker.signals.errored, worker.signals.cancelled):
+            sig.connect(lambda *_a, w=worker: self._live.discard(w))
+        self._live.add(worker)
+        worker.signals.finished.connect(lambda outcome: self._on_finished(job, outcome))
+        worker.signals.errored.connect(lambda text, details: self._on_errored(job, text, details))
+        worker.signals.cancelled.connect(lambda: self._end(job))
+        self.message.emit(M.STATUS_LOADING.format(name=name))
+        self.job_started.emit(path)
+        read_pool().start(worker)
+
+    def _end(self, job: Job) -> None:
+        if job.done:
+            return
+        job.done = True
+        self.jobs.pop(job.resolved, None)
+        if job.widget is not None:
+            if self.status_bar is not None:
+                self.status_bar.removeWidget(job.widget)
+            job.widget.deleteLater()
+            job.widget = None
+        self.job_ended.emit(job.path)
+        if not self.jobs:
+            self.idle.emit()
+
+    def _on_finished(self, job: Job, outcome: LoadOutcome) -> None:
+        if job.done:  # cancelled meanwhile: drop the late result
+            return
+        name = Path(job.path).name
+        dup = next((f for f in self.opened if outcome.digest and f.digest == outcome.digest), None)
+        if dup is not None:
+            self.message.emit(M.STATUS_DUPLICATE.format(name=name, other=dup.path))
+        else:
+            size, mtime = _stat(job.path)
+            self.opened.append(OpenedFile(job.path, job.resolved, size, mtime, outcome.digest))
+            self.file_read.emit(outcome)
+        self._end(job)
+
+    def _on_errored(self, job: Job, text: str, details: str) -> None:
+        if job.done:
+            return
+        self.message.emit(M.STATUS_FAILED.format(name=Path(job.path).name, why=text))
+        self.failed.emit(job.path, text, details)
+        self._end(job)

@@ -1,0 +1,323 @@
+"""The main window: machine tree, interval table, timelines, data health.
+
+Files are read by workers (see ``loader``); results are added to the one
+Workspace on the GUI thread; views render from the Workspace and the shared
+SelectionState.  No formulas here.
+"""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget
+
+from app.ui import messages as M
+from app.ui import settings
+from app.ui.actions import Actions
+from app.ui.frames import generations_of
+from app.ui.health import HealthPanel
+from app.ui.help import GlossaryDialog, show_about, show_error
+from app.ui.loader import LoadController
+from app.ui.render import ViewData, compute_view
+from app.ui.palette import apply_palette
+from app.ui.selection import Selection, SelectionState
+from app.ui.table_view import IntervalTable
+from app.ui.timeline import TimelineView
+from app.ui.tree_panel import TreePanel
+from app.ui.workers import SerialRunner
+
+STATUS_MS = 8000
+
+
+class MainWindow(QMainWindow):
+    """NestScope's window over one Workspace."""
+
+    def __init__(self, ws: Any = None) -> None:
+        super().__init__()
+        if ws is None:
+            from app.engine import Workspace
+
+            ws = Workspace()
+        self.ws = ws
+        self.errors: list[str] = []  # unexpected exceptions shown to the user (tests assert it stays empty)
+        self.setWindowTitle(M.APP_TITLE)
+        self.setAcceptDrops(True)
+        self.selection = SelectionState(self)
+        self._pending: list[Any] = []  # read outcomes not yet added to the workspace
+        self._want_table = self._want_timeline = False
+        self._loaded = False
+        self.runner = SerialRunner(self)
+        self.runner.done.connect(self._apply)
+        self.runner.failed.connect(self._on_view_failed)
+        self.loader = LoadController(self)
+        self.loader.status_bar = self.statusBar()
+        self.tree = TreePanel(self)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.tree.dock)
+        self.table = IntervalTable()
+        self.timeline = TimelineView()
+        self.health = HealthPanel()
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.table, M.TAB_TABLE)
+        self.tabs.addTab(self.timeline, M.TAB_TIMELINE)
+        self.tabs.addTab(self.health, M.TAB_HEALTH)
+        self.setCentralWidget(self.tabs)
+        self.actions_ = Actions(self)
+        self.actions_.build_menus(self)
+        self.actions_.view_menu.addAction(self.tree.dock.toggleViewAction())
+        self._connect()
+        self._restore()
+
+    def _connect(self) -> None:
+        self.loader.file_read.connect(self._on_file_read)
+        self.loader.message.connect(lambda text: self.statusBar().showMessage(text, STATUS_MS))
+        self.loader.failed.connect(self._on_failed)
+        self.loader.idle.connect(self._on_reads_done)
+        self.tree.nodes_selected.connect(self.selection.set_nodes)
+        self.selection.nodes_changed.connect(self._on_nodes_changed)
+        self.selection.window_changed.connect(self._on_window_changed)
+        self.timeline.window_requested.connect(self.selection.set_window)
+        self.health.finding_activated.connect(self.show_finding)
+        self.table.copied.connect(lambda r, c: self.statusBar().showMessage(M.STATUS_COPIED.format(rows=r, cols=c),
+                                                                            STATUS_MS))
+
+    # -- opening files -------------------------------------------------------------------------
+    def open_files(self, paths: list[str]) -> int:
+        """Add ``paths`` (files or folders) to what is open; returns the number of reads started."""
+        paths = [str(p) for p in paths if str(p)]
+        if not paths:
+            return 0
+        started = self.loader.open(paths)
+        for p in paths:
+            if Path(p).is_dir() and started == 0:
+                self.statusBar().showMessage(M.STATUS_NO_FILES.format(name=p), STATUS_MS)
+        settings.add_recent(paths)
+        return started
+
+    def open_dialog(self) -> None:
+        start = settings.get_value("dialog/dir", "") or ""
+        paths, _ = QFileDialog.getOpenFileNames(self, M.OPEN_DIALOG_TITLE, str(start), M.FILE_FILTERS)
+        if paths:
+            settings.set_value("dialog/dir", str(Path(paths[0]).parent))
+            self.open_files(paths)
+
+    def open_folder_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, M.OPEN_FOLDER_TITLE, str(settings.get_value("dialog/dir", "")))
+        if folder:
+            self.open_files([folder])
+
+    def fill_recent_menu(self) -> None:
+        menu = self.actions_.recent_menu
+        menu.clear()
+        recent = settings.recent_files()
+        for p in recent:
+            menu.addAction(p, lambda p=p: self.open_files([p]))
+        if not recent:
+            menu.addAction(M.ACT_RECENT_EMPTY).setEnabled(False)
+            return
+        menu.addSeparator()
+        menu.addAction(M.ACT_RECENT_CLEAR, settings.clear_recent)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_files(paths)
+
+    def _on_file_read(self, outcome: Any) -> None:
+        """Queue a finished read; files finishing while a job runs are added together."""
+        self._pending.append(outcome)
+        self.request(table=True, timeline=True)
+
+    @staticmethod
+    def _status_of(outcome: Any) -> str:
+        result, name = outcome.result, Path(outcome.path).name
+        if getattr(result, "readable", True):
+            return M.STATUS_LOADED.format(name=name, n=len(getattr(result, "samples", [])))
+        why = next((f.message for f in result.findings if f.severity == "error"), "no CPU MF records")
+        return M.STATUS_NOTHING.format(name=name, why=why)
+
+    def _on_failed(self, path: str, text: str, details: str) -> None:
+        self._unexpected(f"{Path(path).name}: {text}", details)
+
+    def _unexpected(self, what: str, details: str) -> None:
+        self.errors.append(what)
+        show_error(self, what, details)
+
+    # -- rendering -----------------------------------------------------------------------------
+    def busy(self) -> bool:
+        """Files being read or views being computed."""
+        return self.loader.busy() or self.runner.busy() or bool(self._pending)
+
+    def loaded(self) -> bool:
+        return self._loaded
+
+    def request(self, table: bool = True, timeline: bool = True) -> None:
+        """Recompute the views off the GUI thread (the latest request wins)."""
+        self._want_table |= table
+        self._want_timeline |= timeline
+        self.runner.submit(self._make_job)
+
+    def _make_job(self):
+        added, self._pending = self._pending, []
+        table, timeline = self._want_table, self._want_timeline
+        if added and self._loaded and self.loader.busy():
+            # more files are coming: fill the tree and health now, the table and plots once reads end
+            table = timeline = False
+        else:
+            self._want_table = self._want_timeline = False
+        ws, sel = self.ws, self.selection.value
+        return lambda: compute_view(ws, sel, added, table=table, timeline=timeline)
+
+    def _on_reads_done(self) -> None:
+        if self._want_table or self._want_timeline:
+            self.request(table=False, timeline=False)  # the deferred table/plot refresh
+
+    def _on_view_failed(self, text: str, details: str) -> None:
+        self._unexpected(text, details)
+
+    def _apply(self, view: ViewData) -> None:
+        """Show a computed ViewData (GUI thread; models only)."""
+        for o in view.added:
+            self.statusBar().showMessage(self._status_of(o), STATUS_MS)
+        current = self.selection.value
+        if view.roots is not None:
+            self.tree.set_roots(view.roots)
+        if not current.nodes and view.selection.nodes:
+            self.selection.blockSignals(True)  # the first LPAR, chosen by the job: already rendered
+            self.selection.set_nodes(view.selection.nodes)
+            self.selection.blockSignals(False)
+            current = self.selection.value
+        if view.roots is not None:
+            self.tree.select_keys(current.nodes)
+        if view.findings is not None:
+            self._loaded = view.loaded
+            self._show_health(view)
+        fresh = view.selection.nodes == current.nodes
+        if not view.loaded:
+            self.table.set_placeholder(M.PLACEHOLDER)
+            self.timeline.set_frame(pd.DataFrame(), loaded=False)
+            return
+        if view.table is not None and fresh and (view.selection.start, view.selection.end) == (current.start,
+                                                                                            current.end):
+            self.table.model.quality_details = view.quality_details
+            self.table.placeholder.setText(M.TABLE_NO_ROWS)
+            self.table.model.set_frame(view.table, view.columns)
+        if view.timeline is not None and fresh:
+            self.timeline.set_frame(view.timeline)
+            self.timeline.set_window(current.start, current.end)
+
+    def _show_health(self, view: ViewData) -> None:
+        findings = view.findings or []
+        self.health.set_findings(findings, view.files or [], view.loaded)
+        i = self.tabs.indexOf(self.health)
+        self.tabs.setTabText(i, M.TAB_HEALTH_N.format(n=len(findings)) if findings else M.TAB_HEALTH)
+
+    def _on_nodes_changed(self, _sel: Selection) -> None:
+        if self._loaded:
+            self.request(table=True, timeline=True)
+
+    def _on_window_changed(self, sel: Selection) -> None:
+        self.timeline.set_window(sel.start, sel.end)
+        if sel.has_window:
+            text = M.STATUS_WINDOW.format(start=sel.start.strftime("%Y-%m-%d %H:%M"), end=sel.end.strftime("%H:%M"))
+        else:
+            text = M.STATUS_WINDOW_CLEARED
+        self.statusBar().showMessage(text, STATUS_MS)
+        if self._loaded:
+            self.request(table=True, timeline=False)
+
+    # -- commands ------------------------------------------------------------------------------
+    def copy(self) -> None:
+        if self.tabs.currentWidget() is self.health:
+            return
+        self.table.copy_selection()
+
+    def focus_filter(self) -> None:
+        self.tree.dock.show()
+        self.tree.filter.setFocus()
+        self.tree.filter.selectAll()
+
+    def clear_window(self) -> None:
+        self.selection.clear_window()
+
+    def set_dark(self, dark: bool) -> None:
+        apply_palette(dark)
+        self.timeline.apply_theme(dark)
+        self.table.model.dark = dark
+        self.table.view.viewport().update()
+        self.table.frozen.viewport().update()
+        settings.set_value("view/dark", dark)
+
+    def show_glossary(self) -> GlossaryDialog:
+        gens = generations_of(self.table.model.frame)
+        dlg = GlossaryDialog(self, gens[0] if gens else None)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.open()
+        return dlg
+
+    def show_about(self) -> None:
+        show_about(self, None if self.busy() else self.ws)
+
+    def show_finding(self, finding: Any) -> None:
+        """Select the node a finding affects in the tree, and its interval in the table when possible."""
+        key = tuple(self.tree.key_for_finding(finding.key or {}))
+        if key:
+            self.tree.select_keys([key])
+            self.selection.set_nodes([key])
+        when = (finding.key or {}).get("time") or (finding.key or {}).get("interval_end")
+        if when is not None:
+            self.tabs.setCurrentWidget(self.table)
+            self.table.select_row(self.table.model.row_of(lambda r: _same_time(r.get("interval_end"), when)))
+
+    # -- persistence ---------------------------------------------------------------------------
+    def _restore(self) -> None:
+        geo = settings.get_value("window/geometry")
+        if geo is not None:
+            self.restoreGeometry(geo)
+        else:
+            self.resize(1440, 900)
+        state = settings.get_value("window/state")
+        self._state_restored = state is not None and bool(self.restoreState(state))
+        if settings.get_bool("view/dark"):
+            self.actions_.dark.setChecked(True)
+        self._apply(ViewData(selection=Selection(), roots=[], findings=[], files=[], loaded=False))
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._state_restored:  # first run: give the tree room for its labels
+            self._state_restored = True
+            width = max(300, min(430, int(self.width() * 0.27)))
+            self.resizeDocks([self.tree.dock], [width], Qt.Orientation.Horizontal)
+
+    def closeEvent(self, event) -> None:
+        self.loader.cancel_all()
+        settings.set_value("window/geometry", self.saveGeometry())
+        settings.set_value("window/state", self.saveState())
+        super().closeEvent(event)
+
+
+def _same_time(a: Any, b: Any) -> bool:
+    try:
+        ta, tb = pd.Timestamp(a), pd.Timestamp(b)
+        if (ta.tzinfo is None) != (tb.tzinfo is None):
+            ta, tb = ta.tz_localize(None) if ta.tzinfo else ta, tb.tz_localize(None) if tb.tzinfo else tb
+        return abs((ta - tb).total_seconds()) < 1
+    except (TypeError, ValueError):
+        return False
+

@@ -1,0 +1,76 @@
+"""QSettings access in one place.
+
+``NESTSCOPE_SETTINGS_FILE`` points the settings at an INI file (tests use a file
+under ``tmp_path``); otherwise the platform store of organization
+``NESTSCOPE_SETTINGS_ORG`` (default ``NestScope``) is used.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+
+ORG = "NestScope"
+APP = "NestScope"
+MAX_RECENT = 10
+
+
+def settings() -> QSettings:
+    """The settings object for the window (cheap; create one per use)."""
+    file = os.environ.get("NESTSCOPE_SETTINGS_FILE")
+    if file:
+        return QSettings(file, QSettings.Format.IniFormat)
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
+                     os.environ.get("NESTSCOPE_SETTINGS_ORG", ORG), APP)
+
+
+def get_list(key: str) -> list[str]:
+    """A string list stored under ``key`` ([] when absent)."""
+    value = settings().value(key, [])
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value else []
+    return [str(v) for v in value]
+
+
+def set_list(key: str, values: list[str]) -> None:
+    settings().setValue(key, list(values))
+
+
+def recent_files() -> list[str]:
+    return get_list("recent/files")
+
+
+def add_recent(paths: list[str]) -> list[str]:
+    """Put ``paths`` at the top of the recent list; returns the new list."""
+    current = recent_files()
+    for p in reversed(paths):
+        p = str(Path(p))
+        if p in current:
+            current.remove(p)
+        current.insert(0, p)
+    current = current[:MAX_RECENT]
+    set_list("recent/files", current)
+    return current
+
+
+def clear_recent() -> None:
+    set_list("recent/files", [])
+
+
+def get_bool(key: str, default: bool = False) -> bool:
+    value = settings().value(key, default)
+    if isinstance(value, str):
+        return value.lower() in ("1", "true", "yes")
+    return bool(value)
+
+
+def set_value(key: str, value: object) -> None:
+    settings().setValue(key, value)
+
+
+def get_value(key: str, default: object = None) -> object:
+    return settings().value(key, default)

@@ -1,0 +1,221 @@
+"""Interval table model: one row per node per interval, over an engine metric frame.
+
+No item per cell: cells are read from numpy arrays of the frame.  Summary rows
+(whole selection over the window) are pinned on top and bold; sorting orders
+the interval rows below them.  Rows load in pages of ``ROWS_TO_LOAD``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor, QFont
+
+from app.ui import messages as M
+from app.ui.frames import FROZEN, SUMMARY_COL, ColDef, fmt_number, node_texts, system_texts
+from app.ui.roles import Role
+
+ROWS_TO_LOAD = 2000
+Index = QModelIndex | QPersistentModelIndex
+TINT_LIGHT = QColor(255, 226, 170)
+TINT_DARK = QColor(110, 80, 30)
+SUMMARY_LIGHT = QColor(228, 236, 248)
+SUMMARY_DARK = QColor(45, 60, 85)
+
+
+class IntervalTableModel(QAbstractTableModel):
+    """A thin adapter over a metric frame and its column definitions."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.dark = False
+        self.quality_details: dict[str, str] = {}  # finding code -> explanation for tooltips
+        self._set(pd.DataFrame(), list(FROZEN))
+
+    # -- data replacement ----------------------------------------------------------------------
+    def set_frame(self, df: pd.DataFrame, columns: list[ColDef]) -> None:
+        self.beginResetModel()
+        self._set(df, columns)
+        self.endResetModel()
+
+    def _set(self, df: pd.DataFrame, columns: list[ColDef]) -> None:
+        self.frame = df.reset_index(drop=True)
+        self.columns = list(columns)
+        n = len(self.frame)
+        self._values: list[np.ndarray | None] = [self._column_values(c) for c in self.columns]
+        summ = self.frame[SUMMARY_COL].to_numpy(dtype=bool) if SUMMARY_COL in self.frame else np.zeros(n, bool)
+        self._summary = summ
+        self._quality = (self.frame["quality"].fillna("").astype(str).to_numpy()
+                         if "quality" in self.frame else np.full(n, "", dtype=object))
+        self._order = np.concatenate([np.flatnonzero(summ), np.flatnonzero(~summ)]).astype(int)
+        self._loaded = min(n, ROWS_TO_LOAD)
+
+    def _column_values(self, col: ColDef) -> np.ndarray | None:
+        df = self.frame
+        if df.empty:
+            return None
+        if col.id == "_system":
+            return np.array(system_texts(df), dtype=object)
+        if col.id == "_node":
+            return np.array(node_texts(df), dtype=object)
+        if col.id in ("_date", "_end"):
+            return _time_texts(df, col.id, self._summary_mask(df))
+        if col.id not in df.columns:
+            return None
+        return df[col.id].to_numpy()
+
+    @staticmethod
+    def _summary_mask(df: pd.DataFrame) -> np.ndarray:
+        return df[SUMMARY_COL].to_numpy(dtype=bool) if SUMMARY_COL in df else np.zeros(len(df), bool)
+
+    # -- lookups -------------------------------------------------------------------------------
+    def frame_row(self, row: int) -> int:
+        """Frame position of view row ``row``."""
+        return int(self._order[row])
+
+    def column_index(self, col_id: str) -> int:
+        for i, c in enumerate(self.columns):
+            if c.id == col_id:
+                return i
+        return -1
+
+    def row_of(self, pred) -> int:
+        """First view row whose frame row satisfies ``pred(series)``, -1 when none."""
+        for row, pos in enumerate(self._order):
+            if pred(self.frame.iloc[int(pos)]):
+                return row
+        return -1
+
+    def is_summary_row(self, row: int) -> bool:
+        return bool(self._summary[self._order[row]])
+
+    def raw(self, row: int, col: int) -> Any:
+        values = self._values[col]
+        if values is None:
+            return None
+        v = values[self._order[row]]
+        if isinstance(v, float) and np.isnan(v):
+            return None
+        return v
+
+    def text(self, row: int, col: int) -> str:
+        c = self.columns[col]
+        v = self.raw(row, col)
+        if not c.numeric or c.frozen:
+            return "" if v is None else str(v)
+        return fmt_number(v, c.decimals)
+
+    # -- paging --------------------------------------------------------------------------------
+    def canFetchMore(self, parent: Index = QModelIndex()) -> bool:
+        return not parent.isValid() and self._loaded < len(self._order)
+
+    def fetchMore(self, parent: Index = QModelIndex()) -> None:
+        if parent.isValid():
+            return
+        more = min(ROWS_TO_LOAD, len(self._order) - self._loaded)
+        if more <= 0:
+            return
+        self.beginInsertRows(QModelIndex(), self._loaded, self._loaded + more - 1)
+        self._loaded += more
+        self.endInsertRows()
+
+    def fetch_all(self) -> None:
+        while self.canFetchMore():
+            self.fetchMore()
+
+    # -- Qt model API --------------------------------------------------------------------------
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else self._loaded
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(self.columns):
+            return None
+        c = self.columns[section]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return c.header
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return c.tooltip or c.header
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        if not (0 <= row < self._loaded and 0 <= col < len(self.columns)):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(row, col)
+        if role == Role.SORT:
+            return self.raw(row, col)
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            c = self.columns[col]
+            h = Qt.AlignmentFlag.AlignRight if c.numeric and not c.frozen else Qt.AlignmentFlag.AlignLeft
+            return int(h | Qt.AlignmentFlag.AlignVCenter)
+        if role == Role.SUMMARY:
+            return self.is_summary_row(row)
+        if role == Qt.ItemDataRole.FontRole and self.is_summary_row(row):
+            f = QFont()
+            f.setBold(True)
+            return f
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return self._background(row)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(row)
+        return None
+
+    def _display(self, row: int, col: int) -> str:
+        if self.is_summary_row(row) and self.columns[col].id == "_end":
+            return M.SUMMARY_LABEL
+        return self.text(row, col)
+
+    def _background(self, row: int) -> QColor | None:
+        pos = self._order[row]
+        if self._quality[pos]:
+            return TINT_DARK if self.dark else TINT_LIGHT
+        if self._summary[pos]:
+            return SUMMARY_DARK if self.dark else SUMMARY_LIGHT
+        return None
+
+    def _tooltip(self, row: int) -> str | None:
+        pos = self._order[row]
+        codes = str(self._quality[pos])
+        if codes:
+            lines = [M.QUALITY_TIP.format(codes=codes)]
+            lines += [self.quality_details[c] for c in codes.split(",") if c.strip() in self.quality_details]
+            return "\n".join(lines)
+        if self._summary[pos]:
+            return M.SUMMARY_TIP
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort interval rows by raw value (NaN last); summary rows stay on top."""
+        if not 0 <= column < len(self.columns) or self._values[column] is None:
+            return
+        self.layoutAboutToBeChanged.emit()
+        values = self._values[column]
+        if self.columns[column].id == "_end" or self.columns[column].id == "_date":
+            values = self.frame["interval_end"].to_numpy() if "interval_end" in self.frame else values
+        rows = np.flatnonzero(~self._summary)
+        keys = pd.Series(values[rows])
+        idx = keys.sort_values(ascending=order == Qt.SortOrder.AscendingOrder, na_position="last",
+                               kind="stable").index.to_numpy()
+        self._order = np.concatenate([np.flatnonzero(self._summary), rows[idx]]).astype(int)
+        self.layoutChanged.emit()
+
+
+def _time_texts(df: pd.DataFrame, col_id: str, summary: np.ndarray) -> np.ndarray:
+    if "interval_end" not in df.columns:
+        return np.full(len(df), "", dtype=object)
+    end = pd.to_datetime(df["interval_end"])
+    fmt = "%Y-%m-%d" if col_id == "_date" else "%H:%M:%S"
+    texts = end.dt.strftime(fmt).fillna("").to_numpy(dtype=object)
+    if col_id == "_date" and summary.any() and "interval_start" in df.columns:
+        start = pd.to_datetime(df["interval_start"]).dt.strftime("%Y-%m-%d").fillna("")
+        texts[summary] = start[summary].to_numpy(dtype=object)
+    return texts

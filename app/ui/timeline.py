@@ -1,0 +1,247 @@
+"""Stacked timelines sharing one time axis, a crosshair, and a region choosing the time window.
+
+Every data plot's x axis is linked, by object, to one base ViewBox: the thin
+time-axis plot at the bottom of the stack, which is always in the scene.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.ui import messages as M
+from app.ui import settings
+from app.ui.timeline_plots import LEFT_AXIS_WIDTH, PLOT_ORDER, Series, draw, has_data, readout, split_series
+
+PLOTS_KEY = "timeline/plots"
+THEMES = {False: {"bg": "w", "fg": "#202020", "line": "#505050", "region": (70, 130, 220, 50),
+                 "legend": (255, 255, 255, 210)},
+          True: {"bg": "#1e1e1e", "fg": "#e0e0e0", "line": "#c0c0c0", "region": (120, 170, 255, 60),
+                "legend": (30, 30, 30, 210)}}
+
+
+def _fix_axes(plot: pg.PlotItem, show_bottom: bool) -> None:
+    plot.getAxis("left").setWidth(LEFT_AXIS_WIDTH)
+    plot.showAxis("bottom", show_bottom)
+    plot.showGrid(x=True, y=True, alpha=0.25)
+    plot.setMenuEnabled(False)
+
+
+class TimelineView(QWidget):
+    """Checkable plot list + stacked plots + overview with the window region."""
+
+    window_requested = Signal(object, object)  # start, end Timestamps (None, None = whole range)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.series: list[Series] = []
+        self.dark = False
+        self.chooser = QListWidget()
+        self.chooser.setMaximumWidth(110)
+        wanted = settings.get_list(PLOTS_KEY) or [p for p in PLOT_ORDER if p != "mt"]
+        for pid in PLOT_ORDER:
+            item = QListWidgetItem(M.PLOT_SHORT[pid])
+            item.setToolTip(M.PLOT_TITLES[pid])
+            item.setData(Qt.ItemDataRole.UserRole, pid)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if pid in wanted or pid == "mt" else Qt.CheckState.Unchecked)
+            self.chooser.addItem(item)
+        self.chooser.itemChanged.connect(self._chooser_changed)
+        self.glw = pg.GraphicsLayoutWidget()
+        self.glw.ci.setSpacing(2)
+        self.plots: dict[str, pg.PlotItem] = {}
+        self.vlines: dict[str, pg.InfiniteLine] = {}
+        self._build_plots()
+        self._build_layout()
+        self.readout = QLabel(M.READOUT_EMPTY)
+        self.readout.setTextFormat(Qt.TextFormat.RichText)
+        self.readout.setWordWrap(True)
+        self.placeholder = QLabel(M.PLACEHOLDER)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.addWidget(self.readout)
+        rl.addWidget(self.glw, 1)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.placeholder)
+        self.stack.addWidget(right)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.chooser)
+        lay.addWidget(self.stack, 1)
+        self.proxy = pg.SignalProxy(self.glw.scene().sigMouseMoved, rateLimit=30, slot=self._mouse_moved)
+        self.apply_theme(False)
+        self._relayout()
+
+    # -- construction --------------------------------------------------------------------------
+    def _build_plots(self) -> None:
+        self.base = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0)})
+        _fix_axes(self.base, True)
+        self.base.getAxis("left").setStyle(showValues=False)
+        self.base.hideButtons()
+        self.base.setMaximumHeight(40)
+        self.base.getViewBox().setMouseEnabled(y=False)
+        self.base_vb = self.base.getViewBox()
+        for pid in PLOT_ORDER:
+            p = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0)})
+            _fix_axes(p, False)
+            p.setTitle(M.PLOT_TITLES[pid], size="9pt")
+            legend = p.addLegend(offset=(-5, 1), labelTextSize="7pt", verSpacing=-6)
+            legend.setColumnCount(3)
+            p.setXLink(self.base_vb)
+            self.plots[pid] = p
+        self.overview = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0)})
+        _fix_axes(self.overview, True)
+        self.overview.setTitle(M.OVERVIEW_TITLE, size="8pt")
+        self.overview.setMaximumHeight(110)
+        self.overview.setMouseEnabled(x=False, y=False)
+        self.region = pg.LinearRegionItem(swapMode="sort")
+        self.region.setZValue(10)
+        self.overview.addItem(self.region, ignoreBounds=True)
+        self.region.sigRegionChangeFinished.connect(self._region_finished)
+
+    def visible_plots(self) -> list[str]:
+        """Checked plots that have data for the selection, in stack order."""
+        out = []
+        for i in range(self.chooser.count()):
+            item = self.chooser.item(i)
+            pid = item.data(Qt.ItemDataRole.UserRole)
+            if item.checkState() == Qt.CheckState.Checked and (not self.series or has_data(self.series, pid)):
+                out.append(pid)
+        return out
+
+    def _build_layout(self) -> None:
+        """Every plot stays in the layout (and the scene) for good; hidden ones take no space."""
+        for row, pid in enumerate(PLOT_ORDER):
+            self.glw.ci.addItem(self.plots[pid], row=row, col=0)
+        self.glw.ci.addItem(self.base, row=len(PLOT_ORDER), col=0)
+        self.glw.ci.addItem(self.overview, row=len(PLOT_ORDER) + 1, col=0)
+
+    def _relayout(self) -> None:
+        visible = set(self.visible_plots())
+        for pid, p in self.plots.items():
+            p.setVisible(pid in visible)
+
+    def _chooser_changed(self, _item: QListWidgetItem) -> None:
+        checked = [self.chooser.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.chooser.count())
+                   if self.chooser.item(i).checkState() == Qt.CheckState.Checked]
+        settings.set_list(PLOTS_KEY, checked)
+        self._relayout()
+
+    # -- data ----------------------------------------------------------------------------------
+    def set_frame(self, df: pd.DataFrame, loaded: bool = True) -> None:
+        """Plot the per-interval rows of ``df`` (one series per node)."""
+        self.series = split_series(df)
+        for pid, p in self.plots.items():
+            p.clear()
+            if p.legend is not None:
+                p.legend.clear()
+            if self.series:
+                draw(p, pid, self.series)
+            line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(THEMES[self.dark]["line"], width=1))
+            p.addItem(line, ignoreBounds=True)
+            self.vlines[pid] = line
+            p.enableAutoRange(axis="y")
+        self._draw_overview()
+        self.chooser.blockSignals(True)  # flag changes are not user choices
+        for i in range(self.chooser.count()):
+            item = self.chooser.item(i)
+            enabled = not self.series or has_data(self.series, item.data(Qt.ItemDataRole.UserRole))
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEnabled if enabled else
+                          item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
+        self.chooser.blockSignals(False)
+        self.placeholder.setText(M.TIMELINE_NO_DATA if loaded else M.PLACEHOLDER)
+        self.stack.setCurrentIndex(1 if self.series else 0)
+        self._relayout()
+        self.reset_x()
+
+    def _draw_overview(self) -> None:
+        self.overview.clear()
+        self.overview.addItem(self.region, ignoreBounds=True)
+        lo, hi = self.data_range()
+        for i, s in enumerate(self.series[:8]):
+            col = "LPARCPU" if "LPARCPU" in s.rows and s.rows["LPARCPU"].notna().any() else "CPI"
+            if col in s.rows:
+                self.overview.plot(s.x, s.rows[col].to_numpy(dtype=float), connect="finite",
+                                   pen=pg.mkPen(THEMES[self.dark]["line"] if i else "#1f77b4", width=1))
+        if hi > lo:
+            self.overview.setXRange(lo, hi, padding=0.01)
+            self.region.blockSignals(True)
+            self.region.setBounds((lo, hi))
+            self.region.setRegion((lo, hi))
+            self.region.blockSignals(False)
+
+    def data_range(self) -> tuple[float, float]:
+        xs = [s.x for s in self.series if len(s.x)]
+        if not xs:
+            return (0.0, 0.0)
+        return (float(min(x.min() for x in xs)), float(max(x.max() for x in xs)))
+
+    def reset_x(self) -> None:
+        lo, hi = self.data_range()
+        if hi > lo:
+            self.base_vb.setXRange(lo, hi, padding=0.01)
+
+    # -- window region -------------------------------------------------------------------------
+    def set_window(self, start: pd.Timestamp | None, end: pd.Timestamp | None) -> None:
+        """Show the window chosen elsewhere (None = whole range) without re-emitting it."""
+        lo, hi = self.data_range()
+        if start is not None and end is not None:
+            lo, hi = pd.Timestamp(start).timestamp(), pd.Timestamp(end).timestamp()
+        self.region.blockSignals(True)
+        self.region.setRegion((lo, hi))
+        self.region.blockSignals(False)
+
+    def _region_finished(self) -> None:
+        lo, hi = self.region.getRegion()
+        dlo, dhi = self.data_range()
+        span = max(dhi - dlo, 1.0)
+        if lo <= dlo + span * 0.001 and hi >= dhi - span * 0.001:
+            self.window_requested.emit(None, None)
+            return
+        self.window_requested.emit(pd.Timestamp(lo, unit="s", tz="UTC"), pd.Timestamp(hi, unit="s", tz="UTC"))
+
+    # -- crosshair -----------------------------------------------------------------------------
+    def _mouse_moved(self, event: tuple) -> None:
+        pos = event[0]
+        for pid in self.visible_plots():
+            vb = self.plots[pid].getViewBox()
+            if self.plots[pid].sceneBoundingRect().contains(pos):
+                self.show_cursor_at(vb.mapSceneToView(pos).x())
+                return
+
+    def show_cursor_at(self, x: float) -> None:
+        """Move the crosshair of every plot to ``x`` (epoch s) and update the value readout."""
+        for line in self.vlines.values():
+            line.setPos(x)
+        self.readout.setText(readout(self.series, x, self.visible_plots()) or M.READOUT_EMPTY)
+
+    # -- look ----------------------------------------------------------------------------------
+    def apply_theme(self, dark: bool) -> None:
+        """Background, axis and text colours follow the light or dark palette."""
+        self.dark = dark
+        t = THEMES[dark]
+        self.glw.setBackground(t["bg"])
+        for p in [*self.plots.values(), self.base, self.overview]:
+            for name in ("left", "bottom"):
+                ax = p.getAxis(name)
+                ax.setPen(pg.mkPen(t["fg"]))
+                ax.setTextPen(pg.mkPen(t["fg"]))
+            p.titleLabel.setText(p.titleLabel.text, color=t["fg"])
+            if p.legend is not None:
+                p.legend.setLabelTextColor(t["fg"])
+                p.legend.setBrush(pg.mkBrush(t["legend"]))
+        for line in self.vlines.values():
+            line.setPen(pg.mkPen(t["line"], width=1))
+        self.region.setBrush(pg.mkBrush(*t["region"]))

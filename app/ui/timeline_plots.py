@@ -1,0 +1,128 @@
+"""Series drawing for the timelines: which metric goes on which plot, pens, stacked areas."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+
+from app.ui.frames import node_texts, system_texts
+
+LEFT_AXIS_WIDTH = 60
+# plot id -> metric columns drawn one series per node (first column solid, then dashed, dotted)
+PLOT_METRICS: dict[str, tuple[str, ...]] = {
+    "cpi": ("CPI", "Est_Instr_Cmplx_CPI", "Est_Finite_CPI"),
+    "l1mp": ("L1MP",),
+    "rni": ("RNI",),
+    "sourcing": (),  # stacked area, see SOURCING
+    "lparcpu": ("LPARCPU",),
+    "mt": ("MT_IPC_per_thread", "Thread_Density"),
+}
+PLOT_ORDER = tuple(PLOT_METRICS)
+SOURCING = ("L15P", "L2P", "L2LP", "L2RP", "L3P", "L4LP", "L4RP", "MEMP")
+STYLES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine)
+NODE_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
+               "#7f7f7f", "#bcbd22")
+AREA_COLORS = ("#4e79a7", "#59a14f", "#8cd17d", "#f28e2b", "#ffbe7d", "#e15759", "#b07aa1", "#9c755f")
+SHORT = {"Est_Instr_Cmplx_CPI": "Est Instr Cmplx CPI", "Est_Finite_CPI": "Est Finite CPI",
+         "MT_IPC_per_thread": "MT IPC/thread", "Thread_Density": "Thread density"}
+
+
+@dataclass
+class Series:
+    """One node's rows: label, epoch-second x values and the frame slice."""
+
+    label: str
+    x: np.ndarray
+    rows: pd.DataFrame
+
+
+def epoch_seconds(values: pd.Series) -> np.ndarray:
+    """UTC epoch seconds of a datetime column (naive values are taken as UTC)."""
+    t = pd.to_datetime(values)
+    if getattr(t.dt, "tz", None) is not None:
+        t = t.dt.tz_convert("UTC").dt.tz_localize(None)
+    return t.to_numpy(dtype="datetime64[ns]").astype("int64") / 1e9
+
+
+def split_series(df: pd.DataFrame) -> list[Series]:
+    """One Series per node, in first-appearance order, sorted by interval end."""
+    if df.empty or "interval_end" not in df.columns:
+        return []
+    labels = [f"{s} {n}".strip() if s and s not in n.split() else n
+              for s, n in zip(system_texts(df), node_texts(df), strict=True)]
+    keyed = df.assign(_label=labels)
+    out = []
+    for label in dict.fromkeys(labels):
+        rows = keyed[keyed["_label"] == label].sort_values("interval_end")
+        out.append(Series(label, epoch_seconds(rows["interval_end"]), rows))
+    return out
+
+
+def has_data(series: list[Series], plot_id: str) -> bool:
+    cols = SOURCING if plot_id == "sourcing" else PLOT_METRICS[plot_id]
+    return any(c in s.rows and s.rows[c].notna().any() for s in series for c in cols)
+
+
+def draw(plot: pg.PlotItem, plot_id: str, series: list[Series]) -> None:
+    """Draw ``plot_id``'s metrics for every series on ``plot`` (already cleared)."""
+    if plot_id == "sourcing":
+        _draw_sourcing(plot, series[:1])
+        return
+    for i, s in enumerate(series):
+        color = NODE_COLORS[i % len(NODE_COLORS)]
+        for j, col in enumerate(PLOT_METRICS[plot_id]):
+            if col not in s.rows or not s.rows[col].notna().any():
+                continue
+            y = s.rows[col].to_numpy(dtype=float)
+            pen = pg.mkPen(color, width=2 if j == 0 else 1.5, style=STYLES[j % len(STYLES)])
+            short = SHORT.get(col, col)
+            name = s.label if j == 0 else (short if len(series) == 1 else f"{s.label} {short}")
+            curve = plot.plot(s.x, y, pen=pen, name=name, connect="finite")
+            # set after adding: pyqtgraph 0.14 evaluates clipToView while ViewBox.addItem has the item in the
+            # scene but not yet under the ViewBox, and fails (GraphicsLayoutWidget has no autoRangeEnabled)
+            curve.setClipToView(True)
+            curve.setDownsampling(auto=True)
+
+
+def _draw_sourcing(plot: pg.PlotItem, series: list[Series]) -> None:
+    """Stacked area of the L1-miss sourcing percentages of the first node."""
+    if not series:
+        return
+    s = series[0]
+    cols = [c for c in SOURCING if c in s.rows and s.rows[c].notna().any()]
+    lower = np.zeros(len(s.x))
+    lower_curve = pg.PlotDataItem(s.x, lower, pen=pg.mkPen(None))
+    plot.addItem(lower_curve)
+    for k, col in enumerate(cols):
+        upper = lower + np.nan_to_num(s.rows[col].to_numpy(dtype=float))
+        color = AREA_COLORS[k % len(AREA_COLORS)]
+        upper_curve = pg.PlotDataItem(s.x, upper, pen=pg.mkPen(color, width=1), name=col)
+        plot.addItem(upper_curve)
+        fill = pg.FillBetweenItem(lower_curve, upper_curve, brush=pg.mkBrush(color + "b0"))
+        plot.addItem(fill)
+        lower, lower_curve = upper, upper_curve
+
+
+def readout(series: list[Series], x: float, plots: list[str]) -> str:
+    """Values of the visible metrics at the interval nearest ``x``, one line per node."""
+    lines = []
+    for s in series[:4]:
+        if len(s.x) == 0:
+            continue
+        i = int(np.clip(np.searchsorted(s.x, x), 0, len(s.x) - 1))
+        if i > 0 and abs(s.x[i - 1] - x) < abs(s.x[i] - x):
+            i -= 1
+        row = s.rows.iloc[i]
+        when = pd.Timestamp(s.x[i], unit="s").strftime("%Y-%m-%d %H:%M:%S")
+        vals = []
+        for pid in plots:
+            for col in (SOURCING if pid == "sourcing" else PLOT_METRICS[pid][:1]):
+                v = row.get(col)
+                if v is not None and not pd.isna(v):
+                    vals.append(f"{col} {float(v):.2f}")
+        lines.append(f"<b>{s.label}</b> {when} UTC: " + ", ".join(vals))
+    return "<br>".join(lines)

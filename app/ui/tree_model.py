@@ -1,0 +1,194 @@
+"""Machine tree: CEC -> LPAR -> class -> logical CPU, over ``ws.tree()``.
+
+Nodes are kept in a flat list owned by the model; an index's internal id is
+the node's position + 1 (0 would be the invisible root).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QColor, QFont
+
+from app.ui import messages as M
+from app.ui.roles import Role
+
+COL_NODE, COL_CPUS, COL_BUSY, COL_CPI = range(4)
+Index = QModelIndex | QPersistentModelIndex
+
+
+def _num(value: Any) -> float | None:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
+
+
+def node_label(node: Any) -> str:
+    """The text of the Node column: the engine label plus what identifies the node."""
+    info = node.info or {}
+    label = str(node.label)
+    extras: list[str] = []
+    if node.level == "cec":
+        for k in ("machine_type", "model", "serial", "generation"):
+            v = info.get(k)
+            if v and str(v) not in label:
+                extras.append(str(v))
+    elif node.level == "lpar":
+        for k in ("system", "os"):
+            v = info.get(k)
+            if v and str(v) not in label:
+                extras.append(str(v))
+    elif node.level == "cpu" and not label.lower().startswith("cpu"):
+        label = f"CPU {label}"
+    return " · ".join([label, *extras])
+
+
+class MachineTreeModel(QAbstractItemModel):
+    """A read-only adapter over the TreeNode forest from the engine."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._set([])
+
+    def _set(self, roots: list[Any]) -> None:
+        self._nodes: list[Any] = []
+        self._parent: list[int] = []  # node id of the parent, 0 = root
+        self._row: list[int] = []
+        self._kids: dict[int, list[int]] = {0: []}
+        self._by_key: dict[tuple, int] = {}
+        stack = [(0, r, i) for i, r in reversed(list(enumerate(roots)))]
+        while stack:
+            parent, node, row = stack.pop()
+            self._nodes.append(node)
+            nid = len(self._nodes)
+            self._parent.append(parent)
+            self._row.append(row)
+            self._kids[parent].append(nid)
+            self._kids[nid] = []
+            self._by_key[tuple(node.key)] = nid
+            stack.extend((nid, c, i) for i, c in reversed(list(enumerate(node.children or []))))
+
+    def set_roots(self, roots: list[Any]) -> None:
+        """Replace the whole tree."""
+        self.beginResetModel()
+        self._set(list(roots))
+        self.endResetModel()
+
+    # -- lookups -------------------------------------------------------------------------------
+    def node(self, index: Index) -> Any | None:
+        if not index.isValid():
+            return None
+        return self._nodes[index.internalId() - 1]
+
+    def index_of_key(self, key: tuple) -> QModelIndex:
+        nid = self._by_key.get(tuple(key))
+        if nid is None:
+            return QModelIndex()
+        return self.createIndex(self._row[nid - 1], 0, nid)
+
+    def all_nodes(self) -> list[Any]:
+        return list(self._nodes)
+
+    # -- Qt model API --------------------------------------------------------------------------
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:
+        pid = parent.internalId() if parent.isValid() else 0
+        if parent.isValid() and parent.column() != 0:
+            return QModelIndex()
+        kids = self._kids.get(pid, [])
+        if not (0 <= row < len(kids) and 0 <= column < self.columnCount()):
+            return QModelIndex()
+        return self.createIndex(row, column, kids[row])
+
+    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]
+        if not index.isValid():
+            return QModelIndex()
+        pid = self._parent[index.internalId() - 1]
+        if pid == 0:
+            return QModelIndex()
+        return self.createIndex(self._row[pid - 1], 0, pid)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        return len(self._kids.get(parent.internalId() if parent.isValid() else 0, []))
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return len(M.TREE_HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return M.TREE_HEADERS[section] if 0 <= section < len(M.TREE_HEADERS) else None
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
+        node = self.node(index)
+        if node is None:
+            return None
+        info = node.info or {}
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._text(node, info, col)
+        if role == Role.SORT:
+            return self._raw(node, info, col)
+        if role == Role.NODE_KEY:
+            return tuple(node.key)
+        if role == Role.LEVEL:
+            return node.level
+        if role == Qt.ItemDataRole.TextAlignmentRole and col != COL_NODE:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ForegroundRole and info.get("partition_only"):
+            return QColor(128, 128, 128)
+        if role == Qt.ItemDataRole.FontRole and node.level in ("cec", "lpar") and col == COL_NODE:
+            f = QFont()
+            f.setBold(node.level == "cec")
+            f.setItalic(bool(info.get("partition_only")))
+            return f
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(node, info)
+        return None
+
+    def _raw(self, node: Any, info: dict, col: int) -> Any:
+        if col == COL_NODE:
+            return str(node.label)
+        if col == COL_CPUS:
+            return _num(info.get("n_cpus"))
+        if col == COL_BUSY:
+            return _num(info.get("busy_pct") if info.get("partition_only") else info.get("busy"))
+        return _num(info.get("cpi"))
+
+    def _text(self, node: Any, info: dict, col: int) -> str:
+        if col == COL_NODE:
+            return node_label(node)
+        v = self._raw(node, info, col)
+        if v is None:
+            return ""
+        if col == COL_CPUS:
+            return f"{v:.0f}"
+        if col == COL_BUSY:
+            text = f"{v:.1f}"
+            w = _num(info.get("weight"))
+            return f"{text} (w {w:.0f})" if info.get("partition_only") and w is not None else text
+        return f"{v:.2f}"
+
+    def _tooltip(self, node: Any, info: dict) -> str:
+        lines = [node_label(node)]
+        if info.get("partition_only"):
+            lines.append(M.TREE_PARTITION_ONLY.format(busy=info.get("busy_pct", "?"), weight=info.get("weight", "?")))
+        lines += [f"{k}: {v}" for k, v in info.items() if k != "partition_only" and v not in (None, "")]
+        return "\n".join(lines)
+
+
+class TreeFilterProxy(QSortFilterProxyModel):
+    """Case-insensitive, recursive filter on the Node column; sorting by raw values."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setRecursiveFilteringEnabled(True)
+        self.setAutoAcceptChildRows(True)
+        self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.setFilterKeyColumn(COL_NODE)
+        self.setSortRole(Role.SORT)

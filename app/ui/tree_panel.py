@@ -1,0 +1,141 @@
+"""Left dock: the filter box and the machine tree; the tree selection drives every view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDockWidget,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QStackedWidget,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.ui import messages as M
+from app.ui.roles import Role
+from app.ui.tree_model import MachineTreeModel, TreeFilterProxy
+
+
+class TreePanel(QObject):
+    """Owns the dock, the filter box, the tree view, its model and filter proxy."""
+
+    nodes_selected = Signal(list)  # NodeKeys of the selected rows, in tree order
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.model = MachineTreeModel(self)
+        self.proxy = TreeFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.view = QTreeView()
+        self.view.setModel(self.proxy)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view.setUniformRowHeights(True)
+        self.view.setSortingEnabled(False)
+        self.view.setAlternatingRowColors(True)
+        self.view.header().setStretchLastSection(False)
+        self.view.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.view.selectionModel().selectionChanged.connect(self._selection_changed)
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText(M.FILTER_PLACEHOLDER)
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self._filter_changed)
+        self.placeholder = QLabel(M.TREE_PLACEHOLDER)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.placeholder)
+        self.stack.addWidget(self.view)
+        body = QWidget()
+        lay = QVBoxLayout(body)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.filter)
+        lay.addWidget(self.stack, 1)
+        self.dock = QDockWidget(M.DOCK_TREE, parent)
+        self.dock.setObjectName("machines_dock")
+        self.dock.setWidget(body)
+        self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable |
+                              QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        self._muted = False
+
+    # -- data ----------------------------------------------------------------------------------
+    def set_roots(self, roots: list[Any]) -> None:
+        self._muted = True
+        try:
+            self.model.set_roots(roots)
+            self.view.expandToDepth(1)  # CECs and LPARs open, classes closed
+            self.resize_columns()
+        finally:
+            self._muted = False
+        self.stack.setCurrentIndex(1 if roots else 0)
+
+    def resize_columns(self) -> None:
+        for col in (1, 2, 3):
+            self.view.resizeColumnToContents(col)
+        self.view.header().setMinimumSectionSize(40)
+
+    # -- selection -----------------------------------------------------------------------------
+    def selected_keys(self) -> list[tuple]:
+        rows = self.view.selectionModel().selectedRows(0)
+        rows.sort(key=lambda i: self._path(i))
+        return [tuple(i.data(Role.NODE_KEY)) for i in rows if i.data(Role.NODE_KEY)]
+
+    def _path(self, index) -> list[int]:
+        path = []
+        while index.isValid():
+            path.insert(0, index.row())
+            index = index.parent()
+        return path
+
+    def select_keys(self, keys: list[tuple] | tuple[tuple, ...]) -> None:
+        """Select the rows of ``keys`` (unknown keys are skipped) without re-emitting twice."""
+        sel = QItemSelection()
+        for key in keys:
+            src = self.model.index_of_key(tuple(key))
+            idx = self.proxy.mapFromSource(src)
+            if idx.isValid():
+                sel.select(idx, idx)
+                self.view.scrollTo(idx)
+        flags = (QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        self.view.selectionModel().select(sel, flags)
+        if sel.indexes():
+            self.view.selectionModel().setCurrentIndex(sel.indexes()[0], QItemSelectionModel.SelectionFlag.NoUpdate)
+
+    def _selection_changed(self, *_args) -> None:
+        if not self._muted:
+            self.nodes_selected.emit(self.selected_keys())
+
+    def _filter_changed(self, text: str) -> None:
+        self.proxy.setFilterFixedString(text)
+        if text:
+            self.view.expandAll()
+
+    # -- lookups -------------------------------------------------------------------------------
+    def first_key(self, level: str) -> tuple | None:
+        """The first node of ``level`` in tree order (e.g. the first LPAR with CPU data)."""
+        for node in self.model.all_nodes():  # pre-order = tree order
+            if node.level == level and not (node.info or {}).get("partition_only"):
+                return tuple(node.key)
+        return None
+
+    def key_for_finding(self, key: dict) -> tuple:
+        """The most specific tree node a finding's key names (system/lpar, class, cpu)."""
+        system = key.get("system") or key.get("lpar")
+        cpu = key.get("cpu")
+        best: tuple = ()
+        for node in self.model.all_nodes():
+            info = node.info or {}
+            if node.level == "lpar" and system is not None and system in (info.get("system"), node.key[-1]):
+                best = best or tuple(node.key)
+            if (node.level == "cpu" and cpu is not None and str(node.key[-1]) == str(cpu)
+                    and (system is None or system in (node.key[2], info.get("system")))):
+                return tuple(node.key)
+        if not best and key.get("cec"):
+            best = next((tuple(n.key) for n in self.model.all_nodes() if n.level == "cec"
+                         and n.key[-1] == key["cec"]), ())
+        return best

@@ -1,0 +1,185 @@
+"""Off-GUI-thread file reading: a QRunnable with a signals object in superqt's shape.
+
+Each job reads one file with ``app.formats.read_file`` and a cancel flag the
+reader polls; progress is throttled at the source (emitted only when the
+percentage changes).  Results come back by signal, on the GUI thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from app import formats
+from app.formats.schema import Cancelled
+
+HASH_CHUNK = 1 << 20
+
+
+class WorkerSignals(QObject):
+    """Signals of one worker, emitted from the pool thread, received on the GUI thread."""
+
+    started = Signal()            # no payload
+    progress = Signal(float)      # fraction 0..1
+    finished = Signal(object)     # the worker's return value (a LoadOutcome)
+    errored = Signal(str, str)    # short text, traceback
+    cancelled = Signal()          # the cancel flag was honoured
+
+
+@dataclass
+class LoadOutcome:
+    """What a read job hands back: the read result and the content digest of the file."""
+
+    path: str
+    digest: str
+    result: Any  # formats.ReadResult
+
+
+def file_digest(path: str | Path, cancel: threading.Event | None = None) -> str:
+    """SHA-1 of the file content (used to notice a file opened twice under another name)."""
+    h = hashlib.sha1(usedforsecurity=False)
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(HASH_CHUNK):
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled()
+                h.update(chunk)
+    except OSError:
+        return ""
+    return h.hexdigest()
+
+
+class ReadWorker(QRunnable):
+    """Read one file; emits progress, then exactly one of finished / errored / cancelled."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.setAutoDelete(False)  # the job tracker owns us until a terminal signal
+        self.path = path
+        self.cancel_flag = threading.Event()
+        self.signals = WorkerSignals()
+        self._last_pct = -1
+
+    def cancel(self) -> None:
+        self.cancel_flag.set()
+
+    def _progress(self, fraction: float) -> None:
+        pct = int(max(0.0, min(1.0, float(fraction))) * 100)
+        if pct != self._last_pct:  # throttle at the source
+            self._last_pct = pct
+            self.signals.progress.emit(pct / 100.0)
+
+    def run(self) -> None:  # noqa: D102 - QRunnable API
+        self.signals.started.emit()
+        try:
+            digest = file_digest(self.path, self.cancel_flag)
+            if self.cancel_flag.is_set():
+                raise Cancelled()
+            result = formats.read_file(self.path, progress=self._progress, cancel=self.cancel_flag.is_set)
+            if self.cancel_flag.is_set():
+                raise Cancelled()
+        except Cancelled:
+            self.signals.cancelled.emit()
+            return
+        except Exception as exc:  # unexpected: reported, never swallowed
+            self.signals.errored.emit(f"{type(exc).__name__}: {exc}", traceback.format_exc())
+            return
+        self.signals.finished.emit(LoadOutcome(self.path, digest, result))
+
+
+READ_THREADS = 1  # readers are GIL-bound Python: parallel reads were 3x slower than one after the other
+_read_pool: QThreadPool | None = None
+
+
+def thread_pool() -> QThreadPool:
+    """The pool for view computations (the global one)."""
+    return QThreadPool.globalInstance()
+
+
+def read_pool() -> QThreadPool:
+    """The pool for file reads: files are read one after the other, results stream in."""
+    global _read_pool
+    if _read_pool is None:
+        _read_pool = QThreadPool()
+        _read_pool.setMaxThreadCount(READ_THREADS)
+    return _read_pool
+
+
+class CallWorker(QRunnable):
+    """Run ``fn()`` in the pool; emits finished(result) or errored(text, traceback)."""
+
+    def __init__(self, fn) -> None:
+        super().__init__()
+        self.setAutoDelete(False)
+        self.fn = fn
+        self.signals = WorkerSignals()
+
+    def run(self) -> None:  # noqa: D102 - QRunnable API
+        try:
+            result = self.fn()
+        except Exception as exc:
+            self.signals.errored.emit(f"{type(exc).__name__}: {exc}", traceback.format_exc())
+            return
+        self.signals.finished.emit(result)
+
+
+class SerialRunner(QObject):
+    """Runs one job at a time off the GUI thread; while one runs, only the latest request waits.
+
+    Every use of the (not thread-safe) Workspace goes through here, so it is
+    never touched by two threads at once.  Requests are merged by the caller's
+    ``merge`` function so nothing queued (e.g. files to add) is lost.
+    """
+
+    done = Signal(object)          # the job's result
+    failed = Signal(str, str)      # short text, traceback
+    idle = Signal()                # nothing running, nothing queued
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._running: CallWorker | None = None
+        self._queued = None  # the make_job of the latest request waiting
+
+    def busy(self) -> bool:
+        return self._running is not None or self._queued is not None
+
+    def submit(self, make_job) -> None:
+        """Run a job now, or after the running one (replacing any queued request).
+
+        ``make_job()`` is called on the GUI thread when the job starts and returns the
+        function to run in the pool: it reads the GUI state (files to add, selection)
+        at that moment, so a queued request always sees the latest state.
+        """
+        if self._running is not None:
+            self._queued = make_job
+            return
+        self._start(make_job)
+
+    def _start(self, make_job) -> None:
+        worker = CallWorker(make_job())
+        self._running = worker
+        worker.signals.finished.connect(self._on_done)
+        worker.signals.errored.connect(self._on_failed)
+        thread_pool().start(worker)
+
+    def _next(self) -> None:
+        self._running = None
+        fn, self._queued = self._queued, None
+        if fn is not None:
+            self._start(fn)
+        else:
+            self.idle.emit()
+
+    def _on_done(self, result) -> None:
+        self.done.emit(result)
+        self._next()
+
+    def _on_failed(self, text: str, details: str) -> None:
+        self.failed.emit(text, details)
+        self._next()

@@ -1,0 +1,102 @@
+"""pytest-qt fixtures for the window: offscreen Qt, settings in tmp_path, the real sample set."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import app.ui  # noqa: E402,F401  (pins None/True/False before Qt runs on CPython 3.11)
+
+SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
+LOAD_TIMEOUT_MS = 60_000
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path, monkeypatch):
+    """Every test gets its own settings file (never the user's)."""
+    path = tmp_path / "settings" / "nestscope.ini"
+    path.parent.mkdir()
+    monkeypatch.setenv("NESTSCOPE_SETTINGS_FILE", str(path))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _drain_pool():
+    """No worker may outlive its test."""
+    yield
+    from PySide6.QtCore import QThreadPool
+
+    from app.ui.workers import read_pool
+
+    read_pool().waitForDone(10_000)
+    QThreadPool.globalInstance().waitForDone(10_000)
+
+
+def sample(name: str) -> str:
+    path = SAMPLES / name
+    if not path.exists():
+        pytest.skip(f"sample {name} not generated yet")
+    return str(path)
+
+
+@pytest.fixture
+def smf_a() -> str:
+    return sample("after_z16_ZOSA_smf113.rdw.gz")
+
+
+@pytest.fixture
+def smf_b() -> str:
+    return sample("after_z16_ZOSB_smf113.vbs.gz")
+
+
+@pytest.fixture
+def monwrite() -> str:
+    return sample("after_VMSYS1_monwrite.mondata.gz")
+
+
+@pytest.fixture
+def broken() -> str:
+    return sample("broken/truncated_smf113.rdw")
+
+
+@pytest.fixture(scope="session")
+def large_smf(tmp_path_factory) -> str:
+    """A real SMF 113 file about ten times the bundled ZOSA sample (several seconds to read)."""
+    from app.sample.build import Z16_SEQ, write_zos, zos_lpars
+    from app.sample.model import CecModel
+
+    out = tmp_path_factory.mktemp("large")
+    cec = CecModel("z16", Z16_SEQ, zos_lpars())
+    paths = write_zos(out, cec, dt.datetime(2026, 1, 1), 96 * 24, "large", {"ZOSA": ((1,), "rdw")}, seed=3)
+    return str(paths[0])
+
+
+@pytest.fixture
+def window(qtbot):
+    from app.engine import Workspace
+    from app.ui.main_window import MainWindow
+
+    w = MainWindow(Workspace())
+    qtbot.addWidget(w)
+    w.resize(1440, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.loader.cancel_all()
+
+
+def wait_loaded(qtbot, w, timeout: int = LOAD_TIMEOUT_MS) -> None:
+    """Wait until every read job ended and its result was added to the workspace."""
+    qtbot.waitUntil(lambda: not w.busy(), timeout=timeout)
+
+
+@pytest.fixture
+def loaded(qtbot, window, smf_a, smf_b):
+    window.open_files([smf_a, smf_b])
+    wait_loaded(qtbot, window)
+    return window

@@ -1,0 +1,89 @@
+"""Look: renders at 1440x900 and 1024x700 without clipped key columns; dialogs; health navigation; shortcuts."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from app.ui import messages as M
+from app.ui.frames import N_FROZEN
+from tests.ui.conftest import wait_loaded
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1024, 700)])
+@pytest.mark.parametrize("tab", [0, 1, 2])
+def test_renders_without_clipping(qtbot, loaded, size, tab):
+    loaded.resize(*size)
+    loaded.tabs.setCurrentIndex(tab)
+    QApplication.processEvents()
+    image = loaded.grab()
+    assert not image.isNull() and image.width() == size[0]
+    table = loaded.table
+    for col in range(N_FROZEN + 3):
+        view = table.frozen if col < N_FROZEN else table.view
+        assert view.columnWidth(col) >= view.sizeHintForColumn(col), col
+        assert view.columnWidth(col) >= view.horizontalHeader().sectionSizeHint(col), col
+    tree = loaded.tree.view
+    assert tree.columnWidth(0) >= 120
+
+
+def test_shortcuts(loaded):
+    acts = loaded.actions_
+    assert acts.copy.shortcut().toString() == "Ctrl+C"
+    assert acts.find.shortcut().toString() == "Ctrl+F"
+    assert acts.help.shortcut().toString() == "F1"
+    acts.find.trigger()
+    assert loaded.tree.filter.hasFocus() or QApplication.focusWidget() is loaded.tree.filter
+
+
+def test_filter_narrows_tree(loaded):
+    loaded.tree.filter.setText("ZOSB")
+    proxy = loaded.tree.proxy
+    labels = []
+    stack = [proxy.index(r, 0) for r in range(proxy.rowCount())]
+    while stack:
+        idx = stack.pop()
+        labels.append(idx.data())
+        stack += [proxy.index(r, 0, idx) for r in range(proxy.rowCount(idx))]
+    assert any(lb.startswith("ZOSB") for lb in labels)
+    assert not any(lb.startswith("ZOSA") for lb in labels)
+
+
+def test_glossary_and_about(qtbot, loaded):
+    dlg = loaded.show_glossary()
+    qtbot.addWidget(dlg)
+    assert dlg.table.rowCount() > 10
+    texts = [dlg.table.item(r, 0).text() for r in range(dlg.table.rowCount())]
+    assert "CPI" in texts and "RNI" in texts
+    from app import __version__
+    from app.ui.help import about_text
+
+    text = about_text(loaded.ws)
+    assert __version__ in text and "z16" in text
+
+
+def test_health_double_click_selects_node(qtbot, loaded):
+    finding = next((f for f in loaded.ws.findings if f.key.get("system")), None)
+    if finding is None:
+        from app.findings import make_finding
+
+        finding = make_finding("x", 0, "warning", "t", "test", "", system="ZOSB")
+    loaded.show_finding(finding)
+    wait_loaded(qtbot, loaded)
+    nodes = loaded.selection.value.nodes
+    assert nodes and finding.key["system"] in nodes[0]
+
+
+def test_settings_persist_geometry(qtbot, loaded, isolated_settings):
+    loaded.resize(1100, 750)
+    loaded.close()
+    from app.engine import Workspace
+    from app.ui.main_window import MainWindow
+
+    from app.ui import settings
+
+    assert settings.get_value("window/geometry") is not None
+    again = MainWindow(Workspace())
+    qtbot.addWidget(again)
+    assert again._state_restored  # dock layout came back (the offscreen screen clamps the geometry itself)
+    assert again.table.placeholder.text() == M.PLACEHOLDER
