@@ -24,7 +24,7 @@ __all__ = ["compute_intervals", "QUALITY_BITS", "interval_columns"]
 
 _STR_COLS = [c for c, t in IDENTITY_COLUMNS.items() if t == "category"]
 _KEY = ["cec", "system", "class", "cpu", "run_start"]
-_DUP_KEY = ["system", "cpu", "class", "time", "kind"]
+_DUP_KEY = ["cec", "system", "cpu", "class", "time", "kind"]
 _CHUNK = 24
 # quality codes carried per interval row (bit -> code); '' = clean
 QUALITY_BITS = {"lost-data": 1, "mt-lost-data": 2, "odd-length": 4, "csvn-mismatch": 8,
@@ -368,20 +368,30 @@ def _cpu_presence(out: pd.DataFrame) -> list[Finding]:
 
 
 def _system_moves(df: pd.DataFrame) -> list[Finding]:
-    """A system seen on two CECs (moved LPAR) or on two machine generations (upgrade)."""
+    """A system seen on two CECs (moved LPAR, new machine) or changing versions on one CEC.
+
+    A system that leaves one CEC and later runs on another is the usual before/after
+    of a machine upgrade: an info finding.  The same system id on two CECs at the
+    same time means two LPARs share an SMF id: a warning, their numbers stay apart.
+    """
     res = []
     r = df[["source", "offset", "system", "cec", "machine_type", "cfvn", "csvn", "time"]].sort_values("time")
+    span = r.groupby(["system", "cec"], observed=True, sort=False)["time"].agg(["min", "max"])
     first_per = r.drop_duplicates(["system", "cec"])
     for system, g in first_per.groupby("system", sort=False):
-        if len(g) > 1:
-            x = g.iloc[1]
-            res.append(make_finding(str(x["source"]), int(x["offset"]), "warning", "lpar-moved",
-                                    f"system {system} appears on CEC {g['cec'].iloc[0]} and on CEC {x['cec']} "
-                                    f"(from {pd.Timestamp(x['time']).isoformat()})",
-                                    "the system is shown under each CEC; compare its numbers across CECs with care",
-                                    system=system, cecs=",".join(g["cec"].tolist())))
-    vers = r.drop_duplicates(["system", "machine_type", "cfvn", "csvn"])
-    for system, g in vers.groupby("system", sort=False):
+        for i in range(1, len(g)):
+            x, p = g.iloc[i], g.iloc[i - 1]
+            overlap = span.loc[(system, x["cec"]), "min"] <= span.loc[(system, p["cec"]), "max"]
+            when = pd.Timestamp(x["time"]).isoformat()
+            what = (f"system {system} runs on CEC {p['cec']} (type {p['machine_type']}) and on CEC {x['cec']} "
+                    f"(type {x['machine_type']}) from {when}")
+            meaning = ("both at the same time: two LPARs share this system id; they are shown apart under each CEC"
+                       if overlap else "a move or machine upgrade: shown under each CEC, formulas of each "
+                       "generation apply; compare the two with before/after, never average across them")
+            res.append(make_finding(str(x["source"]), int(x["offset"]), "warning" if overlap else "info",
+                                    "lpar-moved", what, meaning, system=system, cecs=f"{p['cec']},{x['cec']}"))
+    vers = r.drop_duplicates(["system", "cec", "machine_type", "cfvn", "csvn"])
+    for (system, _cec), g in vers.groupby(["system", "cec"], sort=False, observed=True):
         if len(g) > 1:
             x, p = g.iloc[1], g.iloc[0]
             res.append(make_finding(str(x["source"]), int(x["offset"]), "warning", "machine-change",

@@ -125,13 +125,23 @@ def test_cpu_appears_and_vanishes_info():
 
 
 def test_system_moved_between_cecs_and_machine_change():
+    # SYSA runs on 3931-123F5 in interval 1, then on another CEC from interval 2: a move, not a clash -> info
     recs = [dict(time=T0 + MIN15, B0=10, B1=5),
             dict(time=T0 + 2 * MIN15, B0=10, B1=5, cec="3931-OTHER", serial="OTHER")]
     ws = Workspace()
-    assert "lpar-moved" in codes(ws.add(result(recs)))
+    moved = [f for f in ws.add(result(recs)) if f.code == "lpar-moved"]
+    assert len(moved) == 1 and moved[0].severity == "info"
     ws2 = Workspace()
     z15 = dict(time=T0 + 3 * MIN15, B0=10, B1=5, machine_type="8561", cfvn=3, csvn=6)
     assert "machine-change" in codes(ws2.add(result([recs[0], z15])))
+
+
+def test_same_system_on_two_cecs_at_once_is_a_warning():
+    # the same SMF id measured on two CECs in the same interval: two LPARs share the id
+    recs = [dict(time=T0 + MIN15, B0=10, B1=5),
+            dict(time=T0 + MIN15, B0=10, B1=5, cec="3931-OTHER", serial="OTHER")]
+    moved = [f for f in Workspace().add(result(recs)) if f.code == "lpar-moved"]
+    assert len(moved) == 1 and moved[0].severity == "warning"
 
 
 def test_generation_selection_findings():
