@@ -245,5 +245,5 @@ def write_smf_file(path: str | Path, records: Iterable[bytes], framing: str = "r
         raise ValueError(f"unknown framing {framing!r}")
     data = framers[framing](records)
     path = Path(path)
-    path.write_bytes(_gzip.compress(data, 6) if gzip else data)
+    path.write_bytes(_gzip.compress(data, 6, mtime=0) if gzip else data)
     return path

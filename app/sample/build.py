@@ -145,6 +145,13 @@ def write_zvm(out: Path, intervals: int = 1440, seed: int = 5, name: str = "afte
     return p
 
 
+def _ascii_transfer(recs: list[bytes]) -> bytes:
+    """What FTP in ASCII mode makes of SMF records: RDWs dropped, every byte translated
+    EBCDIC -> ASCII (code page 037 -> Latin-1) and CR LF inserted at each record end."""
+    table = bytes(range(256)).decode("cp037").encode("latin-1", errors="replace")
+    return b"".join(r[4:].translate(table) + b"\r\n" for r in recs)
+
+
 def write_broken(out: Path, good_smf: bytes) -> list[Path]:
     """Small broken files, one per error path an analyst meets."""
     out.mkdir(parents=True, exist_ok=True)
@@ -157,8 +164,7 @@ def write_broken(out: Path, good_smf: bytes) -> list[Path]:
     files = {
         "truncated_smf113.rdw": b"".join(recs[:20])[:-777],
         "corrupt_length_smf113.rdw": b"".join(recs[:10]) + b"\x7f\xff\x00\x00" + recs[10][4:] + b"".join(recs[11:20]),
-        "ascii_transfer_smf113.txt": b"".join(recs[:5]).decode("cp037", errors="replace").encode("ascii", "replace")
-        .replace(b"\x25", b"\r\n"),
+        "ascii_transfer_smf113.txt": _ascii_transfer(recs[:5]),
         "rdw_stripped_smf113.bin": b"".join(r[4:] for r in recs[:10]),
         "empty.smf": b"",
         "notes_not_smf.txt": b"LPAR capacity notes\r\nZOSA 8 GCP 4 zIIP\r\n",
