@@ -3,3 +3,11 @@
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Release the clipboard's QMimeData while the QApplication still lives (see app.ui)."""
+    import sys
+
+    if "app.ui" in sys.modules:
+        sys.modules["app.ui"].release_clipboard()

@@ -23,3 +23,35 @@ def _pin_singletons() -> None:
 
 
 _pin_singletons()
+
+
+def release_clipboard() -> None:
+    """Leave plain text on the clipboard instead of our QMimeData.
+
+    With PySide6 6.12 a QMimeData given to ``QClipboard.setMimeData`` is deleted
+    twice when the application object is torn down, and the process ends with a
+    segmentation fault (seen offscreen on every run).  Clearing the clipboard while
+    the application is still alive avoids it; the TSV text is put back so that a
+    table copied just before quitting still pastes into Excel.  Called when the
+    application is about to quit, at interpreter exit, and at the end of a test run.
+    """
+    from PySide6.QtGui import QGuiApplication
+
+    if QGuiApplication.instance() is None:
+        return
+    cb = QGuiApplication.clipboard()
+    if cb.mimeData() is None or not cb.mimeData().formats():
+        return
+    text = cb.text()
+    cb.clear()
+    if text:
+        cb.setText(text)
+
+
+def _release_at_exit() -> None:
+    import atexit
+
+    atexit.register(release_clipboard)
+
+
+_release_at_exit()
