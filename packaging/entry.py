@@ -1,0 +1,5 @@
+"""Entry point of the PyInstaller bundle (the same CLI as the `nestscope` script)."""
+
+from app.cli import main
+
+raise SystemExit(main())
