@@ -12,7 +12,7 @@ from pathlib import Path
 from app.cli import EXIT_NOTHING, EXIT_OK, EXIT_USAGE
 
 LOAD_TIMEOUT_S = 300
-VIEWS = ("table", "timeline", "health")
+VIEWS = ("table", "timeline", "health", "smt")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -65,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
         window.actions_.dark.setChecked(True)
     select(window, args.select)
     _wait(qapp, window)
-    window.tabs.setCurrentIndex(VIEWS.index(args.view))
+    window.tabs.setCurrentWidget({"table": window.table, "timeline": window.timeline, "health": window.health,
+                                  "smt": window.smt}[args.view])
+    _wait(qapp, window)  # the SMT tables are computed when their tab is shown
     for _ in range(5):
         qapp.processEvents()
     out = Path(args.out)

@@ -36,6 +36,18 @@ FROZEN = (
 N_FROZEN = len(FROZEN)
 
 
+def wrap_header(text: str, max_line: int = 6) -> str:
+    """Header text on up to two lines: long headers break at the space that balances the lines best.
+
+    ``"Est Instr Cmplx CPI"`` -> ``"Est Instr\nCmplx CPI"``; short ones (``"CPI"``, ``"L1MP"``) stay as they are.
+    """
+    words = str(text).split()
+    if len(text) <= max_line or len(words) < 2:
+        return str(text)
+    best = min(range(1, len(words)), key=lambda i: max(len(" ".join(words[:i])), len(" ".join(words[i:]))))
+    return " ".join(words[:best]) + "\n" + " ".join(words[best:])
+
+
 def metric_columns(ws: Any, generations: list[str]) -> list[ColDef]:
     """presentation_columns of every generation, in IBM order, union without duplicates.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +22,19 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QStackedWidget,
+    QStyledItemDelegate,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from app.ui import messages as M
+from app.ui.clipboard import put_table
 from app.ui.roles import Role
 
 Index = QModelIndex | QPersistentModelIndex
-COL_FILE, COL_OFFSET, COL_HEX, COL_SEVERITY, COL_CODE, COL_MESSAGE = range(6)
+COL_FILE, COL_OFFSET, COL_SEVERITY, COL_CODE, COL_MESSAGE = range(5)
+FILE_MAX_W = 170       # px; long names elide in the middle, the full path is in the tooltip
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 SEVERITY_COLORS = {"error": QColor(200, 40, 40), "warning": QColor(190, 120, 0)}
 
@@ -70,8 +74,8 @@ class FindingsModel(QAbstractTableModel):
         if role == Role.FINDING:
             return f
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f.message
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_OFFSET, COL_HEX):
+            return f.file if col == COL_FILE else f.message
+        if role == Qt.ItemDataRole.TextAlignmentRole and col == COL_OFFSET:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and col == COL_SEVERITY:
             return SEVERITY_COLORS.get(f.severity)
@@ -81,7 +85,7 @@ class FindingsModel(QAbstractTableModel):
     def _raw(f: Any, col: int) -> Any:
         if col == COL_FILE:
             return f.file
-        if col in (COL_OFFSET, COL_HEX):
+        if col == COL_OFFSET:
             return -1 if f.offset is None else int(f.offset)
         if col == COL_SEVERITY:
             return SEVERITY_RANK.get(f.severity, 9)
@@ -92,9 +96,7 @@ class FindingsModel(QAbstractTableModel):
         if col == COL_FILE:
             return Path(f.file).name
         if col == COL_OFFSET:
-            return "" if f.offset is None else str(f.offset)
-        if col == COL_HEX:
-            return "" if f.offset is None else f"0x{f.offset:X}"
+            return "" if f.offset is None else f"{f.offset} (0x{f.offset:X})"
         if col == COL_SEVERITY:
             return f.severity
         if col == COL_CODE:
@@ -105,6 +107,14 @@ class FindingsModel(QAbstractTableModel):
             if f.message.startswith(prefix):
                 return f.message[len(prefix):]
         return f.message
+
+
+class MiddleElide(QStyledItemDelegate):
+    """Elide in the middle (file names: the start and the extension stay readable)."""
+
+    def initStyleOption(self, option, index) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideMiddle
 
 
 class FindingsProxy(QSortFilterProxyModel):
@@ -149,19 +159,33 @@ class HealthPanel(QWidget):
         self.view.setModel(self.proxy)
         self.view.setSortingEnabled(True)
         self.view.setWordWrap(False)
+        self.view.setItemDelegateForColumn(COL_FILE, MiddleElide(self.view))  # names keep their start and end
         self.view.setAlternatingRowColors(True)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.verticalHeader().setVisible(False)
         self.view.verticalHeader().setDefaultSectionSize(22)
         self.view.sortByColumn(COL_SEVERITY, Qt.SortOrder.AscendingOrder)
-        self.view.horizontalHeader().setStretchLastSection(True)
-        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(COL_MESSAGE, QHeaderView.ResizeMode.Stretch)  # the most important column
+        self.view.selectionModel().currentRowChanged.connect(self._show_details)
         self.view.doubleClicked.connect(self._activated)
         self.placeholder = QLabel(M.PLACEHOLDER)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.details = QLabel(M.HEALTH_DETAILS_EMPTY)
+        self.details.setWordWrap(True)
+        self.details.setTextFormat(Qt.TextFormat.RichText)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details.setMinimumHeight(3 * self.details.fontMetrics().lineSpacing())
+        self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        table = QWidget()
+        tl = QVBoxLayout(table)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addWidget(self.view, 1)
+        tl.addWidget(self.details)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.placeholder)
-        self.stack.addWidget(self.view)
+        self.stack.addWidget(table)
         bar = QHBoxLayout()
         bar.addWidget(self.file_combo)
         bar.addWidget(self.severity_combo)
@@ -177,10 +201,38 @@ class HealthPanel(QWidget):
         self._fill_files(files)
         self.placeholder.setText(M.HEALTH_CLEAN if loaded else M.PLACEHOLDER)
         self.stack.setCurrentIndex(1 if findings else 0)
-        self.view.resizeColumnsToContents()
-        self.view.setColumnWidth(COL_FILE, min(self.view.columnWidth(COL_FILE), 210))  # full path in the tooltip
-
+        for col in (COL_FILE, COL_OFFSET, COL_SEVERITY, COL_CODE):
+            self.view.resizeColumnToContents(col)
+        self.view.setColumnWidth(COL_FILE, min(self.view.columnWidth(COL_FILE), FILE_MAX_W))
+        if findings and not self.view.currentIndex().isValid():
+            self.view.setCurrentIndex(self.proxy.index(0, COL_MESSAGE))  # the top (most severe) one, in full below
+        self._show_details(self.view.currentIndex())
         self._update_count()
+
+    def _show_details(self, current: QModelIndex, _previous: QModelIndex | None = None) -> None:
+        """The whole finding of the current row, word-wrapped under the table."""
+        f = self.proxy.data(self.proxy.index(current.row(), 0), Role.FINDING) if current.isValid() else None
+        if f is None:
+            self.details.setText(M.HEALTH_DETAILS_EMPTY)
+            self.details.setToolTip("")
+            return
+        self.details.setToolTip(f.file)
+        where = "" if f.offset is None else f" @ {FindingsModel._text(f, COL_OFFSET)}"
+        self.details.setText(f"<b>{html.escape(f.severity)} {html.escape(f.code)}</b> "
+                             f"{html.escape(Path(f.file).name)}{where}<br>{html.escape(FindingsModel._text(f, COL_MESSAGE))}")
+
+    def copy_selection(self) -> str:
+        """Selected rows (all shown rows when none) as TSV with headers and HTML, on the clipboard.
+
+        File is the full path, Message the full text."""
+        rows = sorted({i.row() for i in self.view.selectionModel().selectedRows()})
+        if not rows:
+            rows = list(range(self.proxy.rowCount()))
+        body = []
+        for r in rows:
+            f = self.proxy.data(self.proxy.index(r, 0), Role.FINDING)
+            body.append([f.file, FindingsModel._text(f, COL_OFFSET), f.severity, f.code, f.message])
+        return put_table(list(M.HEALTH_HEADERS), body)
 
     def _fill_files(self, files: list[str]) -> None:
         current = self.file_combo.currentData()

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QTabWidget
 
 from app.ui import messages as M
 from app.ui import settings
@@ -26,6 +26,7 @@ from app.ui.loader import LoadController
 from app.ui.render import ViewData, compute_view
 from app.ui.palette import apply_palette
 from app.ui.selection import Selection, SelectionState
+from app.ui.smt import SmtPanel, window_texts
 from app.ui.table_view import IntervalTable
 from app.ui.timeline import TimelineView
 from app.ui.tree_panel import TreePanel
@@ -49,7 +50,8 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.selection = SelectionState(self)
         self._pending: list[Any] = []  # read outcomes not yet added to the workspace
-        self._want_table = self._want_timeline = False
+        self._want_table = self._want_timeline = self._want_smt = False
+        self._smt_shown: Selection | None = None  # the selection the SMT tab shows (None: stale)
         self._loaded = False
         self.runner = SerialRunner(self)
         self.runner.done.connect(self._apply)
@@ -61,10 +63,12 @@ class MainWindow(QMainWindow):
         self.table = IntervalTable()
         self.timeline = TimelineView()
         self.health = HealthPanel()
+        self.smt = SmtPanel()
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.table, M.TAB_TABLE)
         self.tabs.addTab(self.timeline, M.TAB_TIMELINE)
+        self.tabs.addTab(self.smt, M.TAB_SMT)
         self.tabs.addTab(self.health, M.TAB_HEALTH)
         self.setCentralWidget(self.tabs)
         self.actions_ = Actions(self)
@@ -83,6 +87,9 @@ class MainWindow(QMainWindow):
         self.selection.window_changed.connect(self._on_window_changed)
         self.timeline.window_requested.connect(self.selection.set_window)
         self.health.finding_activated.connect(self.show_finding)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+        self.smt.copied.connect(lambda r, c: self.statusBar().showMessage(M.STATUS_COPIED.format(rows=r, cols=c),
+                                                                          STATUS_MS))
         self.table.copied.connect(lambda r, c: self.statusBar().showMessage(M.STATUS_COPIED.format(rows=r, cols=c),
                                                                             STATUS_MS))
 
@@ -167,25 +174,28 @@ class MainWindow(QMainWindow):
     def loaded(self) -> bool:
         return self._loaded
 
-    def request(self, table: bool = True, timeline: bool = True) -> None:
-        """Recompute the views off the GUI thread (the latest request wins)."""
+    def request(self, table: bool = True, timeline: bool = True, smt: bool | None = None) -> None:
+        """Recompute the views off the GUI thread (the latest request wins).
+
+        The SMT tables are computed only while their tab is shown (``smt=None``: when it is current)."""
         self._want_table |= table
         self._want_timeline |= timeline
+        self._want_smt |= self.tabs.currentWidget() is self.smt if smt is None else smt
         self.runner.submit(self._make_job)
 
     def _make_job(self):
         added, self._pending = self._pending, []
-        table, timeline = self._want_table, self._want_timeline
+        table, timeline, smt = self._want_table, self._want_timeline, self._want_smt
         if added and self._loaded and self.loader.busy():
             # more files are coming: fill the tree and health now, the table and plots once reads end
-            table = timeline = False
+            table = timeline = smt = False
         else:
-            self._want_table = self._want_timeline = False
+            self._want_table = self._want_timeline = self._want_smt = False
         ws, sel = self.ws, self.selection.value
-        return lambda: compute_view(ws, sel, added, table=table, timeline=timeline)
+        return lambda: compute_view(ws, sel, added, table=table, timeline=timeline, smt=smt)
 
     def _on_reads_done(self) -> None:
-        if self._want_table or self._want_timeline:
+        if self._want_table or self._want_timeline or self._want_smt:
             self.request(table=False, timeline=False)  # the deferred table/plot refresh
 
     def _on_view_failed(self, text: str, details: str) -> None:
@@ -198,6 +208,8 @@ class MainWindow(QMainWindow):
         current = self.selection.value
         if view.roots is not None:
             self.tree.set_roots(view.roots)
+            if view.roots and not self._dock_sized and self.isVisible():
+                self._size_dock()
         if not current.nodes and view.selection.nodes:
             self.selection.blockSignals(True)  # the first LPAR, chosen by the job: already rendered
             self.selection.set_nodes(view.selection.nodes)
@@ -212,7 +224,15 @@ class MainWindow(QMainWindow):
         if not view.loaded:
             self.table.set_placeholder(M.PLACEHOLDER)
             self.timeline.set_frame(pd.DataFrame(), loaded=False)
+            self.smt.set_placeholder(M.PLACEHOLDER)
             return
+        if view.added:
+            self._smt_shown = None  # new data: the SMT tables are stale
+        if view.smt is not None and view.selection == current:
+            self.smt.set_frames(*view.smt, window=window_texts(current, view.smt[0]))
+            self._smt_shown = current
+        elif self.tabs.currentWidget() is self.smt and self._smt_shown != current and not self._want_smt:
+            self.request(table=False, timeline=False, smt=True)
         if view.table is not None and fresh and (view.selection.start, view.selection.end) == (current.start,
                                                                                             current.end):
             self.table.model.quality_details = view.quality_details
@@ -227,6 +247,10 @@ class MainWindow(QMainWindow):
         self.health.set_findings(findings, view.files or [], view.loaded)
         i = self.tabs.indexOf(self.health)
         self.tabs.setTabText(i, M.TAB_HEALTH_N.format(n=len(findings)) if findings else M.TAB_HEALTH)
+
+    def _on_tab_changed(self, _index: int) -> None:
+        if self.tabs.currentWidget() is self.smt and self._loaded and self._smt_shown != self.selection.value:
+            self.request(table=False, timeline=False, smt=True)
 
     def _on_nodes_changed(self, _sel: Selection) -> None:
         if self._loaded:
@@ -244,9 +268,20 @@ class MainWindow(QMainWindow):
 
     # -- commands ------------------------------------------------------------------------------
     def copy(self) -> None:
-        if self.tabs.currentWidget() is self.health:
+        """Ctrl+C: the tree when it has the focus, else the current tab (TSV with headers + HTML)."""
+        focus = QApplication.focusWidget()
+        if focus is not None and (focus is self.tree.view or self.tree.view.isAncestorOf(focus)):
+            self.tree.copy_selection()
+            self.statusBar().showMessage(M.STATUS_COPIED_TREE, STATUS_MS)
             return
-        self.table.copy_selection()
+        current = self.tabs.currentWidget()
+        if current is self.health:
+            self.health.copy_selection()
+            self.statusBar().showMessage(M.STATUS_COPIED_HEALTH, STATUS_MS)
+        elif current is self.smt:
+            self.smt.copy_selection()
+        else:
+            self.table.copy_selection()
 
     def focus_filter(self) -> None:
         self.tree.dock.show()
@@ -262,6 +297,7 @@ class MainWindow(QMainWindow):
         self.table.model.dark = dark
         self.table.view.viewport().update()
         self.table.frozen.viewport().update()
+        self.smt.set_dark(dark)
         settings.set_value("view/dark", dark)
 
     def show_glossary(self) -> GlossaryDialog:
@@ -294,6 +330,7 @@ class MainWindow(QMainWindow):
             self.resize(1440, 900)
         state = settings.get_value("window/state")
         self._state_restored = state is not None and bool(self.restoreState(state))
+        self._dock_sized = self._state_restored  # a restored layout keeps the user's dock width
         if settings.get_bool("view/dark"):
             self.actions_.dark.setChecked(True)
         self._apply(ViewData(selection=Selection(), roots=[], findings=[], files=[], loaded=False))
@@ -302,8 +339,13 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._state_restored:  # first run: give the tree room for its labels
             self._state_restored = True
-            width = max(300, min(430, int(self.width() * 0.27)))
-            self.resizeDocks([self.tree.dock], [width], Qt.Orientation.Horizontal)
+            self._size_dock()
+
+    def _size_dock(self) -> None:
+        """Default dock width by window width (first run, again once the first tree arrives)."""
+        if self.tree.model.rowCount():
+            self._dock_sized = True
+        self.resizeDocks([self.tree.dock], [self.tree.preferred_width(self.width())], Qt.Orientation.Horizontal)
 
     def closeEvent(self, event) -> None:
         self.loader.cancel_all()

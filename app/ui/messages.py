@@ -48,6 +48,7 @@ TAB_TABLE = "Intervals"
 TAB_TIMELINE = "Timelines"
 TAB_HEALTH = "Data health"
 TAB_HEALTH_N = "Data health ({n})"
+TAB_SMT = "SMT"
 FILTER_PLACEHOLDER = "Filter (Ctrl+F): CEC, LPAR, class..."
 TREE_HEADERS = ("Node", "CPUs", "Busy", "CPI")
 TREE_PARTITION_ONLY = "known only from partition data (z/VM D0R16): busy {busy} %, weight {weight}"
@@ -62,6 +63,8 @@ STATUS_DUPLICATE = "{name} is already open ({other}); not loaded again"
 STATUS_QUEUED_DUP = "{name} is already being loaded"
 STATUS_NO_FILES = "No files found in {name}"
 STATUS_COPIED = "Copied {rows} rows x {cols} columns"
+STATUS_COPIED_TREE = "Copied the selected tree rows"
+STATUS_COPIED_HEALTH = "Copied the data-health findings"
 STATUS_WINDOW = "Time window {start} - {end}"
 STATUS_WINDOW_CLEARED = "Time window cleared: whole range"
 CANCEL = "Cancel"
@@ -71,9 +74,11 @@ CANCEL_TIP = "Stop reading {name}"
 COL_SYSTEM = "System"
 COL_NODE = "Node"
 COL_DATE = "Date"
-COL_END = "Interval end"
+COL_END = "End"
 SUMMARY_LABEL = "Summary"
 SUMMARY_TIP = "Whole selection over the time window, computed from summed counter deltas"
+SUMMARY_RANGE_TIP = "Summary of {start} - {end} UTC"
+INTERVAL_TIP = "Interval {start} - {end} UTC"
 COLUMN_CHOOSER = "Columns"
 COLUMN_SHOW_ALL = "Show all columns"
 COL_QUALITY = "Quality"
@@ -95,9 +100,21 @@ PLOT_SHORT = {"cpi": "CPI", "l1mp": "L1MP", "rni": "RNI", "sourcing": "Sourcing 
 OVERVIEW_TITLE = "Drag the shaded region to choose the time window"
 READOUT_EMPTY = "Move the mouse over a plot to read values"
 
+# SMT
+SMT_TYPE_TITLE = "By core type (mean rows on top)"
+SMT_CORE_TITLE = "By core"
+SMT_NO_DATA = ("No multithreading data for this selection: SMT metrics need z/OS MT-diagnostic counters "
+               "(PROCVIEW CORE) or z/VM D0R2 records")
+SMT_MEAN = "mean"
+SMT_MEAN_TIP = "Mean of {lpar} {type} over the time window ({start} - {end} UTC)"
+SMT_SOURCE_TIP = {"reported": "Every value as z/VM reports it (D0R2)",
+                  "derived": "Every value computed by NestScope from the MT-diagnostic counters M448/M449",
+                  "reported+derived": "Reported by z/VM, gaps filled by derivation from M448/M449"}
+
 # health
-HEALTH_HEADERS = ("File", "Offset", "Offset (hex)", "Severity", "Code", "Message")
+HEALTH_HEADERS = ("File", "Offset", "Severity", "Code", "Message")
 ALL_FILES = "All files"
+HEALTH_DETAILS_EMPTY = "Select a finding to read it in full; double-click shows the node it affects"
 ALL_SEVERITIES = "All severities"
 
 # help / errors

@@ -29,6 +29,7 @@ class ViewData:
     timeline: pd.DataFrame | None = None   # None: the plotted series did not change
     quality_details: dict[str, str] = field(default_factory=dict)
     added: list[Any] = field(default_factory=list)  # LoadOutcomes added by this job
+    smt: tuple[pd.DataFrame, pd.DataFrame] | None = None  # ws.smt by type, by core (None: not computed)
 
 
 def first_lpar(roots: list[Any]) -> tuple | None:
@@ -40,7 +41,8 @@ def first_lpar(roots: list[Any]) -> tuple | None:
     return None
 
 
-def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, timeline: bool = True) -> ViewData:
+def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, timeline: bool = True,
+                 smt: bool = False) -> ViewData:
     """Add ``added`` read outcomes to ``ws`` and compute what the views need for ``sel``."""
     out = ViewData(selection=sel, added=list(added))
     if added:
@@ -68,4 +70,8 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
         out.quality_details = {f.code: f.message for f in ws.findings}
     if timeline:
         out.timeline = interval_frame(ws, Selection(nodes=sel.nodes), windowed=False, summary=False)
+    if smt and hasattr(ws, "smt"):
+        from app.ui.smt import smt_frames
+
+        out.smt = smt_frames(ws, sel)
     return out

@@ -15,7 +15,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from app.ui import messages as M
-from app.ui.frames import FROZEN, SUMMARY_COL, ColDef, fmt_number, node_texts, system_texts
+from app.ui.frames import FROZEN, SUMMARY_COL, ColDef, fmt_number, node_texts, system_texts, wrap_header
 from app.ui.roles import Role
 
 ROWS_TO_LOAD = 2000
@@ -52,6 +52,16 @@ class IntervalTableModel(QAbstractTableModel):
                          if "quality" in self.frame else np.full(n, "", dtype=object))
         self._order = np.concatenate([np.flatnonzero(summ), np.flatnonzero(~summ)]).astype(int)
         self._loaded = min(n, ROWS_TO_LOAD)
+        self._ranges = _range_texts(self.frame)
+
+    def distinct(self, col_id: str) -> int:
+        """Number of distinct texts of an identification column (``_node``, ``_system``) over the rows."""
+        i = self.column_index(col_id)
+        values = self._values[i] if i >= 0 else None
+        return 0 if values is None else len(set(values.tolist()))
+
+    def n_summary(self) -> int:
+        return int(self._summary.sum())
 
     def _column_values(self, col: ColDef) -> np.ndarray | None:
         df = self.frame
@@ -138,7 +148,7 @@ class IntervalTableModel(QAbstractTableModel):
             return None
         c = self.columns[section]
         if role == Qt.ItemDataRole.DisplayRole:
-            return c.header
+            return wrap_header(c.header)
         if role == Qt.ItemDataRole.ToolTipRole:
             return c.tooltip or c.header
         return None
@@ -166,12 +176,12 @@ class IntervalTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.BackgroundRole:
             return self._background(row)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(row)
+            return self._tooltip(row, col)
         return None
 
     def _display(self, row: int, col: int) -> str:
-        if self.is_summary_row(row) and self.columns[col].id == "_end":
-            return M.SUMMARY_LABEL
+        if self.is_summary_row(row) and self.columns[col].id in ("_date", "_end"):
+            return M.SUMMARY_LABEL if self.columns[col].id == "_date" else ""
         return self.text(row, col)
 
     def _background(self, row: int) -> QColor | None:
@@ -182,15 +192,19 @@ class IntervalTableModel(QAbstractTableModel):
             return SUMMARY_DARK if self.dark else SUMMARY_LIGHT
         return None
 
-    def _tooltip(self, row: int) -> str | None:
+    def _tooltip(self, row: int, col: int = -1) -> str | None:
         pos = self._order[row]
+        start, end = self._ranges[pos] if self._ranges is not None else ("", "")
         codes = str(self._quality[pos])
         if codes:
             lines = [M.QUALITY_TIP.format(codes=codes)]
             lines += [self.quality_details[c] for c in codes.split(",") if c.strip() in self.quality_details]
             return "\n".join(lines)
         if self._summary[pos]:
-            return M.SUMMARY_TIP
+            rng = M.SUMMARY_RANGE_TIP.format(start=start, end=end) if start or end else ""
+            return "\n".join(t for t in (rng, M.SUMMARY_TIP) if t)
+        if 0 <= col < len(self.columns) and self.columns[col].frozen and (start or end):
+            return M.INTERVAL_TIP.format(start=start, end=end)
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
@@ -210,12 +224,27 @@ class IntervalTableModel(QAbstractTableModel):
 
 
 def _time_texts(df: pd.DataFrame, col_id: str, summary: np.ndarray) -> np.ndarray:
+    """Compact identification texts: ``11-02`` dates, ``00:15`` times (seconds only when some interval has them).
+
+    Summary rows say "Summary" in the Date cell (see ``_display``); their range is in the tooltip.
+    """
     if "interval_end" not in df.columns:
         return np.full(len(df), "", dtype=object)
     end = pd.to_datetime(df["interval_end"])
-    fmt = "%Y-%m-%d" if col_id == "_date" else "%H:%M:%S"
+    if col_id == "_date":
+        fmt = "%m-%d"
+    else:
+        fmt = "%H:%M:%S" if bool((end.dt.second.fillna(0) != 0).any()) else "%H:%M"
     texts = end.dt.strftime(fmt).fillna("").to_numpy(dtype=object)
-    if col_id == "_date" and summary.any() and "interval_start" in df.columns:
-        start = pd.to_datetime(df["interval_start"]).dt.strftime("%Y-%m-%d").fillna("")
-        texts[summary] = start[summary].to_numpy(dtype=object)
+    texts[summary] = M.SUMMARY_LABEL if col_id == "_date" else ""
     return texts
+
+
+def _range_texts(df: pd.DataFrame) -> np.ndarray | None:
+    """(start, end) texts per frame row, full date and time, for tooltips."""
+    if df.empty or "interval_end" not in df.columns:
+        return None
+    end = pd.to_datetime(df["interval_end"]).dt.strftime("%Y-%m-%d %H:%M:%S").fillna("")
+    start = (pd.to_datetime(df["interval_start"]).dt.strftime("%Y-%m-%d %H:%M:%S").fillna("")
+             if "interval_start" in df.columns else pd.Series("", index=df.index))
+    return np.array(list(zip(start.tolist(), end.tolist())), dtype=object)

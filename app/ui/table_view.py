@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import html
 import time
 
-from PySide6.QtCore import QMimeData, QPoint, Qt, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QPoint, QSize, Qt, Signal
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -14,6 +13,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMenu,
     QStackedWidget,
+    QStyle,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -21,16 +21,54 @@ from PySide6.QtWidgets import (
 
 from app.ui import messages as M
 from app.ui import settings
+from app.ui.clipboard import put_table
 from app.ui.frames import N_FROZEN
 from app.ui.table_model import IntervalTableModel
 
 RESIZE_BUDGET_S = 0.25   # time box for resizing columns to contents
 RESIZE_ROWS = 300        # rows looked at per column when resizing
+CELL_PAD = 12            # delegate margins + grid line + air, px
 HIDDEN_KEY = "table/hidden_columns"
+
+
+class WrapHeader(QHeaderView):
+    """Horizontal header sized to its (up to two-line) texts.
+
+    Qt reserves room for the sort arrow in every section and over-counts multi-line texts; numeric
+    columns then grow far wider than their numbers.  Here a section is as wide as its longest text line
+    (plus the arrow only on the sorted section) and the header is two lines tall.
+    """
+
+    LINES = 2
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Horizontal, parent)
+        self.setDefaultAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.setSectionsClickable(True)
+        self.setHighlightSections(False)
+        self.sortIndicatorChanged.connect(self._fit_sorted)
+
+    def sectionSizeFromContents(self, logical: int) -> QSize:
+        model = self.model()
+        text = "" if model is None else str(model.headerData(logical, self.orientation(),
+                                                             Qt.ItemDataRole.DisplayRole) or "")
+        fm = self.fontMetrics()
+        margin = self.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, self)
+        w = max((fm.horizontalAdvance(line) for line in text.split("\n")), default=0) + 2 * margin + 10
+        if self.isSortIndicatorShown() and logical == self.sortIndicatorSection():
+            w += self.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMarkSize, None, self) + margin
+        return QSize(w, fm.lineSpacing() * self.LINES + 2 * margin + 6)
+
+    def _fit_sorted(self, logical: int, _order) -> None:
+        if 0 <= logical < self.count() and not self.isSectionHidden(logical):
+            want = self.sectionSizeFromContents(logical).width()
+            if self.sectionSize(logical) < want:
+                self.resizeSection(logical, want)
 
 
 def _make_view() -> QTableView:
     v = QTableView()
+    v.setHorizontalHeader(WrapHeader(v))
     v.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
     v.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
     v.setSortingEnabled(True)
@@ -40,7 +78,6 @@ def _make_view() -> QTableView:
     v.verticalHeader().setDefaultSectionSize(22)
     v.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
     v.horizontalHeader().setResizeContentsPrecision(RESIZE_ROWS)
-    v.horizontalHeader().setHighlightSections(False)
     return v
 
 
@@ -83,6 +120,8 @@ class IntervalTable(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.stack)
         self.hidden: set[str] = set(settings.get_list(HIDDEN_KEY))
+        for v in (self.frozen, self.view):  # rows come in engine order: no sort arrow until the user sorts
+            v.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
 
     # -- state ---------------------------------------------------------------------------------
     def set_placeholder(self, text: str) -> None:
@@ -95,30 +134,80 @@ class IntervalTable(QWidget):
         if not has_rows and self.placeholder.text() != M.PLACEHOLDER:
             self.placeholder.setText(M.TABLE_NO_ROWS)
         self._apply_visibility()
+        self._span_summary()
         self.resize_columns()
 
     def _apply_visibility(self) -> None:
+        # one node in every row (one LPAR or class selected): the tree says which, the Node column would repeat it
+        one_node = self.model.distinct("_node") <= 1
         for i, c in enumerate(self.model.columns):
             frozen = i < N_FROZEN
-            self.frozen.setColumnHidden(i, not frozen)
+            self.frozen.setColumnHidden(i, not frozen or (c.id == "_node" and one_node))
             self.view.setColumnHidden(i, frozen or c.id in self.hidden)
+        self._fit_frozen()
+
+    def _span_summary(self) -> None:
+        """"Summary" spans the Date and End cells of the summary rows (always the top rows)."""
+        self.frozen.clearSpans()
+        date, end = self.model.column_index("_date"), self.model.column_index("_end")
+        if date < 0 or end != date + 1:
+            return
+        for r in range(min(self.model.n_summary(), self.model.rowCount())):
+            self.frozen.setSpan(r, date, 1, 2)
+
+    def _fit_header_height(self) -> None:
+        """Both headers as tall as the two-line metric headers, so the rows stay aligned."""
+        h = max(self.view.horizontalHeader().sizeHint().height(), self.frozen.horizontalHeader().sizeHint().height())
+        for v in (self.frozen, self.view):
+            v.horizontalHeader().setFixedHeight(h)
 
     def resize_columns(self) -> None:
-        """Resize visible columns to their contents, within a time budget."""
+        """Size visible columns to their texts (font metrics over the first rows, bold for summary rows).
+
+        Measured here rather than with ``resizeColumnToContents`` (which goes through the delegate for every
+        cell and is slow on wide frames); the padding covers the delegate's margins and the grid line.
+        """
         t0 = time.monotonic()
+        fm = self.view.fontMetrics()
+        bold_font = self.view.font()
+        bold_font.setBold(True)
+        fm_bold = QFontMetrics(bold_font)
+        n_sum = min(self.model.n_summary(), self.model.rowCount())
+        rows = range(min(self.model.rowCount(), n_sum + RESIZE_ROWS))
         for i in range(self.model.columnCount()):
             view = self.frozen if i < N_FROZEN else self.view
             if view.isColumnHidden(i):
                 continue
+            header = view.horizontalHeader().sectionSizeHint(i)
             if time.monotonic() - t0 > RESIZE_BUDGET_S:
-                view.setColumnWidth(i, max(view.columnWidth(i), 70))
+                view.setColumnWidth(i, max(header, 60))
                 continue
-            view.resizeColumnToContents(i)
-            view.setColumnWidth(i, view.columnWidth(i) + 6)
+            spanned = self.model.columns[i].id in ("_date", "_end")  # "Summary" spans both, see _widen_for_summary
+            w = 0
+            for r in rows:
+                text = self.model._display(r, i)
+                if not text or (spanned and r < n_sum):
+                    continue
+                w = max(w, (fm_bold if r < n_sum else fm).horizontalAdvance(text))
+            view.setColumnWidth(i, max(header, w + CELL_PAD))
+        self._widen_for_summary()
         self._fit_frozen()
 
+    def _widen_for_summary(self) -> None:
+        date, end = self.model.column_index("_date"), self.model.column_index("_end")
+        if date < 0 or end < 0 or not self.model.n_summary():
+            return
+        f = self.frozen.font()
+        f.setBold(True)
+        need = QFontMetrics(f).horizontalAdvance(M.SUMMARY_LABEL) + 16
+        have = self.frozen.columnWidth(date) + self.frozen.columnWidth(end)
+        if have < need:
+            self.frozen.setColumnWidth(end, self.frozen.columnWidth(end) + need - have)
+
     def _fit_frozen(self) -> None:
-        width = sum(self.frozen.columnWidth(i) for i in range(min(N_FROZEN, self.model.columnCount())))
+        self._fit_header_height()
+        width = sum(self.frozen.columnWidth(i) for i in range(min(N_FROZEN, self.model.columnCount()))
+                    if not self.frozen.isColumnHidden(i))
         self.frozen.setFixedWidth(width + 2 * self.frozen.frameWidth() + 2)
 
     # -- column chooser ------------------------------------------------------------------------
@@ -170,14 +259,7 @@ class IntervalTable(QWidget):
         rows, cols = self.selection_block()
         headers = [self.model.columns[c].header for c in cols]
         body = [[self.model._display(r, c) for c in cols] for r in rows]
-        tsv = "\n".join("\t".join(line) for line in [headers, *body]) + "\n"
-        cells = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-        trs = [f"<tr>{cells}</tr>"] + ["<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in line) + "</tr>"
-                                       for line in body]
-        mime = QMimeData()
-        mime.setText(tsv)
-        mime.setHtml("<table>" + "".join(trs) + "</table>")
-        QGuiApplication.clipboard().setMimeData(mime)
+        tsv = put_table(headers, body)
         self.copied.emit(len(rows), len(cols))
         return tsv
 

@@ -10,6 +10,8 @@ import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QGraphicsLinearLayout,
+    QGraphicsWidget,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -25,9 +27,34 @@ from app.ui.timeline_plots import LEFT_AXIS_WIDTH, PLOT_ORDER, Series, draw, has
 
 PLOTS_KEY = "timeline/plots"
 THEMES = {False: {"bg": "w", "fg": "#202020", "line": "#505050", "region": (70, 130, 220, 50),
-                 "legend": (255, 255, 255, 210)},
+                 },
           True: {"bg": "#1e1e1e", "fg": "#e0e0e0", "line": "#c0c0c0", "region": (120, 170, 255, 60),
-                "legend": (30, 30, 30, 210)}}
+                }}
+
+
+LEGEND_SPACING = 6
+
+
+def _legend_in_title_row(plot: pg.PlotItem) -> None:
+    """Move the legend out of the data area: title and legend side by side in the plot's title row.
+
+    ``plot.legend`` is set, so ``plot.plot(..., name=...)`` still adds its entry.
+    """
+    legend = pg.LegendItem(labelTextSize="7pt", horSpacing=LEGEND_SPACING, verSpacing=-6)
+    legend.setColumnCount(8)
+    row = QGraphicsWidget()
+    lay = QGraphicsLinearLayout(Qt.Orientation.Horizontal)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.setSpacing(12)
+    plot.layout.removeItem(plot.titleLabel)
+    lay.addItem(plot.titleLabel)
+    lay.addItem(legend)
+    lay.addStretch(1)
+    lay.setAlignment(plot.titleLabel, Qt.AlignmentFlag.AlignVCenter)
+    lay.setAlignment(legend, Qt.AlignmentFlag.AlignVCenter)
+    row.setLayout(lay)
+    plot.layout.addItem(row, 0, 1)
+    plot.legend = legend
 
 
 def _fix_axes(plot: pg.PlotItem, show_bottom: bool) -> None:
@@ -97,9 +124,10 @@ class TimelineView(QWidget):
             p = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0)})
             _fix_axes(p, False)
             p.setTitle(M.PLOT_TITLES[pid], size="9pt")
-            legend = p.addLegend(offset=(-5, 1), labelTextSize="7pt", verSpacing=-6)
-            legend.setColumnCount(3)
+            _legend_in_title_row(p)
             p.setXLink(self.base_vb)
+            if pid == "sourcing":  # a stack of percentages: always 0..100
+                p.getViewBox().setMouseEnabled(y=False)
             self.plots[pid] = p
         self.overview = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0)})
         _fix_axes(self.overview, True)
@@ -152,7 +180,12 @@ class TimelineView(QWidget):
             line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(THEMES[self.dark]["line"], width=1))
             p.addItem(line, ignoreBounds=True)
             self.vlines[pid] = line
-            p.enableAutoRange(axis="y")
+            if pid == "sourcing":
+                p.disableAutoRange(axis="y")
+                p.setYRange(0, 100, padding=0)
+            else:
+                p.enableAutoRange(axis="y")
+        self._fit_legends()
         self._draw_overview()
         self.chooser.blockSignals(True)  # flag changes are not user choices
         for i in range(self.chooser.count()):
@@ -192,6 +225,26 @@ class TimelineView(QWidget):
         lo, hi = self.data_range()
         if hi > lo:
             self.base_vb.setXRange(lo, hi, padding=0.01)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_legends()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self._fit_legends()
+
+    def _fit_legends(self) -> None:
+        """As many legend entries per row as fit right of each plot's title (more rows when they do not)."""
+        # the plots' width follows the widget's (the glw itself may not be laid out yet while hidden)
+        width = max(self.width() - self.chooser.width() - LEFT_AXIS_WIDTH - 30, 200)
+        for p in self.plots.values():
+            legend = p.legend
+            if legend is None or not legend.items:
+                continue
+            room = width - p.titleLabel.itemRect().width() - 20
+            entry = max(label.itemRect().width() for _s, label in legend.items) + 20 + 2 * LEGEND_SPACING + 4
+            legend.setColumnCount(max(1, min(len(legend.items), int(room // entry))))
 
     # -- window region -------------------------------------------------------------------------
     def set_window(self, start: pd.Timestamp | None, end: pd.Timestamp | None) -> None:
@@ -241,7 +294,6 @@ class TimelineView(QWidget):
             p.titleLabel.setText(p.titleLabel.text, color=t["fg"])
             if p.legend is not None:
                 p.legend.setLabelTextColor(t["fg"])
-                p.legend.setBrush(pg.mkBrush(t["legend"]))
         for line in self.vlines.values():
             line.setPen(pg.mkPen(t["line"], width=1))
         self.region.setBrush(pg.mkBrush(*t["region"]))

@@ -169,9 +169,7 @@ class MachineTreeModel(QAbstractItemModel):
         if col == COL_CPUS:
             return f"{v:.0f}"
         if col == COL_BUSY:
-            text = f"{v:.1f}"
-            w = _num(info.get("weight"))
-            return f"{text} (w {w:.0f})" if info.get("partition_only") and w is not None else text
+            return f"{v:.1f}"  # partition-only rows: the weight is in the tooltip (keeps the column narrow)
         return f"{v:.2f}"
 
     def _tooltip(self, node: Any, info: dict) -> str:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui import messages as M
+from app.ui.clipboard import put_table
 from app.ui.roles import Role
 from app.ui.tree_model import MachineTreeModel, TreeFilterProxy
 
@@ -75,9 +76,36 @@ class TreePanel(QObject):
         self.stack.setCurrentIndex(1 if roots else 0)
 
     def resize_columns(self) -> None:
+        """Numbers as narrow as their contents; the Node column (stretch) gets the rest."""
+        header = self.view.header()
+        header.setMinimumSectionSize(24)
         for col in (1, 2, 3):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
             self.view.resizeColumnToContents(col)
-        self.view.header().setMinimumSectionSize(40)
+            self.view.setColumnWidth(col, self.view.columnWidth(col) + 2)
+
+    def preferred_width(self, window_width: int) -> int:
+        """Dock width for a window ``window_width`` wide: room for the longest CEC/LPAR label if the window
+        allows (at most ~a third of it), never below 240 px."""
+        self.view.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        need = sum(self.view.columnWidth(c) for c in range(1, self.proxy.columnCount()))
+        need += self.view.sizeHintForColumn(0) + 8    # the labels with their indentation
+        need += self.view.verticalScrollBar().sizeHint().width() + 2 * self.view.frameWidth() + 16
+        self.view.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        return max(240, min(need, int(window_width * 0.32)))
+
+    def copy_selection(self) -> str:
+        """Selected rows (all top-level rows when none) as TSV with headers and HTML, on the clipboard."""
+        rows = self.view.selectionModel().selectedRows(0)
+        if not rows:
+            rows = [self.proxy.index(r, 0) for r in range(self.proxy.rowCount())]
+        rows.sort(key=self._path)
+        headers = [str(self.proxy.headerData(c, Qt.Orientation.Horizontal)) for c in range(self.proxy.columnCount())]
+        body = []
+        for idx in rows:
+            body.append([str(self.proxy.index(idx.row(), c, idx.parent()).data() or "")
+                         for c in range(self.proxy.columnCount())])
+        return put_table(headers, body)
 
     # -- selection -----------------------------------------------------------------------------
     def selected_keys(self) -> list[tuple]:

@@ -25,7 +25,7 @@ def _png_size(path: Path) -> tuple[int, int]:
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
-@pytest.mark.parametrize("view,size", [("table", "1024x700"), ("timeline", "1200x800")])
+@pytest.mark.parametrize("view,size", [("table", "1024x700"), ("timeline", "1200x800"), ("smt", "1024x700")])
 def test_snapshot_png(tmp_path, view, size):
     smf = SAMPLES / "after_z16_ZOSA_smf113.rdw.gz"
     if not smf.exists():

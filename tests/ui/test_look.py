@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from app.ui import messages as M
@@ -11,7 +12,7 @@ from tests.ui.conftest import wait_loaded
 
 
 @pytest.mark.parametrize("size", [(1440, 900), (1024, 700)])
-@pytest.mark.parametrize("tab", [0, 1, 2])
+@pytest.mark.parametrize("tab", [0, 1, 2, 3])
 def test_renders_without_clipping(qtbot, loaded, size, tab):
     loaded.resize(*size)
     loaded.tabs.setCurrentIndex(tab)
@@ -21,10 +22,32 @@ def test_renders_without_clipping(qtbot, loaded, size, tab):
     table = loaded.table
     for col in range(N_FROZEN + 3):
         view = table.frozen if col < N_FROZEN else table.view
+        if view.isColumnHidden(col):
+            continue
+        if col < N_FROZEN and table.model.columns[col].id in ("_date", "_end"):
+            continue  # the bold "Summary" spans Date and End (checked below)
         assert view.columnWidth(col) >= view.sizeHintForColumn(col), col
         assert view.columnWidth(col) >= view.horizontalHeader().sectionSizeHint(col), col
+    model = table.model
+    date, end = model.column_index("_date"), model.column_index("_end")
+    bold = table.frozen.font()
+    bold.setBold(True)
+    from PySide6.QtGui import QFontMetrics
+
+    assert table.frozen.columnWidth(date) + table.frozen.columnWidth(end) > QFontMetrics(bold).horizontalAdvance(
+        "Summary")
+    fm = table.frozen.fontMetrics()
+    for r in range(1, min(20, model.rowCount())):
+        for col in (date, end):
+            assert table.frozen.columnWidth(col) > fm.horizontalAdvance(model.data(model.index(r, col)))
     tree = loaded.tree.view
     assert tree.columnWidth(0) >= 120
+    # the CEC labels are not elided
+    proxy = loaded.tree.proxy
+    for r in range(proxy.rowCount()):
+        idx = proxy.index(r, 0)
+        need = QFontMetrics(idx.data(Qt.ItemDataRole.FontRole) or tree.font()).horizontalAdvance(idx.data())
+        assert tree.columnWidth(0) - tree.indentation() >= need, idx.data()
 
 
 def test_shortcuts(loaded):

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from app.engine import TreeNode
 from app.findings import make_finding
 from app.ui.frames import FROZEN, ColDef
-from app.ui.health import FindingsModel, FindingsProxy
+from app.ui.health import COL_FILE, COL_MESSAGE, COL_OFFSET, FindingsModel, FindingsProxy
 from app.ui.roles import Role
 from app.ui.table_model import IntervalTableModel
 from app.ui.tree_model import MachineTreeModel, TreeFilterProxy
@@ -85,7 +85,8 @@ def test_partition_only_is_grey():
     model.set_roots(roots)
     idx = model.index_of_key(("lpar", "CEC1", "CF01"))
     assert model.data(idx, Qt.ItemDataRole.ForegroundRole) is not None
-    assert model.data(model.index(idx.row(), 2, idx.parent())) == "12.0 (w 30)"
+    assert model.data(model.index(idx.row(), 2, idx.parent())) == "12.0"  # the weight is in the tooltip
+    assert "weight 30" in model.data(idx, Qt.ItemDataRole.ToolTipRole)
 
 
 def test_real_tree_modeltester(qtmodeltester, loaded):
@@ -116,9 +117,12 @@ def test_findings_model_and_filters(qtmodeltester):
     proxy.setSourceModel(model)
     qtmodeltester.check(model)
     qtmodeltester.check(proxy)
-    assert model.data(model.index(2, 2)) == "0xFF"
-    assert model.data(model.index(0, 5)).startswith("RDW length 0")
-    assert model.data(model.index(0, 5), Qt.ItemDataRole.ToolTipRole).startswith("a.smf: offset 16 (0x10)")
+    assert model.data(model.index(2, COL_OFFSET)) == "255 (0xFF)"
+    assert model.data(model.index(2, COL_OFFSET), Role.SORT) == 255
+    assert model.data(model.index(1, COL_OFFSET), Role.SORT) == -1
+    assert model.data(model.index(0, COL_MESSAGE)).startswith("RDW length 0")
+    assert model.data(model.index(0, COL_MESSAGE), Qt.ItemDataRole.ToolTipRole).startswith("a.smf: offset 16 (0x10)")
+    assert model.data(model.index(0, COL_FILE), Qt.ItemDataRole.ToolTipRole) == "a.smf"
     proxy.set_filter("a.smf", None)
     assert proxy.rowCount() == 2
     proxy.set_filter("a.smf", "error")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import re
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication
 
 from app.ui import settings
 from app.ui.frames import N_FROZEN
@@ -61,7 +63,11 @@ def test_summary_row_matches_engine(qtbot, loaded):
     model = loaded.table.model
     summ = loaded.ws.metrics(by="class_interval", nodes=[key], summary=True)
     summ = summ[summ["summary"]].iloc[0]
-    assert _cell(model, 0, "_end") == "Summary"
+    assert _cell(model, 0, "_date") == "Summary"          # spans Date and End in the frozen view
+    assert loaded.table.frozen.columnSpan(0, model.column_index("_date")) == 2
+    assert _cell(model, 0, "_end") == ""
+    tip = model.data(model.index(0, model.column_index("_date")), Qt.ItemDataRole.ToolTipRole)
+    assert "Summary of" in tip                                # the window range is in the tooltip
     assert _cell(model, 0, "CPI") == f"{summ['CPI']:.2f}"
     assert model.data(model.index(0, 0), Qt.ItemDataRole.FontRole).bold()
 
@@ -96,7 +102,7 @@ def test_header_tooltips_explain_metric(loaded):
 
 def test_presentation_order(loaded):
     headers = [c.header for c in loaded.table.model.columns]
-    assert headers[:N_FROZEN] == ["System", "Node", "Date", "Interval end"]
+    assert headers[:N_FROZEN] == ["System", "Node", "Date", "End"]
     assert headers[N_FROZEN] == "CPI"
     assert headers.index("L1MP") < headers.index("LPARCPU")
 
@@ -124,7 +130,7 @@ def test_copy_tsv_and_html(loaded):
     mime = QGuiApplication.clipboard().mimeData()
     lines = mime.text().strip().split("\n")
     header = lines[0].split("\t")
-    assert "CPI" in header and "L1MP" in header and "Interval end" in header
+    assert "CPI" in header and "L1MP" in header and "End" in header
     assert len(lines) == 3
     assert lines[1].split("\t")[header.index("CPI")] == model.data(model.index(1, model.column_index("CPI")))
     assert "<table>" in mime.html() and "<th>CPI</th>" in mime.html()
@@ -132,7 +138,8 @@ def test_copy_tsv_and_html(loaded):
 
 def test_copy_everything_when_nothing_selected(loaded):
     tsv = loaded.table.copy_selection()
-    assert tsv.split("\n", 1)[0].startswith("System\tNode\tDate\tInterval end\tCPI")
+    # one LPAR selected: the Node column is hidden, so not copied
+    assert tsv.split("\n", 1)[0].startswith("System\tDate\tEnd\tCPI")
     assert tsv.count("\n") == loaded.table.model.rowCount() + 1
 
 
@@ -149,3 +156,32 @@ def test_quality_marked(loaded):
     tip = model.data(model.index(row, 5), Qt.ItemDataRole.ToolTipRole)
     assert "lost-counters" in tip and "counters lost" in tip
     assert isinstance(df, pd.DataFrame)
+
+
+def test_compact_identification_columns(qtbot, loaded):
+    key = _key(loaded, "lpar", "ZOSA")
+    _select(qtbot, loaded, key)
+    table, model = loaded.table, loaded.table.model
+    assert table.frozen.isColumnHidden(model.column_index("_node"))  # one node: the tree says which
+    assert re.fullmatch(r"\d\d-\d\d", _cell(model, 1, "_date"))
+    assert re.fullmatch(r"\d\d:\d\d(:\d\d)?", _cell(model, 1, "_end"))
+    assert table.frozen.width() < 260
+    # long metric headers wrap onto two lines, the copy keeps the one-line header
+    col = model.column_index("Est_Instr_Cmplx_CPI")
+    assert model.headerData(col, Qt.Orientation.Horizontal) == "Est Instr\nCmplx CPI"
+    assert table.frozen.horizontalHeader().height() == table.view.horizontalHeader().height()
+    # several nodes: Node comes back
+    _select(qtbot, loaded, key, _key(loaded, "lpar", "ZOSB"))
+    assert not table.frozen.isColumnHidden(model.column_index("_node"))
+
+
+def test_metric_columns_visible_at_1024(qtbot, loaded):
+    loaded.resize(1024, 700)
+    QApplication.processEvents()
+    table, model = loaded.table, loaded.table.model
+    right = table.view.viewport().width()
+    for cid in ("CPI", "Prb_State" if model.column_index("Prb_State") >= 0 else "PRBSTATE", "L1MP", "L2P"):
+        col = model.column_index(cid)
+        if col < 0 or table.view.isColumnHidden(col):
+            continue
+        assert table.view.columnViewportPosition(col) + table.view.columnWidth(col) <= right, cid

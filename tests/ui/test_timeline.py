@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+from PySide6.QtWidgets import QApplication
 
 from tests.ui.conftest import wait_loaded
 
@@ -81,3 +82,19 @@ def test_dark_mode_plots_follow(loaded):
     assert loaded.timeline.dark
     loaded.actions_.dark.setChecked(False)
     assert not loaded.timeline.dark
+
+
+def test_legends_outside_data_and_sourcing_fixed(loaded):
+    loaded.tabs.setCurrentWidget(loaded.timeline)
+    QApplication.processEvents()
+    tl = loaded.timeline
+    for pid in tl.visible_plots():
+        p = tl.plots[pid]
+        if p.legend is None or not p.legend.items:
+            continue
+        legend = p.legend.mapRectToScene(p.legend.boundingRect())
+        data = p.getViewBox().sceneBoundingRect()
+        assert not legend.intersects(data), pid    # in the title row, never over the curves
+    if "sourcing" in tl.visible_plots():
+        lo, hi = tl.plots["sourcing"].getViewBox().viewRange()[1]
+        assert (lo, hi) == (0, 100)
