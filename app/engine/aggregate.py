@@ -130,7 +130,7 @@ def select_rows(iv: pd.DataFrame, start=None, end=None, nodes: Iterable[NodeKey]
         nm = np.zeros(len(iv), dtype=bool)
         cols = ["cec", "lpar", "class", "cpu"]
         for key in nodes:
-            level, vals = key[0], key[1:]
+            vals = key[1:]
             k = np.ones(len(iv), dtype=bool)
             for c, v in zip(cols, vals):
                 col = iv[c]

@@ -27,7 +27,7 @@ import pandas as pd
 
 from app.formats import monwrite_records as R
 from app.formats.common import datetime_to_tod
-from app.formats.schema import BIT_OF_LETTER, SET_MT, counter_number, is_counter_column, set_size
+from app.formats.schema import SET_MT, counter_number, is_counter_column, set_size
 
 __all__ = ["MonwriteWriter", "CounterRecord", "MtCounterRecord", "MtRecord", "Partition", "PartitionCpu",
            "write_samples", "pack_counters"]

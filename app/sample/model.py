@@ -19,7 +19,7 @@ import pandas as pd
 
 from app.formats.common import cec_id, normalize_serial
 from app.formats.schema import (SET_BASIC, SET_CRYPTO, SET_EXTENDED, SET_MT, SET_PROBLEM,
-                                counter_name, set_size)
+                                set_size)
 from app.sample.generations import GENERATIONS, GENERIC_TO_Z10, GenerationLayout
 
 LEVELS = ("L2P", "L3P", "L4LP", "L4RP", "MEMP")

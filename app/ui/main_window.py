@@ -7,7 +7,6 @@ SelectionState.  No formulas here.
 
 from __future__ import annotations
 
-import traceback
 from pathlib import Path
 from typing import Any
 

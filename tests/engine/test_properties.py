@@ -18,6 +18,7 @@ steps = st.lists(st.tuples(st.booleans(), st.integers(0, 10**9), st.integers(1, 
 def test_deltas_never_negative_and_conserved(seq):
     """Running totals with random resets: every delta >= 0 and their sum is the growth within runs."""
     recs, b0, b1, expect = [], 0, 0, 0
+    prev0 = prev1 = 0
     for i, (reset, inc0, inc1) in enumerate(seq):
         if reset and i:
             b0, b1 = inc0 // 2, inc1 // 2              # counters restart (reset) -> the interval is a gap

@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # tests/ for smf_builders

@@ -27,7 +27,7 @@ def _key(window, level: str, *parts: str) -> tuple:
     for n in window.tree.model.all_nodes():
         if n.level == level and [str(k) for k in n.key[2:2 + len(parts)]] == list(parts):
             return tuple(n.key)
-    raise AssertionError(f"no {level} node {match}")
+    raise AssertionError(f"no {level} node {parts}")
 
 
 def _cell(model, row: int, col_id: str) -> str:
