@@ -57,8 +57,30 @@ def _legend_in_title_row(plot: pg.PlotItem) -> None:
     plot.legend = legend
 
 
+class SparseAxis(pg.AxisItem):
+    """A value axis whose major ticks stay at least ``MIN_TICK_PX`` apart.
+
+    pyqtgraph always puts two or more major ticks on an axis whatever its length, so
+    on the short stacked plots of a 700-pixel-high window the labels ran into each
+    other; widening the major step until the labels have room keeps them legible.
+    """
+
+    MIN_TICK_PX = 15
+
+    def tickSpacing(self, minVal, maxVal, size):  # noqa: N802 (Qt/pyqtgraph name)
+        levels = super().tickSpacing(minVal, maxVal, size)
+        if not levels or size <= 0 or maxVal == minVal:
+            return levels
+        major, offset = levels[0]
+        px = size / abs(maxVal - minVal)
+        while major * px < self.MIN_TICK_PX:
+            major *= 2 if str(major).lstrip("0.").startswith(("1", "5")) else 2.5
+        return [(major, offset)] + [lv for lv in levels[1:] if lv[0] < major]
+
+
 def _fix_axes(plot: pg.PlotItem, show_bottom: bool) -> None:
     plot.getAxis("left").setWidth(LEFT_AXIS_WIDTH)
+    plot.getAxis("left").setStyle(maxTextLevel=0, hideOverlappingLabels=8)   # edge labels may overhang 8 px
     plot.showAxis("bottom", show_bottom)
     plot.showGrid(x=True, y=True, alpha=0.25)
     plot.setMenuEnabled(False)
@@ -121,7 +143,8 @@ class TimelineView(QWidget):
         self.base.getViewBox().setMouseEnabled(y=False)
         self.base_vb = self.base.getViewBox()
         for pid in PLOT_ORDER:
-            p = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0)})
+            p = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0),
+                                       "left": SparseAxis(orientation="left")})
             _fix_axes(p, False)
             p.setTitle(M.PLOT_TITLES[pid], size="9pt")
             _legend_in_title_row(p)
@@ -129,7 +152,8 @@ class TimelineView(QWidget):
             if pid == "sourcing":  # a stack of percentages: always 0..100
                 p.getViewBox().setMouseEnabled(y=False)
             self.plots[pid] = p
-        self.overview = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0)})
+        self.overview = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0),
+                                               "left": SparseAxis(orientation="left")})
         _fix_axes(self.overview, True)
         self.overview.setTitle(M.OVERVIEW_TITLE, size="8pt")
         self.overview.setMaximumHeight(110)
