@@ -12,18 +12,18 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QAbstractItemView, QLabel, QSplitter, QStackedWidget, QTableView, QVBoxLayout, QWidget
 
 from app.ui import messages as M
 from app.ui.clipboard import put_table
-from app.ui.frames import fmt_number, wrap_header
+from app.ui.column_model import ColumnTableModel, Index
+from app.ui.frames import fmt_number
 from app.ui.roles import Role
 from app.ui.table_model import SUMMARY_DARK, SUMMARY_LIGHT
 from app.ui.table_view import CELL_PAD, RESIZE_ROWS, WrapHeader
 
-Index = QModelIndex | QPersistentModelIndex
 TIME_FMT = "%Y-%m-%d %H:%M"
 
 
@@ -64,7 +64,7 @@ CORE_COLS = (
 )
 
 
-class SmtModel(QAbstractTableModel):
+class SmtModel(ColumnTableModel):
     """A thin adapter over one ``ws.smt`` frame; mean rows (``mean`` column) on top, bold, "mean"."""
 
     def __init__(self, columns: tuple[SmtCol, ...], parent=None) -> None:
@@ -117,21 +117,8 @@ class SmtModel(QAbstractTableModel):
         return str(self._texts[col][self._order[row]])
 
     # -- Qt model API --------------------------------------------------------------------------
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.frame)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.columns)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(self.columns):
-            return None
-        c = self.columns[section]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return wrap_header(c.header)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return c.tooltip or c.header
-        return None
+    def _row_total(self) -> int:
+        return len(self.frame)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():

@@ -11,22 +11,22 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
 from app.ui import messages as M
-from app.ui.frames import FROZEN, SUMMARY_COL, ColDef, fmt_number, node_texts, system_texts, wrap_header
+from app.ui.frames import FROZEN, SUMMARY_COL, ColDef, fmt_number, node_texts, system_texts
+from app.ui.column_model import ColumnTableModel, Index
 from app.ui.roles import Role
 
 ROWS_TO_LOAD = 2000
-Index = QModelIndex | QPersistentModelIndex
 TINT_LIGHT = QColor(255, 226, 170)
 TINT_DARK = QColor(110, 80, 30)
 SUMMARY_LIGHT = QColor(228, 236, 248)
 SUMMARY_DARK = QColor(45, 60, 85)
 
 
-class IntervalTableModel(QAbstractTableModel):
+class IntervalTableModel(ColumnTableModel):
     """A thin adapter over a metric frame and its column definitions."""
 
     def __init__(self, parent=None) -> None:
@@ -137,21 +137,8 @@ class IntervalTableModel(QAbstractTableModel):
             self.fetchMore()
 
     # -- Qt model API --------------------------------------------------------------------------
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else self._loaded
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.columns)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(self.columns):
-            return None
-        c = self.columns[section]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return wrap_header(c.header)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return c.tooltip or c.header
-        return None
+    def _row_total(self) -> int:
+        return self._loaded
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():

@@ -1,0 +1,40 @@
+"""The part every NestScope table model shares: a list of columns with headers and tooltips."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+
+from app.ui.frames import wrap_header
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class ColumnTableModel(QAbstractTableModel):
+    """A flat table over ``self.columns`` (objects with ``header`` and ``tooltip``).
+
+    Subclasses say how many rows are shown (``_row_total``) and answer ``data``;
+    headers wrap onto two lines and explain the column in their tooltip.
+    """
+
+    columns: list[Any]
+
+    def _row_total(self) -> int:
+        raise NotImplementedError
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 (Qt signature)
+        return 0 if parent.isValid() else self._row_total()
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 (Qt signature)
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(self.columns):
+            return None
+        c = self.columns[section]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return wrap_header(c.header)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return c.tooltip or c.header
+        return None
