@@ -238,10 +238,12 @@ class _Walk:
                 return
             ln, z, dom, flg, rc = hdr(data, fo)
             if ln < R.HDR_LEN or z or dom > R.MAX_DOMAIN or (a & 0xFFF) + ln > R.PAGE:
+                nxt = self._next_header(base, a, t, limit)
+                where = (f"reading resumes at the next valid record, offset {base + nxt}" if nxt & 0xFFF
+                         else "the rest of this 4 KB frame is skipped; reading resumes at the next frame")
                 self.find(fo, "warning", "bad-record-header",
-                          f"invalid monitor record header (MRHDRLEN {ln}, MRHDRZER {z}, domain {dom})",
-                          "the rest of this 4 KB frame is skipped; reading resumes at the next frame")
-                a = (a | 0xFFF) + 1
+                          f"invalid monitor record header (MRHDRLEN {ln}, MRHDRZER {z}, domain {dom})", where)
+                a = nxt
                 continue
             if fo + ln > limit:
                 self._short(fo, limit)
@@ -273,7 +275,33 @@ class _Walk:
             self.find(base + a - 1, "warning", "entry-overrun", f"last record ends {a - t - 1} bytes past "
                       "the control-area end address", "the record was read; the entry end may be damaged")
 
+    def _next_header(self, base: int, a: int, t: int, limit: int) -> int:
+        """DCSS address of the next plausible record header after a bad one in the same frame.
+
+        A candidate must look like a header (length fits the frame, zero field 0, known
+        domain) and be followed by another such header or end exactly at the entry end,
+        so a stray byte pattern inside a damaged record is not taken for a record.
+        """
+        frame_end = (a | 0xFFF) + 1
+        for c in range(a + 1, min(frame_end, t + 1) - R.HDR_LEN + 1):
+            fo = base + c
+            if fo + R.HDR_LEN > limit:
+                break
+            if self._plausible(c, fo):
+                ln = int.from_bytes(self.data[fo:fo + 2], "big")
+                after = c + ln
+                if after == t + 1 or after == frame_end or (base + after + R.HDR_LEN <= limit
+                                                            and self._plausible(after, base + after)):
+                    return c
+        return frame_end
+
+    def _plausible(self, a: int, fo: int) -> bool:
+        ln, z, dom, _flg, rc = R.HDR_NOTOD.unpack_from(self.data, fo)
+        return (R.HDR_LEN <= ln and (a & 0xFFF) + ln <= R.PAGE and not z and dom <= R.MAX_DOMAIN
+                and rc < 64)
+
     def _short(self, fo: int, limit: int) -> None:
+        fo = min(fo, len(self.data))          # a start address past the end of a cut file
         if limit >= len(self.data):
             self.find(fo, "warning", "truncated", "file ends inside a monitor record",
                       "records before this offset were read; the rest of the interval is lost")

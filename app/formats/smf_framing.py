@@ -304,11 +304,8 @@ def walk_bdw(w: _Walker) -> str:
         if buf[b] & 0x80 and n - b >= 4:               # extended BDW (tape): 31-bit length
             bl = int.from_bytes(bytes(buf[b:b + 4]), "big") & 0x7FFFFFFF
         elif buf[b + 2] or buf[b + 3] or bl < 8:
-            q = _resync_block(buf, b + 1)
-            w.find("error", "corrupt-length", b, f"no valid block descriptor here (BDW "
-                   f"{bytes(buf[b:b + 4]).hex().upper()})",
-                   f"skipped {(q if q is not None else n) - b} bytes"
-                   + (f"; resumed at offset {q}" if q is not None else " to the end of the file"))
+            q = _skip_to_next_block(w, b, b, f"no valid block descriptor here (BDW "
+                                    f"{bytes(buf[b:b + 4]).hex().upper()})")
             pending = None
             if q is None:
                 break
@@ -365,11 +362,8 @@ def walk_bdw(w: _Walker) -> str:
                         pending = None
             q += sl
         if bad:
-            r = _resync_block(buf, q + 1)
-            w.find("error", "corrupt-length", q, f"segment descriptor {bytes(buf[q:q + 4]).hex().upper()} does not "
-                   f"fit the block at offset {b} (block length {bl})",
-                   f"skipped {(r if r is not None else n) - q} bytes"
-                   + (f"; resumed at offset {r}" if r is not None else " to the end of the file"))
+            r = _skip_to_next_block(w, q, q, f"segment descriptor {bytes(buf[q:q + 4]).hex().upper()} does not "
+                                    f"fit the block at offset {b} (block length {bl})")
             pending = None
             if r is None:
                 break
@@ -381,6 +375,15 @@ def walk_bdw(w: _Walker) -> str:
                "before the end of the file", "the incomplete record was skipped")
     # one complete record per block, block = record + 4: the "double RDW" form of some copy tools (f)
     return "vbs" if spanned else ("bdw" if multi else "double-rdw")
+
+
+def _skip_to_next_block(w: _Walker, at: int, skipped_from: int, what: str) -> int | None:
+    """Report a corrupt descriptor at ``at`` and find the next valid block after it."""
+    n = len(w.buf)
+    q = _resync_block(w.buf, at + 1)
+    w.find("error", "corrupt-length", at, what, f"skipped {(q if q is not None else n) - skipped_from} bytes"
+           + (f"; resumed at offset {q}" if q is not None else " to the end of the file"))
+    return q
 
 
 def _resync_block(buf, start: int) -> int | None:

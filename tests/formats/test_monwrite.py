@@ -220,13 +220,28 @@ def test_truncated_never_raises_and_keeps_prefix(cut):
         assert any(f.code == "truncated" and f.offset is not None and f.offset <= cut for f in r.findings)
 
 
-def test_corrupt_mrhdrlen_skips_to_next_frame_and_block():
+def test_corrupt_mrhdrlen_resumes_at_next_valid_record():
     data = bytearray(_three_interval_file())
-    o = 8192 + 4096                                          # first record of interval 1
-    data[o:o + 2] = (5000).to_bytes(2, "big")
+    o = 8192 + 4096                                          # first record of interval 1: D5R13 of CPU 0
+    data[o:o + 2] = (5000).to_bytes(2, "big")                # MRHDRLEN 5000 cannot fit a 4 KB frame
     r = read_monwrite(bytes(data), "c")
     bad = [f for f in r.findings if f.code == "bad-record-header"]
     assert bad and bad[0].offset == o and "offset 12288" in bad[0].message
+    # the walk resumes at the next record of the same frame (CPU 1's D5R13, 104 bytes on)
+    assert f"offset {o + 104}" in bad[0].message
+    assert len(r.samples) == 5                               # only CPU 0 of interval 1 is lost
+    assert list(r.samples.query("B0 == 1")["cpu"]) == [1]
+
+
+def test_corrupt_mrhdrlen_with_no_valid_record_after_skips_the_frame():
+    data = bytearray(_three_interval_file())
+    o = 8192 + 4096
+    data[o:o + 2] = (5000).to_bytes(2, "big")
+    data[o + 104:o + 106] = (7).to_bytes(2, "big")           # the following header is damaged too
+    data[o + 208:o + 210] = (7).to_bytes(2, "big")           # ... and the interval-end record
+    r = read_monwrite(bytes(data), "c")
+    bad = [f for f in r.findings if f.code == "bad-record-header"]
+    assert "resumes at the next frame" in bad[0].message
     assert len(r.samples) == 4                               # intervals 2 and 3 intact
 
 
