@@ -157,24 +157,48 @@ def _fmt(v: Any, decimals: int) -> str:
 
 
 def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH) -> str:
-    """Metrics frame -> fixed-width text in IBM presentation order, fitted to ``width`` columns."""
+    """Metrics frame -> fixed-width text in IBM presentation order, fitted to ``width`` columns.
+
+    Generations whose presentations have different columns (z10's L15P/L2LP/L2RP against the
+    L2P..L4RP of z196 and later) get one table each, as IBM's charts show them.
+    """
     from app.engine.layout import presentation_columns
 
     vers = ws.formula_versions()
     gens = [g for g in vers if len(m) and g in set(m["generation"])] or list(vers)[:1]
     lines = [f"NestScope report, level {by}, {len(m)} row(s), times UTC"]
+    if not len(m):
+        return "\n".join(lines + _formula_lines(ws, gens) + ["(no intervals in the window)"]) + "\n"
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for g in gens:
+        main = tuple(s.id for s in presentation_columns(g, ws.formula_sets) if s.group in ("Main", "Hint"))
+        groups.setdefault(main, []).append(g)
+    for k, (_main, members) in enumerate(groups.items()):
+        if k:
+            lines.append("")
+        lines += _formula_lines(ws, members)
+        sub = m[m["generation"].isin(members)]
+        lines += _table_block(ws, sub, by, members[0], width, show_cec=m["cec"].nunique() > 1)
+    return "\n".join(lines) + "\n"
+
+
+def _formula_lines(ws, gens: list[str]) -> list[str]:
+    out = []
     for g in gens:
         fs = ws.formula_sets[g]
         rni = fs.metrics.get("RNI")
         note = "" if rni is None else (f"; RNI {rni.status}" if rni.expr else "; RNI: no formula (shown -)")
-        lines.append(f"Formula set {fs.version}{note}")
-    if not len(m):
-        return "\n".join(lines + ["(no intervals in the window)"]) + "\n"
-    specs = presentation_columns(gens[0], ws.formula_sets)
-    main = [s for s in specs if s.group in ("Main", "Hint")]
+        out.append(f"Formula set {fs.version}{note}")
+    return out
+
+
+def _table_block(ws, m: pd.DataFrame, by: str, gen: str, width: int, show_cec: bool) -> list[str]:
+    from app.engine.layout import presentation_columns
+
+    main = [s for s in presentation_columns(gen, ws.formula_sets) if s.group in ("Main", "Hint")]
     ident = {"cpu": ["lpar", "class", "cpu"], "interval": ["lpar", "class"], "class": ["lpar", "class"],
              "lpar": ["lpar"], "cec": ["cec"]}[by]
-    if by != "cec" and m["cec"].nunique() > 1:
+    if by != "cec" and show_cec:
         ident = ["cec"] + ident
     heads = {"lpar": "LPAR", "class": "Class", "cpu": "CPU", "cec": "CEC"}
     cols: list[tuple[str, list[str], str]] = []     # (header, cells, align)
@@ -194,10 +218,10 @@ def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH) -> str:
         drop = drop if drop is not None else len(cols) - 1
         cols.pop(drop)
         widths.pop(drop)
-    lines.append(" ".join(f"{h:{a}{w}}" for (h, _, a), w in zip(cols, widths)))
+    out = [" ".join(f"{h:{a}{w}}" for (h, _, a), w in zip(cols, widths))]
     for i in range(len(recs)):
-        lines.append(" ".join(f"{cells[i]:{a}{w}}" for (_, cells, a), w in zip(cols, widths)))
-    return "\n".join(lines) + "\n"
+        out.append(" ".join(f"{cells[i]:{a}{w}}" for (_, cells, a), w in zip(cols, widths)))
+    return out
 
 
 # ------------------------------------------------------------------ SMT reports

@@ -146,3 +146,31 @@ def test_end_to_end_smf_file(tmp_path, capsys):
     assert report.run(args(str(path), "--format", "json")) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["meta"]["files"][0]["file"] == str(path)
+
+
+def test_table_splits_generations_with_different_columns(tmp_path, capsys):
+    # z10 presentations show L15P/L2LP/L2RP, z196 and later L2P..L4RP: one table each, every row under its own columns
+    pytest.importorskip("app.formats.smf113_writer")
+    import datetime as dt
+
+    from app.formats import smf113_writer as W
+    from app.sample.build import zos_lpars
+    from app.sample.model import CecModel, make_samples
+
+    paths = []
+    for gen, seq in (("z10", "0000000000010AAA"), ("z16", "0000000000030CCC")):
+        s, _ = make_samples(CecModel(gen, seq, zos_lpars()[:1]), dt.datetime(2026, 1, 5), 4, 900.0)
+        paths.append(str(W.write_smf_file(tmp_path / f"{gen}.smf", W.encode_samples(s, 1))))
+    from app.cli import main
+
+    assert main(["report", *paths, "--by", "class"]) == 0
+    out = capsys.readouterr().out
+    z10_part, z16_part = out.split("\n\n")
+    assert "L15P" in z10_part and "L2P " not in z10_part and "2097-10AAA" in z10_part
+    assert "L4RP" in z16_part and "L15P" not in z16_part and "3931-30CCC" in z16_part
+    # every metric cell is filled, except the z16 RNI that no confirmed formula gives ("-")
+    z10_rows = [ln.split() for ln in z10_part.splitlines() if ln.startswith("2097")]
+    z16_rows = [ln.split() for ln in z16_part.splitlines() if ln.startswith("3931")]
+    assert len(z10_rows) == len(z16_rows) == 2
+    assert all(r.count("-") == 0 for r in z10_rows)
+    assert all(r.count("-") == 1 for r in z16_rows)
