@@ -37,6 +37,9 @@ def summary(res: ReadResult) -> dict[str, Any]:
         "findings": [{"offset": f.offset, "severity": f.severity, "code": f.code, "message": f.message}
                      for f in res.findings],
     }
+    other = meta.get("type_counts") or meta.get("other_records") or {}
+    out["other_types"] = {str(k): int(v) for k, v in sorted(other.items(), key=lambda kv: _type_key(kv[0]))
+                          if str(k) != "113" and v}
     if len(s):
         out["time_range"] = [s["time"].min().isoformat(), s["time"].max().isoformat()]
         m = s.drop_duplicates("cec")[["cec", "machine_type", "model", "serial"]]
@@ -52,10 +55,18 @@ def summary(res: ReadResult) -> dict[str, Any]:
     return out
 
 
+def _type_key(k: Any) -> tuple[int, str]:
+    text = str(k)
+    return (int(text), "") if text.isdigit() else (10**6, text)
+
+
 def _text(d: dict[str, Any]) -> str:
     lines = [f"{d['file']}", f"  kind: {d['kind']}   framing: {d['framing']}   size: {d['size']:,} bytes"]
     if d["records"]:
         lines.append("  records: " + ", ".join(f"{k} {v:,}" for k, v in d["records"].items()))
+    if d.get("other_types"):
+        label = "types" if d["kind"] == "smf" else "records"
+        lines.append(f"  other {label}: " + ", ".join(f"{k}: {v:,}" for k, v in d["other_types"].items()))
     lines.append(f"  counter samples: {d['samples']:,}" + (f"   partition rows: {d['partitions']:,}"
                                                             if d["partitions"] else ""))
     if d["time_range"]:

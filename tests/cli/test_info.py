@@ -74,3 +74,18 @@ def test_info_usage_error():
     with pytest.raises(SystemExit) as e:
         main(["info", "x", "--format", "xml"])
     assert e.value.code == 2
+
+
+def test_other_record_types_are_broken_down(tmp_path, capsys):
+    # a dump with the IFASMFDP header (type 2) and trailer (type 3), a type 30 and a type 70 around 113s
+    import json
+
+    from app.cli import main
+    from app.formats import smf113_writer as W
+
+    recs = [W.other_record(2, 60), W.other_record(30, 600), W.other_record(70, 900), W.other_record(3, 60)]
+    p = W.write_smf_file(tmp_path / "dump.smf", recs, framing="rdw")
+    assert main(["info", str(p), "--format", "json"]) == 3        # no SMF 113 data: nothing readable
+    d = json.loads(capsys.readouterr().out)[0]
+    assert d["records"]["other"] == 4
+    assert d["other_types"] == {"2": 1, "3": 1, "30": 1, "70": 1}
