@@ -49,7 +49,23 @@ def make_workspace(formulas: str | None):
     return Workspace(formula_file=formulas) if formulas else Workspace()
 
 
+def _no_display() -> bool:
+    """True on a Linux/BSD machine with no X11 or Wayland display and no Qt platform chosen.
+
+    Qt would abort there ("could not connect to display", exit 134); say what to do instead.
+    """
+    if sys.platform in ("win32", "darwin") or os.environ.get("QT_QPA_PLATFORM"):
+        return False
+    return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def run(args: argparse.Namespace) -> int:
+    if _no_display():
+        print("nestscope: no display found (DISPLAY and WAYLAND_DISPLAY are unset), so the window cannot open.\n"
+              "  Run it on a desktop session (or over ssh -X), render the window to a PNG with\n"
+              "  `nestscope snapshot --out view.png`, or use `nestscope info` / `nestscope report`.",
+              file=sys.stderr)
+        return 2
     from PySide6.QtWidgets import QApplication
 
     from app.ui.main_window import MainWindow

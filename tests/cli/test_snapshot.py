@@ -50,3 +50,14 @@ def test_snapshot_nothing_readable(tmp_path):
 def test_snapshot_bad_size(tmp_path):
     proc = _run("--out", str(tmp_path / "x.png"), "--size", "huge", tmp_path=tmp_path)
     assert proc.returncode == 2
+
+
+def test_gui_without_a_display_explains_instead_of_aborting():
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    proc = subprocess.run([sys.executable, "-m", "app"], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2                      # a usage problem, not a Qt abort (134)
+    assert "no display found" in proc.stderr and "snapshot" in proc.stderr
