@@ -37,7 +37,10 @@ class Actions:
         self.quit = act(M.ACT_QUIT, w.close, QKeySequence.StandardKey.Quit)
         self.copy = act(M.ACT_COPY, w.copy, QKeySequence.StandardKey.Copy, M.ACT_COPY_TIP)
         self.find = act(M.ACT_FIND, w.focus_filter, QKeySequence.StandardKey.Find, M.ACT_FIND_TIP)
-        self.clear_window = act(M.ACT_CLEAR_WINDOW, w.clear_window, "Esc")
+        self.window_from_rows = act(M.ACT_WINDOW_FROM_ROWS, w.window_from_table, "Ctrl+T", M.ACT_WINDOW_FROM_ROWS_TIP)
+        self.reset_window = act(M.ACT_RESET_WINDOW, w.clear_window, "Ctrl+Shift+T", M.ACT_RESET_WINDOW_TIP)
+        self.reset_window.setShortcuts([QKeySequence("Ctrl+Shift+T"), QKeySequence("Esc")])  # Esc: the old one
+        self.clear_window = self.reset_window
         self.dark = act(M.ACT_DARK, w.set_dark, "Ctrl+Shift+D", checkable=True)
         self.help = act(M.ACT_HELP, w.show_glossary, QKeySequence.StandardKey.HelpContents)
         self.about = act(M.ACT_ABOUT, w.show_about)
@@ -58,7 +61,8 @@ class Actions:
         edit.addAction(self.copy)
         edit.addAction(self.find)
         view = bar.addMenu(M.MENU_VIEW)
-        view.addAction(self.clear_window)
+        view.addAction(self.window_from_rows)
+        view.addAction(self.reset_window)
         view.addAction(self.dark)
         self.view_menu = view
         helpm = bar.addMenu(M.MENU_HELP)

@@ -73,6 +73,8 @@ class MainWindow(QMainWindow):
         self.actions_ = Actions(self)
         self.actions_.build_menus(self)
         self.actions_.view_menu.addAction(self.tree.dock.toggleViewAction())
+        self.table.body_actions = [self.actions_.copy, None, self.actions_.window_from_rows,
+                                   self.actions_.reset_window]
         self._connect()
         self._restore()
 
@@ -290,6 +292,14 @@ class MainWindow(QMainWindow):
     def clear_window(self) -> None:
         self.selection.clear_window()
 
+    def window_from_table(self) -> None:
+        """Ctrl+T: the time window becomes the selected interval rows' span (same state as the timeline region)."""
+        span = self.table.selected_window()
+        if span is None:
+            self.statusBar().showMessage(M.STATUS_NO_ROWS_SELECTED, STATUS_MS)
+            return
+        self.selection.set_window(*span)
+
     def set_dark(self, dark: bool) -> None:
         apply_palette(dark)
         self.timeline.apply_theme(dark)
@@ -301,13 +311,13 @@ class MainWindow(QMainWindow):
 
     def show_glossary(self) -> GlossaryDialog:
         gens = generations_of(self.table.model.frame)
-        dlg = GlossaryDialog(self, gens[0] if gens else None)
+        dlg = GlossaryDialog(self, gens[0] if gens else None, ws=self.ws)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.open()
         return dlg
 
     def show_about(self) -> None:
-        show_about(self, None if self.busy() else self.ws)
+        show_about(self, self.ws, live=not self.busy())  # while reading: every set, nothing computed
 
     def show_finding(self, finding: Any) -> None:
         """Select the node a finding affects in the tree, and its interval in the table when possible."""

@@ -28,7 +28,12 @@ ACT_COPY_TIP = "Copy the selected cells as TSV and HTML (pastes into spreadsheet
 ACT_FIND = "&Filter tree"
 ACT_FIND_TIP = "Narrow the machine tree by name"
 ACT_DARK = "&Dark mode"
-ACT_CLEAR_WINDOW = "Clear time &window"
+ACT_WINDOW_FROM_ROWS = "Set time &window to selected intervals"
+ACT_WINDOW_FROM_ROWS_TIP = ("Set the time window to the selected interval rows (earliest start to latest end); "
+                            "table, summary row, SMT tab and timeline region follow")
+ACT_RESET_WINDOW = "&Reset time window"
+ACT_RESET_WINDOW_TIP = "Back to the whole time range"
+STATUS_NO_ROWS_SELECTED = "Select interval rows in the Intervals table first"
 ACT_HELP = "Metric &glossary"
 ACT_ABOUT = "&About NestScope"
 
@@ -95,6 +100,8 @@ PLOT_TITLES = {
     "lparcpu": "LPARCPU %",
     "mt": "MT",
 }
+SOURCING_NODE_TITLE = "L1 miss sourcing %: {node}"   # one stacked plot per selected node
+SOURCING_MORE = {1: "  (+1 more node not shown)", 2: "  (+{n} more nodes not shown)"}  # 2: any n > 1
 PLOT_SHORT = {"cpi": "CPI", "l1mp": "L1MP", "rni": "RNI", "sourcing": "Sourcing %", "lparcpu": "LPARCPU",
               "mt": "MT"}
 OVERVIEW_TITLE = "Drag the shaded region to choose the time window"
@@ -123,5 +130,6 @@ GLOSSARY_HEADERS = ("Metric", "Header", "Formula", "Unit", "Status", "Formula se
 ABOUT_TITLE = "About NestScope"
 ABOUT_TEXT = ("<h3>NestScope {version}</h3><p>IBM Z CPU MF analyzer for SMF 113 and z/VM MONWRITE data.</p>"
               "<p>Formula sets:</p><ul>{formulas}</ul>")
+ABOUT_OVERRIDE = "<p>Formula override file (--formulas): {path}</p>"
 ERROR_TITLE = "NestScope: unexpected error"
 ERROR_TEXT = "Something went wrong: {what}"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 
+import pandas as pd
 from PySide6.QtCore import QPoint, QSize, Qt, Signal
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QAction, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -103,6 +104,11 @@ class IntervalTable(QWidget):
         self.view.horizontalHeader().customContextMenuRequested.connect(self._column_menu)
         self.frozen.horizontalHeader().setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.frozen.horizontalHeader().customContextMenuRequested.connect(self._column_menu)
+        # body context menu: the window actions of the main window (time window from the selected rows...)
+        self.body_actions: list[QAction] = []
+        for v in (self.frozen, self.view):
+            v.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+            v.customContextMenuRequested.connect(lambda pos, v=v: self._body_menu(v, pos))
         self.model.modelReset.connect(self._after_reset)
         self.placeholder = QLabel(M.PLACEHOLDER)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -241,6 +247,40 @@ class IntervalTable(QWidget):
         settings.set_list(HIDDEN_KEY, sorted(self.hidden))
         self._apply_visibility()
 
+    # -- body menu and time window -------------------------------------------------------------
+    def _body_menu(self, view: QTableView, pos: QPoint) -> None:
+        menu = self.body_menu()
+        if menu.actions():
+            menu.exec(view.viewport().mapToGlobal(pos))
+
+    def body_menu(self) -> QMenu:
+        """The context menu of the table cells: the actions the window gave ``body_actions``."""
+        menu = QMenu(self)
+        for a in self.body_actions:
+            if a is None:
+                menu.addSeparator()
+            else:
+                menu.addAction(a)
+        return menu
+
+    def selected_window(self) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+        """(earliest interval start, latest interval end) of the selected interval rows, UTC; None when
+        no interval row is selected (summary rows do not count)."""
+        rows = {i.row() for i in self.frozen.selectionModel().selectedIndexes()}
+        df = self.model.frame
+        if not rows or "interval_end" not in df.columns:
+            return None
+        pos = [self.model.frame_row(r) for r in sorted(rows) if not self.model.is_summary_row(r)]
+        if not pos:
+            return None
+        part = df.iloc[pos]
+        ends = pd.to_datetime(part["interval_end"])
+        starts = pd.to_datetime(part["interval_start"]) if "interval_start" in part.columns else ends
+        start, end = starts.min(), ends.max()
+        if pd.isna(start) or pd.isna(end):
+            return None
+        return _utc(start), _utc(end)
+
     # -- copy ----------------------------------------------------------------------------------
     def selection_block(self) -> tuple[list[int], list[int]]:
         """View rows and visible columns of the selection (everything when nothing is selected)."""
@@ -269,3 +309,9 @@ class IntervalTable(QWidget):
                 self.model.fetchMore()
             self.frozen.selectRow(row)
             self.view.scrollTo(self.model.index(row, N_FROZEN))
+
+
+def _utc(t: pd.Timestamp) -> pd.Timestamp:
+    """``t`` as a UTC-aware Timestamp (naive values are UTC), the form the time window uses."""
+    t = pd.Timestamp(t)
+    return t.tz_localize("UTC") if t.tzinfo is None else t.tz_convert("UTC")

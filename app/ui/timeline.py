@@ -23,7 +23,19 @@ from PySide6.QtWidgets import (
 
 from app.ui import messages as M
 from app.ui import settings
-from app.ui.timeline_plots import LEFT_AXIS_WIDTH, PLOT_ORDER, Series, draw, has_data, readout, split_series
+from app.ui.timeline_plots import (
+    LEFT_AXIS_WIDTH,
+    MAX_SOURCING_NODES,
+    PLOT_ORDER,
+    Series,
+    draw,
+    draw_sourcing,
+    has_data,
+    readout,
+    sourcing_columns,
+    sourcing_series,
+    split_series,
+)
 
 PLOTS_KEY = "timeline/plots"
 THEMES = {False: {"bg": "w", "fg": "#202020", "line": "#505050", "region": (70, 130, 220, 50),
@@ -109,6 +121,9 @@ class TimelineView(QWidget):
         self.glw = pg.GraphicsLayoutWidget()
         self.glw.ci.setSpacing(2)
         self.plots: dict[str, pg.PlotItem] = {}
+        # the stacked sourcing plot shows one node; each further selected node gets one of these (small multiples)
+        self.sourcing_extra: list[pg.PlotItem] = []
+        self._n_sourcing = 0  # sourcing plots in use (1 + extras shown)
         self.vlines: dict[str, pg.InfiniteLine] = {}
         self._build_plots()
         self._build_layout()
@@ -143,15 +158,8 @@ class TimelineView(QWidget):
         self.base.getViewBox().setMouseEnabled(y=False)
         self.base_vb = self.base.getViewBox()
         for pid in PLOT_ORDER:
-            p = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0),
-                                       "left": SparseAxis(orientation="left")})
-            _fix_axes(p, False)
-            p.setTitle(M.PLOT_TITLES[pid], size="9pt")
-            _legend_in_title_row(p)
-            p.setXLink(self.base_vb)
-            if pid == "sourcing":  # a stack of percentages: always 0..100
-                p.getViewBox().setMouseEnabled(y=False)
-            self.plots[pid] = p
+            self.plots[pid] = self._make_plot(pid)
+        self.sourcing_extra = [self._make_plot("sourcing") for _ in range(MAX_SOURCING_NODES - 1)]
         self.overview = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0),
                                                "left": SparseAxis(orientation="left")})
         _fix_axes(self.overview, True)
@@ -162,6 +170,34 @@ class TimelineView(QWidget):
         self.region.setZValue(10)
         self.overview.addItem(self.region, ignoreBounds=True)
         self.region.sigRegionChangeFinished.connect(self._region_finished)
+
+    def _make_plot(self, pid: str) -> pg.PlotItem:
+        p = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0),
+                                   "left": SparseAxis(orientation="left")})
+        _fix_axes(p, False)
+        p.setTitle(M.PLOT_TITLES[pid], size="9pt")
+        _legend_in_title_row(p)
+        p.setXLink(self.base_vb)
+        if pid == "sourcing":  # a stack of percentages: always 0..100
+            p.getViewBox().setMouseEnabled(y=False)
+        return p
+
+    def sourcing_plots(self) -> list[pg.PlotItem]:
+        """The stacked sourcing plots in use: one per node with sourcing data (at most MAX_SOURCING_NODES)."""
+        return [self.plots["sourcing"], *self.sourcing_extra][:max(self._n_sourcing, 1)]
+
+    def _data_plots(self) -> dict[str, pg.PlotItem]:
+        """Every data plot by crosshair key (the extra sourcing plots as ``sourcing#1``...)."""
+        out = dict(self.plots)
+        out.update({f"sourcing#{i}": p for i, p in enumerate(self.sourcing_extra, 1)})
+        return out
+
+    def _shown_plots(self) -> list[pg.PlotItem]:
+        """The data plots on screen, in stack order."""
+        out = []
+        for pid in self.visible_plots():
+            out.extend(self.sourcing_plots() if pid == "sourcing" else [self.plots[pid]])
+        return out
 
     def visible_plots(self) -> list[str]:
         """Checked plots that have data for the selection, in stack order."""
@@ -175,15 +211,20 @@ class TimelineView(QWidget):
 
     def _build_layout(self) -> None:
         """Every plot stays in the layout (and the scene) for good; hidden ones take no space."""
-        for row, pid in enumerate(PLOT_ORDER):
-            self.glw.ci.addItem(self.plots[pid], row=row, col=0)
-        self.glw.ci.addItem(self.base, row=len(PLOT_ORDER), col=0)
-        self.glw.ci.addItem(self.overview, row=len(PLOT_ORDER) + 1, col=0)
+        row = 0
+        for pid in PLOT_ORDER:
+            for p in [self.plots[pid], *(self.sourcing_extra if pid == "sourcing" else [])]:
+                self.glw.ci.addItem(p, row=row, col=0)
+                row += 1
+        self.glw.ci.addItem(self.base, row=row, col=0)
+        self.glw.ci.addItem(self.overview, row=row + 1, col=0)
 
     def _relayout(self) -> None:
         visible = set(self.visible_plots())
         for pid, p in self.plots.items():
             p.setVisible(pid in visible)
+        for i, p in enumerate(self.sourcing_extra, 1):
+            p.setVisible("sourcing" in visible and i < self._n_sourcing)
 
     def _chooser_changed(self, _item: QListWidgetItem) -> None:
         checked = [self.chooser.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.chooser.count())
@@ -195,20 +236,21 @@ class TimelineView(QWidget):
     def set_frame(self, df: pd.DataFrame, loaded: bool = True) -> None:
         """Plot the per-interval rows of ``df`` (one series per node)."""
         self.series = split_series(df)
-        for pid, p in self.plots.items():
+        for pid, p in self._data_plots().items():
             p.clear()
             if p.legend is not None:
                 p.legend.clear()
-            if self.series:
+            if self.series and pid in self.plots:
                 draw(p, pid, self.series)
             line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(THEMES[self.dark]["line"], width=1))
             p.addItem(line, ignoreBounds=True)
             self.vlines[pid] = line
-            if pid == "sourcing":
+            if pid.startswith("sourcing"):
                 p.disableAutoRange(axis="y")
                 p.setYRange(0, 100, padding=0)
             else:
                 p.enableAutoRange(axis="y")
+        self._draw_sourcing_multiples()
         self._fit_legends()
         self._draw_overview()
         self.chooser.blockSignals(True)  # flag changes are not user choices
@@ -222,6 +264,28 @@ class TimelineView(QWidget):
         self.stack.setCurrentIndex(1 if self.series else 0)
         self._relayout()
         self.reset_x()
+
+    def _draw_sourcing_multiples(self) -> None:
+        """One stacked sourcing plot per node (the first is drawn by ``draw``), titled with the node label."""
+        nodes = sourcing_series(self.series)
+        shown = nodes[:MAX_SOURCING_NODES]
+        self._n_sourcing = len(shown)
+        plots = [self.plots["sourcing"], *self.sourcing_extra]
+        legend_cols: set[str] = set()
+        for i, (p, s) in enumerate(zip(plots, shown)):
+            if i:
+                legend_cols |= draw_sourcing(p, s, skip_legend=legend_cols)
+            else:
+                legend_cols = set(sourcing_columns(s))  # drawn by ``draw`` with its legend
+        for i, p in enumerate(plots):
+            if len(nodes) <= 1 or i >= len(shown):
+                title = M.PLOT_TITLES["sourcing"]
+            else:
+                title = M.SOURCING_NODE_TITLE.format(node=shown[i].label)
+                if i == len(shown) - 1 and len(nodes) > len(shown):
+                    more = len(nodes) - len(shown)
+                    title += M.SOURCING_MORE[min(more, 2)].format(n=more)
+            p.setTitle(title, size="9pt", color=THEMES[self.dark]["fg"])
 
     def _draw_overview(self) -> None:
         self.overview.clear()
@@ -262,7 +326,7 @@ class TimelineView(QWidget):
         """As many legend entries per row as fit right of each plot's title (more rows when they do not)."""
         # the plots' width follows the widget's (the glw itself may not be laid out yet while hidden)
         width = max(self.width() - self.chooser.width() - LEFT_AXIS_WIDTH - 30, 200)
-        for p in self.plots.values():
+        for p in self._data_plots().values():
             legend = p.legend
             if legend is None or not legend.items:
                 continue
@@ -292,10 +356,9 @@ class TimelineView(QWidget):
     # -- crosshair -----------------------------------------------------------------------------
     def _mouse_moved(self, event: tuple) -> None:
         pos = event[0]
-        for pid in self.visible_plots():
-            vb = self.plots[pid].getViewBox()
-            if self.plots[pid].sceneBoundingRect().contains(pos):
-                self.show_cursor_at(vb.mapSceneToView(pos).x())
+        for p in self._shown_plots():
+            if p.sceneBoundingRect().contains(pos):
+                self.show_cursor_at(p.getViewBox().mapSceneToView(pos).x())
                 return
 
     def show_cursor_at(self, x: float) -> None:
@@ -310,7 +373,7 @@ class TimelineView(QWidget):
         self.dark = dark
         t = THEMES[dark]
         self.glw.setBackground(t["bg"])
-        for p in [*self.plots.values(), self.base, self.overview]:
+        for p in [*self._data_plots().values(), self.base, self.overview]:
             for name in ("left", "bottom"):
                 ax = p.getAxis(name)
                 ax.setPen(pg.mkPen(t["fg"]))

@@ -27,6 +27,7 @@ STYLES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine)
 NODE_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
                "#7f7f7f", "#bcbd22")
 AREA_COLORS = ("#4e79a7", "#59a14f", "#8cd17d", "#f28e2b", "#ffbe7d", "#e15759", "#b07aa1", "#9c755f")
+MAX_SOURCING_NODES = 4  # stacked sourcing plots: one per node (small multiples), at most this many
 SHORT = {"Est_Instr_Cmplx_CPI": "Est Instr Cmplx CPI", "Est_Finite_CPI": "Est Finite CPI",
          "MT_IPC_per_thread": "MT IPC/thread", "Thread_Density": "Thread density"}
 
@@ -49,15 +50,28 @@ def epoch_seconds(values: pd.Series) -> np.ndarray:
 
 
 def split_series(df: pd.DataFrame) -> list[Series]:
-    """One Series per node, in first-appearance order, sorted by interval end."""
+    """One Series per node (cec, lpar, class, cpu), in first-appearance order, sorted by interval end.
+
+    Nodes whose labels collide (the same LPAR name on two CECs) get their CEC appended to the label, so
+    their rows never merge into one line."""
     if df.empty or "interval_end" not in df.columns:
         return []
     labels = [f"{s} {n}".strip() if s and s not in n.split() else n
               for s, n in zip(system_texts(df), node_texts(df), strict=True)]
-    keyed = df.assign(_label=labels)
+    ident = [c for c in ("cec", "lpar", "class", "cpu") if c in df.columns]
+    keys = (pd.Series(list(zip(*(df[c].astype(str).to_numpy() for c in ident))), index=df.index)
+            if ident else pd.Series(labels, index=df.index))
+    first: dict = {}
+    for key, label in zip(keys, labels, strict=True):
+        first.setdefault(key, label)
+    counts: dict[str, int] = {}
+    for label in first.values():
+        counts[label] = counts.get(label, 0) + 1
     out = []
-    for label in dict.fromkeys(labels):
-        rows = keyed[keyed["_label"] == label].sort_values("interval_end")
+    for key, label in first.items():
+        rows = df[(keys == key).to_numpy()].sort_values("interval_end")
+        if counts[label] > 1 and "cec" in df.columns:
+            label = f"{label} ({rows['cec'].iloc[0]})"
         out.append(Series(label, epoch_seconds(rows["interval_end"]), rows))
     return out
 
@@ -67,10 +81,25 @@ def has_data(series: list[Series], plot_id: str) -> bool:
     return any(c in s.rows and s.rows[c].notna().any() for s in series for c in cols)
 
 
+def sourcing_columns(s: Series) -> list[str]:
+    """The sourcing percentages node ``s`` has data for, in stacking order."""
+    return [c for c in SOURCING if c in s.rows and s.rows[c].notna().any()]
+
+
+def sourcing_series(series: list[Series]) -> list[Series]:
+    """The nodes that have L1-miss sourcing data, in series order (each gets its own stacked plot)."""
+    return [s for s in series if sourcing_columns(s)]
+
+
 def draw(plot: pg.PlotItem, plot_id: str, series: list[Series]) -> None:
-    """Draw ``plot_id``'s metrics for every series on ``plot`` (already cleared)."""
+    """Draw ``plot_id``'s metrics for every series on ``plot`` (already cleared).
+
+    The stacked sourcing plot shows one node only: the first node with sourcing data here; the timeline
+    view gives every further node its own plot with :func:`draw_sourcing`."""
     if plot_id == "sourcing":
-        _draw_sourcing(plot, series[:1])
+        nodes = sourcing_series(series)
+        if nodes:
+            draw_sourcing(plot, nodes[0])
         return
     for i, s in enumerate(series):
         color = NODE_COLORS[i % len(NODE_COLORS)]
@@ -88,23 +117,25 @@ def draw(plot: pg.PlotItem, plot_id: str, series: list[Series]) -> None:
             curve.setDownsampling(auto=True)
 
 
-def _draw_sourcing(plot: pg.PlotItem, series: list[Series]) -> None:
-    """Stacked area of the L1-miss sourcing percentages of the first node."""
-    if not series:
-        return
-    s = series[0]
-    cols = [c for c in SOURCING if c in s.rows and s.rows[c].notna().any()]
+def draw_sourcing(plot: pg.PlotItem, s: Series, skip_legend: set[str] | frozenset = frozenset()) -> set[str]:
+    """Stacked area of the L1-miss sourcing percentages of node ``s``; returns the columns drawn.
+
+    Columns in ``skip_legend`` get no legend entry (the colours are the same on every sourcing plot,
+    so the first plot's legend serves the others)."""
+    cols = sourcing_columns(s)
     lower = np.zeros(len(s.x))
     lower_curve = pg.PlotDataItem(s.x, lower, pen=pg.mkPen(None))
     plot.addItem(lower_curve)
     for k, col in enumerate(cols):
         upper = lower + np.nan_to_num(s.rows[col].to_numpy(dtype=float))
         color = AREA_COLORS[k % len(AREA_COLORS)]
-        upper_curve = pg.PlotDataItem(s.x, upper, pen=pg.mkPen(color, width=1), name=col)
+        upper_curve = pg.PlotDataItem(s.x, upper, pen=pg.mkPen(color, width=1),
+                                      name=None if col in skip_legend else col)
         plot.addItem(upper_curve)
         fill = pg.FillBetweenItem(lower_curve, upper_curve, brush=pg.mkBrush(color + "b0"))
         plot.addItem(fill)
         lower, lower_curve = upper, upper_curve
+    return set(cols)
 
 
 def readout(series: list[Series], x: float, plots: list[str]) -> str:

@@ -110,3 +110,31 @@ def test_settings_persist_geometry(qtbot, loaded, isolated_settings):
     qtbot.addWidget(again)
     assert again._state_restored  # dock layout came back (the offscreen screen clamps the geometry itself)
     assert again.table.placeholder.text() == M.PLACEHOLDER
+
+
+def test_glossary_and_about_use_formula_override(qtbot, tmp_path, smf_a):
+    import json
+
+    from app.engine import Workspace
+    from app.ui.help import about_text
+    from app.ui.main_window import MainWindow
+
+    expr = "2.0*(0.4*L3P+1.0*L4LP+2.0*L4RP+5.0*MEMP)/100"
+    f = tmp_path / "site.json"
+    f.write_text(json.dumps({"z16": {"version": "z16 / site test", "metrics": {"RNI": {"expr": expr}}}}))
+    w = MainWindow(Workspace(formula_file=f))
+    qtbot.addWidget(w)
+    w.show()
+    w.open_files([smf_a])
+    wait_loaded(qtbot, w)
+    dlg = w.show_glossary()
+    qtbot.addWidget(dlg)
+    assert dlg.generation.currentText() == "z16"
+    texts = [dlg.table.item(r, c).text() for r in range(dlg.table.rowCount()) for c in range(dlg.table.columnCount())]
+    assert "z16 / site test" in " ".join(texts)
+    rni = next(r for r in range(dlg.table.rowCount()) if dlg.table.item(r, 0).text() == "RNI")
+    assert dlg.table.item(rni, 2).text() == expr
+    for live in (True, False):      # False: Help > About while files are being read
+        text = about_text(w.ws, live=live)
+        assert "z16 / site test" in text and "site.json" in text
+    w.loader.cancel_all()

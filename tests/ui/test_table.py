@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 
+import pandas as pd
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
@@ -185,3 +186,44 @@ def test_metric_columns_visible_at_1024(qtbot, loaded):
         if col < 0 or table.view.isColumnHidden(col):
             continue
         assert table.view.columnViewportPosition(col) + table.view.columnWidth(col) <= right, cid
+
+
+def test_time_window_from_selected_rows(qtbot, loaded):
+    from PySide6.QtCore import QItemSelection, QItemSelectionModel
+
+    w = loaded
+    w.tabs.setCurrentWidget(w.table)
+    model = w.table.model
+    rows = [r for r in range(model.rowCount()) if not model.is_summary_row(r)][3:5]
+    assert len(rows) == 2
+    sm = w.table.frozen.selectionModel()
+    sm.clearSelection()
+    for r in rows:
+        sm.select(QItemSelection(model.index(r, 0), model.index(r, model.columnCount() - 1)),
+                  QItemSelectionModel.SelectionFlag.Select)
+    picked = model.frame.iloc[[model.frame_row(r) for r in rows]]
+    want_start = pd.to_datetime(picked["interval_start"]).min()
+    want_end = pd.to_datetime(picked["interval_end"]).max()
+    assert w.actions_.window_from_rows in w.table.body_menu().actions()
+    assert w.actions_.window_from_rows.shortcut().toString() == "Ctrl+T"
+    assert w.actions_.reset_window.shortcut().toString() == "Ctrl+Shift+T"
+    w.actions_.window_from_rows.trigger()
+    sel = w.selection.value
+    assert sel.has_window
+    assert (_naive(sel.start), _naive(sel.end)) == (_naive(want_start), _naive(want_end))
+    wait_loaded(qtbot, w)
+    summary = model.frame[model.frame["summary"]].iloc[0]
+    assert (_naive(summary["interval_start"]), _naive(summary["interval_end"])) == (_naive(want_start),
+                                                                                     _naive(want_end))
+    lo, hi = w.timeline.region.getRegion()
+    assert abs(lo - sel.start.timestamp()) < 1 and abs(hi - sel.end.timestamp()) < 1
+    w.actions_.reset_window.trigger()
+    wait_loaded(qtbot, w)
+    assert not w.selection.value.has_window
+    dlo, dhi = w.timeline.data_range()
+    assert w.timeline.region.getRegion() == (dlo, dhi)
+
+
+def _naive(t) -> pd.Timestamp:
+    t = pd.Timestamp(t)
+    return t.tz_convert("UTC").tz_localize(None) if t.tzinfo else t

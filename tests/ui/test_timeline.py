@@ -98,3 +98,66 @@ def test_legends_outside_data_and_sourcing_fixed(loaded):
     if "sourcing" in tl.visible_plots():
         lo, hi = tl.plots["sourcing"].getViewBox().viewRange()[1]
         assert (lo, hi) == (0, 100)
+
+
+def _lpar_keys(w):
+    return [tuple(n.key) for n in w.tree.model.all_nodes() if n.level == "lpar" and not n.info.get("partition_only")]
+
+
+def test_sourcing_small_multiples_one_per_node(qtbot, loaded):
+    loaded.tabs.setCurrentWidget(loaded.timeline)
+    tl = loaded.timeline
+    keys = _lpar_keys(loaded)[:2]
+    assert len(keys) == 2
+    loaded.tree.select_keys(keys)
+    loaded.selection.set_nodes(keys)
+    qtbot.waitUntil(lambda: not loaded.busy() and len(tl.series) == 2, timeout=60_000)
+    QApplication.processEvents()
+    plots = tl.sourcing_plots()
+    assert len(plots) == 2 and all(p.isVisible() for p in plots)
+    assert not any(p.isVisible() for p in tl.sourcing_extra[1:])
+    for p, s in zip(plots, tl.series):
+        assert s.label in p.titleLabel.text
+        assert len(p.listDataItems()) >= 2                       # a stacked area each
+        assert p.getViewBox().viewRange()[1] == [0, 100]
+    lo, _hi = tl.data_range()
+    tl.plots["cpi"].getViewBox().setXRange(lo + 3600, lo + 7200, padding=0)
+    plots[-1].getViewBox().translateBy(x=1800)
+    base = tl.base_vb.viewRange()[0]
+    assert abs(base[0] - (lo + 5400)) < 1
+    for p in plots:
+        r = p.getViewBox().viewRange()[0]
+        assert abs(r[0] - base[0]) < 1e-6 and abs(r[1] - base[1]) < 1e-6
+    # back to one node: one plain sourcing plot
+    loaded.selection.set_nodes(keys[:1])
+    qtbot.waitUntil(lambda: not loaded.busy() and len(tl.series) == 1, timeout=60_000)
+    assert len(tl.sourcing_plots()) == 1 and not any(p.isVisible() for p in tl.sourcing_extra)
+
+
+def test_sourcing_multiples_note_more_nodes(qtbot):
+    from app.ui.timeline import TimelineView
+    from app.ui.timeline_plots import MAX_SOURCING_NODES
+
+    tl = TimelineView()
+    qtbot.addWidget(tl)
+    n = MAX_SOURCING_NODES + 2
+    ends = pd.date_range("2026-01-01 00:15", periods=4, freq="15min", tz="UTC")
+    df = pd.DataFrame([{"cec": "C", "lpar": f"L{i}", "interval_end": e, "CPI": 2.0, "L2P": 60.0, "L3P": 30.0,
+                        "MEMP": 10.0} for i in range(n) for e in ends])
+    tl.set_frame(df)
+    plots = tl.sourcing_plots()
+    assert len(plots) == MAX_SOURCING_NODES
+    assert "+2 more nodes not shown" in plots[-1].titleLabel.text
+    assert "more nodes" not in plots[0].titleLabel.text
+    assert len(plots[0].legend.items) == 3 and not plots[1].legend.items   # one legend serves all
+
+
+def test_same_lpar_name_on_two_cecs_stays_two_series():
+    from app.ui.timeline_plots import split_series
+
+    ends = pd.date_range("2026-01-01 00:15", periods=3, freq="15min", tz="UTC")
+    df = pd.DataFrame([{"cec": cec, "lpar": "ZOSA", "interval_end": e, "CPI": 1.0}
+                       for cec in ("3931-A", "8561-B") for e in ends])
+    series = split_series(df)
+    assert [s.label for s in series] == ["ZOSA (3931-A)", "ZOSA (8561-B)"]
+    assert all(len(s.x) == 3 for s in series)
