@@ -25,6 +25,7 @@ the file and the byte offset, and the walk continues at the next frame / block.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 
 from app.findings import make_finding
@@ -38,6 +39,13 @@ __all__ = ["looks_like_monwrite", "read_monwrite"]
 _NAMES = {(5, 13): "D5R13", (5, 20): "D5R20", (0, 2): "D0R2", (0, 15): "D0R15", (0, 16): "D0R16",
           (1, 4): "D1R4", (1, 5): "D1R5", (1, 11): "D1R11", (1, 13): "D1R13"}
 _MAX_PER_CODE = 25
+# hot-path bindings (the record loop runs once per monitor record)
+_MFC = R.MFC.unpack_from
+_MFC_FIXED = R.MFC_FIXED
+_P_BIT = R.P_BIT
+_TOD = struct.Struct(">Q").unpack_from
+_MT_NAMES = tuple(name for name, _o in R.MT_FIELDS)
+_decode_d0r2_at = R.decode_d0r2_at
 _RETRANSFER = ("transfer it again in binary (image) mode, e.g. ftp> binary then "
                "GET fn MONDATA fm, and load the new copy")
 
@@ -229,15 +237,16 @@ class _Walk:
 
     # records -------------------------------------------------------------
     def _entry(self, base: int, s: int, t: int, limit: int, sample: bool) -> None:
-        data, counts, hdr = self.data, self.counts, R.HDR_NOTOD.unpack_from
+        data, counts, hdr, mfc = self.data, self.counts, R.HDR_NOTOD.unpack_from, self._mfc
+        hdr_len, max_dom, page = R.HDR_LEN, R.MAX_DOMAIN, R.PAGE
         a = s
         while a <= t:
             fo = base + a
-            if fo + R.HDR_LEN > limit:
+            if fo + hdr_len > limit:
                 self._short(fo, limit)
                 return
             ln, z, dom, flg, rc = hdr(data, fo)
-            if ln < R.HDR_LEN or z or dom > R.MAX_DOMAIN or (a & 0xFFF) + ln > R.PAGE:
+            if ln < hdr_len or z or dom > max_dom or (a & 0xFFF) + ln > page:
                 nxt = self._next_header(base, a, t, limit)
                 where = (f"reading resumes at the next valid record, offset {base + nxt}" if nxt & 0xFFF
                          else "the rest of this 4 KB frame is skipped; reading resumes at the next frame")
@@ -250,7 +259,10 @@ class _Walk:
                 return
             key = (dom, rc)
             counts[key] = counts.get(key, 0) + 1
-            if dom == 1:
+            if dom == 5:
+                if rc == 13 or rc == 20:
+                    mfc(fo, ln, flg, rc == 20)
+            elif dom == 1:
                 if rc == 13:
                     a = (a | 0xFFF) + 1
                     continue
@@ -261,8 +273,6 @@ class _Walk:
                 elif rc == 5:
                     cpu, typ, core = R.decode_d1r5(data[fo:fo + ln])
                     self.cpu_cfg[cpu] = (typ, core)
-            elif dom == 5 and rc in (13, 20):
-                self._mfc(fo, ln, flg, rc == 20)
             elif dom == 0:
                 if rc == 2:
                     self._d0r2(fo, ln)
@@ -320,43 +330,47 @@ class _Walk:
 
     def _mfc(self, fo: int, ln: int, flg: int, mt: bool) -> None:
         data = self.data
-        name = "D5R20" if mt else "D5R13"
-        if ln < R.MFC_FIXED:
-            self.find(fo, "warning", "short-record", f"{name} of {ln} bytes is shorter than its fixed part",
-                      "record skipped")
+        if ln < _MFC_FIXED:
+            self.find(fo, "warning", "short-record", f"{'D5R20' if mt else 'D5R13'} of {ln} bytes is shorter "
+                      "than its fixed part", "record skipped")
             return
-        cpu, speed, mask, cfvn, csvn, coff, clen = R.MFC.unpack_from(data, fo + 20)
-        if coff < R.MFC_FIXED or coff + clen > ln or clen % 8 or not (1 <= cfvn <= 8 and 1 <= csvn <= 8):
-            self.find(fo, "warning", "counter-layout", f"{name} CPU {cpu}: implausible fields (CFVN {cfvn}, "
-                      f"CSVN {csvn}, counter offset {coff}, length {clen}, record length {ln})",
+        cpu, speed, mask, cfvn, csvn, coff, clen = _MFC(data, fo + 20)
+        if coff < _MFC_FIXED or coff + clen > ln or clen % 8 or not (1 <= cfvn <= 8 and 1 <= csvn <= 8):
+            self.find(fo, "warning", "counter-layout", f"{'D5R20' if mt else 'D5R13'} CPU {cpu}: implausible "
+                      f"fields (CFVN {cfvn}, CSVN {csvn}, counter offset {coff}, length {clen}, record length {ln})",
                       "record skipped; the inferred field layout (monwrite.md §3.1) may not match this release",
                       cpu=cpu)
             return
-        meta = (fo, cpu, speed, mask, cfvn, csvn, int.from_bytes(data[fo + 8:fo + 16], "big"), flg)
         piece = data[fo + coff:fo + coff + clen]
-        key = (cpu, mt)
-        pend = self.pending.get(key)
-        if pend is None:
-            if not flg & R.P_BIT:
-                self.series.append((mt, self.interval, meta, piece))
-            else:
-                self.pending[key] = [meta, [piece]]
-            return
-        if pend[0][3:6] != meta[3:6]:
-            self.find(fo, "warning", "series-mismatch", f"{name} continuation of CPU {cpu} changes mask/CFVN/CSVN",
-                      "the series is dropped", cpu=cpu)
-            del self.pending[key]
-            return
-        pend[1].append(piece)
-        if not flg & R.P_BIT:
-            self.series.append((mt, self.interval, pend[0], b"".join(pend[1])))
-            del self.pending[key]
+        pending = self.pending
+        if pending:                                   # continuation of an open P-bit series?
+            key = (cpu, mt)
+            pend = pending.get(key)
+            if pend is not None:
+                first = pend[0]
+                if first[3] != mask or first[4] != cfvn or first[5] != csvn:
+                    self.find(fo, "warning", "series-mismatch", f"{'D5R20' if mt else 'D5R13'} continuation "
+                              f"of CPU {cpu} changes mask/CFVN/CSVN", "the series is dropped", cpu=cpu)
+                    del pending[key]
+                    return
+                pend[1].append(piece)
+                if not flg & _P_BIT:
+                    self.series.append((mt, self.interval, first, b"".join(pend[1])))
+                    del pending[key]
+                return
+        meta = (fo, cpu, speed, mask, cfvn, csvn, _TOD(data, fo + 8)[0], flg)
+        if not flg & _P_BIT:
+            self.series.append((mt, self.interval, meta, piece))
+        else:
+            pending[(cpu, mt)] = [meta, [piece]]
 
     def _d0r2(self, fo: int, ln: int) -> None:
-        d = R.decode_d0r2(self.data[fo:fo + ln])
+        d = _decode_d0r2_at(self.data, fo, ln)
         self.prp[d["cpu"]] = d
-        if any(d[name] is not None for name, _o in R.MT_FIELDS):
-            self.mt_rows.append((int.from_bytes(self.data[fo + 8:fo + 16], "big"), d))
+        for name in _MT_NAMES:
+            if d[name] is not None:
+                self.mt_rows.append((_TOD(self.data, fo + 8)[0], d))
+                break
 
     def _d0r16(self, fo: int, ln: int) -> None:
         part, cpus, problem = R.decode_d0r16(self.data[fo:fo + ln])

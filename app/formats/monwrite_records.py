@@ -188,6 +188,21 @@ _MT_BLOCK = struct.Struct(">7IH")         # the MT_FIELDS (contiguous, in order)
 assert [o for _n, o in MT_FIELDS] == list(range(304, 332, 4)) and MT_CORE == 332
 
 
+_D0R2_FULL = struct.Struct(f">H{PRP2_CPUTY - PRP2_CPU - 2}xB{MT_FIELDS[0][1] - PRP2_CPUTY - 1}x7IH")
+_MT_NAMES = tuple(name for name, _o in MT_FIELDS)
+
+
+def decode_d0r2_at(data: bytes, fo: int, ln: int) -> dict:
+    """:func:`decode_d0r2` of ``data[fo:fo + ln]`` without copying the record (reader hot path)."""
+    if ln >= MT_CORE + 2:
+        cpu, typ, *vals, c = _D0R2_FULL.unpack_from(data, fo + PRP2_CPU)
+        out: dict = {"cpu": cpu, "type": typ, "core": None if c == 0xFFFF else c}
+        for name, v in zip(_MT_NAMES, vals):
+            out[name] = None if v == MT_NA else v / MT_SCALE
+        return out
+    return decode_d0r2(data[fo:fo + ln])
+
+
 def decode_d0r2(rec: bytes) -> dict:
     """D0R2 -> cpu, type code, core and the MT fields (None when absent)."""
     n = len(rec)
@@ -222,8 +237,10 @@ def decode_d0r16(rec: bytes) -> tuple[dict, list[tuple], str | None]:
     problem = None
     if avail < ncpu:
         problem = f"D0R16 announces {ncpu} CPU entries but only {avail} fit in {n} bytes"
-    for i in range(min(ncpu, avail)):
-        cpu, w, f, actm, lptm, typ = CUPCPU.unpack_from(rec, cpuof + i * cpuln)
+    k = min(ncpu, avail)
+    ents = (CUPCPU.iter_unpack(rec[cpuof:cpuof + k * cpuln]) if cpuln == CUPCPU.size
+            else (CUPCPU.unpack_from(rec, cpuof + i * cpuln) for i in range(k)))
+    for cpu, w, f, actm, lptm, typ in ents:
         name = _TYPE_TEXT.get(typ)
         if name is None:
             name = _TYPE_TEXT[typ] = ebcdic(typ).upper()
@@ -280,13 +297,21 @@ def build_samples(w: Any, ident: dict, file: str) -> pd.DataFrame:
     index: dict[tuple[int, int], int] = {}
     dropped, dropped_len = 0, False
 
-    appenders = [cols[k].append for k in ("off", "cpu", "speed", "cfvn", "csvn", "sets", "tod", "flg")]
+    a_off, a_cpu, a_speed, a_cfvn, a_csvn, a_sets, a_tod, a_flg = (
+        cols[k].append for k in ("off", "cpu", "speed", "cfvn", "csvn", "sets", "tod", "flg"))
+    offs = cols["off"]
     layouts: dict[tuple[int, int, int], tuple[list[int], int]] = {}
 
     def new_row(meta: tuple, sets: int) -> int:
-        for f, v in zip(appenders, (meta[0], meta[1], meta[2], meta[4], meta[5], sets, meta[6], meta[7])):
-            f(v)
-        return len(cols["off"]) - 1
+        a_off(meta[0])
+        a_cpu(meta[1])
+        a_speed(meta[2])
+        a_cfvn(meta[4])
+        a_csvn(meta[5])
+        a_sets(sets)
+        a_tod(meta[6])
+        a_flg(meta[7])
+        return len(offs) - 1
 
     for mt_pass in (False, True):
         for mt, interval, meta, buf in w.series:
@@ -329,7 +354,9 @@ def build_samples(w: Any, ident: dict, file: str) -> pd.DataFrame:
                     r = new_row(meta, 0)
                 cols["sets"][r] |= SET_MT
                 key, pos = ("m", len(buf)), None
-            g = groups.setdefault(key, [nums, pos, [], []])
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = [nums, pos, [], []]
             g[2].append(buf)
             g[3].append(r)
     if dropped:
@@ -347,11 +374,13 @@ def build_samples(w: Any, ident: dict, file: str) -> pd.DataFrame:
             arr = arr[:, pos]
         full[np.asarray(rows)[:, None], np.asarray([col_of[x] for x in nums])[None, :]] = arr
     cpu = np.asarray(cols["cpu"], dtype=np.int32)
+    class_of = {c: type_class(type_of.get(c)) for c in set(cols["cpu"])}
     const = {k: ident[k] for k in ("cec", "machine_type", "model", "serial", "lpar", "system")}
     data: dict[str, Any] = {
-        "source": [file] * n, "offset": np.asarray([w.fo(o) for o in cols["off"]], dtype=np.int64),
+        "source": [file] * n, "offset": np.asarray(cols["off"] if w.pages is None else
+                                                   [w.fo(o) for o in cols["off"]], dtype=np.int64),
         **{k: [v] * n for k, v in const.items()}, "os": ["z/VM"] * n,
-        "class": [type_class(type_of.get(c)) for c in cols["cpu"]], "cpu": cpu,
+        "class": [class_of[c] for c in cols["cpu"]], "cpu": cpu,
         "core": np.asarray([core_of.get(c, -1) for c in cols["cpu"]], dtype=np.int32),
         "run_start": np.full(n, np.datetime64("NaT"), dtype="datetime64[ns]"),
         "time": tod_to_datetime64(np.asarray(cols["tod"], dtype=np.uint64)),
