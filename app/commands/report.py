@@ -102,6 +102,17 @@ def csv_columns(by: str, ids: list[str]) -> list[str]:
                                                                      "formula_set", "quality"]
 
 
+def _csv_cell(v: Any) -> str:
+    """One CSV cell: full precision, empty when the value does not apply."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
 def to_csv(m: pd.DataFrame, by: str, ids: list[str]) -> str:
     """Metrics frame -> CSV text (full precision, ISO UTC times, empty = does not apply)."""
     cols = csv_columns(by, ids)
@@ -115,14 +126,10 @@ def to_csv(m: pd.DataFrame, by: str, ids: list[str]) -> str:
             v = data[c][i]
             if c in ("interval_start", "interval_end"):
                 row.append(_iso(v))
-            elif v is None or (isinstance(v, float) and not math.isfinite(v)):
-                row.append("")
-            elif c in ("cpu", "n_cpus"):
+            elif c in ("cpu", "n_cpus") and _csv_cell(v):
                 row.append(str(int(v)))
-            elif isinstance(v, float):
-                row.append(repr(v))
             else:
-                row.append(str(v))
+                row.append(_csv_cell(v))
         w.writerow(row)
     return buf.getvalue()
 
@@ -259,15 +266,7 @@ def smt_to_csv(m: pd.DataFrame, level: str) -> str:
     for rec in m[cols].to_dict("records"):
         row = []
         for c in cols:
-            v = _smt_cell(c, rec[c])
-            if v is None:
-                row.append("")
-            elif isinstance(v, bool):
-                row.append("true" if v else "false")
-            elif isinstance(v, float):
-                row.append(repr(v))
-            else:
-                row.append(str(v))
+            row.append(_csv_cell(_smt_cell(c, rec[c])))
         w.writerow(row)
     return buf.getvalue()
 
