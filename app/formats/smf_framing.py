@@ -377,6 +377,19 @@ def walk_bdw(w: _Walker) -> str:
     return "vbs" if spanned else ("bdw" if multi else "double-rdw")
 
 
+def _plain_text(buf, sample: int = 65536) -> bool:
+    """Text written as text: almost no bytes outside printable ASCII, tab, CR and LF.
+
+    An SMF file sent in ASCII mode still carries its binary fields, translated into
+    high and control bytes; a notes or CSV file does not.
+    """
+    head = bytes(buf[:sample])
+    if not head:
+        return False
+    odd = sum(1 for b in head if not (32 <= b < 127 or b in (9, 10, 13)))
+    return odd <= len(head) // 200           # at most 0.5 % (a stray UTF-8 character or two)
+
+
 def _skip_to_next_block(w: _Walker, at: int, skipped_from: int, what: str) -> int | None:
     """Report a corrupt descriptor at ``at`` and find the next valid block after it."""
     n = len(w.buf)
@@ -484,6 +497,10 @@ def frame_records(buf, file: str, *, want: frozenset[int] | set[int] = frozenset
                "sits at offset 6, where the record header would put it without its RDW)",
                f"{RDW_ADVICE}; SMF 113 records were read in a degraded mode that cannot skip other record types")
         walk_nordw(w)
+    elif mode == "ascii" and _plain_text(buf):
+        w.find("error", "text-file", 0, "the file is plain text (printable characters and line ends only), not "
+               "SMF data", "nothing was read from it; if it should hold SMF records, it was transferred in ASCII "
+               "mode: re-transfer the SMF data set in binary mode with `quote site rdw`")
     elif mode == "ascii":
         w.find("error", "ascii-transfer", 0, "the file looks like text: it was transferred in ASCII mode, which "
                "translates EBCDIC to ASCII and inserts line ends, destroying binary fields",

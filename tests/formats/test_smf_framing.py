@@ -220,7 +220,7 @@ def test_frame_records_skips_without_copy():
 
 @pytest.mark.skipif(not HAVE_DISPATCH, reason="app/formats/monwrite.py (other engineer) not present yet")
 @pytest.mark.parametrize("data,code", [(b"%PDF-1.7\n...", "wrong-file-type"), (b"", "empty-file"),
-                                       (b"just some text\n" * 50, "ascii-transfer")])
+                                       (b"just some text\n" * 50, "text-file")])
 def test_dispatcher_rejects_non_smf(data, code):
     from app.formats import read_bytes
     res = read_bytes(data, F)
