@@ -25,6 +25,7 @@ from app.ui.table_model import SUMMARY_DARK, SUMMARY_LIGHT
 from app.ui.table_view import CELL_PAD, RESIZE_ROWS, WrapHeader
 
 TIME_FMT = "%Y-%m-%d %H:%M"
+CELL_TIME_FMT = "%m-%d %H:%M"          # as the interval table's Date/End; the full time is in the tooltip
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ class SmtModel(ColumnTableModel):
     def _column_texts(self, i: int) -> np.ndarray:
         c, values = self.columns[i], self._values[i]
         if c.id == "interval_end":
-            t = pd.to_datetime(pd.Series(values), errors="coerce").dt.strftime(TIME_FMT).fillna("")
+            t = pd.to_datetime(pd.Series(values), errors="coerce").dt.strftime(CELL_TIME_FMT).fillna("")
             out = t.to_numpy(dtype=object)
             out[self._mean] = M.SMT_MEAN
             return out
@@ -154,6 +155,9 @@ class SmtModel(ColumnTableModel):
         if self._mean[pos] and c.id == "interval_end":
             return M.SMT_MEAN_TIP.format(lpar=self._get(pos, "lpar"), type=self._get(pos, "core_type"),
                                          start=self.window[0], end=self.window[1])
+        if c.id == "interval_end":
+            t = pd.Timestamp(self._get(pos, "interval_end"))
+            return None if pd.isna(t) else f"{t.strftime(TIME_FMT)} UTC"
         return None
 
     window: tuple[str, str] = ("", "")   # the window of the frame, for the mean rows' tooltip

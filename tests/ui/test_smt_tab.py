@@ -56,8 +56,9 @@ def test_type_table_matches_engine(qtbot, with_vm):
     exp = want[want["interval_end"] == got_end].iloc[0]
     col = model.column_index("productivity")
     assert model.data(model.index(row, col)) == fmt_number(exp["productivity"], model.columns[col].decimals)
-    assert model.data(model.index(row, model.column_index("interval_end"))) == pd.Timestamp(got_end).strftime(
-        "%Y-%m-%d %H:%M")
+    end_idx = model.index(row, model.column_index("interval_end"))
+    assert model.data(end_idx) == pd.Timestamp(got_end).strftime("%m-%d %H:%M")          # compact, as the table
+    assert model.data(end_idx, Qt.ItemDataRole.ToolTipRole) == pd.Timestamp(got_end).strftime("%Y-%m-%d %H:%M UTC")
     assert model.data(model.index(row, model.column_index("source"))) == exp["source"]
     headers = [c.header for c in model.columns]
     assert headers == ["LPAR", "Interval end", "Core type", "Seconds", "Cores", "Productivity %", "Capacity factor %",
