@@ -47,15 +47,15 @@ TABLE_WIDTH = 120
 
 
 def _time(text: str) -> pd.Timestamp:
+    from app.engine.aggregate import _ts
+
     try:
-        ts = pd.Timestamp(text)
+        ts = _ts(text)     # the engine's own UTC normalization of window bounds
     except (ValueError, TypeError):
         raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r} (e.g. 2026-01-05T08:00 or "
                                          "2026-01-05T08:00Z)") from None
     if ts is pd.NaT:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r}")
-    if ts.tzinfo is not None:
-        ts = ts.tz_convert("UTC").tz_localize(None)
     return ts
 
 
@@ -147,12 +147,15 @@ def to_json(ws, m: pd.DataFrame, by: str, ids: list[str], args: argparse.Namespa
     window = {"from": _iso(args.start) or None, "to": _iso(args.end) or None,
               "first": _iso(m["interval_start"].min()) or None if len(m) else None,
               "last": _iso(m["interval_end"].max()) or None if len(m) else None}
-    doc = {"meta": {"files": [{"file": r.file, "kind": r.kind, "framing": r.framing, "records": r.records}
-                              for r in ws.files],
+    doc = {"meta": {"files": _files_meta(ws),
                     "formula_sets": ws.formula_versions(), "statuses": ws.statuses(), "window": window,
                     "level": by, "formulas_file": args.formulas},
            "rows": rows, "findings": [f.to_dict() for f in ws.findings]}
     return json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
+
+
+def _files_meta(ws) -> list[dict]:
+    return [{"file": r.file, "kind": r.kind, "framing": r.framing, "records": r.records} for r in ws.files]
 
 
 def _fmt(v: Any, decimals: int) -> str:
@@ -172,20 +175,21 @@ def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH) -> str:
     from app.engine.layout import presentation_columns
 
     vers = ws.formula_versions()
-    gens = [g for g in vers if len(m) and g in set(m["generation"])] or list(vers)[:1]
+    present = set(m["generation"]) if len(m) else set()
+    gens = [g for g in vers if g in present] or list(vers)[:1]
     lines = [f"NestScope report, level {by}, {len(m)} row(s), times UTC"]
     if not len(m):
         return "\n".join(lines + _formula_lines(ws, gens) + ["(no intervals in the window)"]) + "\n"
-    groups: dict[tuple[str, ...], list[str]] = {}
+    groups: dict[tuple[str, ...], tuple[list, list[str]]] = {}
     for g in gens:
-        main = tuple(s.id for s in presentation_columns(g, ws.formula_sets) if s.group in ("Main", "Hint"))
-        groups.setdefault(main, []).append(g)
-    for k, (_main, members) in enumerate(groups.items()):
+        main = [s for s in presentation_columns(g, ws.formula_sets) if s.group in ("Main", "Hint")]
+        groups.setdefault(tuple(s.id for s in main), (main, []))[1].append(g)
+    for k, (main, members) in enumerate(groups.values()):
         if k:
             lines.append("")
         lines += _formula_lines(ws, members)
         sub = m[m["generation"].isin(members)]
-        lines += _table_block(ws, sub, by, members[0], width, show_cec=m["cec"].nunique() > 1)
+        lines += _table_block(sub, by, main, width, show_cec=m["cec"].nunique() > 1)
     return "\n".join(lines) + "\n"
 
 
@@ -199,10 +203,8 @@ def _formula_lines(ws, gens: list[str]) -> list[str]:
     return out
 
 
-def _table_block(ws, m: pd.DataFrame, by: str, gen: str, width: int, show_cec: bool) -> list[str]:
-    from app.engine.layout import presentation_columns
-
-    main = [s for s in presentation_columns(gen, ws.formula_sets) if s.group in ("Main", "Hint")]
+def _table_block(m: pd.DataFrame, by: str, main: list, width: int, show_cec: bool) -> list[str]:
+    """Rows of one generation group; ``main`` are the group's Main/Hint :class:`ColumnSpec` s."""
     ident = {"cpu": ["lpar", "class", "cpu"], "interval": ["lpar", "class"], "class": ["lpar", "class"],
              "lpar": ["lpar"], "cec": ["cec"]}[by]
     if by != "cec" and show_cec:
@@ -278,8 +280,7 @@ def smt_to_json(ws, m: pd.DataFrame, level: str, args: argparse.Namespace) -> st
     ends = m["interval_end"].dropna() if len(m) else pd.Series(dtype="datetime64[ns]")
     window = {"from": _iso(args.start) or None, "to": _iso(args.end) or None,
               "last": (_iso(ends.max()) or None) if len(ends) else None}
-    doc = {"meta": {"files": [{"file": r.file, "kind": r.kind, "framing": r.framing, "records": r.records}
-                              for r in ws.files],
+    doc = {"meta": {"files": _files_meta(ws),
                     "window": window, "level": args.by,
                     "units": {"productivity": "%", "capacity_factor": "%", "max_capacity_factor": "%",
                               "mt_utilization": "%", "core_busy": "%", "thread_density": "threads",

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["LEVELS", "LEVEL_KEYS", "add_buckets", "select_rows", "aggregate", "NodeKey"]
+__all__ = ["LEVELS", "LEVEL_KEYS", "add_buckets", "select_rows", "window_mask", "aggregate", "NodeKey"]
 
 NodeKey = tuple
 LEVELS = ("interval", "cpu", "class", "lpar", "cec", "class_interval", "lpar_interval", "cec_interval")
@@ -114,18 +114,24 @@ def _ts(v) -> pd.Timestamp | None:
     return ts
 
 
+def window_mask(ends: pd.Series, start=None, end=None) -> np.ndarray:
+    """True where an interval end lies in ``(start, end]`` (UTC; ``None`` = open)."""
+    m = np.ones(len(ends), dtype=bool)
+    s, e = _ts(start), _ts(end)
+    if s is not None:
+        m &= (ends > s).to_numpy()
+    if e is not None:
+        m &= (ends <= e).to_numpy()
+    return m
+
+
 def select_rows(iv: pd.DataFrame, start=None, end=None, nodes: Iterable[NodeKey] | None = None) -> pd.DataFrame:
     """Rows whose interval ends in ``(start, end]`` and that belong to one of ``nodes``.
 
     ``nodes`` are NodeKeys: ``("cec", cec)``, ``("lpar", cec, lpar)``,
     ``("class", cec, lpar, cls)``, ``("cpu", cec, lpar, cls, cpu)``.
     """
-    m = np.ones(len(iv), dtype=bool)
-    s, e = _ts(start), _ts(end)
-    if s is not None:
-        m &= (iv["interval_end"] > s).to_numpy()
-    if e is not None:
-        m &= (iv["interval_end"] <= e).to_numpy()
+    m = window_mask(iv["interval_end"], start, end)
     if nodes is not None:
         nm = np.zeros(len(iv), dtype=bool)
         cols = ["cec", "lpar", "class", "cpu"]

@@ -348,8 +348,11 @@ def cut_uninstalled(out: pd.DataFrame, counters: Sequence[str]) -> None:
     for v in np.unique(vers):
         idx = np.flatnonzero(vers == v)
         cfvn, csvn = int(out["cfvn"].iloc[idx[0]]), int(out["csvn"].iloc[idx[0]])
+        cut = []
         for c in counters:
             bit = BIT_OF_LETTER[c[0]]
             governing = cfvn if bit in (SET_BASIC, SET_PROBLEM) else csvn
             if governing > 0 and int(c[1:]) >= BASE_OF_BIT[bit] + set_size(bit, cfvn, csvn):
-                out.iloc[idx, out.columns.get_loc(c)] = np.nan
+                cut.append(out.columns.get_loc(c))
+        if cut:                    # one assignment per version pair, not one per counter
+            out.iloc[idx, cut] = np.nan

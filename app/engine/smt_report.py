@@ -61,7 +61,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from app.engine.aggregate import NodeKey, _ts
+from app.engine.aggregate import NodeKey, window_mask
 
 __all__ = ["smt_report", "core_samples", "TYPE_COLUMNS", "CORE_COLUMNS", "SMT_LEVELS"]
 
@@ -103,7 +103,7 @@ def _counter_rows(iv: pd.DataFrame) -> pd.DataFrame:
     ok = np.isfinite(m448) & np.isfinite(m449)
     if "qbits" in iv.columns:
         ok &= (iv["qbits"].to_numpy(dtype=np.int64) & _MT_LOST) == 0
-    sub = iv.loc[ok]
+    sub = iv.loc[ok, ["cec", "lpar", "system", "interval_end", "core", "cpu", "class", "interval_s", "cpu_speed"]]
     core = sub["core"].to_numpy(dtype=np.int64)
     cpu = sub["cpu"].to_numpy(dtype=np.int64)
     out = pd.DataFrame({
@@ -155,9 +155,11 @@ def _reported_rows(mts: Iterable[pd.DataFrame], iv: pd.DataFrame | None) -> pd.D
     df["seconds"] = np.nan
     # align the D0R2 time with the interval ends of the counter data of the same system
     if iv is not None and len(iv):
-        ends = iv[["cec", "system", "interval_end", "interval_s"]]
+        ends = iv[["interval_end", "interval_s"]]
+        ecec = iv["cec"].astype(str).to_numpy()
+        esys = iv["system"].astype(str).to_numpy()
         for (cec, system), idx in df.groupby(["cec", "system"], sort=False).groups.items():
-            e = ends[(ends["cec"].astype(str) == cec) & (ends["system"].astype(str) == system)]
+            e = ends[(ecec == cec) & (esys == system)]
             if not len(e):
                 continue
             u = np.unique(e["interval_end"].to_numpy(dtype="datetime64[ns]"))
@@ -189,8 +191,9 @@ def core_samples(iv: pd.DataFrame | None, mts: Iterable[pd.DataFrame]) -> pd.Dat
     c = _counter_rows(iv)
     r = _reported_rows(mts, iv)
     if len(c):
-        threads = (iv.assign(core_id=np.where(iv["core"].to_numpy() >= 0, iv["core"].to_numpy(),
-                                              iv["cpu"].to_numpy()))
+        threads = (iv[["cec", "system", "cpu"]]
+                   .assign(core_id=np.where(iv["core"].to_numpy() >= 0, iv["core"].to_numpy(),
+                                            iv["cpu"].to_numpy()))
                    .astype({"cec": str, "system": str})
                    .groupby(["cec", "system", "core_id"], sort=False)["cpu"]
                    .agg(lambda s: tuple(sorted(set(int(x) for x in s)))))
@@ -225,12 +228,7 @@ def core_samples(iv: pd.DataFrame | None, mts: Iterable[pd.DataFrame]) -> pd.Dat
 
 # ------------------------------------------------------------------ selection
 def _select(cs: pd.DataFrame, start=None, end=None, nodes: Iterable[NodeKey] | None = None) -> pd.DataFrame:
-    m = np.ones(len(cs), dtype=bool)
-    s, e = _ts(start), _ts(end)
-    if s is not None:
-        m &= (cs["interval_end"] > s).to_numpy()
-    if e is not None:
-        m &= (cs["interval_end"] <= e).to_numpy()
+    m = window_mask(cs["interval_end"], start, end)
     if nodes is not None:
         nm = np.zeros(len(cs), dtype=bool)
         cec, lpar, cls = (cs[c].astype(str).to_numpy() for c in ("cec", "lpar", "core_type"))

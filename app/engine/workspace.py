@@ -9,7 +9,7 @@ invalidates the caches.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,10 @@ _CACHE = 16
 
 def _fid(f: Finding) -> tuple:
     return (f.file, f.offset, f.code, f.message)
+
+
+def _nodes_key(nodes: list[NodeKey] | None) -> tuple | None:
+    return tuple(tuple(n) for n in nodes) if nodes is not None else None
 
 
 class Workspace:
@@ -147,18 +151,9 @@ class Workspace:
         """
         if by not in LEVELS:
             raise ValueError(f"by must be one of {', '.join(LEVELS)}; got {by!r}")
-        key = (by, str(start), str(end), tuple(tuple(n) for n in nodes) if nodes is not None else None, summary)
-        hit = self._mcache.get(key)
-        if hit is not None:
-            self._mcache.move_to_end(key)
-            return hit.copy()
-        iv = self._ensure()
-        out = compute_metrics(iv, self.formula_sets, self.counters, by=by, start=start, end=end, nodes=nodes,
-                              summary=summary)
-        self._mcache[key] = out
-        while len(self._mcache) > _CACHE:
-            self._mcache.popitem(last=False)
-        return out.copy()
+        key = (by, str(start), str(end), _nodes_key(nodes), summary)
+        return self._cached(key, lambda: compute_metrics(self._ensure(), self.formula_sets, self.counters, by=by,
+                                                         start=start, end=end, nodes=nodes, summary=summary))
 
     def smt(self, by: str = "type", start=None, end=None, nodes: list[NodeKey] | None = None) -> pd.DataFrame:
         """Multithreading metrics per core type (``by="type"``, with a mean row per LPAR and type)
@@ -172,13 +167,17 @@ class Workspace:
 
         if by not in SMT_LEVELS:
             raise ValueError(f"by must be one of {', '.join(SMT_LEVELS)}; got {by!r}")
-        key = ("smt", by, str(start), str(end), tuple(tuple(n) for n in nodes) if nodes is not None else None)
+        key = ("smt", by, str(start), str(end), _nodes_key(nodes))
+        return self._cached(key, lambda: smt_report(self._ensure(), [r.mt for r in self._files if r.mt is not None],
+                                                    by=by, start=start, end=end, nodes=nodes))
+
+    def _cached(self, key: tuple, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+        """A copy of the cached frame for ``key``, computing and storing it (LRU, :data:`_CACHE` entries)."""
         hit = self._mcache.get(key)
         if hit is not None:
             self._mcache.move_to_end(key)
             return hit.copy()
-        out = smt_report(self._ensure(), [r.mt for r in self._files if r.mt is not None], by=by, start=start,
-                         end=end, nodes=nodes)
+        out = compute()
         self._mcache[key] = out
         while len(self._mcache) > _CACHE:
             self._mcache.popitem(last=False)
@@ -196,7 +195,8 @@ class Workspace:
         """generation -> formula-set version, for the generations present in the data
         (all loaded sets when no data is loaded)."""
         iv = self._ensure()
-        gens = [g for g in self.formula_sets if len(iv) == 0 or g in set(iv["generation"].astype(str))]
+        present = set(iv["generation"].astype(str)) if len(iv) else None
+        gens = [g for g in self.formula_sets if present is None or g in present]
         return {g: self.formula_sets[g].version for g in gens}
 
     def statuses(self) -> dict[str, dict[str, str]]:
