@@ -23,6 +23,12 @@ def tod_to_datetime64(tod: np.ndarray | int) -> np.ndarray:
     return (us * 1000).astype("datetime64[ns]")
 
 
+def datetime64_to_tod(t: np.ndarray) -> np.ndarray:
+    """datetime64 values (UTC, naive) -> TOD values (uint64); inverse of :func:`tod_to_datetime64`."""
+    us = np.asarray(t, dtype="datetime64[ns]").astype(np.int64) // 1000
+    return (us * TOD_PER_US + np.int64(TOD_UNIX_EPOCH)).astype(np.uint64)
+
+
 def datetime_to_tod(t: _dt.datetime) -> int:
     """A UTC datetime (naive = UTC) -> TOD clock value."""
     if t.tzinfo is not None:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from app.formats.common import ebcdic, to_ebcdic, tod_to_datetime64
+from app.formats.common import ebcdic, tod_to_datetime64
 from app.formats.schema import (BASE_OF_BIT, IDENTITY_COLUMNS, SET_BASIC, SET_CRYPTO, SET_EXTENDED,
                                 SET_MT, SET_PROBLEM, counter_name, empty_samples, set_size)
 
@@ -184,11 +184,8 @@ def decode_d1r5(rec: bytes) -> tuple[int, int | None, int | None]:
     return cpu, typ, core
 
 
-_MT_BLOCK = struct.Struct(">7IH")         # the MT_FIELDS (contiguous, in order) + MT_CORE
-assert [o for _n, o in MT_FIELDS] == list(range(304, 332, 4)) and MT_CORE == 332
-
-
 _D0R2_FULL = struct.Struct(f">H{PRP2_CPUTY - PRP2_CPU - 2}xB{MT_FIELDS[0][1] - PRP2_CPUTY - 1}x7IH")
+assert [o for _n, o in MT_FIELDS] == list(range(304, 332, 4)) and MT_CORE == 332   # contiguous 7I then H
 _MT_NAMES = tuple(name for name, _o in MT_FIELDS)
 
 
@@ -196,26 +193,22 @@ def decode_d0r2_at(data: bytes, fo: int, ln: int) -> dict:
     """:func:`decode_d0r2` of ``data[fo:fo + ln]`` without copying the record (reader hot path)."""
     if ln >= MT_CORE + 2:
         cpu, typ, *vals, c = _D0R2_FULL.unpack_from(data, fo + PRP2_CPU)
-        out: dict = {"cpu": cpu, "type": typ, "core": None if c == 0xFFFF else c}
-        for name, v in zip(_MT_NAMES, vals):
-            out[name] = None if v == MT_NA else v / MT_SCALE
-        return out
-    return decode_d0r2(data[fo:fo + ln])
+        core = None if c == 0xFFFF else c
+    else:                                   # short record: whatever fields fit
+        rec = data[fo:fo + ln]
+        cpu = int.from_bytes(rec[PRP2_CPU:PRP2_CPU + 2], "big")
+        typ = rec[PRP2_CPUTY] if PRP2_CPUTY < ln else None
+        core = None
+        vals = [int.from_bytes(rec[o:o + 4], "big") if o + 4 <= ln else MT_NA for _n, o in MT_FIELDS]
+    out: dict = {"cpu": cpu, "type": typ, "core": core}
+    for name, v in zip(_MT_NAMES, vals):
+        out[name] = None if v == MT_NA else v / MT_SCALE
+    return out
 
 
 def decode_d0r2(rec: bytes) -> dict:
     """D0R2 -> cpu, type code, core and the MT fields (None when absent)."""
-    n = len(rec)
-    out: dict = {"cpu": int.from_bytes(rec[PRP2_CPU:PRP2_CPU + 2], "big"),
-                 "type": rec[PRP2_CPUTY] if PRP2_CPUTY < n else None, "core": None}
-    if n >= MT_CORE + 2:
-        *vals, c = _MT_BLOCK.unpack_from(rec, MT_FIELDS[0][1])
-        out["core"] = None if c == 0xFFFF else c
-    else:
-        vals = [int.from_bytes(rec[o:o + 4], "big") if o + 4 <= n else MT_NA for _n, o in MT_FIELDS]
-    for (name, _o), v in zip(MT_FIELDS, vals):
-        out[name] = None if v == MT_NA else v / MT_SCALE
-    return out
+    return decode_d0r2_at(rec, 0, len(rec))
 
 
 _TYPE_TEXT: dict[bytes, str] = {}
@@ -255,11 +248,6 @@ def type_class(name_or_code: str | int | None) -> str:
     if isinstance(name_or_code, int):
         return CPU_TYPES.get(name_or_code, "unknown")
     return TYPE_NAMES.get(name_or_code.strip().upper(), name_or_code.strip() or "unknown")
-
-
-def encode_text(s: str, length: int) -> bytes:
-    """EBCDIC blank-padded text (re-exported for the writer and builders)."""
-    return to_ebcdic(s, length)
 
 
 # ================================================================ frames

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from app.formats import monwrite_records as R
-from app.formats.common import datetime_to_tod
+from app.formats.common import datetime_to_tod, to_ebcdic
 from app.formats.schema import SET_MT, counter_number, is_counter_column, set_size
 
 __all__ = ["MonwriteWriter", "CounterRecord", "MtCounterRecord", "MtRecord", "Partition", "PartitionCpu",
@@ -92,6 +92,11 @@ def pack_counters(mask: int, cfvn: int, csvn: int, values: dict[int, int]) -> np
     return np.array([values.get(n, 0) for n in R.counter_numbers(mask, cfvn, csvn)], dtype=np.uint64)
 
 
+def _with_rdw(data: bytes) -> bytes:
+    """X'10040000' (RDW of a 4100-byte record) before every 4096-byte page."""
+    return b"".join(R.RDW_4100 + data[i:i + R.PAGE] for i in range(0, len(data), R.PAGE))
+
+
 def _tod(t: _dt.datetime | pd.Timestamp | np.datetime64 | int) -> int:
     if isinstance(t, (int, np.integer)):
         return int(t)
@@ -133,7 +138,7 @@ class MonwriteWriter:
         b = bytearray(R.SYS_LEN - R.HDR_LEN)
         for (o, ln), s in ((R.SYS_SYSTMID, system), (R.SYS_MTYPE, mtype), (R.SYS_MODEL, model),
                            (R.SYS_SEQC, seq), (R.SYS_LPARNAME, lpar)):
-            b[o - 20:o - 20 + ln] = R.encode_text(s, ln)
+            b[o - 20:o - 20 + ln] = to_ebcdic(s, ln)
         b[R.SYS_LPNUM - 20:R.SYS_LPNUM - 18] = lpnum.to_bytes(2, "big")
         return self.record(1, 4, tod, bytes(b))
 
@@ -160,7 +165,7 @@ class MonwriteWriter:
         b = bytearray(R.CUG_LEN - R.HDR_LEN)
         b[0] = npar
         o, ln = R.CUG_LPARNAME
-        b[o - 20:o - 20 + ln] = R.encode_text(self.ident[1], ln)
+        b[o - 20:o - 20 + ln] = to_ebcdic(self.ident[1], ln)
         return self.record(0, 15, tod, bytes(b))
 
     def d0r16(self, tod: int, p: Partition) -> list[bytes]:
@@ -168,11 +173,11 @@ class MonwriteWriter:
         parts = [p.cpus[i:i + per] for i in range(0, len(p.cpus), per)] or [[]]
         out = []
         for cpus in parts:
-            body = R.CUP.pack(R.encode_text(p.name, 8), p.number, 0, len(cpus), R.CUP_FIXED, R.CUPCPU_LEN, tod)
+            body = R.CUP.pack(to_ebcdic(p.name, 8), p.number, 0, len(cpus), R.CUP_FIXED, R.CUPCPU_LEN, tod)
             body += bytes(R.CUP_FIXED - 20 - len(body))
             body += b"".join(R.CUPCPU.pack(c.cpu, c.weight, R.CUP_CAPPED if c.capped else 0,
                                            c.busy_time * self.tscale, c.lpar_time * self.tscale,
-                                           R.encode_text(c.type_name, 16)) for c in cpus)
+                                           to_ebcdic(c.type_name, 16)) for c in cpus)
             out.append(self.record(0, 16, tod, body))
         return out
 
@@ -262,7 +267,7 @@ class MonwriteWriter:
         """Write the file (``rdw``: X'10040000' before every 4096-byte record; ``gzip``: compress)."""
         data = self.to_bytes()
         if rdw:
-            data = b"".join(R.RDW_4100 + data[i:i + R.PAGE] for i in range(0, len(data), R.PAGE))
+            data = _with_rdw(data)
         if gzip:
             data = _gzip.compress(data, compresslevel=6, mtime=0)
         p = Path(path)
@@ -373,6 +378,6 @@ def write_samples(samples: pd.DataFrame, partitions: pd.DataFrame | None = None,
         prev = t
     data = w.to_bytes()
     if path is not None:
-        out = b"".join(R.RDW_4100 + data[i:i + R.PAGE] for i in range(0, len(data), R.PAGE)) if rdw else data
+        out = _with_rdw(data) if rdw else data
         Path(path).write_bytes(_gzip.compress(out, mtime=0) if gzip else out)
     return data

@@ -66,7 +66,7 @@ def _groups(keys: np.ndarray):
     if keys.shape[1] == 0:
         yield np.arange(len(keys))
         return
-    _, first, inv = np.unique(_void(keys), return_index=True, return_inverse=True)
+    _, inv = np.unique(_void(keys), return_inverse=True)
     inv = inv.ravel()
     order = np.argsort(inv, kind="stable")
     bounds = np.flatnonzero(np.diff(inv[order])) + 1
@@ -151,12 +151,13 @@ def _decode_shape(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray]:
     codes, inv = np.unique(cls, return_inverse=True)
     cls_s = np.array([L.class_name(int(x), False) for x in codes], dtype=object)[inv.ravel()]
     c["class"] = np.where(zcbp & (cls == 2), "zCBP", cls_s).astype(object)
-    ser: dict[str, str] = {}
-    c["serial"] = np.array([ser[s] if s in ser else ser.setdefault(s, common.normalize_serial(s)) for s in seq],
-                           dtype=object)
-    pairs: dict[tuple[str, str], str] = {}
-    c["cec"] = np.array([pairs[k] if k in pairs else pairs.setdefault(k, common.cec_id(*k))
-                         for k in zip(c["machine_type"], seq)], dtype=object)
+    # serial and CEC once per distinct value, not per record
+    s_codes, s_uniq = pd.factorize(seq)
+    c["serial"] = np.array([common.normalize_serial(s) for s in s_uniq], dtype=object)[s_codes]
+    m_codes, m_uniq = pd.factorize(c["machine_type"])
+    p_codes, p_uniq = pd.factorize(m_codes * len(s_uniq) + s_codes)
+    c["cec"] = np.array([common.cec_id(m_uniq[k // len(s_uniq)], s_uniq[k % len(s_uniq)]) for k in p_uniq],
+                        dtype=object)[p_codes]
     c["run_start"], c["time"] = common.tod_to_datetime64(cts), common.tod_to_datetime64(ctm)
     c["kind"] = np.full(m, kind, dtype=object)
     sets = 0

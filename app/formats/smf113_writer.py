@@ -19,7 +19,13 @@ import numpy as np
 import pandas as pd
 
 from app.formats import common
-from app.formats.schema import BASE_OF_BIT, LETTER_OF_BIT, SMF_SET_TYPES, set_size
+from app.formats.schema import (
+    BASE_OF_BIT,
+    LETTER_OF_BIT,
+    SMF_SET_TYPES,
+    is_counter_column,
+    set_size,
+)
 
 __all__ = ["encode_subtype1", "encode_subtype2", "encode_samples", "other_record", "frame_rdw", "frame_bdw",
            "frame_double_rdw", "frame_nordw", "write_smf_file"]
@@ -117,13 +123,13 @@ def _encode_samples_rowwise(samples: pd.DataFrame, subtype: int) -> list[bytes]:
     out: list[bytes] = []
     letters = {t: (bit, SMF_SET_TYPES[t][1], BASE_OF_BIT[bit]) for t, (bit, _l, _b) in SMF_SET_TYPES.items()}
     cols = set(samples.columns)
-    ctr = {c: samples[c].to_numpy(np.uint64) for c in samples.columns if c[:1] in "BPKEM" and c[1:].isdigit()}
+    ctr = {c: samples[c].to_numpy(np.uint64) for c in samples.columns if is_counter_column(c)}
     n = len(samples)
     get = {c: samples[c].to_numpy() for c in ("system", "cpu", "core", "class", "cpu_speed", "machine_type", "model",
                                               "serial", "cfvn", "csvn", "flags", "sets", "lost", "mt_lost", "first",
                                               "seqcode", "cls_code") if c in cols}
-    tod = {c: (samples[c].to_numpy("datetime64[ns]").astype(np.int64) // 1000 * 4096
-               + np.int64(common.TOD_UNIX_EPOCH)).astype(np.uint64) for c in ("run_start", "time") if c in cols}
+    tod = {c: common.datetime64_to_tod(samples[c].to_numpy("datetime64[ns]")) for c in ("run_start", "time")
+           if c in cols}
     zero = np.zeros(n, np.uint64)
     for i in range(n):
         cls = str(get["class"][i]) if "class" in get else "GCP"
@@ -221,11 +227,10 @@ def encode_samples(samples: pd.DataFrame, subtype: int) -> list[bytes]:
     if n == 0:
         return []
     cols = set(samples.columns)
-    ctr = {c: samples[c].to_numpy(np.uint64) for c in samples.columns if c[:1] in "BPKEM" and c[1:].isdigit()}
+    ctr = {c: samples[c].to_numpy(np.uint64) for c in samples.columns if is_counter_column(c)}
     zero = np.zeros(n, np.uint64)
     col = {c: samples[c].to_numpy() for c in samples.columns}
-    tod = {c: (samples[c].to_numpy("datetime64[ns]").astype(np.int64) // 1000 * 4096
-               + np.int64(common.TOD_UNIX_EPOCH)).astype(np.uint64) for c in ("run_start", "time")}
+    tod = {c: common.datetime64_to_tod(samples[c].to_numpy("datetime64[ns]")) for c in ("run_start", "time")}
     st2 = subtype == 2
     off = _OFF_ST2 if st2 else _OFF_ST1
 

@@ -84,8 +84,6 @@ def write_zos(out: Path, cec: CecModel, start: dt.datetime, intervals: int, tag:
 def _zvm_mt(samples: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     """D0R2 MT values as z/VM reports them, consistent with the counters."""
     t0 = samples[(samples["cpu"] % 2) == 0]
-    b0 = t0["B0"].to_numpy(np.float64)
-    b0_t1 = samples[(samples["cpu"] % 2) == 1]["B0"].to_numpy(np.float64)
     m448, m449 = t0["M448"].to_numpy(np.float64), t0["M449"].to_numpy(np.float64)
     active = m448 + m449
     td = (m448 + 2 * m449) / active
@@ -93,7 +91,6 @@ def _zvm_mt(samples: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     mcf = np.full(len(t0), 1.32) * rng.normal(1.0, 0.01, len(t0))
     cf = 1 + (mcf - 1) * (td - 1)                # more two-thread time -> more of the MT gain realised
     prod = cf / mcf
-    del b0, b0_t1
     rows = []
     for thread in (0, 1):
         rows.append(pd.DataFrame({

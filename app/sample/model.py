@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from app.formats.common import cec_id, normalize_serial
-from app.formats.schema import (SET_BASIC, SET_CRYPTO, SET_EXTENDED, SET_MT, SET_PROBLEM,
-                                set_size)
+from app.formats.schema import (SET_BASIC, SET_CRYPTO, SET_EXTENDED, SET_MT, SET_PROBLEM, counter_number,
+                                is_counter_column, set_size)
 from app.sample.generations import GENERATIONS, GENERIC_TO_Z10, GenerationLayout
 
 LEVELS = ("L2P", "L3P", "L4LP", "L4RP", "MEMP")
@@ -211,8 +211,7 @@ def make_samples(cec: CecModel, start: dt.datetime, intervals: int, interval_s: 
 
 def _finish_identity(df: pd.DataFrame, cec: CecModel, run_start: np.datetime64) -> pd.DataFrame:
     lay = cec.layout
-    counters = sorted((c for c in df.columns if c[0] in "BPKEM" and c[1:].isdigit()),
-                      key=lambda s: int(s[1:]))
+    counters = sorted((c for c in df.columns if is_counter_column(c)), key=counter_number)
     for c in counters:
         df[c] = df[c].fillna(0).astype(np.uint64)
     codes = ZVM_CLASS_CODE if (df["os"] == "z/VM").any() else SMF_CLASS_CODE
@@ -237,7 +236,7 @@ def to_absolute(samples: pd.DataFrame, seed: int = 7) -> pd.DataFrame:
     the baseline row is stamped at the run start and flagged ``first``.
     """
     rng = np.random.default_rng(seed)
-    counters = [c for c in samples.columns if c[0] in "BPKEM" and c[1:].isdigit()]
+    counters = [c for c in samples.columns if is_counter_column(c)]
     df = samples.sort_values(["system", "class", "cpu", "time"], kind="stable").reset_index(drop=True)
     keys = ["system", "class", "cpu"]
     first_rows = df.groupby(keys, observed=True, sort=False).head(1).copy()
