@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import pandas as pd
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
 from app.ui.frames import wrap_header
@@ -23,6 +25,10 @@ class ColumnTableModel(QAbstractTableModel):
     def _row_total(self) -> int:
         raise NotImplementedError
 
+    def column_index(self, col_id: str) -> int:
+        """Position of the column ``col_id``, -1 when absent."""
+        return next((i for i, c in enumerate(self.columns) if c.id == col_id), -1)
+
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 (Qt signature)
         return 0 if parent.isValid() else self._row_total()
 
@@ -38,3 +44,16 @@ class ColumnTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return c.tooltip or c.header
         return None
+
+
+def pinned_first(pinned: np.ndarray) -> np.ndarray:
+    """Frame positions with the ``pinned`` rows (summary / mean rows) first, each part in frame order."""
+    return np.concatenate([np.flatnonzero(pinned), np.flatnonzero(~pinned)]).astype(int)
+
+
+def pinned_sort(pinned: np.ndarray, values: np.ndarray, ascending: bool) -> np.ndarray:
+    """Frame positions: the ``pinned`` rows first, then the others by ``values`` (stable, NaN last)."""
+    rows = np.flatnonzero(~pinned)
+    keys = pd.Series(values[rows])
+    idx = keys.sort_values(ascending=ascending, na_position="last", kind="stable").index.to_numpy()
+    return np.concatenate([np.flatnonzero(pinned), rows[idx]]).astype(int)

@@ -14,11 +14,19 @@ import numpy as np
 import pandas as pd
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QAbstractItemView, QLabel, QSplitter, QStackedWidget, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QLabel,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.ui import messages as M
 from app.ui.clipboard import put_table
-from app.ui.column_model import ColumnTableModel, Index
+from app.ui.column_model import ColumnTableModel, Index, pinned_first, pinned_sort
 from app.ui.frames import fmt_number
 from app.ui.roles import Role
 from app.ui.table_model import SUMMARY_DARK, SUMMARY_LIGHT
@@ -87,7 +95,7 @@ class SmtModel(ColumnTableModel):
         self._values = [self.frame[c.id].to_numpy() if c.id in self.frame else np.full(n, None, dtype=object)
                         for c in self.columns]
         self._texts: list[np.ndarray] = [self._column_texts(i) for i in range(len(self.columns))]
-        self._order = np.concatenate([np.flatnonzero(self._mean), np.flatnonzero(~self._mean)]).astype(int)
+        self._order = pinned_first(self._mean)
 
     def _column_texts(self, i: int) -> np.ndarray:
         c, values = self.columns[i], self._values[i]
@@ -102,9 +110,6 @@ class SmtModel(ColumnTableModel):
         return np.array([fmt_number(v, c.decimals) for v in values], dtype=object)
 
     # -- lookups -------------------------------------------------------------------------------
-    def column_index(self, col_id: str) -> int:
-        return next((i for i, c in enumerate(self.columns) if c.id == col_id), -1)
-
     def frame_row(self, row: int) -> int:
         return int(self._order[row])
 
@@ -170,11 +175,7 @@ class SmtModel(ColumnTableModel):
         if not 0 <= column < len(self.columns) or self.frame.empty:
             return
         self.layoutAboutToBeChanged.emit()
-        rows = np.flatnonzero(~self._mean)
-        keys = pd.Series(self._values[column][rows])
-        idx = keys.sort_values(ascending=order == Qt.SortOrder.AscendingOrder, na_position="last",
-                               kind="stable").index.to_numpy()
-        self._order = np.concatenate([np.flatnonzero(self._mean), rows[idx]]).astype(int)
+        self._order = pinned_sort(self._mean, self._values[column], order == Qt.SortOrder.AscendingOrder)
         self.layoutChanged.emit()
 
 

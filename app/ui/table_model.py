@@ -15,8 +15,15 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
 from app.ui import messages as M
-from app.ui.frames import FROZEN, SUMMARY_COL, ColDef, fmt_number, node_texts, system_texts
-from app.ui.column_model import ColumnTableModel, Index
+from app.ui.column_model import ColumnTableModel, Index, pinned_first, pinned_sort
+from app.ui.frames import (
+    FROZEN,
+    SUMMARY_COL,
+    ColDef,
+    fmt_number,
+    node_texts,
+    system_texts,
+)
 from app.ui.roles import Role
 
 ROWS_TO_LOAD = 2000
@@ -45,12 +52,12 @@ class IntervalTableModel(ColumnTableModel):
         self.frame = df.reset_index(drop=True)
         self.columns = list(columns)
         n = len(self.frame)
-        self._values: list[np.ndarray | None] = [self._column_values(c) for c in self.columns]
         summ = self.frame[SUMMARY_COL].to_numpy(dtype=bool) if SUMMARY_COL in self.frame else np.zeros(n, bool)
         self._summary = summ
+        self._values: list[np.ndarray | None] = [self._column_values(c) for c in self.columns]
         self._quality = (self.frame["quality"].fillna("").astype(str).to_numpy()
                          if "quality" in self.frame else np.full(n, "", dtype=object))
-        self._order = np.concatenate([np.flatnonzero(summ), np.flatnonzero(~summ)]).astype(int)
+        self._order = pinned_first(summ)
         self._loaded = min(n, ROWS_TO_LOAD)
         self._ranges = _range_texts(self.frame)
 
@@ -72,25 +79,15 @@ class IntervalTableModel(ColumnTableModel):
         if col.id == "_node":
             return np.array(node_texts(df), dtype=object)
         if col.id in ("_date", "_end"):
-            return _time_texts(df, col.id, self._summary_mask(df))
+            return _time_texts(df, col.id, self._summary)
         if col.id not in df.columns:
             return None
         return df[col.id].to_numpy()
-
-    @staticmethod
-    def _summary_mask(df: pd.DataFrame) -> np.ndarray:
-        return df[SUMMARY_COL].to_numpy(dtype=bool) if SUMMARY_COL in df else np.zeros(len(df), bool)
 
     # -- lookups -------------------------------------------------------------------------------
     def frame_row(self, row: int) -> int:
         """Frame position of view row ``row``."""
         return int(self._order[row])
-
-    def column_index(self, col_id: str) -> int:
-        for i, c in enumerate(self.columns):
-            if c.id == col_id:
-                return i
-        return -1
 
     def row_of(self, pred) -> int:
         """First view row whose frame row satisfies ``pred(series)``, -1 when none."""
@@ -202,11 +199,7 @@ class IntervalTableModel(ColumnTableModel):
         values = self._values[column]
         if self.columns[column].id == "_end" or self.columns[column].id == "_date":
             values = self.frame["interval_end"].to_numpy() if "interval_end" in self.frame else values
-        rows = np.flatnonzero(~self._summary)
-        keys = pd.Series(values[rows])
-        idx = keys.sort_values(ascending=order == Qt.SortOrder.AscendingOrder, na_position="last",
-                               kind="stable").index.to_numpy()
-        self._order = np.concatenate([np.flatnonzero(self._summary), rows[idx]]).astype(int)
+        self._order = pinned_sort(self._summary, values, order == Qt.SortOrder.AscendingOrder)
         self.layoutChanged.emit()
 
 

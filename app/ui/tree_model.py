@@ -13,6 +13,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QColor, QFont
 
 from app.ui import messages as M
+from app.ui.frames import fmt_number
 from app.ui.roles import Role
 
 COL_NODE, COL_CPUS, COL_BUSY, COL_CPI = range(4)
@@ -163,14 +164,8 @@ class MachineTreeModel(QAbstractItemModel):
     def _text(self, node: Any, info: dict, col: int) -> str:
         if col == COL_NODE:
             return node_label(node)
-        v = self._raw(node, info, col)
-        if v is None:
-            return ""
-        if col == COL_CPUS:
-            return f"{v:.0f}"
-        if col == COL_BUSY:
-            return f"{v:.1f}"  # partition-only rows: the weight is in the tooltip (keeps the column narrow)
-        return f"{v:.2f}"
+        # partition-only rows: the weight is in the tooltip (keeps the Busy column narrow)
+        return fmt_number(self._raw(node, info, col), {COL_CPUS: 0, COL_BUSY: 1}.get(col, 2))
 
     def _tooltip(self, node: Any, info: dict) -> str:
         lines = [node_label(node)]
