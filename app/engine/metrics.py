@@ -20,7 +20,8 @@ from app.engine.catalog import METRIC_IDS, FormulaSet
 from app.engine.deltas import quality_strings
 from app.engine.hint import NA, classify
 
-__all__ = ["evaluate_set", "compute_metrics", "metric_ids", "hint_counters"]
+__all__ = ["evaluate_set", "compute_metrics", "level_metrics", "metrics_level", "with_summary", "metric_ids",
+           "hint_counters"]
 
 _IDENT = ["cec", "lpar", "system", "os", "class", "cpu"]
 
@@ -125,22 +126,37 @@ def _apply(agg: pd.DataFrame, sets: dict[str, FormulaSet], ids: Sequence[str], c
     return out
 
 
-def compute_metrics(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str], by: str = "interval",
-                    start=None, end=None, nodes=None, summary: bool = False) -> pd.DataFrame:
-    """The metrics frame for one level (see module docstring and ``Workspace.metrics``)."""
+def metrics_level(by: str) -> str:
+    """The aggregation level behind a ``by`` name (``interval`` is ``class_interval``)."""
     if by not in LEVELS and by != "cpu_window":
         raise ValueError(f"by must be one of {', '.join(LEVELS)}; got {by!r}")
-    level = "class_interval" if by == "interval" else by
+    return "class_interval" if by == "interval" else by
+
+
+def level_metrics(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str], level: str,
+                  start=None, end=None, nodes=None, is_summary: bool = False) -> pd.DataFrame:
+    """Unsorted metric rows of one aggregation level (``is_summary`` flags them as summary rows)."""
     rows = select_rows(iv, start, end, nodes)
-    ids = metric_ids(sets)
-    parts = [_level_frame(rows, level, sets, ids, counters, False)]
-    if summary and WINDOW_OF[level] != level:
-        parts.append(_level_frame(rows, WINDOW_OF[level], sets, ids, counters, True))
-    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    return _level_frame(rows, level, sets, metric_ids(sets), counters, is_summary)
+
+
+def with_summary(body: pd.DataFrame, window: pd.DataFrame | None, level: str) -> pd.DataFrame:
+    """Interval rows plus (optionally) their whole-window summary rows, in the report order."""
+    out = pd.concat([body, window], ignore_index=True) if window is not None else body
     keys = LEVEL_KEYS[level][0]
     ident = [c for c in _IDENT if c in keys]
     sort = ident + ["summary", "interval_end"]
     return out.sort_values(sort, kind="stable", ignore_index=True) if len(out) else out
+
+
+def compute_metrics(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str], by: str = "interval",
+                    start=None, end=None, nodes=None, summary: bool = False) -> pd.DataFrame:
+    """The metrics frame for one level (see module docstring and ``Workspace.metrics``)."""
+    level = metrics_level(by)
+    body = level_metrics(iv, sets, counters, level, start, end, nodes)
+    window = (level_metrics(iv, sets, counters, WINDOW_OF[level], start, end, nodes, True)
+              if summary and WINDOW_OF[level] != level else None)
+    return with_summary(body, window, level)
 
 
 def _level_frame(rows: pd.DataFrame, level: str, sets: dict[str, FormulaSet], ids: Sequence[str],

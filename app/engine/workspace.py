@@ -15,10 +15,10 @@ from typing import Any
 
 import pandas as pd
 
-from app.engine.aggregate import LEVELS, NodeKey
+from app.engine.aggregate import LEVELS, WINDOW_OF, NodeKey
 from app.engine.catalog import FormulaSet, load_formula_sets
 from app.engine.deltas import compute_intervals
-from app.engine.metrics import compute_metrics
+from app.engine.metrics import level_metrics, metrics_level, with_summary
 from app.findings import Finding
 from app.formats.schema import ReadResult
 
@@ -151,9 +151,17 @@ class Workspace:
         """
         if by not in LEVELS:
             raise ValueError(f"by must be one of {', '.join(LEVELS)}; got {by!r}")
-        key = (by, str(start), str(end), _nodes_key(nodes), summary)
-        return self._cached(key, lambda: compute_metrics(self._ensure(), self.formula_sets, self.counters, by=by,
-                                                         start=start, end=end, nodes=nodes, summary=summary))
+        level = metrics_level(by)
+        win = (str(start), str(end), _nodes_key(nodes))
+        wlevel = WINDOW_OF[level] if summary and WINDOW_OF[level] != level else None
+
+        def rows(lv: str, is_summary: bool) -> pd.DataFrame:
+            # the interval rows are shared by the table (with summary) and the timeline (without)
+            return self._cached(("rows", lv, is_summary, *win), lambda: level_metrics(
+                self._ensure(), self.formula_sets, self.counters, lv, start, end, nodes, is_summary))
+
+        return self._cached((by, *win, summary), lambda: with_summary(
+            rows(level, False), rows(wlevel, True) if wlevel else None, level))
 
     def smt(self, by: str = "type", start=None, end=None, nodes: list[NodeKey] | None = None) -> pd.DataFrame:
         """Multithreading metrics per core type (``by="type"``, with a mean row per LPAR and type)
