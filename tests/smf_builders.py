@@ -10,38 +10,40 @@ import struct
 
 # ---- spec 11.1 and 11.2 hex dumps, pasted verbatim (offset columns removed)
 HEX_ST2 = """
-00E00000 DE710041 EB000124 075FE2E8
+00F40000 DE710041 EB000124 075FE2E8
 E2C1C8C9 E2400002 00000018 00000034
-00120001 00000000 00000000 00000046
-00520001 F0F1C8C9 E2404040 4040E2D7
-F74BF34B F140DECB EADBCA00 0000DECC
-2080B300 00000100 40000003 00070000
-00980004 00020000 00A00008 00080000
-1450F3F9 F3F1C1F0 F1404040 40404040
-40404040 40400001 F0F0F0F0 F0F0F0F0
-F0F0F0F1 F2F3F4F5 00010006 00020002
-00000002 540BE400 00000001 2A05F200
-00000000 05F5E100 00000000 B2D05E00
-00000000 02FAF080 00000000 77359400
-00000000 3B9ACA00 00000000 1DCD6500
+00140001 00000000 00000000 00000048
+00540001 0000F0F1 C8C9E240 40404040
+E2D7F74B F34BF140 DECBEADB CA000000
+DECC2080 B3000000 01004000 00030007
+0000009C 000C0002 000000B4 00080008
+00001450 F3F9F3F1 C1F0F140 40404040
+40404040 40404040 00010000 F0F0F0F0
+F0F0F0F0 F0F0F0F1 F2F3F4F5 01000006
+FC000000 00000000 02000002 C0000000
+00000000 00000002 540BE400 00000001
+2A05F200 00000000 05F5E100 00000000
+B2D05E00 00000000 02FAF080 00000000
+77359400 00000000 3B9ACA00 00000000
+1DCD6500
 """
 
 HEX_ST1 = """
-00E40000 DE710041 EB000124 075FE2E8
+00E60000 DE710041 EB000124 075FE2E8
 E2C1C8C9 E2400001 00000018 00000034
-00120001 00000000 00000000 00000046
-004E0001 F0F1C8C9 E2404040 4040E2D7
-F74BF34B F140DECB EADBCA00 0000DECC
-2080B300 00000001 00000000 1450F3F9
-F3F1C1F0 F1404040 40404040 40404040
-40400000 00030007 00000000 0094000C
-0002F0F0 F0F0F0F0 F0F0F0F0 F0F1F2F3
-F4F50000 00018000 000000AC 00080006
-00020000 000000DC 00040002 00000002
-540BE400 00000001 2A05F200 00000000
-05F5E100 00000000 B2D05E00 00000000
-02FAF080 00000000 77359400 000F4240
-0007A120
+00140001 00000000 00000000 00000048
+004E0001 0000F0F1 C8C9E240 40404040
+E2D7F74B F34BF140 DECBEADB CA000000
+DECC2080 B3000000 00010000 00001450
+F3F9F3F1 C1F0F140 40404040 40404040
+40404040 00000003 00070000 00000096
+000C0002 F0F0F0F0 F0F0F0F0 F0F0F0F1
+F2F3F4F5 00000001 80000000 00AE0008
+00060002 00000000 00DE0004 00020000
+0002540B E4000000 00012A05 F2000000
+000005F5 E1000000 0000B2D0 5E000000
+000002FA F0800000 00007735 9400000F
+42400007 A120
 """
 
 
@@ -49,8 +51,8 @@ def unhex(text: str) -> bytes:
     return bytes.fromhex("".join(text.split()))
 
 
-ST2_BYTES = unhex(HEX_ST2)      # 224 bytes
-ST1_BYTES = unhex(HEX_ST1)      # 228 bytes
+ST2_BYTES = unhex(HEX_ST2)      # 244 bytes
+ST1_BYTES = unhex(HEX_ST1)      # 230 bytes
 
 CTS = 0xDECBEADBCA000000        # 2024-03-15 08:00:00 TOD
 CTM = 0xDECC2080B3000000        # 2024-03-15 12:00:00 TOD
@@ -61,7 +63,7 @@ E = "cp037"
 
 
 def header(length: int, subtype: int) -> bytes:
-    """Standard header + SDS + subsystem section of the spec 11 records (70 bytes)."""
+    """Standard header + SDS + subsystem section of the spec 11 records (72 bytes)."""
     b = b""
     b += struct.pack(">H", length)          # 0  SMF113LEN incl. RDW
     b += struct.pack(">H", 0)               # 2  SMF113SEG not spanned
@@ -74,20 +76,21 @@ def header(length: int, subtype: int) -> bytes:
     b += struct.pack(">H", subtype)         # 22 SMF113STY
     b += struct.pack(">H", 0)               # 24 reserved
     b += struct.pack(">H", 24)              # 26 SMF113SDL: three triplets
-    b += struct.pack(">IHH", 52, 18, 1)     # 28 SOF/SLN/SON subsystem section at 52, 18 bytes, 1
+    b += struct.pack(">IHH", 52, 20, 1)     # 28 SOF/SLN/SON subsystem section at 52, 20 bytes, 1
     b += struct.pack(">IHH", 0, 0, 0)       # 36 IOF/ILN/ION no identification section
-    b += struct.pack(">I", 70)              # 44 SMF113DOF data section at 70
-    b += struct.pack(">H", 82 if subtype == 2 else 78)  # 48 SMF113DLN
+    b += struct.pack(">I", 72)              # 44 SMF113DOF data section at 72
+    b += struct.pack(">H", 84 if subtype == 2 else 78)  # 48 SMF113DLN
     b += struct.pack(">H", 1)               # 50 SMF113DON
-    b += "01".encode(E)                     # 52 SMF113RVN
-    b += "HIS".encode(E).ljust(8, b"\x40")  # 54 SMF113PNM
-    b += "SP7.3.1".encode(E).ljust(8, b"\x40")  # 62 SMF113OSL
+    b += struct.pack(">H", 0)               # 52 subsystem +0: reserved (C-fix)
+    b += "01".encode(E)                     # 54 SMF113RVN (+2)
+    b += "HIS".encode(E).ljust(8, b"\x40")  # 56 SMF113PNM (+4)
+    b += "SP7.3.1".encode(E).ljust(8, b"\x40")  # 64 SMF113OSL (+12)
     return b
 
 
 def build_st2() -> bytes:
     """Spec 11.1 field by field."""
-    b = header(224, 2)
+    b = header(244, 2)
     b += struct.pack(">Q", CTS)             # +0  CTS run start
     b += struct.pack(">Q", CTM)             # +8  CTM record time
     b += bytes([1])                         # +16 CPU#
@@ -95,27 +98,28 @@ def build_st2() -> bytes:
     b += struct.pack(">H", 0x4000)          # +18 CF intermediate record
     b += struct.pack(">H", 3)               # +20 CTRVN1 CFVN
     b += struct.pack(">H", 7)               # +22 CTRVN2 CSVN
-    b += struct.pack(">I", 152)             # +24 CSOF counter-set section at 152
-    b += struct.pack(">H", 4)               # +28 CSLN (I)
-    b += struct.pack(">H", 2)               # +30 CSON (I)
-    b += struct.pack(">I", 160)             # +32 CDOF (I)
-    b += struct.pack(">H", 8)               # +36 CDLN (I)
-    b += struct.pack(">H", 8)               # +38 CDON (I) 6 basic + 2 problem-state
-    b += struct.pack(">I", 5200)            # +40 CPSP cycles/us (I)
-    b += "3931".encode(E)                   # +44 MachType (I)
-    b += "A01".encode(E).ljust(16, b"\x40")  # +48 MachModel (I)
-    b += struct.pack(">H", 1)               # +64 CpuId (I)
-    b += "0000000000012345".encode(E)       # +66 MachSeqCode (I)
-    b += struct.pack(">HH", 1, 6)           # 152 CST basic, CSN 6
-    b += struct.pack(">HH", 2, 2)           # 156 CST problem-state, CSN 2
-    b += struct.pack(">6Q", *BASIC)         # 160 B0..B5
-    b += struct.pack(">2Q", *PROBLEM8)      # 208 P32, P33
+    b += struct.pack(">I", 156)             # +24 CSOF counter-set section at 156
+    b += struct.pack(">H", 12)              # +28 CSLN 12-byte entries
+    b += struct.pack(">H", 2)               # +30 CSON 2 sets
+    b += struct.pack(">I", 180)             # +32 CDOF counters at 180
+    b += struct.pack(">H", 8)               # +36 CDLN 8 bytes
+    b += struct.pack(">H", 8)               # +38 CDON 6 basic + 2 problem-state
+    b += struct.pack(">I", 5200)            # +40 CPSP cycles/us
+    b += "3931".encode(E)                   # +44 MachType
+    b += "A01".encode(E).ljust(16, b"\x40")  # +48 MachModel
+    b += struct.pack(">H", 1)               # +64 CpuId
+    b += struct.pack(">H", 0)               # +66 reserved (C-fix)
+    b += "0000000000012345".encode(E)       # +68 MachSeqCode (C-fix)
+    b += bytes([1, 0]) + struct.pack(">H", 6) + bytes.fromhex("FC00000000000000")  # 156 CST basic, -, CSN 6, CSP
+    b += bytes([2, 0]) + struct.pack(">H", 2) + bytes.fromhex("C000000000000000")  # 168 CST problem, -, CSN 2, CSP
+    b += struct.pack(">6Q", *BASIC)         # 180 B0..B5
+    b += struct.pack(">2Q", *PROBLEM8)      # 228 P32, P33
     return b
 
 
 def build_st1() -> bytes:
     """Spec 11.2 field by field."""
-    b = header(228, 1)
+    b = header(230, 1)
     b += struct.pack(">Q", CTS)             # +0  CTS
     b += struct.pack(">Q", CTM)             # +8  CTM
     b += struct.pack(">H", 1)               # +16 CpuId
@@ -128,15 +132,15 @@ def build_st1() -> bytes:
     b += struct.pack(">H", 3)               # +46 CtrVersion1 CFVN
     b += struct.pack(">H", 7)               # +48 CtrVersion2 CSVN
     b += struct.pack(">H", 0)               # +50 Flags
-    b += struct.pack(">I", 148)             # +52 CSOF (I)
-    b += struct.pack(">H", 12)              # +56 CSLN (I)
-    b += struct.pack(">H", 2)               # +58 CSON (I)
-    b += "0000000000012345".encode(E)       # +60 MachSeqCode (I)
-    b += struct.pack(">H", 0)               # +76 CoreId (I)
-    b += struct.pack(">HHIHH", 1, 0x8000, 172, 8, 6)  # 148 set: basic, LCDS, CDOF 172, 8-byte, 6
-    b += struct.pack(">HHIHH", 2, 0, 220, 4, 2)       # 160 set: problem-state, SCDS, CDOF 220, 4-byte, 2
-    b += struct.pack(">6Q", *BASIC)         # 172 B0..B5
-    b += struct.pack(">2I", *PROBLEM4)      # 220 P32, P33
+    b += struct.pack(">I", 150)             # +52 CSOF sets at 150
+    b += struct.pack(">H", 12)              # +56 CSLN
+    b += struct.pack(">H", 2)               # +58 CSON
+    b += "0000000000012345".encode(E)       # +60 MachSeqCode
+    b += struct.pack(">H", 0)               # +76 CoreId
+    b += struct.pack(">HHIHH", 1, 0x8000, 174, 8, 6)  # 150 set: basic, LCDS, CDOF 174, 8-byte, 6
+    b += struct.pack(">HHIHH", 2, 0, 222, 4, 2)       # 162 set: problem-state, SCDS, CDOF 222, 4-byte, 2
+    b += struct.pack(">6Q", *BASIC)         # 174 B0..B5
+    b += struct.pack(">2I", *PROBLEM4)      # 222 P32, P33
     return b
 
 
@@ -162,6 +166,6 @@ def sdw(code: int, data: bytes) -> bytes:
 
 
 def vbs_example() -> bytes:
-    """Spec 11.3 variant c: the subtype-2 record split 100 + 120 bytes over two blocks."""
+    """Spec 11.3 variant c: the subtype-2 record split 100 + 140 bytes over two blocks."""
     r = ST2_BYTES
-    return bdw(sdw(0x01, r[4:104])) + bdw(sdw(0x02, r[104:224]))
+    return bdw(sdw(0x01, r[4:104])) + bdw(sdw(0x02, r[104:244]))

@@ -25,6 +25,8 @@ __all__ = ["compute_intervals", "QUALITY_BITS", "interval_columns"]
 _STR_COLS = [c for c, t in IDENTITY_COLUMNS.items() if t == "category"]
 _KEY = ["cec", "system", "class", "cpu", "run_start"]
 _DUP_KEY = ["cec", "system", "cpu", "class", "time", "kind"]
+STATED_COLUMNS = ("rec_start", "rec_end")   # SMF 113 identification section: the interval as the record states it
+STATED_TOLERANCE_S = 1.0     # HIS writes the record right after the interval: CTM and IntervalEnd within a second
 _CHUNK = 24
 # quality codes carried per interval row (bit -> code); '' = clean
 QUALITY_BITS = {"lost-data": 1, "mt-lost-data": 2, "odd-length": 4, "csvn-mismatch": 8,
@@ -87,6 +89,7 @@ def _prepare(frames: Sequence[pd.DataFrame], keep: set[str] | None) -> tuple[pd.
     if keep is not None:
         cols &= keep
     counters = sorted(cols, key=_counter_sort_key)
+    stated = [c for c in STATED_COLUMNS if any(c in f.columns for f in frames)]
     parts = []
     for f in frames:
         if not len(f):
@@ -97,6 +100,9 @@ def _prepare(frames: Sequence[pd.DataFrame], keep: set[str] | None) -> tuple[pd.
                 data[c] = f[c].astype(str).to_numpy(dtype=object) if t == "category" else f[c].to_numpy(dtype=t)
             else:
                 data[c] = np.full(len(f), "" if t == "category" else 0, dtype=object if t == "category" else t)
+        for c in stated:
+            data[c] = f[c].to_numpy(dtype="datetime64[ns]") if c in f.columns else np.full(len(f), np.datetime64("NaT"),
+                                                                                         "datetime64[ns]")
         for c in counters:
             data[c] = f[c].to_numpy(dtype=np.uint64) if c in f.columns else np.zeros(len(f), dtype=np.uint64)
         parts.append(pd.DataFrame(data))
@@ -240,6 +246,8 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     t_prev = np.where(osame, t[op], out["run_start"].to_numpy(dtype="datetime64[ns]").view(np.int64))
     out["interval_start"] = t_prev.view("datetime64[ns]")
     out["interval_end"] = out["time"]
+    if "rec_start" in out.columns:
+        findings += _stated_intervals(out, osame)
     s_len = (out["interval_end"] - out["interval_start"]).dt.total_seconds().to_numpy(dtype=np.float64, copy=True)
     s_len[(s_len <= 0) | ~np.isfinite(s_len)] = np.nan
     out["interval_s"] = s_len
@@ -283,6 +291,31 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     for c in ("generation", "formula_set", "quality"):
         out[c] = out[c].astype("category")
     return out[interval_columns(counters)], findings
+
+
+
+
+def _stated_intervals(out: pd.DataFrame, osame: np.ndarray) -> list[Finding]:
+    """SMF 113 identification section (smf113.md 5): where a record states its interval, use it, after checking
+    it against the CTMs of consecutive records of the same CPU (previous CTM = start, this CTM = end)."""
+    rs = out["rec_start"].to_numpy(dtype="datetime64[ns]")
+    re_ = out["rec_end"].to_numpy(dtype="datetime64[ns]")
+    has = ~np.isnat(rs) & ~np.isnat(re_) & (re_ > rs)
+    if not has.any():
+        return []
+    tol = np.timedelta64(int(STATED_TOLERANCE_S * 1e9), "ns")
+    start = out["interval_start"].to_numpy(dtype="datetime64[ns]")
+    end = out["time"].to_numpy(dtype="datetime64[ns]")
+    off_start = osame & has & ~np.isnat(start) & (np.abs(rs - start) > tol)
+    off_end = has & (np.abs(re_ - end) > tol)
+    findings = emit(out.loc[off_start | off_end], "warning", "interval-mismatch",
+                    "system {system}: the interval stated in the record (identification section) disagrees by more "
+                    f"than {STATED_TOLERANCE_S:g} s with the times of consecutive records at {{time}} (CPU {{cpus}})",
+                    "the stated interval was used for rates; check for lost or out-of-order records") \
+        if (off_start | off_end).any() else []
+    out.loc[has, "interval_start"] = rs[has]
+    out.loc[has, "interval_end"] = re_[has]
+    return findings
 
 
 def _run_start_changes(df: pd.DataFrame, is_abs: np.ndarray) -> list[Finding]:

@@ -23,6 +23,8 @@ from app.formats.smf_framing import detect_framing, frame_records
 
 __all__ = ["looks_like_smf", "read_smf"]
 
+# Columns only SMF 113 records with an identification section give (spec 5): the interval as HIS states it.
+OPTIONAL_COLUMNS = ("rec_start", "rec_end")
 MAX_DETAIL = 10          # individual findings per code before they are only counted
 
 
@@ -122,7 +124,7 @@ def _decode_shape(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray]:
     blank = np.full(m, "", dtype=object)
     if sh.sty == 2:
         cf = dec.be(rd, L.S2_CF, 2)
-        zcbp = (cf & L.CF_ZCBP) != 0
+        zflag = (cf & L.CF_ZCBP) != 0
         cls = dec.be(rd, L.S2_CLASS, 1)
         c["cpu"] = dec.be(rd, L.S2_CPUID, 2) if dln >= L.S2_CPUID + 2 else dec.be(rd, L.S2_CPUN, 1)
         c["core"] = np.full(m, -1)
@@ -136,7 +138,7 @@ def _decode_shape(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray]:
         cts, ctm = dec.be(rd, L.S2_CTS, 8), dec.be(rd, L.S2_CTM, 8)
     else:
         fl = dec.be(rd, L.S1_FLAGS, 2)
-        zcbp = (fl & L.F1_ZCBP) != 0
+        zflag = (fl & (L.F1_ZCBP | L.F1_ZCBP_X)) != 0          # spec 7.2: bit 2 (IBM formatter) or bit 3
         cls = dec.be(rd, L.S1_CLASS, 1)
         c["cpu"] = dec.be(rd, L.S1_CPUID, 2)
         c["core"] = dec.be(rd, L.S1_CORE, 2).astype(np.int64) if dln >= L.S1_CORE + 2 else np.full(m, -1)
@@ -145,12 +147,18 @@ def _decode_shape(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray]:
         c["machine_type"], c["model"] = dec.text(rd, L.S1_MTYPE, 4), dec.text(rd, L.S1_MODEL, 16)
         seq = dec.text(rd, L.S1_SEQ, 16) if dln >= L.S1_SEQ + 16 else blank
         c["flags"], c["lost"] = fl, (fl & L.F1_LOST) != 0
-        c["mt_lost"] = (fl & (L.F1_MTLOST_KC | L.F1_MTLOST_X)) != 0
+        c["mt_lost"] = (fl & L.F1_MTLOST) != 0                   # spec 7.2: bit 1 = lost MT data
         c["first"], kind = np.zeros(m, bool), "delta"
         cts, ctm = dec.be(rd, L.S1_CTS, 8), dec.be(rd, L.S1_CTM, 8)
     codes, inv = np.unique(cls, return_inverse=True)
     cls_s = np.array([L.class_name(int(x), False) for x in codes], dtype=object)[inv.ravel()]
+    mt_codes, mt_uniq = pd.factorize(c["machine_type"])
+    zcbp = np.array([L.zcbp_rule(str(u), False) for u in mt_uniq], bool)[mt_codes] | zflag
     c["class"] = np.where(zcbp & (cls == 2), "zCBP", cls_s).astype(object)
+    if sh.ident is not None:      # identification section: the interval as HIS states it (spec 5)
+        for col, off in (("rec_start", L.ID_START), ("rec_end", L.ID_END)):
+            tod = dec.be(rows + sh.ident, off, 8)
+            c[col] = np.where(tod == 0, np.datetime64("NaT"), common.tod_to_datetime64(tod)).astype("datetime64[ns]")
     # serial and CEC once per distinct value, not per record
     s_codes, s_uniq = pd.factorize(seq)
     c["serial"] = np.array([common.normalize_serial(s) for s in s_uniq], dtype=object)[s_codes]
@@ -239,7 +247,6 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel) -> pd.DataFram
                 "the 52-byte header and self-defining section", "it was skipped")
     use = ok & ((sty == 1) | (sty == 2)) & ((flg & L.FLG_SUBTYPES) != 0)
     parts: list[tuple[np.ndarray, dict]] = []
-    checked: set[int] = set()
     idx_all = np.flatnonzero(use)
     key1 = np.concatenate([dec.raw(starts[idx_all], 0, 2), dec.raw(starts[idx_all], 22, 30)], axis=1)
     for g1 in _groups(key1):
@@ -270,18 +277,28 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel) -> pd.DataFram
                 rep = dec.record(int(idx[0]))
                 sh = L.parse_shape(rep)
                 _report(fnd, file_offs[idx], sh)
-                if s0 not in checked:
-                    checked.add(s0)
-                    good, text = L.self_check(rep)
-                    fnd.add(int(file_offs[idx[0]]), "info" if good else "warning", "layout-self-check",
-                            f"self-check of the inferred subtype {s0} offsets: {text}",
-                            "the UNCONFIRMED offsets validated on this file" if good else
-                            "the UNCONFIRMED offsets may be wrong for this z/OS level; check the values")
-                    meta.setdefault("self_check", {})[f"113/{s0}"] = text
+                if not sh.fatal:
+                    _consistency(fnd, meta, file_offs[idx], rep, s0)
                 if not sh.fatal:
                     mat = np.frombuffer(b"".join([recs[i][1] for i in idx.tolist()]), np.uint8)
                     parts.append((idx, _decode_shape(_Matrix(mat.reshape(len(idx), -1)), sh)))
     return _assemble(parts, file, file_offs, fnd)
+
+
+def _consistency(fnd: _Findings, meta: dict, offs: np.ndarray, rep: bytes, sty: int) -> None:
+    """Spec 10 item 6 on the first record of each shape: a field that does not fit is a warning naming the
+    record's file offset and the field; the records still decode through their self-describing offsets."""
+    bad = L.consistency_check(rep)
+    res = meta.setdefault("consistency", {})
+    if not bad:
+        res.setdefault(f"113/{sty}", "ok")
+        return
+    res[f"113/{sty}"] = "; ".join(f"{name} {what}" for _o, name, what in bad)
+    for rel, name, what in bad:
+        fnd.add(int(offs[0]), "warning", "inconsistent-record", f"subtype {sty} field {name} at record offset "
+                f"{rel}: {what}", "the record does not follow IBM's SMF 113 layout in this field; its counters were "
+                "still read through the record's own offsets and lengths: check the values", count=len(offs),
+                field=name)
 
 
 def _report(fnd: _Findings, offs: np.ndarray, sh: L.Shape) -> None:
@@ -305,11 +322,16 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.Dat
             continue
         sample = parts[0][1][col]
         cols[col] = np.empty(n, dtype=object if sample.dtype == object else sample.dtype)
+    opt = [k for k in OPTIONAL_COLUMNS if any(k in c for _, c in parts)]
+    for k in opt:
+        names.pop(k, None)
+        cols[k] = np.full(n, np.datetime64("NaT"), "datetime64[ns]")
     ctr = {k: np.zeros(n, np.uint64) for k in sorted(names, key=lambda s: int(s[1:]))}
     for i, c in parts:
         pos = rank[i]
         for col in cols:
-            cols[col][pos] = c[col]
+            if col in c:
+                cols[col][pos] = c[col]
         for k, v in c.items():
             if k in ctr:
                 ctr[k][pos] = v
@@ -317,7 +339,7 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.Dat
                        "lpar": cols["system"], "os": np.full(n, "z/OS", dtype=object), **cols})
     for col, dtype in IDENTITY_COLUMNS.items():
         df[col] = df[col].astype(dtype)
-    df = df[list(IDENTITY_COLUMNS)]
+    df = df[list(IDENTITY_COLUMNS) + opt]
     df = pd.concat([df, pd.DataFrame(ctr)], axis=1)
     return check_samples(df, fnd)
 

@@ -1,17 +1,13 @@
 """SMF 113 byte layout: offsets, value tables and the per-shape structure parser.
 
-Offsets follow spec ``smf113.md`` sections 3-8.  Fields tagged (I) there are
-UNCONFIRMED; every one is bounds-checked before use (spec section 10).
-
-Confirmation search (2024, this implementation): IBM SMF Explorer field pages
-(https://ibm.github.io/IBM-SMF-Explorer/mappings/smf113/SMF113S2/fields/cdof,
-.../fields/cdln, .../fields/cdon, .../SMF113S1/fields/csflags) confirm the
-*names and meanings* of CSLN/CSON/CDOF/CDLN/CDON/CSFlags (CSUseLCDS = bit 0)
-but give no offsets.  patrykblicharski/HLASM-Mainframe-SMF-to-JSON-Engine
-src/MAP113S2.asm gives CPSP = 4 bytes, MachType = 4 chars, CpuId = 2 bytes
-only symbolically (``SMF113_2_CPSP-SMF113_2_CTS``), no numbers.  No copy of
-IBM's HISYSMFR mapping macro was found.  All offsets marked (I) below remain
-UNCONFIRMED; the section-10 self-check in ``smf113.py`` validates them per file.
+Offsets follow spec ``smf113.md`` sections 3-8 as corrected on 2026-11-23 from
+IBM's own SMF 113 formatter (HIS113 REXX exec, IBM/IBM-Z-zOS
+SMF-Tools/SMF113Formatter) and IBM's HIS education deck: every field offset
+used here is confirmed (tag C or C-fix in the spec).  There is one layout,
+IBM's.  Sections are located through their self-describing offsets and
+lengths (SOF/IOF/DOF, CSOF/CSLN/CSON, CDOF/CDLN/CDON), and fixed fields are
+read only when they end inside their section (DLN, CSLN, ILN), so a later z/OS
+level that appends fields to a section still reads.
 """
 
 from __future__ import annotations
@@ -22,26 +18,37 @@ from dataclasses import dataclass, field
 from app.formats.schema import SMF_SET_TYPES, set_size
 
 # ---- standard header and self-defining section (record offsets) -- spec 3, 4
-OFF_LEN, OFF_SEG, OFF_FLG, OFF_RTY, OFF_TME, OFF_DTE = 0, 2, 4, 5, 6, 10   # C
-OFF_SID, OFF_WID, OFF_STY, OFF_SDL = 14, 18, 22, 26                        # C
-OFF_SDS = 28            # SOF at 28: I (strong; SDS right after SDL)
-FLG_SUBTYPES = 0x40     # C
+OFF_LEN, OFF_SEG, OFF_FLG, OFF_RTY, OFF_TME, OFF_DTE = 0, 2, 4, 5, 6, 10
+OFF_SID, OFF_WID, OFF_STY, OFF_SDL = 14, 18, 22, 26
+OFF_SDS = 28            # SOF/SLN/SON at 28, IOF/ILN/ION at 36, DOF/DLN/DON at 44
+OFF_SOF, OFF_IOF, OFF_DOF = 28, 36, 44
+FLG_SUBTYPES = 0x40
+
+# ---- subsystem section (relative to SOF) -- spec 5: 2 reserved bytes first (C-fix)
+SUB_RVN, SUB_PNM, SUB_OSL, SUB_LEN = 2, 4, 12, 20
+# ---- identification section (relative to IOF) -- spec 5
+ID_JBN, ID_RST, ID_RSD, ID_STP, ID_START, ID_END, ID_LEN = 0, 8, 12, 16, 24, 32, 40
 
 # ---- subtype 2 data section (relative to SMF113DOF) -- spec 6.1
-S2_CTS, S2_CTM, S2_CPUN, S2_CLASS, S2_CF = 0, 8, 16, 17, 18      # C
-S2_CFVN, S2_CSVN, S2_CSOF = 20, 22, 24                           # C
-S2_CSLN, S2_CSON, S2_CDOF, S2_CDLN, S2_CDON = 28, 30, 32, 36, 38  # I (UNCONFIRMED, see module doc)
-S2_CPSP, S2_MTYPE, S2_MODEL, S2_CPUID, S2_SEQ = 40, 44, 48, 64, 66  # I (UNCONFIRMED)
-S2_END = 82                                                      # I
+S2_CTS, S2_CTM, S2_CPUN, S2_CLASS, S2_CF = 0, 8, 16, 17, 18
+S2_CFVN, S2_CSVN, S2_CSOF, S2_CSLN, S2_CSON = 20, 22, 24, 28, 30
+S2_CDOF, S2_CDLN, S2_CDON = 32, 36, 38
+S2_CPSP, S2_MTYPE, S2_MODEL, S2_CPUID = 40, 44, 48, 64
+S2_SEQ = 68              # after 2 reserved bytes at +66 (C-fix)
+S2_END = 84              # today's data section length (C-fix)
+# subtype 2 counter-set entry (relative to the entry) -- spec 6.3: CST byte, reserved, CSN, CSP bitmap
+S2_CST, S2_CSN, S2_CSP, S2_SET_LEN = 0, 2, 4, 12
 CF_FIRST, CF_INTERVAL, CF_FINAL, CF_NONSTD, CF_LOST, CF_ZCBP = 0x8000, 0x4000, 0x2000, 0x1000, 0x0800, 0x0400
 
 # ---- subtype 1 data section (relative to SMF113DOF) -- spec 7.1
-S1_CTS, S1_CTM, S1_CPUID, S1_CLASS, S1_SPEED = 0, 8, 16, 18, 20  # C
-S1_MTYPE, S1_MODEL, S1_V0, S1_CFVN, S1_CSVN, S1_FLAGS = 24, 28, 44, 46, 48, 50  # C
-S1_CSOF, S1_CSLN, S1_CSON, S1_SEQ, S1_CORE = 52, 56, 58, 60, 76  # I (UNCONFIRMED, see module doc)
-S1_END = 78                                                      # I
-S1_SET_LEN = 12          # 2-2-4-2-2 entry: CSType CSFlags CDOF CDLN CDON -- I
-F1_LOST, F1_MTLOST_KC, F1_MTLOST_X, F1_ZCBP = 0x8000, 0x4000, 0x2000, 0x1000
+S1_CTS, S1_CTM, S1_CPUID, S1_CLASS, S1_SPEED = 0, 8, 16, 18, 20
+S1_MTYPE, S1_MODEL, S1_V0, S1_CFVN, S1_CSVN, S1_FLAGS = 24, 28, 44, 46, 48, 50
+S1_CSOF, S1_CSLN, S1_CSON, S1_SEQ, S1_CORE = 52, 56, 58, 60, 76
+S1_END = 78
+# subtype 1 counter-set entry (relative to the entry) -- spec 7.3: 2-2-4-2-2
+S1_CSTYPE, S1_CSFLAGS, S1_CDOF, S1_CDLN, S1_CDON, S1_SET_LEN = 0, 2, 4, 8, 10, 12
+# subtype 1 flags -- spec 7.2: bit 0 lost data, bit 1 lost MT data, bits 2/3 zCBP (IBM formatter / SMF Explorer)
+F1_LOST, F1_MTLOST, F1_ZCBP, F1_ZCBP_X = 0x8000, 0x4000, 0x2000, 0x1000
 CS_LCDS = 0x8000
 
 # ---- value tables -- spec 8
@@ -54,6 +61,7 @@ MACHINES: dict[str, tuple[str, int, int]] = {
     "3931": ("z16", 3, 7), "3932": ("z16", 3, 7), "9175": ("z17", 3, 8), "9176": ("z17", 3, 8),
 }
 ZOS_SET = 5
+ZAAP_GENERATIONS = {"z10", "z196", "z114", "zEC12", "zBC12", "z13", "z13s"}   # class 2 may be a zAAP
 
 _H = struct.Struct(">H")
 _I = struct.Struct(">I")
@@ -86,6 +94,7 @@ class Shape:
     dof: int
     dln: int
     sets: list[SetLayout] = field(default_factory=list)
+    ident: int | None = None     # record offset of the identification section, when it holds the interval times
     problems: list[tuple[str, str, str, str]] = field(default_factory=list)  # severity, code, what, meaning
     fatal: bool = False
 
@@ -125,6 +134,9 @@ def _parse_shape(r: bytes) -> Shape:
                        f"the record (header ends at {low}, record length {ln})", "the record was skipped", True)
     if sh.fatal:
         return sh
+    iof, iln, ion = _u32(r, OFF_IOF), _u16(r, OFF_IOF + 4), _u16(r, OFF_IOF + 6)
+    if ion and iln >= ID_END + 8:
+        sh.ident = iof
     need = S2_CDON + 2 if sty == 2 else S1_CSON + 2
     if not don or dln < need:
         sh.problem("error", "short-data-section", f"data section length {dln} (number {don}) is shorter than the "
@@ -170,9 +182,11 @@ def _sets_st2(r: bytes, sh: Shape, cfvn: int, csvn: int, low: int) -> None:
     cdof, cdln, cdon = _u32(r, d + S2_CDOF), _u16(r, d + S2_CDLN), _u16(r, d + S2_CDON)
     if not cson or not cdon:
         return
-    if csln < 2 or not _check_range(sh, "counter-set section", csof, csln * cson, low, ln):
-        if csln < 2:
-            sh.problem("error", "bad-section", f"counter-set entry length {csln} is too short", "skipped", True)
+    if csln < S2_CSN + 2:
+        sh.problem("error", "bad-section", f"counter-set entry length (CSLN) {csln} is shorter than the 4 bytes "
+                   "that hold the set type and counter count", "the record was skipped", True)
+        return
+    if not _check_range(sh, "counter-set section", csof, csln * cson, low, ln):
         return
     if cdln not in (4, 8):
         sh.problem("error", "bad-cdln", f"counter entry length (CDLN) is {cdln}, expected 8 (or 4)",
@@ -181,9 +195,9 @@ def _sets_st2(r: bytes, sh: Shape, cfvn: int, csvn: int, low: int) -> None:
     if not _check_range(sh, "counter data", cdof, cdln * cdon, low, ln):
         return
     slot, total = 0, 0
-    for i in range(cson):
+    for i in range(cson):                        # entries stepped by CSLN: CST byte, reserved, CSN, CSP
         e = csof + i * csln
-        cst, csn = (r[e], r[e + 1]) if csln < 4 else (_u16(r, e), _u16(r, e + 2))
+        cst, csn = r[e + S2_CST], _u16(r, e + S2_CSN)
         total += csn
         if slot + csn > cdon:
             sh.problem("error", "bad-section", f"counter sets claim {total} counters but CDON is {cdon}",
@@ -210,7 +224,8 @@ def _sets_st1(r: bytes, sh: Shape, cfvn: int, csvn: int, low: int) -> None:
     spans = []
     for i in range(cson):
         e = csof + i * csln
-        cst, flg, cdof, cdln, cdon = _u16(r, e), _u16(r, e + 2), _u32(r, e + 4), _u16(r, e + 8), _u16(r, e + 10)
+        cst, flg, cdof = _u16(r, e + S1_CSTYPE), _u16(r, e + S1_CSFLAGS), _u32(r, e + S1_CDOF)
+        cdln, cdon = _u16(r, e + S1_CDLN), _u16(r, e + S1_CDON)
         if cdln not in (4, 8):
             sh.problem("warning", "bad-cdln", f"counter set type {cst}: counter entry length (CDLN) {cdln} is "
                        "neither 4 nor 8", "the set was skipped")
@@ -229,57 +244,78 @@ def _sets_st1(r: bytes, sh: Shape, cfvn: int, csvn: int, low: int) -> None:
         sh.problem("warning", "bad-section", "counter data areas of two sets overlap", "values may be wrong")
 
 
-def self_check(r: bytes) -> tuple[bool, str]:
-    """Spec 10 item 6 on one record: do the inferred (I) offsets hold together?"""
+def zcbp_rule(machine_type: str, flag_on: bool) -> bool:
+    """Does processor class 2 mean zCBP?  Spec 7.2: zAAPs do not exist after z13, so on z14 and later
+    class 2 is a zCBP whatever the flags say; on z13 and earlier (and unknown machines) only the flag tells."""
+    gen = MACHINES.get(machine_type)
+    if gen is not None and gen[0] not in ZAAP_GENERATIONS:
+        return True
+    return flag_on
+
+
+def consistency_check(r: bytes) -> list[tuple[int, str, str]]:
+    """Spec 10 item 6 on one record: the fields that do not fit, as (record offset, field, what) triples.
+
+    An empty list means the record is consistent.  The record still decodes through its
+    self-describing offsets and lengths whatever this finds.
+    """
     try:
-        return _self_check(r)
+        return _consistency(r)
     except (struct.error, IndexError):
-        return False, "the record is too short for the self-check"
+        return [(0, "SMF113LEN", f"the record ({len(r)} bytes) is too short for its own section offsets")]
 
 
-def _self_check(r: bytes) -> tuple[bool, str]:
-    sty, dof, dln, ln = _u16(r, OFF_STY), _u32(r, 44), _u16(r, 48), len(r)
-    checks: list[tuple[str, bool]] = []
+def _consistency(r: bytes) -> list[tuple[int, str, str]]:
+    sty, dof, dln, ln = _u16(r, OFF_STY), _u32(r, OFF_DOF), _u16(r, OFF_DOF + 4), len(r)
+    bad: list[tuple[int, str, str]] = []
     if sty == 2 and dln >= S2_CDON + 2:
         csof, csln, cson = _u32(r, dof + S2_CSOF), _u16(r, dof + S2_CSLN), _u16(r, dof + S2_CSON)
-        cdof = _u32(r, dof + S2_CDOF)
-        checks.append((f"CSOF {csof} >= DOF+DLN {dof + dln}", csof >= dof + dln))
-        checks.append((f"CDOF {cdof} == CSOF+CSLN*CSON {csof + csln * cson}", cdof == csof + csln * cson))
-        if dln >= S2_CPSP + 4:
-            cpsp = _u32(r, dof + S2_CPSP)
-            checks.append((f"CPSP {cpsp} in 1000..10000", 1000 <= cpsp <= 10000))
-        if dln >= S2_MTYPE + 4:
-            mt = r[dof + S2_MTYPE:dof + S2_MTYPE + 4]
-            checks.append((f"MachType {mt.hex().upper()} is 4 EBCDIC digits", all(0xF0 <= x <= 0xF9 for x in mt)))
-        eq = (3, 4)
+        cdof, cdln, cdon = _u32(r, dof + S2_CDOF), _u16(r, dof + S2_CDLN), _u16(r, dof + S2_CDON)
+        if csof < dof + dln:
+            bad.append((dof + S2_CSOF, "SMF113_2_CSOF", f"{csof} lies inside the data section (DOF+DLN = {dof + dln})"))
+        if cdof != csof + csln * cson:
+            bad.append((dof + S2_CDOF, "SMF113_2_CDOF", f"{cdof} is not CSOF+CSLN*CSON = {csof + csln * cson}"))
+        if csln < 4:
+            bad.append((dof + S2_CSLN, "SMF113_2_CSLN", f"{csln} is shorter than 4 (12 today)"))
+        elif csof + csln * cson <= ln:
+            total = 0
+            for i in range(cson):
+                e = csof + i * csln
+                if not 1 <= r[e + S2_CST] <= 4:
+                    bad.append((e + S2_CST, "SMF113_2_CST", f"set type {r[e + S2_CST]} is not 1..4"))
+                total += _u16(r, e + S2_CSN)
+            if total != cdon:
+                bad.append((dof + S2_CDON, "SMF113_2_CDON", f"{cdon} is not the sum of CSN {total}"))
+        if cdln != 8:
+            bad.append((dof + S2_CDLN, "SMF113_2_CDLN", f"{cdln} is not 8"))
+        if dln >= S2_CPSP + 4 and not 1000 <= _u32(r, dof + S2_CPSP) <= 10000:
+            bad.append((dof + S2_CPSP, "SMF113_2_CPSP", f"{_u32(r, dof + S2_CPSP)} cycles/us is not in 1,000..10,000"))
+        if dln >= S2_MTYPE + 4 and not all(0xF0 <= x <= 0xF9 for x in r[dof + S2_MTYPE:dof + S2_MTYPE + 4]):
+            bad.append((dof + S2_MTYPE, "SMF113_2_MachType",
+                        f"X'{r[dof + S2_MTYPE:dof + S2_MTYPE + 4].hex().upper()}' is not 4 EBCDIC digits"))
+        if dln >= S2_SEQ + 16 and not _ebcdic_text(r[dof + S2_SEQ:dof + S2_SEQ + 16]):
+            bad.append((dof + S2_SEQ, "SMF113_2_MachSeqCode",
+                        f"X'{r[dof + S2_SEQ:dof + S2_SEQ + 16].hex().upper()}' is not 16 EBCDIC characters"))
     elif sty == 1 and dln >= S1_CSON + 2:
         csof, csln, cson = _u32(r, dof + S1_CSOF), _u16(r, dof + S1_CSLN), _u16(r, dof + S1_CSON)
-        checks.append((f"CSOF {csof} == DOF+DLN {dof + dln}", csof == dof + dln))
-        ends, ok = [], csln >= 12 and csof + csln * cson <= ln
-        for i in range(cson if ok else 0):
-            e = csof + i * csln
-            ends.append((_u32(r, e + 4), _u32(r, e + 4) + _u16(r, e + 8) * _u16(r, e + 10)))
-        ok = ok and all(a[1] <= b[0] for a, b in zip(ends, ends[1:]))
-        checks.append(("set CDOFs strictly increasing and non-overlapping", ok))
-        if dln >= S1_CORE + 2:
-            core, cpu = _u16(r, dof + S1_CORE), _u16(r, dof + S1_CPUID)
-            checks.append((f"CoreId {core} <= CpuId {cpu}", core <= cpu))
-        eq = (12,)
+        if csof < dof + dln:
+            bad.append((dof + S1_CSOF, "SMF113_1_CSOF", f"{csof} lies inside the data section (DOF+DLN = {dof + dln})"))
+        if csln < S1_SET_LEN:
+            bad.append((dof + S1_CSLN, "SMF113_1_CSLN", f"{csln} is shorter than 12"))
+        elif csof + csln * cson <= ln:
+            spans = [(_u32(r, e + S1_CDOF), _u32(r, e + S1_CDOF) + _u16(r, e + S1_CDLN) * _u16(r, e + S1_CDON), e)
+                     for e in (csof + i * csln for i in range(cson))]
+            for a, b in zip(spans, spans[1:]):
+                if b[0] < a[1]:
+                    bad.append((b[2] + S1_CDOF, "SMF113_1_CDOF", f"{b[0]} is not after the previous set's counter "
+                                f"data (which ends at {a[1]})"))
     else:
-        return False, f"subtype {sty}: data section too short (DLN {dln}) for the self-check"
-    good = all(ok for _, ok in checks)
-    text = ", ".join(f"{name} {'ok' if ok else 'FAILED'}" for name, ok in checks)
-    if not good:
-        text += "; " + _scan_triplet(r, dof, dln, eq)
-    return good, text
+        bad.append((OFF_DOF + 4, "SMF113DLN", f"subtype {sty}: data section length {dln} is too short to locate "
+                    "the counter sets"))
+    return bad
 
 
-def _scan_triplet(r: bytes, dof: int, dln: int, entry_lens: tuple[int, ...]) -> str:
-    """Search the data section for a CSOF/CSLN/CSON triplet that satisfies the section-10 equations."""
-    found = []
-    for rel in range(16, min(dln, len(r) - dof) - 7, 2):
-        off, sl, num = _u32(r, dof + rel), _u16(r, dof + rel + 4), _u16(r, dof + rel + 6)
-        if num and sl in entry_lens and off >= dof + dln and off + sl * num <= len(r):
-            found.append(f"+{rel}")
-    return ("a counter-set triplet fits at data-section offset " + " or ".join(found)) if found else \
-        "no offset in the data section holds a consistent counter-set triplet"
+def _ebcdic_text(b: bytes) -> bool:
+    """EBCDIC letters, digits or blanks only (what a machine sequence code holds)."""
+    return all(x == 0x40 or 0xC1 <= x <= 0xC9 or 0xD1 <= x <= 0xD9 or 0xE2 <= x <= 0xE9 or 0xF0 <= x <= 0xF9
+               for x in b)

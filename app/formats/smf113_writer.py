@@ -1,9 +1,11 @@
 """SMF 113 writer: the byte-exact inverse of :mod:`app.formats.smf113`.
 
-Layouts follow spec ``smf113.md`` 11 exactly: header FLG X'DE', WID 'HIS ',
-SDL 24, subsystem section (RVN '01', PNM 'HIS', OSL) at 52 length 18, data
-section at 70; subtype 2 DLN 82 with CSLN 4 / CDLN 8; subtype 1 DLN 78 with
-12-byte set entries.  Framings: RDW, BDW (VB), VBS (spanned), double RDW and
+Layouts follow IBM's SMF 113 layout as spec ``smf113.md`` 11 shows it: header
+FLG X'DE', WID 'HIS ', SDL 24, subsystem section (2 reserved bytes, RVN '01',
+PNM 'HIS', OSL) at 52 length 20, an optional identification section (job and
+step name, interval start and end) at 72 length 40, then the data section;
+subtype 2 DLN 84 with 12-byte counter-set entries (CST byte, reserved, CSN,
+CSP bitmap) and CDLN 8; subtype 1 DLN 78 with 12-byte set entries.  Framings: RDW, BDW (VB), VBS (spanned), double RDW and
 RDW-stripped, optionally gzip-compressed.
 """
 
@@ -30,11 +32,14 @@ from app.formats.schema import (
 __all__ = ["encode_subtype1", "encode_subtype2", "encode_samples", "other_record", "frame_rdw", "frame_bdw",
            "frame_double_rdw", "frame_nordw", "write_smf_file"]
 
-_HDR = struct.Struct(">HHBBI4s4s4sHHH IHH IHH IHH 2s8s8s")    # 0..70: header, SDS, subsystem section
-_ST2 = struct.Struct(">QQBBHHH IHH IHH I4s16sH16s")             # data section, 82 bytes
+_HDR = struct.Struct(">HHBBI4s4s4sHHH IHH IHH IHH H2s8s8s")   # 0..72: header, SDS, subsystem section
+_IDS = struct.Struct(">8sI4s8sQQ")                               # identification section, 40 bytes
+_ST2 = struct.Struct(">QQBBHHH IHH IHH I4s16sHH16s")            # data section, 84 bytes
 _ST1 = struct.Struct(">QQHBBI4s16sHHHH IHH16sH")                # data section, 78 bytes
+_SET2 = struct.Struct(">BBHQ")                                   # CST, reserved, CSN, CSP bitmap
 _SET1 = struct.Struct(">HHIHH")
-assert _HDR.size == 70 and _ST2.size == 82 and _ST1.size == 78
+assert _HDR.size == 72 and _IDS.size == 40 and _ST2.size == 84 and _ST1.size == 78 and _SET2.size == 12
+SUB_OFF, ID_OFF = 52, 72
 
 CLASS_CODES = {"GCP": 0, "CP": 0, "zAAP": 2, "zCBP": 2, "zIIP": 4}
 WIDE_SETS = (1, 4)        # basic and extended are always written as 8-byte LCDS
@@ -47,15 +52,27 @@ def _tod_to_local(tod: int) -> tuple[int, bytes]:
     return tme, common.encode_packed_date(t.date())
 
 
+def _dof(rec: dict) -> int:
+    """Record offset of the data section: after the identification section when the record has one."""
+    return ID_OFF + (_IDS.size if rec.get("interval") is not None else 0)
+
+
 def _header(length: int, subtype: int, rec: dict) -> bytes:
+    """Standard header, self-defining section, subsystem section and (with ``rec['interval']``) the
+    identification section: job 'HIS', step 'HIS', reader start = record time, interval start/end TOD."""
     tme, dte = _tod_to_local(int(rec["time_tod"]))
-    return _HDR.pack(length, 0, 0xDE, 113, tme, dte, common.to_ebcdic(rec.get("system", "SYSA"), 4),
-                     common.to_ebcdic("HIS", 4), subtype, 0, 24,
-                     52, 18, 1,                                    # subsystem section
-                     0, 0, 0,                                      # no identification section
-                     70, 82 if subtype == 2 else 78, 1,            # data section
-                     common.to_ebcdic("01", 2), common.to_ebcdic("HIS", 8),
-                     common.to_ebcdic(rec.get("osl", "SP7.3.1"), 8))
+    ident = rec.get("interval")
+    hdr = _HDR.pack(length, 0, 0xDE, 113, tme, dte, common.to_ebcdic(rec.get("system", "SYSA"), 4),
+                    common.to_ebcdic("HIS", 4), subtype, 0, 24,
+                    SUB_OFF, 20, 1,                                   # subsystem section
+                    *((ID_OFF, _IDS.size, 1) if ident is not None else (0, 0, 0)),   # identification section
+                    _dof(rec), 84 if subtype == 2 else 78, 1,         # data section
+                    0, common.to_ebcdic("01", 2), common.to_ebcdic("HIS", 8),
+                    common.to_ebcdic(rec.get("osl", "SP7.3.1"), 8))
+    if ident is None:
+        return hdr
+    return hdr + _IDS.pack(common.to_ebcdic("HIS", 8), tme, dte, common.to_ebcdic("HIS", 8),
+                           int(ident[0]), int(ident[1]))
 
 
 def _sets(rec: dict) -> list[tuple[int, np.ndarray]]:
@@ -73,20 +90,26 @@ def encode_subtype2(rec: dict) -> bytes:
         {set type 1-4: uint64 array}.
     """
     sets = _sets(rec)
-    csof = 70 + 82
-    cdof = csof + 4 * len(sets)
+    csof = _dof(rec) + _ST2.size
+    cdof = csof + _SET2.size * len(sets)
     cdon = sum(len(v) for _, v in sets)
     length = cdof + 8 * cdon
     cpu = int(rec.get("cpu", 0))
     data = _ST2.pack(int(rec["run_start_tod"]), int(rec["time_tod"]), cpu & 0xFF, int(rec.get("cls_code", 0)),
                      int(rec.get("flags", 0x4000)), int(rec["cfvn"]), int(rec["csvn"]),
-                     csof if sets else 0, 4, len(sets), cdof if sets else 0, 8, cdon,
+                     csof if sets else 0, _SET2.size, len(sets), cdof if sets else 0, 8, cdon,
                      int(rec.get("cpu_speed", 0)), common.to_ebcdic(rec.get("machine_type", ""), 4),
-                     common.to_ebcdic(rec.get("model", ""), 16), cpu,
+                     common.to_ebcdic(rec.get("model", ""), 16), cpu, 0,
                      common.to_ebcdic(str(rec.get("seqcode", "")).rjust(16, "0"), 16))
-    entries = b"".join(struct.pack(">HH", t, len(v)) for t, v in sets)
+    entries = b"".join(_SET2.pack(t, 0, len(v), csp_bitmap(len(v))) for t, v in sets)
     values = np.concatenate([v for _, v in sets]).astype(">u8").tobytes() if sets else b""
     return _header(length, 2, rec) + data + entries + values
+
+
+def csp_bitmap(n: int) -> int:
+    """SMF113_2_CSP: bits 0..n-1 on (IBM bit 0 = X'80' of the first byte); 64 bits cannot say more."""
+    n = min(n, 64)
+    return ((1 << n) - 1) << (64 - n) if n else 0
 
 
 def encode_subtype1(rec: dict) -> bytes:
@@ -98,8 +121,8 @@ def encode_subtype1(rec: dict) -> bytes:
     """
     sets = _sets(rec)
     widths = rec.get("widths", {})
-    csof = 70 + 78
-    cd = csof + 12 * len(sets)
+    csof = _dof(rec) + _ST1.size
+    cd = csof + _SET1.size * len(sets)
     entries, values = [], []
     for t, v in sets:
         w = widths.get(t) or (8 if t in WIDE_SETS or (len(v) and int(v.max()) > 0xFFFFFFFF) else 4)
@@ -117,6 +140,11 @@ def encode_subtype1(rec: dict) -> bytes:
     return _header(cd, 1, rec) + data + b"".join(entries) + b"".join(values)
 
 
+def _has_interval(samples: pd.DataFrame) -> bool:
+    """Write identification sections when the frame states every row's interval (columns rec_start/rec_end)."""
+    return all(c in samples.columns and samples[c].notna().all() for c in ("rec_start", "rec_end")) and len(samples) > 0
+
+
 def _encode_samples_rowwise(samples: pd.DataFrame, subtype: int) -> list[bytes]:
     """Reference: the original row-by-row :func:`encode_samples` (tests only)."""
     enc = encode_subtype2 if subtype == 2 else encode_subtype1
@@ -130,17 +158,21 @@ def _encode_samples_rowwise(samples: pd.DataFrame, subtype: int) -> list[bytes]:
                                               "seqcode", "cls_code") if c in cols}
     tod = {c: common.datetime64_to_tod(samples[c].to_numpy("datetime64[ns]")) for c in ("run_start", "time")
            if c in cols}
+    if _has_interval(samples):
+        tod.update({c: common.datetime64_to_tod(samples[c].to_numpy("datetime64[ns]")) for c in ("rec_start", "rec_end")})
     zero = np.zeros(n, np.uint64)
     for i in range(n):
         cls = str(get["class"][i]) if "class" in get else "GCP"
         cfvn, csvn = int(get["cfvn"][i]), int(get["csvn"][i])
         flags = int(get["flags"][i]) if "flags" in get else (0x4000 if subtype == 2 else 0)
         if cls == "zCBP":
-            flags |= 0x0400 if subtype == 2 else 0x1000
+            flags |= 0x0400 if subtype == 2 else 0x2000
         if get.get("lost") is not None and get["lost"][i]:
             flags |= 0x0800 if subtype == 2 else 0x8000
         if subtype == 2 and get.get("first") is not None and get["first"][i]:
             flags |= 0x8000
+        if subtype == 1 and get.get("mt_lost") is not None and get["mt_lost"][i]:
+            flags |= 0x4000
         counters = {}
         for t, (bit, letter, base) in letters.items():
             if int(get["sets"][i]) & bit and (subtype == 1 or t <= 4):
@@ -155,16 +187,19 @@ def _encode_samples_rowwise(samples: pd.DataFrame, subtype: int) -> list[bytes]:
                "machine_type": str(get["machine_type"][i]), "model": str(get["model"][i]) if "model" in get else "",
                "seqcode": seq, "cfvn": cfvn, "csvn": csvn, "flags": flags,
                "run_start_tod": int(tod["run_start"][i]), "time_tod": int(tod["time"][i]), "counters": counters}
+        if "rec_start" in tod:
+            rec["interval"] = (int(tod["rec_start"][i]), int(tod["rec_end"][i]))
         out.append(enc(rec))
     return out
 
 
-# Absolute offsets of the per-row fields (header at 0, data section at 70), spec 11.
+# Offsets of the per-row fields: header fields from the record start, data-section fields from DOF (spec 6.1, 7.1).
 _OFF_HDR = {"tme": 6, "dte": 10, "system": 14}
-_OFF_ST2 = {"run": 70, "time": 78, "cpu8": 86, "cls": 87, "flags": 88, "speed": 110, "mt": 114, "model": 118,
-            "cpu": 134, "seq": 136}
-_OFF_ST1 = {"run": 70, "time": 78, "cpu": 86, "cls": 88, "speed": 90, "mt": 94, "model": 98, "flags": 120,
-            "seq": 130, "core": 146}
+_OFF_ST2 = {"run": 0, "time": 8, "cpu8": 16, "cls": 17, "flags": 18, "speed": 40, "mt": 44, "model": 48,
+            "cpu": 64, "seq": 68}
+_OFF_ST1 = {"run": 0, "time": 8, "cpu": 16, "cls": 18, "speed": 20, "mt": 24, "model": 28, "flags": 50,
+            "seq": 60, "core": 76}
+_OFF_IDS = {"rst": ID_OFF + 8, "rsd": ID_OFF + 12, "start": ID_OFF + 24, "end": ID_OFF + 32}
 _DAY_US = 86_400_000_000
 _CHUNK = 8192                # rows encoded per numpy block
 
@@ -232,7 +267,11 @@ def encode_samples(samples: pd.DataFrame, subtype: int) -> list[bytes]:
     col = {c: samples[c].to_numpy() for c in samples.columns}
     tod = {c: common.datetime64_to_tod(samples[c].to_numpy("datetime64[ns]")) for c in ("run_start", "time")}
     st2 = subtype == 2
-    off = _OFF_ST2 if st2 else _OFF_ST1
+    ident = _has_interval(samples)
+    dof = ID_OFF + (40 if ident else 0)
+    off = {k: v + dof for k, v in (_OFF_ST2 if st2 else _OFF_ST1).items()}
+    if ident:
+        tod.update({c: common.datetime64_to_tod(samples[c].to_numpy("datetime64[ns]")) for c in ("rec_start", "rec_end")})
 
     # per-row fields
     if "class" in cols:
@@ -241,11 +280,13 @@ def encode_samples(samples: pd.DataFrame, subtype: int) -> list[bytes]:
         ccodes, cuniq = np.zeros(n, np.intp), ["GCP"]
     zcbp = np.array([u == "zCBP" for u in cuniq], bool)[ccodes]
     flags = _ints(col["flags"]) if "flags" in cols else np.full(n, 0x4000 if st2 else 0, np.int64)
-    flags = flags | np.where(zcbp, 0x0400 if st2 else 0x1000, 0)
+    flags = flags | np.where(zcbp, 0x0400 if st2 else 0x2000, 0)
     if "lost" in cols:
         flags = flags | np.where(_truthy(col["lost"]), 0x0800 if st2 else 0x8000, 0)
     if st2 and "first" in cols:
         flags = flags | np.where(_truthy(col["first"]), 0x8000, 0)
+    if not st2 and "mt_lost" in cols:
+        flags = flags | np.where(_truthy(col["mt_lost"]), 0x4000, 0)
     cls_code = (_ints(col["cls_code"]) if "cls_code" in cols
                 else np.array([CLASS_CODES.get(u, 0) for u in cuniq], np.int64)[ccodes])
     cpu = _ints(col["cpu"])
@@ -309,7 +350,7 @@ def encode_samples(samples: pd.DataFrame, subtype: int) -> list[bytes]:
                     tmpl = templates[g, wcode] = (encode_subtype2 if st2 else encode_subtype1)({
                         "system": "", "cpu": 0, "core": 0, "cls_code": 0, "cpu_speed": 0, "machine_type": "",
                         "model": "", "seqcode": "", "cfvn": gcfvn, "csvn": gcsvn, "flags": 0, "run_start_tod": 0,
-                        "time_tod": common.TOD_UNIX_EPOCH,
+                        "time_tod": common.TOD_UNIX_EPOCH, "interval": (0, 0) if ident else None,
                         "counters": {t_: np.zeros(m.shape[1], np.uint64) for t_, m in mats},
                         "widths": {t_: widths[t_] for t_, _m in mats}})
                 L = len(tmpl)
@@ -318,6 +359,11 @@ def encode_samples(samples: pd.DataFrame, subtype: int) -> list[bytes]:
                 _put(buf, _OFF_HDR["tme"], tme[idx], ">u4")
                 buf[:, 10:14] = dte[idx]
                 buf[:, 14:18] = system[idx]
+                if ident:
+                    _put(buf, _OFF_IDS["rst"], tme[idx], ">u4")
+                    buf[:, _OFF_IDS["rsd"]:_OFF_IDS["rsd"] + 4] = dte[idx]
+                    _put(buf, _OFF_IDS["start"], tod["rec_start"][idx], ">u8")
+                    _put(buf, _OFF_IDS["end"], tod["rec_end"][idx], ">u8")
                 _put(buf, off["run"], tod["run_start"][idx], ">u8")
                 _put(buf, off["time"], t[idx], ">u8")
                 if st2:

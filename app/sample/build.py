@@ -52,13 +52,24 @@ def zvm_lpar() -> LparModel:
                                                      thread_density=1.4)], os="z/VM", night=0.4)
 
 
-def _smf(samples: pd.DataFrame, subtypes: tuple[int, ...]) -> list[bytes]:
+def _smf(samples: pd.DataFrame, subtypes: tuple[int, ...], stated: bool = False) -> list[bytes]:
     recs: list[bytes] = []
     if 2 in subtypes:
         recs += smf113_writer.encode_samples(to_absolute(samples), 2)
     if 1 in subtypes:
-        recs += smf113_writer.encode_samples(samples, 1)
+        recs += smf113_writer.encode_samples(with_stated_interval(samples) if stated else samples, 1)
     return recs
+
+
+def with_stated_interval(samples: pd.DataFrame) -> pd.DataFrame:
+    """Add the identification section's interval (smf113.md 5): from the CPU's previous record time (or the run
+    start for its first record) to this record's time."""
+    s = samples.sort_values("time", kind="stable")
+    prev = s.groupby(["system", "class", "cpu"], observed=True, sort=False)["time"].shift(1)
+    out = samples.copy()
+    out["rec_start"] = prev.fillna(s["run_start"]).reindex(samples.index)
+    out["rec_end"] = out["time"]
+    return out
 
 
 def _order_by_time(recs: list[bytes]) -> list[bytes]:
@@ -70,11 +81,12 @@ def _order_by_time(recs: list[bytes]) -> list[bytes]:
 
 
 def write_zos(out: Path, cec: CecModel, start: dt.datetime, intervals: int, tag: str,
-              plan: dict[str, tuple[tuple[int, ...], str]], seed: int) -> list[Path]:
+              plan: dict[str, tuple[tuple[int, ...], str]], seed: int, stated: bool = False) -> list[Path]:
+    """``stated``: subtype 1 records carry the identification section with the interval start and end."""
     samples, _ = make_samples(cec, start, intervals, 900.0, seed=seed)
     paths = []
     for system, (subtypes, framing) in plan.items():
-        recs = _order_by_time(_smf(samples[samples["system"] == system], subtypes))
+        recs = _order_by_time(_smf(samples[samples["system"] == system], subtypes, stated))
         p = out / f"{tag}_{system}_smf113.{framing}.gz"
         smf113_writer.write_smf_file(p, recs, framing=framing, gzip=True)
         paths.append(p)
@@ -187,7 +199,7 @@ def write_sample_set(out: str | Path, days: int = 2, zvm_intervals: int = 1440) 
     after = CecModel("z16", Z16_SEQ, zos_lpars())
     before = CecModel("z15", Z15_SEQ, zos_lpars(cpi_scale=1.12, l1mp_scale=1.05))
     paths = write_zos(out, after, AFTER_START, intervals, "after_z16",
-                      {"ZOSA": ((1, 2), "rdw"), "ZOSB": ((2,), "vbs"), "ZOSC": ((1,), "bdw")}, seed=11)
+                      {"ZOSA": ((1, 2), "rdw"), "ZOSB": ((2,), "vbs"), "ZOSC": ((1,), "bdw")}, seed=11, stated=True)
     paths += write_zos(out, before, BEFORE_START, intervals, "before_z15",
                        {"ZOSA": ((1,), "rdw"), "ZOSB": ((1,), "rdw"), "ZOSC": ((1,), "rdw")}, seed=12)
     paths.append(write_zvm(out, zvm_intervals))

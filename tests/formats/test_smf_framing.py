@@ -29,27 +29,27 @@ def offsets(res):
 
 
 def test_variant_a_rdw():
-    assert PAIR[:8].hex().upper() == "00E00000DE710041"          # spec 11.3 a
-    assert PAIR[224:230].hex().upper() == "00E40000DE71"         # second record at 224
+    assert PAIR[:8].hex().upper() == "00F40000DE710041"          # spec 11.3 a
+    assert PAIR[244:250].hex().upper() == "00E60000DE71"         # second record at 244
     res = smf113.read_smf(PAIR, F)
-    assert res.framing == "rdw" and offsets(res) == [0, 224]
+    assert res.framing == "rdw" and offsets(res) == [0, 244]
 
 
 def test_variant_b_one_block():
     data = B.bdw(B.ST2_BYTES, B.ST1_BYTES)
-    assert data[:10].hex().upper() == "01C8000000E00000DE71"     # BDW 456 = 4 + 224 + 228
+    assert data[:10].hex().upper() == "01DE000000F40000DE71"     # BDW 478 = 4 + 244 + 230 (spec 11.3 b)
     res = smf113.read_smf(data, F)
-    assert res.framing == "bdw" and offsets(res) == [4, 228]     # records at file offsets 4 and 4+224
+    assert res.framing == "bdw" and offsets(res) == [4, 248]     # records at file offsets 4 and 4+244
     assert res.records == {"113/1": 1, "113/2": 1, "other": 0}
 
 
 def test_variant_c_vbs_example():
     data = B.vbs_example()
     assert data[:12].hex().upper() == "006C000000680100DE710041"     # block 1: BDW 108, SDW 104 code 01
-    assert data[108:120].hex().upper() == "00800000007C020000A00008"  # block 2: BDW 128, SDW 124 code 10
+    assert data[108:120].hex().upper() == "0094000000900200000000B4"  # block 2: BDW 148, SDW 144 code 10 (spec 11.3 c)
     res = smf113.read_smf(data, F)
     assert res.framing == "vbs" and res.records["113/2"] == 1
-    assert res.samples["P33"].iloc[0] == 500_000_000               # reassembled 100 + 120 data bytes
+    assert res.samples["P33"].iloc[0] == 500_000_000               # reassembled 100 + 140 data bytes
     assert offsets(res) == [4]                                     # the first segment's SDW
 
 
@@ -81,14 +81,14 @@ def test_variant_e_ascii():
 
 def test_variant_f_double_rdw():
     data = W.frame_double_rdw([B.ST2_BYTES, B.ST1_BYTES])
-    assert data[:8].hex().upper() == "00E4000000E00000"            # LL1 = 228, LL2 = 224 = LL1 - 4
+    assert data[:8].hex().upper() == "00F8000000F40000"            # LL1 = 248, LL2 = 244 = LL1 - 4
     res = smf113.read_smf(data, F)
-    assert res.framing == "double-rdw" and offsets(res) == [4, 232]   # offset of SMFxxLEN (inner RDW)
+    assert res.framing == "double-rdw" and offsets(res) == [4, 252]   # offset of SMFxxLEN (inner RDW)
 
 
 @pytest.mark.parametrize("framing", ["rdw", "bdw", "vbs", "double-rdw", "nordw"])
 def test_gzip_each_framing(tmp_path, framing):
-    blk = 200 if framing == "vbs" else 500     # vbs: 224-byte record must span; bdw: both records in one block
+    blk = 200 if framing == "vbs" else 500     # vbs: 244-byte record must span; bdw: both records in one block
     p = W.write_smf_file(tmp_path / "x.smf.gz", [B.ST2_BYTES, B.ST1_BYTES], framing=framing, gzip=True, blksize=blk)
     data = gzip.decompress(p.read_bytes())
     res = smf113.read_smf(data, F)
@@ -100,7 +100,7 @@ def test_gzip_each_framing(tmp_path, framing):
 
 def test_orphan_segments():
     r = B.ST2_BYTES
-    data = B.bdw(B.sdw(0x02, r[104:224])) + B.bdw(B.ST1_BYTES)     # last segment with no first
+    data = B.bdw(B.sdw(0x02, r[104:244])) + B.bdw(B.ST1_BYTES)     # last segment with no first
     res = smf113.read_smf(data, F)
     assert [f.code for f in res.findings].count("orphan-segment") == 1
     assert res.records == {"113/1": 1, "113/2": 0, "other": 0}
@@ -192,7 +192,7 @@ def test_garbage_between_records_resyncs():
     res = smf113.read_smf(data, F)
     assert len(res.samples) == 6
     f = [f for f in res.findings if f.code == "corrupt-length"]
-    assert len(f) == 1 and f[0].offset == 400 + 224
+    assert len(f) == 1 and f[0].offset == 400 + 244
 
 
 def test_bdw_corrupt_block_resyncs():

@@ -36,7 +36,8 @@ def test_byte_exact_spec_examples():
 
 def test_scds_only_when_values_fit():
     r = W.encode_subtype1(base(flags=0, counters={1: B.BASIC, 2: [2**32, 1]}))   # P32 needs 33 bits
-    assert r[160:172].hex().upper() == "00028000000000DC00080002"               # problem set LCDS, 8-byte
+    # second set entry at 150 + 12: problem-state, CSFlags LCDS, CDOF 174 + 6*8 = 222 (X'DE'), 8-byte, 2 counters
+    assert r[162:174].hex().upper() == "00028000000000DE00080002"
     assert smf113.read_smf(r, F).samples["P32"].iloc[0] == 2**32
 
 
@@ -71,7 +72,7 @@ def test_encode_samples_round_trip():
 
 
 def test_vbs_record_spanning_three_blocks():
-    data = W.frame_bdw([B.ST2_BYTES], blksize=100)       # 220 data bytes / 92 per block -> 92 + 92 + 36
+    data = W.frame_bdw([B.ST2_BYTES], blksize=100)       # 240 data bytes / 92 per block -> 92 + 92 + 56
     codes = []
     p = 0
     while p < len(data):
@@ -91,7 +92,7 @@ def test_frames_and_other_records(tmp_path):
         res = smf113.read_smf(p.read_bytes(), F)
         assert res.records == {"113/1": 0, "113/2": 1, "other": 2}, framing
     assert W.frame_nordw([B.ST2_BYTES]) == B.ST2_BYTES[4:]
-    assert W.frame_double_rdw([B.ST2_BYTES])[:4] == bytes.fromhex("00E40000")
+    assert W.frame_double_rdw([B.ST2_BYTES])[:4] == bytes.fromhex("00F80000")      # 244 + 4
 
 
 def test_writer_speed():
