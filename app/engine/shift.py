@@ -1,0 +1,188 @@
+"""Shift filter: keep only intervals in some hours of the day and days of the week.
+
+A shift such as the prime shift "08:00-17:00, Monday to Friday" is a
+:class:`ShiftFilter`.  An interval belongs to the shift when its *midpoint*
+(``interval_start + (interval_end - interval_start) / 2``, UTC like every time in
+NestScope) falls into the hours ``[first, last)`` on one of the days.  Hours may
+wrap midnight (``22-06`` is the night shift); the day is the midpoint's day.
+
+The filter works on interval rows (one row per CPU per interval), before the
+counters are summed, so whole-window rows of a shifted selection are ratios of
+the counter sums of the shift's intervals only, and LPARCPU is the busy of the
+shift's time (the time covered counts only the shift's intervals).
+
+Used by :mod:`app.engine.compare`, the exports and ``report --hours/--days``.
+Pure pandas/numpy.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from app.engine.metrics import compute_metrics
+
+__all__ = ["ShiftFilter", "ShiftError", "parse_hours", "parse_days", "make_shift", "shift_mask", "apply_shift",
+           "shifted_metrics", "DAY_NAMES"]
+
+DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_NS_MIN = 60 * 1_000_000_000
+
+
+class ShiftError(ValueError):
+    """A --hours / --days text that cannot be read (the message says what is expected)."""
+
+
+@dataclass(frozen=True)
+class ShiftFilter:
+    """Hours of the day and days of the week an interval's midpoint must fall into.
+
+    ``start_min``/``end_min``: minutes after midnight, ``[start_min, end_min)``;
+    ``end_min < start_min`` wraps midnight; ``None`` for both = every hour.
+    ``days``: weekday numbers (0 = Monday ... 6 = Sunday); ``None`` = every day.
+    """
+
+    start_min: int | None = None
+    end_min: int | None = None
+    days: frozenset[int] | None = None
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the filter keeps every interval."""
+        return self.start_min is None and self.days is None
+
+    def describe(self) -> str:
+        """Human text, e.g. ``08:00-17:00 UTC, Mon-Fri`` (``all hours, all days`` when empty)."""
+        if self.is_empty:
+            return "all hours, all days"
+        parts = []
+        if self.start_min is not None:
+            parts.append(f"{_hhmm(self.start_min)}-{_hhmm(self.end_min)} UTC")
+        else:
+            parts.append("all hours")
+        parts.append(_days_text(self.days) if self.days is not None else "all days")
+        return ", ".join(parts)
+
+    def to_dict(self) -> dict:
+        """JSON-friendly form (``hours`` as "HH:MM-HH:MM" or None, ``days`` as names or None)."""
+        hours = None if self.start_min is None else f"{_hhmm(self.start_min)}-{_hhmm(self.end_min)}"
+        days = None if self.days is None else [DAY_NAMES[d] for d in sorted(self.days)]
+        return {"hours": hours, "days": days, "text": self.describe()}
+
+
+def _hhmm(m: int | None) -> str:
+    return "" if m is None else f"{m // 60:02d}:{m % 60:02d}"
+
+
+def _days_text(days: frozenset[int]) -> str:
+    ds = sorted(days)
+    if not ds:
+        return "no days"
+    runs: list[list[int]] = [[ds[0], ds[0]]]
+    for d in ds[1:]:
+        if d == runs[-1][1] + 1:
+            runs[-1][1] = d
+        else:
+            runs.append([d, d])
+    names = [n.capitalize() for n in DAY_NAMES]
+    return ",".join(names[a] if a == b else f"{names[a]}-{names[b]}" for a, b in runs)
+
+
+_TIME = re.compile(r"^\s*(\d{1,2})(?::(\d{2}))?\s*$")
+
+
+def _minute(text: str, what: str) -> int:
+    m = _TIME.match(text)
+    if not m:
+        raise ShiftError(f"{what}: {text!r} is not an hour (use HH or HH:MM)")
+    h, mi = int(m.group(1)), int(m.group(2) or 0)
+    if h > 24 or mi > 59 or (h == 24 and mi):
+        raise ShiftError(f"{what}: {text!r} is not an hour of the day (00:00..24:00)")
+    return h * 60 + mi
+
+
+def parse_hours(text: str) -> tuple[int, int]:
+    """``"08-17"``, ``"8-17"``, ``"08:00-17:30"``, ``"22-06"`` (wraps midnight) -> (start, end) minutes.
+
+    The end is exclusive: ``08-17`` keeps intervals whose midpoint is 08:00 <= t < 17:00.
+    """
+    parts = str(text).split("-")
+    if len(parts) != 2:
+        raise ShiftError(f"hours: {text!r} is not a range (use e.g. 08-17 or 08:00-17:30 or 22-06)")
+    a, b = _minute(parts[0], "hours"), _minute(parts[1], "hours")
+    if a == b:
+        raise ShiftError(f"hours: {text!r} is an empty range")
+    return a % 1440, (b if b == 1440 else b % 1440)
+
+
+def parse_days(text: str) -> frozenset[int]:
+    """``"mon-fri"``, ``"sat,sun"``, ``"mon,wed-fri"``, ``"fri-mon"`` (wraps) -> weekday numbers (Mon = 0)."""
+    out: set[int] = set()
+    items = [t.strip().lower() for t in str(text).split(",")]
+    if not any(items):
+        raise ShiftError("days: empty (use e.g. mon-fri or sat,sun)")
+    for item in items:
+        ends = [t.strip()[:3] for t in item.split("-")]
+        if len(ends) > 2 or any(e not in DAY_NAMES for e in ends):
+            raise ShiftError(f"days: {item!r} is not a day or a range of days (use mon, tue, wed, thu, fri, sat, "
+                             "sun, e.g. mon-fri)")
+        a = DAY_NAMES.index(ends[0])
+        b = DAY_NAMES.index(ends[-1])
+        d = a
+        while True:
+            out.add(d)
+            if d == b:
+                break
+            d = (d + 1) % 7
+    return frozenset(out)
+
+
+def make_shift(hours: str | None = None, days: str | None = None) -> ShiftFilter | None:
+    """Build a filter from the CLI texts; ``None`` when neither is given. Raises :class:`ShiftError`."""
+    if not hours and not days:
+        return None
+    a = b = None
+    if hours:
+        a, b = parse_hours(hours)
+    return ShiftFilter(a, b, parse_days(days) if days else None)
+
+
+def shift_mask(starts: pd.Series, ends: pd.Series, shift: ShiftFilter | None) -> np.ndarray:
+    """True where the interval's midpoint lies in the shift (all True for ``None`` / an empty filter)."""
+    n = len(ends)
+    if shift is None or shift.is_empty:
+        return np.ones(n, dtype=bool)
+    e = ends.to_numpy(dtype="datetime64[ns]").view(np.int64)
+    s = starts.to_numpy(dtype="datetime64[ns]").view(np.int64)
+    s = np.where(s == np.iinfo(np.int64).min, e, s)       # NaT start: use the end
+    mid = s + (e - s) // 2
+    keep = np.ones(n, dtype=bool)
+    if shift.start_min is not None:
+        minute = (mid // _NS_MIN) % 1440
+        a, b = shift.start_min, shift.end_min
+        keep &= ((minute >= a) & (minute < b)) if a < b else ((minute >= a) | (minute < b))
+    if shift.days is not None:
+        day = (mid // (_NS_MIN * 1440) + 3) % 7           # 1970-01-01 was a Thursday (3)
+        keep &= np.isin(day, sorted(shift.days))
+    return keep
+
+
+def apply_shift(iv: pd.DataFrame, shift: ShiftFilter | None) -> pd.DataFrame:
+    """Interval rows of ``iv`` (``interval_start``/``interval_end`` columns) that fall into ``shift``."""
+    if shift is None or shift.is_empty or not len(iv):
+        return iv
+    return iv.loc[shift_mask(iv["interval_start"], iv["interval_end"], shift)]
+
+
+def shifted_metrics(ws, by: str = "interval", start=None, end=None, nodes=None, shift: ShiftFilter | None = None,
+                    summary: bool = False) -> pd.DataFrame:
+    """``Workspace.metrics`` restricted to a shift (the same frame as ``ws.metrics`` when ``shift`` is empty)."""
+    if shift is None or shift.is_empty:
+        return ws.metrics(by=by, start=start, end=end, nodes=list(nodes) if nodes is not None else None,
+                          summary=summary)
+    iv = apply_shift(ws.intervals, shift)
+    return compute_metrics(iv, ws.formula_sets, ws.counters, by=by, start=start, end=end,
+                           nodes=list(nodes) if nodes is not None else None, summary=summary)

@@ -1,0 +1,178 @@
+"""Exports for slide decks and spreadsheets: CSV, XLSX, PPTX -- one code path for the GUI and the CLI.
+
+>>> from app.export import ExportRequest, export
+>>> req = ExportRequest(workspace, by="lpar", shift=make_shift("08-17", "mon-fri"), comparison=cmp)
+>>> export(req, "deck.pptx", progress=lambda f, text: ..., cancel=lambda: False)
+
+* The format comes from the extension (:data:`FORMATS`): ``.csv`` (the level's rows with the
+  columns of ``report --format csv``, or the comparison table when a comparison is set),
+  ``.xlsx`` (one sheet per level, a native timeline chart, Compare and About sheets), ``.pptx``
+  (16:9 deck with native tables and editable charts; provenance in every slide's notes).
+  PNG/SVG pictures of plots are made by the window (it renders what the screen shows); here
+  they raise :class:`ExportError` saying so.
+* ``progress(fraction, text)`` is called now and then (0.0 .. 1.0); ``cancel()`` is polled and
+  when it returns True the export stops with :class:`ExportCancelled` and leaves nothing behind.
+  Both may be ``None``.  Run :func:`export` in a worker thread from the GUI: it never touches Qt.
+* An export never writes over one of its input files and never leaves a half-written file:
+  it writes a temporary file in the target folder and renames it (``os.replace``) at the end.
+* Errors that are the user's (bad extension, unwritable folder, target is an input file) raise
+  :class:`ExportError` with a one-line message naming the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ExportRequest", "ExportResult", "ExportError", "ExportCancelled", "FORMATS", "IMAGE_FORMATS",
+           "export", "atomic_output", "format_of", "Progress"]
+
+Progress = Callable[[float, str], None]
+FORMATS = {".csv": "CSV (UTF-8)", ".xlsx": "Excel workbook", ".pptx": "PowerPoint deck (16:9)"}
+IMAGE_FORMATS = (".png", ".svg")
+
+
+class ExportError(Exception):
+    """An export that cannot be made; the message names the file and says why."""
+
+
+class ExportCancelled(ExportError):
+    """The cancel callback asked to stop; no file was written."""
+
+
+@dataclass
+class ExportRequest:
+    """What to export.
+
+    ``workspace``: :class:`app.engine.Workspace`; ``by``: the level of the main table
+    (``interval``, ``cpu``, ``class``, ``lpar`` or ``cec``: CSV rows, the PPTX summary table);
+    ``start``/``end``: window (UTC, intervals ending in ``(start, end]``); ``nodes``: NodeKeys
+    to restrict to (None = all); ``shift``: :class:`app.engine.shift.ShiftFilter`;
+    ``comparison``: :class:`app.engine.compare.Comparison` (adds Compare sheet / slides; a CSV
+    then holds the comparison table); ``title``: deck / workbook title.
+    """
+
+    workspace: Any
+    by: str = "lpar"
+    start: Any = None
+    end: Any = None
+    nodes: tuple | None = None
+    shift: Any = None
+    comparison: Any = None
+    title: str = "CPU MF analysis"
+    subtitle: str = ""
+
+    def metrics(self, by: str | None = None, summary: bool = False):
+        """The request's metrics frame at a level (window, nodes and shift applied)."""
+        from app.engine.shift import shifted_metrics
+
+        return shifted_metrics(self.workspace, by=by or self.by, start=self.start, end=self.end,
+                               nodes=list(self.nodes) if self.nodes is not None else None, shift=self.shift,
+                               summary=summary)
+
+    def input_paths(self) -> list[str]:
+        """Every input file of the request (workspace and both comparison sides)."""
+        paths = [r.file for r in self.workspace.files]
+        c = self.comparison
+        if c is not None:
+            for sel in (c.before, c.after):
+                paths += [r.file for r in sel.workspace.files]
+        return list(dict.fromkeys(paths))
+
+
+@dataclass
+class ExportResult:
+    """``path`` written, ``kind`` (csv/xlsx/pptx), ``items`` (rows, sheets or slides written, by name)."""
+
+    path: str
+    kind: str
+    items: dict[str, int] = field(default_factory=dict)
+
+
+def format_of(path: str) -> str:
+    """The export format of a path from its extension (``.csv`` -> "csv"); raises :class:`ExportError`."""
+    ext = os.path.splitext(str(path))[1].lower()
+    if ext in FORMATS:
+        return ext[1:]
+    if ext in IMAGE_FORMATS:
+        raise ExportError(f"{path}: PNG and SVG pictures are made by the window (File > Export or right-click > "
+                          "Export on a plot), or with `nestscope snapshot --view timeline --out FILE.png`; "
+                          "here use .csv, .xlsx or .pptx")
+    raise ExportError(f"{path}: unknown export format {ext or '(no extension)'!r}; use .csv, .xlsx or .pptx")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+@contextlib.contextmanager
+def atomic_output(path: str, inputs: list[str] = (), suffix: str = "") -> Iterator[str]:
+    """Yield a temporary path in the target folder; on success rename it to ``path``.
+
+    Raises :class:`ExportError` when ``path`` is one of ``inputs`` or the folder cannot be
+    written.  On any exception (including :class:`ExportCancelled`) the temporary file is
+    removed and ``path`` is left as it was.
+    """
+    path = str(path)
+    for p in inputs:
+        if _same_file(path, p):
+            raise ExportError(f"{path}: is an input file of this export; choose another name")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ExportError(f"{path}: folder {folder} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".nestscope-", suffix=suffix or os.path.splitext(path)[1] + ".part",
+                                   dir=folder)
+    except OSError as exc:
+        raise ExportError(f"{path}: cannot write in {folder} ({exc.strerror or exc})") from None
+    os.close(fd)
+    try:
+        yield tmp
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise ExportError(f"{path}: cannot be written ({exc.strerror or exc})") from None
+    finally:
+        if os.path.exists(tmp):
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+
+
+class _Steps:
+    """Progress/cancel helper handed to the writers."""
+
+    def __init__(self, progress: Progress | None, cancel: Callable[[], bool] | None):
+        self._progress, self._cancel = progress, cancel
+
+    def __call__(self, fraction: float, text: str) -> None:
+        if self._cancel is not None and self._cancel():
+            raise ExportCancelled("export cancelled; nothing was written")
+        if self._progress is not None:
+            self._progress(max(0.0, min(1.0, float(fraction))), text)
+
+
+def export(request: ExportRequest, path: str, progress: Progress | None = None,
+           cancel: Callable[[], bool] | None = None) -> ExportResult:
+    """Write ``request`` to ``path`` in the format of its extension (see the module docstring)."""
+    kind = format_of(path)
+    steps = _Steps(progress, cancel)
+    steps(0.0, f"exporting {os.path.basename(str(path))}")
+    with atomic_output(str(path), request.input_paths()) as tmp:
+        if kind == "csv":
+            from app.export.csv import write_csv
+            items = write_csv(request, tmp, steps)
+        elif kind == "xlsx":
+            from app.export.xlsx import write_xlsx
+            items = write_xlsx(request, tmp, steps)
+        else:
+            from app.export.pptx import write_pptx
+            items = write_pptx(request, tmp, steps)
+        steps(1.0, "done")
+    return ExportResult(str(path), kind, items)

@@ -1,0 +1,9 @@
+"""PPTX export (being written): see app/export/__init__.py for the API."""
+
+from __future__ import annotations
+
+
+def write_pptx(request, path: str, steps) -> dict[str, int]:
+    from app.export import ExportError
+
+    raise ExportError(f"{path}: .pptx export is not available yet")
