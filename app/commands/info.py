@@ -1,5 +1,9 @@
 """``nestscope info FILE... [--format text|json]``: what a file holds and what is wrong with it.
 
+Findings are the reader's (framing, records, layout) and the engine's data-health findings over all the files
+given together (counter resets, gaps, duplicates across files, lost data, CPUs that come and go), each with the
+file and byte offset it concerns.
+
 Exit codes: 0 when at least one file held counter samples or partition data,
 3 when nothing readable was found, 2 for usage errors (argparse).
 """
@@ -11,6 +15,7 @@ import json
 import sys
 from typing import Any
 
+from app.findings import Finding, make_finding
 from app.formats.schema import ReadResult
 
 EXIT_OK, EXIT_NOTHING = 0, 3
@@ -25,8 +30,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return p
 
 
-def summary(res: ReadResult) -> dict[str, Any]:
-    """JSON-ready description of one read result."""
+def summary(res: ReadResult, engine: list[Finding] | None = None) -> dict[str, Any]:
+    """JSON-ready description of one read result; ``engine`` are the data-health findings about this file."""
     s = res.samples
     meta = res.meta or {}
     out: dict[str, Any] = {
@@ -34,9 +39,15 @@ def summary(res: ReadResult) -> dict[str, Any]:
         "records": dict(res.records), "samples": int(len(s)),
         "partitions": int(len(res.partitions)) if res.partitions is not None else 0,
         "time_range": None, "machines": [], "systems": [], "classes": {},
-        "findings": [{"offset": f.offset, "severity": f.severity, "code": f.code, "message": f.message}
-                     for f in res.findings],
+        "findings": [{"offset": f.offset, "severity": f.severity, "code": f.code, "message": f.message,
+                      "origin": origin}
+                     for origin, fs in (("reader", res.findings), ("engine", engine or [])) for f in fs],
     }
+    if res.partitions is not None and len(res.partitions):
+        p = res.partitions
+        measured = set(s["lpar"].astype(str)) if len(s) else set()
+        out["partition_lpars"] = [{"lpar": str(name), "counters": str(name) in measured}
+                                  for name in sorted(p["lpar"].astype(str).unique())]
     other = meta.get("type_counts") or meta.get("other_records") or {}
     out["other_types"] = {str(k): int(v) for k, v in sorted(other.items(), key=lambda kv: _type_key(kv[0]))
                           if str(k) != "113" and v}
@@ -53,6 +64,28 @@ def summary(res: ReadResult) -> dict[str, Any]:
         if not out[k] and meta.get(k):
             out[k] = meta[k]
     return out
+
+
+def _health(results: list[ReadResult]) -> dict[str, list[Finding]]:
+    """The engine's data-health findings over all readable files together, by the file they concern."""
+    from app.engine import Workspace
+
+    readable = [r for r in results if len(r.samples)]
+    if not readable:
+        return {}
+    try:
+        ws = Workspace()
+        found = ws.add_all(readable)
+    except Exception as exc:  # noqa: BLE001 - an engine bug must not hide what the reader found
+        names = ", ".join(r.file for r in readable)
+        found = [make_finding(readable[0].file, None, "error", "engine-failure",
+                              f"the data-health checks failed on {names} ({type(exc).__name__}: {exc})",
+                              "the reader's findings are still shown; please report these files")]
+    by_file: dict[str, list[Finding]] = {}
+    known = {r.file for r in results}
+    for f in found:
+        by_file.setdefault(f.file if f.file in known else readable[0].file, []).append(f)
+    return by_file
 
 
 def _type_key(k: Any) -> tuple[int, str]:
@@ -77,7 +110,11 @@ def _text(d: dict[str, Any]) -> str:
         lines.append("  systems: " + ", ".join(d["systems"]))
     if d["classes"]:
         lines.append("  CPUs by class: " + ", ".join(f"{k} {v}" for k, v in d["classes"].items()))
-    lines.append(f"  findings: {len(d['findings'])}")
+    if d.get("partition_lpars"):
+        names = [p["lpar"] + ("" if p["counters"] else " (partition data only)") for p in d["partition_lpars"]]
+        lines.append("  partitions (D0R16): " + ", ".join(names))
+    n_eng = sum(1 for f in d["findings"] if f.get("origin") == "engine")
+    lines.append(f"  findings: {len(d['findings'])}" + (f" ({n_eng} from the data-health checks)" if n_eng else ""))
     for f in d["findings"]:
         lines.append(f"    [{f['severity']}] {f['message']}")
     return "\n".join(lines)
@@ -92,14 +129,14 @@ def run(args: argparse.Namespace) -> int:
         try:
             res = read_file(path)
         except Exception as exc:  # a reader bug must not become a traceback for the analyst
-            from app.findings import make_finding
             from app.formats.schema import empty_samples
             res = ReadResult(file=str(path), kind="unknown", framing="none", records={}, samples=empty_samples(),
                              findings=[make_finding(str(path), None, "error", "reader-failure",
                                                     f"could not be read ({type(exc).__name__}: {exc})",
                                                     "please report this file")])
         results.append(res)
-    descs = [summary(r) for r in results]
+    engine = _health(results)
+    descs = [summary(r, engine.get(r.file, [])) for r in results]
     if args.format == "json":
         json.dump(descs, sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")

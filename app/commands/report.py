@@ -96,10 +96,51 @@ def _num(v: Any) -> Any:
     return v
 
 
+# Extra columns after quality: the coverage of CEC/LPAR/class rows by their children, and for LPAR rows what
+# the machine's partition data says (z/VM D0R16; partition_busy in % of one CPU summed over the LPAR's CPUs).
+COVERAGE_COLUMNS = ["coverage_pct", "coverage_note"]
+PARTITION_COLUMNS = ["data", "partition_cpus", "processors", "weights", "capped", "partition_busy_sum_pct",
+                     "partition_busy_per_cpu_pct"]
+
+
 def csv_columns(by: str, ids: list[str]) -> list[str]:
     """CSV column order for a level."""
+    extra = (PARTITION_COLUMNS if by == "lpar" else []) + (COVERAGE_COLUMNS if by in ("cec", "lpar", "class") else [])
     return _IDENT[by] + ["interval_start", "interval_end"] + ids + ["Workload_Hint", "n_cpus", "generation",
-                                                                     "formula_set", "quality"]
+                                                                     "formula_set", "quality"] + extra
+
+
+def enrich(ws, m: pd.DataFrame, by: str, start=None, end=None) -> pd.DataFrame:
+    """Add coverage (CEC, LPAR, class rows) and partition data (LPAR rows) to a metrics frame; for ``lpar`` also
+    append one row per partition known only from partition data (no counters), marked in ``data``."""
+    from app.engine.partitions import coverage, partition_summary
+
+    if by not in ("cec", "lpar", "class"):
+        return m
+    cov = coverage(ws.intervals, by, start, end)
+    keys = [c for c in cov.columns if c not in COVERAGE_COLUMNS]
+    out = m.copy()
+    if len(out):
+        for c in keys:
+            out[c] = out[c].astype(str) if c != "cpu" else out[c]
+        cov = cov.assign(**{c: cov[c].astype(str) for c in keys})
+        out = out.merge(cov, on=keys, how="left") if len(cov) else out.assign(coverage_pct=np.nan, coverage_note="")
+    if by != "lpar":
+        return out
+    measured = {(str(a), str(b)) for a, b in zip(out["cec"], out["lpar"])} if len(out) else set()
+    ps = partition_summary(ws.partitions, measured, start, end)
+    if not len(ps):
+        return out.assign(data="counters") if len(out) else out
+    ps = ps.rename(columns={"busy_sum_pct": "partition_busy_sum_pct", "busy_per_cpu_pct": "partition_busy_per_cpu_pct"})
+    ps["partition_cpus"] = ps["n_cpus"]
+    pcols = ["cec", "lpar"] + [c for c in PARTITION_COLUMNS if c != "data"]
+    if len(out):
+        out = out.merge(ps[pcols], on=["cec", "lpar"], how="left")
+        out["data"] = "counters"
+    only = ps.loc[ps["data"] == "partition data only"].assign(system="", interval_start=lambda d: d["first"],
+                                                              interval_end=lambda d: d["last"])
+    only = only.drop(columns=["first", "last", "lpar_number"])
+    return pd.concat([out, only], ignore_index=True) if len(out) else only.reset_index(drop=True)
 
 
 def _csv_cell(v: Any) -> str:
@@ -175,11 +216,15 @@ def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH) -> str:
     from app.engine.layout import presentation_columns
 
     vers = ws.formula_versions()
+    parts = m.loc[m["data"] == "partition data only"] if "data" in m.columns else m.iloc[:0]
+    if len(parts):
+        m = m.drop(index=parts.index)
     present = set(m["generation"]) if len(m) else set()
     gens = [g for g in vers if g in present] or list(vers)[:1]
     lines = [f"NestScope report, level {by}, {len(m)} row(s), times UTC"]
+    tail = partition_table(pd.concat([m, parts]) if len(parts) else m)
     if not len(m):
-        return "\n".join(lines + _formula_lines(ws, gens) + ["(no intervals in the window)"]) + "\n"
+        return "\n".join(lines + _formula_lines(ws, gens) + ["(no intervals in the window)"] + tail) + "\n"
     groups: dict[tuple[str, ...], tuple[list, list[str]]] = {}
     for g in gens:
         main = [s for s in presentation_columns(g, ws.formula_sets) if s.group in ("Main", "Hint")]
@@ -190,7 +235,45 @@ def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH) -> str:
         lines += _formula_lines(ws, members)
         sub = m[m["generation"].isin(members)]
         lines += _table_block(sub, by, main, width, show_cec=m["cec"].nunique() > 1)
+    lines += _coverage_lines(m, by) + tail
     return "\n".join(lines) + "\n"
+
+
+def _coverage_lines(m: pd.DataFrame, by: str) -> list[str]:
+    if "coverage_note" not in m.columns:
+        return []
+    notes = m.loc[m["coverage_note"].fillna("").astype(str) != ""]
+    out = []
+    for r in notes.to_dict("records"):
+        name = {"cec": "CEC {cec}", "lpar": "LPAR {lpar} ({cec})", "class": "{lpar} {class} ({cec})"}[by].format(**r)
+        out.append(f"* coverage {float(r['coverage_pct']):.0f}%: {name} {r['coverage_note']}")
+    return (["", "Rows whose parts cover different times (a step in a timeline is not a workload change):"] + out) \
+        if out else []
+
+
+def partition_table(m: pd.DataFrame) -> list[str]:
+    """Every partition of the machine as its partition data (z/VM D0R16) shows it, counters or not."""
+    if "processors" not in m.columns:
+        return []
+    p = m.loc[m["processors"].notna()]
+    if not len(p):
+        return []
+    heads = ["LPAR", "Data", "#CPU", "Processors", "Weights", "Capped", "Busy%sum", "Busy%/CPU"]
+    rows = [[str(r["lpar"]), str(r["data"]), str(int(r["partition_cpus"])), str(r["processors"]), str(r["weights"]),
+             "yes" if bool(r["capped"]) else "no",
+             _fmt(r["partition_busy_sum_pct"], 1), _fmt(r["partition_busy_per_cpu_pct"], 1)]
+            for r in p.sort_values(["cec", "lpar"]).to_dict("records")]
+    if p["cec"].nunique() > 1:
+        heads = ["CEC"] + heads
+        rows = [[str(c)] + r for c, r in zip(p.sort_values(["cec", "lpar"])["cec"], rows)]
+    w = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
+    right = {"#CPU", "Busy%sum", "Busy%/CPU"}
+    fmt = [(">" if h in right else "<") for h in heads]
+    lines = ["", "Partition data (z/VM D0R16) of every partition; #CPU = logical CPUs of all processor types; "
+             "Busy%sum = % of one CPU summed over the LPAR's CPUs (as LPARCPU), Busy%/CPU = average per CPU:"]
+    lines.append(" ".join(f"{h:{a}{x}}" for h, a, x in zip(heads, fmt, w)).rstrip())
+    lines += [" ".join(f"{c:{a}{x}}" for c, a, x in zip(r, fmt, w)).rstrip() for r in rows]
+    return lines
 
 
 def _formula_lines(ws, gens: list[str]) -> list[str]:
@@ -360,7 +443,7 @@ def run(args: argparse.Namespace, workspace=None) -> int:
     if smt is not None:
         m = ws.smt(by=smt, start=args.start, end=args.end)
     else:
-        m = ws.metrics(by=args.by, start=args.start, end=args.end)
+        m = enrich(ws, ws.metrics(by=args.by, start=args.start, end=args.end), args.by, args.start, args.end)
     ids = metric_ids(ws.formula_sets)
     if smt is not None:
         text = {"csv": smt_to_csv, "table": smt_to_table}[args.format](m, smt) if args.format != "json" \

@@ -369,16 +369,20 @@ def data_checks(out: pd.DataFrame, df: pd.DataFrame, counters: Sequence[str]) ->
                      "an interval of system {system} ending {time} differs by more than 10% from the usual "
                      "length (CPU {cpus})", "busy and rates of that interval are less comparable")
     out["qbits"] = qb
-    findings += _cpu_presence(out)
+    findings += _cpu_presence(df)
     findings += _system_moves(df)
     return out, findings
 
 
-def _cpu_presence(out: pd.DataFrame) -> list[Finding]:
-    """Info findings for logical CPUs that appear late or vanish early within a system's data."""
-    if not len(out):
+def _cpu_presence(samples: pd.DataFrame) -> list[Finding]:
+    """Info findings for logical CPUs that appear late or vanish early within a system's data.
+
+    Judged on the records (baselines included), not on the intervals: a counter reset turns one record into a
+    new baseline and leaves a gap in the intervals, but the CPU did not go away (the reset is its own finding).
+    """
+    if not len(samples):
         return []
-    r = out[["source", "offset", "system", "class", "cpu", "time"]]
+    r = samples[["source", "offset", "system", "class", "cpu", "time"]]
     span = r.groupby("system", sort=False)["time"].agg(["min", "max"])
     per = r.sort_values("time").groupby(["system", "class", "cpu"], sort=False, observed=True)
     firsts, lasts = per.head(1), per.tail(1)
@@ -387,13 +391,13 @@ def _cpu_presence(out: pd.DataFrame) -> list[Finding]:
     res = []
     for x in f.loc[f["time"] > f["min"]].itertuples(index=False):
         res.append(make_finding(str(x.source), int(x.offset), "info", "cpu-appeared",
-                                f"system {x.system}: {x[3]} CPU {x.cpu} first appears in the interval ending "
+                                f"system {x.system}: {x[3]} CPU {x.cpu} first appears in the record of "
                                 f"{pd.Timestamp(x.time).isoformat()}",
                                 "it was offline or not measured before; LPAR totals change there",
                                 system=x.system, cpu=int(x.cpu)))
     for x in l_.loc[l_["time"] < l_["max"]].itertuples(index=False):
         res.append(make_finding(str(x.source), int(x.offset), "info", "cpu-vanished",
-                                f"system {x.system}: {x[3]} CPU {x.cpu} is last seen in the interval ending "
+                                f"system {x.system}: {x[3]} CPU {x.cpu} is last seen in the record of "
                                 f"{pd.Timestamp(x.time).isoformat()}",
                                 "it went offline or stopped being measured; LPAR totals change there",
                                 system=x.system, cpu=int(x.cpu)))

@@ -20,7 +20,9 @@ def test_report_by_lpar_shows_zos_and_zvm_under_one_cec(capsys):
     assert main(["report", *map(str, AFTER), "--by", "lpar", "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     by_lpar = {r["lpar"]: r for r in rows}
-    assert set(by_lpar) == {"ZOSA", "ZOSB", "ZOSC", "VMPROD"}
+    # every partition of the machine: four with counters, CF01 and ZOSD known only from D0R16
+    assert set(by_lpar) == {"ZOSA", "ZOSB", "ZOSC", "VMPROD", "CF01", "ZOSD"}
+    assert {k for k, r in by_lpar.items() if r["data"] == "counters"} == {"ZOSA", "ZOSB", "ZOSC", "VMPROD"}
     assert {r["cec"] for r in rows} == {"3931-123F5"}        # D1R4 sequence code and SMF113 MachSeqCode agree
     assert by_lpar["VMPROD"]["system"] == "VMSYS1" and by_lpar["ZOSA"]["system"] == "ZOSA"
     # the z/VM LPAR: 2 IFL cores x SMT-2 = 4 logical CPUs, modelled at 60% peak busy per thread with a

@@ -1,0 +1,139 @@
+"""What the machine's partition data says about every LPAR, and how much of a row's time its parts cover.
+
+* :func:`partition_summary`: z/VM D0R15/D0R16 rows (one per partition, processor type and interval) summed up per
+  LPAR over a time window: processor counts by type, weights, capping, and busy in the same unit as LPARCPU
+  (percent of one CPU, summed over the LPAR's CPUs) with the per-CPU average beside it.  LPARs without counters
+  (a coupling facility, a z/OS LPAR not sending SMF 113) are marked ``partition data only``.
+* :func:`coverage`: for CEC, LPAR and class rows, the share of the row's time span that its children (LPARs,
+  CPUs) actually cover, and which child is short, so a level step in a CEC timeline (one LPAR's data ending a day
+  before the others') is not read as a change in the workload.
+
+Pure pandas; no Qt, no byte layouts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from app.engine.aggregate import window_mask
+
+__all__ = ["partition_summary", "coverage", "PARTITION_SUMMARY_COLUMNS", "BUSY_UNIT"]
+
+BUSY_UNIT = "% of one CPU, summed over the LPAR's CPUs (as LPARCPU)"
+PARTITION_SUMMARY_COLUMNS = ["cec", "lpar", "lpar_number", "data", "n_cpus", "processors", "weights", "capped",
+                             "busy_sum_pct", "busy_per_cpu_pct", "first", "last"]
+_CHILD = {"cec": ["lpar", "system"], "lpar": ["class", "cpu"], "class": ["cpu"]}
+_KEYS = {"cec": ["cec"], "lpar": ["cec", "lpar", "system"], "class": ["cec", "lpar", "system", "class"]}
+_TYPE_ORDER = ["CP", "GCP", "IFL", "zIIP", "zAAP", "ICF"]
+
+
+def _type_key(t: str) -> tuple[int, str]:
+    return (_TYPE_ORDER.index(t) if t in _TYPE_ORDER else len(_TYPE_ORDER), t)
+
+
+def partition_summary(parts: pd.DataFrame, measured: set[tuple[str, str]] | None = None,
+                      start=None, end=None) -> pd.DataFrame:
+    """One row per partition (CEC, LPAR) of the partition data in the window ``(start, end]``.
+
+    Parameters
+    ----------
+    parts : DataFrame
+        Partition rows (``Workspace.partitions``): cec, lpar, lpar_number, class, cpus, weight, capped, busy_pct
+        (per-CPU average of that processor type in the interval), time.
+    measured : set of (cec, lpar), optional
+        LPARs that have CPU MF counters; the others are marked ``partition data only``.
+
+    Returns
+    -------
+    DataFrame
+        :data:`PARTITION_SUMMARY_COLUMNS`.  ``n_cpus`` is the sum over processor types of the latest interval
+        (4 CPs and 2 zIIPs are 6 CPUs); ``busy_sum_pct`` is the mean over intervals of sum(busy_pct x cpus) over
+        the types (:data:`BUSY_UNIT`), ``busy_per_cpu_pct`` that divided by the CPUs; empty (NaN) when no
+        interval of the partition has a busy value.
+    """
+    if parts is None or not len(parts):
+        return pd.DataFrame(columns=PARTITION_SUMMARY_COLUMNS)
+    p = parts.loc[window_mask(parts["time"], start, end)]
+    if not len(p):
+        return pd.DataFrame(columns=PARTITION_SUMMARY_COLUMNS)
+    p = p.assign(cec=p["cec"].astype(str), lpar=p["lpar"].astype(str), cls=p["class"].astype(str),
+                 cpus=p["cpus"].astype(np.int64))
+    busy = p["busy_pct"].to_numpy(dtype=np.float64) * p["cpus"].to_numpy(dtype=np.float64)
+    p = p.assign(busy_x=busy, has=np.isfinite(busy))
+    per_t = (p.groupby(["cec", "lpar", "time"], sort=False)
+             .agg(busy=("busy_x", lambda s: s.sum(min_count=1)), cpus=("cpus", "sum"))
+             .reset_index())
+    rows = []
+    measured = measured or set()
+    for (cec, lpar), g in p.groupby(["cec", "lpar"], sort=True):
+        last_t = g["time"].max()
+        latest = g.loc[g["time"] == last_t].sort_values("cls", key=lambda s: s.map(_type_key))
+        by_type = latest.groupby("cls", sort=False).agg(cpus=("cpus", "sum"), weight=("weight", "max"))
+        n = int(by_type["cpus"].sum())
+        t = per_t.loc[(per_t["cec"] == cec) & (per_t["lpar"] == lpar)]
+        b = t["busy"].dropna()
+        c = t.loc[b.index, "cpus"].to_numpy(dtype=np.float64)
+        busy_sum = float(b.mean()) if len(b) else np.nan
+        per_cpu = float((b.to_numpy() / np.where(c > 0, c, np.nan)).mean()) if len(b) else np.nan
+        rows.append({
+            "cec": cec, "lpar": lpar, "lpar_number": int(g["lpar_number"].iloc[0]),
+            "data": "counters" if (cec, lpar) in measured else "partition data only",
+            "n_cpus": n,
+            "processors": ", ".join(f"{k} {int(v)}" for k, v in by_type["cpus"].items()),
+            "weights": ", ".join(f"{k} {int(v)}" for k, v in by_type["weight"].items()),
+            "capped": bool(g["capped"].astype(bool).any()),
+            "busy_sum_pct": busy_sum, "busy_per_cpu_pct": per_cpu,
+            "first": g["time"].min(), "last": last_t,
+        })
+    return pd.DataFrame(rows, columns=PARTITION_SUMMARY_COLUMNS)
+
+
+def coverage(iv: pd.DataFrame, level: str, start=None, end=None) -> pd.DataFrame:
+    """Time coverage of CEC, LPAR or class rows by their children, in the window ``(start, end]``.
+
+    A child (an LPAR of a CEC, a CPU of an LPAR or class) covers ``[first interval start, last interval end]``.
+    ``coverage_pct`` = 100 x mean over children of (child span / row span); a child is *short* when it starts or
+    ends more than 1.5 of its usual interval lengths inside the row's span.  ``coverage_note`` names the short
+    children with their spans ("" when every child covers the whole row).
+
+    Returns a frame with the level's key columns, ``coverage_pct`` and ``coverage_note``; empty for other levels.
+    """
+    keys = _KEYS.get(level)
+    cols = (keys or []) + ["coverage_pct", "coverage_note"]
+    if keys is None or not len(iv):
+        return pd.DataFrame(columns=cols)
+    r = iv.loc[window_mask(iv["interval_end"], start, end)]
+    if not len(r):
+        return pd.DataFrame(columns=cols)
+    child = _CHILD[level]
+    spans = (r.groupby(keys + child, observed=True, sort=True)
+             .agg(first=("interval_start", "min"), last=("interval_end", "max"), step=("interval_s", "median"))
+             .reset_index())
+    out = []
+    for key, g in spans.groupby(keys, observed=True, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        lo, hi = g["first"].min(), g["last"].max()
+        total = (hi - lo).total_seconds()
+        if total <= 0:
+            out.append((*key, 100.0, ""))
+            continue
+        frac = ((g["last"] - g["first"]).dt.total_seconds() / total).clip(0, 1)
+        tol = pd.to_timedelta(1.5 * g["step"].fillna(0).to_numpy(), unit="s")
+        short = ((g["first"] - lo) > tol) | ((hi - g["last"]) > tol)
+        notes = [f"{_child_name(level, x)} {x['first']:%Y-%m-%d %H:%M}..{x['last']:%Y-%m-%d %H:%M}"
+                 for _, x in g.loc[short].iterrows()]
+        note = ""
+        if notes:
+            note = (f"covers {lo:%Y-%m-%d %H:%M}..{hi:%Y-%m-%d %H:%M} UTC but only partly: " + "; ".join(notes[:6])
+                    + (f"; {len(notes) - 6} more" if len(notes) > 6 else ""))
+        out.append((*key, float(frac.mean() * 100.0), note))
+    return pd.DataFrame(out, columns=cols)
+
+
+def _child_name(level: str, x: pd.Series) -> str:
+    if level == "cec":
+        return f"LPAR {x['lpar']}"
+    if level == "lpar":
+        return f"{x['class']} CPU {int(x['cpu'])}"
+    return f"CPU {int(x['cpu'])}"
