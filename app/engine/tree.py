@@ -91,33 +91,50 @@ def build_tree(ws: Workspace) -> list[TreeNode]:
                 lpars[lk].children.append(classes[ck])
             info = {"generation": r.generation, "os": r.os, "system": r.system, **minfo("cpu", (*ck, cpu))}
             classes[ck].children.append(TreeNode(("cpu", cec, lpar, cls, cpu), "cpu", f"CPU {cpu}", [], info))
+        _add_coverage(roots, iv)
     _add_partitions(roots, ws.partitions)
     return [roots[k] for k in sorted(roots)]
 
 
+def _add_coverage(roots: dict[str, TreeNode], iv: pd.DataFrame) -> None:
+    """``coverage_pct`` / ``coverage_note`` on CEC and LPAR nodes whose parts cover different times."""
+    from app.engine.partitions import coverage
+
+    for rec in coverage(iv, "cec").to_dict("records"):
+        node = roots.get(str(rec["cec"]))
+        if node is not None:
+            node.info.update(coverage_pct=rec["coverage_pct"], coverage_note=rec["coverage_note"])
+    by_key = {n.key: n for root in roots.values() for n in root.children}
+    for rec in coverage(iv, "lpar").to_dict("records"):
+        node = by_key.get(("lpar", str(rec["cec"]), str(rec["lpar"])))
+        if node is not None:
+            node.info.update(coverage_pct=rec["coverage_pct"], coverage_note=rec["coverage_note"])
+
+
 def _add_partitions(roots: dict[str, TreeNode], parts: pd.DataFrame | None) -> None:
-    if parts is None or not len(parts):
-        return
-    p = parts.copy()
-    for c in ("cec", "lpar"):
-        p[c] = p[c].astype(str)
-    agg = p.groupby(["cec", "lpar"], sort=True).agg(
-        lpar_number=("lpar_number", "last"), cpus=("cpus", "last"), weight=("weight", "last"),
-        capped=("capped", "last"), busy_pct=("busy_pct", "mean"),
-        cls=("class", lambda s: ",".join(sorted({str(x) for x in s})))).reset_index()
-    for r in agg.itertuples(index=False):
-        root = roots.get(r.cec)
+    """Partition data (D0R16) onto the LPAR nodes; partitions without counters become partition-only LPARs.
+
+    ``partition_cpus`` counts the CPUs of every processor type (4 CPs + 2 zIIPs = 6); ``partition_busy`` is in
+    LPARCPU's unit (% of one CPU, summed over the LPAR's CPUs), so a partition-only LPAR's ``busy`` compares with
+    the LPARCPU of LPARs with counters; ``busy_pct`` is the per-CPU average.
+    """
+    from app.engine.partitions import partition_summary
+
+    ps = partition_summary(parts)
+    for r in ps.to_dict("records"):
+        root = roots.get(r["cec"])
         if root is None:
-            root = roots[r.cec] = TreeNode(("cec", r.cec), "cec", r.cec, [], {"generation": None, "busy": None,
-                                                                             "cpi": None, "n_cpus": 0})
-        extra = {"weight": _num(r.weight), "busy_pct": _num(r.busy_pct), "capped": r.capped,
-                 "lpar_number": r.lpar_number, "partition_cpus": r.cpus, "partition_class": r.cls}
-        node = next((c for c in root.children if c.key == ("lpar", r.cec, r.lpar)), None)
+            root = roots[r["cec"]] = TreeNode(("cec", r["cec"]), "cec", r["cec"], [],
+                                              {"generation": None, "busy": None, "cpi": None, "n_cpus": 0})
+        extra = {"weight": r["weights"], "busy_pct": _num(r["busy_per_cpu_pct"]), "capped": bool(r["capped"]),
+                 "lpar_number": int(r["lpar_number"]), "partition_cpus": int(r["n_cpus"]),
+                 "partition_class": r["processors"], "partition_busy": _num(r["busy_sum_pct"])}
+        node = next((c for c in root.children if c.key == ("lpar", r["cec"], r["lpar"])), None)
         if node is not None:
             node.info.update(extra)
             continue
         info = {"partition_only": True, "generation": root.info.get("generation"), "os": None, "system": None,
-                "n_cpus": int(r.cpus) if _num(r.cpus) is not None else 0, "busy": None, "cpi": None, **extra}
-        root.children.append(TreeNode(("lpar", r.cec, r.lpar), "lpar", r.lpar, [], info))
+                "n_cpus": int(r["n_cpus"]), "busy": _num(r["busy_sum_pct"]), "cpi": None, **extra}
+        root.children.append(TreeNode(("lpar", r["cec"], r["lpar"]), "lpar", r["lpar"], [], info))
     for root in roots.values():
         root.children.sort(key=lambda n: (n.info.get("partition_only", False), n.label))

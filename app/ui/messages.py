@@ -6,6 +6,17 @@ APP_TITLE = "NestScope"
 PLACEHOLDER = "Open SMF 113 or MONWRITE files (Ctrl+O) or drop them here"
 TREE_PLACEHOLDER = "No files open"
 TABLE_NO_ROWS = "No intervals for the selection and time window"
+PARTITION_ONLY_TITLE = "{lpar}: no counters, partition data only"
+PARTITION_ONLY_WHY = ("{lpar} sends no CPU MF counters (a coupling facility, or an LPAR not recording SMF 113), so "
+                      "there are no intervals, CPI or sourcing for it. The z/VM monitor's partition data (D0R16) "
+                      "of {source} tells what is known:")
+PARTITION_FACTS = ("<table cellspacing=4><tr><td>LPAR number</td><td>{number}</td></tr>"
+                   "<tr><td>Logical processors</td><td>{processors}</td></tr>"
+                   "<tr><td>Weight</td><td>{weights}</td></tr>"
+                   "<tr><td>Capped</td><td>{capped}</td></tr>"
+                   "<tr><td>Busy (mean)</td><td>{busy}</td></tr>"
+                   "<tr><td>Partition data</td><td>{first} - {last} UTC</td></tr></table>")
+PARTITION_BUSY_TITLE = "{lpar}: busy, % of one CPU summed over its CPUs (D0R16)"
 TIMELINE_NO_DATA = "No intervals to plot for the selection"
 HEALTH_CLEAN = "No data-health findings"
 
@@ -56,6 +67,8 @@ TAB_HEALTH_N = "Data health ({n})"
 TAB_SMT = "SMT"
 FILTER_PLACEHOLDER = "Filter (Ctrl+F): CEC, LPAR, class..."
 TREE_HEADERS = ("Node", "CPUs", "Busy", "CPI")
+TREE_COVERAGE = ("◔ partial coverage ({pct:.0f}%): {note}. A level step in this row's timeline is data "
+                 "coverage, not a workload change.")
 TREE_PARTITION_ONLY = "known only from partition data (z/VM D0R16): busy {busy} %, weight {weight}"
 
 # status bar and loading
@@ -72,6 +85,16 @@ STATUS_COPIED_TREE = "Copied the selected tree rows"
 STATUS_COPIED_HEALTH = "Copied the data-health findings"
 STATUS_WINDOW = "Time window {start} - {end}"
 STATUS_WINDOW_CLEARED = "Time window cleared: whole range"
+STATUS_LOAD_SUMMARY = "{read} of {total} files read, {errors} with errors{detail}"
+STATUS_LOAD_ERRORS_DETAIL = " ({names}): see Data health"
+CHIP_TITLE = "Time window:"
+CHIP_WHOLE_RANGE = "whole range"
+CHIP_WINDOW = "{start} - {end} UTC"
+CHIP_CLEAR_TIP = "Clear the time window: back to the whole range (Ctrl+Shift+T)"
+CHIP_ACTIVE_TIP = ("The table, its summary row, the tree's Busy and CPI, the SMT tab and the partition view use this "
+                   "window; it is shaded in every plot")
+CHIP_IDLE_TIP = "No time window: every view shows the whole range. Drag the region under the timelines or press "\
+                "Ctrl+T on selected table rows to choose one"
 CANCEL = "Cancel"
 CANCEL_TIP = "Stop reading {name}"
 
@@ -99,6 +122,7 @@ PLOT_TITLES = {
     "sourcing": "L1 miss sourcing % (stacked)",
     "lparcpu": "LPARCPU %",
     "mt": "MT",
+    "cec": "CEC busy by LPAR (stacked)",
 }
 SOURCING_NODE_TITLE = "L1 miss sourcing %: {node}"   # one stacked plot per selected node
 SOURCING_MORE = {1: "  (+1 more node not shown)", 2: "  (+{n} more nodes not shown)"}  # 2: any n > 1
@@ -106,6 +130,13 @@ PLOT_SHORT = {"cpi": "CPI", "l1mp": "L1MP", "rni": "RNI", "sourcing": "Sourcing 
               "mt": "MT"}
 OVERVIEW_TITLE = "Drag the shaded region to choose the time window"
 READOUT_EMPTY = "Move the mouse over a plot to read values"
+TIME_AXIS_LABEL = "Interval end (UTC)"
+Y_FROM_ZERO = "Axes from 0"
+Y_FROM_ZERO_TIP = "Value axes start at zero, so small noise does not look dramatic (remembered)"
+LEGEND_TIP = ("One colour per node in every plot; a metric's parts (Est Instr Cmplx CPI, Est Finite CPI) are drawn "
+              "in the node's colour, lighter and dashed/dotted")
+CEC_TITLE = "{cec}: busy by LPAR, % of one CPU (stacked; LPARCPU, partition-only LPARs from z/VM D0R16)"
+CEC_PARTITION_ONLY = "{lpar} (D0R16)"
 
 # SMT
 SMT_TYPE_TITLE = "By core type (mean rows on top)"

@@ -150,6 +150,8 @@ class MachineTreeModel(QAbstractItemModel):
             return f
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(node, info)
+        if role == Qt.ItemDataRole.BackgroundRole and col == COL_BUSY and info.get("coverage_note"):
+            return QColor(255, 214, 102, 110)       # amber: the row's parts cover different times
         return None
 
     def _raw(self, node: Any, info: dict, col: int) -> Any:
@@ -158,17 +160,20 @@ class MachineTreeModel(QAbstractItemModel):
         if col == COL_CPUS:
             return _num(info.get("n_cpus"))
         if col == COL_BUSY:
-            return _num(info.get("busy_pct") if info.get("partition_only") else info.get("busy"))
+            return _num(info.get("busy"))       # LPARCPU's unit for every row (partition-only: D0R16 busy, summed)
         return _num(info.get("cpi"))
 
     def _text(self, node: Any, info: dict, col: int) -> str:
         if col == COL_NODE:
             return node_label(node)
         # partition-only rows: the weight is in the tooltip (keeps the Busy column narrow)
-        return fmt_number(self._raw(node, info, col), {COL_CPUS: 0, COL_BUSY: 1}.get(col, 2))
+        text = fmt_number(self._raw(node, info, col), {COL_CPUS: 0, COL_BUSY: 1}.get(col, 2))
+        return text + " ◔" if col == COL_BUSY and info.get("coverage_note") else text
 
     def _tooltip(self, node: Any, info: dict) -> str:
         lines = [node_label(node)]
+        if info.get("coverage_note"):
+            lines.append(M.TREE_COVERAGE.format(pct=float(info.get("coverage_pct") or 0), note=info["coverage_note"]))
         if info.get("partition_only"):
             lines.append(M.TREE_PARTITION_ONLY.format(busy=info.get("busy_pct", "?"), weight=info.get("weight", "?")))
         lines += [f"{k}: {v}" for k, v in info.items() if k != "partition_only" and v not in (None, "")]

@@ -80,12 +80,13 @@ def test_tree_filter_is_recursive(qtmodeltester):
 def test_partition_only_is_grey():
     roots = build_tree("CEC1;LPAR1")
     roots[0].children.append(TreeNode(("lpar", "CEC1", "CF01"), "lpar", "CF01", [],
-                                      {"partition_only": True, "busy_pct": 12.0, "weight": 30}))
+                                      {"partition_only": True, "busy": 24.0, "busy_pct": 12.0, "weight": 30}))
     model = MachineTreeModel()
     model.set_roots(roots)
     idx = model.index_of_key(("lpar", "CEC1", "CF01"))
     assert model.data(idx, Qt.ItemDataRole.ForegroundRole) is not None
-    assert model.data(model.index(idx.row(), 2, idx.parent())) == "12.0"  # the weight is in the tooltip
+    # Busy in LPARCPU's unit (sum over the 2 CPUs, not the per-CPU 12.0); the weight is in the tooltip
+    assert model.data(model.index(idx.row(), 2, idx.parent())) == "24.0"
     assert "weight 30" in model.data(idx, Qt.ItemDataRole.ToolTipRole)
 
 
