@@ -1,0 +1,506 @@
+"""The engine's aggregation rule as SQL group-bys over the intervals table of a dataset.
+
+Same rule as :mod:`app.engine.aggregate` and :mod:`app.engine.metrics` (``report``): sum the interval
+deltas of the CPUs of a node (and time bucket), then apply the generation's formulas to the sums.
+
+* Time buckets (a system's usual interval length and phase; the CEC's common bucket) depend on all the
+  data of a system, as ``report`` computes them over all its files: two small histogram queries give
+  them, the exact rule of :func:`app.engine.aggregate.add_buckets` runs in Python on the histograms, and
+  the result joins the main query as a small table.
+* ``CPSP`` of a sum is sum(B0)/sum(B0/CPSP); ``INTERVAL`` is sum(busy)/sum(busy fraction) for a
+  system interval and (number of buckets x bucket length) for a CEC or a whole window.
+* Formulas: :func:`app.dataset.sql.formula_set_sql`, one ``CASE generation`` per metric; the workload hint
+  is the engine's :func:`app.engine.hint.classify` applied to the L1MP and RNI of sums over intervals
+  without lost data (computed in SQL too).
+* ``--every`` rolls the whole-window levels up per hour, day, week (Monday) or month: each row is what
+  ``report --from <period start> --to <period end>`` gives for the node.  An interval belongs to the
+  period (hour, weekday) its end falls in, as the window ``(start, end]`` of ``report``.
+
+Runs on DuckDB (in-process, default) or Spark (``local[2]`` unless ``SPARK_MASTER``/``spark.master`` say
+otherwise); both get the same statement apart from the :class:`app.dataset.sql.Dialect` details.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from app.dataset.sql import DUCKDB, SPARK, Dialect, formula_set_sql, lit_str, parse_where
+from app.dataset.store import Dataset
+
+__all__ = ["QuerySpec", "run_query", "open_engine", "QueryError", "BY_CHOICES", "EVERY_CHOICES", "parse_hours",
+           "parse_days", "IDENT_OF"]
+
+BY_CHOICES = ("cec", "lpar", "class", "cpu", "interval")
+EVERY_CHOICES = ("hour", "day", "week", "month")
+IDENT_OF = {"cpu": ["cec", "lpar", "system", "os", "class", "cpu"], "interval": ["cec", "lpar", "system", "os", "class"],
+            "class": ["cec", "lpar", "system", "os", "class"], "lpar": ["cec", "lpar", "system", "os"],
+            "cec": ["cec"]}
+_NS = 1_000_000_000
+_HOUR = 3600 * _NS
+_DAY = 24 * _HOUR
+_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+class QueryError(ValueError):
+    """A query that cannot run as asked (the message says why)."""
+
+
+@dataclass
+class QuerySpec:
+    """What to compute.
+
+    ``nodes`` are engine NodeKeys (``("cec", cec)``, ``("lpar", cec, lpar)``...) as the window's tree uses.
+    """
+
+    by: str = "lpar"
+    every: str | None = None
+    start: Any = None
+    end: Any = None
+    hours: set[int] | None = None
+    days: set[int] | None = None
+    where: str | None = None
+    nodes: list[tuple] | None = None
+    formula_sets: dict | None = field(default=None, repr=False)
+
+
+def parse_hours(text: str) -> set[int]:
+    """``8-17`` (08:00 to 17:00: hours 8..16), ``0-6,22-24``, ``9`` -> set of hours of the day (UTC)."""
+    out: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            if "-" in part:
+                a, b = (int(x) for x in part.split("-", 1))
+                if not (0 <= a < b <= 24):
+                    raise ValueError
+                out |= set(range(a, b))
+            else:
+                h = int(part)
+                if not 0 <= h <= 23:
+                    raise ValueError
+                out.add(h)
+        except ValueError:
+            raise QueryError(f"--hours: {part!r} is not an hour (0-23) or a range like 8-17 (08:00 to 17:00)") from None
+    if not out:
+        raise QueryError("--hours: no hour given")
+    return out
+
+
+def parse_days(text: str) -> set[int]:
+    """``mon-fri``, ``sat,sun``, ``mon,wed-fri`` -> weekday numbers (Monday 0)."""
+    out: set[int] = set()
+    for part in text.lower().split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            if "-" in part:
+                a, b = (_DAYS.index(x.strip()[:3]) for x in part.split("-", 1))
+                out |= set(range(a, b + 1)) if a <= b else set(range(a, 7)) | set(range(0, b + 1))
+            else:
+                out.add(_DAYS.index(part[:3]))
+        except ValueError:
+            raise QueryError(f"--days: {part!r} is not a weekday or a range like mon-fri") from None
+    if not out:
+        raise QueryError("--days: no day given")
+    return out
+
+
+# ----------------------------------------------------------------------------- engines
+class DuckDBEngine:
+    """In-process DuckDB over the committed interval part files."""
+
+    dialect = DUCKDB
+
+    def __init__(self, files: Sequence[str]):
+        import duckdb
+
+        self.con = duckdb.connect()
+        lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
+        self.con.execute(f"CREATE VIEW iv AS SELECT * FROM read_parquet({lst}, union_by_name=true, "
+                         "hive_partitioning=false)")
+
+    def sql(self, text: str) -> pd.DataFrame:
+        return self.con.execute(text).df()
+
+    def columns(self) -> list[str]:
+        return [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
+
+    def close(self) -> None:
+        self.con.close()
+
+
+_SPARK = None
+
+
+def spark_session():
+    """A shared SparkSession: ``local[2]`` unless ``SPARK_MASTER`` or Spark's own settings name a cluster."""
+    global _SPARK
+    if _SPARK is None:
+        try:
+            from pyspark.sql import SparkSession
+        except ImportError:
+            raise QueryError("--engine spark needs PySpark: pip install 'nestscope[spark]' (and a Java runtime)") \
+                from None
+        b = SparkSession.builder.appName("nestscope")
+        master = os.environ.get("SPARK_MASTER")
+        if master:
+            b = b.master(master)
+        elif not os.environ.get("SPARK_HOME") and not os.environ.get("PYSPARK_SUBMIT_ARGS"):
+            b = b.master("local[2]")
+        b = (b.config("spark.sql.session.timeZone", "UTC")
+             .config("spark.sql.shuffle.partitions", os.environ.get("NESTSCOPE_SPARK_PARTITIONS", "4"))
+             .config("spark.ui.enabled", "false")
+             .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false"))
+        _SPARK = b.getOrCreate()
+        _SPARK.sparkContext.setLogLevel("ERROR")
+    return _SPARK
+
+
+class SparkEngine:
+    """The same statements through PySpark (``spark.sql``)."""
+
+    dialect = SPARK
+
+    def __init__(self, files: Sequence[str]):
+        self.spark = spark_session()
+        df = self.spark.read.option("mergeSchema", "true").parquet(*files)
+        df.createOrReplaceTempView("iv")
+        self._cols = df.columns
+
+    def sql(self, text: str) -> pd.DataFrame:
+        return self.spark.sql(text).toPandas()
+
+    def columns(self) -> list[str]:
+        return list(self._cols)
+
+    def close(self) -> None:
+        pass
+
+
+def open_engine(name: str, files: Sequence[str]):
+    if name == "duckdb":
+        return DuckDBEngine(files)
+    if name == "spark":
+        return SparkEngine(files)
+    raise QueryError(f"unknown engine {name!r} (duckdb or spark)")
+
+
+# ----------------------------------------------------------------------------- buckets
+def _median_int(values: np.ndarray, counts: np.ndarray) -> int:
+    """int(numpy.median) of the multiset ``values`` x ``counts`` (average of the two middle values)."""
+    order = np.argsort(values, kind="stable")
+    v, c = values[order], counts[order]
+    cum = np.cumsum(c)
+    n = int(cum[-1])
+
+    def kth(k: int) -> int:
+        return int(v[np.searchsorted(cum, k + 1)])
+    if n % 2:
+        return int(np.float64(kth(n // 2)))
+    return int((np.float64(kth(n // 2 - 1)) + np.float64(kth(n // 2))) / 2)
+
+
+def bucket_params(eng) -> list[tuple[str, str, int | None, int | None, int | None, int | None]]:
+    """(cec, system, L, off, cec L, cec off) per system, by the rule of ``add_buckets`` over all the data."""
+    d = eng.dialect
+    q = d.q
+    hist = eng.sql(f"SELECT {q('cec')} AS cec, {q('system')} AS sys, ROUND(interval_s) AS l, COUNT(*) AS n FROM iv "
+                   f"WHERE ROUND(interval_s) > 0 GROUP BY {q('cec')}, {q('system')}, ROUND(interval_s)")
+    allsys = eng.sql(f"SELECT DISTINCT {q('cec')} AS cec, {q('system')} AS sys FROM iv")
+    mode: dict[tuple[str, str], int] = {}
+    for (cec, sysname), g in hist.groupby(["cec", "sys"], sort=False):
+        g = g.sort_values("l", kind="stable")
+        vals = g["l"].to_numpy(dtype=np.float64)
+        cnt = g["n"].to_numpy(dtype=np.int64)
+        mode[(cec, sysname)] = int(vals[int(np.argmax(cnt))]) * _NS
+    phase: dict[tuple[str, str], int] = {}
+    if mode:
+        ptab = " UNION ALL ".join(f"SELECT {lit_str(c)} AS cec, {lit_str(s)} AS sys, CAST({L} AS BIGINT) AS l"
+                                  for (c, s), L in mode.items())
+        ph = eng.sql(f"WITH p AS ({ptab}) SELECT iv.{q('cec')} AS cec, iv.{q('system')} AS sys, "
+                     f"iv.t_end % p.l AS ph, COUNT(*) AS n FROM iv JOIN p ON iv.{q('cec')} = p.cec AND "
+                     f"iv.{q('system')} = p.sys GROUP BY iv.{q('cec')}, iv.{q('system')}, iv.t_end % p.l")
+        for (cec, sysname), g in ph.groupby(["cec", "sys"], sort=False):
+            L = mode[(cec, sysname)]
+            off = _median_int(g["ph"].to_numpy(dtype=np.int64), g["n"].to_numpy(dtype=np.int64))
+            if L >= 60 * _NS:
+                off = int(round(off / (60 * _NS))) * 60 * _NS % L
+            phase[(cec, sysname)] = off
+    out = []
+    by_cec: dict[str, list[tuple[int, int]]] = {}
+    for (c, s), L in mode.items():
+        by_cec.setdefault(c, []).append((L, phase[(c, s)]))
+    cec_p: dict[str, tuple[int, int]] = {}
+    for c, lst in by_cec.items():
+        L = max(x[0] for x in lst)
+        off = int(np.median([x[1] for x in lst if x[0] == L])) % L
+        cec_p[c] = (L, off)
+    for c, s in allsys[["cec", "sys"]].itertuples(index=False):
+        L = mode.get((c, s))
+        off = phase.get((c, s))
+        cl, coff = cec_p.get(c, (None, None))
+        out.append((c, s, L, off, cl, coff))
+    return out
+
+
+def _params_sql(params, d: Dialect) -> str:
+    def n(v):
+        return "CAST(NULL AS BIGINT)" if v is None else f"CAST({int(v)} AS BIGINT)"
+    rows = [f"SELECT {lit_str(c)} AS p_cec, {lit_str(s)} AS p_sys, {n(L)} AS p_l, {n(o)} AS p_off, {n(cl)} AS p_cl, "
+            f"{n(co)} AS p_coff" for c, s, L, o, cl, co in params]
+    if not rows:
+        rows = ["SELECT 'x' AS p_cec, 'x' AS p_sys, CAST(NULL AS BIGINT) AS p_l, CAST(NULL AS BIGINT) AS p_off, "
+                "CAST(NULL AS BIGINT) AS p_cl, CAST(NULL AS BIGINT) AS p_coff"]
+    return " UNION ALL ".join(rows)
+
+
+# ----------------------------------------------------------------------------- the statement
+def _filters(spec: QuerySpec, d: Dialect) -> list[str]:
+    out = []
+    if spec.start is not None:
+        out.append(f"t_end > {int(pd.Timestamp(spec.start).value)}")
+    if spec.end is not None:
+        out.append(f"t_end <= {int(pd.Timestamp(spec.end).value)}")
+    t = "(t_end - 1)"
+    if spec.hours is not None and len(spec.hours) < 24:
+        out.append(f"({d.idiv(t, str(_HOUR))} % 24) IN ({', '.join(str(h) for h in sorted(spec.hours))})")
+    if spec.days is not None and len(spec.days) < 7:
+        # 1970-01-01 was a Thursday (weekday 3)
+        out.append(f"(({d.idiv(t, str(_DAY))} + 3) % 7) IN ({', '.join(str(x) for x in sorted(spec.days))})")
+    if spec.where:
+        out.append(parse_where(spec.where, d))
+    if spec.nodes is not None:
+        cols = ["cec", "lpar", "class", "cpu"]
+        ors = []
+        for key in spec.nodes:
+            conds = []
+            for c, v in zip(cols, key[1:]):
+                conds.append(f"{d.q(c)} = {int(v)}" if c == "cpu" else f"{d.q(c)} = {lit_str(v)}")
+            ors.append("(" + " AND ".join(conds) + ")" if conds else "TRUE")
+        out.append("(" + " OR ".join(ors) + ")" if ors else "FALSE")
+    return out
+
+
+def _period_sql(every: str | None, d: Dialect) -> str | None:
+    t = "(t_end - 1)"
+    if every is None:
+        return None
+    if every == "hour":
+        return d.idiv(t, str(_HOUR))
+    if every == "day":
+        return d.idiv(t, str(_DAY))
+    if every == "week":            # weeks start on Monday; the epoch's Monday is 1969-12-29 (-3 days)
+        return d.idiv(f"({t} + {3 * _DAY})", str(7 * _DAY))
+    ts = d.ts_micros(d.idiv(t, "1000"))
+    return f"(year({ts}) * 12 + month({ts}) - 1)"
+
+
+def _period_start(every: str, key: np.ndarray) -> pd.DatetimeIndex:
+    k = np.asarray(key, dtype=np.int64)
+    if every == "hour":
+        return pd.to_datetime(k * _HOUR, unit="ns")
+    if every == "day":
+        return pd.to_datetime(k * _DAY, unit="ns")
+    if every == "week":
+        return pd.to_datetime(k * 7 * _DAY - 3 * _DAY, unit="ns")
+    return pd.to_datetime({"year": k // 12, "month": k % 12 + 1, "day": np.ones(len(k), dtype=np.int64)})
+
+
+def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str]) -> str:
+    """The whole statement for ``spec`` (see the module docstring)."""
+    from app.engine.metrics import _hint_applies, hint_counters, metric_ids
+
+    q = d.q
+    by = spec.by
+    every = spec.every
+    per_cpu_interval = by == "cpu" and every is None
+    per_interval = by == "interval"
+    cec_level = by == "cec"
+    keys = IDENT_OF[by]
+    counters = [c for c in counters if c in have]
+    bcol = "cec_bucket" if cec_level else "bucket"
+    where = _filters(spec, d)
+    period = _period_sql(every, d)
+    b0 = q("B0") if "B0" in have else "CAST(NULL AS DOUBLE)"
+    busy = f"CASE WHEN cpu_speed > 0 THEN {b0} / cpu_speed END"
+    ctes = [f"p AS ({_params_sql(params, d)})"]
+    ctes.append(
+        "base AS (SELECT iv.*, "
+        "CASE WHEN p_l IS NULL THEN t_end ELSE CAST(FLOOR(CAST(t_end - p_off AS DOUBLE) / CAST(p_l AS DOUBLE) + 0.5) "
+        "AS BIGINT) * p_l + p_off END AS bucket, "
+        "CAST(p_l AS DOUBLE) / 1000000000.0 AS bucket_s, "
+        "CASE WHEN p_cl IS NULL THEN t_end ELSE CAST(CEIL((CAST(t_end - p_coff AS DOUBLE) - "
+        "COALESCE(CAST(p_l AS DOUBLE) / 1000000000.0 * 1000000000.0 / 2.0, CAST(p_cl AS DOUBLE) / 2.0)) / "
+        "CAST(p_cl AS DOUBLE)) AS BIGINT) * p_cl + p_coff END AS cec_bucket, "
+        "CAST(p_cl AS DOUBLE) / 1000000000.0 AS cec_bucket_s "
+        f"FROM iv LEFT JOIN p ON iv.{q('cec')} = p.p_cec AND iv.{q('system')} = p.p_sys)")
+    ctes.append(
+        f"r AS (SELECT *, {busy} AS _busy_us, CASE WHEN interval_s > 0 THEN ({busy}) / (1000000.0 * interval_s) END "
+        f"AS _bf, concat({q('system')}, '/', CAST({q('cpu')} AS STRING)) AS _uid"
+        + (f", {period} AS _period" if period else "")
+        + " FROM base" + (" WHERE " + " AND ".join(where) if where else "") + ")")
+    gen_keys = [q(k) for k in keys] + ["generation", "formula_set"]
+    with_hint = not (by == "cpu")
+    hc = [c for c in hint_counters(sets, counters)] if with_hint else []
+    if per_cpu_interval:
+        sel = gen_keys + ["t_start AS _start", "t_end AS _end", "1 AS n_cpus", "qbits AS _q", "1 AS _size",
+                          "0 AS _cntP", "0 AS _cntE", "CAST(cpu_speed AS DOUBLE) AS _CPSP", "interval_s AS _INTERVAL"]
+        sel += [q(c) for c in counters]
+        ctes.append(f"a2 AS (SELECT {', '.join(sel)} FROM r)")
+        out_keys = gen_keys
+    else:
+        group = list(gen_keys)
+        if per_interval:
+            group.append("bucket")
+        if period:
+            group.append("_period")
+        firstP = next((c for c in counters if c[0] == "P"), None)
+        firstE = next((c for c in counters if c[0] == "E"), None)
+        sel = group + [
+            "MIN(t_start) AS _start", "MAX(t_end) AS _end", "COUNT(DISTINCT _uid) AS n_cpus",
+            "SUM(_busy_us) AS _sb", "SUM(_bf) AS _sf", "MAX(cpu_speed) AS _cpsp_max",
+            f"{d.median('interval_s')} AS _ivs", f"MAX({bcol}_s) AS _blen", f"COUNT(DISTINCT {bcol}) AS _nb",
+            "BIT_OR(qbits) AS _q", "COUNT(*) AS _size",
+            (f"COUNT({q(firstP)})" if firstP else "0") + " AS _cntP",
+            (f"COUNT({q(firstE)})" if firstE else "0") + " AS _cntE"]
+        sel += [f"SUM({q(c)}) AS {q(c)}" for c in counters]
+        sel += [f"SUM(CASE WHEN qbits % 2 = 0 THEN {q(c)} END) AS {q('_h_' + c)}" for c in hc]
+        ctes.append(f"agg AS (SELECT {', '.join(sel)} FROM r GROUP BY {', '.join(group)})")
+        if per_interval:
+            interval = "CASE WHEN _sf > 0 THEN _sb / (1000000.0 * _sf) ELSE _ivs END"
+        else:
+            interval = "CAST(_nb AS DOUBLE) * COALESCE(_blen, _ivs)"
+        ctes.append(f"a2 AS (SELECT *, CASE WHEN _sb > 0 THEN {q('B0') if 'B0' in counters else 'NULL'} / _sb "
+                    f"ELSE CAST(_cpsp_max AS DOUBLE) END AS _CPSP, {interval} AS _INTERVAL FROM agg)")
+        out_keys = group
+    ids = metric_ids(sets)
+    cs = set(counters)
+
+    def column(name: str) -> str | None:
+        if name == "CPSP":
+            return "_CPSP"
+        if name == "INTERVAL":
+            return "_INTERVAL"
+        return q(name) if name in cs else None
+
+    def hcolumn(name: str) -> str | None:
+        if name in ("CPSP", "INTERVAL"):
+            return column(name)
+        return q("_h_" + name) if name in hc else None
+
+    per_gen = {g: formula_set_sql(fs, column) for g, fs in sets.items()}
+    mets = []
+    for mid in ids:
+        whens = [f"WHEN {lit_str(g)} THEN {sql[mid]}" for g, sql in per_gen.items() if mid in sql]
+        mets.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)") + f" AS {q(mid)}")
+    if with_hint:
+        for mid in ("L1MP", "RNI"):
+            whens = []
+            for g, fs in sets.items():
+                if _hint_applies(fs):
+                    whens.append(f"WHEN {lit_str(g)} THEN {formula_set_sql(fs, hcolumn, {mid})[mid]}")
+            mets.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)")
+                        + f" AS {q('_hint_' + mid)}")
+    tail = ["_start", "_end", "n_cpus", "_q", "_size", "_cntP", "_cntE"]
+    out_cols = [c for c in out_keys] + tail + mets
+    order = [q(k) for k in keys] + (["_period"] if period else []) + ["_end"]
+    return ("WITH " + ",\n".join(ctes) + f"\nSELECT {', '.join(out_cols)} FROM a2 ORDER BY {', '.join(order)}")
+
+
+def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) -> pd.DataFrame:
+    """Metric rows for ``spec`` over ``ds``, in the column layout of ``report`` (plus ``period`` with
+    ``--every``).  ``eng`` reuses an open engine (the window keeps one)."""
+    from app.engine.catalog import load_formula_sets
+    from app.engine.deltas import quality_strings
+    from app.engine.hint import NA, classify
+    from app.engine.metrics import _hint_applies, metric_ids
+
+    if spec.by not in BY_CHOICES:
+        raise QueryError(f"--by must be one of {', '.join(BY_CHOICES)}")
+    if spec.every is not None and spec.every not in EVERY_CHOICES:
+        raise QueryError(f"--every must be one of {', '.join(EVERY_CHOICES)}")
+    if spec.every is not None and spec.by == "interval":
+        raise QueryError("--every rolls whole-window levels up (cec, lpar, class, cpu); --by interval rows are "
+                         "intervals already")
+    sets = spec.formula_sets or load_formula_sets()
+    files = ds.parts("intervals")
+    ids = metric_ids(sets)
+    keys = IDENT_OF[spec.by]
+    if not files:
+        return pd.DataFrame(columns=keys + (["period"] if spec.every else []) + ["interval_start", "interval_end",
+                                                                              "n_cpus", "generation", "formula_set"]
+                            + ids + ["Workload_Hint", "quality", "summary"])
+    own = eng is None
+    eng = eng or open_engine(engine, files)
+    try:
+        have = set(eng.columns())
+        counters = [c for c in ds.counters() if c in have]
+        params = bucket_params(eng)
+        sql = build_sql(spec, eng.dialect, params, sets, counters, have)
+        raw = eng.sql(sql)
+    finally:
+        if own:
+            eng.close()
+    return _frame(raw, spec, sets, ids, keys, NA, classify, _hint_applies, quality_strings)
+
+
+def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, NA, classify, _hint_applies,
+           quality_strings) -> pd.DataFrame:
+    n = len(raw)
+    out = pd.DataFrame({k: raw[k].astype(object) if k != "cpu" else raw[k].astype(np.int64) for k in keys})
+    if spec.every:
+        out["period"] = _period_start(spec.every, raw["_period"].to_numpy()) if n else pd.Series(dtype="datetime64[ns]")
+    out["interval_start"] = pd.to_datetime(raw["_start"].to_numpy(dtype=np.int64), unit="ns")
+    out["interval_end"] = pd.to_datetime(raw["_end"].to_numpy(dtype=np.int64), unit="ns")
+    out["n_cpus"] = raw["n_cpus"].to_numpy(dtype=np.int64)
+    out["generation"] = raw["generation"].astype(object)
+    out["formula_set"] = raw["formula_set"].astype(object)
+    for mid in ids:
+        v = pd.to_numeric(raw[mid], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        out[mid] = np.where(np.isfinite(v), v, np.nan)
+    if spec.by == "cpu":
+        out["Workload_Hint"] = None
+    else:
+        hint = np.full(n, NA, dtype=object)
+        gen = out["generation"].to_numpy(dtype=object)
+        l1 = pd.to_numeric(raw["_hint_L1MP"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        rn = pd.to_numeric(raw["_hint_RNI"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        for g, fs in sets.items():
+            if _hint_applies(fs):
+                idx = np.flatnonzero(gen == g)
+                if len(idx):
+                    hint[idx] = classify(np.where(np.isfinite(l1[idx]), l1[idx], np.nan),
+                                         np.where(np.isfinite(rn[idx]), rn[idx], np.nan))
+        out["Workload_Hint"] = hint
+    qb = raw["_q"].fillna(0).to_numpy(dtype=np.int64)
+    if spec.by != "cpu" or spec.every:
+        size = raw["_size"].to_numpy(dtype=np.int64)
+        for c in ("_cntP", "_cntE"):
+            cnt = raw[c].to_numpy(dtype=np.int64)
+            qb = qb | np.where((cnt > 0) & (cnt < size), 64, 0)
+    out["quality"] = quality_strings(qb) if n else []
+    out["summary"] = False
+    sort = [k for k in keys] + (["period"] if spec.every else []) + ["interval_end"]
+    return out.sort_values(sort, kind="stable", ignore_index=True) if n else out
+
+
+def dataset_formula_versions(frame: pd.DataFrame, sets: dict) -> dict[str, str]:
+    """generation -> formula-set version for the generations in a result (for headers)."""
+    present = set(frame["generation"].astype(str)) if len(frame) else set()
+    return {g: sets[g].version for g in sets if g in present}
+
+
+def node_values(eng, column: str, where: Iterable[str] = ()) -> list:
+    """Distinct values of a column (the window's tree)."""
+    w = list(where)
+    return eng.sql(f"SELECT DISTINCT {eng.dialect.q(column)} AS v FROM iv" + (" WHERE " + " AND ".join(w) if w else "")
+                   )["v"].tolist()

@@ -1,0 +1,274 @@
+"""Formula sets -> SQL, and the one user-written SQL fragment (``--where``), validated.
+
+Formulas are parsed by the engine's own safe parser (:func:`app.engine.expr.compile_expr`: names, numbers,
+``+ - * /``, unary minus, parentheses); this module only walks the parsed tree and writes SQL instead of numpy:
+
+* a division is ``a / NULLIF(b, 0)``: division by zero is NULL, as the engine's NaN;
+* a counter the dataset does not hold, or a name the set does not define, is ``CAST(NULL AS DOUBLE)``
+  (the engine: a missing operand is NaN);
+* a metric used by another metric is inlined (parenthesised), so one SELECT computes every metric;
+* numbers are ``CAST(<repr> AS DOUBLE)`` so DuckDB never does DECIMAL arithmetic.
+
+``--where`` is parsed by a small recursive-descent parser over a token list and written back as SQL from
+the parse tree: only column names of the dataset, string and number literals, ``IN (...)``, ``NOT IN``,
+``AND``/``OR``/``NOT``, comparisons and parentheses exist, so nothing the user types reaches SQL verbatim.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from app.engine.expr import SPECIAL_NAMES, ExprError, is_counter_token
+
+__all__ = ["Dialect", "DUCKDB", "SPARK", "expr_sql", "formula_set_sql", "WhereError", "parse_where",
+           "WHERE_STRING_COLUMNS", "WHERE_NUMBER_COLUMNS"]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What differs between DuckDB and Spark SQL in the statements NestScope writes."""
+
+    name: str
+    quote_char: str
+    idiv_fmt: str             # integer division of two BIGINT expressions
+    ts_micros_fmt: str        # BIGINT microseconds since the epoch -> TIMESTAMP (UTC)
+    median_fmt: str           # exact median (interpolated between the two middle values, as pandas)
+    string_type: str = "STRING"
+
+    def q(self, name: str) -> str:
+        """A quoted identifier."""
+        c = self.quote_char
+        return c + name.replace(c, c + c) + c
+
+    def idiv(self, a: str, b: str) -> str:
+        return self.idiv_fmt.format(a=a, b=b)
+
+    def ts_micros(self, a: str) -> str:
+        return self.ts_micros_fmt.format(a=a)
+
+    def median(self, a: str) -> str:
+        return self.median_fmt.format(a=a)
+
+
+DUCKDB = Dialect("duckdb", '"', "(({a}) // ({b}))", "make_timestamp({a})", "median({a})")
+SPARK = Dialect("spark", "`", "(({a}) div ({b}))", "timestamp_micros({a})", "percentile({a}, 0.5)")
+
+
+def lit_str(s: str) -> str:
+    """A SQL string literal (quotes doubled; the same in DuckDB and Spark with escapes off)."""
+    return "'" + str(s).replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _num(v: float) -> str:
+    return f"CAST({float(v)!r} AS DOUBLE)"
+
+
+NULL = "CAST(NULL AS DOUBLE)"
+
+
+def expr_sql(tree: ast.AST, name_sql: Callable[[str], str]) -> str:
+    """SQL for a parsed formula (``Expr.tree``); ``name_sql`` maps every name to an SQL expression."""
+    if isinstance(tree, ast.Expression):
+        return expr_sql(tree.body, name_sql)
+    if isinstance(tree, ast.BinOp):
+        a = expr_sql(tree.left, name_sql)
+        b = expr_sql(tree.right, name_sql)
+        if isinstance(tree.op, ast.Div):
+            return f"({a} / NULLIF({b}, 0))"
+        op = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}.get(type(tree.op))
+        if op is None:
+            raise ExprError(f"operator {type(tree.op).__name__} is not allowed")
+        return f"({a} {op} {b})"
+    if isinstance(tree, ast.UnaryOp):
+        v = expr_sql(tree.operand, name_sql)
+        return f"(-{v})" if isinstance(tree.op, ast.USub) else v
+    if isinstance(tree, ast.Constant) and isinstance(tree.value, (int, float)) and not isinstance(tree.value, bool):
+        return _num(tree.value)
+    if isinstance(tree, ast.Name):
+        return name_sql(tree.id)
+    raise ExprError(f"unexpected node {type(tree).__name__}")   # the parser rejected it already
+
+
+def formula_set_sql(fs, column: Callable[[str], str | None], only: set[str] | None = None) -> dict[str, str]:
+    """SQL expression per metric of one formula set, metrics used by metrics inlined.
+
+    Parameters
+    ----------
+    fs : FormulaSet
+    column : callable
+        Counter token / ``CPSP`` / ``INTERVAL`` -> SQL of the summed column, or None when absent (NULL).
+    only : set of str, optional
+        Just these metrics (and what they need).
+    """
+    cache: dict[str, str] = {}
+
+    def metric(mid: str, stack: tuple[str, ...] = ()) -> str:
+        if mid in cache:
+            return cache[mid]
+        m = fs.metrics[mid]
+        if m.compiled is None or mid in stack:
+            out = NULL
+        else:
+            def name_sql(n: str) -> str:
+                if n in fs.metrics:
+                    return metric(n, stack + (mid,))
+                if is_counter_token(n) or n in SPECIAL_NAMES:
+                    c = column(n)
+                    return c if c is not None else NULL
+                return NULL
+            out = expr_sql(m.compiled.tree, name_sql)
+        cache[mid] = out
+        return out
+
+    ids = [m for m in fs.order if only is None or m in only]
+    return {mid: metric(mid) for mid in ids}
+
+
+# ----------------------------------------------------------------------------- --where
+WHERE_STRING_COLUMNS = ("cec", "machine_type", "model", "lpar", "system", "os", "class", "generation",
+                        "formula_set", "source", "sha256", "month")
+WHERE_NUMBER_COLUMNS = ("cpu", "core", "cpu_speed", "cfvn", "csvn")
+_TOKEN = re.compile(r"""\s*(?:
+    (?P<str>'(?:[^']|'')*')
+  | (?P<num>-?\d+(?:\.\d+)?)
+  | (?P<op><=|>=|<>|!=|=|<|>)
+  | (?P<punct>[(),])
+  | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<bad>\S)
+)""", re.VERBOSE)
+_KEYWORDS = {"AND", "OR", "NOT", "IN"}
+
+
+class WhereError(ValueError):
+    """A ``--where`` text outside the allowed grammar (the message says what and where)."""
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    out = []
+    pos = 0
+    text = text.rstrip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            break
+        kind = m.lastgroup
+        val = m.group(kind)
+        col = m.start(kind) + 1
+        if kind == "bad":
+            raise WhereError(f"character {val!r} at column {col} is not allowed (only column names, 'strings', "
+                             "numbers, IN (...), AND, OR, NOT, comparisons and parentheses)")
+        if kind == "word" and val.upper() in _KEYWORDS:
+            kind, val = "kw", val.upper()
+        out.append((kind, val, col))
+        pos = m.end()
+    return out
+
+
+def parse_where(text: str, dialect: Dialect, columns: Mapping[str, str] | None = None) -> str:
+    """Validate ``text`` and return it as SQL written from its parse tree.
+
+    Grammar::
+
+        expr  := term (OR term)*          term := factor (AND factor)*
+        factor:= NOT factor | '(' expr ')' | pred
+        pred  := column [NOT] IN '(' literal (',' literal)* ')' | column op literal
+        op    := = | != | <> | < | <= | > | >=
+
+    ``columns`` maps the allowed column names to 'string' or 'number' (default: the identity columns of the
+    intervals table).  Strings compare with strings only, numbers with numbers only.
+    """
+    cols = dict(columns) if columns is not None else {**{c: "string" for c in WHERE_STRING_COLUMNS},
+                                                      **{c: "number" for c in WHERE_NUMBER_COLUMNS}}
+    if not text or not text.strip():
+        raise WhereError("empty --where")
+    toks = _tokens(text)
+    pos = 0
+
+    def peek() -> tuple[str, str, int] | None:
+        return toks[pos] if pos < len(toks) else None
+
+    def take(kind: str | None = None, val: str | None = None) -> tuple[str, str, int]:
+        nonlocal pos
+        t = peek()
+        if t is None:
+            raise WhereError("the condition ends too early" + (f" (expected {val or kind})" if (val or kind) else ""))
+        if (kind and t[0] != kind) or (val and t[1] != val):
+            raise WhereError(f"expected {val or kind} at column {t[2]}, found {t[1]!r}")
+        pos += 1
+        return t
+
+    def literal(ctype: str, cname: str) -> str:
+        t = take()
+        if t[0] == "str":
+            if ctype != "string":
+                raise WhereError(f"column {cname} is a number; {t[1]} at column {t[2]} is a string")
+            return lit_str(t[1][1:-1].replace("''", "'"))
+        if t[0] == "num":
+            if ctype != "number":
+                raise WhereError(f"column {cname} holds text; write the value in quotes ('{t[1]}') at column {t[2]}")
+            return repr(float(t[1])) if "." in t[1] else str(int(t[1]))
+        raise WhereError(f"expected a 'string' or a number at column {t[2]}, found {t[1]!r}")
+
+    def pred() -> str:
+        t = take()
+        if t[0] != "word":
+            raise WhereError(f"expected a column name at column {t[2]}, found {t[1]!r}")
+        name = t[1].lower()
+        if name not in cols:
+            raise WhereError(f"unknown column {t[1]!r} at column {t[2]}; allowed: {', '.join(sorted(cols))}")
+        ctype = cols[name]
+        nxt = peek()
+        neg = False
+        if nxt is not None and nxt[0] == "kw" and nxt[1] == "NOT":
+            take()
+            neg = True
+            nxt = peek()
+        if nxt is not None and nxt[0] == "kw" and nxt[1] == "IN":
+            take()
+            take("punct", "(")
+            vals = [literal(ctype, name)]
+            while peek() is not None and peek()[1] == ",":
+                take()
+                vals.append(literal(ctype, name))
+            take("punct", ")")
+            return f"{dialect.q(name)} {'NOT IN' if neg else 'IN'} ({', '.join(vals)})"
+        if neg:
+            raise WhereError("NOT after a column name must be followed by IN")
+        op = take("op")[1]
+        op = "<>" if op == "!=" else op
+        return f"{dialect.q(name)} {op} {literal(ctype, name)}"
+
+    def factor() -> str:
+        t = peek()
+        if t is not None and t[0] == "kw" and t[1] == "NOT":
+            take()
+            return f"(NOT {factor()})"
+        if t is not None and t[1] == "(":
+            take()
+            inner = expr()
+            take("punct", ")")
+            return f"({inner})"
+        return pred()
+
+    def term() -> str:
+        parts = [factor()]
+        while peek() is not None and peek()[0] == "kw" and peek()[1] == "AND":
+            take()
+            parts.append(factor())
+        return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
+
+    def expr() -> str:
+        parts = [term()]
+        while peek() is not None and peek()[0] == "kw" and peek()[1] == "OR":
+            take()
+            parts.append(term())
+        return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+
+    out = expr()
+    if peek() is not None:
+        t = peek()
+        raise WhereError(f"unexpected {t[1]!r} at column {t[2]}")
+    return out

@@ -1,0 +1,386 @@
+"""The fleet dataset on disk: append-only, content-addressed, lock-free.
+
+Layout of ``DATASET/``::
+
+    nestscope-dataset.json                              format marker
+    samples/cec=<CEC>/month=<YYYY-MM>/part-<sha12>-<uuid>.parquet    decoded counter samples, as read
+    intervals/cec=<CEC>/month=<YYYY-MM>/part-<sha12>-<uuid>.parquet  the engine's per-CPU interval deltas
+    manifest/<sha256>.json                              one entry per source file (the commit record)
+
+Every source file is one unit of work.  Its part files are written under temporary names and renamed into
+place (``os.replace``); then its manifest entry is written to a temporary file and *linked* to
+``manifest/<sha256>.json``, which fails if the name exists.  Readers only read the part files that a
+manifest entry lists, so
+
+* extracting the same content again adds nothing (the entry exists: nothing is written);
+* two processes extracting at once never see each other's half-written files, and of two processes
+  extracting the same content exactly one commits (the other deletes its parts);
+* an interrupted extract commits nothing: its parts are removed (or, after a hard kill, are orphans no
+  reader lists; ``Dataset.orphans()`` names them).
+
+Intervals are the deltas of :func:`app.engine.deltas.compute_intervals` (the code behind ``report``), computed
+per file with the last earlier sample of each CPU already in the dataset as context, so a run of running
+totals (SMF 113 subtype 2, z/VM) split over files extracted in time order loses no interval.  Time buckets
+and everything that depends on the whole dataset are computed at query time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Dataset", "DatasetError", "ExtractResult", "FORMAT", "INTERVAL_IDENT", "interval_counters"]
+
+FORMAT = {"format": "nestscope-dataset", "version": 1}
+MARKER = "nestscope-dataset.json"
+# identity columns of the intervals table (strings unless noted)
+INTERVAL_IDENT = ["source", "sha256", "cec", "machine_type", "model", "lpar", "system", "os", "class", "cpu",
+                  "core", "cpu_speed", "cfvn", "csvn", "t_start", "t_end", "interval_s", "generation",
+                  "formula_set", "qbits", "month"]
+_INT_COLS = {"cpu": "int32", "core": "int32", "cfvn": "int32", "csvn": "int32", "qbits": "int64",
+             "t_start": "int64", "t_end": "int64"}
+_FLOAT_COLS = {"cpu_speed", "interval_s"}
+_CONTEXT_SOURCE = "\x00dataset-context"
+
+
+class DatasetError(Exception):
+    """A directory that is not a usable dataset (message names the path)."""
+
+
+@dataclass
+class ExtractResult:
+    """What ``extract`` did with one source file."""
+
+    file: str
+    sha256: str
+    status: str                 # 'added' | 'present' | 'unreadable' | 'error'
+    message: str = ""
+    samples: int = 0
+    intervals: int = 0
+    findings: int = 0
+    entry: dict[str, Any] = field(default_factory=dict)
+
+
+def interval_counters(sets) -> set[str]:
+    """Counters kept in the intervals table: every basic and problem-state counter and every counter a formula
+    of ``sets`` reads (the rule of :class:`app.engine.Workspace`, so deltas and resets match ``report``)."""
+    keep: set[str] = {f"B{i}" for i in range(32)} | {f"P{i}" for i in range(32, 64)}
+    for fs in sets.values():
+        keep |= fs.counters()
+    return keep
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _iso(ts) -> str | None:
+    if ts is None or pd.isna(ts):
+        return None
+    return pd.Timestamp(ts).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _months(ns: np.ndarray) -> np.ndarray:
+    return pd.to_datetime(ns, unit="ns").strftime("%Y-%m").to_numpy(dtype=object)
+
+
+class Dataset:
+    """A fleet dataset directory (see the module docstring).
+
+    Parameters
+    ----------
+    root : path
+        The dataset directory.
+    create : bool
+        Create it (and its marker) when missing.
+    """
+
+    def __init__(self, root: str | Path, create: bool = False):
+        self.root = Path(root)
+        marker = self.root / MARKER
+        if not marker.exists():
+            if not create:
+                why = "does not exist" if not self.root.exists() else "is not a NestScope dataset (no " + MARKER + ")"
+                raise DatasetError(f"{self.root}: {why}; make one with: nestscope extract FILE... --to {self.root}")
+            if self.root.exists() and any(p.name != MARKER for p in self.root.iterdir()) \
+                    and not (self.root / "manifest").is_dir():
+                raise DatasetError(f"{self.root}: exists and is not empty; give a new or a NestScope dataset directory")
+            (self.root / "manifest").mkdir(parents=True, exist_ok=True)
+            self._atomic_write(marker, json.dumps(FORMAT).encode())
+        for d in ("manifest", "samples", "intervals"):
+            (self.root / d).mkdir(exist_ok=True)
+
+    # -- reading ---------------------------------------------------------------------
+    def entries(self) -> list[dict[str, Any]]:
+        """Committed manifest entries, oldest extract first."""
+        out = []
+        for p in (self.root / "manifest").glob("*.json"):
+            if p.name.startswith("."):
+                continue
+            try:
+                out.append(json.loads(p.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                continue           # never half-written (link of a complete file), but be tolerant
+        out.sort(key=lambda e: (e.get("extracted_at", ""), e.get("sha256", "")))
+        return out
+
+    def parts(self, table: str, cecs: Iterable[str] | None = None, months: Iterable[str] | None = None) -> list[str]:
+        """Absolute paths of the committed part files of ``table`` ('samples' or 'intervals'), optionally only
+        of some CECs and months (partition pruning before any file is opened)."""
+        cs = set(cecs) if cecs is not None else None
+        ms = set(months) if months is not None else None
+        out = []
+        for e in self.entries():
+            for p in e.get("parts", {}).get(table, []):
+                info = e.get("part_keys", {}).get(p, {})
+                if cs is not None and info.get("cec") not in cs:
+                    continue
+                if ms is not None and info.get("month") not in ms:
+                    continue
+                out.append(str(self.root / p))
+        return out
+
+    def orphans(self) -> list[Path]:
+        """Part files no manifest entry lists (left by a killed extract); safe to delete when no extract runs."""
+        listed = {str(self.root / p) for e in self.entries() for t in ("samples", "intervals")
+                  for p in e.get("parts", {}).get(t, [])}
+        return [p for t in ("samples", "intervals") for p in (self.root / t).rglob("*.parquet")
+                if str(p) not in listed] + [p for p in self.root.rglob(".tmp-*")]
+
+    def counters(self) -> list[str]:
+        """Counter columns present in the intervals table."""
+        cols: set[str] = set()
+        for e in self.entries():
+            cols |= set(e.get("interval_counters", []))
+        from app.engine.deltas import _counter_sort_key
+        return sorted(cols, key=_counter_sort_key)
+
+    # -- writing ---------------------------------------------------------------------
+    @staticmethod
+    def _atomic_write(path: Path, data: bytes) -> None:
+        tmp = path.with_name(f".tmp-{uuid.uuid4().hex}-{path.name}")
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+
+    def _write_part(self, table: str, cec: str, month: str, sha: str, frame: pd.DataFrame) -> str:
+        """Write one part file (temporary name, then rename); returns its path relative to the root."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        rel = Path(table) / f"cec={quote(cec, safe='')}" / f"month={month}" / f"part-{sha[:12]}-{uuid.uuid4().hex[:12]}.parquet"
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(".tmp-" + path.name)
+        tbl = pa.Table.from_pandas(frame, preserve_index=False)
+        pq.write_table(tbl, tmp, compression="zstd")
+        os.replace(tmp, path)
+        return rel.as_posix()
+
+    def _commit(self, sha: str, entry: dict[str, Any]) -> bool:
+        """Publish the manifest entry; False when another extract committed the same content first."""
+        final = self.root / "manifest" / f"{sha}.json"
+        tmp = final.with_name(f".tmp-{uuid.uuid4().hex}.json")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(entry, fh, indent=1, default=str)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, final)          # atomic and exclusive: fails when the entry exists
+            return True
+        except FileExistsError:
+            return False
+        except OSError:                  # file systems without hard links: exclusive create + replace
+            try:
+                fd = os.open(final, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                return False
+            os.close(fd)
+            os.replace(tmp, final)
+            return True
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+
+    def _context(self, samples: pd.DataFrame) -> pd.DataFrame | None:
+        """The last earlier sample of each CPU run already in the dataset (running totals need it)."""
+        ab = samples[samples["kind"].astype(str) == "absolute"]
+        if not len(ab):
+            return None
+        t0 = ab["time"].min()
+        months = {t0.strftime("%Y-%m"), (t0 - pd.Timedelta(days=31)).strftime("%Y-%m")}
+        files = self.parts("samples", cecs=set(ab["cec"].astype(str)), months=months)
+        if not files:
+            return None
+        import duckdb
+
+        systems = sorted(set(ab["system"].astype(str)))
+        con = duckdb.connect()
+        try:
+            q = ("SELECT * FROM read_parquet(?, union_by_name=true, hive_partitioning=false) "
+                 "WHERE kind = 'absolute' AND time < ? AND system IN (SELECT unnest(?)) "
+                 "QUALIFY row_number() OVER (PARTITION BY cec, system, class, cpu, run_start ORDER BY time DESC) = 1")
+            ctx = con.execute(q, [files, t0.to_pydatetime(), systems]).df()
+        finally:
+            con.close()
+        if not len(ctx):
+            return None
+        ctx["source"] = _CONTEXT_SOURCE
+        for c in ctx.columns:
+            if c in samples.columns and c[0] in "BPKEM" and c[1:].isdigit():
+                ctx[c] = ctx[c].fillna(0).astype(np.uint64)
+        return ctx[[c for c in ctx.columns if c in samples.columns]]
+
+    def _intervals(self, samples: pd.DataFrame, path: str, sets) -> tuple[pd.DataFrame, list]:
+        from app.engine.deltas import compute_intervals
+
+        ctx = self._context(samples)
+        frames = [ctx, samples] if ctx is not None else [samples]
+        iv, findings = compute_intervals(frames, sets, interval_counters(sets))
+        iv = iv[iv["source"].astype(str) == path].reset_index(drop=True)
+        return iv, [f for f in findings if f.file == path]
+
+    @staticmethod
+    def _interval_frame(iv: pd.DataFrame, sha: str) -> tuple[pd.DataFrame, list[str]]:
+        start = list(iv.columns).index("qbits") + 1
+        counters = list(iv.columns[start:])
+        out: dict[str, Any] = {}
+        for c in INTERVAL_IDENT:
+            if c == "sha256":
+                out[c] = np.full(len(iv), sha, dtype=object)
+            elif c == "t_start":
+                out[c] = iv["interval_start"].to_numpy(dtype="datetime64[ns]").view(np.int64)
+            elif c == "t_end":
+                out[c] = iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64)
+            elif c == "month":
+                out[c] = _months(iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64))
+            elif c in _INT_COLS:
+                out[c] = iv[c].to_numpy(dtype=_INT_COLS[c])
+            elif c in _FLOAT_COLS:
+                out[c] = iv[c].to_numpy(dtype=np.float64)
+            else:
+                out[c] = iv[c].astype(str).to_numpy(dtype=object)
+        for c in counters:
+            out[c] = iv[c].to_numpy(dtype=np.float64)        # NaN (set absent) is stored as NULL
+        return pd.DataFrame(out), counters
+
+    def extract(self, path: str | Path, sets=None, progress: Callable[[str], None] | None = None) -> ExtractResult:
+        """Add one source file (see the module docstring).  Never raises for bad data; an exception of the
+        machine (disk full...) propagates after this file's part files are removed."""
+        from app.engine.catalog import load_formula_sets
+        from app.formats import read_bytes
+
+        file = str(path)
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            return ExtractResult(file, "", "error", f"{file}: cannot be read ({exc.strerror or exc})")
+        sha = _sha256(data)
+        if (self.root / "manifest" / f"{sha}.json").exists():
+            return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
+        sets = sets or load_formula_sets()
+        r = read_bytes(data, file)
+        samples = r.samples
+        written: list[str] = []
+        try:
+            part_keys: dict[str, dict[str, str]] = {}
+            parts: dict[str, list[str]] = {"samples": [], "intervals": []}
+            iv_rows = 0
+            counters: list[str] = []
+            eng: list = []
+            t_first = t_last = None
+            systems: list[dict[str, Any]] = []
+            if len(samples):
+                iv, eng = self._intervals(samples, file, sets)
+                tns = samples["time"].to_numpy(dtype="datetime64[ns]").view(np.int64)
+                smonth = _months(tns)
+                s = samples.copy()
+                s["sha256"] = sha
+                s["source"] = s["source"].astype(str)
+                s["month"] = smonth
+                for (cec, month), idx in s.groupby(["cec", "month"], observed=True, sort=True).indices.items():
+                    rel = self._write_part("samples", str(cec), month, sha, s.iloc[idx].reset_index(drop=True))
+                    written.append(rel)
+                    parts["samples"].append(rel)
+                    part_keys[rel] = {"cec": str(cec), "month": month}
+                if len(iv):
+                    ivf, counters = self._interval_frame(iv, sha)
+                    iv_rows = len(ivf)
+                    for (cec, month), idx in ivf.groupby(["cec", "month"], sort=True).indices.items():
+                        rel = self._write_part("intervals", str(cec), month, sha, ivf.iloc[idx].reset_index(drop=True))
+                        written.append(rel)
+                        parts["intervals"].append(rel)
+                        part_keys[rel] = {"cec": str(cec), "month": month}
+                t_first, t_last = samples["time"].min(), samples["time"].max()
+                ident = samples[["cec", "machine_type", "lpar", "system", "os", "class", "cpu"]].astype(
+                    {"cpu": "int64"}).astype({c: str for c in ("cec", "machine_type", "lpar", "system", "os", "class")})
+                for (cec, mt, lpar, system, os_), g in ident.groupby(["cec", "machine_type", "lpar", "system", "os"],
+                                                                      sort=True):
+                    systems.append({"cec": cec, "machine_type": mt, "lpar": lpar, "system": system, "os": os_,
+                                    "classes": {k: int(v) for k, v in g.groupby("class")["cpu"].nunique().items()}})
+            findings = list(r.findings) + eng
+            sev: dict[str, int] = {}
+            for f in findings:
+                sev[f.severity] = sev.get(f.severity, 0) + 1
+            entry = {"sha256": sha, "name": Path(file).name, "path": os.path.abspath(file), "size": len(data),
+                     "kind": r.kind, "framing": r.framing, "records": r.records,
+                     "readable": bool(r.readable and len(samples)),
+                     "samples": int(len(samples)), "intervals": int(iv_rows),
+                     "time_first": _iso(t_first), "time_last": _iso(t_last),
+                     "findings": len(findings), "findings_by_severity": sev,
+                     "findings_sample": [f.message for f in findings[:20]],
+                     "systems": systems, "interval_counters": counters, "parts": parts, "part_keys": part_keys,
+                     "extracted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) + f".{time.time_ns() % 10**9:09d}"}
+            if not self._commit(sha, entry):
+                self._remove(written)
+                return ExtractResult(file, sha, "present", f"{file}: already in the dataset (extracted by another "
+                                     "process at the same time)")
+        except BaseException:
+            self._remove(written)
+            raise
+        status = "added" if entry["readable"] else "unreadable"
+        msg = (f"{file}: {len(samples)} samples, {iv_rows} intervals, {len(findings)} finding(s)" if entry["readable"]
+               else f"{file}: no counter data ({len(findings)} finding(s)); recorded in the manifest")
+        return ExtractResult(file, sha, status, msg, int(len(samples)), iv_rows, len(findings), entry)
+
+    def _remove(self, rels: Sequence[str]) -> None:
+        for rel in rels:
+            try:
+                (self.root / rel).unlink()
+            except OSError:
+                pass
+
+    # -- summaries -------------------------------------------------------------------
+    def systems(self) -> pd.DataFrame:
+        """cec, machine_type, lpar, system, os, classes (dict), first, last, files: one row per LPAR."""
+        rows = []
+        for e in self.entries():
+            for s in e.get("systems", []):
+                rows.append({**s, "first": e.get("time_first"), "last": e.get("time_last"), "file": e.get("name")})
+        if not rows:
+            return pd.DataFrame(columns=["cec", "machine_type", "lpar", "system", "os", "classes", "first", "last",
+                                         "files"])
+        df = pd.DataFrame(rows)
+        g = df.groupby(["cec", "machine_type", "lpar", "system", "os"], sort=True)
+        out = g.agg(first=("first", "min"), last=("last", "max"), files=("file", "nunique")).reset_index()
+        cls = g["classes"].agg(lambda xs: {k: max(d.get(k, 0) for d in xs) for d in xs for k in d})
+        out["classes"] = cls.to_numpy()
+        return out
+
+
+def cec_of_dir(name: str) -> str:
+    """``cec=3931-123F5`` -> ``3931-123F5``."""
+    return unquote(name.split("=", 1)[1]) if "=" in name else name
