@@ -1,24 +1,48 @@
 """Bytes -> counter samples.  No Qt, no metrics.
 
-``read_file`` is the one entry point: it reads the file once (never writes it),
-undoes gzip, recognises the kind of data by validating its structure (never by
-the file name) and hands the bytes to the SMF 113 or the MONWRITE reader.
+``read_file`` is the one entry point: it opens the file once (never writes it),
+refuses what is not a regular file (a FIFO or a device would block or never
+end), maps or reads it once (the content digest comes from the same bytes),
+undoes gzip member by member in a streaming way with a size cap, recognises the
+kind of data by validating its structure (never by the file name) and hands the
+bytes to the SMF 113 or the MONWRITE reader.
+
+Memory bound: the decompressed data of one file is capped at
+``NESTSCOPE_MAX_BYTES`` (default 4 GiB; accepts suffixes K, M, G); a gzip
+stream that expands more than ``NESTSCOPE_MAX_RATIO`` times (default 1000) once
+past 256 MiB is stopped as a decompression bomb (0 switches the ratio check
+off).  Both stops are findings that name the variable to raise.  A plain file
+is memory-mapped, not copied.
 """
 
 from __future__ import annotations
 
-import gzip
+import hashlib
+import mmap
+import os
+import stat
 import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-from app.findings import make_finding
+import numpy as np
+
+from app.findings import Finding, make_finding
 from app.formats.schema import Cancelled, ReadResult, empty_samples
 
-__all__ = ["Cancelled", "ReadResult", "read_file", "read_bytes"]
+__all__ = ["Cancelled", "ReadResult", "read_file", "read_bytes", "max_bytes"]
 
 Progress = Callable[[float], None]
 Cancel = Callable[[], bool]
+
+GIB = 1 << 30
+DEFAULT_MAX_BYTES = 4 * GIB
+DEFAULT_MAX_RATIO = 1000
+RATIO_FLOOR = 256 << 20          # the ratio check starts once this much was decompressed
+_IN_CHUNK = 1 << 16              # compressed bytes fed to zlib per call
+_OUT_CHUNK = 1 << 22             # decompressed bytes taken per call
+_SALVAGE_STEP = 64               # compressed bytes per step when salvaging the output before a damaged spot
+MAX_GZIP_NESTING = 3
 
 _MAGIC = [
     (b"%PDF", "a PDF document"),
@@ -30,44 +54,134 @@ _MAGIC = [
 ]
 
 
-def _unknown(file: str, size: int, framing: str, what: str, meaning: str, code: str) -> ReadResult:
-    f = make_finding(file, 0, "error", code, what, meaning)
-    return ReadResult(file=file, kind="unknown", framing=framing, records={}, samples=empty_samples(),
-                      findings=[f], size=size)
-
-
-def read_file(path: str | Path, progress: Progress | None = None, cancel: Cancel | None = None) -> ReadResult:
-    """Read one SMF or MONWRITE file (gzip allowed).  Never raises for bad data."""
-    file = str(path)
+def _size_env(name: str, default: int) -> int:
+    text = os.environ.get(name, "").strip().upper()
+    if not text:
+        return default
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(text[-1:], 1)
     try:
-        data = Path(path).read_bytes()
+        return int(float(text.rstrip("KMGTB") or "x") * mult)
+    except ValueError:
+        return default
+
+
+def max_bytes() -> int:
+    """The cap on the (decompressed) bytes of one file: NESTSCOPE_MAX_BYTES or 4 GiB."""
+    return _size_env("NESTSCOPE_MAX_BYTES", DEFAULT_MAX_BYTES)
+
+
+def max_ratio() -> int:
+    return _size_env("NESTSCOPE_MAX_RATIO", DEFAULT_MAX_RATIO)
+
+
+def _fmt_size(n: int) -> str:
+    for unit, k in (("GiB", GIB), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= k:
+            return f"{n / k:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _unknown(file: str, size: int, framing: str, what: str, meaning: str, code: str,
+             offset: int | None = 0, extra: list[Finding] | None = None) -> ReadResult:
+    f = make_finding(file, offset, "error", code, what, meaning)
+    return ReadResult(file=file, kind="unknown", framing=framing, records={}, samples=empty_samples(),
+                      findings=[*(extra or []), f], size=size)
+
+
+def _display(path: str | Path) -> str:
+    """The path as text that can always be printed (undecodable bytes shown as escapes)."""
+    text = os.fsdecode(path) if isinstance(path, bytes) else str(path)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def read_file(path: str | Path, progress: Progress | None = None, cancel: Cancel | None = None, *,
+              digest: bool = False) -> ReadResult:
+    """Read one SMF or MONWRITE file (gzip allowed).  Never raises for bad data or bad paths.
+
+    With ``digest=True`` the SHA-1 of the file's bytes (as stored, computed from the
+    same read) is put in ``result.meta['sha1']``.
+    """
+    file = _display(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return _unknown(file, 0, "none", f"cannot be opened ({why})", "check the path and permissions",
+                        "unreadable-file", offset=None)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            what = ("a folder" if stat.S_ISDIR(st.st_mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(st.st_mode)
+                    else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                    else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+            return _unknown(file, 0, "none", f"is {what}, not a regular file", "only regular files are read; "
+                            "copy the data into a file first", "not-a-file", offset=None)
+        size = st.st_size
+        cap = max_bytes()
+        head = os.pread(fd, 2, 0) if hasattr(os, "pread") else b""
+        if size > cap and head != b"\x1f\x8b":
+            return _unknown(file, size, "none", f"is {_fmt_size(size)}, more than the limit of {_fmt_size(cap)} "
+                            "for one file", "nothing was read; split the file, or raise the limit with the "
+                            "environment variable NESTSCOPE_MAX_BYTES (e.g. NESTSCOPE_MAX_BYTES=16G)",
+                            "too-large", offset=None)
+        if size == 0:
+            data: bytes | mmap.mmap = b""
+        else:
+            try:
+                data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):
+                with os.fdopen(os.dup(fd), "rb") as fh:
+                    data = fh.read(cap + 1)
+    except MemoryError:
+        return _unknown(file, 0, "none", "ran out of memory while opening the file", "close other programs or "
+                        "read a smaller file", "out-of-memory", offset=None)
     except OSError as exc:
-        return _unknown(file, 0, "none", f"cannot be read ({exc.strerror or exc})",
-                        "check the path and permissions", "unreadable-file")
-    return read_bytes(data, file, progress=progress, cancel=cancel)
+        return _unknown(file, 0, "none", f"cannot be read ({exc.strerror or exc})", "check the path and "
+                        "permissions", "unreadable-file", offset=None)
+    finally:
+        os.close(fd)
+    sha1 = hashlib.sha1(data, usedforsecurity=False).hexdigest() if digest else None
+    try:
+        result = read_bytes(data, file, progress=progress, cancel=cancel)
+    except Cancelled:
+        raise
+    except MemoryError:
+        result = _unknown(file, size, "none", f"ran out of memory while reading ({_fmt_size(size)})",
+                          "close other programs, read fewer files at once or split this file", "out-of-memory",
+                          offset=None)
+    if sha1 is not None:
+        result.meta["sha1"] = sha1
+    return result
 
 
-def read_bytes(data: bytes, file: str, progress: Progress | None = None,
+def read_bytes(data, file: str, progress: Progress | None = None,
                cancel: Cancel | None = None) -> ReadResult:
-    """Recognise and decode ``data`` read from ``file``."""
+    """Recognise and decode ``data`` (bytes or a read-only buffer) read from ``file``."""
     size = len(data)
     suffix = ""
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            data = _gunzip_partial(data)
-            if not data:
-                return _unknown(file, size, "gzip", f"is a gzip file that cannot be decompressed ({exc})",
-                                "nothing could be read; download the file again", "bad-gzip")
+    pre: list[Finding] = []
+    nesting = 0
+    while data[:2] == b"\x1f\x8b" and nesting < MAX_GZIP_NESTING:
+        nesting += 1
+        out, found, stop = gunzip(data, file if nesting == 1 else f"{file} (inner gzip)", cancel=cancel)
+        pre.extend(found)
+        if nesting > 1:
+            pre.append(make_finding(file, None, "info", "nested-gzip", "is a gzip file inside a gzip file",
+                                    "both layers were decompressed"))
+        if stop or not out:
+            return _unknown(file, size, "gzip", stop or "is a gzip file from which nothing could be "
+                            "decompressed", "nothing could be read; download the file again" if not stop
+                            else "nothing was read", "bad-gzip" if not stop else "too-large",
+                            offset=None if stop else 0, extra=pre)
+        data = out
         suffix = "+gzip"
     if not data:
-        return _unknown(file, size, "none", "is empty (0 bytes)",
-                        "nothing to read; check the transfer", "empty-file")
+        return _unknown(file, size, "none", "is empty (0 bytes)", "nothing to read; check the transfer",
+                        "empty-file", offset=None, extra=pre)
     for magic, what in _MAGIC:
-        if data.startswith(magic):
+        if data[:len(magic)] == magic:
             return _unknown(file, size, "none", f"is {what}, not SMF or MONWRITE data",
-                            "nothing was read from it", "wrong-file-type")
+                            "nothing was read from it", "wrong-file-type", extra=pre)
     from app.formats import monwrite, smf113  # local: keep import of the package light
 
     if monwrite.looks_like_monwrite(data):
@@ -77,17 +191,147 @@ def read_bytes(data: bytes, file: str, progress: Progress | None = None,
     if suffix:
         result.framing += suffix
         result.meta["decompressed_size"] = len(data)
+    if pre:
+        result.findings = [*pre, *result.findings]
     result.size = size
     return result
 
 
-def _gunzip_partial(data: bytes) -> bytes:
-    """Decompress as much of a damaged or cut gzip stream as possible."""
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        return d.decompress(data)
-    except zlib.error:
-        return b""
+# ----------------------------------------------------------------------------- gzip
+
+def _salvage(saved, piece, limit: int) -> bytes:
+    """Output of ``piece`` fed from the decompressor state ``saved`` until it fails (steps of 64 bytes,
+    then byte by byte inside the failing step)."""
+    got = bytearray()
+    d = saved
+    k = 0
+    step = _SALVAGE_STEP
+    while k < len(piece) and len(got) < limit:
+        try:
+            nd = d.copy()
+            got += nd.decompress(piece[k:k + step], max(limit - len(got), 1))
+        except zlib.error:
+            if step == 1:
+                break
+            step = 1
+            continue
+        d = nd
+        k += step
+    return bytes(got)
+
+
+def gunzip(raw, file: str, *, cap: int | None = None, ratio: int | None = None,
+           cancel: Cancel | None = None) -> tuple[bytearray, list[Finding], str | None]:
+    """Decompress a gzip file member by member, keeping everything before any damage.
+
+    Returns (data, findings, stop): ``stop`` is a sentence when the size cap or the
+    ratio check ended the decompression (then ``data`` is what came before).
+    Damage in a member (bad deflate data, bad CRC or length, a cut) is a finding
+    naming the compressed offset and how much decompressed data came before it;
+    decompression resumes at the next gzip member header, when there is one.
+    """
+    cap = max_bytes() if cap is None else cap
+    ratio = max_ratio() if ratio is None else ratio
+    n = len(raw)
+    out = bytearray()
+    found: list[Finding] = []
+    pos = 0
+    member = 0
+    mv = memoryview(raw)
+    while pos < n:
+        if raw[pos:pos + 2] != b"\x1f\x8b":
+            if not np.frombuffer(raw, np.uint8, offset=pos).any():
+                break                                   # zero padding after the last member
+            nxt = _find_member(raw, pos + 1)
+            found.append(make_finding(file, pos, "warning", "gzip-trailing-garbage",
+                                      f"{(nxt if nxt is not None else n) - pos} bytes after gzip member {member} "
+                                      "are not a gzip member", "they were ignored"
+                                      + (f"; decompression resumed at offset {nxt}" if nxt is not None else "")))
+            if nxt is None:
+                break
+            pos = nxt
+        member += 1
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        start_out = len(out)
+        p = pos
+        damaged = False
+        while True:
+            if cancel is not None and cancel():
+                raise Cancelled()
+            if d.eof:
+                break
+            piece = bytes(mv[p:p + _IN_CHUNK])
+            if not piece:
+                break
+            saved = d.copy()
+            before = len(out)
+            try:
+                chunk = d.decompress(piece, _OUT_CHUNK)
+                while True:
+                    out += chunk
+                    stop = _over(out, p + _IN_CHUNK, cap, ratio)
+                    if stop:
+                        return out, found, stop
+                    if not d.unconsumed_tail:
+                        break
+                    chunk = d.decompress(d.unconsumed_tail, _OUT_CHUNK)
+            except zlib.error as exc:
+                del out[before:]                        # keep what earlier pieces gave
+                tail = _salvage(saved, piece, cap - len(out) + 1)
+                out += tail
+                damaged = True
+                why = str(exc).replace("Error -3 while decompressing data: ", "")
+                nxt = _find_member(raw, p + 1)
+                crc = "check" in why or "length" in why
+                found.append(make_finding(
+                    file, p, "warning" if crc else "error", "gzip-checksum" if crc else "gzip-damaged",
+                    (f"gzip member {member} fails its check ({why})" if crc else
+                     f"gzip member {member} is damaged in the compressed bytes from offset {p} to {p + len(piece)} "
+                     f"({why})"),
+                    ("all of its data was decompressed, but it may hold damaged bytes" if crc else
+                     f"{len(out) - start_out:,} bytes of it were recovered (decompressed data up to offset "
+                     f"{len(out)}); the rest of this member is lost"
+                     + (f"; decompression resumed at the next gzip member at offset {nxt}" if nxt is not None
+                        else ""))))
+                pos = nxt if nxt is not None else n
+                break
+            p += len(piece) - len(d.unused_data)
+            if d.eof:
+                break
+        if damaged:
+            continue
+        if not d.eof:
+            found.append(make_finding(file, n, "warning", "gzip-cut",
+                                      f"the gzip file is cut: member {member} ends at the end of the file "
+                                      f"(size {n}) before its end marker",
+                                      f"{len(out) - start_out:,} bytes were decompressed from it (up to "
+                                      f"decompressed offset {len(out)}); whatever followed is lost"))
+            break
+        pos = p
+    return out, found, None
+
+
+def _over(out: bytearray, consumed: int, cap: int, ratio: int) -> str | None:
+    if len(out) > cap:
+        del out[cap:]
+        return (f"decompresses to more than the limit of {_fmt_size(cap)} for one file; raise it with the "
+                "environment variable NESTSCOPE_MAX_BYTES (e.g. NESTSCOPE_MAX_BYTES=16G)")
+    if ratio and len(out) > RATIO_FLOOR and len(out) > ratio * max(consumed, 1):
+        return (f"expanded more than {ratio} times ({_fmt_size(consumed)} of gzip gave over "
+                f"{_fmt_size(len(out))}): a decompression bomb or a file of nothing but repeats; if it is real "
+                "data, set NESTSCOPE_MAX_RATIO=0")
+    return None
+
+
+def _find_member(raw, start: int) -> int | None:
+    """Next offset >= start where a gzip member header (1F 8B 08, sane flags) starts."""
+    while True:
+        q = raw.find(b"\x1f\x8b\x08", start)
+        if q < 0:
+            return None
+        if q + 10 <= len(raw) and not raw[q + 3] & 0xE0:
+            return q
+        start = q + 1
 
 
 def check_cancel(cancel: Cancel | None) -> None:

@@ -242,10 +242,19 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel) -> pd.DataFram
     flg[ok] = dec.u8[starts[ok] + L.OFF_FLG]
     counts["113/1"], counts["113/2"] = int(np.sum(sty == 1)), int(np.sum(sty == 2))
     counts["other"] += int(n - counts["113/1"] - counts["113/2"])
-    for i in np.flatnonzero(~ok)[:MAX_DETAIL]:
+    short = np.flatnonzero(~ok)
+    for i in short[:MAX_DETAIL]:
         fnd.add(int(file_offs[i]), "error", "short-record", f"SMF 113 record of {lens[i]} bytes is shorter than "
                 "the 52-byte header and self-defining section", "it was skipped")
-    use = ok & ((sty == 1) | (sty == 2)) & ((flg & L.FLG_SUBTYPES) != 0)
+    if len(short) > MAX_DETAIL:
+        fnd.extra["short-record"] = (int(file_offs[short[MAX_DETAIL]]), len(short) - MAX_DETAIL)
+    noflag = np.flatnonzero(ok & ((sty == 1) | (sty == 2)) & ((flg & L.FLG_SUBTYPES) == 0))
+    if len(noflag):       # one damaged bit must not lose the record silently: the subtype field is trusted
+        fnd.add(int(file_offs[noflag[0]]), "warning", "flag-no-subtype", f"SMF flag byte "
+                f"{int(flg[noflag[0]]):02X} lacks X'40' (subtypes used) although the subtype field says "
+                f"{int(sty[noflag[0]])}", "the record was read by its subtype field; check the record if its "
+                "numbers look wrong", count=len(noflag))
+    use = ok & ((sty == 1) | (sty == 2))
     parts: list[tuple[np.ndarray, dict]] = []
     idx_all = np.flatnonzero(use)
     key1 = np.concatenate([dec.raw(starts[idx_all], 0, 2), dec.raw(starts[idx_all], 22, 30)], axis=1)

@@ -27,6 +27,9 @@ __all__ = ["Framed", "detect_framing", "frame_records", "valid_smf_header", "MAX
 MAX_LEN = 32767          # 32,756 documented; allow the known over-long records (spec 2.3)
 MIN_LEN = 18             # LEN SEG FLG RTY TME DTE SID
 CHAIN_N = 8              # records validated by detection (spec 2.3)
+STRAY = 8                # stray bytes between records that resynchronisation steps over
+CUT_ZEROS = 64           # zero bytes at a last record's end, running into zero padding, that mean "cut"
+MAX_FINDINGS_PER_CODE = 25
 RDW_ADVICE = "re-transfer with FTP binary and `quote site rdw`"
 
 # A byte that ends a packed date 0cyydddF: high nibble a digit, low nibble C or F.
@@ -36,6 +39,39 @@ _DIGITS = bytes(sorted({(a << 4) | b for a in range(10) for b in range(10)}))
 
 _IS_DIGITS = bytes(1 if x in _DIGITS else 0 for x in range(256))
 _IS_END = bytes(1 if x in _DATE_END else 0 for x in range(256))
+_NP_DIGITS = np.frombuffer(_IS_DIGITS, np.uint8).astype(bool)
+_NP_END = np.frombuffer(_IS_END, np.uint8).astype(bool)
+CAND_CHUNK = 1 << 20
+
+
+def _candidates(buf, start: int, stop: int, inner: int = 0) -> np.ndarray:
+    """Offsets p in [start, stop) where an RDW header could start: SEG zero, plausible length and a
+    packed date at p + inner + 10 (one vectorised pass over the bytes; no per-byte Python)."""
+    n = len(buf)
+    stop = min(stop, n - 14 - inner)
+    if stop <= start:
+        return np.zeros(0, np.int64)
+    u = np.frombuffer(buf, np.uint8, count=stop + 14 + inner - start, offset=start)
+    m = stop - start
+    d = inner + 10
+    ok = (u[d:d + m] <= 2) & _NP_END[u[d + 3:d + 3 + m]]
+    ok &= (u[2:2 + m] == 0) & (u[3:3 + m] == 0)
+    idx = np.flatnonzero(ok)
+    if len(idx):
+        idx = idx[_NP_DIGITS[u[idx + d + 1]] & _NP_DIGITS[u[idx + d + 2]]]
+        ln = (u[idx].astype(np.int64) << 8) | u[idx + 1]
+        idx = idx[(ln >= MIN_LEN + inner) & (ln <= MAX_LEN)]
+    return idx.astype(np.int64) + start
+
+
+def _iter_candidates(buf, start: int, stop: int, inner: int = 0):
+    """Candidate header offsets from ``start`` on, chunk by chunk (each byte examined once)."""
+    p = start
+    while p < stop:
+        e = min(stop, p + CAND_CHUNK)
+        for q in _candidates(buf, p, e, inner).tolist():
+            yield q
+        p = e
 
 
 def _cls(bs: bytes) -> bytes:
@@ -99,14 +135,39 @@ def _hdr_ok(buf, p: int, n: int, inner: int = 0) -> bool:
     return 1 <= (d >> 4) * 100 + (d & 0xF) * 10 + (e >> 4) <= 366     # packed_date_ok, inlined for speed
 
 
+def _last_nonzero(buf) -> int:
+    """Offset of the last non-zero byte of ``buf`` (-1 when all zero), scanning back from the end in chunks."""
+    n = len(buf)
+    end = n
+    step = 1 << 16
+    while end > 0:
+        start = max(0, end - step)
+        a = np.frombuffer(buf, np.uint8, count=end - start, offset=start)
+        nz = np.flatnonzero(a)
+        if len(nz):
+            return start + int(nz[-1])
+        end = start
+        step = min(step * 4, 1 << 24)
+    return -1
+
+
+_LNZ: dict[int, tuple[object, int]] = {}
+
+
 def _zero_tail(buf, p: int) -> bool:
-    return not np.frombuffer(buf, np.uint8, offset=p).any() if p < len(buf) else True
+    """True when every byte from ``p`` to the end is zero (the last non-zero offset is cached per buffer)."""
+    key = id(buf)
+    hit = _LNZ.get(key)
+    if hit is None or hit[0] is not buf:
+        _LNZ.clear()
+        hit = _LNZ[key] = (buf, _last_nonzero(buf))
+    return p > hit[1]
 
 
 # ----------------------------------------------------------------------------- detection
 
-def _chain_rdw(buf, inner: int = 0) -> float:
-    n, p, score = len(buf), 0, 0.0
+def _chain_rdw(buf, inner: int = 0, start: int = 0) -> float:
+    n, p, score = len(buf), start, 0.0
     while score < CHAIN_N and p < n:
         if not _hdr_ok(buf, p, n, inner):
             return score
@@ -120,8 +181,8 @@ def _chain_rdw(buf, inner: int = 0) -> float:
     return score
 
 
-def _chain_bdw(buf) -> float:
-    n, b, score = len(buf), 0, 0.0
+def _chain_bdw(buf, start: int = 0) -> float:
+    n, b, score = len(buf), start, 0.0
     while score < CHAIN_N and b + 8 <= n:
         if buf[b] & 0x80 or buf[b + 2] or buf[b + 3]:
             return score
@@ -136,7 +197,7 @@ def _chain_bdw(buf) -> float:
             sl, ctl = be16(buf, q), buf[q + 2]
             if ctl & 0x80:
                 break                   # null segment: rest of block unused
-            if sl < 5 or buf[q + 3] or ctl & 0x7C:
+            if sl < 5 or buf[q + 3] or ctl & 0x7C or ((ctl & 3) == 0 and sl < MIN_LEN):
                 return score
             if first and (ctl & 3) in (0, 1) and not _hdr_ok_seg(buf, q, n):
                 return score
@@ -158,14 +219,68 @@ def _hdr_ok_seg(buf, q: int, n: int) -> bool:
     return q + 14 <= n and buf[q + 10] <= 2 and packed_date_ok(bytes(buf[q + 10:q + 14]))
 
 
+LOOK_PAST = 1 << 24       # how far detection looks for a chain after a damaged start (16 MiB)
+MIN_LATE_CHAIN = 3        # records a chain that starts after a damaged start must validate (or reach EOF)
+
+
 def detect_framing(buf) -> str:
     """Return 'rdw', 'bdw', 'double-rdw', 'nordw', 'ascii' or 'unknown' (spec 2.3)."""
+    return detect_framing_at(buf)[0]
+
+
+def detect_framing_at(buf) -> tuple[str, int]:
+    """Framing and the offset where its first valid chain starts (0 unless the start is damaged).
+
+    When no chain starts at offset 0 (a damaged first descriptor), detection looks
+    for the first offset within :data:`LOOK_PAST` bytes where a chain of at least
+    :data:`MIN_LATE_CHAIN` records (or one reaching the end of the file) starts,
+    under each framing, and takes the framing whose chain is longest.
+    """
     scores = {"rdw": _chain_rdw(buf), "bdw": _chain_bdw(buf), "double-rdw": _chain_rdw(buf, 4)}
     best = max(scores.values())
     if best > 0:
-        return next(k for k, v in scores.items() if v == best)
+        return next(k for k, v in scores.items() if v == best), 0
     if len(buf) >= 10 and packed_date_ok(bytes(buf[6:10])):
-        return "nordw"
+        return "nordw", 0
+    late = _late_chain(buf)
+    if late is not None:
+        return late
+    return _text_or_unknown(buf), 0
+
+
+def _late_chain(buf) -> tuple[str, int] | None:
+    n = len(buf)
+    stop = min(n, LOOK_PAST)
+    found: list[tuple[float, int, str]] = []
+    for mode, inner in (("rdw", 0), ("double-rdw", 4)):
+        for q in _iter_candidates(buf, 1, stop, inner):
+            if not _hdr_ok(buf, q, n, inner):
+                continue
+            sc = _chain_rdw(buf, inner, q)
+            if sc >= MIN_LATE_CHAIN or (sc >= 1 and _chain_reaches_end(buf, q, inner)):
+                found.append((sc, -q, mode))
+                break
+    q = _resync_block(buf, 1, stop)
+    if q is not None:
+        sc = _chain_bdw(buf, q)
+        if sc >= MIN_LATE_CHAIN or sc >= 1:
+            found.append((sc, -q, "bdw"))
+    if not found:
+        return None
+    sc, q, mode = max(found)
+    return mode, -q
+
+
+def _chain_reaches_end(buf, q: int, inner: int) -> bool:
+    n = len(buf)
+    while q < n and _hdr_ok(buf, q, n, inner):
+        q += be16(buf, q)
+        if q < n and _zero_tail(buf, q):
+            return True
+    return q == n
+
+
+def _text_or_unknown(buf) -> str:
     head = bytes(buf[:65536])
     printable = sum(1 for x in head if 32 <= x < 127 or x in (9, 10, 13))
     if head and (printable / len(head) > 0.85 or head.count(b"\r\n") >= max(2, len(head) // 2000)):
@@ -186,14 +301,25 @@ class _Walker:
         self._next_progress = 0
         self._step = max(self.n // 64, 1 << 16)
         self._tick = 0
+        self._cand: dict[int, tuple[int, int, np.ndarray]] = {}   # inner -> (from, to, candidates)
+        self._codes: dict[str, int] = {}
+        self._extra: dict[str, tuple[int, int]] = {}
+        self.last: tuple[int, int, bool] | None = None             # last record emitted: offset, length, wanted
+        self._shape_ok: dict[bytes, int] = {}
 
     def emit(self, off: int, rec) -> None:
+        if len(rec) < MIN_LEN:
+            self.find("warning", "short-record", off, f"record of {len(rec)} bytes is shorter than an SMF header "
+                      f"({MIN_LEN} bytes)", "it was skipped")
+            return
         rty = rec[5]
         self.counts[rty] += 1
-        if rty in self.want:
+        wanted = rty in self.want
+        if wanted:
             self.out.records.append((off, rec))
         else:
             self.out.other_bytes += len(rec)
+        self.last = (off, len(rec), wanted)
 
     def poll(self, p: int) -> None:
         self._tick += 1
@@ -205,31 +331,77 @@ class _Walker:
             self._next_progress = p + self._step
 
     def find(self, sev: str, code: str, off: int, what: str, meaning: str) -> None:
+        c = self._codes[code] = self._codes.get(code, 0) + 1
+        if c > MAX_FINDINGS_PER_CODE:
+            first, k = self._extra.get(code, (off, 0))
+            self._extra[code] = (first, k + 1)
+            return
         self.out.findings.append(make_finding(self.file, off, sev, code, what, meaning))
 
+    def candidates_from(self, start: int, inner: int) -> np.ndarray:
+        """Cached candidate offsets >= start (the next chunk is computed only when the walk passes the cache)."""
+        lo, hi, cand = self._cand.get(inner, (0, 0, np.zeros(0, np.int64)))
+        if not (lo <= start < hi):
+            lo, hi = start, min(self.n, start + CAND_CHUNK)
+            cand = _candidates(self.buf, lo, hi, inner)
+            self._cand[inner] = (lo, hi, cand)
+        return cand[np.searchsorted(cand, start):]
+
     def resync(self, start: int, inner: int = 0) -> int | None:
-        """Next position >= start where two chained valid headers (or one reaching EOF) start."""
-        for m in _RESYNC_RE.finditer(self.buf, start) if not inner else _iter_inner(self.buf, start):
-            q = m.start() if not inner else m
-            if not _hdr_ok(self.buf, q, self.n, inner):
-                continue
-            end = q + be16(self.buf, q)
-            if end > self.n:
-                continue
-            if end == self.n or _zero_tail(self.buf, end) or _hdr_ok(self.buf, end, self.n, inner):
-                return q
+        """Next position >= start where a valid header starts that is followed by another valid header
+        (directly or after up to STRAY stray bytes), by a zero tail or by the end of the file.
+
+        Candidates come from one vectorised scan per 1 MiB chunk (cached), so resynchronising
+        over damaged data is linear in its size."""
+        buf, n = self.buf, self.n
+        p = start
+        while p < n:
+            cand = self.candidates_from(p, inner)
+            for q in cand.tolist():
+                if not _hdr_ok(buf, q, n, inner):
+                    continue
+                end = q + be16(buf, q)
+                if end > n:
+                    continue
+                if (n - end <= STRAY or _zero_tail(buf, end)
+                        or any(_hdr_ok(buf, end + k, n, inner) for k in range(STRAY + 1))):
+                    return q
+            lo, hi, _c = self._cand[inner]
+            if hi >= n - 14 - inner:
+                return None
+            p = hi
+            self.poll(p)
         return None
 
+    def zero_stop(self, p: int) -> None:
+        """The rest of the file from ``p`` is zeros: a last record whose own tail is zeros running into that
+        padding was most likely cut and padded; it is not loaded as complete."""
+        if self.last is None or p >= self.n:
+            return
+        off, ln, wanted = self.last
+        end = off + ln
+        lnz = _LNZ.get(id(self.buf), (None, p - 1))[1]
+        if end == p and lnz < end - CUT_ZEROS:
+            if wanted and self.out.records and self.out.records[-1][0] == off:
+                self.out.records.pop()
+            self.find("warning", "truncated-record", lnz + 1, f"the record at offset {off} ends in {end - lnz - 1} "
+                      f"zero bytes that run on into {self.n - p} bytes of zero padding up to the end of the file: "
+                      "the file was most likely cut inside this record and padded with zeros",
+                      "the record was not loaded (its counters would be partly zeros)")
+
+    def close(self) -> None:
+        for code, (off, k) in self._extra.items():
+            self.out.findings.append(make_finding(self.file, off, "warning", code, f"{k} more findings "
+                                                  f"'{code}' (not listed one by one; the first is at this offset)",
+                                                  "see the findings above for what it means"))
+        self._extra = {}
+
     def finish(self) -> Framed:
+        self.close()
         self.out.type_counts = {t: c for t, c in enumerate(self.counts) if c}
         if self.progress is not None:
             self.progress(1.0)
         return self.out
-
-
-def _iter_inner(buf, start: int):
-    for m in _RESYNC_RE.finditer(buf, start + 4):
-        yield m.start() - 4
 
 
 def walk_rdw(w: _Walker, inner: int = 0) -> None:
@@ -244,6 +416,8 @@ def walk_rdw(w: _Walker, inner: int = 0) -> None:
                 what = (f"record length {be16(buf, p)} runs past end of file (size {n})" if n - p >= 2 else
                         f"a record descriptor starts here but runs past end of file (size {n})")
                 w.find("warning", "truncated-record", p, what, "the last record is incomplete and was skipped")
+            else:
+                w.zero_stop(p)
             return
         length = be16(buf, p)
         if p != good and not _hdr_ok(buf, p, n, inner):
@@ -282,6 +456,17 @@ def walk_rdw(w: _Walker, inner: int = 0) -> None:
                        f"the record was skipped; resumed at offset {q}")
                 p = q
                 continue
+        if buf[p + inner + 5] == 113 and 113 in w.want:
+            s_end = p + _struct_len(w, p + inner, length - inner) + inner
+            if p + inner + MIN_LEN <= s_end < end and _hdr_ok(buf, s_end, n, inner):
+                w.find("error", "corrupt-length", p, f"record length {length} is longer than the record's own "
+                       f"sections ({s_end - p} bytes) and a valid record starts at offset {s_end}",
+                       f"the length field is wrong: the record was read with {s_end - p} bytes and reading "
+                       f"resumed at offset {s_end}")
+                w.emit(p + inner, mv[p + inner:s_end])
+                p = s_end
+                good = -1
+                continue
         w.emit(p + inner, mv[p + inner:end])
         p = end
 
@@ -299,11 +484,13 @@ def walk_bdw(w: _Walker) -> str:
             if not _zero_tail(buf, b):
                 w.find("warning", "truncated-record", b, f"{n - b} trailing bytes are too short for a block",
                        "they were ignored")
+            else:
+                w.zero_stop(b)
             break
         bl = be16(buf, b)
         if buf[b] & 0x80 and n - b >= 4:               # extended BDW (tape): 31-bit length
             bl = int.from_bytes(bytes(buf[b:b + 4]), "big") & 0x7FFFFFFF
-        elif buf[b + 2] or buf[b + 3] or bl < 8:
+        if bl < 8 or (not buf[b] & 0x80 and (buf[b + 2] or buf[b + 3])):
             q = _skip_to_next_block(w, b, b, f"no valid block descriptor here (BDW "
                                     f"{bytes(buf[b:b + 4]).hex().upper()})")
             pending = None
@@ -325,8 +512,18 @@ def walk_bdw(w: _Walker) -> str:
                 break
             sl, ctl = be16(buf, q), buf[q + 2]
             if ctl & 0x80:
-                break
-            if sl < 5 or buf[q + 3] or ctl & 0x7C or q + sl > end:
+                if _zero_tail(buf, q) or not np.frombuffer(buf, np.uint8, count=end - q - 3, offset=q + 3).any():
+                    break                              # a true null segment: the rest of the block is unused
+                if sl < 5 or buf[q + 3] or ctl & 0x7C or q + sl > end or not _tiles(buf, q + sl, end):
+                    w.find("warning", "null-segment", q, f"null segment (control byte {ctl:02X}) with "
+                           f"{end - q - 4} bytes of data after it in the block at offset {b}",
+                           "the rest of the block was skipped as the null segment says")
+                    break
+                w.find("warning", "null-segment", q, f"segment descriptor has the null-segment bit set (control "
+                       f"byte {ctl:02X}) but a valid segment chain fills the rest of the block at offset {b}",
+                       "the bit was taken as damage and the segments were read")
+                ctl &= 0x7F
+            if sl < 5 or buf[q + 3] or ctl & 0x7C or q + sl > end or ((ctl & 3) == 0 and sl < MIN_LEN):
                 if q + sl > n and end == n and sl >= 5 and not buf[q + 3]:
                     w.find("warning", "truncated-record", q, f"record length {sl} runs past end of file "
                            f"(size {n})", "the last record is incomplete and was skipped")
@@ -399,15 +596,41 @@ def _skip_to_next_block(w: _Walker, at: int, skipped_from: int, what: str) -> in
     return q
 
 
-def _resync_block(buf, start: int) -> int | None:
+def _resync_block(buf, start: int, stop: int | None = None) -> int | None:
     n = len(buf)
-    for m in _BLOCK_RE.finditer(buf, start):
+    for m in _BLOCK_RE.finditer(buf, start, n if stop is None else stop):
         b = m.start()
         bl = be16(buf, b)
         sl = be16(buf, b + 4)
-        if bl >= 8 and 5 <= sl <= bl - 4 and (b + bl >= n or b + bl == n or _chain_bdw(memoryview(buf)[b:]) >= 1):
+        if bl >= 8 and 5 <= sl <= bl - 4 and (b + bl >= n or b + bl == n or _chain_bdw(buf, b) >= 1):
             return b
     return None
+
+
+def _tiles(buf, q: int, end: int) -> bool:
+    """Do valid segment descriptors tile [q, end) exactly?"""
+    while q < end:
+        if q + 4 > end:
+            return False
+        sl, ctl = be16(buf, q), buf[q + 2]
+        if sl < 5 or buf[q + 3] or ctl & 0xFC or q + sl > end or ((ctl & 3) == 0 and sl < MIN_LEN):
+            return False
+        q += sl
+    return True
+
+
+def _struct_len(w: _Walker, r: int, length: int) -> int:
+    """Length an SMF 113 record at ``r`` needs for its sections (cached per record shape); ``length`` when
+    it cannot be told."""
+    buf = w.buf
+    if length < 52 or r + 52 > w.n:
+        return length
+    key = bytes(buf[r:r + 2]) + bytes(buf[r + 22:r + 52])
+    hit = w._shape_ok.get(key)
+    if hit is None:
+        sl = _stripped113_length(memoryview(buf)[:min(w.n, r + length)], r + 4)
+        hit = w._shape_ok[key] = (sl + 4) if sl is not None else length
+    return hit
 
 
 def walk_nordw(w: _Walker) -> None:
@@ -455,6 +678,8 @@ def _stripped113_length(buf, p: int) -> int | None:
         elif sty == 1:
             csof, csln, cson = u(dof + 52, 4), u(dof + 56, 2), u(dof + 58, 2)
             ends.append(csof + csln * cson)
+            if cson > 64:
+                raise IndexError
             for i in range(cson):
                 e = csof + i * csln
                 ends.append(u(e + 4, 4) + u(e + 8, 2) * u(e + 10, 2))
@@ -510,4 +735,5 @@ def frame_records(buf, file: str, *, want: frozenset[int] | set[int] = frozenset
                "BDW/VBS, double RDW)", f"this does not look like SMF data; if it is, {RDW_ADVICE}")
     out = w.finish()
     out.framing = mode
+    _LNZ.clear()
     return out
