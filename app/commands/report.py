@@ -199,9 +199,12 @@ def _files_meta(ws) -> list[dict]:
     return [{"file": r.file, "kind": r.kind, "framing": r.framing, "records": r.records} for r in ws.files]
 
 
+NA = "n/a"      # a value that does not apply or cannot be computed, written the same way in every table
+
+
 def _fmt(v: Any, decimals: int) -> str:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "-"
+        return NA
     if isinstance(v, str):
         return v
     return f"{float(v):.{decimals}f}"
@@ -281,7 +284,7 @@ def _formula_lines(ws, gens: list[str]) -> list[str]:
     for g in gens:
         fs = ws.formula_sets[g]
         rni = fs.metrics.get("RNI")
-        note = "" if rni is None else (f"; RNI {rni.status}" if rni.expr else "; RNI: no formula (shown -)")
+        note = "" if rni is None else (f"; RNI {rni.status}" if rni.expr else "; RNI: no formula (shown n/a)")
         out.append(f"Formula set {fs.version}{note}")
     return out
 
@@ -299,21 +302,30 @@ def _table_block(m: pd.DataFrame, by: str, main: list, width: int, show_cec: boo
         cols.append((heads[c], [str(r[c]) for r in recs], "<"))
     if by in ("cpu", "interval"):
         cols.append(("Interval end", [("total " if r.get("summary") else "")
-                                      + pd.Timestamp(r["interval_end"]).strftime("%m-%d %H:%M") for r in recs], "<"))
+                                      + pd.Timestamp(r["interval_end"]).strftime("%Y-%m-%d %H:%M") for r in recs], "<"))
     else:
         cols.append(("#CPU", [str(int(r["n_cpus"])) for r in recs], ">"))
     for s in main:
-        cols.append((_ABBR.get(s.id, s.header[:7]), [_fmt(r.get(s.id), s.decimals) for r in recs], ">"))
-    widths = [max(len(h), *(len(x) for x in cells)) for h, cells, _ in cols]
-    while sum(w + 1 for w in widths) > width and len(cols) > len(ident) + 2:
-        drop = next((i for i in range(len(cols) - 1, 0, -1) if cols[i][0] in ("GHz", "SCPL1M", "ICmplx")), None)
-        drop = drop if drop is not None else len(cols) - 1
-        cols.pop(drop)
-        widths.pop(drop)
-    out = [" ".join(f"{h:{a}{w}}" for (h, _, a), w in zip(cols, widths))]
+        cols.append((s.header, [_fmt(r.get(s.id), s.decimals) for r in recs], ">"))
+    # the presentation's header names (as the window shows them), on two lines where a name is wider than its
+    # numbers; every column of the layout at every level (nothing is dropped to fit a width)
+    heads2 = [_two_lines(h, max((len(x) for x in cells), default=0)) for h, cells, _ in cols]
+    widths = [max(len(h1), len(h2), *(len(x) for x in cells)) for (h1, h2), (_, cells, _) in zip(heads2, cols)]
+    out = [" ".join(f"{h[0]:{a}{w}}" for h, (_, _, a), w in zip(heads2, cols, widths)).rstrip(),
+           " ".join(f"{h[1]:{a}{w}}" for h, (_, _, a), w in zip(heads2, cols, widths)).rstrip()]
     for i in range(len(recs)):
-        out.append(" ".join(f"{cells[i]:{a}{w}}" for (_, cells, a), w in zip(cols, widths)))
+        out.append(" ".join(f"{cells[i]:{a}{w}}" for (_, cells, a), w in zip(cols, widths)).rstrip())
     return out
+
+
+def _two_lines(header: str, width: int) -> tuple[str, str]:
+    """A header as (first line, second line): one line when it fits ``width``, else split at the space that
+    makes the wider line narrowest ("Est Instr Cmplx CPI" -> "Est Instr", "Cmplx CPI")."""
+    words = header.split()
+    if len(header) <= max(width, 4) or len(words) < 2:
+        return "", header
+    best = min(range(1, len(words)), key=lambda k: max(len(" ".join(words[:k])), len(" ".join(words[k:]))))
+    return " ".join(words[:best]), " ".join(words[best:])
 
 
 # ------------------------------------------------------------------ SMT reports

@@ -88,13 +88,20 @@ def test_json(ws, capsys):
     assert len(doc["rows"]) == 1 and doc["rows"][0]["L15P"] is None
 
 
-def test_table_fits_and_names_formula_set(ws, capsys):
-    report.run(args("x.smf", "--by", "cpu"), workspace=ws)
-    out = capsys.readouterr().out
-    lines = out.splitlines()
-    assert any(line.startswith("Formula set z13 / ") for line in lines)
-    assert max(len(line) for line in lines) <= 120
-    assert "CPI" in out and "RNI" in out and "2.50" in out
+def test_table_names_presentation_headers_at_every_level(ws, capsys):
+    heads = {}
+    for by in ("cpu", "interval", "class", "lpar"):
+        report.run(args("x.smf", "--by", by), workspace=ws)
+        out = capsys.readouterr().out
+        assert any(line.startswith("Formula set z13 / ") for line in out.splitlines())
+        top, bottom = [ln for ln in out.splitlines() if "CPI" in ln.split() or "Rel Nest" in ln][:2]
+        # the presentation's names (layout.py headers) on two lines, never abbreviations
+        assert "Rel Nest" in top and "Intensity" in bottom and "Prb" in top and "State" in bottom
+        assert "Est Instr" in top and "Cmplx CPI" in bottom and "PrbSt" not in out and "ICmplx" not in out
+        heads[by] = [w for w in bottom.split() if w not in ("LPAR", "Class", "CPU", "Interval", "end", "#CPU")]
+        assert "2.50" in out
+    # the same metric columns at every level (nothing dropped to fit a width)
+    assert heads["cpu"] == heads["interval"] == heads["class"] == heads["lpar"]
 
 
 def test_bad_time_is_usage_error(capsys):
@@ -168,9 +175,10 @@ def test_table_splits_generations_with_different_columns(tmp_path, capsys):
     z10_part, z16_part = out.split("\n\n")
     assert "L15P" in z10_part and "L2P " not in z10_part and "2097-10AAA" in z10_part
     assert "L4RP" in z16_part and "L15P" not in z16_part and "3931-30CCC" in z16_part
-    # every metric cell is filled, except the z16 RNI that no confirmed formula gives ("-")
+    # every metric cell is filled, except the z16 RNI that no confirmed formula gives and the hint that needs it
+    # (both "n/a", written the same way as everywhere)
     z10_rows = [ln.split() for ln in z10_part.splitlines() if ln.startswith("2097")]
     z16_rows = [ln.split() for ln in z16_part.splitlines() if ln.startswith("3931")]
     assert len(z10_rows) == len(z16_rows) == 2
-    assert all(r.count("-") == 0 for r in z10_rows)
-    assert all(r.count("-") == 1 for r in z16_rows)
+    assert all(r.count("n/a") == 0 for r in z10_rows)
+    assert all(r.count("n/a") == 2 for r in z16_rows)
