@@ -136,6 +136,7 @@ def atomic_output(path: str, inputs: list[str] = (), suffix: str = "") -> Iterat
     try:
         yield tmp
         try:
+            os.chmod(tmp, 0o666 & ~_umask())     # mkstemp makes 0600; give the file the usual permissions
             os.replace(tmp, path)
         except OSError as exc:
             raise ExportError(f"{path}: cannot be written ({exc.strerror or exc})") from None
@@ -143,6 +144,12 @@ def atomic_output(path: str, inputs: list[str] = (), suffix: str = "") -> Iterat
         if os.path.exists(tmp):
             with contextlib.suppress(OSError):
                 os.remove(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 class _Steps:

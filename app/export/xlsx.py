@@ -1,9 +1,460 @@
-"""XLSX export (being written): see app/export/__init__.py for the API."""
+"""XLSX export (XlsxWriter).
+
+Sheets: ``Timeline`` (native scatter-with-lines charts of CPI and LPARCPU per LPAR over time,
+from the ``LPAR intervals`` sheet), ``Compare`` (when a comparison is set: before / after /
+ratio / delta rows in the presentation layout, the marked metrics with their reasons, the CPI
+decomposition and a stacked-column waterfall chart per pair), one sheet per level (``CEC``,
+``LPAR``, ``Class``, ``LPAR intervals``, ``Intervals``, ``CPU intervals``) and ``About``
+(source files with size and SHA-256, window, shift filter, formula-set versions, app version).
+
+Level sheets: frozen header row and name column, number formats with the presentation's
+rounding (the cells hold full precision), fitted column widths, an autofilter; times are Excel
+date-times (UTC).  Strings are never turned into formulas.
+"""
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from app.engine.compare import node_labels
+from app.export.provenance import provenance, provenance_lines
+from app.export.tables import SHEETS, excel_format, level_columns, with_labels
+
+__all__ = ["write_xlsx", "MAX_ROWS", "excel_time"]
+
+MAX_ROWS = 1_048_575           # Excel's sheet size minus the header row
+_EPOCH = np.datetime64("1899-12-30T00:00:00", "ns")
+_WF = 20                       # first column of the waterfall data on the Compare sheet
+
+
+def excel_time(values) -> np.ndarray:
+    """Excel serial date-times (days since 1899-12-30) of datetime64 values; NaN for NaT."""
+    a = pd.to_datetime(pd.Series(values)).to_numpy(dtype="datetime64[ns]")
+    out = (a - _EPOCH).astype("timedelta64[ns]").astype(np.int64) / 86_400e9
+    out[np.isnat(a)] = np.nan
+    return out
+
+
+class _Formats:
+    def __init__(self, wb):
+        self.wb = wb
+        self.head = wb.add_format({"bold": True, "text_wrap": True, "valign": "top", "bg_color": "#DCE6F1",
+                                   "bottom": 1})
+        self.time = wb.add_format({"num_format": "yyyy-mm-dd hh:mm"})
+        self.bold = wb.add_format({"bold": True})
+        self.title = wb.add_format({"bold": True, "font_size": 14})
+        self.wrap = wb.add_format({"text_wrap": True, "valign": "top"})
+        self._num: dict[str, Any] = {}
+
+    def num(self, fmt: str, bold: bool = False):
+        key = fmt + ("b" if bold else "")
+        if key not in self._num:
+            self._num[key] = self.wb.add_format({"num_format": fmt, "bold": bold})
+        return self._num[key]
+
+
+def _finite(v) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def _col_letter(i: int) -> str:
+    s = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        s = chr(65 + r) + s
+    return s
+
+
+def _write_level(wb, fm: _Formats, name: str, ws_, frame: pd.DataFrame, ident: list[str], level: str,
+                 steps, frac: tuple[float, float]) -> dict[str, Any]:
+    """One level sheet; returns layout info (column index by key, node row ranges, rows written)."""
+    sh = wb.add_worksheet(name)
+    frame = with_labels(frame, level)
+    cols = level_columns(ws_, frame, ident)
+    n = min(len(frame), MAX_ROWS)
+    truncated = len(frame) - n
+    frame = frame.iloc[:n]
+    data: dict[str, Any] = {}
+    widths = []
+    sample = frame.iloc[:: max(1, n // 2000)] if n else frame
+    for j, c in enumerate(cols):
+        if c.key not in frame.columns:
+            data[c.key] = None
+        elif c.kind == "time":
+            data[c.key] = excel_time(frame[c.key])
+        elif c.kind in ("metric", "int"):
+            data[c.key] = pd.to_numeric(frame[c.key], errors="coerce").to_numpy(dtype=np.float64)
+        else:
+            data[c.key] = frame[c.key].tolist()
+        if c.kind == "time":
+            w = 16
+        elif c.kind in ("metric", "int") and c.key in frame.columns and len(sample):
+            vals = pd.to_numeric(sample[c.key], errors="coerce").abs()
+            mx = float(vals.max()) if vals.notna().any() else 0.0
+            w = len(f"{mx:.{c.decimals}f}") + 2
+        elif c.key in frame.columns and len(sample):
+            w = max((len(str(x)) for x in sample[c.key].tolist() if x is not None), default=4) + 2
+        else:
+            w = 6
+        head_w = max(len(part) for part in c.header.split()) + 2 if c.header else 6
+        w = max(w, head_w, 6 if c.kind != "text" else 4)
+        widths.append(min(w, 40))
+    for j, (c, w) in enumerate(zip(cols, widths)):
+        fmt = fm.time if c.kind == "time" else (fm.num(excel_format(c.decimals)) if c.kind == "metric" else None)
+        sh.set_column(j, j, w, fmt)
+    sh.set_row(0, 45)
+    for j, c in enumerate(cols):
+        sh.write_string(0, j, c.header, fm.head)
+        if c.tooltip:
+            sh.write_comment(0, j, f"{c.key}\n{c.tooltip}", {"x_scale": 2.5, "y_scale": 1.6})
+    fmts = [fm.time if c.kind == "time" else (fm.num(excel_format(c.decimals)) if c.kind == "metric" else None)
+            for c in cols]
+    step_every = max(1, n // 20)
+    for i in range(n):
+        r = i + 1
+        for j, c in enumerate(cols):
+            d = data[c.key]
+            if d is None:
+                continue
+            v = d[i]
+            if c.kind in ("metric", "int", "time"):
+                if v == v:                                  # not NaN
+                    if fmts[j] is not None:
+                        sh.write_number(r, j, float(v), fmts[j])
+                    else:
+                        sh.write_number(r, j, float(v))
+            elif v is not None and not (isinstance(v, float) and v != v):
+                sh.write_string(r, j, str(v))
+        if i % step_every == 0:
+            steps(frac[0] + (frac[1] - frac[0]) * i / max(n, 1), f"sheet {name}: row {i:,} of {n:,}")
+    sh.freeze_panes(1, 1)
+    sh.autofilter(0, 0, max(n, 1), len(cols) - 1)
+    ranges: dict[str, tuple[int, int]] = {}
+    if n:
+        labels = frame["label"].tolist()
+        start = 0
+        for i in range(1, n + 1):
+            if i == n or labels[i] != labels[start]:
+                ranges.setdefault(labels[start], (start + 1, i))
+                start = i
+    span = (None, None)
+    if n and "interval_end" in frame.columns:
+        t = data["interval_end"]
+        t = t[np.isfinite(t)]
+        if len(t):
+            span = (math.floor(float(t.min()) * 4) / 4, math.ceil(float(t.max()) * 4) / 4)   # whole 6-hour steps
+    return {"sheet": name, "col": {c.key: j for j, c in enumerate(cols)}, "ranges": ranges, "rows": n,
+            "truncated": truncated, "span": span}
+
+
+def _chart_axes(ch, x_name: str, y_name: str, x_fmt: str | None = None, x_min=None, x_max=None) -> None:
+    grid = {"visible": True, "line": {"color": "#E0E0E0"}}
+    x = {"name": x_name, "major_gridlines": grid}
+    if x_fmt:
+        x.update(num_format=x_fmt, num_font={"rotation": -45})
+    if x_min is not None:
+        x.update(min=x_min, max=x_max)
+    ch.set_x_axis(x)
+    ch.set_y_axis({"name": y_name, "major_gridlines": grid})
+    ch.set_legend({"position": "bottom"})
+    ch.set_size({"width": 960, "height": 360})
+
+
+PALETTE = ["#1F77B4", "#D62728", "#2CA02C", "#FF7F0E", "#9467BD", "#8C564B", "#E377C2", "#7F7F7F", "#BCBD22",
+           "#17BECF"]
+_TIMELINE_METRICS = (("CPI", "CPI", "cycles per instruction"), ("LPARCPU", "LPARCPU", "% of one engine"))
+
+
+def _relative_block(wb, sh, c, row: int) -> int:
+    """Charts of both selections on a relative time axis (data written to the right, from column Z)."""
+    ax = c.timelines("lpar_interval")
+    c0 = 25
+    sh.write_string(0, c0, f"Relative time axis: {ax.label}; a blank row separates gaps in the data")
+    series = []
+    blocks: list[tuple[str, str, list[np.ndarray]]] = []       # (name, side, [x, metric...]) with NaN = blank
+    for side, frame in (("before", ax.before), ("after", ax.after)):
+        if not len(frame):
+            continue
+        labels = node_labels(frame, "lpar", [ax.after if side == "before" else ax.before])
+        frame = frame.assign(_label=labels.to_numpy())
+        for label, part in frame.groupby("_label", sort=False):
+            part = part.sort_values("interval_end")
+            x = part["x"].to_numpy(dtype=float)
+            gaps = np.diff(x)
+            usual = float(np.median(gaps)) if len(gaps) else 0.0
+            arrays = [x] + [pd.to_numeric(part[mid], errors="coerce").to_numpy(dtype=float) if mid in part.columns
+                            else np.full(len(x), np.nan) for mid, _, _ in _TIMELINE_METRICS]
+            if usual > 0:
+                cut = np.flatnonzero(gaps > 1.5 * usual) + 1           # a blank row: the chart shows a gap
+                arrays = [np.insert(a, cut, np.nan) for a in arrays]
+            blocks.append((f"{side}: {label}", side, arrays))
+    width = 1 + len(_TIMELINE_METRICS) + 1
+    for k, (name, side, arrays) in enumerate(blocks):
+        cc = c0 + k * width
+        sh.write_string(1, cc, name)
+        sh.write_string(2, cc, ax.label)
+        for m, (_, head, _) in enumerate(_TIMELINE_METRICS):
+            sh.write_string(2, cc + 1 + m, head)
+        series.append((name, side, cc, 3, 3 + len(arrays[0]) - 1))
+    longest = max((len(b[2][0]) for b in blocks), default=0)
+    for i in range(longest):                                   # row by row (constant-memory mode)
+        for k, (_, _, arrays) in enumerate(blocks):
+            if i < len(arrays[0]):
+                for m, a in enumerate(arrays):
+                    if a[i] == a[i]:
+                        sh.write_number(3 + i, c0 + k * width + m, float(a[i]))
+    if not series:
+        return row
+    for k, (mid, head, unit) in enumerate(_TIMELINE_METRICS):
+        ch = wb.add_chart({"type": "scatter", "subtype": "straight"})
+        colors: dict[str, str] = {}
+        for name, side, cc, r0, r1 in series[:16]:
+            base = name.split(": ", 1)[1].split(" (")[0]             # same LPAR: same colour before and after
+            color = colors.setdefault(base, PALETTE[len(colors) % len(PALETTE)])
+            ch.add_series({"name": name, "categories": [sh.name, r0, cc, r1, cc],
+                           "values": [sh.name, r0, cc + 1 + k, r1, cc + 1 + k],
+                           "line": {"width": 1.5, "color": color,
+                                    "dash_type": "dash" if side == "before" else "solid"}})
+        ch.set_title({"name": f"{head}: before (dashed) and after, {ax.label}", "name_font": {"size": 12}})
+        _chart_axes(ch, ax.label, unit)
+        sh.insert_chart(row, 0, ch)
+        row += 19
+    return row
+
+
+def _timeline(wb, sh, info: dict[str, Any], comparison=None) -> None:
+    """Scatter-with-lines charts of CPI and LPARCPU per LPAR from the LPAR intervals sheet (and, with a
+    comparison, both selections overlaid on a relative time axis)."""
+    name = info["sheet"]
+    col = info["col"]
+    xcol = col["interval_end"]
+    sh.set_landscape()
+    sh.fit_to_pages(1, 0)
+    sh.set_column(0, 0, 12)
+    row = 2
+    if comparison is not None:
+        sh.write_string(0, 0, "Before and after on a relative time axis, then the main timeline on the time axis")
+        row = _relative_block(wb, sh, comparison, row)
+    else:
+        sh.write_string(0, 0, f"Main timeline: CPI and LPARCPU per LPAR (interval end, UTC); data on sheet '{name}'")
+    if not info["rows"]:
+        sh.write_string(row, 0, "(no intervals in the window)")
+        return
+    lo, hi = info["span"]
+    for mid, head, unit in _TIMELINE_METRICS:
+        if mid not in col:
+            continue
+        ch = wb.add_chart({"type": "scatter", "subtype": "straight"})
+        for label, (r0, r1) in list(info["ranges"].items())[:16]:
+            ch.add_series({"name": label,
+                           "categories": [name, r0, xcol, r1, xcol],
+                           "values": [name, r0, col[mid], r1, col[mid]],
+                           "line": {"width": 1.5}})
+        ch.set_title({"name": f"{head} per LPAR", "name_font": {"size": 12}})
+        _chart_axes(ch, "interval end (UTC)", unit, "mm-dd hh:mm", lo, hi)
+        sh.insert_chart(row, 0, ch)
+        row += 19
+    sh.print_area(0, 0, row, 15)
+
+
+def _compare(wb, fm: _Formats, sh, c) -> None:
+    """The Compare sheet: table, marks, CPI decomposition, waterfall chart per pair."""
+
+    sh.set_landscape()
+    sh.fit_to_pages(1, 0)
+    sh.write_string(0, 0, f"Comparison per {c.by}", fm.title)
+    sh.write_string(1, 0, c.ratio_note)
+    sh.write_string(2, 0, f"Before: {c.before.describe()}")
+    sh.write_string(3, 0, f"After: {c.after.describe()}")
+    cols = c.main_columns()
+    r0 = 5
+    sh.set_row(r0, 46)
+    sh.write_string(r0, 0, "Row", fm.head)
+    sh.write_string(r0, 1, "Name", fm.head)
+    sh.set_column(0, 0, 8)
+    sh.set_column(1, 1, max([24] + [len(str(x)) + 2 for x in c.table["label"]]))
+    for j, s in enumerate(cols):
+        head = s.header + (" *" if s.id in c.marks else "")
+        sh.write_string(r0, 2 + j, head, fm.head)
+        sh.set_column(2 + j, 2 + j, max(9, min(14, max(len(p) for p in head.split()) + 3)))
+        if s.id in c.marks:
+            sh.write_comment(r0, 2 + j, c.marks[s.id], {"x_scale": 3, "y_scale": 1.5})
+    r = r0 + 1
+    for rec in c.table.to_dict("records"):
+        kind = rec["row"]
+        sh.write_string(r, 0, kind, fm.bold if kind in ("ratio", "delta") else None)
+        sh.write_string(r, 1, str(rec["label"]))
+        for j, s in enumerate(cols):
+            v = rec.get(s.id)
+            if s.id == "Workload_Hint":
+                if kind in ("before", "after") and v is not None:
+                    sh.write_string(r, 2 + j, str(v))
+                continue
+            if not _finite(v):
+                continue
+            if kind == "ratio":
+                fmt = fm.num("0.00", bold=True)
+            elif kind == "delta":
+                d = excel_format(s.decimals)
+                fmt = fm.num(f"+{d};-{d};{d}")
+            else:
+                fmt = fm.num(excel_format(s.decimals))
+            sh.write_number(r, 2 + j, float(v), fmt)
+        r += 1
+    r += 1
+    if c.marks:
+        sh.write_string(r, 0, "* formulas differ between the two generations:", fm.bold)
+        r += 1
+        for mid, why in c.marks.items():
+            sh.write_string(r, 1, mid)
+            sh.write_string(r, 2, why)
+            r += 1
+        r += 1
+    sh.write_string(r, 0, "CPI change split: instruction complexity + finite cache (L1MP effect + SCPL1M effect, "
+                          "midpoint split; the parts add up to the change)", fm.bold)
+    r += 1
+    heads = [("pair", "Pair"), ("cpi_before", "CPI before"), ("cpi_after", "CPI after"), ("d_cpi", "CPI change"),
+             ("d_instr_cmplx", "Instr complexity"), ("d_finite", "Finite cache"), ("d_l1mp_effect", "L1MP effect"),
+             ("d_scpl1m_effect", "SCPL1M effect"), ("d_other", "Other finite"), ("note", "Note")]
+    sh.set_row(r, 32)
+    for j, (_, h) in enumerate(heads):
+        sh.write_string(r, j, h, fm.head)
+    r += 1
+    for rec in c.cpi.to_dict("records"):
+        for j, (k, _) in enumerate(heads):
+            v = rec.get(k)
+            if k in ("pair", "note"):
+                sh.write_string(r, j, str(v or ""))
+            elif _finite(v):
+                sh.write_number(r, j, float(v), fm.num("0.000" if k.startswith("cpi") else "+0.000;-0.000;0.000"))
+        r += 1
+    r += 1
+    # waterfall data and charts, one per pair (max 8)
+    for p in list(c.cpi["pair"])[:8] if len(c.cpi) else []:
+        wf = c.waterfall(p)
+        sh.write_string(r, 0, f"Waterfall {p}", fm.bold)
+        hdr = ["Step", "Base", "Total", "Increase", "Decrease", "Value"]
+        for j, h in enumerate(hdr):
+            sh.write_string(r + 1, _WF + j, h, fm.head)
+        top = r + 2
+        for i, s in enumerate(wf.to_dict("records")):
+            rr = top + i
+            sh.write_string(rr, _WF, s["label"])
+            sh.write_number(rr, _WF + 1, float(s["base"]) if s["kind"] == "delta" else 0.0, fm.num("0.000"))
+            for j, ok in ((_WF + 2, s["kind"] == "total"), (_WF + 3, s["kind"] == "delta" and s["value"] > 0),
+                          (_WF + 4, s["kind"] == "delta" and s["value"] <= 0)):
+                if ok:
+                    sh.write_number(rr, j, float(s["height"]), fm.num("0.000"))
+            sh.write_number(rr, _WF + 5, float(s["value"]), fm.num("+0.000;-0.000;0.000" if s["kind"] == "delta"
+                                                               else "0.000"))
+        last = top + len(wf) - 1
+        ch = wb.add_chart({"type": "column", "subtype": "stacked"})
+        labels = [{"value": f"{v:.3f}" if k == "total" else f"{v:+.3f}"} for v, k in zip(wf["value"], wf["kind"])]
+        ch.add_series({"name": "base", "categories": [sh.name, top, _WF, last, _WF],
+                       "values": [sh.name, top, _WF + 1, last, _WF + 1], "fill": {"none": True}, "border": {"none": True}})
+        for j, nm, color in ((_WF + 2, "CPI", "#4F81BD"), (_WF + 3, "increase", "#C0504D"),
+                             (_WF + 4, "decrease", "#9BBB59")):
+            custom = [lab if ((j == _WF + 2 and k == "total") or (j == _WF + 3 and k == "delta" and v > 0)
+                              or (j == _WF + 4 and k == "delta" and v <= 0)) else {"delete": True}
+                      for lab, v, k in zip(labels, wf["value"], wf["kind"])]
+            ch.add_series({"name": nm, "categories": [sh.name, top, _WF, last, _WF],
+                           "values": [sh.name, top, j, last, j], "fill": {"color": color}, "gap": 60,
+                           "data_labels": {"value": True, "custom": custom, "position": "inside_end"}})
+        ch.set_title({"name": f"CPI change {p}: waterfall", "name_font": {"size": 12}})
+        ch.set_legend({"none": True})
+        ends = [float(x) for x in wf["end"]] + [float(x) for x in wf["start"] if x]
+        lo, hi = min(ends), max(ends)
+        y_min = max(0.0, math.floor((lo - 1.5 * (hi - lo) - 1e-9) * 10) / 10)
+        ch.set_y_axis({"name": "cycles per instruction", "min": y_min,
+                       "major_gridlines": {"visible": True, "line": {"color": "#E0E0E0"}}})
+        ch.set_size({"width": 620, "height": 320})
+        sh.insert_chart(r + 1, 0, ch)
+        r = max(last, r + 17) + 2
+    sh.set_column(_WF, _WF + 5, 14)
+
+
+def _about(fm: _Formats, sh, doc: dict[str, Any], notes: list[str]) -> None:
+    sh.set_column(0, 0, 16)
+    sh.set_column(1, 1, 44)
+    sh.set_column(2, 2, 14)
+    sh.set_column(3, 3, 70)
+    sh.write_string(0, 0, "About this workbook", fm.title)
+    r = 2
+    for k, v in (("Made with", doc["app"]), ("Level", doc["level"]),
+                 ("Window", f"{doc['window']['from'] or 'start of data'} .. {doc['window']['to'] or 'end of data'}"),
+                 ("Intervals", f"{doc['window']['first'] or '-'} .. {doc['window']['last'] or '-'} (UTC)"),
+                 ("Shift filter", doc["shift"]["text"] if doc["shift"] else "none (all hours, all days)"),
+                 ("Formula sets", ", ".join(doc["formula_sets"].values()) or "-"),
+                 ("Formula file", doc.get("formulas_file") or "built-in sets")):
+        sh.write_string(r, 0, k, fm.bold)
+        sh.write_string(r, 1, str(v))
+        r += 1
+    r += 1
+    for j, h in enumerate(("File", "Path", "Size (bytes)", "SHA-256")):
+        sh.write_string(r, j, h, fm.head)
+    r += 1
+    files = list(doc["files"])
+    if doc.get("comparison"):
+        seen = {f["path"] for f in files}
+        for side in ("before", "after"):
+            files += [f for f in doc["comparison"][side]["files"] if f["path"] not in seen]
+            seen |= {f["path"] for f in doc["comparison"][side]["files"]}
+    for f in files:
+        sh.write_string(r, 0, f["name"])
+        sh.write_string(r, 1, f["path"])
+        if f["size"] is not None:
+            sh.write_number(r, 2, f["size"], fm.num("#,##0"))
+        sh.write_string(r, 3, f["sha256"] or "unknown")
+        r += 1
+    r += 1
+    sh.write_string(r, 0, "Provenance (as in the slide notes)", fm.bold)
+    r += 1
+    for line in provenance_lines(doc) + notes:
+        sh.write_string(r, 0, line)
+        r += 1
+
 
 def write_xlsx(request, path: str, steps) -> dict[str, int]:
-    from app.export import ExportError
+    """Write the workbook; returns rows written per sheet."""
+    import xlsxwriter
 
-    raise ExportError(f"{path}: .xlsx export is not available yet")
+    doc = provenance(request)
+    wb = xlsxwriter.Workbook(path, {"constant_memory": True, "strings_to_formulas": False,
+                                    "strings_to_urls": False, "strings_to_numbers": False})
+    wb.set_properties({"title": request.title, "subject": "IBM Z CPU MF metrics", "comments": doc["app"]})
+    fm = _Formats(wb)
+    items: dict[str, int] = {}
+    notes: list[str] = []
+    try:
+        tl = wb.add_worksheet("Timeline")
+        cmp_sheet = wb.add_worksheet("Compare") if request.comparison is not None else None
+        infos = {}
+        n = len(SHEETS)
+        for k, (name, level, ident) in enumerate(SHEETS):
+            steps(0.05 + 0.85 * k / n, f"computing {name}")
+            frame = request.metrics(by=level)
+            info = _write_level(wb, fm, name, request.workspace, frame, ident, level, steps,
+                                (0.05 + 0.85 * k / n, 0.05 + 0.85 * (k + 1) / n))
+            infos[level] = info
+            items[name] = info["rows"]
+            if info["truncated"]:
+                notes.append(f"Sheet {name}: {info['truncated']:,} rows left out (Excel holds {MAX_ROWS:,} rows per "
+                             "sheet); use a shorter window or the CSV export")
+        steps(0.92, "charts")
+        _timeline(wb, tl, infos["lpar_interval"], request.comparison)
+        if cmp_sheet is not None:
+            _compare(wb, fm, cmp_sheet, request.comparison)
+            items["Compare"] = len(request.comparison.table)
+        _about(fm, wb.add_worksheet("About"), doc, notes)
+        steps(0.96, "saving")
+    finally:
+        wb.close()
+    return items

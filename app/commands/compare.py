@@ -1,0 +1,320 @@
+"""``nestscope compare --before FILE... --after FILE... [...]``: before/after comparison.
+
+Per LPAR (``--by lpar``) or per LPAR and processor class (``--by class``): the before row, the
+after row, IBM's ratio row (before / after, as the "% improvement" rows of IBM's CPU MF
+presentations divide the old value by the new) and the delta row (after - before), in the
+presentation's column layout, then the CPI change split into the instruction-complexity part
+and the finite-cache part (L1MP effect + SCPL1M effect, midpoint split; :mod:`app.engine.compare`).
+
+``--hours 08-17 --days mon-fri`` filter both sides (UTC); ``--before-hours`` etc. one side
+(prime shift against night on the same files).  Exit codes: 0 data read, 2 usage error
+(bad time, bad shift text, unknown LPAR), 3 nothing readable on one side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from app.commands.report import _time
+
+EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
+
+
+def add_selection_options(p: argparse.ArgumentParser, required: bool) -> None:
+    """The ``--before...``/``--after...`` and shift options (shared by ``compare`` and ``export``)."""
+    g = p.add_argument_group("comparison" if not required else "selections")
+    for side in ("before", "after"):
+        g.add_argument(f"--{side}", nargs="+", metavar="FILE", required=required,
+                       help=f"the {side} files (SMF 113 / MONWRITE, gzip allowed)")
+        g.add_argument(f"--{side}-from", type=_time, metavar="T", help=f"{side}: intervals ending after T (UTC)")
+        g.add_argument(f"--{side}-to", type=_time, metavar="T", help=f"{side}: intervals ending at or before T")
+        g.add_argument(f"--{side}-lpar", action="append", metavar="NAME",
+                       help=f"{side}: only this LPAR (repeatable; default all)")
+        g.add_argument(f"--{side}-hours", metavar="HH-HH", help=f"{side} only: hours of the day (overrides --hours)")
+        g.add_argument(f"--{side}-days", metavar="DAYS", help=f"{side} only: days of the week (overrides --days)")
+    g.add_argument("--compare-by", dest="compare_by", choices=("lpar", "class"), default=None,
+                   help=argparse.SUPPRESS if required else "comparison rows per lpar or class (default lpar)")
+
+
+def add_shift_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--hours", metavar="HH-HH", help="only intervals whose midpoint lies in these hours, UTC "
+                                                    "(e.g. 08-17, 08:00-17:30, 22-06)")
+    p.add_argument("--days", metavar="DAYS", help="only these days of the week (e.g. mon-fri, sat,sun)")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register the ``compare`` subcommand."""
+    p = sub.add_parser("compare", help="before/after comparison with IBM's ratio row and the CPI decomposition",
+                       description="Compare a before and an after selection (files, window, LPARs, shift) per LPAR "
+                                   "or processor class: before, after, ratio (before/after) and delta "
+                                   "(after-before) rows, and the CPI change split into its parts. Times are UTC.")
+    add_selection_options(p, required=True)
+    add_shift_options(p)
+    p.add_argument("--by", choices=("lpar", "class"), default="lpar", help="rows per LPAR or per processor class")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
+    p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    return p
+
+
+def _err(prog: str, text: str) -> None:
+    print(f"nestscope {prog}: {text}", file=sys.stderr)
+
+
+def read_files(paths: list[str], prog: str, cache: dict | None = None) -> list:
+    """Read files (each once per ``cache``); unreadable ones are reported on stderr and left out."""
+    from app.formats import read_file
+
+    out = []
+    cache = {} if cache is None else cache
+    for path in paths:
+        if path not in cache:
+            try:
+                cache[path] = read_file(path)
+            except Exception as exc:  # a reader bug must not become a traceback
+                _err(prog, f"{path}: cannot be read ({type(exc).__name__}: {exc})")
+                cache[path] = None
+        r = cache[path]
+        if r is not None:
+            out.append(r)
+    return out
+
+
+def make_workspace(results: list, formulas: str | None):
+    """A workspace over already read results (unreadable ones skipped)."""
+    from app.engine import Workspace
+
+    ws = Workspace(formula_file=formulas)
+    ws.add_all([r for r in results if r.readable])
+    return ws
+
+
+def report_unreadable(results: list, prog: str, what: str) -> None:
+    for r in results:
+        for f in r.findings:
+            print(f"[{f.severity}] {f.message}", file=sys.stderr)
+    _err(prog, f"nothing readable was found in the {what} files")
+
+
+def lpar_nodes(ws, names: list[str] | None) -> tuple[tuple | None, list[str]]:
+    """NodeKeys of the named LPARs (all CECs); returns (nodes or None, unknown names)."""
+    if not names:
+        return None, []
+    iv = ws.intervals
+    pairs = iv[["cec", "lpar"]].drop_duplicates().astype(str) if len(iv) else None
+    nodes, unknown = [], []
+    for name in names:
+        hit = pairs.loc[pairs["lpar"].str.upper() == name.upper()] if pairs is not None else []
+        if not len(hit):
+            unknown.append(name)
+        for cec, lpar in hit.itertuples(index=False):
+            nodes.append(("lpar", cec, lpar))
+    return tuple(nodes), unknown
+
+
+def build_comparison(args: argparse.Namespace, prog: str, by: str) -> tuple[Any, int]:
+    """Read both sides and compare; returns (Comparison or None, exit code)."""
+    from app.engine import FormulaFileError
+    from app.engine.compare import Selection, compare
+    from app.engine.shift import ShiftError, make_shift
+
+    for side in ("before", "after"):
+        a, b = getattr(args, f"{side}_from"), getattr(args, f"{side}_to")
+        if a is not None and b is not None and a >= b:
+            _err(prog, f"error: --{side}-from {a} is not before --{side}-to {b}")
+            return None, EXIT_USAGE
+    try:
+        shifts = {side: make_shift(getattr(args, f"{side}_hours") or args.hours,
+                                   getattr(args, f"{side}_days") or args.days) for side in ("before", "after")}
+    except ShiftError as exc:
+        _err(prog, f"error: {exc}")
+        return None, EXIT_USAGE
+    cache: dict = {}
+    results = {side: read_files(getattr(args, side), prog, cache) for side in ("before", "after")}
+    workspaces: dict = {}
+    for side in ("before", "after"):
+        if not any(r.readable for r in results[side]):
+            report_unreadable(results[side], prog, side)
+            return None, EXIT_NOTHING
+        key = tuple(sorted(r.file for r in results[side]))
+        if key not in workspaces:
+            try:
+                workspaces[key] = make_workspace(results[side], args.formulas)
+            except FormulaFileError as exc:
+                _err(prog, f"error: --formulas {exc}")
+                return None, EXIT_USAGE
+        results[side] = workspaces[key]
+    sels = {}
+    for side in ("before", "after"):
+        ws = results[side]
+        nodes, unknown = lpar_nodes(ws, getattr(args, f"{side}_lpar"))
+        if unknown:
+            have = sorted(set(ws.intervals["lpar"].astype(str))) if len(ws.intervals) else []
+            _err(prog, f"error: --{side}-lpar {', '.join(unknown)}: not in the {side} files "
+                       f"(LPARs with counters: {', '.join(have) or 'none'})")
+            return None, EXIT_USAGE
+        sels[side] = Selection(ws, nodes=nodes, start=getattr(args, f"{side}_from"),
+                               end=getattr(args, f"{side}_to"), shift=shifts[side], name=side)
+    return compare(sels["before"], sels["after"], by=by), EXIT_OK
+
+
+# ------------------------------------------------------------------ output
+def _fmt(v: Any, decimals: int, sign: bool = False) -> str:
+    if v is None or isinstance(v, str):
+        return "-" if not v else str(v)
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if not math.isfinite(f):
+        return "-"
+    if round(f, decimals) == 0:
+        f = 0.0                                  # no "-0.0" / "+0.0"
+        return f"{f:.{decimals}f}"
+    return f"{f:+.{decimals}f}" if sign else f"{f:.{decimals}f}"
+
+
+_SHORT = {"Est_Instr_Cmplx_CPI": "ICmplx", "Est_Finite_CPI": "FinCPI", "Est_SCPL1M": "SCPL1M", "PRBSTATE": "PrbSt",
+          "RNI": "RNI", "Eff_GHz": "GHz", "Workload_Hint": "Hint"}
+
+
+def cell_text(row_kind: str, mid: str, value: Any, decimals: int) -> str:
+    """A comparison cell as shown: before/after with the metric's rounding, ratio with 2 decimals, delta signed."""
+    if mid == "Workload_Hint":
+        return "" if row_kind in ("ratio", "delta") else _fmt(value, 0)
+    if row_kind == "ratio":
+        return _fmt(value, 2)
+    if row_kind == "delta":
+        return _fmt(value, decimals, sign=True)
+    return _fmt(value, decimals)
+
+
+def decomposition_lines(c) -> list[str]:
+    """One text line per pair: the CPI change and its parts."""
+    out = []
+    for r in c.cpi.to_dict("records"):
+        head = f"CPI change {r['pair']}: {_fmt(r['cpi_before'], 3)} -> {_fmt(r['cpi_after'], 3)} " \
+               f"({_fmt(r['d_cpi'], 3, True)})"
+        if math.isfinite(float(r["d_instr_cmplx"])):
+            head += f" = instr complexity {_fmt(r['d_instr_cmplx'], 3, True)} + finite {_fmt(r['d_finite'], 3, True)}"
+        if math.isfinite(float(r["d_l1mp_effect"])):
+            head += f" [L1MP effect {_fmt(r['d_l1mp_effect'], 3, True)}, SCPL1M effect " \
+                    f"{_fmt(r['d_scpl1m_effect'], 3, True)}" + \
+                    (f", other {_fmt(r['d_other'], 3, True)}" if r["d_other"] else "") + "]"
+        if r["note"]:
+            head += f"  ({r['note']})"
+        out.append(head)
+    return out
+
+
+def to_table(c) -> str:
+    """The comparison as fixed-width text."""
+    cols = [s for s in c.main_columns()]
+    heads = [_SHORT.get(s.id, s.header if len(s.header) <= 8 else s.id[:8]) + ("*" if s.id in c.marks else "")
+             for s in cols]
+    lines = [f"NestScope comparison per {c.by}, times UTC; {c.ratio_note}",
+             f"before: {c.before.describe()}", f"after:  {c.after.describe()}"]
+    t = c.table
+    labels = [str(x) for x in t["label"]]
+    kinds = list(t["row"])
+    w0 = max([len("Row"), *(len(x) + 7 for x in labels)]) if len(t) else 10
+    cells = []
+    for i, rec in enumerate(t.to_dict("records")):
+        cells.append([cell_text(kinds[i], s.id, rec.get(s.id), s.decimals) for s in cols])
+    widths = [max(len(h), *(len(r[j]) for r in cells)) if cells else len(h) for j, h in enumerate(heads)]
+    lines.append(f"{'Row':<{w0}} " + " ".join(f"{h:>{w}}" for h, w in zip(heads, widths)))
+    last = None
+    for i, row in enumerate(cells):
+        if last is not None and t["pair"].iloc[i] != last:
+            lines.append("")
+        last = t["pair"].iloc[i]
+        name = f"{kinds[i]:<6} {labels[i]}" if kinds[i] in ("before", "after") else labels[i]
+        lines.append(f"{name:<{w0}} " + " ".join(f"{x:>{w}}" for x, w in zip(row, widths)))
+    if c.marks:
+        lines.append("")
+        lines.append("* formulas differ between the two generations:")
+        for mid, why in c.marks.items():
+            lines.append(f"  {mid}: {why}")
+    lines.append("")
+    lines += decomposition_lines(c)
+    return "\n".join(lines) + "\n"
+
+
+def _jnum(v: Any) -> Any:
+    if v is None:
+        return None
+    if isinstance(v, (bool, str)):
+        return v
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if not math.isfinite(f):
+        return None
+    return int(f) if f == int(f) and not isinstance(v, float) else f
+
+
+def to_json(c, request_like) -> str:
+    """The comparison as a JSON document: meta (provenance of both sides, marks), rows, cpi, waterfall."""
+    from app.export.provenance import iso, provenance
+
+    prov = provenance(request_like)
+    rows = []
+    for rec in c.table.to_dict("records"):
+        rows.append({k: (iso(v) if k in ("interval_start", "interval_end") else _jnum(v)) for k, v in rec.items()})
+    cpi = [{k: _jnum(v) for k, v in r.items()} for r in c.cpi.to_dict("records")]
+    wf = {p: [{k: _jnum(v) for k, v in s.items()} for s in c.waterfall(p).to_dict("records")]
+          for p in c.cpi["pair"]} if len(c.cpi) else {}
+    doc = {"meta": {"by": c.by, "ratio": c.ratio_note, "marks": c.marks, "app": prov["app"],
+                    "before": prov["comparison"]["before"], "after": prov["comparison"]["after"],
+                    "columns": [s.id for s in c.columns]},
+           "rows": rows, "cpi": cpi, "waterfall": wf}
+    return json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
+
+
+def to_csv(c) -> str:
+    import csv
+    import io
+
+    from app.engine.metrics import metric_ids
+    from app.export.csv import compare_columns, rows_csv
+
+    ids = list(dict.fromkeys(metric_ids(c.before.workspace.formula_sets) + metric_ids(c.after.workspace.formula_sets)))
+    cols = compare_columns(c.by, ids)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    w.writerows(rows_csv(c.table, cols))
+    return buf.getvalue()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compare, print or write; returns the exit code."""
+    from app.export import ExportRequest
+
+    c, code = build_comparison(args, "compare", args.by)
+    if c is None:
+        return code
+    if args.format == "table":
+        text = to_table(c)
+    elif args.format == "csv":
+        text = to_csv(c)
+    else:
+        text = to_json(c, ExportRequest(c.after.workspace, by=c.by, comparison=c))
+    if args.out:
+        from app.export import ExportError, atomic_output
+
+        try:
+            with atomic_output(args.out, list(dict.fromkeys(args.before + args.after))) as tmp:
+                with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                    fh.write(text)
+        except ExportError as exc:
+            _err("compare", f"error: {exc}")
+            return EXIT_USAGE
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK

@@ -1,0 +1,90 @@
+"""Shared shapes of the XLSX and PPTX exports: which columns a level shows, in which order,
+with which header and rounding (the presentation layout of :mod:`app.engine.layout`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from app.engine.compare import node_labels
+from app.engine.layout import ColumnSpec, presentation_columns
+
+__all__ = ["Column", "level_columns", "metric_specs", "SHEETS", "excel_format", "display"]
+
+# sheet title, level (Workspace.metrics by=), identity columns shown
+SHEETS = [("CEC", "cec", ["cec"]), ("LPAR", "lpar", ["cec", "lpar", "system"]),
+          ("Class", "class", ["cec", "lpar", "system", "class"]),
+          ("LPAR intervals", "lpar_interval", ["cec", "lpar", "system"]),
+          ("Intervals", "interval", ["cec", "lpar", "system", "class"]),
+          ("CPU intervals", "cpu", ["cec", "lpar", "system", "class", "cpu"])]
+_HEAD = {"cec": "CEC", "lpar": "LPAR", "system": "System", "class": "Class", "cpu": "CPU", "label": "Name",
+         "interval_start": "Interval start (UTC)", "interval_end": "Interval end (UTC)", "n_cpus": "CPUs",
+         "generation": "Generation", "formula_set": "Formula set", "quality": "Quality"}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One exported column: frame column ``key``, ``header``, ``kind`` (text, int, time, metric),
+    ``decimals`` (metrics) and ``tooltip``."""
+
+    key: str
+    header: str
+    kind: str
+    decimals: int = 0
+    tooltip: str = ""
+
+
+def metric_specs(ws, generations: list[str]) -> list[ColumnSpec]:
+    """Presentation columns of the generations present (first generation's order, then the others' extras)."""
+    out: list[ColumnSpec] = []
+    seen: set[str] = set()
+    for g in generations or ["z16"]:
+        for c in presentation_columns(g, ws.formula_sets):
+            if c.id not in seen:
+                seen.add(c.id)
+                out.append(c)
+    return out
+
+
+def level_columns(ws, frame: pd.DataFrame, ident: list[str], main_only: bool = False) -> list[Column]:
+    """Columns of a level sheet/table: Name, identity, times, presentation metrics, then bookkeeping."""
+    gens = list(dict.fromkeys(frame["generation"].astype(str))) if len(frame) else []
+    specs = metric_specs(ws, gens)
+    if main_only:
+        specs = [s for s in specs if s.group in ("Main", "Hint")]
+    cols = [Column("label", _HEAD["label"], "text")]
+    cols += [Column(c, _HEAD[c], "int" if c == "cpu" else "text") for c in ident]
+    cols += [Column("interval_start", _HEAD["interval_start"], "time"),
+             Column("interval_end", _HEAD["interval_end"], "time")]
+    for s in specs:
+        kind = "text" if s.id == "Workload_Hint" else "metric"
+        cols.append(Column(s.id, s.header, kind, s.decimals, s.tooltip))
+    cols += [Column("n_cpus", _HEAD["n_cpus"], "int"), Column("generation", _HEAD["generation"], "text"),
+             Column("formula_set", _HEAD["formula_set"], "text"), Column("quality", _HEAD["quality"], "text")]
+    return cols
+
+
+def with_labels(frame: pd.DataFrame, by: str) -> pd.DataFrame:
+    """The frame with an unambiguous ``label`` column (CEC and generation added where names repeat)."""
+    out = frame.copy()
+    out["label"] = node_labels(frame, by) if len(frame) else pd.Series(dtype=object)
+    return out
+
+
+def excel_format(decimals: int) -> str:
+    """Excel number format with ``decimals`` places."""
+    return "0" if decimals <= 0 else "0." + "0" * decimals
+
+
+def display(v, decimals: int) -> str:
+    """A metric as the presentations show it ("" for no value)."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return "" if v is None else str(v)
+    if f != f or f in (float("inf"), float("-inf")):
+        return ""
+    if round(f, decimals) == 0:
+        f = 0.0
+    return f"{f:.{decimals}f}"
