@@ -3,6 +3,8 @@
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# tests never use the user's workspace cache (tests/engine/test_cache*.py give their own Cache folder)
+os.environ.setdefault("NESTSCOPE_CACHE", "0")
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -122,7 +122,7 @@ def _text(d: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Read every file, print the description, return the exit code."""
-    from app.formats import read_file
+    from app.cache import read_file  # through the workspace cache (NESTSCOPE_CACHE=0 turns it off)
 
     results = []
     for path in args.files:

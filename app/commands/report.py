@@ -436,7 +436,7 @@ def run(args: argparse.Namespace, workspace=None) -> int:
         except FormulaFileError as exc:
             print(f"nestscope report: error: --formulas {exc}", file=sys.stderr)
             return EXIT_USAGE
-        from app.formats import read_file
+        from app.cache import read_file  # through the workspace cache (NESTSCOPE_CACHE=0 turns it off)
 
         results = []
         for path in args.files:

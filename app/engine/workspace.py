@@ -49,10 +49,13 @@ class Workspace:
         problem-state counters (default, saves memory), or every counter.
     formula_sets : dict, optional
         Ready formula sets (overrides ``formula_file``).
+    cache : app.cache.Cache or bool, optional
+        Where the intervals of files read through :func:`app.cache.read_file` are kept (default: the
+        user's cache; ``False``: never).  Files read otherwise are never cached.
     """
 
     def __init__(self, formula_file: str | Path | None = None, counters: str = "used",
-                 formula_sets: dict[str, FormulaSet] | None = None):
+                 formula_sets: dict[str, FormulaSet] | None = None, cache: Any = None):
         self.formula_sets: dict[str, FormulaSet] = formula_sets or load_formula_sets(formula_file)
         self.formula_file = str(formula_file) if formula_file else None
         self._keep_all = counters == "all"
@@ -61,6 +64,9 @@ class Workspace:
         self._engine_findings: list[Finding] = []
         self._mcache: OrderedDict[Any, pd.DataFrame] = OrderedDict()
         self._tree = None
+        # intervals of files read through app.cache are cached too: None/True = the user's cache, False = never,
+        # or an app.cache.Cache
+        self.cache = cache
 
     # -- files -------------------------------------------------------------------------
     def add(self, result: ReadResult, defer: bool = False) -> list[Finding]:
@@ -113,8 +119,30 @@ class Workspace:
         return keep
 
     def _compute(self) -> None:
+        keep = self._keep()
+        cache, key = self._iv_cache(keep)
+        if key is not None:
+            hit = cache.load_intervals(key)
+            if hit is not None:
+                self._iv, self._engine_findings = hit
+                return
         frames = [r.samples for r in self._files if r.samples is not None and len(r.samples)]
-        self._iv, self._engine_findings = compute_intervals(frames, self.formula_sets, self._keep())
+        self._iv, self._engine_findings = compute_intervals(frames, self.formula_sets, keep)
+        if key is not None:
+            cache.store_intervals(key, [{"path": r.file} for r in self._files], self._iv, self._engine_findings)
+
+    def _iv_cache(self, keep: set[str] | None):
+        """(cache, key) of the intervals when every file came through the workspace cache, else (None, None)."""
+        if self.cache is False or not self._files or any(not r.meta.get("cache_key") for r in self._files):
+            return None, None
+        from app import cache as wc
+
+        c = self.cache if self.cache not in (None, True) else wc.default_cache()
+        if c is None:
+            return None, None
+        sets = {g: [fs.name, fs.version, fs.generation, fs.machine_types, fs.cfvn, fs.csvn, fs.workload_hint,
+                    {k: m.expr for k, m in fs.metrics.items()}] for g, fs in sorted(self.formula_sets.items())}
+        return c, wc.intervals_key(self._files, [sorted(keep) if keep is not None else None, sets])
 
     def _ensure(self) -> pd.DataFrame:
         if self._iv is None:
@@ -203,7 +231,7 @@ class Workspace:
         """generation -> formula-set version, for the generations present in the data
         (all loaded sets when no data is loaded)."""
         iv = self._ensure()
-        present = set(iv["generation"].astype(str)) if len(iv) else None
+        present = {str(g) for g in iv["generation"].unique()} if len(iv) else None   # per category, not per row
         gens = [g for g in self.formula_sets if present is None or g in present]
         return {g: self.formula_sets[g].version for g in gens}
 

@@ -78,10 +78,10 @@ class ReadWorker(QRunnable):
     def run(self) -> None:  # noqa: D102 - QRunnable API
         self.signals.started.emit()
         try:
-            digest = file_digest(self.path, self.cancel_flag)
-            if self.cancel_flag.is_set():
-                raise Cancelled()
-            result = formats.read_file(self.path, progress=self._progress, cancel=self.cancel_flag.is_set)
+            from app import cache  # the workspace cache: a file read before comes back without decoding
+
+            result, digest = cache.read_with_digest(self.path, lambda p: file_digest(p, self.cancel_flag),
+                                                    progress=self._progress, cancel=self.cancel_flag.is_set)
             if self.cancel_flag.is_set():
                 raise Cancelled()
         except Cancelled:
