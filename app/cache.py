@@ -374,6 +374,19 @@ class Cache:
         return self._store_entry("iv", key, meta, {"intervals": iv})
 
 
+    # -- other frames derived from cached intervals (e.g. the tree's whole-window metrics) -------------
+    def load_frames(self, kind: str, key: str) -> dict[str, pd.DataFrame] | None:
+        expect = {"engine": engine_version(), "format": FORMAT}
+        try:
+            d, meta = self._load_entry(kind, key, expect)
+            return {name: self._frame(d, meta, name) for name in meta.get("frames", {})}
+        except CacheError:
+            return None
+
+    def store_frames(self, kind: str, key: str, frames: dict[str, pd.DataFrame]) -> bool:
+        return self._store_entry(kind, key, {"engine": engine_version()}, frames)
+
+
 def _json_safe(v: Any) -> Any:
     if isinstance(v, dict):
         return {str(k): _json_safe(x) for k, x in v.items() if k not in ("cache_key", "digest")}

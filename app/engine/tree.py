@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from app.engine.metrics import compute_metrics
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.engine.workspace import Workspace
@@ -50,10 +49,9 @@ def build_tree(ws: Workspace) -> list[TreeNode]:
     partition_only / weight / busy_pct / capped from partition data (D0R16).
     """
     iv = ws.intervals
-    sets, counters = ws.formula_sets, ws.counters
     roots: dict[str, TreeNode] = {}
     if len(iv):
-        m = {lv: compute_metrics(iv, sets, counters, by=lv) for lv in ("cec", "lpar", "class", "cpu_window")}
+        m = ws.window_metrics(("cec", "lpar", "class", "cpu_window"))
         mi = {"cec": _index(m["cec"], ["cec"]), "lpar": _index(m["lpar"], ["cec", "lpar"]),
               "class": _index(m["class"], ["cec", "lpar", "class"]),
               "cpu": _index(m["cpu_window"], ["cec", "lpar", "class", "cpu"])}

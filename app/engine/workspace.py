@@ -64,6 +64,7 @@ class Workspace:
         self._engine_findings: list[Finding] = []
         self._mcache: OrderedDict[Any, pd.DataFrame] = OrderedDict()
         self._tree = None
+        self._wm: dict[str, pd.DataFrame] = {}
         # intervals of files read through app.cache are cached too: None/True = the user's cache, False = never,
         # or an app.cache.Cache
         self.cache = cache
@@ -93,6 +94,7 @@ class Workspace:
 
     def _invalidate(self) -> None:
         self._iv = None
+        self._wm = {}
         self._mcache.clear()
         self._tree = None
 
@@ -130,6 +132,24 @@ class Workspace:
         self._iv, self._engine_findings = compute_intervals(frames, self.formula_sets, keep)
         if key is not None:
             cache.store_intervals(key, [{"path": r.file} for r in self._files], self._iv, self._engine_findings)
+
+    def window_metrics(self, levels: tuple[str, ...] = ("cec", "lpar", "class", "cpu_window")) -> dict[str, pd.DataFrame]:
+        """Whole-window metrics of all intervals per tree level (what the tree shows); with cached intervals they
+        are kept in the workspace cache beside them, so a second open does not aggregate again."""
+        from app.engine.metrics import compute_metrics
+
+        self._ensure()
+        want = tuple(lv for lv in levels if lv not in self._wm)
+        if want:
+            cache, key = self._iv_cache(self._keep())
+            key = f"{key}-{'-'.join(want)}" if key is not None else None
+            got = cache.load_frames("wm", key) if key is not None else None
+            if got is None or set(got) != set(want):
+                got = {lv: compute_metrics(self._iv, self.formula_sets, self.counters, by=lv) for lv in want}
+                if key is not None:
+                    cache.store_frames("wm", key, got)
+            self._wm.update(got)
+        return {lv: self._wm[lv] for lv in levels}
 
     def _iv_cache(self, keep: set[str] | None):
         """(cache, key) of the intervals when every file came through the workspace cache, else (None, None)."""

@@ -195,3 +195,29 @@ def test_cache_command(files, monkeypatch, capsys, tmp_path):
     assert "removed 2 entries" in capsys.readouterr().out
     assert main(["cache", "info"]) == 0
     assert "entries: 0" in capsys.readouterr().out
+
+
+def _flat(nodes):
+    out = []
+    for n in nodes:
+        out.append((n.key, n.label, n.info))
+        out.extend(_flat(n.children))
+    return out
+
+
+def test_tree_from_the_cache_is_the_same_tree(files, cache):
+    paths = [files / SMF, files / MON]
+    ws1 = Workspace(cache=cache)
+    ws1.add_all([wc.read_file(p, cache=cache) for p in paths])
+    fresh = _flat(ws1.tree())
+    assert len(_entries(cache, "wm")) == 1          # the tree's whole-window metrics were stored
+    ws2 = Workspace(cache=cache)
+    ws2.add_all([wc.read_file(p, cache=cache) for p in paths])
+    again = _flat(ws2.tree())
+    assert again == fresh
+    for lv, m in ws1.window_metrics().items():
+        pd.testing.assert_frame_equal(ws2.window_metrics()[lv], m)
+    # without the cache the tree is the same too
+    ws3 = Workspace(cache=False)
+    ws3.add_all([decode(p) for p in paths])
+    assert _flat(ws3.tree()) == fresh
