@@ -269,7 +269,7 @@ def gunzip(raw, file: str, *, cap: int | None = None, ratio: int | None = None,
                 chunk = d.decompress(piece, _OUT_CHUNK)
                 while True:
                     out += chunk
-                    stop = _over(out, p + _IN_CHUNK, cap, ratio)
+                    stop = _over(out, p + len(piece) - len(d.unconsumed_tail), cap, ratio)
                     if stop:
                         return out, found, stop
                     if not d.unconsumed_tail:

@@ -33,6 +33,7 @@ from app.formats import monwrite_records as R
 from app.formats.common import cec_id, normalize_serial, to_ebcdic
 from app.formats.monwrite_records import build_mt, build_partitions, build_samples
 from app.formats.schema import Cancelled, ReadResult, empty_samples
+from app.formats.smf_framing import _last_nonzero
 
 __all__ = ["looks_like_monwrite", "read_monwrite"]
 
@@ -51,13 +52,13 @@ _RETRANSFER = ("transfer it again in binary (image) mode, e.g. ftp> binary then 
 
 
 # ------------------------------------------------------------------ detection
-def _control_entries(data: bytes, off: int) -> list[tuple[int, int, int, int, int]] | None:
-    """Validate the control record at ``off`` (monwrite.md §1.2, §1.4)."""
+def _control_entries(data: bytes, off: int, lenient: bool = False) -> list[tuple[int, int, int, int, int]] | None:
+    """Validate the control record at ``off`` (monwrite.md §1.2, §1.4); ``lenient`` ignores the IPTYPE byte."""
     if off + R.CA_OFF + 12 > len(data):
         return None
     _p, _f, typ, _m, _c, m1, m2 = R.IPARML.unpack_from(data, off)
     size = m2 - m1 + 1
-    if typ not in R.IPTYPE_OK or size <= 0 or size % 12 or size // 12 > R.CA_MAX:
+    if (typ not in R.IPTYPE_OK and not lenient) or size <= 0 or size % 12 or size // 12 > R.CA_MAX:
         return None
     k = size // 12
     if off + R.CA_OFF + 12 * k > len(data):
@@ -108,34 +109,91 @@ def _packed_evidence(data: bytes) -> str | None:
     return None
 
 
+LOOK_PAST_PAGES = 256       # how many 4 KB records detection looks at past a damaged start
+
+
 def looks_like_monwrite(data: bytes) -> bool:
-    """True when ``data`` starts like a MONWRITE file (raw, RDW-wrapped, or damaged by transfer)."""
+    """True when ``data`` starts like a MONWRITE file (raw, RDW-wrapped, or damaged by transfer).
+
+    A damaged first block does not hide the file: any of the first
+    :data:`LOOK_PAST_PAGES` 4 KB records that is a valid control record, or two
+    RDWs of 4100-byte records 4100 bytes apart, is enough.
+    """
     if _block_ok(data, 0):
         return True
     for o in (4, 8):                        # RDW, or BDW + RDW, before each 4096-byte record
         if data[o - 4:o] == R.RDW_4100 and (o == 4 or data[2:4] == b"\x00\x00"):
             if _block_ok(data[o:o + R.PAGE] + data[o + R.PAGE + 4:o + 2 * R.PAGE + 4], 0):
                 return True
-    return _ascii_evidence(data) or _packed_evidence(data) is not None
+    if _ascii_evidence(data) or _packed_evidence(data) is not None:
+        return True
+    return _late_block(data) is not None or _rdw_stride(data)
 
 
-def _deblock(data: bytes) -> tuple[bytes, list[int], int | None]:
-    """Strip RDWs (and BDWs) of 4100-byte records; -> stream, file offset per page, bad offset."""
+def _late_block(data) -> int | None:
+    """Offset of the first valid control record at a 4 KB boundary after a damaged start."""
+    n = len(data)
+    for o in range(R.PAGE, min(n - R.PAGE + 1, LOOK_PAST_PAGES * R.PAGE), R.PAGE):
+        if data[o + 3] in R.IPTYPE_OK and _block_ok(data, o):
+            return o
+    return None
+
+
+def _rdw_stride(data) -> bool:
+    """Two RDWs of 4100-byte records 4100 bytes apart near the start: an RDW-wrapped copy (first RDW may be bad)."""
+    step = 4 + R.PAGE
+    for base in (0, 4):
+        for k in range(min(LOOK_PAST_PAGES, len(data) // step)):
+            o = base + k * step
+            if data[o:o + 4] == R.RDW_4100 and data[o + step:o + step + 4] == R.RDW_4100:
+                return True
+    return False
+
+
+def _deblock(data: bytes) -> tuple[bytes, list[int], list[tuple[int, str]]]:
+    """Strip RDWs (and BDWs) of 4100-byte records; -> stream, file offset per page, problems.
+
+    A damaged RDW whose record is followed by a good RDW keeps its 4096 bytes;
+    otherwise the walk resynchronises on the next pair of RDWs 4100 bytes apart.
+    Each problem is (file offset, sentence)."""
     out: list[bytes] = []
     where: list[int] = []
+    bad: list[tuple[int, str]] = []
     pos, n = 0, len(data)
+    step = 4 + R.PAGE
     while pos < n:
         if data[pos:pos + 4] == R.RDW_4100:
             out.append(data[pos + 4:pos + 4 + R.PAGE])
             where.append(pos + 4)
-            pos += 4 + R.PAGE
+            pos += step
             continue
         bl = int.from_bytes(data[pos:pos + 2], "big")
         if data[pos + 2:pos + 4] == b"\x00\x00" and bl >= 8 and data[pos + 4:pos + 8] == R.RDW_4100:
             pos += 4
             continue
-        return b"".join(out), where, pos
-    return b"".join(out), where, None
+        if n - pos <= 8 and not any(data[pos:]):
+            break
+        if data[pos + step:pos + step + 4] == R.RDW_4100 or (pos + step == n and n - pos == step):
+            bad.append((pos, f"record descriptor word {bytes(data[pos:pos + 4]).hex().upper()} is not X'10040000' "
+                        "but a good one follows 4100 bytes later; the 4096 bytes of its record were read"))
+            out.append(data[pos + 4:pos + 4 + R.PAGE])
+            where.append(pos + 4)
+            pos += step
+            continue
+        q = pos + 1
+        while True:
+            q = data.find(R.RDW_4100, q)
+            if q < 0 or q + step >= n or data[q + step:q + step + 4] == R.RDW_4100:
+                break
+            q += 1
+        if q < 0:
+            bad.append((pos, f"record descriptor word {bytes(data[pos:pos + 4]).hex().upper()} is not X'10040000' "
+                        f"and no good one follows; {n - pos} bytes to the end of the file were not read"))
+            break
+        bad.append((pos, f"record descriptor word {bytes(data[pos:pos + 4]).hex().upper()} is not X'10040000' "
+                    f"(4100-byte record); {q - pos} bytes were skipped, reading resumed at offset {q}"))
+        pos = q
+    return b"".join(out), where, bad
 
 
 # ------------------------------------------------------------------ walker
@@ -157,6 +215,8 @@ class _Walk:
         self.cup: list[tuple] = []
         self.npar: int | None = None
         self.pending: dict[tuple[int, int], list] = {}
+        self.last_mfc: tuple | None = None         # (offset, length, series item) of the last counter record
+        self.lnz = _last_nonzero(data)             # offset of the last non-zero byte: zero padding after it
         self.series: list[tuple] = []              # completed (mt, interval, fo, cpu, speed, mask, cfvn, csvn, tod, flg, buf)
 
     # findings ------------------------------------------------------------
@@ -189,6 +249,15 @@ class _Walk:
                 if self.progress is not None:
                     self.progress(off / n)
             ents = _control_entries(data, off) if n - off >= R.PAGE else None
+            if ents is None and n - off >= R.PAGE:
+                ents = _control_entries(data, off, lenient=True)
+                s0 = ents[0][3] if ents else 0
+                if ents and (_hdr_ok(data, off + R.PAGE + (s0 & 0xFFF), s0) or _hdr_ok(data, off + R.PAGE, s0)):
+                    self.find(off, "warning", "bad-control-record", f"MONWRITE control record has a damaged "
+                              f"interrupt type byte ({data[off + 3]:02X}, not 08 or 09) but valid control-area "
+                              "entries", "its block was read")
+                else:
+                    ents = None
             if ents is None:
                 if n - off < R.PAGE:
                     self.find(off, "warning", "truncated", f"file ends {n - off} bytes into a block "
@@ -246,6 +315,9 @@ class _Walk:
                 self._short(fo, limit)
                 return
             ln, z, dom, flg, rc = hdr(data, fo)
+            if ln == 0 and a < t and fo > self.lnz:
+                self._zero_cut(fo)
+                return
             if ln < hdr_len or z or dom > max_dom or (a & 0xFFF) + ln > page:
                 nxt = self._next_header(base, a, t, limit)
                 where = (f"reading resumes at the next valid record, offset {base + nxt}" if nxt & 0xFFF
@@ -257,6 +329,17 @@ class _Walk:
             if fo + ln > limit:
                 self._short(fo, limit)
                 return
+            if (dom, rc) not in _NAMES and rc in (13, 20) and self._looks_mfc(fo, ln):
+                self.find(fo, "warning", "damaged-domain", f"record with domain {dom} and record code {rc} has "
+                          f"the exact layout of a D5R{rc} (CPU MF counters): its domain byte is most likely damaged",
+                          f"it was read as D5R{rc}")
+                dom = 5
+            elif dom == 1 and rc == 13 and ln != hdr_len:
+                self.find(fo, "warning", "bad-record-header", f"record header says D1R13 (end of frame) but its "
+                          f"length is {ln}, not {hdr_len}: a damaged domain or record code",
+                          "the record was skipped and the rest of the frame was read")
+                a += ln
+                continue
             key = (dom, rc)
             counts[key] = counts.get(key, 0) + 1
             if dom == 5:
@@ -304,6 +387,28 @@ class _Walk:
                                                             and self._plausible(after, base + after)):
                     return c
         return frame_end
+
+    def _looks_mfc(self, fo: int, ln: int) -> bool:
+        if ln < _MFC_FIXED + 8 or fo + ln > len(self.data):
+            return False
+        _cpu, _speed, _mask, cfvn, csvn, coff, clen = _MFC(self.data, fo + 20)
+        return 1 <= cfvn <= 8 and 1 <= csvn <= 8 and coff >= _MFC_FIXED and clen and not clen % 8 and coff + clen == ln
+
+    def _zero_cut(self, fo: int) -> None:
+        """Zeros from ``fo`` to the end of the file although the entry goes on: the file was cut and
+        zero-padded.  A counter record whose own tail is zeros up to here was cut too: it is dropped."""
+        cut = self.lnz + 1
+        dropped = ""
+        last = self.last_mfc
+        if last is not None and last[0] + last[1] == fo and fo - cut >= 8:
+            if self.series and self.series[-1] is last[2]:
+                self.series.pop()
+                dropped = f"; the counter record at offset {self.fo(last[0])} ends in {fo - cut} zero bytes and " \
+                          "was cut too: it was not loaded"
+        self.find(cut, "warning", "truncated", f"the file is cut at about offset {self.fo(cut)} and padded with "
+                  "zeros to the end although the block's records go on",
+                  "records before the cut were read; the rest of the interval is lost" + dropped)
+        self.stop = True
 
     def _plausible(self, a: int, fo: int) -> bool:
         ln, z, dom, _flg, rc = R.HDR_NOTOD.unpack_from(self.data, fo)
@@ -355,12 +460,16 @@ class _Walk:
                     return
                 pend[1].append(piece)
                 if not flg & _P_BIT:
-                    self.series.append((mt, self.interval, first, b"".join(pend[1])))
+                    item = (mt, self.interval, first, b"".join(pend[1]))
+                    self.series.append(item)
+                    self.last_mfc = (fo, ln, item)
                     del pending[key]
                 return
         meta = (fo, cpu, speed, mask, cfvn, csvn, _TOD(data, fo + 8)[0], flg)
         if not flg & _P_BIT:
-            self.series.append((mt, self.interval, meta, piece))
+            item = (mt, self.interval, meta, piece)
+            self.series.append(item)
+            self.last_mfc = (fo, ln, item)
         else:
             pending[(cpu, mt)] = [meta, [piece]]
 
@@ -406,9 +515,10 @@ def read_monwrite(data: bytes, file: str, *, progress: Callable[[float], None] |
         ``kind='monwrite'``, framing ``'monwrite'`` or ``'monwrite-rdw'``; ``kind='unknown'``
         with an error finding for ASCII-mode or packed transfers.
     """
-    framing, pages, stream = "monwrite", None, data
+    framing, pages, stream, bad = "monwrite", None, data, []
     if not _block_ok(data, 0):
-        if data[:4] == R.RDW_4100 or (data[2:4] == b"\x00\x00" and data[4:8] == R.RDW_4100):
+        if data[:4] == R.RDW_4100 or (data[2:4] == b"\x00\x00" and data[4:8] == R.RDW_4100) or (
+                _late_block(data) is None and _rdw_stride(data)):
             stream, pages, bad = _deblock(data)
             framing = "monwrite-rdw"
         elif _ascii_evidence(data):
@@ -421,9 +531,10 @@ def read_monwrite(data: bytes, file: str, *, progress: Callable[[float], None] |
                                f"is {what}, not a raw MONWRITE stream",
                                "unpack it on CMS first (COPYFILE ... (UNPACK) or VMARC UNPK), then " + _RETRANSFER)
     w = _Walk(stream, file, pages or None, progress, cancel)
-    if framing == "monwrite-rdw" and bad is not None:
-        w.findings.append(make_finding(file, bad, "warning", "bad-rdw", "record descriptor word is not "
-                                       "X'10040000' (4100-byte record)", "reading stops at this offset"))
+    for off, what in bad:
+        w.findings.append(make_finding(file, off, "warning", "bad-rdw", what,
+                                       "records of the skipped bytes are lost" if "skipped" in what or "not read"
+                                       in what else "check the counters of this block"))
     w.run()
     for (cpu, mt), p in w.pending.items():
         w.find(p[0][0], "warning", "incomplete-series", f"{'D5R20' if mt else 'D5R13'} series of CPU {cpu} "

@@ -81,8 +81,10 @@ def _cls(bs: bytes) -> bytes:
 # Candidate record start for resynchronisation: LEN(2) SEG=0000 FLG RTY TME(4) DTE=0c yy dd dF
 _RESYNC_RE = re.compile(b"(?s)(?=..\x00\x00.{6}[\x00-\x02]" + _cls(_DIGITS) + _cls(_DIGITS) + _cls(_DATE_END) + b")")
 # Candidate block start: BDW(2) 0000, SDW(2) code 00/01 then 00, then a record header
-_BLOCK_RE = re.compile(b"(?s)(?=[\x00-\x7f].\x00\x00..[\x00\x01]\x00.{6}[\x00-\x02]"
-                       + _cls(_DIGITS) + _cls(_DIGITS) + _cls(_DATE_END) + b")")
+# (a block may start with a middle or last segment of a spanned record: no header date is required here;
+# _resync_block validates the block chain of every candidate)
+_BLOCK_RE = re.compile(b"(?s)(?=(?:[\x01-\x7f].|\x00[\x08-\xff])\x00\x00(?:[\x01-\xff].|\x00[\x05-\xff])"
+                       b"[\x00-\x03]\x00)")
 
 
 @dataclass
@@ -196,7 +198,9 @@ def _chain_bdw(buf, start: int = 0) -> float:
                 return score
             sl, ctl = be16(buf, q), buf[q + 2]
             if ctl & 0x80:
-                break                   # null segment: rest of block unused
+                if sl < 5 or q + sl > end or not _tiles(buf, q + sl, end) or _zero_tail(buf, q):
+                    break               # null segment: rest of block unused
+                ctl &= 0x7F             # a damaged control byte: valid segments fill the block
             if sl < 5 or buf[q + 3] or ctl & 0x7C or ((ctl & 3) == 0 and sl < MIN_LEN):
                 return score
             if first and (ctl & 3) in (0, 1) and not _hdr_ok_seg(buf, q, n):
@@ -490,6 +494,8 @@ def walk_bdw(w: _Walker) -> str:
         bl = be16(buf, b)
         if buf[b] & 0x80 and n - b >= 4:               # extended BDW (tape): 31-bit length
             bl = int.from_bytes(bytes(buf[b:b + 4]), "big") & 0x7FFFFFFF
+            if bl > n - b:
+                bl = 0                                 # past the end of the file: a damaged descriptor
         if bl < 8 or (not buf[b] & 0x80 and (buf[b + 2] or buf[b + 3])):
             q = _skip_to_next_block(w, b, b, f"no valid block descriptor here (BDW "
                                     f"{bytes(buf[b:b + 4]).hex().upper()})")
@@ -602,7 +608,7 @@ def _resync_block(buf, start: int, stop: int | None = None) -> int | None:
         b = m.start()
         bl = be16(buf, b)
         sl = be16(buf, b + 4)
-        if bl >= 8 and 5 <= sl <= bl - 4 and (b + bl >= n or b + bl == n or _chain_bdw(buf, b) >= 1):
+        if bl >= 8 and 5 <= sl <= bl - 4 and (b + bl == n or _chain_bdw(buf, b) >= 1):
             return b
     return None
 

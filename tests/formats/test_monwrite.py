@@ -247,7 +247,8 @@ def test_corrupt_mrhdrlen_with_no_valid_record_after_skips_the_frame():
 
 def test_bad_control_record_mid_file_resyncs():
     data = bytearray(_three_interval_file())
-    data[8192 + 3] = 0x77                                    # IPTYPE of block 2
+    data[8192 + 19] ^= 0x01                                  # IPRMMSG2 of block 2: MCA size not a multiple of 12
+    # (a damaged IPTYPE alone no longer loses the block: test_robust.py)
     r = read_monwrite(bytes(data), "b")
     assert any(f.code == "bad-control-record" and f.offset == 8192 for f in r.findings)
     assert len(r.samples) == 4 and set(r.samples["B0"]) == {2, 3}
