@@ -46,7 +46,7 @@ from app.engine.shift import ShiftFilter, shifted_metrics
 
 __all__ = ["Selection", "Comparison", "compare", "decompose_cpi", "waterfall", "formula_differences",
            "node_labels", "node_label", "relative_axis", "RelativeAxis", "RATIO_LABEL", "DELTA_LABEL",
-           "ROW_KINDS", "COMPARE_BY"]
+           "ROW_KINDS", "COMPARE_BY", "ratio_delta"]
 
 ROW_KINDS = ("before", "after", "ratio", "delta")
 COMPARE_BY = ("lpar", "class")
@@ -348,6 +348,15 @@ class Comparison:
         return [c for c in self.columns if c.group in ("Main", "Hint")]
 
 
+def ratio_delta(before, after) -> tuple[float, float]:
+    """IBM's ratio (before / after: old divided by new, so 8.2 -> 7.5 gives 1.093) and the delta
+    (after - before) of one metric; NaN where a side is missing (or the after value is 0 for the ratio)."""
+    b, a = _f(before), _f(after)
+    if not (np.isfinite(b) and np.isfinite(a)):
+        return float("nan"), float("nan")
+    return (b / a if a != 0 else float("nan")), a - b
+
+
 def _pair_keys(mb: pd.DataFrame, ma: pd.DataFrame, by: str) -> tuple[list[str], list[str]]:
     def lp(frame):
         return [(str(r["cec"]), str(r["lpar"])) for r in frame.to_dict("records")]
@@ -417,10 +426,7 @@ def compare(before: Selection, after: Selection, by: str = "lpar") -> Comparison
             fsb, fsa = sets_b.get(str(rb["generation"])), sets_a.get(str(ra["generation"]))
             pair_marks = formula_differences(fsb, fsa, ids)
             for mid in ids:
-                b, a = _f(rb.get(mid)), _f(ra.get(mid))
-                ok = np.isfinite(b) and np.isfinite(a)
-                ratio[mid] = b / a if ok and a != 0 else float("nan")
-                delta[mid] = a - b if ok else float("nan")
+                ratio[mid], delta[mid] = ratio_delta(rb.get(mid), ra.get(mid))
             d = decompose_cpi(rb.get("CPI"), rb.get("Est_Finite_CPI"), rb.get("L1MP"), rb.get("Est_SCPL1M"),
                               ra.get("CPI"), ra.get("Est_Finite_CPI"), ra.get("L1MP"), ra.get("Est_SCPL1M"))
             d["pair"] = key
