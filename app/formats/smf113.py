@@ -23,6 +23,8 @@ from app.formats.smf_framing import detect_framing, frame_records
 
 __all__ = ["looks_like_smf", "read_smf"]
 
+_BLOCKS = "\0blocks"      # key of the counter blocks in a decoded shape's column dict
+
 # Columns only SMF 113 records with an identification section give (spec 5): the interval as HIS states it.
 OPTIONAL_COLUMNS = ("rec_start", "rec_end")
 MAX_DETAIL = 10          # individual findings per code before they are only counted
@@ -115,6 +117,15 @@ class _Matrix(_Decoder):
             return self.mat[:, rows + off].astype(np.uint64)
         return self.raw(rows, off, w).view(f">u{w}").ravel().astype(np.uint64)
 
+    def block(self, off: int, w: int, count: int) -> np.ndarray:
+        """(records x count) unsigned values of width ``w`` at ``off``: native uint64, C order."""
+        sub = self.mat[:, off:off + w * count]
+        try:
+            v = sub.view(f">u{w}")          # rows keep their stride; only the last axis must be contiguous
+        except ValueError:
+            v = np.ascontiguousarray(sub).view(f">u{w}")
+        return v.astype(np.uint64, order="C")
+
 
 def _decode_shape(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray]:
     """All identity fields and counters of the records of one shape (rows of ``dec.mat``)."""
@@ -169,11 +180,13 @@ def _decode_shape(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray]:
     c["run_start"], c["time"] = common.tod_to_datetime64(cts), common.tod_to_datetime64(ctm)
     c["kind"] = np.full(m, kind, dtype=object)
     sets = 0
+    blocks = []
     for s in sh.sets:
-        vals = dec.raw(rows, s.offset, s.width * s.count).view(f">u{s.width}").astype(np.uint64)
-        for k in range(s.count):
-            c[counter_name(s.base + k)] = vals[:, k]
+        # one (records x counters) block per set: a big-endian view of the matrix, converted in one copy
+        blocks.append(([counter_name(s.base + k) for k in range(s.count)],
+                       dec.block(rows + s.offset, s.width, s.count)))
         sets |= s.bit
+    c[_BLOCKS] = blocks
     c["sets"] = np.full(m, sets, dtype=np.int32)
     return c
 
@@ -289,9 +302,22 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel) -> pd.DataFram
                 if not sh.fatal:
                     _consistency(fnd, meta, file_offs[idx], rep, s0)
                 if not sh.fatal:
-                    mat = np.frombuffer(b"".join([recs[i][1] for i in idx.tolist()]), np.uint8)
-                    parts.append((idx, _decode_shape(_Matrix(mat.reshape(len(idx), -1)), sh)))
+                    parts.append((idx, _decode_shape(_Matrix(_shape_matrix(dec, recs, idx)), sh)))
     return _assemble(parts, file, file_offs, fnd)
+
+
+def _shape_matrix(dec: _Decoder, recs, idx: np.ndarray) -> np.ndarray:
+    """The records ``idx`` (all of one length) as an (m, length) uint8 matrix: a view of the compact buffer
+    when they follow each other at a constant stride (the usual case), else a copy."""
+    st = dec.starts[idx]
+    L = int(dec.lens[idx[0]])
+    m = len(idx)
+    if m == 1 or (L > 0 and np.all(np.diff(st) == st[1] - st[0]) and st[1] - st[0] >= L):
+        step = int(st[1] - st[0]) if m > 1 else L
+        base = dec.u8[int(st[0]):]
+        if (m - 1) * step + L <= len(base):
+            return np.lib.stride_tricks.as_strided(base, shape=(m, L), strides=(step, 1), writeable=False)
+    return np.frombuffer(b"".join([recs[i][1] for i in idx.tolist()]), np.uint8).reshape(m, -1)
 
 
 def _consistency(fnd: _Findings, meta: dict, offs: np.ndarray, rep: bytes, sty: int) -> None:
@@ -324,7 +350,9 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.Dat
     n = len(idx)
     names: dict[str, None] = {}
     for _, c in parts:
-        names.update(dict.fromkeys(k for k in c if k not in IDENTITY_COLUMNS))
+        names.update(dict.fromkeys(k for k in c if k not in IDENTITY_COLUMNS and k != _BLOCKS))
+        for bn, _b in c[_BLOCKS]:
+            names.update(dict.fromkeys(bn))
     cols: dict[str, np.ndarray] = {}
     for col, dtype in IDENTITY_COLUMNS.items():
         if col in ("source", "offset", "lpar", "os"):
@@ -335,21 +363,31 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.Dat
     for k in opt:
         names.pop(k, None)
         cols[k] = np.full(n, np.datetime64("NaT"), "datetime64[ns]")
-    ctr = {k: np.zeros(n, np.uint64) for k in sorted(names, key=lambda s: int(s[1:]))}
+    cnames = sorted(names, key=lambda s: int(s[1:]))
+    where = {k: j for j, k in enumerate(cnames)}
+    one = len(parts) == 1 and len(parts[0][0]) == n and np.array_equal(parts[0][0], idx)
+    if not cnames:
+        ctr = np.zeros((n, 0), np.uint64)
+    elif one and [k for bn, _ in parts[0][1][_BLOCKS] for k in bn] == cnames:
+        blocks = parts[0][1][_BLOCKS]       # one shape, counters in order: its blocks side by side
+        ctr = blocks[0][1] if len(blocks) == 1 else np.hstack([b for _, b in blocks])
+    else:
+        ctr = np.zeros((n, len(cnames)), np.uint64)   # absent sets stay 0 (schema)
+        for i, c in parts:
+            pos = rank[i]
+            for bn, b in c[_BLOCKS]:
+                ctr[pos[:, None], np.array([where[k] for k in bn])[None, :]] = b
     for i, c in parts:
         pos = rank[i]
         for col in cols:
             if col in c:
                 cols[col][pos] = c[col]
-        for k, v in c.items():
-            if k in ctr:
-                ctr[k][pos] = v
     df = pd.DataFrame({"source": np.full(n, file, dtype=object), "offset": file_offs[idx],
                        "lpar": cols["system"], "os": np.full(n, "z/OS", dtype=object), **cols})
     for col, dtype in IDENTITY_COLUMNS.items():
         df[col] = df[col].astype(dtype)
     df = df[list(IDENTITY_COLUMNS) + opt]
-    df = pd.concat([df, pd.DataFrame(ctr)], axis=1)
+    df = pd.concat([df, pd.DataFrame(ctr, columns=cnames, copy=False)], axis=1)
     return check_samples(df, fnd)
 
 
