@@ -49,3 +49,19 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - last line of defence: a message naming the files, never a traceback
+        return _unexpected(args, exc)
+
+
+def _unexpected(args: argparse.Namespace, exc: BaseException) -> int:
+    """Report an unexpected error of a command with the files it was working on; exit 3."""
+    files = [str(f).encode("utf-8", "backslashreplace").decode("utf-8") for f in getattr(args, "files", []) or []]
+    where = f" on {', '.join(files)}" if files else ""
+    kind = "ran out of memory" if isinstance(exc, MemoryError) else f"failed ({type(exc).__name__}: {exc})"
+    msg = (f"nestscope {args.command}: {kind}{where}; nothing more could be done with these files. "
+           "Please report this with the files named here.")
+    try:
+        print(msg.encode("utf-8", "backslashreplace").decode("utf-8"), file=sys.stderr)
+    except Exception:  # noqa: BLE001 - stderr itself unusable
+        pass
+    return EXIT_NOTHING

@@ -8,6 +8,8 @@ percentage changes).  Results come back by signal, on the GUI thread.
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import threading
 import traceback
 from dataclasses import dataclass
@@ -45,7 +47,13 @@ def file_digest(path: str | Path, cancel: threading.Event | None = None) -> str:
     """SHA-1 of the file content (used to notice a file opened twice under another name)."""
     h = hashlib.sha1(usedforsecurity=False)
     try:
-        with open(path, "rb") as fh:
+        # open without blocking and hash only regular files: a FIFO or a device would block or never end
+        # (the reader refuses them with a message)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return ""
+        with os.fdopen(fd, "rb") as fh:
             while chunk := fh.read(HASH_CHUNK):
                 if cancel is not None and cancel.is_set():
                     raise Cancelled()
