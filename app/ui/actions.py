@@ -32,6 +32,9 @@ class Actions:
 
         self.open = act(M.ACT_OPEN, w.open_dialog, QKeySequence.StandardKey.Open, M.ACT_OPEN_TIP)
         self.open_folder = act(M.ACT_OPEN_FOLDER, w.open_folder_dialog, "Ctrl+Shift+O")
+        self.save_workspace = act(M.ACT_SAVE_WS, w.save_workspace_dialog, QKeySequence.StandardKey.Save,
+                                  M.ACT_SAVE_WS_TIP)
+        self.open_workspace = act(M.ACT_OPEN_WS, w.open_workspace_dialog, "Ctrl+Shift+W", M.ACT_OPEN_WS_TIP)
         self.export = act(M.ACT_EXPORT, None, "Ctrl+E", M.ACT_EXPORT_TIP)
         self.export.setEnabled(False)
         self.quit = act(M.ACT_QUIT, w.close, QKeySequence.StandardKey.Quit)
@@ -44,6 +47,7 @@ class Actions:
         self.dark = act(M.ACT_DARK, w.set_dark, "Ctrl+Shift+D", checkable=True)
         self.help = act(M.ACT_HELP, w.show_glossary, QKeySequence.StandardKey.HelpContents)
         self.about = act(M.ACT_ABOUT, w.show_about)
+        self.guide = act(M.ACT_GUIDE, w.show_guide)
         self.recent_menu = QMenu(M.ACT_RECENT, w)
         self.recent_menu.aboutToShow.connect(w.fill_recent_menu)
 
@@ -53,6 +57,9 @@ class Actions:
         file.addAction(self.open)
         file.addAction(self.open_folder)
         file.addMenu(self.recent_menu)
+        file.addSeparator()
+        file.addAction(self.open_workspace)
+        file.addAction(self.save_workspace)
         file.addSeparator()
         file.addAction(self.export)
         file.addSeparator()
@@ -66,6 +73,7 @@ class Actions:
         view.addAction(self.dark)
         self.view_menu = view
         helpm = bar.addMenu(M.MENU_HELP)
+        helpm.addAction(self.guide)
         helpm.addAction(self.help)
         helpm.addAction(self.about)
         # the export tooltip must show in the menu too

@@ -171,6 +171,23 @@ def fmt_number(value: Any, decimals: int | None) -> str:
     return f"{f:.{2 if decimals is None else decimals}f}"
 
 
+_DECIMALS: dict[str, int] = {}
+
+
+def metric_decimals(metric_id: str) -> int | None:
+    """The presentation rounding of a metric (the table's, the CLI's): the same for every generation."""
+    if not _DECIMALS:
+        from app.engine import presentation_columns
+
+        for gen in ("z10", "z16", "z17", "z196"):
+            try:
+                for spec in presentation_columns(gen):
+                    _DECIMALS.setdefault(spec.id, spec.decimals)
+            except Exception:  # noqa: BLE001 - an unknown generation adds nothing
+                continue
+    return _DECIMALS.get(metric_id)
+
+
 def generations_of(df: pd.DataFrame) -> list[str]:
     if "generation" not in df.columns or df.empty:
         return []

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QHeaderView,
+    QLabel,
     QMessageBox,
     QTableWidget,
     QTableWidgetItem,
@@ -66,8 +67,9 @@ def glossary_rows(generation: str, sets: dict[str, Any] | None = None) -> list[t
     set_name = version if name and version.startswith(name) else f"{name} {version}".strip()  # not "z16 z16 / ..."
     rows = []
     for mid, m in getattr(fs, "metrics", {}).items():
-        rows.append((mid, m.header or mid, m.expr or "(computed by the analyzer)", m.unit or "",
-                     m.status, set_name))
+        status = m.status if m.expr else f"{m.status} (none)"
+        rows.append((mid, m.header or mid, m.expr or M.GLOSSARY_NO_FORMULA.format(gen=generation, metric=mid),
+                     m.unit or "", status, set_name))
     return rows
 
 
@@ -97,13 +99,21 @@ class GlossaryDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         lay = QVBoxLayout(self)
+        self.note = QLabel()
+        self.note.setTextFormat(Qt.TextFormat.RichText)
+        self.note.setWordWrap(True)
+        self.note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.generation)
         lay.addWidget(self.table, 1)
+        lay.addWidget(self.note)
         lay.addWidget(buttons)
         self._fill(self.generation.currentText())
 
     def _fill(self, generation: str) -> None:
         rows = glossary_rows(generation, self.sets)
+        missing = [r[0] for r in rows if r[2].startswith(M.GLOSSARY_NO_FORMULA[:12])]
+        self.note.setText(M.GLOSSARY_HOWTO.format(gen=generation, metrics=", ".join(missing)) if missing else "")
+        self.note.setVisible(bool(missing))
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             for c, text in enumerate(row):

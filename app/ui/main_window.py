@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QTabWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QTabWidget, QToolBar
 
 from app.ui import messages as M
 from app.ui import settings
@@ -29,12 +29,14 @@ from app.ui.smt import SmtPanel, window_texts
 from app.ui.table_view import IntervalTable
 from app.ui.timeline import TimelineView
 from app.ui.tree_panel import TreePanel
+from app.ui.window_chip import WindowChip, window_text
+from app.ui.window_session import SessionMixin
 from app.ui.workers import SerialRunner
 
 STATUS_MS = 8000
 
 
-class MainWindow(QMainWindow):
+class MainWindow(SessionMixin, QMainWindow):
     """NestScope's window over one Workspace."""
 
     def __init__(self, ws: Any = None) -> None:
@@ -72,6 +74,13 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.tabs)
         self.actions_ = Actions(self)
         self.actions_.build_menus(self)
+        self.toolbar = QToolBar(M.TOOLBAR_TITLE)
+        self.toolbar.setObjectName("main_toolbar")
+        self.toolbar.setMovable(False)
+        self.chip = WindowChip()   # the active time window, always visible
+        self.toolbar.addWidget(self.chip)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.toolbar)
+        self._init_session()
         self.actions_.view_menu.addAction(self.tree.dock.toggleViewAction())
         self.table.body_actions = [self.actions_.copy, None, self.actions_.window_from_rows,
                                    self.actions_.reset_window]
@@ -87,6 +96,7 @@ class MainWindow(QMainWindow):
         self.selection.nodes_changed.connect(self._on_nodes_changed)
         self.selection.window_changed.connect(self._on_window_changed)
         self.timeline.window_requested.connect(self.selection.set_window)
+        self.chip.clear_requested.connect(self.selection.clear_window)
         self.health.finding_activated.connect(self.show_finding)
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.smt.copied.connect(lambda r, c: self.statusBar().showMessage(M.STATUS_COPIED.format(rows=r, cols=c),
@@ -127,6 +137,8 @@ class MainWindow(QMainWindow):
             menu.addAction(p, lambda p=p: self.open_files([p]))
         if not recent:
             menu.addAction(M.ACT_RECENT_EMPTY).setEnabled(False)
+        self.fill_recent_workspaces(menu)
+        if not recent and not settings.recent_workspaces():
             return
         menu.addSeparator()
         menu.addAction(M.ACT_RECENT_CLEAR, settings.clear_recent)
@@ -150,6 +162,7 @@ class MainWindow(QMainWindow):
     def _on_file_read(self, outcome: Any) -> None:
         """Queue a finished read; files finishing while a job runs are added together."""
         self._pending.append(outcome)
+        self._note_outcome(outcome)
         self.request(table=True, timeline=True)
 
     @staticmethod
@@ -161,6 +174,7 @@ class MainWindow(QMainWindow):
         return M.STATUS_NOTHING.format(name=name, why=why)
 
     def _on_failed(self, path: str, text: str, details: str) -> None:
+        self._note_failure(path)
         self._unexpected(f"{Path(path).name}: {text}", details)
 
     def _unexpected(self, what: str, details: str) -> None:
@@ -221,6 +235,12 @@ class MainWindow(QMainWindow):
         if view.findings is not None:
             self._loaded = view.loaded
             self._show_health(view)
+        if view.tree_values is not None and (view.selection.start, view.selection.end) == (current.start,
+                                                                                          current.end):
+            self.tree.set_values(view.tree_values, window_text(current.start, current.end)
+                                 if current.has_window else None)
+        if view.added:
+            self._show_load_summary()
         fresh = view.selection.nodes == current.nodes
         if not view.loaded:
             self.table.set_placeholder(M.PLACEHOLDER)
@@ -239,15 +259,22 @@ class MainWindow(QMainWindow):
             self.table.model.quality_details = view.quality_details
             self.table.placeholder.setText(M.TABLE_NO_ROWS)
             self.table.model.set_frame(view.table, view.columns)
+            if view.partition is not None and self.table.model.rowCount() == 0:
+                self.table.show_partition(view.partition, view.partition_source)
         if view.timeline is not None and fresh:
-            self.timeline.set_frame(view.timeline)
+            self.timeline.set_frame(view.timeline, cec_stack=view.cec_stack)
+            if view.partition is not None and not len(view.timeline):
+                self.timeline.placeholder.setText(M.PARTITION_ONLY_TITLE.format(lpar=view.partition.lpar) + ": "
+                                                  + M.TIMELINE_SEE_INTERVALS)
             self.timeline.set_window(current.start, current.end)
+        self._workspace_ready()
 
     def _show_health(self, view: ViewData) -> None:
         findings = view.findings or []
         self.health.set_findings(findings, view.files or [], view.loaded)
         i = self.tabs.indexOf(self.health)
         self.tabs.setTabText(i, M.TAB_HEALTH_N.format(n=len(findings)) if findings else M.TAB_HEALTH)
+        self._color_health_tab(findings)
 
     def _on_tab_changed(self, _index: int) -> None:
         if self.tabs.currentWidget() is self.smt and self._loaded and self._smt_shown != self.selection.value:
@@ -259,8 +286,9 @@ class MainWindow(QMainWindow):
 
     def _on_window_changed(self, sel: Selection) -> None:
         self.timeline.set_window(sel.start, sel.end)
+        self.chip.set_window(sel.start, sel.end)
         if sel.has_window:
-            text = M.STATUS_WINDOW.format(start=sel.start.strftime("%Y-%m-%d %H:%M"), end=sel.end.strftime("%H:%M"))
+            text = M.STATUS_WINDOW.format(window=window_text(sel.start, sel.end))
         else:
             text = M.STATUS_WINDOW_CLEARED
         self.statusBar().showMessage(text, STATUS_MS)
@@ -307,11 +335,20 @@ class MainWindow(QMainWindow):
         self.table.view.viewport().update()
         self.table.frozen.viewport().update()
         self.smt.set_dark(dark)
+        self.table.partition.set_dark(dark)
         settings.set_value("view/dark", dark)
 
     def show_glossary(self) -> GlossaryDialog:
         gens = generations_of(self.table.model.frame)
         dlg = GlossaryDialog(self, gens[0] if gens else None, ws=self.ws)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.open()
+        return dlg
+
+    def show_guide(self):
+        from app.ui.guide import GuideDialog
+
+        dlg = GuideDialog(self)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.open()
         return dlg

@@ -46,6 +46,18 @@ ACT_RESET_WINDOW = "&Reset time window"
 ACT_RESET_WINDOW_TIP = "Back to the whole time range"
 STATUS_NO_ROWS_SELECTED = "Select interval rows in the Intervals table first"
 ACT_HELP = "Metric &glossary"
+ACT_GUIDE = "&User Guide"
+GUIDE_TITLE = "NestScope User Guide"
+GUIDE_MISSING = "The user guide was not found at {path}. It is docs/user-guide.md in NestScope's source."
+ACT_SAVE_WS = "&Save Workspace..."
+ACT_SAVE_WS_TIP = "Save the open files, the selection, the time window and the comparison in a small JSON file"
+ACT_OPEN_WS = "Open &Workspace..."
+ACT_OPEN_WS_TIP = "Reopen a saved workspace: its files, selection, time window and comparison"
+RECENT_WORKSPACES = "Workspaces"
+STATUS_WS_SAVED = "Workspace saved to {path}"
+STATUS_WS_OPENED = "Workspace {name}: {n} files"
+STATUS_WS_MISSING = "Workspace {name}: {n} of its files were not found ({names})"
+WS_ERROR_TITLE = "Cannot open the workspace"
 ACT_ABOUT = "&About NestScope"
 
 FILE_FILTERS = ";;".join([
@@ -60,16 +72,35 @@ OPEN_FOLDER_TITLE = "Open a folder of SMF 113 or MONWRITE files"
 
 # docks and tabs
 DOCK_TREE = "Machines"
+TOOLBAR_TITLE = "Time window"
+TIMELINE_SEE_INTERVALS = "its busy over time, weight and processors are on the Intervals tab"
 TAB_TABLE = "Intervals"
 TAB_TIMELINE = "Timelines"
 TAB_HEALTH = "Data health"
 TAB_HEALTH_N = "Data health ({n})"
+HEALTH_TAB_ERRORS_TIP = "Some files or records had errors: their data is missing or partial (see the findings)"
 TAB_SMT = "SMT"
 FILTER_PLACEHOLDER = "Filter (Ctrl+F): CEC, LPAR, class..."
-TREE_HEADERS = ("Node", "CPUs", "Busy", "CPI")
+TREE_HEADERS = ("Node", "CPUs", "Busy %", "CPI")
+TREE_HEADER_TIPS = ("CEC, LPAR, processor class, logical CPU",
+                    "Logical CPUs (for partition-only LPARs: from the partition data)",
+                    "Busy in % of one CPU, summed over the node's logical CPUs (LPARCPU): 400 = four CPUs fully "
+                    "busy. LPARs known only from partition data: the z/VM D0R16 busy in the same unit. "
+                    "Over the time window when one is set, else the whole range",
+                    "Cycles per instruction over the time window when one is set, else the whole range")
+TREE_WINDOW_NOTE = "Busy and CPI over the time window {window}"
+TREE_WHOLE_NOTE = "Busy and CPI over the whole range"
+TREE_TIP_LINES = {"busy": "Busy: {v} % of one CPU (summed over CPUs)", "cpi": "CPI: {v}",
+                  "n_cpus": "Logical CPUs: {v}", "generation": "Generation: {v}", "machine_type": "Machine type: {v}",
+                  "model": "Model: {v}", "serial": "Serial: {v}", "os": "Operating system: {v}",
+                  "system": "System: {v}", "formula_set": "Formula set: {v}", "workload_hint": "Workload hint: {v}",
+                  "weight": "Weight: {v}", "capped": "Capped: {v}", "lpar_number": "LPAR number: {v}",
+                  "partition_cpus": "Logical CPUs (partition data): {v}",
+                  "partition_class": "Processors (partition data): {v}",
+                  "busy_pct": "Busy per CPU (partition data): {v} %"}
 TREE_COVERAGE = ("◔ partial coverage ({pct:.0f}%): {note}. A level step in this row's timeline is data "
                  "coverage, not a workload change.")
-TREE_PARTITION_ONLY = "known only from partition data (z/VM D0R16): busy {busy} %, weight {weight}"
+TREE_PARTITION_ONLY = "No counters: known only from partition data (z/VM D0R16)"
 
 # status bar and loading
 STATUS_LOADING = "Reading {name}..."
@@ -83,9 +114,11 @@ STATUS_NO_FILES = "No files found in {name}"
 STATUS_COPIED = "Copied {rows} rows x {cols} columns"
 STATUS_COPIED_TREE = "Copied the selected tree rows"
 STATUS_COPIED_HEALTH = "Copied the data-health findings"
-STATUS_WINDOW = "Time window {start} - {end}"
+STATUS_WINDOW = "Time window {window}"
 STATUS_WINDOW_CLEARED = "Time window cleared: whole range"
-STATUS_LOAD_SUMMARY = "{read} of {total} files read, {errors} with errors{detail}"
+STATUS_LOAD_SUMMARY = "{read} of {total} files read: {errors} with errors, {warnings} with warnings{detail}"
+STATUS_LOAD_SUMMARY_TIP = ("The last load: files with errors are missing data or could not be read at all; warnings "
+                           "mark partial data (a cut last record...). Every finding is on the Data health tab")
 STATUS_LOAD_ERRORS_DETAIL = " ({names}): see Data health"
 CHIP_TITLE = "Time window:"
 CHIP_WHOLE_RANGE = "whole range"
@@ -158,6 +191,13 @@ ALL_SEVERITIES = "All severities"
 # help / errors
 GLOSSARY_TITLE = "Metric glossary"
 GLOSSARY_HEADERS = ("Metric", "Header", "Formula", "Unit", "Status", "Formula set")
+GLOSSARY_NO_FORMULA = ("No formula configured: IBM's coefficients for {gen} {metric} are not in NestScope, so the "
+                       "column stays empty (add them with --formulas FILE)")
+GLOSSARY_HOWTO = ("{gen}: {metrics} stay empty because no IBM coefficients are configured. When you have IBM's "
+                  "formula (e.g. from IBM's \"{gen} CPU MF Formulas\"), put it in a JSON file and start NestScope "
+                  "with --formulas FILE (the window and every report then use it):<br><code>{{\"{gen}\": {{\"version\": "
+                  "\"{gen} / site\", \"metrics\": {{\"RNI\": {{\"expr\": \"K*(a*L3P+b*L4LP+c*L4RP+d*MEMP)/100\", "
+                  "\"status\": \"unconfirmed\"}}}}}}}}</code><br>See docs/metric-glossary.md.")
 ABOUT_TITLE = "About NestScope"
 ABOUT_TEXT = ("<h3>NestScope {version}</h3><p>IBM Z CPU MF analyzer for SMF 113 and z/VM MONWRITE data.</p>"
               "<p>Formula sets:</p><ul>{formulas}</ul>")

@@ -7,6 +7,7 @@ views; it runs in the SerialRunner, one call at a time.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -30,6 +31,10 @@ class ViewData:
     quality_details: dict[str, str] = field(default_factory=dict)
     added: list[Any] = field(default_factory=list)  # LoadOutcomes added by this job
     smt: tuple[pd.DataFrame, pd.DataFrame] | None = None  # ws.smt by type, by core (None: not computed)
+    tree_values: dict[tuple, dict] | None = None  # node key -> busy/cpi over the window (None: not computed)
+    cec_stack: pd.DataFrame | None = None  # the selected CEC's LPARs' busy over time (partition_data.cec_stack)
+    partition: Any = None                  # PartitionFacts of a selected partition-only LPAR
+    partition_source: str = ""             # the file(s) its partition data came from
 
 
 def first_lpar(roots: list[Any]) -> tuple | None:
@@ -39,6 +44,83 @@ def first_lpar(roots: list[Any]) -> tuple | None:
             if node.level == "lpar" and not (node.info or {}).get("partition_only"):
                 return tuple(node.key)
     return None
+
+
+def partition_only_keys(roots: list[Any]) -> set[tuple]:
+    return {tuple(n.key) for cec in roots for n in cec.children
+            if n.level == "lpar" and (n.info or {}).get("partition_only")}
+
+
+def tree_values(ws: Any, start: Any, end: Any) -> dict[tuple, dict]:
+    """Busy (LPARCPU: % of one CPU summed over the CPUs) and CPI of every tree node over ``(start, end]``.
+
+    The CEC, LPAR and class values come from the same ``ws.metrics`` rows as the table's summary row, so the
+    tree and the table agree; without a window the CPUs keep the tree's own whole-range values.  Partition-only
+    LPARs get the D0R16 busy in the same unit as LPARCPU (see :mod:`app.ui.partition_data`)."""
+    from app.ui.partition_data import busy_series
+
+    out: dict[tuple, dict] = {}
+    windowed = start is not None and end is not None
+    if len(ws.intervals):
+        for by, cols in (("cec", ["cec"]), ("lpar", ["cec", "lpar"]), ("class", ["cec", "lpar", "class"])):
+            m = ws.metrics(by=by, start=start, end=end)
+            if not len(m):
+                continue
+            keys = zip(*(m[c].astype(str) for c in cols), strict=True)
+            for key, busy, cpi in zip(keys, _values(m, "LPARCPU"), _values(m, "CPI"), strict=True):
+                out[(by, *key)] = {"busy": busy, "cpi": cpi}
+        m = ws.metrics(by="cpu", start=start, end=end, summary=True) if windowed else pd.DataFrame()
+        if len(m):
+            m = m.loc[is_summary_rows(m)]
+            keys = zip(m["cec"].astype(str), m["lpar"].astype(str), m["class"].astype(str),
+                       m["cpu"].astype(int), strict=True)
+            for key, busy, cpi in zip(keys, _values(m, "LPARCPU"), _values(m, "CPI"), strict=True):
+                out[("cpu", *key)] = {"busy": busy, "cpi": cpi}
+    b = busy_series(ws.partitions)
+    if len(b):
+        t = pd.to_datetime(b["time"], utc=True)
+        if windowed:
+            b = b.loc[((t > _utc(start)) & (t <= _utc(end))).to_numpy()]
+        for (cec, lpar), g in b.groupby(["cec", "lpar"], sort=False):
+            key = ("lpar", str(cec), str(lpar))
+            if key not in out:   # LPARs with counters keep LPARCPU
+                busy = g["busy"].mean()
+                out[key] = {"busy": None if pd.isna(busy) else float(busy), "cpi": None, "partition": True}
+    return out
+
+
+def _utc(t: Any) -> pd.Timestamp:
+    t = pd.Timestamp(t)
+    return t.tz_localize("UTC") if t.tzinfo is None else t.tz_convert("UTC")
+
+
+def _values(m: pd.DataFrame, col: str) -> list:
+    if col not in m.columns:
+        return [None] * len(m)
+    return [None if pd.isna(v) else float(v) for v in m[col].tolist()]
+
+
+def is_summary_rows(m: pd.DataFrame) -> pd.Series:
+    from app.ui.frames import is_summary
+
+    return is_summary(m)
+
+
+def _partition_parts(ws: Any, sel: Selection, roots: list[Any] | None, out: ViewData) -> None:
+    """Facts of a selected partition-only LPAR, and the stacked busy of a selected CEC."""
+    from app.ui.partition_data import cec_stack, facts
+
+    roots = roots if roots is not None else list(ws.tree())
+    only = partition_only_keys(roots)
+    for key in sel.nodes:
+        if key in only and out.partition is None:
+            out.partition = facts(ws.partitions, key[1], key[2], sel.start, sel.end)
+            out.partition_source = ", ".join(sorted({Path(r.file).name for r in ws.files
+                                                     if r.partitions is not None and len(r.partitions)}))
+        if key[0] == "cec" and out.cec_stack is None:
+            stack = cec_stack(ws, key[1])
+            stack.attrs["cec"] = key[1]
+            out.cec_stack = stack
 
 
 def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, timeline: bool = True,
@@ -63,6 +145,10 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
             timeline = table = True
     if not out.loaded:
         return out
+    if added or table:
+        out.tree_values = tree_values(ws, sel.start, sel.end)
+    if table or timeline:
+        _partition_parts(ws, sel, out.roots, out)
     if table:
         df = interval_frame(ws, sel, windowed=True, summary=True)
         out.table = df

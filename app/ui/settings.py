@@ -59,6 +59,18 @@ def add_recent(paths: list[str]) -> list[str]:
 
 def clear_recent() -> None:
     set_list("recent/files", [])
+    set_list("recent/workspaces", [])
+
+
+def recent_workspaces() -> list[str]:
+    return get_list("recent/workspaces")
+
+
+def add_recent_workspace(path: str) -> list[str]:
+    current = [p for p in recent_workspaces() if p != str(Path(path))]
+    current.insert(0, str(Path(path)))
+    set_list("recent/workspaces", current[:MAX_RECENT])
+    return current[:MAX_RECENT]
 
 
 def get_bool(key: str, default: bool = False) -> bool:

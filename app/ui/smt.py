@@ -56,7 +56,7 @@ TYPE_COLS = (
     SmtCol("capacity_factor", "Capacity factor %", 1, "Work done with MT relative to one thread per core"),
     SmtCol("max_capacity_factor", "Max capacity factor %", 1, "Capacity factor if every thread were busy"),
     SmtCol("mt_utilization", "MT utilization %", 1, "Core busy x productivity, averaged over the cores"),
-    SmtCol("thread_density", "Avg thread density", 3, "Average number of active threads while the core is busy"),
+    SmtCol("thread_density", "Avg thread density", 2, "Average number of active threads while the core is busy"),
     SmtCol("source", "Source", None, "reported = as z/VM reports it (D0R2); derived = computed from M448/M449"),
 )
 CORE_COLS = (
@@ -66,7 +66,7 @@ CORE_COLS = (
     SmtCol("seconds", "Seconds", 0, "Interval length"),
     SmtCol("productivity", "Productivity %", 1, "Capacity factor / maximum capacity factor"),
     SmtCol("mt_utilization", "MT utilization %", 1, "Core busy x productivity"),
-    SmtCol("thread_density", "Avg thread density", 3, "Average number of active threads while the core is busy"),
+    SmtCol("thread_density", "Avg thread density", 2, "Average number of active threads while the core is busy"),
     SmtCol("core_busy", "Core busy %", 1, "Core busy time; derived from M448+M449 it is an approximation "
                                           "(cores dispatched with every thread waiting are not counted)"),
     SmtCol("source", "Source", None, "reported = as z/VM reports it (D0R2); derived = computed from M448/M449"),

@@ -67,6 +67,10 @@ class IntervalTableModel(ColumnTableModel):
         values = self._values[i] if i >= 0 else None
         return 0 if values is None else len(set(values.tolist()))
 
+    def below_lpar(self) -> bool:
+        """Some row is a processor class or a logical CPU (not a whole LPAR or CEC)."""
+        return "_by" in self.frame.columns and bool(self.frame["_by"].isin(["class_interval", "cpu"]).any())
+
     def n_summary(self) -> int:
         return int(self._summary.sum())
 
@@ -204,7 +208,7 @@ class IntervalTableModel(ColumnTableModel):
 
 
 def _time_texts(df: pd.DataFrame, col_id: str, summary: np.ndarray) -> np.ndarray:
-    """Compact identification texts: ``11-02`` dates, ``00:15`` times (seconds only when some interval has them).
+    """Compact identification texts: ``2026-11-02`` dates, ``00:15`` times (seconds only when some interval has them).
 
     Summary rows say "Summary" in the Date cell (see ``_display``); their range is in the tooltip.
     """
@@ -212,7 +216,7 @@ def _time_texts(df: pd.DataFrame, col_id: str, summary: np.ndarray) -> np.ndarra
         return np.full(len(df), "", dtype=object)
     end = pd.to_datetime(df["interval_end"])
     if col_id == "_date":
-        fmt = "%m-%d"
+        fmt = "%Y-%m-%d"
     else:
         fmt = "%H:%M:%S" if bool((end.dt.second.fillna(0) != 0).any()) else "%H:%M"
     texts = end.dt.strftime(fmt).fillna("").to_numpy(dtype=object)

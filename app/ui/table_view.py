@@ -24,6 +24,7 @@ from app.ui import messages as M
 from app.ui import settings
 from app.ui.clipboard import put_table
 from app.ui.frames import N_FROZEN
+from app.ui.partition_view import PartitionView
 from app.ui.table_model import IntervalTableModel
 
 RESIZE_BUDGET_S = 0.25   # time box for resizing columns to contents
@@ -119,9 +120,11 @@ class IntervalTable(QWidget):
         row.setSpacing(0)
         row.addWidget(self.frozen)
         row.addWidget(self.view, 1)
+        self.partition = PartitionView()   # a partition-only LPAR: why no intervals, and what is known
         self.stack = QStackedWidget()
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(body)
+        self.stack.addWidget(self.partition)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.stack)
@@ -130,6 +133,11 @@ class IntervalTable(QWidget):
             v.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
 
     # -- state ---------------------------------------------------------------------------------
+    def show_partition(self, facts, source: str = "") -> None:
+        """Show the partition-only page for ``facts`` (PartitionFacts) instead of the (empty) table."""
+        self.partition.set_facts(facts, source)
+        self.stack.setCurrentWidget(self.partition)
+
     def set_placeholder(self, text: str) -> None:
         self.placeholder.setText(text)
         self.stack.setCurrentIndex(0)
@@ -145,7 +153,8 @@ class IntervalTable(QWidget):
 
     def _apply_visibility(self) -> None:
         # one node in every row (one LPAR or class selected): the tree says which, the Node column would repeat it
-        one_node = self.model.distinct("_node") <= 1
+        # (a class or CPU selected: the Node column names it, since the System column names only the LPAR)
+        one_node = self.model.distinct("_node") <= 1 and not self.model.below_lpar()
         for i, c in enumerate(self.model.columns):
             frozen = i < N_FROZEN
             self.frozen.setColumnHidden(i, not frozen or (c.id == "_node" and one_node))

@@ -6,12 +6,12 @@ time-axis plot at the bottom of the stack, which is always in the scene.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QGraphicsLinearLayout,
-    QGraphicsWidget,
+    QCheckBox,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -23,7 +23,10 @@ from PySide6.QtWidgets import (
 
 from app.ui import messages as M
 from app.ui import settings
+from app.ui.partition_data import stack_grid
+from app.ui.timeline_axes import LEGEND_SPACING, SparseAxis, UtcDateAxis, legend_in_title_row
 from app.ui.timeline_plots import (
+    AREA_COLORS,
     LEFT_AXIS_WIDTH,
     MAX_SOURCING_NODES,
     PLOT_ORDER,
@@ -31,63 +34,21 @@ from app.ui.timeline_plots import (
     draw,
     draw_sourcing,
     has_data,
+    lighter,
+    node_color,
     readout,
     sourcing_columns,
     sourcing_series,
     split_series,
+    UNITS,
 )
 
 PLOTS_KEY = "timeline/plots"
-THEMES = {False: {"bg": "w", "fg": "#202020", "line": "#505050", "region": (70, 130, 220, 50),
-                 },
-          True: {"bg": "#1e1e1e", "fg": "#e0e0e0", "line": "#c0c0c0", "region": (120, 170, 255, 60),
-                }}
-
-
-LEGEND_SPACING = 6
-
-
-def _legend_in_title_row(plot: pg.PlotItem) -> None:
-    """Move the legend out of the data area: title and legend side by side in the plot's title row.
-
-    ``plot.legend`` is set, so ``plot.plot(..., name=...)`` still adds its entry.
-    """
-    legend = pg.LegendItem(labelTextSize="7pt", horSpacing=LEGEND_SPACING, verSpacing=-6)
-    legend.setColumnCount(8)
-    row = QGraphicsWidget()
-    lay = QGraphicsLinearLayout(Qt.Orientation.Horizontal)
-    lay.setContentsMargins(0, 0, 0, 0)
-    lay.setSpacing(12)
-    plot.layout.removeItem(plot.titleLabel)
-    lay.addItem(plot.titleLabel)
-    lay.addItem(legend)
-    lay.addStretch(1)
-    lay.setAlignment(plot.titleLabel, Qt.AlignmentFlag.AlignVCenter)
-    lay.setAlignment(legend, Qt.AlignmentFlag.AlignVCenter)
-    row.setLayout(lay)
-    plot.layout.addItem(row, 0, 1)
-    plot.legend = legend
-
-
-class SparseAxis(pg.AxisItem):
-    """A value axis whose major ticks stay at least ``MIN_TICK_PX`` apart.
-
-    pyqtgraph always puts two or more major ticks on an axis whatever its length, so
-    on the short stacked plots of a 700-pixel-high window the labels ran into each
-    other; widening the major step until the labels have room keeps them legible.
-    """
-
-    MIN_TICK_PX = 15
-
-    def tickSpacing(self, minVal, maxVal, size):  # noqa: N802 (Qt/pyqtgraph name)
-        levels = super().tickSpacing(minVal, maxVal, size)
-        if not levels or size <= 0 or maxVal == minVal:
-            return levels
-        major, offset = levels[0]
-        px = size / abs(maxVal - minVal)
-        while major * px < self.MIN_TICK_PX:
-            major *= 2 if str(major).lstrip("0.").startswith(("1", "5")) else 2.5
-        return [(major, offset)] + [lv for lv in levels[1:] if lv[0] < major]
+ZERO_KEY = "timeline/y_from_zero"
+THEMES = {False: {"bg": "w", "hex_bg": "#ffffff", "fg": "#202020", "line": "#505050",
+                  "region": (70, 130, 220, 50), "shade": (70, 130, 220, 28)},
+          True: {"bg": "#1e1e1e", "hex_bg": "#1e1e1e", "fg": "#e0e0e0", "line": "#c0c0c0",
+                 "region": (120, 170, 255, 60), "shade": (120, 170, 255, 34)}}
 
 
 def _fix_axes(plot: pg.PlotItem, show_bottom: bool) -> None:
@@ -130,19 +91,38 @@ class TimelineView(QWidget):
         self.readout = QLabel(M.READOUT_EMPTY)
         self.readout.setTextFormat(Qt.TextFormat.RichText)
         self.readout.setWordWrap(True)
+        # the nodes' colours, once for every plot (wraps onto more lines rather than growing a plot's legend)
+        self.legend = QLabel()
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.legend.setWordWrap(True)
+        self.legend.setObjectName("timeline_legend")
+        self.zero = QCheckBox(M.Y_FROM_ZERO)
+        self.zero.setToolTip(M.Y_FROM_ZERO_TIP)
+        self.zero.setChecked(settings.get_bool(ZERO_KEY))
+        self.zero.toggled.connect(self._zero_changed)
+        self.shades: dict[str, pg.LinearRegionItem] = {}
+        self.window: tuple[float, float] | None = None
         self.placeholder = QLabel(M.PLACEHOLDER)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
+        rl.addWidget(self.legend)
         rl.addWidget(self.readout)
         rl.addWidget(self.glw, 1)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(right)
+        left = QWidget()
+        left.setMaximumWidth(120)
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(self.chooser, 1)
+        ll.addWidget(self.zero)
+        self.zero.setStyleSheet("QCheckBox { font-size: 8pt; }")
         lay = QHBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
-        lay.addWidget(self.chooser)
+        lay.addWidget(left)
         lay.addWidget(self.stack, 1)
         self.proxy = pg.SignalProxy(self.glw.scene().sigMouseMoved, rateLimit=30, slot=self._mouse_moved)
         self.apply_theme(False)
@@ -150,17 +130,21 @@ class TimelineView(QWidget):
 
     # -- construction --------------------------------------------------------------------------
     def _build_plots(self) -> None:
-        self.base = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0)})
+        self.base = pg.PlotItem(axisItems={"bottom": UtcDateAxis("bottom")})
         _fix_axes(self.base, True)
         self.base.getAxis("left").setStyle(showValues=False)
         self.base.hideButtons()
-        self.base.setMaximumHeight(40)
+        self.base.setLabel("bottom", M.TIME_AXIS_LABEL, **{"font-size": "7pt"})
+        self.base.setMaximumHeight(52)
         self.base.getViewBox().setMouseEnabled(y=False)
         self.base_vb = self.base.getViewBox()
         for pid in PLOT_ORDER:
             self.plots[pid] = self._make_plot(pid)
         self.sourcing_extra = [self._make_plot("sourcing") for _ in range(MAX_SOURCING_NODES - 1)]
-        self.overview = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0),
+        self.cec_plot = self._make_plot("cec")
+        self.cec_plot.getViewBox().setMouseEnabled(y=False)
+        self.cec_stack: pd.DataFrame | None = None   # the selected CEC's LPARs (partition_data.cec_stack)
+        self.overview = pg.PlotItem(axisItems={"bottom": UtcDateAxis("bottom"),
                                                "left": SparseAxis(orientation="left")})
         _fix_axes(self.overview, True)
         self.overview.setTitle(M.OVERVIEW_TITLE, size="8pt")
@@ -172,11 +156,12 @@ class TimelineView(QWidget):
         self.region.sigRegionChangeFinished.connect(self._region_finished)
 
     def _make_plot(self, pid: str) -> pg.PlotItem:
-        p = pg.PlotItem(axisItems={"bottom": pg.DateAxisItem(orientation="bottom", utcOffset=0),
+        p = pg.PlotItem(axisItems={"bottom": UtcDateAxis("bottom"),
                                    "left": SparseAxis(orientation="left")})
         _fix_axes(p, False)
         p.setTitle(M.PLOT_TITLES[pid], size="9pt")
-        _legend_in_title_row(p)
+        legend_in_title_row(p)
+        p.setLabel("left", UNITS.get(pid, ""), **{"font-size": "7pt"})
         p.setXLink(self.base_vb)
         if pid == "sourcing":  # a stack of percentages: always 0..100
             p.getViewBox().setMouseEnabled(y=False)
@@ -190,14 +175,19 @@ class TimelineView(QWidget):
         """Every data plot by crosshair key (the extra sourcing plots as ``sourcing#1``...)."""
         out = dict(self.plots)
         out.update({f"sourcing#{i}": p for i, p in enumerate(self.sourcing_extra, 1)})
+        out["cec"] = self.cec_plot
         return out
 
     def _shown_plots(self) -> list[pg.PlotItem]:
         """The data plots on screen, in stack order."""
-        out = []
+        out = [self.cec_plot] if self.has_cec() else []
         for pid in self.visible_plots():
             out.extend(self.sourcing_plots() if pid == "sourcing" else [self.plots[pid]])
         return out
+
+    def has_cec(self) -> bool:
+        """A CEC is selected and its LPARs' busy is known: the stacked CEC plot is shown."""
+        return self.cec_stack is not None and len(self.cec_stack) > 0
 
     def visible_plots(self) -> list[str]:
         """Checked plots that have data for the selection, in stack order."""
@@ -216,6 +206,8 @@ class TimelineView(QWidget):
             for p in [self.plots[pid], *(self.sourcing_extra if pid == "sourcing" else [])]:
                 self.glw.ci.addItem(p, row=row, col=0)
                 row += 1
+        self.glw.ci.addItem(self.cec_plot, row=row, col=0)
+        row += 1
         self.glw.ci.addItem(self.base, row=row, col=0)
         self.glw.ci.addItem(self.overview, row=row + 1, col=0)
 
@@ -225,6 +217,7 @@ class TimelineView(QWidget):
             p.setVisible(pid in visible)
         for i, p in enumerate(self.sourcing_extra, 1):
             p.setVisible("sourcing" in visible and i < self._n_sourcing)
+        self.cec_plot.setVisible(self.has_cec())
 
     def _chooser_changed(self, _item: QListWidgetItem) -> None:
         checked = [self.chooser.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.chooser.count())
@@ -233,26 +226,32 @@ class TimelineView(QWidget):
         self._relayout()
 
     # -- data ----------------------------------------------------------------------------------
-    def set_frame(self, df: pd.DataFrame, loaded: bool = True) -> None:
-        """Plot the per-interval rows of ``df`` (one series per node)."""
+    def set_frame(self, df: pd.DataFrame, loaded: bool = True, cec_stack: pd.DataFrame | None = None) -> None:
+        """Plot the per-interval rows of ``df`` (one series per node); ``cec_stack`` (partition_data.cec_stack)
+        adds the stacked busy of a selected CEC's LPARs."""
         self.series = split_series(df)
+        self.cec_stack = cec_stack
+        bg = THEMES[self.dark]["hex_bg"]
         for pid, p in self._data_plots().items():
             p.clear()
             if p.legend is not None:
                 p.legend.clear()
             if self.series and pid in self.plots:
-                draw(p, pid, self.series)
+                draw(p, pid, self.series, background=bg)
             line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(THEMES[self.dark]["line"], width=1))
             p.addItem(line, ignoreBounds=True)
             self.vlines[pid] = line
-            if pid.startswith("sourcing"):
-                p.disableAutoRange(axis="y")
-                p.setYRange(0, 100, padding=0)
-            else:
-                p.enableAutoRange(axis="y")
+            shade = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(*THEMES[self.dark]["shade"]),
+                                        pen=pg.mkPen(None))
+            shade.setZValue(-10)
+            p.addItem(shade, ignoreBounds=True)
+            self.shades[pid] = shade
+        self._draw_cec()
         self._draw_sourcing_multiples()
         self._fit_legends()
         self._draw_overview()
+        self._set_legend_text()
+        self.readout.setText(M.READOUT_EMPTY)   # values of the previous selection must not stay on screen
         self.chooser.blockSignals(True)  # flag changes are not user choices
         for i in range(self.chooser.count()):
             item = self.chooser.item(i)
@@ -261,9 +260,69 @@ class TimelineView(QWidget):
                           item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
         self.chooser.blockSignals(False)
         self.placeholder.setText(M.TIMELINE_NO_DATA if loaded else M.PLACEHOLDER)
-        self.stack.setCurrentIndex(1 if self.series else 0)
+        self.stack.setCurrentIndex(1 if self.series or self.has_cec() else 0)
         self._relayout()
+        self._apply_y_ranges()
+        self._show_shades()
         self.reset_x()
+
+    def _set_legend_text(self) -> None:
+        """The shared legend: one coloured swatch per node, in the colour every plot draws it in."""
+        parts = [f'<span style="color:{node_color(i)}; font-size:14pt">\u25ac</span>&nbsp;{s.label}'
+                 for i, s in enumerate(self.series)]
+        self.legend.setText("&nbsp;&nbsp; ".join(parts))
+        self.legend.setToolTip(M.LEGEND_TIP)
+        self.legend.setVisible(bool(parts))
+
+    def _draw_cec(self) -> None:
+        """The selected CEC's LPARs as a stacked busy area (who uses the machine)."""
+        p = self.cec_plot
+        if not self.has_cec():
+            return
+        x, stacks = stack_grid(self.cec_stack)
+        sources = dict(zip(self.cec_stack["lpar"], self.cec_stack["source"], strict=False))
+        lower = np.zeros(len(x))
+        lower_curve = pg.PlotDataItem(x, lower, pen=pg.mkPen(None))
+        p.addItem(lower_curve)
+        for k, (lpar, y) in enumerate(stacks.items()):
+            color = AREA_COLORS[k % len(AREA_COLORS)]
+            upper = lower + y
+            name = lpar if sources.get(lpar) == "counters" else M.CEC_PARTITION_ONLY.format(lpar=lpar)
+            upper_curve = pg.PlotDataItem(x, upper, pen=pg.mkPen(color, width=1), name=name)
+            p.addItem(upper_curve)
+            p.addItem(pg.FillBetweenItem(lower_curve, upper_curve, brush=pg.mkBrush(color + "b0")))
+            lower, lower_curve = upper, upper_curve
+        p.disableAutoRange(axis="y")
+        p.setYRange(0, float(lower.max()) * 1.05 if len(lower) and lower.max() > 0 else 100, padding=0)
+
+    def _zero_changed(self, on: bool) -> None:
+        settings.set_value(ZERO_KEY, on)
+        self._apply_y_ranges()
+
+    def _apply_y_ranges(self) -> None:
+        """Value axes from zero (the remembered option) or fitted to the data; sourcing is always 0..100."""
+        for pid, p in self._data_plots().items():
+            if pid.startswith("sourcing"):
+                p.disableAutoRange(axis="y")
+                p.setYRange(0, 100, padding=0)
+            elif pid == "cec":
+                continue
+            elif self.zero.isChecked():
+                top = max((float(np.nanmax(item.yData)) for item in p.listDataItems()
+                           if item.yData is not None and len(item.yData) and np.isfinite(item.yData).any()),
+                          default=1.0)
+                p.disableAutoRange(axis="y")
+                p.setYRange(0, top * 1.05 if top > 0 else 1.0, padding=0)
+            else:
+                p.enableAutoRange(axis="y")
+
+    def set_frame_again(self) -> None:
+        """Redraw the current series (after a theme change), keeping the x range and the window."""
+        x_range = self.base_vb.viewRange()[0]
+        frame = pd.concat([s.rows for s in self.series], ignore_index=True) if self.series else pd.DataFrame()
+        self.set_frame(frame, cec_stack=self.cec_stack)
+        self._show_shades()
+        self.base_vb.setXRange(*x_range, padding=0)
 
     def _draw_sourcing_multiples(self) -> None:
         """One stacked sourcing plot per node (the first is drawn by ``draw``), titled with the node label."""
@@ -285,7 +344,15 @@ class TimelineView(QWidget):
                 if i == len(shown) - 1 and len(nodes) > len(shown):
                     more = len(nodes) - len(shown)
                     title += M.SOURCING_MORE[min(more, 2)].format(n=more)
-            p.setTitle(title, size="9pt", color=THEMES[self.dark]["fg"])
+            color = THEMES[self.dark]["fg"]
+            if len(nodes) > 1 and i < len(shown):   # the node's title in the node's colour
+                color = node_color(next((k for k, s in enumerate(self.series) if s is shown[i]), 0))
+            p.setTitle(title, size="9pt", color=color)
+        self.cec_plot.setTitle(M.CEC_TITLE.format(cec=self._cec_name()), size="9pt",
+                               color=THEMES[self.dark]["fg"])
+
+    def _cec_name(self) -> str:
+        return "" if not self.has_cec() else str(getattr(self.cec_stack, "attrs", {}).get("cec", ""))
 
     def _draw_overview(self) -> None:
         self.overview.clear()
@@ -295,7 +362,7 @@ class TimelineView(QWidget):
             col = "LPARCPU" if "LPARCPU" in s.rows and s.rows["LPARCPU"].notna().any() else "CPI"
             if col in s.rows:
                 self.overview.plot(s.x, s.rows[col].to_numpy(dtype=float), connect="finite",
-                                   pen=pg.mkPen(THEMES[self.dark]["line"] if i else "#1f77b4", width=1))
+                                   pen=pg.mkPen(node_color(i), width=1))
         if hi > lo:
             self.overview.setXRange(lo, hi, padding=0.01)
             self.region.blockSignals(True)
@@ -305,6 +372,8 @@ class TimelineView(QWidget):
 
     def data_range(self) -> tuple[float, float]:
         xs = [s.x for s in self.series if len(s.x)]
+        if self.has_cec():
+            xs.append(self.cec_stack["x"].to_numpy(dtype=float))
         if not xs:
             return (0.0, 0.0)
         return (float(min(x.min() for x in xs)), float(max(x.max() for x in xs)))
@@ -338,11 +407,23 @@ class TimelineView(QWidget):
     def set_window(self, start: pd.Timestamp | None, end: pd.Timestamp | None) -> None:
         """Show the window chosen elsewhere (None = whole range) without re-emitting it."""
         lo, hi = self.data_range()
+        self.window = None
         if start is not None and end is not None:
             lo, hi = pd.Timestamp(start).timestamp(), pd.Timestamp(end).timestamp()
+            self.window = (lo, hi)
         self.region.blockSignals(True)
         self.region.setRegion((lo, hi))
         self.region.blockSignals(False)
+        self._show_shades()
+
+    def _show_shades(self) -> None:
+        """The time window shaded in every data plot (nothing shaded for the whole range)."""
+        for shade in self.shades.values():
+            if self.window is None:
+                shade.setVisible(False)
+            else:
+                shade.setRegion(self.window)
+                shade.setVisible(True)
 
     def _region_finished(self) -> None:
         lo, hi = self.region.getRegion()
@@ -383,4 +464,8 @@ class TimelineView(QWidget):
                 p.legend.setLabelTextColor(t["fg"])
         for line in self.vlines.values():
             line.setPen(pg.mkPen(t["line"], width=1))
+        for shade in self.shades.values():
+            shade.setBrush(pg.mkBrush(*t["shade"]))
+        if self.series or self.has_cec():   # parts are lighter towards the background: redraw on a new one
+            self.set_frame_again()
         self.region.setBrush(pg.mkBrush(*t["region"]))

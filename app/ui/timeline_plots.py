@@ -9,9 +9,9 @@ import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from app.ui.frames import node_texts, system_texts
+from app.ui.frames import fmt_number, metric_decimals, node_texts, system_texts
 
-LEFT_AXIS_WIDTH = 60
+LEFT_AXIS_WIDTH = 66
 # plot id -> metric columns drawn one series per node (first column solid, then dashed, dotted)
 PLOT_METRICS: dict[str, tuple[str, ...]] = {
     "cpi": ("CPI", "Est_Instr_Cmplx_CPI", "Est_Finite_CPI"),
@@ -30,6 +30,23 @@ AREA_COLORS = ("#4e79a7", "#59a14f", "#8cd17d", "#f28e2b", "#ffbe7d", "#e15759",
 MAX_SOURCING_NODES = 4  # stacked sourcing plots: one per node (small multiples), at most this many
 SHORT = {"Est_Instr_Cmplx_CPI": "Est Instr Cmplx CPI", "Est_Finite_CPI": "Est Finite CPI",
          "MT_IPC_per_thread": "MT IPC/thread", "Thread_Density": "Thread density"}
+# value-axis label (with its unit) of every plot
+UNITS = {"cpi": "cycles / instr", "l1mp": "per 100 instr", "rni": "RNI", "sourcing": "% of L1 misses",
+         "lparcpu": "% of one CPU", "mt": "IPC, threads", "cec": "% of one CPU"}
+# a part of a metric keeps its node's colour, lighter (blended this far towards the background) and dashed
+PART_LIGHTEN = (0.0, 0.45, 0.25)
+
+
+def node_color(i: int) -> str:
+    """The colour of the i-th node of the selection (the same in every plot, legend and readout)."""
+    return NODE_COLORS[i % len(NODE_COLORS)]
+
+
+def lighter(color: str, amount: float, background: str = "#ffffff") -> str:
+    """``color`` blended ``amount`` (0..1) of the way towards ``background`` (hex colours)."""
+    a = [int(color[k:k + 2], 16) for k in (1, 3, 5)]
+    b = [int(background[k:k + 2], 16) for k in (1, 3, 5)]
+    return "#" + "".join(f"{round(x + (y - x) * amount):02x}" for x, y in zip(a, b, strict=True))
 
 
 @dataclass
@@ -91,30 +108,41 @@ def sourcing_series(series: list[Series]) -> list[Series]:
     return [s for s in series if sourcing_columns(s)]
 
 
-def draw(plot: pg.PlotItem, plot_id: str, series: list[Series]) -> None:
+def draw(plot: pg.PlotItem, plot_id: str, series: list[Series], background: str = "#ffffff") -> None:
     """Draw ``plot_id``'s metrics for every series on ``plot`` (already cleared).
 
-    The stacked sourcing plot shows one node only: the first node with sourcing data here; the timeline
-    view gives every further node its own plot with :func:`draw_sourcing`."""
+    Node i has :func:`node_color` (i) in every plot; a metric's parts (CPI = Est Instr Cmplx + Est Finite) are
+    drawn in the node's colour, lighter and dashed/dotted, and named in the plot's legend by style (grey), while
+    the window's shared legend names the nodes by colour.  The stacked sourcing plot shows one node only: the
+    first node with sourcing data here; the timeline view gives every further node its own plot with
+    :func:`draw_sourcing`."""
     if plot_id == "sourcing":
         nodes = sourcing_series(series)
         if nodes:
             draw_sourcing(plot, nodes[0])
         return
+    cols = PLOT_METRICS[plot_id]
+    drawn: list[int] = []
     for i, s in enumerate(series):
-        color = NODE_COLORS[i % len(NODE_COLORS)]
-        for j, col in enumerate(PLOT_METRICS[plot_id]):
+        color = node_color(i)
+        for j, col in enumerate(cols):
             if col not in s.rows or not s.rows[col].notna().any():
                 continue
             y = s.rows[col].to_numpy(dtype=float)
-            pen = pg.mkPen(color, width=2 if j == 0 else 1.5, style=STYLES[j % len(STYLES)])
-            short = SHORT.get(col, col)
-            name = s.label if j == 0 else (short if len(series) == 1 else f"{s.label} {short}")
-            curve = plot.plot(s.x, y, pen=pen, name=name, connect="finite")
+            pen = pg.mkPen(lighter(color, PART_LIGHTEN[j % len(PART_LIGHTEN)], background),
+                           width=2 if j == 0 else 1.5, style=STYLES[j % len(STYLES)])
+            curve = plot.plot(s.x, y, pen=pen, connect="finite")
             # set after adding: pyqtgraph 0.14 evaluates clipToView while ViewBox.addItem has the item in the
             # scene but not yet under the ViewBox, and fails (GraphicsLayoutWidget has no autoRangeEnabled)
             curve.setClipToView(True)
             curve.setDownsampling(auto=True)
+            if j not in drawn:
+                drawn.append(j)
+    if plot.legend is not None and len(cols) > 1:   # the parts' line styles, once per plot
+        for j in sorted(drawn):
+            sample = pg.PlotDataItem([], [], pen=pg.mkPen("#808080", width=2 if j == 0 else 1.5,
+                                                          style=STYLES[j % len(STYLES)]))
+            plot.legend.addItem(sample, SHORT.get(cols[j], cols[j]))
 
 
 def draw_sourcing(plot: pg.PlotItem, s: Series, skip_legend: set[str] | frozenset = frozenset()) -> set[str]:
@@ -139,21 +167,24 @@ def draw_sourcing(plot: pg.PlotItem, s: Series, skip_legend: set[str] | frozense
 
 
 def readout(series: list[Series], x: float, plots: list[str]) -> str:
-    """Values of the visible metrics at the interval nearest ``x``, one line per node."""
+    """Values of the visible metrics at the interval nearest ``x``, one line per node (in its colour), rounded
+    as the table and the presentations round them."""
     lines = []
-    for s in series[:4]:
+    for i, s in enumerate(series[:4]):
         if len(s.x) == 0:
             continue
-        i = int(np.clip(np.searchsorted(s.x, x), 0, len(s.x) - 1))
-        if i > 0 and abs(s.x[i - 1] - x) < abs(s.x[i] - x):
-            i -= 1
-        row = s.rows.iloc[i]
-        when = pd.Timestamp(s.x[i], unit="s").strftime("%Y-%m-%d %H:%M:%S")
+        k = int(np.clip(np.searchsorted(s.x, x), 0, len(s.x) - 1))
+        if k > 0 and abs(s.x[k - 1] - x) < abs(s.x[k] - x):
+            k -= 1
+        row = s.rows.iloc[k]
+        when = pd.Timestamp(s.x[k], unit="s").strftime("%Y-%m-%d %H:%M:%S")
         vals = []
         for pid in plots:
+            if pid == "cec":
+                continue
             for col in (SOURCING if pid == "sourcing" else PLOT_METRICS[pid][:1]):
                 v = row.get(col)
                 if v is not None and not pd.isna(v):
-                    vals.append(f"{col} {float(v):.2f}")
-        lines.append(f"<b>{s.label}</b> {when} UTC: " + ", ".join(vals))
+                    vals.append(f"{SHORT.get(col, col)} {fmt_number(v, metric_decimals(col))}")
+        lines.append(f'<b style="color:{node_color(i)}">{s.label}</b> {when} UTC: ' + ", ".join(vals))
     return "<br>".join(lines)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QColor, QFont
 
@@ -53,7 +54,30 @@ class MachineTreeModel(QAbstractItemModel):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
+        self._values: dict[tuple, dict] = {}   # node key -> busy/cpi shown (render.tree_values)
+        self.windowed = False                  # True: Busy and CPI are over a time window (missing = empty)
         self._set([])
+
+    def set_values(self, values: dict[tuple, dict], windowed: bool) -> None:
+        """Busy/CPI per node key over the time window (``windowed``) or overrides of the whole-range values
+        (partition-only LPARs in LPARCPU's unit)."""
+        self._values = dict(values)
+        self.windowed = windowed
+        for kids in self._kids.values():   # every level's rows: the Busy and CPI cells changed
+            if kids:
+                first, last = kids[0], kids[-1]
+                self.dataChanged.emit(self.createIndex(self._row[first - 1], COL_BUSY, first),
+                                      self.createIndex(self._row[last - 1], COL_CPI, last))
+
+    def value(self, node: Any, name: str) -> float | None:
+        """The Busy (``busy``) or CPI (``cpi``) of ``node`` as shown."""
+        key = tuple(node.key)
+        if key in self._values:
+            return _num(self._values[key].get(name))
+        if self.windowed:
+            return None
+        info = node.info or {}
+        return _num(info.get(name))
 
     def _set(self, roots: list[Any]) -> None:
         self._nodes: list[Any] = []
@@ -121,8 +145,12 @@ class MachineTreeModel(QAbstractItemModel):
         return len(M.TREE_HEADERS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return M.TREE_HEADERS[section] if 0 <= section < len(M.TREE_HEADERS) else None
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(M.TREE_HEADERS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return M.TREE_HEADERS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return M.TREE_HEADER_TIPS[section]
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
@@ -150,7 +178,7 @@ class MachineTreeModel(QAbstractItemModel):
             return f
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(node, info)
-        if role == Qt.ItemDataRole.BackgroundRole and col == COL_BUSY and info.get("coverage_note"):
+        if role == Qt.ItemDataRole.BackgroundRole and col == COL_BUSY and self._coverage(info):
             return QColor(255, 214, 102, 110)       # amber: the row's parts cover different times
         return None
 
@@ -159,25 +187,47 @@ class MachineTreeModel(QAbstractItemModel):
             return str(node.label)
         if col == COL_CPUS:
             return _num(info.get("n_cpus"))
-        if col == COL_BUSY:
-            return _num(info.get("busy"))       # LPARCPU's unit for every row (partition-only: D0R16 busy, summed)
-        return _num(info.get("cpi"))
+        if col == COL_BUSY:   # LPARCPU's unit for every row (partition-only: D0R16 busy, summed over CPUs)
+            return self.value(node, "busy")
+        return self.value(node, "cpi")
 
     def _text(self, node: Any, info: dict, col: int) -> str:
         if col == COL_NODE:
             return node_label(node)
         # partition-only rows: the weight is in the tooltip (keeps the Busy column narrow)
         text = fmt_number(self._raw(node, info, col), {COL_CPUS: 0, COL_BUSY: 1}.get(col, 2))
-        return text + " ◔" if col == COL_BUSY and info.get("coverage_note") else text
+        return text + " ◔" if col == COL_BUSY and self._coverage(info) else text
+
+    def _coverage(self, info: dict) -> bool:
+        """The whole-range coverage note applies (not while Busy is over a time window)."""
+        return bool(info.get("coverage_note")) and not self.windowed
 
     def _tooltip(self, node: Any, info: dict) -> str:
+        """Formatted lines: the presentation's rounding, yes/no, no raw Python values."""
         lines = [node_label(node)]
-        if info.get("coverage_note"):
+        if self._coverage(info):
             lines.append(M.TREE_COVERAGE.format(pct=float(info.get("coverage_pct") or 0), note=info["coverage_note"]))
         if info.get("partition_only"):
-            lines.append(M.TREE_PARTITION_ONLY.format(busy=info.get("busy_pct", "?"), weight=info.get("weight", "?")))
-        lines += [f"{k}: {v}" for k, v in info.items() if k != "partition_only" and v not in (None, "")]
+            lines.append(M.TREE_PARTITION_ONLY)
+        shown = {"busy": self.value(node, "busy"), "cpi": self.value(node, "cpi")}
+        for k, v in [*shown.items(), *((k, v) for k, v in info.items() if k not in ("busy", "cpi"))]:
+            template = M.TREE_TIP_LINES.get(k)
+            if template is None or v is None or v == "" or (isinstance(v, float) and math.isnan(v)):
+                continue
+            lines.append(template.format(v=_tip_value(k, v)))
         return "\n".join(lines)
+
+
+def _tip_value(key: str, v: Any) -> str:
+    if isinstance(v, bool | np.bool_):
+        return "yes" if v else "no"
+    if key in ("busy", "busy_pct"):
+        return fmt_number(v, 1)
+    if key == "cpi":
+        return fmt_number(v, 2)
+    if isinstance(v, float | np.floating):
+        return fmt_number(v, 0) if float(v).is_integer() else fmt_number(v, 1)
+    return str(v)
 
 
 class TreeFilterProxy(QSortFilterProxyModel):

@@ -52,10 +52,15 @@ class TreePanel(QObject):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(self.view)
+        self.note = QLabel(M.TREE_WHOLE_NOTE)   # which time range Busy and CPI are over
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet("QLabel { font-size: 8pt; }")
+        self.view.header().setToolTip(M.TREE_HEADER_TIPS[2])
         body = QWidget()
         lay = QVBoxLayout(body)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.filter)
+        lay.addWidget(self.note)
         lay.addWidget(self.stack, 1)
         self.dock = QDockWidget(M.DOCK_TREE, parent)
         self.dock.setObjectName("machines_dock")
@@ -74,6 +79,14 @@ class TreePanel(QObject):
         finally:
             self._muted = False
         self.stack.setCurrentIndex(1 if roots else 0)
+
+    def set_values(self, values: dict[tuple, dict], window: str | None) -> None:
+        """Busy and CPI over the time window ``window`` (its text; None = whole range)."""
+        self.model.set_values(values, window is not None)
+        self.note.setText(M.TREE_WINDOW_NOTE.format(window=window) if window else M.TREE_WHOLE_NOTE)
+        self.note.setStyleSheet("QLabel { font-size: 8pt; font-weight: bold; }" if window else
+                                "QLabel { font-size: 8pt; }")
+        self.resize_columns()
 
     def resize_columns(self) -> None:
         """Numbers as narrow as their contents; the Node column (stretch) gets the rest."""

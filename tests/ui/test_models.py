@@ -87,7 +87,27 @@ def test_partition_only_is_grey():
     assert model.data(idx, Qt.ItemDataRole.ForegroundRole) is not None
     # Busy in LPARCPU's unit (sum over the 2 CPUs, not the per-CPU 12.0); the weight is in the tooltip
     assert model.data(model.index(idx.row(), 2, idx.parent())) == "24.0"
-    assert "weight 30" in model.data(idx, Qt.ItemDataRole.ToolTipRole)
+    tip = model.data(idx, Qt.ItemDataRole.ToolTipRole)
+    assert "Weight: 30" in tip and "no counters" in tip.lower()
+
+
+def test_tree_tooltips_and_header_say_units():
+    roots = build_tree("CEC1;LPAR1;GCP;0")
+    lpar = roots[0].children[0]
+    lpar.info.update(busy=1302.1592133012018, cpi=2.345678, capped=False, weight=30.0)
+    model = MachineTreeModel()
+    model.set_roots(roots)
+    tip = model.data(model.index_of_key(tuple(lpar.key)), Qt.ItemDataRole.ToolTipRole)
+    # one rounding per metric (Busy 1 decimal, CPI 2), yes/no for flags, no raw Python values
+    assert "Busy: 1302.2 % of one CPU" in tip and "CPI: 2.35" in tip and "Capped: no" in tip
+    assert "1302.159" not in tip and "False" not in tip and "30.0" not in tip
+    header_tip = model.headerData(2, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert "% of one CPU, summed over" in header_tip
+    # values over a time window replace the whole-range ones; a node without intervals in it shows empty
+    model.set_values({tuple(lpar.key): {"busy": 50.04, "cpi": 1.5}}, windowed=True)
+    assert model.data(model.index_of_key(tuple(lpar.key)).siblingAtColumn(2)) == "50.0"
+    cpu_key = tuple(lpar.children[0].children[0].key)
+    assert model.data(model.index_of_key(cpu_key).siblingAtColumn(2)) == ""
 
 
 def test_real_tree_modeltester(qtmodeltester, loaded):

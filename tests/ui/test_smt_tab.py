@@ -113,7 +113,7 @@ def test_tree_and_health_copy(qtbot, with_vm):
     _select(qtbot, w, key)
     tsv = w.tree.copy_selection()
     lines = tsv.strip().split("\n")
-    assert lines[0] == "Node\tCPUs\tBusy\tCPI"
+    assert lines[0] == "Node\tCPUs\tBusy %\tCPI"
     assert len(lines) == 2 and lines[1].startswith("VMPROD")
     assert "<th>Node</th>" in QGuiApplication.clipboard().mimeData().html()
     w.tabs.setCurrentWidget(w.health)

@@ -164,7 +164,7 @@ def test_compact_identification_columns(qtbot, loaded):
     _select(qtbot, loaded, key)
     table, model = loaded.table, loaded.table.model
     assert table.frozen.isColumnHidden(model.column_index("_node"))  # one node: the tree says which
-    assert re.fullmatch(r"\d\d-\d\d", _cell(model, 1, "_date"))
+    assert re.fullmatch(r"20\d\d-\d\d-\d\d", _cell(model, 1, "_date"))   # the year is written
     assert re.fullmatch(r"\d\d:\d\d(:\d\d)?", _cell(model, 1, "_end"))
     assert table.frozen.width() < 260
     # long metric headers wrap onto two lines, the copy keeps the one-line header
@@ -174,6 +174,10 @@ def test_compact_identification_columns(qtbot, loaded):
     # several nodes: Node comes back
     _select(qtbot, loaded, key, _key(loaded, "lpar", "ZOSB"))
     assert not table.frozen.isColumnHidden(model.column_index("_node"))
+    # one class selected: the System column names only the LPAR, so Node names the class
+    _select(qtbot, loaded, _key(loaded, "class", "ZOSA", "zIIP"))
+    assert not table.frozen.isColumnHidden(model.column_index("_node"))
+    assert _cell(model, 1, "_node").endswith("zIIP")
 
 
 def test_metric_columns_visible_at_1024(qtbot, loaded):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from PySide6.QtWidgets import QApplication
 
+from app.ui.timeline_plots import LEFT_AXIS_WIDTH
 from tests.ui.conftest import wait_loaded
 
 
@@ -21,7 +22,7 @@ def test_plots_are_drawn_with_legend(loaded):
     cpi = tl.plots["cpi"]
     assert len(cpi.listDataItems()) >= 1
     assert cpi.legend is not None and len(cpi.legend.items) >= 1
-    assert {p.getAxis("left").width() for p in plots} == {60}
+    assert {p.getAxis("left").width() for p in plots} == {LEFT_AXIS_WIDTH}
 
 
 def test_linked_pan_and_range(qtbot, loaded):
