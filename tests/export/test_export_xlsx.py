@@ -1,0 +1,109 @@
+"""XLSX export re-opened with openpyxl (values, formats, frozen panes, filters) and its chart XML."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import zipfile
+
+import numpy as np
+import pytest
+
+from app.export import ExportRequest, export
+from app.export.tables import SHEETS
+
+
+@pytest.fixture(scope="module")
+def book(joint, comparison, tmp_path_factory):
+    import openpyxl
+
+    path = tmp_path_factory.mktemp("xlsx") / "cmp.xlsx"
+    res = export(ExportRequest(joint, comparison=comparison, title="test"), str(path))
+    return path, res, openpyxl.load_workbook(path)
+
+
+def _header_index(sh) -> dict[str, int]:
+    return {c.value: i for i, c in enumerate(sh[1]) if c.value}
+
+
+def test_sheets(book):
+    _, res, wb = book
+    assert wb.sheetnames == ["Timeline", "Compare"] + [s[0] for s in SHEETS] + ["About"]
+    assert res.items["LPAR"] == 2 and res.items["Compare"] == 4
+
+
+def test_lpar_sheet_values_formats_and_layout(book, joint):
+    _, _, wb = book
+    sh = wb["LPAR"]
+    head = _header_index(sh)
+    m = joint.metrics(by="lpar")
+    assert sh.freeze_panes == "B2"
+    assert sh.auto_filter.ref.startswith("A1:")
+    names = [sh.cell(row=r, column=1).value for r in (2, 3)]
+    assert sorted(names) == ["ZOSA (3931-123F5 z16)", "ZOSA (8561-45A12 z15)"]     # never two "ZOSA" rows
+    for r in (2, 3):
+        cec = sh.cell(row=r, column=head["CEC"] + 1).value
+        rec = m[m["cec"] == cec].iloc[0]
+        cpi = sh.cell(row=r, column=head["CPI"] + 1)
+        assert cpi.value == pytest.approx(rec["CPI"], rel=1e-12)          # full precision in the cell
+        assert cpi.number_format == "0.00"                               # CPI: 2 decimals as presented
+        assert sh.cell(row=r, column=head["L1MP"] + 1).number_format == "0.0"
+        assert sh.cell(row=r, column=head["LPARCPU"] + 1).value == pytest.approx(rec["LPARCPU"], rel=1e-12)
+        rni = sh.cell(row=r, column=head["Rel Nest Intensity"] + 1).value
+        assert (rni is None) == (rec["generation"] == "z16")               # no z16 RNI formula: empty
+    assert sh.column_dimensions["A"].width >= len("ZOSA (3931-123F5 z16)")
+
+
+def test_cpu_sheet_rows_match_engine(book, joint):
+    _, res, wb = book
+    assert res.items["CPU intervals"] == len(joint.metrics(by="cpu"))
+    sh = wb["CPU intervals"]
+    assert sh.max_row == res.items["CPU intervals"] + 1
+
+
+def test_compare_sheet(book, comparison):
+    _, _, wb = book
+    sh = wb["Compare"]
+    rows = {sh.cell(row=r, column=1).value: r for r in range(7, 11)}
+    assert set(rows) == {"before", "after", "ratio", "delta"}
+    heads = {sh.cell(row=6, column=j).value: j for j in range(1, 30) if sh.cell(row=6, column=j).value}
+    t = comparison.table.set_index("row")
+    assert sh.cell(row=rows["ratio"], column=heads["CPI"]).value == pytest.approx(t.loc["ratio", "CPI"])
+    assert sh.cell(row=rows["ratio"], column=heads["CPI"]).number_format == "0.00"
+    assert "Rel Nest Intensity *" in heads                                  # marked: no z16 formula
+    assert sh.cell(row=6, column=heads["Rel Nest Intensity *"]).comment is not None
+    # the decomposition block: parts as numbers
+    values = [[c.value for c in row] for row in sh.iter_rows(min_row=1, max_row=sh.max_row, max_col=10)]
+    dec = next(r for r in values if r[0] == "ZOSA" and isinstance(r[1], float))
+    d = comparison.cpi.iloc[0]
+    assert dec[3] == pytest.approx(d["d_cpi"]) and dec[4] + dec[5] == pytest.approx(d["d_cpi"], abs=1e-12)
+    assert dec[6] + dec[7] == pytest.approx(d["d_finite"], abs=1e-12)
+
+
+def test_about_sheet_has_hashes(book, joint):
+    _, _, wb = book
+    sh = wb["About"]
+    text = [c.value for row in sh.iter_rows() for c in row if c.value is not None]
+    for r in joint.files:
+        digest = hashlib.sha256(open(r.file, "rb").read()).hexdigest()
+        assert digest in text
+    assert "z15 / 2026-11, z16 / 2026-11" in text
+    assert any(str(t).startswith("NestScope") for t in text)
+
+
+def test_native_charts(book):
+    path, _, _ = book
+    with zipfile.ZipFile(path) as z:
+        charts = sorted(n for n in z.namelist() if n.startswith("xl/charts/chart"))
+        xml = {n: z.read(n).decode() for n in charts}
+    # Timeline: relative before/after CPI and LPARCPU + absolute CPI and LPARCPU; Compare: one waterfall
+    assert len(charts) == 5
+    scatter = [x for x in xml.values() if "<c:scatterChart>" in x]
+    bars = [x for x in xml.values() if "<c:barChart>" in x]
+    assert len(scatter) == 4 and len(bars) == 1
+    absolute = [x for x in scatter if "'LPAR intervals'!" in x]
+    assert len(absolute) == 2
+    names = re.findall(r"<c:v>([^<]+)</c:v>", absolute[0])
+    assert "ZOSA (8561-45A12 z15)" in names and "ZOSA (3931-123F5 z16)" in names
+    assert '<c:grouping val="stacked"/>' in bars[0]
+    assert bars[0].count("<c:ser>") == 4                   # base (invisible), CPI, increase, decrease
