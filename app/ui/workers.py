@@ -95,10 +95,23 @@ class ReadWorker(QRunnable):
         except Cancelled:
             self.signals.cancelled.emit()
             return
-        except Exception as exc:  # unexpected: reported, never swallowed
-            self.signals.errored.emit(f"{type(exc).__name__}: {exc}", traceback.format_exc())
-            return
+        except Exception as exc:  # unexpected: becomes a finding naming the file (shown in Data health)
+            result, digest = failed_result(self.path, exc, traceback.format_exc()), ""
         self.signals.finished.emit(LoadOutcome(self.path, digest, result))
+
+
+def failed_result(path: str, exc: BaseException, details: str = ""):
+    """A read that raised: an unreadable ReadResult whose one finding names the file and the error."""
+    from app.findings import make_finding
+    from app.formats.schema import ReadResult, empty_samples
+
+    name = str(path).encode("utf-8", "backslashreplace").decode("utf-8")
+    what = ("ran out of memory while being read" if isinstance(exc, MemoryError)
+            else f"could not be read: unexpected error ({type(exc).__name__}: {exc})")
+    f = make_finding(name, None, "error", "reader-failure", what,
+                     "nothing was read from it; please report this file")
+    return ReadResult(file=name, kind="unknown", framing="none", records={}, samples=empty_samples(),
+                      findings=[f], meta={"traceback": details})
 
 
 READ_THREADS = 1  # readers are GIL-bound Python: parallel reads were 3x slower than one after the other
