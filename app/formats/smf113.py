@@ -83,8 +83,13 @@ class _Decoder:
 
     def __init__(self, buf: bytes, starts: np.ndarray, lens: np.ndarray) -> None:
         self.buf, self.u8, self.starts, self.lens = buf, np.frombuffer(buf, np.uint8), starts, lens
+        # all records of one length (the usual file): the buffer is an (n, L) matrix and a row gather is a slice
+        L = int(lens[0]) if len(lens) else 0
+        self.mat = self.u8.reshape(len(lens), L) if L and len(self.u8) == L * len(lens) else None
 
     def raw(self, rows: np.ndarray, off: int, w: int) -> np.ndarray:
+        if self.mat is not None and off >= 0 and off + w <= self.mat.shape[1]:
+            return self.mat[rows // self.mat.shape[1], off:off + w]
         return self.u8[rows[:, None] + (off + np.arange(w))]
 
     def be(self, rows: np.ndarray, off: int, w: int) -> np.ndarray:
@@ -366,17 +371,15 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.Dat
     cnames = sorted(names, key=lambda s: int(s[1:]))
     where = {k: j for j, k in enumerate(cnames)}
     one = len(parts) == 1 and len(parts[0][0]) == n and np.array_equal(parts[0][0], idx)
-    if not cnames:
-        ctr = np.zeros((n, 0), np.uint64)
-    elif one and [k for bn, _ in parts[0][1][_BLOCKS] for k in bn] == cnames:
-        blocks = parts[0][1][_BLOCKS]       # one shape, counters in order: its blocks side by side
-        ctr = blocks[0][1] if len(blocks) == 1 else np.hstack([b for _, b in blocks])
+    if one and cnames and [k for bn, _ in parts[0][1][_BLOCKS] for k in bn] == cnames:
+        ctr = parts[0][1][_BLOCKS]          # one shape, counters in order: its blocks side by side, no copy
     else:
-        ctr = np.zeros((n, len(cnames)), np.uint64)   # absent sets stay 0 (schema)
+        full = np.zeros((n, len(cnames)), np.uint64)   # absent sets stay 0 (schema)
         for i, c in parts:
             pos = rank[i]
             for bn, b in c[_BLOCKS]:
-                ctr[pos[:, None], np.array([where[k] for k in bn])[None, :]] = b
+                full[pos[:, None], np.array([where[k] for k in bn])[None, :]] = b
+        ctr = [(cnames, full)]
     for i, c in parts:
         pos = rank[i]
         for col in cols:
@@ -387,7 +390,7 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.Dat
     for col, dtype in IDENTITY_COLUMNS.items():
         df[col] = df[col].astype(dtype)
     df = df[list(IDENTITY_COLUMNS) + opt]
-    df = pd.concat([df, pd.DataFrame(ctr, columns=cnames, copy=False)], axis=1)
+    df = pd.concat([df] + [pd.DataFrame(b, columns=bn, copy=False) for bn, b in ctr], axis=1)
     return check_samples(df, fnd)
 
 
