@@ -71,6 +71,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "(with a mean row) or per core (default lpar)")
     p.add_argument("--from", dest="start", type=_time, metavar="T", help="only intervals ending after T (UTC)")
     p.add_argument("--to", dest="end", type=_time, metavar="T", help="only intervals ending at or before T (UTC)")
+    p.add_argument("--hours", metavar="HH-HH", help="only intervals whose midpoint lies in these hours, UTC "
+                                                    "(e.g. 08-17, 22-06)")
+    p.add_argument("--days", metavar="DAYS", help="only these days of the week (e.g. mon-fri, sat,sun)")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
     p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
@@ -429,6 +432,16 @@ def run(args: argparse.Namespace, workspace=None) -> int:
     if args.start is not None and args.end is not None and args.start >= args.end:
         print(f"nestscope report: error: --from {args.start} is not before --to {args.end}", file=sys.stderr)
         return EXIT_USAGE
+    from app.engine.shift import ShiftError, make_shift, shifted_metrics
+
+    try:
+        shift = make_shift(getattr(args, "hours", None), getattr(args, "days", None))
+    except ShiftError as exc:
+        print(f"nestscope report: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if shift is not None and args.by in SMT_BY:
+        print("nestscope report: error: --hours/--days do not apply to the SMT reports", file=sys.stderr)
+        return EXIT_USAGE
     ws = workspace
     if ws is None:
         try:
@@ -455,7 +468,8 @@ def run(args: argparse.Namespace, workspace=None) -> int:
     if smt is not None:
         m = ws.smt(by=smt, start=args.start, end=args.end)
     else:
-        m = enrich(ws, ws.metrics(by=args.by, start=args.start, end=args.end), args.by, args.start, args.end)
+        m = enrich(ws, shifted_metrics(ws, by=args.by, start=args.start, end=args.end, shift=shift), args.by,
+                   args.start, args.end)
     ids = metric_ids(ws.formula_sets)
     if smt is not None:
         text = {"csv": smt_to_csv, "table": smt_to_table}[args.format](m, smt) if args.format != "json" \

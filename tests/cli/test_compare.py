@@ -72,3 +72,15 @@ def test_by_class_and_lpar_options(capsys):
 def test_exit_codes(capsys, argv, code, text):
     got, _, err = run(capsys, "compare", *argv)
     assert got == code and text in err
+
+
+def test_report_hours_and_days(capsys):
+    # report --hours/--days use the same shift filter: 08:00-17:00 on Monday 2026-11-02 and Tuesday 11-03
+    code, out, _ = run(capsys, "report", A, "--by", "interval", "--format", "csv", "--hours", "08-17",
+                       "--days", "mon-fri")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 2 * 36 * 2               # 2 days x 36 quarter hours x 2 classes
+    assert all("08:15" <= r["interval_end"][11:16] <= "17:00" for r in rows)
+    code, _, err = run(capsys, "report", A, "--days", "weekdays")
+    assert code == 2 and "days" in err
