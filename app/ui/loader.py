@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
 from app.ui import messages as M
-from app.ui.workers import LoadOutcome, ReadWorker, read_pool
+from app.ui.workers import LoadOutcome, ReadWorker, failed_result, read_pool
 
 
 @dataclass
@@ -207,4 +207,6 @@ class LoadController(QObject):
             return
         self.message.emit(M.STATUS_FAILED.format(name=Path(job.path).name, why=text))
         self.failed.emit(job.path, text, details)
+        # the failure is also a finding naming the file, so Data health shows it (issue 14)
+        self.file_read.emit(LoadOutcome(job.path, "", failed_result(job.path, text, details)))
         self._end(job)

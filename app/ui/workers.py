@@ -95,19 +95,20 @@ class ReadWorker(QRunnable):
         except Cancelled:
             self.signals.cancelled.emit()
             return
-        except Exception as exc:  # unexpected: becomes a finding naming the file (shown in Data health)
-            result, digest = failed_result(self.path, exc, traceback.format_exc()), ""
+        except Exception as exc:  # unexpected: reported (dialog + a finding in Data health), never swallowed
+            text = "MemoryError: out of memory" if isinstance(exc, MemoryError) else f"{type(exc).__name__}: {exc}"
+            self.signals.errored.emit(text, traceback.format_exc())
+            return
         self.signals.finished.emit(LoadOutcome(self.path, digest, result))
 
 
-def failed_result(path: str, exc: BaseException, details: str = ""):
+def failed_result(path: str, text: str, details: str = ""):
     """A read that raised: an unreadable ReadResult whose one finding names the file and the error."""
     from app.findings import make_finding
     from app.formats.schema import ReadResult, empty_samples
 
     name = str(path).encode("utf-8", "backslashreplace").decode("utf-8")
-    what = ("ran out of memory while being read" if isinstance(exc, MemoryError)
-            else f"could not be read: unexpected error ({type(exc).__name__}: {exc})")
+    what = f"could not be read: unexpected error ({text})"
     f = make_finding(name, None, "error", "reader-failure", what,
                      "nothing was read from it; please report this file")
     return ReadResult(file=name, kind="unknown", framing="none", records={}, samples=empty_samples(),
