@@ -29,17 +29,25 @@ ZVM_START = dt.datetime(2026, 11, 2)
 MIX_GCP = {"L2P": 78.0, "L3P": 14.0, "L4LP": 4.5, "L4RP": 1.0, "MEMP": 2.5}
 MIX_ZIIP = {"L2P": 83.0, "L3P": 11.0, "L4LP": 3.5, "L4RP": 0.5, "MEMP": 2.0}
 MIX_IFL = {"L2P": 80.0, "L3P": 13.0, "L4LP": 4.0, "L4RP": 1.0, "MEMP": 2.0}
+# ZOSB's change: its GCP weight is raised at 14:00 on the first day of the z16 data (300 -> 450), HiperDispatch gives
+# it vertical-high CPs, and its L1 misses are sourced closer from then on (RNI, Est Finite CPI and CPI step down)
+ZOSB_CHANGE_AT = dt.datetime(2026, 11, 2, 14, 0)
+ZOSB_MIX_AFTER = {"L2P": 84.0, "L3P": 11.5, "L4LP": 3.0, "L4RP": 0.3, "MEMP": 1.2}
+ZOSB_WEIGHT = (300, 450)
 
 
 def zos_lpars(cpi_scale: float = 1.0, l1mp_scale: float = 1.0, crypto_lpar: str = "ZOSA") -> list[LparModel]:
     """The three z/OS LPARs of the sample CEC (also used for the z15 'before')."""
     return [
-        LparModel("ZOSA", "ZOSA", [ClassModel("GCP", 8, 78, 3.4 * cpi_scale, 3.6 * l1mp_scale, MIX_GCP, 62),
-                                   ClassModel("zIIP", 4, 45, 2.6 * cpi_scale, 2.4 * l1mp_scale, MIX_ZIIP, 85)],
-                  crypto=crypto_lpar == "ZOSA"),
+        # the batch LPAR: online by day, a busy batch window at night with a different L1MP / sourcing mix
+        LparModel("ZOSA", "ZOSA", [ClassModel("GCP", 8, 78, 3.4 * cpi_scale, 3.6 * l1mp_scale, MIX_GCP, 62,
+                                              batch_busy=88, batch_l1mp=1.35),
+                                   ClassModel("zIIP", 4, 45, 2.6 * cpi_scale, 2.4 * l1mp_scale, MIX_ZIIP, 85,
+                                              batch_busy=60, batch_l1mp=1.2)],
+                  crypto=crypto_lpar == "ZOSA", batch=True),
         LparModel("ZOSB", "ZOSB", [ClassModel("GCP", 6, 65, 2.9 * cpi_scale, 2.8 * l1mp_scale, MIX_GCP, 55),
                                    ClassModel("zIIP", 2, 30, 2.4 * cpi_scale, 2.1 * l1mp_scale, MIX_ZIIP, 80)],
-                  night=0.5),
+                  night=0.5, change_at=ZOSB_CHANGE_AT, change_mix=ZOSB_MIX_AFTER),
         LparModel("ZOSC", "ZOSC", [ClassModel("GCP", 4, 55, 3.1 * cpi_scale, 3.2 * l1mp_scale, MIX_GCP, 58),
                                    ClassModel("zIIP", 8, 40, 3.0 * cpi_scale, 2.6 * l1mp_scale, MIX_ZIIP, 88,
                                               smt=True, thread_density=1.35)],
@@ -118,7 +126,7 @@ def _zvm_mt(samples: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
 
 def _partitions(times: np.ndarray, lpars: list[LparModel], zvm: LparModel, cec: str,
                 rng: np.random.Generator) -> pd.DataFrame:
-    from app.sample.model import _day_factor
+    from app.sample.model import _day_factor, batch_weight
 
     rows = []
     table = [(lp.name, i + 1, lp) for i, lp in enumerate(lpars)] + [(zvm.name, 4, zvm)]
@@ -126,10 +134,17 @@ def _partitions(times: np.ndarray, lpars: list[LparModel], zvm: LparModel, cec: 
     for name, num, lp in table:
         for cm in lp.classes:
             cls = "CP" if cm.cls == "GCP" else cm.cls
-            busy = cm.busy * _day_factor(times, lp.night) * rng.normal(1.0, 0.03, len(times))
+            busy = cm.busy * _day_factor(times, lp.night)
+            if lp.batch and cm.batch_busy is not None:
+                b = batch_weight(times)
+                busy = busy * (1 - b) + cm.batch_busy * b
+            busy = busy * rng.normal(1.0, 0.03, len(times))
             cpus = cm.cpus // 2 if cm.smt else cm.cpus
+            weight = np.full(len(times), weights.get(cm.cls, 100))
+            if name == "ZOSB" and cm.cls == "GCP":   # the weight raise of ZOSB's change
+                weight = np.where(times >= np.datetime64(ZOSB_CHANGE_AT), ZOSB_WEIGHT[1], ZOSB_WEIGHT[0])
             rows.append(pd.DataFrame({"cec": cec, "lpar": name, "lpar_number": num, "class": cls, "cpus": cpus,
-                                      "weight": weights.get(cm.cls, 100), "capped": False,
+                                      "weight": weight, "capped": False,
                                       "busy_pct": np.clip(busy, 0, 100), "time": times}))
     extra = [("ZOSD", 5, "CP", 2, 100, True, 12.0), ("CF01", 6, "ICF", 2, 0, False, 35.0)]
     for name, num, cls, cpus, w, capped, busy in extra:

@@ -7,6 +7,20 @@ produces the counter values a real HIS run or z/VM monitor would have counted
 for that workload, interval by interval, with noise and a day/night cycle, in
 the counter-sample frame shape of ``app.formats.schema``.  The writers then
 encode them byte for byte, and the engine must give the model's numbers back.
+
+The story the model tells (what an analyst sees in the bundled sample):
+
+* **Online day, batch night.**  An LPAR with ``batch`` runs a batch window from about 00:00 to 06:00 UTC
+  (ramps of an hour): its busy rises to the class's ``batch_busy`` instead of the night low, L1MP is
+  ``batch_l1mp`` times the day's, and L1 misses go further out (``BATCH_MIX``: more L3/L4/memory, so a
+  higher RNI), with more problem state and more TLB misses.
+* **A change.**  ``change_at`` / ``change_mix`` on an LPAR: from that moment its L1 misses are sourced
+  closer (e.g. a weight raise that gives the LPAR vertical-high CPs under HiperDispatch): L2P/L3P up,
+  remote L4 and memory down, so RNI, Est Finite CPI and CPI step down while L1MP stays.
+* **Independent components.**  CPI is built from its parts: the instruction-complexity part varies on its own
+  (noise, batch code), the finite-cache part is L1MP x sourcing cycles per miss, where the cycles per miss
+  follow the sourcing mix (a nest-intensity weighting).  Est Finite CPI / CPI therefore moves with the
+  mix and L1MP; TLB miss cycles, TLB misses per instruction and PTE writes vary with noise and batch.
 """
 
 from __future__ import annotations
@@ -41,10 +55,19 @@ class ClassModel:
     l1mp: float
     mix: dict[str, float]     # % of L1 misses from L2P, L3P, L4LP, L4RP, MEMP (sums to 100)
     prb_state: float = 60.0   # % of instructions in problem state
-    finite_share: float = 0.4  # Est Finite CPI / CPI
+    finite_share: float = 0.4  # Est Finite CPI / CPI at the day's sourcing mix and L1MP
     tlb_pct: float = 4.0      # % of cycles with a TLB miss in progress (before rescaling)
     smt: bool = False         # two threads per core, MT-diagnostic set on thread 0
     thread_density: float = 1.3
+    batch_busy: float | None = None  # % busy of each CPU in the batch window (None: the night low)
+    batch_l1mp: float = 1.3   # L1MP in the batch window relative to the day
+
+
+# where batch L1 misses are sourced (sequential work over large data: further out than online work)
+BATCH_MIX = {"L2P": 66.0, "L3P": 19.0, "L4LP": 8.0, "L4RP": 2.0, "MEMP": 5.0}
+# nest-intensity weights of the model's sourcing cycles per L1 miss (relative; any positive weights would do)
+NEST_WEIGHTS = {"L2P": 0.1, "L3P": 0.4, "L4LP": 1.0, "L4RP": 2.4, "MEMP": 7.5}
+BATCH_START_H, BATCH_END_H = 0.0, 6.0   # UTC hours of the batch window (one-hour ramps around them)
 
 
 @dataclass
@@ -55,6 +78,9 @@ class LparModel:
     os: str = "z/OS"
     crypto: bool = False
     night: float = 0.35       # busy at night relative to the peak
+    batch: bool = False       # runs a batch window at night (see the module docstring)
+    change_at: dt.datetime | None = None         # a visible change from this moment on (naive UTC)
+    change_mix: dict[str, float] | None = None   # the sourcing mix after the change (all classes)
 
 
 @dataclass
@@ -78,6 +104,18 @@ def _day_factor(times: np.ndarray, night: float) -> np.ndarray:
     return night + (1 - night) * day
 
 
+def batch_weight(times: np.ndarray) -> np.ndarray:
+    """0..1 per interval end: 1 inside the batch window, ramping over an hour centred on each end."""
+    hours = (times.astype("datetime64[m]").astype(np.int64) % 1440) / 60.0
+    u = (hours - BATCH_START_H + 0.5) % 24          # 0 half an hour before the window opens
+    length = (BATCH_END_H - BATCH_START_H) % 24
+    return np.clip(np.minimum(u, length + 1 - u), 0, 1)
+
+
+def _nest(mix: dict[str, np.ndarray]) -> np.ndarray:
+    return sum(NEST_WEIGHTS[k] * mix[k] for k in LEVELS) / 100
+
+
 def _rni_z196(pct: dict[str, np.ndarray]) -> np.ndarray:
     # z196 seed formula (metrics.md 3.2) - needed to record penalty cycles the way z196 does.
     return 1.6 * (0.4 * pct["L3P"] + 1.0 * pct["L4LP"] + 2.4 * pct["L4RP"] + 7.5 * pct["MEMP"]) / 100
@@ -88,19 +126,34 @@ def _class_block(lay: GenerationLayout, lpar: LparModel, cm: ClassModel, times: 
     """Counters (name -> array[n_int, cpus]) and the model's own metric values."""
     n, c = len(times), cm.cpus
     noise = lambda s: rng.normal(1.0, s, (n, c))  # noqa: E731
-    busy = np.clip(cm.busy * _day_factor(times, lpar.night)[:, None] * noise(0.04), 0.5, 100.0)
+    b = (batch_weight(times) if lpar.batch else np.zeros(n))[:, None]
+    after = np.zeros((n, 1))
+    if lpar.change_at is not None and lpar.change_mix is not None:
+        after = (times >= np.datetime64(lpar.change_at.replace(tzinfo=None), "ns")).astype(float)[:, None]
+    day_busy = cm.busy * _day_factor(times, lpar.night)[:, None]
+    busy_target = day_busy if cm.batch_busy is None else day_busy * (1 - b) + cm.batch_busy * b
+    busy = np.clip(busy_target * noise(0.04), 0.5, 100.0)
     cycles_avail = lay.cpu_speed * 1e6 * interval_s
     b0 = np.rint(busy / 100 * cycles_avail)
-    cpi = cm.cpi * noise(0.02)
+    # sourcing mix: the day's, the batch window's, and after a change the new one
+    base_mix = {k: np.full((n, 1), cm.mix[k]) for k in LEVELS}
+    if lpar.change_mix is not None:
+        base_mix = {k: cm.mix[k] * (1 - after) + lpar.change_mix[k] * after for k in LEVELS}
+    mix = {k: (base_mix[k] * (1 - b) + BATCH_MIX[k] * b) * noise(0.03) for k in LEVELS}
+    tot = sum(mix.values())
+    pct = {k: v / tot * 100 for k, v in mix.items()}
+    # CPI from its parts: instruction complexity (own noise, batch code a little simpler) + L1MP x cycles per miss
+    l1mp = cm.l1mp * (1 + (cm.batch_l1mp - 1) * b) * noise(0.03)
+    day_nest = _nest({k: np.full(1, cm.mix[k]) for k in LEVELS})
+    scpl1m = (cm.finite_share * cm.cpi * 100 / cm.l1mp) * _nest(pct) / day_nest
+    fin_target = l1mp / 100 * scpl1m
+    cmplx = cm.cpi * (1 - cm.finite_share) * (1 - 0.08 * b) * noise(0.015)
+    cpi = cmplx + fin_target
     b1 = np.rint(b0 / cpi)
-    l1mp = cm.l1mp * noise(0.03)
     misses = np.rint(b1 * l1mp / 100)
     ctr: dict[str, np.ndarray] = {"B0": b0, "B1": b1}
     ctr["B2"] = np.rint(misses * B2_SHARE)
     ctr["B4"] = misses - ctr["B2"]
-    mix = {k: cm.mix[k] * noise(0.03) for k in LEVELS}
-    tot = sum(mix.values())
-    pct = {k: v / tot * 100 for k, v in mix.items()}
     names = {k: (GENERIC_TO_Z10[k] if lay.name == "z10" else k) for k in LEVELS}
     counts = {k: np.floor(misses * pct[k] / 100) for k in LEVELS}
     counts["MEMP"] = misses - sum(counts[k] for k in LEVELS if k != "MEMP")
@@ -109,7 +162,7 @@ def _class_block(lay: GenerationLayout, lpar: LparModel, cm: ClassModel, times: 
         d = np.floor(counts[k] * D_SHARE)
         ctr[f"E{d_ctr}"] = ctr.get(f"E{d_ctr}", 0) + d
         ctr[f"E{i_ctr}"] = ctr.get(f"E{i_ctr}", 0) + counts[k] - d
-    fin = cm.finite_share * cpi
+    fin = fin_target
     if lay.finite == "e143":
         ctr["E143"] = np.rint(fin * b1)
         penalty = np.rint(ctr["E143"] * PENALTY_OVER_E143)
@@ -121,14 +174,15 @@ def _class_block(lay: GenerationLayout, lpar: LparModel, cm: ClassModel, times: 
         penalty = np.rint(fin * b1)
     ctr["B3"] = np.rint(penalty * 0.3)
     ctr["B5"] = penalty - ctr["B3"]
-    tlb_writes = np.rint(b1 * 0.004)
+    # TLB: misses per instruction, cycles per miss and PTE share vary on their own (noise, batch: bigger data)
+    tlb_writes = np.rint(b1 * 0.004 * (1 + 0.35 * b) * noise(0.06))
     dw = np.rint(tlb_writes * 0.6)
     ctr[f"E{lay.tlb_writes[0]}"], ctr[f"E{lay.tlb_writes[1]}"] = dw, tlb_writes - dw
-    miss_cycles = np.rint(b0 * cm.tlb_pct / 100)
+    miss_cycles = np.rint(b0 * cm.tlb_pct * (1 + 0.5 * b) / 100 * noise(0.05))
     dm = np.rint(miss_cycles * 0.7)
     ctr[f"E{lay.tlb_miss_cycles[0]}"], ctr[f"E{lay.tlb_miss_cycles[1]}"] = dm, miss_cycles - dm
-    ctr[f"E{lay.pte_writes}"] = np.rint(tlb_writes * 0.1)
-    prb = np.clip(cm.prb_state * noise(0.02), 0, 100)
+    ctr[f"E{lay.pte_writes}"] = np.rint(tlb_writes * np.clip(0.1 * (1 + 0.4 * b) * noise(0.08), 0, 1))
+    prb = np.clip((cm.prb_state + (92 - cm.prb_state) * 0.6 * b) * noise(0.02), 0, 100)
     ctr["P33"] = np.rint(b1 * prb / 100)
     ctr["P32"] = np.rint(b0 * prb / 100)
     if lay.cfvn == 1:
