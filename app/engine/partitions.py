@@ -21,7 +21,7 @@ from app.engine.aggregate import window_mask
 __all__ = ["partition_summary", "coverage", "PARTITION_SUMMARY_COLUMNS", "BUSY_UNIT"]
 
 BUSY_UNIT = "% of one CPU, summed over the LPAR's CPUs (as LPARCPU)"
-PARTITION_SUMMARY_COLUMNS = ["cec", "lpar", "lpar_number", "data", "n_cpus", "processors", "weights", "capped",
+PARTITION_SUMMARY_COLUMNS = ["cec", "lpar", "lpar_number", "data", "n_cpus", "processors", "weights", "weight", "capped",
                              "busy_sum_pct", "busy_per_cpu_pct", "first", "last"]
 _CHILD = {"cec": ["lpar", "system"], "lpar": ["class", "cpu"], "class": ["cpu"]}
 _KEYS = {"cec": ["cec"], "lpar": ["cec", "lpar", "system"], "class": ["cec", "lpar", "system", "class"]}
@@ -48,7 +48,8 @@ def partition_summary(parts: pd.DataFrame, measured: set[tuple[str, str]] | None
     -------
     DataFrame
         :data:`PARTITION_SUMMARY_COLUMNS`.  ``n_cpus`` is the sum over processor types of the latest interval
-        (4 CPs and 2 zIIPs are 6 CPUs); ``busy_sum_pct`` is the mean over intervals of sum(busy_pct x cpus) over
+        (4 CPs and 2 zIIPs are 6 CPUs); ``weights`` per type as text, ``weight`` that of the first type (CP before
+        zIIP); ``busy_sum_pct`` is the mean over intervals of sum(busy_pct x cpus) over
         the types (:data:`BUSY_UNIT`), ``busy_per_cpu_pct`` that divided by the CPUs; empty (NaN) when no
         interval of the partition has a busy value.
     """
@@ -82,6 +83,7 @@ def partition_summary(parts: pd.DataFrame, measured: set[tuple[str, str]] | None
             "n_cpus": n,
             "processors": ", ".join(f"{k} {int(v)}" for k, v in by_type["cpus"].items()),
             "weights": ", ".join(f"{k} {int(v)}" for k, v in by_type["weight"].items()),
+            "weight": int(by_type["weight"].iloc[0]),          # of the first type (CP before zIIP, IFL, ICF)
             "capped": bool(g["capped"].astype(bool).any()),
             "busy_sum_pct": busy_sum, "busy_per_cpu_pct": per_cpu,
             "first": g["time"].min(), "last": last_t,

@@ -124,7 +124,7 @@ def _add_partitions(roots: dict[str, TreeNode], parts: pd.DataFrame | None) -> N
         if root is None:
             root = roots[r["cec"]] = TreeNode(("cec", r["cec"]), "cec", r["cec"], [],
                                               {"generation": None, "busy": None, "cpi": None, "n_cpus": 0})
-        extra = {"weight": r["weights"], "busy_pct": _num(r["busy_per_cpu_pct"]), "capped": bool(r["capped"]),
+        extra = {"weight": int(r["weight"]), "weights": r["weights"], "busy_pct": _num(r["busy_per_cpu_pct"]), "capped": bool(r["capped"]),
                  "lpar_number": int(r["lpar_number"]), "partition_cpus": int(r["n_cpus"]),
                  "partition_class": r["processors"], "partition_busy": _num(r["busy_sum_pct"])}
         node = next((c for c in root.children if c.key == ("lpar", r["cec"], r["lpar"])), None)

@@ -55,7 +55,7 @@ def test_info_text_and_missing_file(tmp_path, capsys):
     p.write_bytes(B.ST2_BYTES)
     assert main(["info", str(p), str(tmp_path / "nope.smf")]) == 0      # one file had data
     out = capsys.readouterr().out
-    assert "framing: rdw" in out and "113/2 1" in out and "nope.smf" in out and "cannot be read" in out
+    assert "framing: rdw" in out and "113/2 1" in out and "nope.smf" in out and "cannot be opened" in out
 
 
 def test_info_nothing_readable(tmp_path, capsys):

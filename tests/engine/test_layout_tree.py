@@ -59,7 +59,8 @@ def test_tree_with_partitions():
     assert cec.key == ("cec", "3931-ABCDE") and cec.info["generation"] == "z16" and cec.info["n_cpus"] == 3
     sysa, cf01 = cec.children
     assert sysa.key == ("lpar", "3931-ABCDE", "SYSA") and not sysa.info["partition_only"]
-    assert sysa.info["weight"] == 700 and sysa.info["cpi"] == 2.0
+    assert sysa.info["weight"] == 700 and sysa.info["weights"] == "CP 700" and sysa.info["cpi"] == 2.0
+    assert sysa.info["partition_cpus"] == 3
     assert cf01.info["partition_only"] and cf01.info["busy_pct"] == 95.0 and cf01.children == []
     assert [c.label for c in sysa.children] == ["GCP", "zIIP"]
     assert [c.key for c in sysa.children[0].children] == [("cpu", "3931-ABCDE", "SYSA", "GCP", 0),
