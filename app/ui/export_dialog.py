@@ -1,0 +1,311 @@
+"""File > Export (Ctrl+E): what to export, at which level, to which file; run off the GUI thread.
+
+The format comes from the file's extension: ``.csv``, ``.xlsx`` and ``.pptx`` are written by
+:func:`app.export.export` (the CLI's code path) in a worker of the window's SerialRunner, with a
+progress bar and Cancel; ``.png`` and ``.svg`` are pictures of the timeline panel or of the
+comparison's charts, rendered by :mod:`app.ui.plot_export` at the chosen size.  Errors are shown
+in the dialog as one line naming the file; nothing is ever half-written.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.export import FORMATS, IMAGE_FORMATS, ExportCancelled, ExportError, ExportRequest, export
+
+WHAT = {"table": "Current table: the selected nodes over the time window",
+        "comparison": "Comparison: before / after table, CPI waterfall, both sides' sheets",
+        "deck": "Whole deck: every LPAR of the open files (with the comparison when one is set)"}
+LEVELS = {"lpar": "LPAR (one row per LPAR)", "class": "Processor class", "cpu": "Logical CPU",
+          "cec": "CEC (machine)", "interval": "Intervals (class per interval)"}
+FILTERS = ";;".join(["PowerPoint deck (*.pptx)", "Excel workbook (*.xlsx)", "CSV, UTF-8 (*.csv)",
+                     "PNG picture (*.png)", "SVG picture (*.svg)"])
+KINDS = {**FORMATS, ".png": "PNG picture", ".svg": "SVG picture"}
+DIR_KEY = "export/dir"
+
+
+class _Bridge(QObject):
+    """Carries progress from the worker thread to the dialog (queued across threads)."""
+
+    progress = Signal(float, str)
+
+
+def run_export(request: ExportRequest, path: str, progress, cancel) -> tuple[str, Any]:
+    """Run :func:`app.export.export`; returns ("ok", ExportResult) / ("cancelled", text) / ("error", text)."""
+    try:
+        return "ok", export(request, path, progress=progress, cancel=cancel)
+    except ExportCancelled as exc:
+        return "cancelled", str(exc)
+    except ExportError as exc:
+        return "error", str(exc)
+    except OSError as exc:
+        return "error", f"{path}: {exc.strerror or exc}"
+
+
+class ExportDialog(QDialog):
+    """What / level / file, a progress bar and Cancel."""
+
+    finished_export = Signal(str, str)   # outcome ("ok", "cancelled", "error"), text
+
+    def __init__(self, window: Any, controller: Any, what: str = "table") -> None:
+        super().__init__(window)
+        self.w, self.ctl = window, controller
+        self.setWindowTitle("Export")
+        self.setMinimumWidth(560)
+        self._cancel = threading.Event()
+        self._token: object | None = None
+        self.last: tuple[str, str] = ("", "")   # the last outcome ("ok" / "cancelled" / "error", text)
+        self.bridge = _Bridge(self)
+        self.bridge.progress.connect(self._on_progress)
+        self.what = QComboBox()
+        for key, text in WHAT.items():
+            self.what.addItem(text, key)
+        self.level = QComboBox()
+        for key, text in LEVELS.items():
+            self.level.addItem(text, key)
+        self.level.setToolTip("Level of the CSV rows and of the deck's summary table; the workbook has every level")
+        self.path = QLineEdit()
+        self.path.setPlaceholderText("file name: .pptx, .xlsx, .csv, .png or .svg")
+        self.browse = QPushButton("Browse...")
+        self.browse.clicked.connect(self._browse)
+        self.size = QLineEdit("1600x900")
+        self.size.setToolTip("Picture size in pixels, width x height (PNG and SVG only)")
+        self.kind = QLabel()
+        self.title = QLineEdit("CPU MF analysis")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setValue(0)
+        self.progress.setTextVisible(True)
+        self.state = QLabel("")
+        self.state.setWordWrap(True)
+        self.state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        file_row = QWidget()
+        fr = QHBoxLayout(file_row)
+        fr.setContentsMargins(0, 0, 0, 0)
+        fr.addWidget(self.path, 1)
+        fr.addWidget(self.browse)
+        form = QFormLayout()
+        form.addRow("What", self.what)
+        form.addRow("Level", self.level)
+        form.addRow("File", file_row)
+        form.addRow("Format", self.kind)
+        form.addRow("Picture size", self.size)
+        form.addRow("Title", self.title)
+        self.buttons = QDialogButtonBox()
+        self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.cancel_button = self.buttons.addButton("Cancel export", QDialogButtonBox.ButtonRole.ActionRole)
+        self.close_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        self.export_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.close_button.clicked.connect(self.close)
+        self.cancel_button.setEnabled(False)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addWidget(self.progress)
+        lay.addWidget(self.state)
+        lay.addWidget(self.buttons)
+        self.path.textChanged.connect(self._update)
+        self.what.currentIndexChanged.connect(self._update)
+        folder = _settings_get(DIR_KEY) or os.path.expanduser("~")
+        self.path.setText(os.path.join(str(folder), "nestscope.pptx"))
+        self.set_what(what)
+        self._update()
+
+    # -- fields ----------------------------------------------------------------------------------
+    def set_what(self, what: str) -> None:
+        i = self.what.findData(what)
+        if i >= 0:
+            self.what.setCurrentIndex(i)
+
+    def set_level(self, level: str) -> None:
+        i = self.level.findData(level)
+        if i >= 0:
+            self.level.setCurrentIndex(i)
+
+    def _ext(self) -> str:
+        return os.path.splitext(self.path.text().strip())[1].lower()
+
+    def _update(self) -> None:
+        ext = self._ext()
+        has_cmp = self.ctl is not None and self.ctl.tab.comparison is not None
+        item = self.what.model().item(self.what.findData("comparison"))
+        if item is not None:
+            item.setEnabled(has_cmp)
+            item.setToolTip("" if has_cmp else "Set a before and an after side first (tree: right-click)")
+        self.kind.setText(KINDS.get(ext, "unknown: use .pptx, .xlsx, .csv, .png or .svg"))
+        image = ext in IMAGE_FORMATS
+        self.size.setEnabled(image)
+        self.level.setEnabled(not image)
+        self.title.setEnabled(ext in (".pptx", ".xlsx"))
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path.text(), FILTERS)
+        if path:
+            self.path.setText(path)
+
+    def request(self) -> ExportRequest:
+        """The ExportRequest for the fields (data formats)."""
+        what = self.what.currentData()
+        sel = self.w.selection.value
+        cmp = self.ctl.tab.comparison if self.ctl is not None else None
+        by = self.level.currentData()
+        title = self.title.text().strip() or "CPU MF analysis"
+        if what == "comparison":
+            if cmp is None:
+                raise ExportError(f"{self.path.text().strip()}: no comparison is set (tree: right-click, "
+                                  "'Set as before' and 'Set as after')")
+            nodes = tuple(dict.fromkeys([*(cmp.before.nodes or ()), *(cmp.after.nodes or ())])) or None
+            sub = f"before: {cmp.before.describe()}  |  after: {cmp.after.describe()}"
+            return ExportRequest(self.w.ws, by=by, nodes=nodes, comparison=cmp, title=title, subtitle=sub)
+        if what == "deck":
+            return ExportRequest(self.w.ws, by=by, comparison=cmp, title=title)
+        return ExportRequest(self.w.ws, by=by, start=sel.start, end=sel.end, nodes=tuple(sel.nodes) or None,
+                             title=title)
+
+    # -- running ---------------------------------------------------------------------------------
+    def running(self) -> bool:
+        return self._token is not None
+
+    def start(self) -> bool:
+        """Start the export of the fields; False (with the reason shown) when it cannot start."""
+        if self.running():
+            return False
+        path = self.path.text().strip()
+        if not path:
+            return self._fail("give a file name (.pptx, .xlsx, .csv, .png or .svg)")
+        path = os.path.abspath(os.path.expanduser(path))
+        ext = self._ext()
+        if ext in IMAGE_FORMATS:
+            return self._picture(path)
+        if ext not in FORMATS:
+            return self._fail(f"{path}: unknown format {ext or '(no extension)'!r}; use .pptx, .xlsx, .csv, "
+                              ".png or .svg")
+        try:
+            req = self.request()
+        except ExportError as exc:
+            return self._fail(str(exc))
+        self._cancel.clear()
+        self._set_running(True)
+        self.progress.setValue(0)
+        self.state.setStyleSheet("")
+        self.state.setText(f"Exporting {os.path.basename(path)}..." if not self.ctl.jobs.runner.busy() else
+                           "Waiting for the window's computation to end...")
+        emit, cancel = self.bridge.progress.emit, self._cancel.is_set
+        self._token = self.ctl.jobs.run(lambda: run_export(req, path, emit, cancel), self._done, self._crashed)
+        _settings_set(DIR_KEY, os.path.dirname(path))
+        return True
+
+    def _picture(self, path: str) -> bool:
+        from app.ui.plot_export import parse_size, save_picture
+
+        size = parse_size(self.size.text())
+        if size is None:
+            return self._fail(f"{path}: picture size {self.size.text()!r} is not WxH (e.g. 1600x900)")
+        what = self.what.currentData()
+        if what == "deck":
+            return self._fail(f"{path}: a picture shows plots: choose 'Current table' (the timelines) or "
+                              "'Comparison' (its charts), or export the deck as .pptx")
+        if what == "comparison":
+            if self.ctl.tab.comparison is None:
+                return self._fail(f"{path}: no comparison is set")
+            target, name = self.ctl.tab.charts, "comparison charts"
+        else:
+            target, name = self.w.timeline.glw, "timelines"
+        try:
+            save_picture(target, path, size, title=name)
+        except ExportError as exc:
+            return self._fail(str(exc))
+        self.progress.setValue(100)
+        self._finish("ok", f"Written: {path} ({size[0]}x{size[1]}, {name})")
+        _settings_set(DIR_KEY, os.path.dirname(path))
+        return True
+
+    def cancel(self) -> None:
+        """Stop the running export; nothing is written."""
+        if not self.running():
+            return
+        self._cancel.set()
+        self.state.setText("Cancelling...")
+
+    def _on_progress(self, fraction: float, text: str) -> None:
+        if self.running():
+            self.progress.setValue(int(round(fraction * 100)))
+            self.state.setText(text)
+
+    def _done(self, outcome: tuple[str, Any]) -> None:
+        self._token = None
+        self._set_running(False)
+        kind, value = outcome
+        if kind == "ok":
+            self.progress.setValue(100)
+            items = ", ".join(f"{k}: {v}" for k, v in (value.items or {}).items())
+            self._finish("ok", f"Written: {value.path}" + (f" ({items})" if items else ""))
+        elif kind == "cancelled":
+            self.progress.setValue(0)
+            self._finish("cancelled", f"Cancelled: {value}")
+        else:
+            self._finish("error", str(value), error=True)
+
+    def _crashed(self, text: str, details: str) -> None:
+        self._token = None
+        self._set_running(False)
+        self._finish("error", f"{self.path.text().strip()}: the export failed: {text}", error=True)
+        self.w._unexpected(f"Export: {text}", details)
+
+    def _fail(self, text: str) -> bool:
+        self._finish("error", text, error=True)
+        return False
+
+    def _finish(self, kind: str, text: str, error: bool = False) -> None:
+        self.state.setStyleSheet("QLabel { color: #b00020; font-weight: bold; }" if error else "")
+        self.state.setText(text)
+        self.last = (kind, text)
+        if kind == "ok":
+            self.w.statusBar().showMessage(text, 8000)
+        self.finished_export.emit(kind, text)
+
+    def _set_running(self, on: bool) -> None:
+        self.export_button.setEnabled(not on)
+        self.cancel_button.setEnabled(on)
+        for wdg in (self.what, self.level, self.path, self.browse, self.size, self.title):
+            wdg.setEnabled(not on)
+        if not on:
+            self._update()
+
+    def closeEvent(self, event) -> None:
+        self.cancel()   # closing stops a running export (nothing is written)
+        super().closeEvent(event)
+
+    def reject(self) -> None:
+        self.cancel()
+        super().reject()
+
+
+def _settings_get(key: str) -> str:
+    from app.ui import settings
+
+    return str(settings.get_value(key, "") or "")
+
+
+def _settings_set(key: str, value: str) -> None:
+    from app.ui import settings
+
+    settings.set_value(key, value)

@@ -1,0 +1,305 @@
+"""Pictures of plots: PNG and SVG of one plot or of a whole plot panel at a chosen size, and to the clipboard.
+
+A picture is the laid-out widget rendered at the chosen size, so it looks like the screen (titles,
+legends, axis labels with units): the widget is resized to the target size for the time of the
+rendering and put back before the event loop runs again, so the window never shows the change.
+
+* :func:`render_image` -> QImage of a widget (a pyqtgraph ``GraphicsView``/``PlotWidget`` or any
+  QWidget) or of one ``PlotItem`` of a ``GraphicsLayoutWidget`` at ``(width, height)``;
+* :func:`save_picture` writes it as ``.png`` or ``.svg`` (format from the extension; atomic write
+  through :func:`app.export.atomic_output`);
+* :func:`copy_picture` puts the PNG on the clipboard;
+* :func:`install_plot_menu` gives a pyqtgraph widget a right-click menu (save / copy picture).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from contextlib import contextmanager
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QGuiApplication, QImage, QPainter
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QMessageBox, QWidget
+
+from app.export import IMAGE_FORMATS, ExportError, atomic_output
+
+__all__ = ["render_image", "save_picture", "copy_picture", "install_plot_menu", "plot_at", "parse_size",
+           "DEFAULT_SIZE", "MIN_SIDE", "MAX_SIDE"]
+
+DEFAULT_SIZE = (1600, 900)
+MIN_SIDE, MAX_SIDE = 200, 8000
+SIZE_KEY = "export/picture_size"
+
+
+def parse_size(text: str) -> tuple[int, int] | None:
+    """``"1600x900"`` -> (1600, 900); None when it is not WxH within MIN_SIDE..MAX_SIDE."""
+    try:
+        w, h = (int(v) for v in str(text).lower().replace(" ", "").split("x"))
+    except ValueError:
+        return None
+    if not (MIN_SIDE <= w <= MAX_SIDE and MIN_SIDE <= h <= MAX_SIDE):
+        return None
+    return w, h
+
+
+# ------------------------------------------------------------------ rendering
+def _layout_items(plot: Any) -> list[Any]:
+    """The items of the GraphicsLayout holding ``plot`` (its siblings)."""
+    layout = plot.parentItem()
+    lay = getattr(layout, "layout", None)
+    if lay is None or not hasattr(lay, "count"):
+        return []
+    return [lay.itemAt(i) for i in range(lay.count())]
+
+
+@contextmanager
+def _alone(plot: Any):
+    """Show only ``plot`` in its layout (its bottom axis on, with a label when the layout has a shared one)."""
+    others = [(it, it.isVisible()) for it in _layout_items(plot) if it is not plot and hasattr(it, "setVisible")]
+    bottom = plot.getAxis("bottom") if hasattr(plot, "getAxis") else None
+    bottom_shown = bottom is not None and bottom.isVisible()
+    label_before = None
+    if bottom is not None and not bottom_shown:
+        shared = next((it.getAxis("bottom") for it, vis in others if vis and hasattr(it, "getAxis")
+                       and it.getAxis("bottom").isVisible() and it.getAxis("bottom").labelText), None)
+        label_before = (bottom.labelText, bottom.labelUnits, bottom.showLabel)
+        plot.showAxis("bottom", True)
+        if shared is not None and not bottom.labelText:
+            bottom.setLabel(shared.labelText, units=shared.labelUnits or None)
+    for it, _vis in others:
+        it.setVisible(False)
+    try:
+        yield
+    finally:
+        for it, vis in others:
+            it.setVisible(vis)
+        if label_before is not None:
+            text, units, shown = label_before
+            bottom.setLabel(text or None, units=units or None)
+            bottom.showLabel(shown)
+            plot.showAxis("bottom", False)
+
+
+@contextmanager
+def _resized(widget: QWidget, size: tuple[int, int]):
+    """``widget`` at ``size`` (laid out) for the time of the block, then back as it was."""
+    old = widget.size()
+    was_visible = widget.isVisible()
+    w, h = size
+    if not was_visible:
+        widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+        widget.show()
+    widget.resize(w, h)
+    _settle(widget)
+    try:
+        yield
+    finally:
+        widget.resize(old)
+        if not was_visible:
+            widget.hide()
+            widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, False)
+        _settle(widget)
+
+
+def _settle(widget: QWidget) -> None:
+    """Lay out ``widget`` now (Qt and pyqtgraph layouts) without returning to the event loop.
+
+    Works for hidden widgets too (e.g. a plot on a tab that is not shown): their resize events are
+    pending, so the pyqtgraph views are given their size here."""
+    if widget.layout() is not None:
+        widget.layout().activate()
+    views = [widget] if isinstance(widget, pg.GraphicsView) else []
+    views += widget.findChildren(pg.GraphicsView)
+    for view in views:
+        if view.autoPixelRange:
+            pg.GraphicsView.setRange(view, QRectF(0, 0, view.width(), view.height()), padding=0,
+                                     disableAutoPixel=False)
+        ci = view.centralWidget
+        lay = getattr(ci, "layout", None) if ci is not None else None
+        if lay is not None and hasattr(lay, "activate"):
+            lay.activate()
+
+
+def _target(obj: Any) -> tuple[QWidget, Any]:
+    """(the widget to resize, the plot to show alone or None)."""
+    if isinstance(obj, pg.PlotItem):
+        scene = obj.scene()
+        views = scene.views() if scene is not None else []
+        if not views:
+            raise ExportError("the plot is not on screen")
+        view = views[0]
+        only = obj if _layout_items(obj) else None
+        return view, only
+    return obj, None
+
+
+def render_image(obj: Any, size: tuple[int, int] | None = None) -> QImage:
+    """A QImage of ``obj`` (QWidget or pyqtgraph PlotItem) laid out at ``size`` (default: its size now)."""
+    widget, only = _target(obj)
+    size = size or (widget.width(), widget.height())
+    with _resized(widget, size):
+        if only is not None:
+            with _alone(only):
+                _settle(widget)
+                return widget.grab().toImage()
+        return widget.grab().toImage()
+
+
+def _render_svg(obj: Any, size: tuple[int, int], path: str, title: str) -> None:
+    from PySide6.QtSvg import QSvgGenerator
+
+    widget, only = _target(obj)
+    gen = QSvgGenerator()
+    gen.setFileName(path)
+    gen.setSize(QSize(*size))
+    gen.setViewBox(QRect(0, 0, *size))
+    gen.setTitle(title)
+    gen.setDescription("NestScope plot")
+    with _resized(widget, size):
+        ctx = _alone(only) if only is not None else _null()
+        with ctx:
+            _settle(widget)
+            painter = QPainter(gen)
+            try:
+                widget.render(painter, QPoint(0, 0))
+            finally:
+                painter.end()
+
+
+@contextmanager
+def _null():
+    yield
+
+
+def save_picture(obj: Any, path: str, size: tuple[int, int] | None = None, title: str = "") -> str:
+    """Write a PNG or SVG picture of ``obj`` to ``path`` (format from the extension); returns the path.
+
+    Raises :class:`app.export.ExportError` (naming the file) when the extension is not .png/.svg or the
+    file cannot be written.
+    """
+    path = str(path)
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in IMAGE_FORMATS:
+        raise ExportError(f"{path}: a picture is .png or .svg, not {ext or '(no extension)'!r}")
+    widget, _only = _target(obj)
+    size = size or (widget.width(), widget.height())
+    with atomic_output(path) as tmp:
+        if ext == ".png":
+            image = render_image(obj, size)
+            if image.isNull() or not image.save(tmp, "PNG"):
+                raise ExportError(f"{path}: the picture could not be written")
+        else:
+            _render_svg(obj, size, tmp, title or os.path.basename(path))
+    return path
+
+
+def copy_picture(obj: Any, size: tuple[int, int] | None = None) -> QImage:
+    """Put a picture of ``obj`` on the clipboard; returns it."""
+    image = render_image(obj, size)
+    QGuiApplication.clipboard().setImage(image)
+    return image
+
+
+# ------------------------------------------------------------------ the right-click menu
+def plot_at(view: pg.GraphicsView, pos: QPoint, plots: list[Any]) -> Any:
+    """The visible plot of ``plots`` under the widget position ``pos`` (None when none)."""
+    scene_pos = view.mapToScene(pos)
+    for p in plots:
+        if p.isVisible() and p.sceneBoundingRect().contains(scene_pos):
+            return p
+    return None
+
+
+def ask_size(parent: QWidget, size: tuple[int, int] | None = None) -> tuple[int, int] | None:
+    """Ask for the picture size (WxH); None when cancelled."""
+    from app.ui import settings
+
+    text = settings.get_value(SIZE_KEY, "") or "x".join(str(v) for v in (size or DEFAULT_SIZE))
+    while True:
+        text, ok = QInputDialog.getText(parent, "Picture size", "Width x height in pixels (e.g. 1600x900):",
+                                        text=str(text))
+        if not ok:
+            return None
+        got = parse_size(text)
+        if got is not None:
+            settings.set_value(SIZE_KEY, f"{got[0]}x{got[1]}")
+            return got
+        QMessageBox.warning(parent, "Picture size", f"{text!r} is not WxH between {MIN_SIDE} and {MAX_SIDE} pixels")
+
+
+def save_dialog(parent: QWidget, obj: Any, name: str, status: Callable[[str], None] | None = None) -> str | None:
+    """Ask for a file (.png/.svg) and a size, then save a picture of ``obj``; errors are shown naming the file."""
+    from app.ui import settings
+
+    folder = settings.get_value("export/dir", "") or ""
+    path, _ = QFileDialog.getSaveFileName(parent, "Save picture", os.path.join(str(folder), name + ".png"),
+                                          "PNG picture (*.png);;SVG picture (*.svg)")
+    if not path:
+        return None
+    if not os.path.splitext(path)[1]:
+        path += ".png"
+    size = ask_size(parent)
+    if size is None:
+        return None
+    try:
+        save_picture(obj, path, size, title=name)
+    except ExportError as exc:
+        QMessageBox.warning(parent, "Picture not saved", str(exc))
+        return None
+    settings.set_value("export/dir", os.path.dirname(path))
+    if status is not None:
+        status(f"Picture saved to {path}")
+    return path
+
+
+def install_plot_menu(view: pg.GraphicsView, plots: Callable[[], list[Any]], panel: QWidget | None = None,
+                      name: str = "plot", status: Callable[[str], None] | None = None,
+                      extra: Callable[[QMenu], None] | None = None) -> None:
+    """Right-click on ``view``: save the plot under the mouse / the whole panel as PNG or SVG, copy it.
+
+    ``plots()`` lists the PlotItems that can be saved alone; ``panel`` is the widget saved as the
+    whole panel (default ``view``).
+    """
+    panel = panel or view
+
+    def menu_at(pos: QPoint) -> None:
+        menu = QMenu(view)
+        plot = plot_at(view, pos, plots())
+        if plot is not None:
+            title = _title(plot) or name
+            menu.addAction("Export this plot as PNG/SVG...",
+                           lambda: save_dialog(view, plot, _file_name(title), status))
+            menu.addAction("Copy this plot as a picture", lambda: _copy(plot, status))
+        menu.addAction("Export the whole panel as PNG/SVG...", lambda: save_dialog(view, panel, name, status))
+        menu.addAction("Copy the whole panel as a picture", lambda: _copy(panel, status))
+        if extra is not None:
+            extra(menu)
+        menu.exec(view.mapToGlobal(pos))
+
+    view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+    view.customContextMenuRequested.connect(menu_at)
+    view.nestscope_plot_menu = menu_at   # for tests: the menu handler
+
+
+def _copy(obj: Any, status: Callable[[str], None] | None) -> None:
+    img = copy_picture(obj)
+    if status is not None:
+        status(f"Picture copied ({img.width()}x{img.height()})")
+
+
+def _title(plot: Any) -> str:
+    label = getattr(plot, "titleLabel", None)
+    text = getattr(label, "text", "") if label is not None else ""
+    import re
+
+    return re.sub(r"<[^>]+>", "", str(text or "")).strip()
+
+
+def _file_name(title: str) -> str:
+    keep = "".join(c if c.isalnum() or c in "-_" else "_" for c in title).strip("_")
+    while "__" in keep:
+        keep = keep.replace("__", "_")
+    return keep[:60] or "plot"
