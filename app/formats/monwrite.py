@@ -28,6 +28,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
+import numpy as np
+
 from app.findings import make_finding
 from app.formats import monwrite_records as R
 from app.formats.common import cec_id, normalize_serial, to_ebcdic
@@ -136,6 +138,25 @@ def _late_block(data) -> int | None:
     for o in range(R.PAGE, min(n - R.PAGE + 1, LOOK_PAST_PAGES * R.PAGE), R.PAGE):
         if data[o + 3] in R.IPTYPE_OK and _block_ok(data, o):
             return o
+    return None
+
+
+def _next_block(data, start: int) -> int | None:
+    """First offset >= start (at any byte, so inserted or lost bytes do not hide it) where a valid control
+    record starts; one vectorised pass over the bytes (IPTYPE byte and first entry flag), then validation."""
+    n = len(data)
+    chunk = 1 << 20
+    p = start
+    while p + R.PAGE <= n:
+        e = min(n - R.PAGE + 1, p + chunk)
+        u = np.frombuffer(data, np.uint8, count=e - p + 41, offset=p)
+        m = e - p
+        t, f = u[3:3 + m], u[40:40 + m]
+        cand = np.flatnonzero(((t == 8) | (t == 9)) & ((f == R.ENTRY_SAMPLE) | (f == R.ENTRY_EVENT)))
+        for c in cand.tolist():
+            if _block_ok(data, p + c):
+                return p + c
+        p = e
     return None
 
 
@@ -265,8 +286,7 @@ class _Walk:
                     break
                 self.find(off, "error", "bad-control-record", "invalid MONWRITE control record (MWTBK)",
                           "its block is skipped; reading resumes at the next valid control record")
-                nxt = next((o for o in range(off + R.PAGE, n - R.PAGE + 1, R.PAGE)
-                            if data[o + 3] in R.IPTYPE_OK and _block_ok(data, o)), None)
+                nxt = _next_block(data, off + 1)
                 if nxt is None:
                     self.find(off, "error", "no-resync", "no further valid control record",
                               f"{n - off} bytes at the end of the file were not read")
@@ -515,6 +535,35 @@ def read_monwrite(data: bytes, file: str, *, progress: Callable[[float], None] |
         ``kind='monwrite'``, framing ``'monwrite'`` or ``'monwrite-rdw'``; ``kind='unknown'``
         with an error finding for ASCII-mode or packed transfers.
     """
+    w = walk_monwrite(data, file, progress=progress, cancel=cancel)
+    if isinstance(w, ReadResult):
+        return w
+    framing = w.framing
+    records: dict[str, int] = {}
+    other: dict[str, int] = {}
+    for (dom, rc), c in sorted(w.counts.items()):
+        name = _NAMES.get((dom, rc))
+        if name:
+            records[name] = c
+        else:
+            other[f"D{dom}R{rc}"] = c
+    records["other"] = sum(other.values())
+    ident = _identity(w)
+    samples = build_samples(w, ident, file)
+    result = ReadResult(file=file, kind="monwrite", framing=framing, records=records, samples=samples,
+                        findings=w.findings, partitions=build_partitions(w, ident), mt=build_mt(w, ident),
+                        size=len(data), meta={"other_records": other, "page_mapping": w.mode or "page",
+                                              "intervals": w.interval, "d0r16_time_unit": getattr(w, "unit", None),
+                                              **ident})
+    w.close_findings()
+    result.findings = w.findings
+    return result
+
+
+def walk_monwrite(data, file: str, *, progress: Callable[[float], None] | None = None,
+                  cancel: Callable[[], bool] | None = None):
+    """Detect the container and walk every block: the finished :class:`_Walk` (records in ``series``,
+    findings in ``findings``), or a ReadResult when the file cannot be read (ASCII or packed transfer)."""
     framing, pages, stream, bad = "monwrite", None, data, []
     if not _block_ok(data, 0):
         if data[:4] == R.RDW_4100 or (data[2:4] == b"\x00\x00" and data[4:8] == R.RDW_4100) or (
@@ -539,25 +588,8 @@ def read_monwrite(data: bytes, file: str, *, progress: Callable[[float], None] |
     for (cpu, mt), p in w.pending.items():
         w.find(p[0][0], "warning", "incomplete-series", f"{'D5R20' if mt else 'D5R13'} series of CPU {cpu} "
                "still open at the end of the file", "its counters for the last interval are missing", cpu=cpu)
-    records: dict[str, int] = {}
-    other: dict[str, int] = {}
-    for (dom, rc), c in sorted(w.counts.items()):
-        name = _NAMES.get((dom, rc))
-        if name:
-            records[name] = c
-        else:
-            other[f"D{dom}R{rc}"] = c
-    records["other"] = sum(other.values())
-    ident = _identity(w)
-    samples = build_samples(w, ident, file)
-    result = ReadResult(file=file, kind="monwrite", framing=framing, records=records, samples=samples,
-                        findings=w.findings, partitions=build_partitions(w, ident), mt=build_mt(w, ident),
-                        size=len(data), meta={"other_records": other, "page_mapping": w.mode or "page",
-                                              "intervals": w.interval, "d0r16_time_unit": getattr(w, "unit", None),
-                                              **ident})
-    w.close_findings()
-    result.findings = w.findings
-    return result
+    w.framing = framing
+    return w
 
 
 def _identity(w: _Walk) -> dict:
