@@ -19,7 +19,7 @@ from app.findings import Finding, make_finding
 from app.formats import common
 from app.formats import smf113_layout as L
 from app.formats.schema import IDENTITY_COLUMNS, SET_NAMES, Cancelled, ReadResult, counter_name, empty_samples
-from app.formats.smf_framing import detect_framing, frame_records
+from app.formats.smf_framing import RecordSpans, detect_framing, frame_records
 
 __all__ = ["looks_like_smf", "read_smf"]
 
@@ -245,10 +245,26 @@ def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None
                       findings=fnd.done(), size=len(data), meta=meta)
 
 
+def _compact(spans: RecordSpans):
+    """The records of a clean walk back to back: the file's own bytes when they are the whole file, else one
+    join over runs of adjacent records (not one slice per record)."""
+    st, en = spans.starts, spans.ends
+    cut = np.flatnonzero(st[1:] != en[:-1]) + 1
+    a, b = np.r_[st[:1], st[cut]], np.r_[en[cut - 1], en[-1:]]
+    if len(a) == 1 and a[0] == 0 and b[0] == len(spans.buf) and isinstance(spans.buf, bytes):
+        return spans.buf
+    mv = memoryview(spans.buf)
+    return b"".join(mv[x:y] for x, y in zip(a.tolist(), b.tolist()))
+
+
 def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel) -> pd.DataFrame:
-    file_offs = np.fromiter((o for o, _ in recs), np.int64, len(recs))
-    lens = np.fromiter((len(r) for _, r in recs), np.int64, len(recs))
-    buf = b"".join(r for _, r in recs)
+    if isinstance(recs, RecordSpans):
+        file_offs, lens, buf = recs.starts.astype(np.int64), (recs.ends - recs.starts).astype(np.int64), \
+            _compact(recs)
+    else:
+        file_offs = np.fromiter((o for o, _ in recs), np.int64, len(recs))
+        lens = np.fromiter((len(r) for _, r in recs), np.int64, len(recs))
+        buf = b"".join(r for _, r in recs)
     starts = np.zeros(len(recs), np.int64)
     np.cumsum(lens[:-1], out=starts[1:])
     dec = _Decoder(buf, starts, lens)
