@@ -22,7 +22,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QGuiApplication, QImage, QPainter
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QGraphicsView, QGraphicsWidget, QInputDialog, QMenu, QMessageBox, QWidget
 
 from app.export import IMAGE_FORMATS, ExportError, atomic_output
 
@@ -65,7 +65,7 @@ def _alone(plot: Any):
     if bottom is not None and not bottom_shown:
         shared = next((it.getAxis("bottom") for it, vis in others if vis and hasattr(it, "getAxis")
                        and it.getAxis("bottom").isVisible() and it.getAxis("bottom").labelText), None)
-        label_before = (bottom.labelText, bottom.labelUnits, bottom.showLabel)
+        label_before = (bottom.labelText, bottom.labelUnits, bottom.label.isVisible())
         plot.showAxis("bottom", True)
         if shared is not None and not bottom.labelText:
             bottom.setLabel(shared.labelText, units=shared.labelUnits or None)
@@ -136,37 +136,86 @@ def _target(obj: Any) -> tuple[QWidget, Any]:
     return obj, None
 
 
+@contextmanager
+def _central_at(view: pg.GraphicsView, size: tuple[int, int]):
+    """The view's central item (plot or layout) laid out at ``size`` in scene coordinates, then back.
+
+    The widget itself is not resized, so this works for views on hidden tabs too."""
+    ci = view.centralWidget
+    old = ci.geometry() if ci is not None else None
+    if ci is not None:
+        ci.setGeometry(QRectF(0, 0, *size))
+        _activate(ci)
+    try:
+        yield
+    finally:
+        if ci is not None and old is not None:
+            ci.setGeometry(old)
+            _activate(ci)
+
+
+def _activate(item: Any) -> None:
+    """Lay out ``item`` and every graphics widget inside it now (their layout requests are otherwise
+    posted events: the picture would show half-updated plots)."""
+    scene = item.scene()
+    widgets = [item] + [i for i in (scene.items() if scene is not None else [])
+                        if isinstance(i, QGraphicsWidget) and item.isAncestorOf(i)]
+    for _ in range(3):   # outer layouts first set the inner widgets' sizes, then those lay out
+        for wdg in sorted(widgets, key=_depth):
+            lay = QGraphicsWidget.layout(wdg)
+            if lay is not None:
+                lay.activate()
+
+
+def _depth(item: Any) -> int:
+    d = 0
+    while item.parentItem() is not None:
+        item, d = item.parentItem(), d + 1
+    return d
+
+
+def _paint(obj: Any, size: tuple[int, int], painter: QPainter) -> None:
+    """Paint ``obj`` laid out at ``size`` with ``painter`` (an image or an SVG generator)."""
+    widget, only = _target(obj)
+    if isinstance(widget, pg.GraphicsView):
+        with _alone(only) if only is not None else _null(), _central_at(widget, size):
+            painter.fillRect(QRectF(0, 0, *size), widget.backgroundBrush())
+            widget.scene().render(painter, QRectF(0, 0, *size), QRectF(0, 0, *size))
+        return
+    with _resized(widget, size):
+        QWidget.render(widget, painter, QPoint(0, 0))
+
+
 def render_image(obj: Any, size: tuple[int, int] | None = None) -> QImage:
     """A QImage of ``obj`` (QWidget or pyqtgraph PlotItem) laid out at ``size`` (default: its size now)."""
-    widget, only = _target(obj)
+    widget, _only = _target(obj)
     size = size or (widget.width(), widget.height())
-    with _resized(widget, size):
-        if only is not None:
-            with _alone(only):
-                _settle(widget)
-                return widget.grab().toImage()
-        return widget.grab().toImage()
+    image = QImage(size[0], size[1], QImage.Format.Format_ARGB32)
+    image.fill(widget.palette().window().color())
+    painter = QPainter(image)
+    try:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        _paint(obj, size, painter)
+    finally:
+        painter.end()
+    return image
 
 
 def _render_svg(obj: Any, size: tuple[int, int], path: str, title: str) -> None:
     from PySide6.QtSvg import QSvgGenerator
 
-    widget, only = _target(obj)
     gen = QSvgGenerator()
     gen.setFileName(path)
     gen.setSize(QSize(*size))
     gen.setViewBox(QRect(0, 0, *size))
     gen.setTitle(title)
     gen.setDescription("NestScope plot")
-    with _resized(widget, size):
-        ctx = _alone(only) if only is not None else _null()
-        with ctx:
-            _settle(widget)
-            painter = QPainter(gen)
-            try:
-                widget.render(painter, QPoint(0, 0))
-            finally:
-                painter.end()
+    painter = QPainter(gen)
+    try:
+        _paint(obj, size, painter)
+    finally:
+        painter.end()
 
 
 @contextmanager
