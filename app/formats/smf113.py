@@ -105,7 +105,7 @@ class _Decoder:
 
     def record(self, i: int) -> bytes:
         s = int(self.starts[i])
-        return self.buf[s:s + int(self.lens[i])]
+        return bytes(self.buf[s:s + int(self.lens[i])])
 
 
 class _Matrix(_Decoder):
@@ -251,8 +251,8 @@ def _compact(spans: RecordSpans):
     st, en = spans.starts, spans.ends
     cut = np.flatnonzero(st[1:] != en[:-1]) + 1
     a, b = np.r_[st[:1], st[cut]], np.r_[en[cut - 1], en[-1:]]
-    if len(a) == 1 and a[0] == 0 and b[0] == len(spans.buf) and isinstance(spans.buf, bytes):
-        return spans.buf
+    if len(a) == 1 and a[0] == 0 and b[0] == len(spans.buf):
+        return spans.buf                 # bytes or a read-only mmap of the file: used in place
     mv = memoryview(spans.buf)
     return b"".join(mv[x:y] for x, y in zip(a.tolist(), b.tolist()))
 
