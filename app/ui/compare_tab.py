@@ -61,6 +61,7 @@ SHORT_STEP = {"cpi_before": "CPI\nbefore", "d_instr_cmplx": "Instr\ncmplx", "d_l
               "d_scpl1m_effect": "SCPL1M\neffect", "d_other": "Other\nfinite", "d_cpi": "CPI\nchange",
               "cpi_after": "CPI\nafter"}
 TEXT_COLOR = "#202020"
+NARROW = 900   # tab width (px) below which the charts are laid out for a small window
 OVERLAY_METRICS = ["CPI", "Est_Finite_CPI", "Est_Instr_Cmplx_CPI", "L1MP", "Est_SCPL1M", "RNI", "LPARCPU",
                    "PRBSTATE", "MEMP", "Eff_GHz", "MIPS_per_CPU"]
 
@@ -337,7 +338,7 @@ class CompareModel(ColumnTableModel):
             if kind == "delta":
                 return QColor(245, 245, 245)
             return None
-        if role == Qt.ItemDataRole.ForegroundRole and kind in ("before", "after", "ratio", "delta"):
+        if role == Qt.ItemDataRole.ForegroundRole and kind in ("ratio", "delta"):   # on their light tint
             return QColor(20, 20, 20)
         if role == Qt.ItemDataRole.ToolTipRole:
             lines = []
@@ -840,6 +841,17 @@ class CompareTab(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        narrow = self.width() < NARROW
+        if narrow != getattr(self, "_narrow", None):   # small windows: the waterfall gets more of the width
+            self._narrow = narrow
+            self.wf_numbers.setMinimumWidth(175 if narrow else 210)
+            self.wf_numbers.setStyleSheet("QLabel { font-size: 8pt; }" if narrow else "")
+            font = QFont()
+            font.setPointSizeF(7.5 if narrow else 9)
+            self.wf_plot.getAxis("bottom").setStyle(tickFont=font)
+            total = max(self.chart_split.width(), 200)
+            share = 0.64 if narrow else 0.55
+            self.chart_split.setSizes([int(total * share), total - int(total * share)])
         self._fit_wf_labels()
 
     def waterfall_frame(self) -> pd.DataFrame:
