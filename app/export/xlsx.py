@@ -75,7 +75,7 @@ def _col_letter(i: int) -> str:
 
 def _write_level(wb, fm: _Formats, name: str, ws_, frame: pd.DataFrame, ident: list[str], level: str,
                  steps, frac: tuple[float, float]) -> dict[str, Any]:
-    """One level sheet; returns layout info (column index by key, node row ranges, rows written)."""
+    """One level sheet; returns layout info (column index by key, rows written, rows left out)."""
     sh = wb.add_worksheet(name)
     frame = with_labels(frame, level)
     cols = level_columns(ws_, frame, ident)
@@ -137,22 +137,7 @@ def _write_level(wb, fm: _Formats, name: str, ws_, frame: pd.DataFrame, ident: l
             steps(frac[0] + (frac[1] - frac[0]) * i / max(n, 1), f"sheet {name}: row {i:,} of {n:,}")
     sh.freeze_panes(1, 1)
     sh.autofilter(0, 0, max(n, 1), len(cols) - 1)
-    ranges: dict[str, tuple[int, int]] = {}
-    if n:
-        labels = frame["label"].tolist()
-        start = 0
-        for i in range(1, n + 1):
-            if i == n or labels[i] != labels[start]:
-                ranges.setdefault(labels[start], (start + 1, i))
-                start = i
-    span = (None, None)
-    if n and "interval_end" in frame.columns:
-        t = data["interval_end"]
-        t = t[np.isfinite(t)]
-        if len(t):
-            span = (math.floor(float(t.min()) * 4) / 4, math.ceil(float(t.max()) * 4) / 4)   # whole 6-hour steps
-    return {"sheet": name, "col": {c.key: j for j, c in enumerate(cols)}, "ranges": ranges, "rows": n,
-            "truncated": truncated, "span": span}
+    return {"sheet": name, "col": {c.key: j for j, c in enumerate(cols)}, "rows": n, "truncated": truncated}
 
 
 def _chart_axes(ch, x_name: str, y_name: str, x_fmt: str | None = None, x_min=None, x_max=None) -> None:
@@ -173,95 +158,101 @@ PALETTE = ["#1F77B4", "#D62728", "#2CA02C", "#FF7F0E", "#9467BD", "#8C564B", "#E
 _TIMELINE_METRICS = (("CPI", "CPI", "cycles per instruction"), ("LPARCPU", "LPARCPU", "% of one engine"))
 
 
-def _relative_block(wb, sh, c, row: int) -> int:
-    """Charts of both selections on a relative time axis (data written to the right, from column Z)."""
-    ax = c.timelines("lpar_interval")
-    c0 = 25
-    sh.write_string(0, c0, f"Relative time axis: {ax.label}; a blank row separates gaps in the data")
-    series = []
-    blocks: list[tuple[str, str, list[np.ndarray]]] = []       # (name, side, [x, metric...]) with NaN = blank
-    for side, frame in (("before", ax.before), ("after", ax.after)):
-        if not len(frame):
-            continue
-        labels = node_labels(frame, "lpar", [ax.after if side == "before" else ax.before])
-        frame = frame.assign(_label=labels.to_numpy())
-        for label, part in frame.groupby("_label", sort=False):
-            part = part.sort_values("interval_end")
-            x = part["x"].to_numpy(dtype=float)
-            gaps = np.diff(x)
-            usual = float(np.median(gaps)) if len(gaps) else 0.0
-            arrays = [x] + [pd.to_numeric(part[mid], errors="coerce").to_numpy(dtype=float) if mid in part.columns
-                            else np.full(len(x), np.nan) for mid, _, _ in _TIMELINE_METRICS]
-            if usual > 0:
-                cut = np.flatnonzero(gaps > 1.5 * usual) + 1           # a blank row: the chart shows a gap
-                arrays = [np.insert(a, cut, np.nan) for a in arrays]
-            blocks.append((f"{side}: {label}", side, arrays))
+def _blocks(parts: list[tuple[str, str, pd.DataFrame]], xcol: str) -> list[tuple[str, str, list[np.ndarray]]]:
+    """(name, side, [x, metric...]) per series, with a NaN row where the data has a gap (the chart shows it)."""
+    out = []
+    for name, side, part in parts:
+        x = part[xcol].to_numpy(dtype=float)
+        gaps = np.diff(x)
+        usual = float(np.median(gaps)) if len(gaps) else 0.0
+        arrays = [x] + [pd.to_numeric(part[mid], errors="coerce").to_numpy(dtype=float) if mid in part.columns
+                        else np.full(len(x), np.nan) for mid, _, _ in _TIMELINE_METRICS]
+        if usual > 0:
+            cut = np.flatnonzero(gaps > 1.5 * usual) + 1
+            arrays = [np.insert(a, cut, np.nan) for a in arrays]
+        out.append((name, side, arrays))
+    return out
+
+
+def _write_blocks(sh, c0: int, blocks, x_label: str) -> list[tuple[str, str, int, int, int]]:
+    """Write the blocks side by side from column ``c0`` (row by row: constant-memory mode);
+    returns (name, side, column, first row, last row) per series."""
     width = 1 + len(_TIMELINE_METRICS) + 1
+    series = []
     for k, (name, side, arrays) in enumerate(blocks):
         cc = c0 + k * width
         sh.write_string(1, cc, name)
-        sh.write_string(2, cc, ax.label)
+        sh.write_string(2, cc, x_label)
         for m, (_, head, _) in enumerate(_TIMELINE_METRICS):
             sh.write_string(2, cc + 1 + m, head)
         series.append((name, side, cc, 3, 3 + len(arrays[0]) - 1))
     longest = max((len(b[2][0]) for b in blocks), default=0)
-    for i in range(longest):                                   # row by row (constant-memory mode)
+    for i in range(longest):
         for k, (_, _, arrays) in enumerate(blocks):
             if i < len(arrays[0]):
                 for m, a in enumerate(arrays):
                     if a[i] == a[i]:
                         sh.write_number(3 + i, c0 + k * width + m, float(a[i]))
-    if not series:
-        return row
+    return series
+
+
+def _charts(wb, sh, series, row: int, title: str, x_label: str, x_fmt: str | None = None, x_min=None,
+            x_max=None) -> int:
     for k, (mid, head, unit) in enumerate(_TIMELINE_METRICS):
         ch = wb.add_chart({"type": "scatter", "subtype": "straight"})
         colors: dict[str, str] = {}
         for name, side, cc, r0, r1 in series[:16]:
-            base = name.split(": ", 1)[1].split(" (")[0]             # same LPAR: same colour before and after
-            color = colors.setdefault(base, PALETTE[len(colors) % len(PALETTE)])
+            base = name.split(": ", 1)[-1].split(" (")[0]            # same LPAR: same colour before and after
+            color = colors.setdefault(base if side else name, PALETTE[len(colors) % len(PALETTE)])
             ch.add_series({"name": name, "categories": [sh.name, r0, cc, r1, cc],
                            "values": [sh.name, r0, cc + 1 + k, r1, cc + 1 + k],
                            "line": {"width": 1.5, "color": color,
                                     "dash_type": "dash" if side == "before" else "solid"}})
-        ch.set_title({"name": f"{head}: before (dashed) and after, {ax.label}", "name_font": {"size": 12}})
-        _chart_axes(ch, ax.label, unit)
+        ch.set_title({"name": f"{head}{title}", "name_font": {"size": 12}})
+        _chart_axes(ch, x_label, unit, x_fmt, x_min, x_max)
         sh.insert_chart(row, 0, ch)
         row += 19
     return row
 
 
-def _timeline(wb, sh, info: dict[str, Any], comparison=None) -> None:
-    """Scatter-with-lines charts of CPI and LPARCPU per LPAR from the LPAR intervals sheet (and, with a
-    comparison, both selections overlaid on a relative time axis)."""
-    name = info["sheet"]
-    col = info["col"]
-    xcol = col["interval_end"]
+def _timeline(wb, sh, frame: pd.DataFrame, comparison=None) -> None:
+    """Scatter-with-lines charts of CPI and LPARCPU per LPAR over the interval end (and, with a comparison,
+    both selections overlaid on a relative time axis first).  The charts' data sits to the right of the
+    charts (from column Z), with a blank row where the data has a gap."""
     sh.set_landscape()
     sh.fit_to_pages(1, 0)
     sh.set_column(0, 0, 12)
-    row = 2
+    row, c0 = 2, 25
+    blocks = []
     if comparison is not None:
         sh.write_string(0, 0, "Before and after on a relative time axis, then the main timeline on the time axis")
-        row = _relative_block(wb, sh, comparison, row)
+        ax = comparison.timelines("lpar_interval")
+        parts = []
+        for side, f in (("before", ax.before), ("after", ax.after)):
+            if len(f):
+                labels = node_labels(f, "lpar", [ax.after if side == "before" else ax.before])
+                for label, part in f.assign(_label=labels.to_numpy()).groupby("_label", sort=False):
+                    parts.append((f"{side}: {label}", side, part.sort_values("interval_end")))
+        rel = _blocks(parts, "x")
+        blocks += rel
     else:
-        sh.write_string(0, 0, f"Main timeline: CPI and LPARCPU per LPAR (interval end, UTC); data on sheet '{name}'")
-    if not info["rows"]:
+        sh.write_string(0, 0, "Main timeline: CPI and LPARCPU per LPAR (interval end, UTC)")
+    parts = []
+    if len(frame):
+        f = frame.assign(_t=excel_time(frame["interval_end"]), _label=node_labels(frame, "lpar").to_numpy())
+        for label, part in f.groupby("_label", sort=False):
+            parts.append((str(label), "", part.sort_values("interval_end")))
+    absolute = _blocks(parts, "_t")
+    sh.write_string(0, c0, "Chart data; a blank row marks a gap in the data")
+    series = _write_blocks(sh, c0, blocks + absolute, "x")
+    if comparison is not None:
+        row = _charts(wb, sh, series[:len(blocks)], row, f": before (dashed) and after, {ax.label}", ax.label)
+    if not len(frame):
         sh.write_string(row, 0, "(no intervals in the window)")
         return
-    lo, hi = info["span"]
-    for mid, head, unit in _TIMELINE_METRICS:
-        if mid not in col:
-            continue
-        ch = wb.add_chart({"type": "scatter", "subtype": "straight"})
-        for label, (r0, r1) in list(info["ranges"].items())[:16]:
-            ch.add_series({"name": label,
-                           "categories": [name, r0, xcol, r1, xcol],
-                           "values": [name, r0, col[mid], r1, col[mid]],
-                           "line": {"width": 1.5}})
-        ch.set_title({"name": f"{head} per LPAR", "name_font": {"size": 12}})
-        _chart_axes(ch, "interval end (UTC)", unit, "mm-dd hh:mm", lo, hi)
-        sh.insert_chart(row, 0, ch)
-        row += 19
+    t = f["_t"].to_numpy(dtype=float)
+    lo, hi = math.floor(float(np.nanmin(t)) * 4) / 4, math.ceil(float(np.nanmax(t)) * 4) / 4
+    row = _charts(wb, sh, series[len(blocks):], row, " per LPAR", "interval end (UTC)", "mm-dd hh:mm", lo, hi)
     sh.print_area(0, 0, row, 15)
 
 
@@ -304,7 +295,8 @@ def _compare(wb, fm: _Formats, sh, c) -> None:
                 fmt = fm.num("0.00", bold=True)
             elif kind == "delta":
                 d = excel_format(s.decimals)
-                fmt = fm.num(f"+{d};-{d};{d}")
+                # a delta that rounds to zero reads "0.0", not "+0.0" / "-0.0"
+                fmt = fm.num(d if round(float(v), s.decimals) == 0 else f"+{d};-{d};{d}")
             else:
                 fmt = fm.num(excel_format(s.decimals))
             sh.write_number(r, 2 + j, float(v), fmt)
@@ -379,6 +371,7 @@ def _compare(wb, fm: _Formats, sh, c) -> None:
         sh.insert_chart(r + 1, 0, ch)
         r = max(last, r + 17) + 2
     sh.set_column(_WF, _WF + 5, 14)
+    sh.print_area(0, 0, r, 1 + len(cols))          # the table and charts; the waterfall data stays off the page
 
 
 def _about(fm: _Formats, sh, doc: dict[str, Any], notes: list[str]) -> None:
@@ -436,11 +429,13 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
     try:
         tl = wb.add_worksheet("Timeline")
         cmp_sheet = wb.add_worksheet("Compare") if request.comparison is not None else None
-        infos = {}
+        infos, timeline = {}, None
         n = len(SHEETS)
         for k, (name, level, ident) in enumerate(SHEETS):
             steps(0.05 + 0.85 * k / n, f"computing {name}")
             frame = request.metrics(by=level)
+            if level == "lpar_interval":
+                timeline = frame
             info = _write_level(wb, fm, name, request.workspace, frame, ident, level, steps,
                                 (0.05 + 0.85 * k / n, 0.05 + 0.85 * (k + 1) / n))
             infos[level] = info
@@ -449,7 +444,7 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
                 notes.append(f"Sheet {name}: {info['truncated']:,} rows left out (Excel holds {MAX_ROWS:,} rows per "
                              "sheet); use a shorter window or the CSV export")
         steps(0.92, "charts")
-        _timeline(wb, tl, infos["lpar_interval"], request.comparison)
+        _timeline(wb, tl, timeline, request.comparison)
         if cmp_sheet is not None:
             _compare(wb, fm, cmp_sheet, request.comparison)
             items["Compare"] = len(request.comparison.table)

@@ -101,7 +101,7 @@ def test_native_charts(book):
     scatter = [x for x in xml.values() if "<c:scatterChart>" in x]
     bars = [x for x in xml.values() if "<c:barChart>" in x]
     assert len(scatter) == 4 and len(bars) == 1
-    absolute = [x for x in scatter if "'LPAR intervals'!" in x]
+    absolute = [x for x in scatter if "interval end (UTC)" in x]
     assert len(absolute) == 2
     names = re.findall(r"<c:v>([^<]+)</c:v>", absolute[0])
     assert "ZOSA (8561-45A12 z15)" in names and "ZOSA (3931-123F5 z16)" in names
