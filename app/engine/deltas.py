@@ -82,6 +82,33 @@ def _counter_sort_key(c: str) -> tuple[int, int]:
     return ("BPKEM".index(c[0]), int(c[1:]))
 
 
+def _labels_codes(f: pd.DataFrame, c: str) -> tuple[list[str], np.ndarray]:
+    """String labels and per-row codes of one name column of a sample frame (as ``astype(str)`` would give)."""
+    if c not in f.columns:
+        return [""], np.zeros(len(f), np.int64)
+    s = f[c]
+    if isinstance(s.dtype, pd.CategoricalDtype) and not s.isna().any():
+        return [str(x) for x in s.cat.categories], s.cat.codes.to_numpy(dtype=np.int64)
+    codes, uniq = pd.factorize(s.astype(str).to_numpy(dtype=object))
+    return [str(x) for x in uniq], codes.astype(np.int64)
+
+
+def _categorical(parts: list[tuple[list[str], np.ndarray]]) -> pd.Categorical:
+    """One categorical over the parts, categories sorted and only those used (what ``astype("category")`` of
+    the joined strings gives), built from the codes: no per-row string round trip."""
+    labels = sorted({x for lab, _ in parts for x in lab})
+    pos = {x: i for i, x in enumerate(labels)}
+    codes = np.concatenate([np.array([pos[x] for x in lab], np.int64)[cd] for lab, cd in parts]) \
+        if parts else np.zeros(0, np.int64)
+    used = np.zeros(len(labels), bool)
+    used[np.unique(codes)] = True
+    if not used.all():
+        remap = np.cumsum(used) - 1
+        codes = remap[codes]
+        labels = [x for x, u in zip(labels, used) if u]
+    return pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype=object).astype("str"))
+
+
 def _prepare(frames: Sequence[pd.DataFrame], keep: set[str] | None) -> tuple[pd.DataFrame, list[str]]:
     cols: set[str] = set()
     for f in frames:
@@ -90,27 +117,31 @@ def _prepare(frames: Sequence[pd.DataFrame], keep: set[str] | None) -> tuple[pd.
         cols &= keep
     counters = sorted(cols, key=_counter_sort_key)
     stated = [c for c in STATED_COLUMNS if any(c in f.columns for f in frames)]
-    parts = []
-    for f in frames:
-        if not len(f):
-            continue
-        data: dict[str, object] = {}
-        for c, t in IDENTITY_COLUMNS.items():
-            if c in f.columns:
-                data[c] = f[c].astype(str).to_numpy(dtype=object) if t == "category" else f[c].to_numpy(dtype=t)
-            else:
-                data[c] = np.full(len(f), "" if t == "category" else 0, dtype=object if t == "category" else t)
-        for c in stated:
-            data[c] = f[c].to_numpy(dtype="datetime64[ns]") if c in f.columns else np.full(len(f), np.datetime64("NaT"),
-                                                                                         "datetime64[ns]")
-        for c in counters:
-            data[c] = f[c].to_numpy(dtype=np.uint64) if c in f.columns else np.zeros(len(f), dtype=np.uint64)
-        parts.append(pd.DataFrame(data))
-    if not parts:
+    frames = [f for f in frames if len(f)]
+    if not frames:
         return pd.DataFrame(columns=list(IDENTITY_COLUMNS) + counters), counters
-    df = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    for c in _STR_COLS:            # factorize strings once; every later groupby works on the codes
-        df[c] = df[c].astype("category")
+    data: dict[str, object] = {}
+    for c, t in IDENTITY_COLUMNS.items():
+        if t == "category":       # factorize strings once; every later groupby works on the codes
+            data[c] = _categorical([_labels_codes(f, c) for f in frames])
+        else:
+            data[c] = np.concatenate([f[c].to_numpy(dtype=t) if c in f.columns else np.zeros(len(f), dtype=t)
+                                      for f in frames])
+    for c in stated:
+        data[c] = np.concatenate([f[c].to_numpy(dtype="datetime64[ns]") if c in f.columns else
+                                  np.full(len(f), np.datetime64("NaT"), "datetime64[ns]") for f in frames])
+    # the counters as one (rows x counters) block: one copy, handed to pandas as a single block
+    block = np.zeros((sum(len(f) for f in frames), len(counters)), np.uint64)
+    r = 0
+    for f in frames:
+        have = [j for j, c in enumerate(counters) if c in f.columns]
+        if len(have) == len(counters):
+            block[r:r + len(f)] = f[counters].to_numpy(dtype=np.uint64)
+        else:
+            for j in have:
+                block[r:r + len(f), j] = f[counters[j]].to_numpy(dtype=np.uint64)
+        r += len(f)
+    df = pd.concat([pd.DataFrame(data), pd.DataFrame(block, columns=counters, copy=False)], axis=1)
     return df, counters
 
 
