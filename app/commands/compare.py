@@ -159,7 +159,13 @@ def build_comparison(args: argparse.Namespace, prog: str, by: str) -> tuple[Any,
             return None, EXIT_USAGE
         sels[side] = Selection(ws, nodes=nodes, start=getattr(args, f"{side}_from"),
                                end=getattr(args, f"{side}_to"), shift=shifts[side], name=side)
-    return compare(sels["before"], sels["after"], by=by), EXIT_OK
+    c = compare(sels["before"], sels["after"], by=by)
+    for side in ("before", "after"):
+        rows = c.table.loc[c.table["row"] == side]
+        if not rows["generation"].notna().any():
+            _err(prog, f"note: the {side} selection holds no intervals (check its window, LPARs and shift); its "
+                       "rows, ratios and deltas stay empty")
+    return c, EXIT_OK
 
 
 # ------------------------------------------------------------------ output

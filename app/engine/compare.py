@@ -417,7 +417,7 @@ def compare(before: Selection, after: Selection, by: str = "lpar") -> Comparison
                 row["label"] = lab.iloc[idx]
                 row.update({c: rec.get(c) for c in meta + value_cols + ["quality"]})
             else:
-                row["label"] = f"({kind}: not in the selection)"
+                row["label"] = "(not in the selection)"
             rows.append(row)
         ratio = {"pair": key, "row": "ratio", "label": RATIO_LABEL}
         delta = {"pair": key, "row": "delta", "label": DELTA_LABEL}

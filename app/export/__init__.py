@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["ExportRequest", "ExportResult", "ExportError", "ExportCancelled", "FORMATS", "IMAGE_FORMATS",
-           "export", "atomic_output", "format_of", "Progress"]
+           "export", "atomic_output", "format_of", "Progress", "LEVELS", "export_table"]
 
 Progress = Callable[[float, str], None]
 FORMATS = {".csv": "CSV (UTF-8)", ".xlsx": "Excel workbook", ".pptx": "PowerPoint deck (16:9)"}
 IMAGE_FORMATS = (".png", ".svg")
+LEVELS = ("interval", "cpu", "class", "lpar", "cec")
 
 
 class ExportError(Exception):
@@ -169,6 +170,8 @@ def export(request: ExportRequest, path: str, progress: Progress | None = None,
            cancel: Callable[[], bool] | None = None) -> ExportResult:
     """Write ``request`` to ``path`` in the format of its extension (see the module docstring)."""
     kind = format_of(path)
+    if request.by not in LEVELS:
+        raise ExportError(f"{path}: level {request.by!r} cannot be exported; use one of {', '.join(LEVELS)}")
     steps = _Steps(progress, cancel)
     steps(0.0, f"exporting {os.path.basename(str(path))}")
     with atomic_output(str(path), request.input_paths()) as tmp:
@@ -183,3 +186,34 @@ def export(request: ExportRequest, path: str, progress: Progress | None = None,
             items = write_pptx(request, tmp, steps)
         steps(1.0, "done")
     return ExportResult(str(path), kind, items)
+
+
+def export_table(frame, path: str, columns: list[str] | None = None, headers: list[str] | None = None,
+                 inputs: list[str] = ()) -> ExportResult:
+    """Write one table (e.g. the rows a view shows) to ``.csv`` or ``.xlsx`` -- right-click > Export.
+
+    ``columns``: frame columns in order (default all); ``headers``: header texts (default the column
+    names).  CSV cells follow the rules of the CSV export (no float noise, formulas neutralised); the
+    XLSX sheet has a frozen, filtered header row.  Atomic like :func:`export`; never writes over ``inputs``.
+    """
+    import csv as _csv
+
+    from app.export.csv import cell
+
+    kind = format_of(path)
+    if kind == "pptx":
+        raise ExportError(f"{path}: a single table is exported as .csv or .xlsx; use File > Export for a deck")
+    columns = list(columns if columns is not None else frame.columns)
+    headers = list(headers if headers is not None else columns)
+    with atomic_output(str(path), list(inputs)) as tmp:
+        if kind == "csv":
+            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                w = _csv.writer(fh, lineterminator="\n")
+                w.writerow(headers)
+                data = {c: frame[c].tolist() for c in columns}
+                for i in range(len(frame)):
+                    w.writerow([cell(c, data[c][i]) for c in columns])
+        else:
+            from app.export.xlsx import write_table
+            write_table(frame, tmp, columns, headers)
+    return ExportResult(str(path), kind, {"rows": len(frame)})

@@ -96,6 +96,13 @@ def write_csv(request, path: str, steps) -> dict[str, int]:
         ids = metric_ids(request.workspace.formula_sets)
         steps(0.1, "computing metrics")
         frame, columns = request.metrics(), level_columns(request.by, ids)
+        if request.nodes is None:
+            # the coverage and partition-data columns (and partition-only LPAR rows) of `report --format csv`
+            from app.commands import report
+
+            enrich = getattr(report, "enrich", None)
+            if enrich is not None:
+                frame = enrich(request.workspace, frame, request.by, request.start, request.end)
     steps(0.5, "writing rows")
     with open(path, "w", encoding="utf-8", newline="") as fh:
         w = _csv.writer(fh, lineterminator="\n")

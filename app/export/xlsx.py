@@ -453,3 +453,38 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
     finally:
         wb.close()
     return items
+
+
+def write_table(frame: pd.DataFrame, path: str, columns: list[str], headers: list[str]) -> None:
+    """One plain sheet ("Table"): frozen header row, autofilter, times as date-times, numbers as numbers."""
+    import xlsxwriter
+
+    wb = xlsxwriter.Workbook(path, {"constant_memory": True, "strings_to_formulas": False,
+                                    "strings_to_urls": False, "strings_to_numbers": False})
+    try:
+        fm = _Formats(wb)
+        sh = wb.add_worksheet("Table")
+        for j, h in enumerate(headers):
+            sh.set_column(j, j, max(8, min(40, len(str(h)) + 2)))
+            sh.write_string(0, j, str(h), fm.head)
+        cols = []
+        for c in columns:
+            s = frame[c]
+            if pd.api.types.is_datetime64_any_dtype(s):
+                cols.append(("time", excel_time(s)))
+            elif pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+                cols.append(("num", s.to_numpy(dtype=float)))
+            else:
+                cols.append(("text", s.tolist()))
+        for i in range(len(frame)):
+            for j, (kind, d) in enumerate(cols):
+                v = d[i]
+                if kind == "text":
+                    if v is not None and not (isinstance(v, float) and v != v):
+                        sh.write_string(i + 1, j, str(v))
+                elif v == v:
+                    sh.write_number(i + 1, j, float(v), fm.time if kind == "time" else None)
+        sh.freeze_panes(1, 0)
+        sh.autofilter(0, 0, max(len(frame), 1), max(len(columns) - 1, 0))
+    finally:
+        wb.close()

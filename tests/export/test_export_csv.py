@@ -119,3 +119,48 @@ def test_cancel_leaves_nothing_and_keeps_the_old_file(joint, tmp_path):
 def test_missing_folder_is_an_error(joint, tmp_path):
     with pytest.raises(ExportError, match="does not exist"):
         export(ExportRequest(joint), str(tmp_path / "nope" / "x.csv"))
+
+
+def test_same_rows_and_columns_as_report_csv(tmp_path, capsys):
+    # z/VM sample: LPAR rows carry coverage and partition data, plus partition-only LPARs (report's enrich)
+    from app.cli import main
+
+    src = str(SAMPLES / "after_VMSYS1_monwrite.mondata.gz")
+    out = tmp_path / "vm.csv"
+    assert main(["report", src, "--by", "lpar", "--format", "csv"]) == 0
+    rep = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert main(["export", src, "--by", "lpar", "--out", str(out)]) == 0
+    exp = list(csv.reader(out.open(encoding="utf-8")))
+    assert exp[0] == rep[0] and len(exp) == len(rep) > 2
+    for a, b in zip(exp[1:], rep[1:]):
+        for x, y in zip(a, b):
+            try:
+                assert float(x) == pytest.approx(float(y), rel=1e-11)     # same number, without float noise
+            except ValueError:
+                assert x == y
+
+
+def test_unknown_level_is_an_error(joint, tmp_path):
+    with pytest.raises(ExportError, match="level"):
+        export(ExportRequest(joint, by="lpar_interval"), str(tmp_path / "x.csv"))
+
+
+def test_export_table_csv_and_xlsx(tmp_path):
+    import openpyxl
+    import pandas as pd
+
+    from app.export import export_table
+
+    f = pd.DataFrame({"lpar": ["=X", "ZOSA"], "CPI": [5.199999999999999, 2.0],
+                      "interval_end": pd.to_datetime(["2026-11-02 08:15", "2026-11-02 08:30"])})
+    export_table(f, str(tmp_path / "t.csv"), headers=["LPAR", "CPI", "End"])
+    assert (tmp_path / "t.csv").read_text(encoding="utf-8").splitlines() == [
+        "LPAR,CPI,End", "'=X,5.2,2026-11-02T08:15:00Z", "ZOSA,2,2026-11-02T08:30:00Z"]
+    export_table(f, str(tmp_path / "t.xlsx"))
+    sh = openpyxl.load_workbook(tmp_path / "t.xlsx")["Table"]
+    assert [c.value for c in sh[2]][:2] == ["=X", 5.199999999999999]       # text stays text in Excel
+    assert sh.cell(row=2, column=1).data_type == "s"
+    assert sh.cell(row=3, column=3).value == pd.Timestamp("2026-11-02 08:30").to_pydatetime()
+    assert sh.freeze_panes == "A2"
+    with pytest.raises(ExportError):
+        export_table(f, str(tmp_path / "t.pptx"))
