@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QCheckBox,
     QComboBox,
     QGridLayout,
@@ -51,8 +52,9 @@ ROW_TEXT = {"before": "Before", "after": "After", "ratio": "Ratio before/after",
 RATIO_DECIMALS = 2
 MARK = "\u2020"   # dagger
 HINT = ("Nothing to compare yet. Right-click an LPAR (or a class, or several) in the Machines tree and choose "
-        "'Set as before', then another and 'Set as after'. The time window of the timelines at that moment "
-        "becomes the side's window; the hours and days below filter a shift (e.g. 08-17, mon-fri).")
+        "'Set as before', then another and 'Set as after' (or hold Shift / Ctrl while dragging the time-window "
+        "region of the Timelines: that window of the selected nodes becomes the before / after side). The time "
+        "window at that moment becomes the side's window; hours and days filter a shift (e.g. 08-17, mon-fri).")
 TIME_FMT = "%Y-%m-%d %H:%M"
 SIDE_STYLE = {"before": Qt.PenStyle.SolidLine, "after": Qt.PenStyle.DashLine}
 LINE_COLORS = ["#1f5fa8", "#c2410c", "#2e7d32", "#7b1fa2", "#00838f", "#6d4c41"]
@@ -61,6 +63,10 @@ SHORT_STEP = {"cpi_before": "CPI\nbefore", "d_instr_cmplx": "Instr\ncmplx", "d_l
               "d_scpl1m_effect": "SCPL1M\neffect", "d_other": "Other\nfinite", "d_cpi": "CPI\nchange",
               "cpi_after": "CPI\nafter"}
 TEXT_COLOR = "#202020"
+THEMES = {False: {"bg": "w", "fg": TEXT_COLOR, "legend": (255, 255, 255, 220), "ratio": (228, 236, 248),
+                  "delta": (245, 245, 245), "text": (20, 20, 20)},
+          True: {"bg": "#1e1e1e", "fg": "#e0e0e0", "legend": (30, 30, 30, 220), "ratio": (45, 60, 85),
+                 "delta": (52, 52, 56), "text": (230, 230, 230)}}
 NARROW = 900   # tab width (px) below which the charts are laid out for a small window
 OVERLAY_METRICS = ["CPI", "Est_Finite_CPI", "Est_Instr_Cmplx_CPI", "L1MP", "Est_SCPL1M", "RNI", "LPARCPU",
                    "PRBSTATE", "MEMP", "Eff_GHz", "MIPS_per_CPU"]
@@ -241,6 +247,7 @@ class CompareModel(ColumnTableModel):
         self.frame = pd.DataFrame()
         self.columns: list[CmpCol] = []
         self.ratio_note = RATIO_NOTE
+        self.dark = False
 
     def _row_total(self) -> int:
         return len(self.frame)
@@ -334,12 +341,12 @@ class CompareModel(ColumnTableModel):
             return f
         if role == Qt.ItemDataRole.BackgroundRole:
             if kind == "ratio":
-                return QColor(228, 236, 248)
+                return QColor(*THEMES[self.dark]["ratio"])
             if kind == "delta":
-                return QColor(245, 245, 245)
+                return QColor(*THEMES[self.dark]["delta"])
             return None
         if role == Qt.ItemDataRole.ForegroundRole and kind in ("ratio", "delta"):   # on their light tint
-            return QColor(20, 20, 20)
+            return QColor(*THEMES[self.dark]["text"])
         if role == Qt.ItemDataRole.ToolTipRole:
             lines = []
             if c.mark:
@@ -358,9 +365,31 @@ class CompareModel(ColumnTableModel):
 
 
 # ------------------------------------------------------------------ the charts
+def _dark(plot: pg.PlotItem) -> bool:
+    return bool(getattr(plot, "nestscope_dark", False))
+
+
+def _fg(plot: pg.PlotItem) -> str:
+    return THEMES[_dark(plot)]["fg"]
+
+
+def apply_plot_theme(view: pg.PlotWidget, dark: bool) -> None:
+    """Background, axes and text of a chart in the light or dark palette (drawn again by the caller)."""
+    t = THEMES[dark]
+    plot = view.getPlotItem()
+    plot.nestscope_dark = dark
+    view.setBackground(t["bg"])
+    for name in ("left", "bottom"):
+        plot.getAxis(name).setPen(pg.mkPen(t["fg"]))
+        plot.getAxis(name).setTextPen(pg.mkPen(t["fg"]))
+    if plot.legend is not None:
+        plot.legend.setLabelTextColor(t["fg"])
+        plot.legend.setBrush(pg.mkBrush(*t["legend"]))
+
+
 def _title(plot: pg.PlotItem, text: str) -> None:
     """A plot title that never widens the plot beyond its view (a long one is cut, not the plot)."""
-    plot.setTitle(text, size="9pt", color=TEXT_COLOR)
+    plot.setTitle(text, size="9pt", color=_fg(plot))
     plot.titleLabel.setMinimumWidth(0)
     plot.titleLabel.item.setToolTip(text)
 
@@ -388,7 +417,7 @@ def draw_waterfall(plot: pg.PlotItem, wf: pd.DataFrame, title: str = "") -> list
     labels = []
     for i, (k, v) in enumerate(zip(kinds, values)):
         text = f"{v:.3f}" if k == "total" else f"{v:+.3f}"
-        item = pg.TextItem(text, color="#202020", anchor=(0.5, 1.0))
+        item = pg.TextItem(text, color=_fg(plot), anchor=(0.5, 1.0))
         item.setPos(x[i], max(wf["start"].iloc[i], wf["end"].iloc[i]) + top * 0.01)
         plot.addItem(item)
         labels.append(item)
@@ -447,8 +476,8 @@ def draw_overlay(plot: pg.PlotItem, axis: RelativeAxis | None, metric: str, head
     if plot.legend is not None:
         plot.legend.clear()
     else:
-        plot.addLegend(offset=(10, 5), labelTextSize="8pt", labelTextColor=TEXT_COLOR,
-                       brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#a0a0a0"))
+        plot.addLegend(offset=(10, 5), labelTextSize="8pt", labelTextColor=_fg(plot),
+                       brush=pg.mkBrush(*THEMES[_dark(plot)]["legend"]), pen=pg.mkPen("#a0a0a0"))
     if axis is None:
         return 0
     plot.setLabel("bottom", axis.label)
@@ -622,10 +651,8 @@ class CompareTab(QWidget):
         self.ov_plot = self.ov_view.getPlotItem()
         self.ov_plot.setMenuEnabled(False)
         self.ov_plot.showGrid(x=True, y=True, alpha=0.25)
-        for p in (self.wf_plot, self.ov_plot):
-            for name in ("left", "bottom"):
-                p.getAxis(name).setPen(pg.mkPen("#202020"))
-                p.getAxis(name).setTextPen(pg.mkPen("#202020"))
+        for v in (self.wf_view, self.ov_view):
+            apply_plot_theme(v, False)
         self._build()
         self._clear_charts()
 
@@ -806,6 +833,15 @@ class CompareTab(QWidget):
         total = max(self.split.height(), 400)
         self.split.setSizes([min(want, total // 2), total - min(want, total // 2)])
 
+    def apply_theme(self, dark: bool) -> None:
+        """Follow the window's light / dark palette (View > Dark)."""
+        for v in (self.wf_view, self.ov_view):
+            apply_plot_theme(v, dark)
+        self.model.dark = dark
+        self.table.viewport().update()
+        self._show_waterfall()
+        self._show_overlay()
+
     def _clear_charts(self) -> None:
         draw_waterfall(self.wf_plot, pd.DataFrame(), "CPI change decomposition")
         self.wf_numbers.setText("")
@@ -880,6 +916,15 @@ class CompareTab(QWidget):
 
 
 # ------------------------------------------------------------------ wiring into the window
+def side_for_modifiers(mods: Any) -> str | None:
+    """Shift while dragging the timelines' region sets "before", Ctrl (Cmd on macOS) sets "after"."""
+    if mods & Qt.KeyboardModifier.ShiftModifier:
+        return "before"
+    if mods & Qt.KeyboardModifier.ControlModifier:
+        return "after"
+    return None
+
+
 class CompareController(QObject):
     """Connects the tab to the window: tree menu, jobs, export action, plot menus."""
 
@@ -917,12 +962,17 @@ class CompareController(QObject):
 
         tl = window.timeline
         install_plot_menu(tl.glw, lambda: list(tl._data_plots().values()), panel=tl.glw, name="timelines",
-                          status=self.status)
+                          status=self.status, header=self.timeline_header)
+        # Shift-drag / Ctrl-drag of the timelines' window region: that window of the selection becomes a side
+        tl.region.sigRegionChangeFinished.connect(self._region_dragged)
         install_plot_menu(self.tab.wf_view, lambda: [self.tab.wf_plot], panel=self.tab.charts,
                           name="cpi_waterfall", status=self.status)
         install_plot_menu(self.tab.ov_view, lambda: [self.tab.ov_plot], panel=self.tab.charts,
                           name="compare_timelines", status=self.status)
         # workspace files save / restore the comparison
+        window.actions_.dark.toggled.connect(self.tab.apply_theme)
+        if window.actions_.dark.isChecked():
+            self.tab.apply_theme(True)
         window.comparison_state = self.tab.state
         window.restore_comparison = self.tab.restore
         window.runner.done.connect(self._on_view)
@@ -932,6 +982,10 @@ class CompareController(QObject):
         self.w.statusBar().showMessage(text, 8000)
 
     def _tree_menu(self, pos) -> None:
+        self.tree_menu(pos).exec(self.w.tree.view.viewport().mapToGlobal(pos))
+
+    def tree_menu(self, pos) -> QMenu:
+        """The tree's context menu at ``pos``: Set as before / after (the selected rows, or the row clicked)."""
         view = self.w.tree.view
         idx = view.indexAt(pos)
         keys = self.w.tree.selected_keys()
@@ -948,16 +1002,33 @@ class CompareController(QObject):
         a.setToolTip("Compare: the selected nodes with the current time window become the before side")
         menu.addSeparator()
         menu.addAction("Copy", self.w.tree.copy_selection)
-        menu.exec(view.viewport().mapToGlobal(pos))
+        return menu
 
-    def set_side(self, name: str, keys: list[tuple]) -> None:
+    def timeline_header(self) -> str:
+        """The timelines' node legend (a label above the plots on screen) for their pictures."""
+        legend = getattr(self.w.timeline, "legend", None)
+        return legend.text() if legend is not None and legend.text() and not legend.isHidden() else ""
+
+    def _region_dragged(self, *_args) -> None:
+        side = side_for_modifiers(QApplication.keyboardModifiers())
+        if side is None:
+            return
+        lo, hi = self.w.timeline.region.getRegion()
+        nodes = list(self.w.selection.value.nodes)
+        if not nodes or hi <= lo:
+            return
+        self.set_side(side, nodes, pd.Timestamp(lo, unit="s", tz="UTC"), pd.Timestamp(hi, unit="s", tz="UTC"))
+
+    def set_side(self, name: str, keys: list[tuple], start: Any = "window", end: Any = "window") -> None:
         """The tree nodes ``keys`` with the window's current time window become side ``name``."""
         keys = [tuple(k) for k in keys if k]
         if not keys:
             return
         sel = self.w.selection.value
+        if isinstance(start, str):   # default: the window's current time window
+            start, end = sel.start, sel.end
         old = self.tab.boxes[name]
-        self.tab.set_side(name, keys, sel.start, sel.end, old.hours.text().strip(), old.days.text().strip())
+        self.tab.set_side(name, keys, start, end, old.hours.text().strip(), old.days.text().strip())
         other = "after" if name == "before" else "before"
         if self.tab.is_set():
             self.w.tabs.setCurrentWidget(self.tab)

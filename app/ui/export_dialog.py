@@ -229,8 +229,9 @@ class ExportDialog(QDialog):
             target, name = self.ctl.tab.charts, "comparison charts"
         else:
             target, name = self.w.timeline.glw, "timelines"
+        header = self.ctl.timeline_header() if what == "table" else ""
         try:
-            save_picture(target, path, size, title=name)
+            save_picture(target, path, size, title=name, header=header)
         except ExportError as exc:
             return self._fail(str(exc))
         self.progress.setValue(100)

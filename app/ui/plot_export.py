@@ -21,12 +21,12 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QGuiApplication, QImage, QPainter
+from PySide6.QtGui import QGuiApplication, QImage, QPainter, QTextDocument
 from PySide6.QtWidgets import QFileDialog, QGraphicsView, QGraphicsWidget, QInputDialog, QMenu, QMessageBox, QWidget
 
 from app.export import IMAGE_FORMATS, ExportError, atomic_output
 
-__all__ = ["render_image", "save_picture", "copy_picture", "install_plot_menu", "plot_at", "parse_size",
+__all__ = ["render_image", "save_picture", "copy_picture", "install_plot_menu", "plot_menu", "plot_at", "parse_size",
            "DEFAULT_SIZE", "MIN_SIDE", "MAX_SIDE"]
 
 DEFAULT_SIZE = (1600, 900)
@@ -174,19 +174,37 @@ def _depth(item: Any) -> int:
     return d
 
 
-def _paint(obj: Any, size: tuple[int, int], painter: QPainter) -> None:
-    """Paint ``obj`` laid out at ``size`` with ``painter`` (an image or an SVG generator)."""
+def _paint(obj: Any, size: tuple[int, int], painter: QPainter, header: str = "") -> None:
+    """Paint ``obj`` laid out at ``size`` with ``painter`` (an image or an SVG generator).
+
+    ``header``: rich text drawn above the plots (e.g. the timelines' node legend, which on screen is a
+    label outside the plot scene)."""
     widget, only = _target(obj)
+    w, h = size
+    top = 0
+    if header:
+        doc = QTextDocument()
+        doc.setDefaultFont(widget.font())
+        doc.setHtml(header)
+        doc.setTextWidth(w - 16)
+        top = int(doc.size().height()) + 6
+        painter.fillRect(QRectF(0, 0, w, top), widget.backgroundBrush() if isinstance(widget, pg.GraphicsView)
+                         else widget.palette().window())
+        painter.save()
+        painter.translate(8, 3)
+        doc.drawContents(painter)
+        painter.restore()
     if isinstance(widget, pg.GraphicsView):
-        with _alone(only) if only is not None else _null(), _central_at(widget, size):
-            painter.fillRect(QRectF(0, 0, *size), widget.backgroundBrush())
-            widget.scene().render(painter, QRectF(0, 0, *size), QRectF(0, 0, *size))
+        area = (w, h - top)
+        with _alone(only) if only is not None else _null(), _central_at(widget, area):
+            painter.fillRect(QRectF(0, top, *area), widget.backgroundBrush())
+            widget.scene().render(painter, QRectF(0, top, *area), QRectF(0, 0, *area))
         return
-    with _resized(widget, size):
-        QWidget.render(widget, painter, QPoint(0, 0))
+    with _resized(widget, (w, h - top)):
+        QWidget.render(widget, painter, QPoint(0, top))
 
 
-def render_image(obj: Any, size: tuple[int, int] | None = None) -> QImage:
+def render_image(obj: Any, size: tuple[int, int] | None = None, header: str = "") -> QImage:
     """A QImage of ``obj`` (QWidget or pyqtgraph PlotItem) laid out at ``size`` (default: its size now)."""
     widget, _only = _target(obj)
     size = size or (widget.width(), widget.height())
@@ -196,13 +214,13 @@ def render_image(obj: Any, size: tuple[int, int] | None = None) -> QImage:
     try:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
-        _paint(obj, size, painter)
+        _paint(obj, size, painter, header)
     finally:
         painter.end()
     return image
 
 
-def _render_svg(obj: Any, size: tuple[int, int], path: str, title: str) -> None:
+def _render_svg(obj: Any, size: tuple[int, int], path: str, title: str, header: str = "") -> None:
     from PySide6.QtSvg import QSvgGenerator
 
     gen = QSvgGenerator()
@@ -213,7 +231,7 @@ def _render_svg(obj: Any, size: tuple[int, int], path: str, title: str) -> None:
     gen.setDescription("NestScope plot")
     painter = QPainter(gen)
     try:
-        _paint(obj, size, painter)
+        _paint(obj, size, painter, header)
     finally:
         painter.end()
 
@@ -223,7 +241,8 @@ def _null():
     yield
 
 
-def save_picture(obj: Any, path: str, size: tuple[int, int] | None = None, title: str = "") -> str:
+def save_picture(obj: Any, path: str, size: tuple[int, int] | None = None, title: str = "",
+                 header: str = "") -> str:
     """Write a PNG or SVG picture of ``obj`` to ``path`` (format from the extension); returns the path.
 
     Raises :class:`app.export.ExportError` (naming the file) when the extension is not .png/.svg or the
@@ -237,17 +256,17 @@ def save_picture(obj: Any, path: str, size: tuple[int, int] | None = None, title
     size = size or (widget.width(), widget.height())
     with atomic_output(path) as tmp:
         if ext == ".png":
-            image = render_image(obj, size)
+            image = render_image(obj, size, header)
             if image.isNull() or not image.save(tmp, "PNG"):
                 raise ExportError(f"{path}: the picture could not be written")
         else:
-            _render_svg(obj, size, tmp, title or os.path.basename(path))
+            _render_svg(obj, size, tmp, title or os.path.basename(path), header)
     return path
 
 
-def copy_picture(obj: Any, size: tuple[int, int] | None = None) -> QImage:
+def copy_picture(obj: Any, size: tuple[int, int] | None = None, header: str = "") -> QImage:
     """Put a picture of ``obj`` on the clipboard; returns it."""
-    image = render_image(obj, size)
+    image = render_image(obj, size, header)
     QGuiApplication.clipboard().setImage(image)
     return image
 
@@ -279,7 +298,8 @@ def ask_size(parent: QWidget, size: tuple[int, int] | None = None) -> tuple[int,
         QMessageBox.warning(parent, "Picture size", f"{text!r} is not WxH between {MIN_SIDE} and {MAX_SIDE} pixels")
 
 
-def save_dialog(parent: QWidget, obj: Any, name: str, status: Callable[[str], None] | None = None) -> str | None:
+def save_dialog(parent: QWidget, obj: Any, name: str, status: Callable[[str], None] | None = None,
+                header: str = "") -> str | None:
     """Ask for a file (.png/.svg) and a size, then save a picture of ``obj``; errors are shown naming the file."""
     from app.ui import settings
 
@@ -294,7 +314,7 @@ def save_dialog(parent: QWidget, obj: Any, name: str, status: Callable[[str], No
     if size is None:
         return None
     try:
-        save_picture(obj, path, size, title=name)
+        save_picture(obj, path, size, title=name, header=header)
     except ExportError as exc:
         QMessageBox.warning(parent, "Picture not saved", str(exc))
         return None
@@ -304,37 +324,42 @@ def save_dialog(parent: QWidget, obj: Any, name: str, status: Callable[[str], No
     return path
 
 
+def plot_menu(view: pg.GraphicsView, pos: QPoint, plots: list[Any], panel: Any, name: str,
+              status: Callable[[str], None] | None = None, header: str = "") -> QMenu:
+    """The picture menu at ``pos``: the plot under the mouse (when there is one) and the whole panel."""
+    menu = QMenu(view)
+    plot = plot_at(view, pos, plots)
+    if plot is not None:
+        title = _title(plot) or name
+        menu.addAction("Export this plot as PNG/SVG...",
+                       lambda: save_dialog(view, plot, _file_name(title), status, header))
+        menu.addAction("Copy this plot as a picture", lambda: _copy(plot, status, header))
+    menu.addAction("Export the whole panel as PNG/SVG...", lambda: save_dialog(view, panel, name, status, header))
+    menu.addAction("Copy the whole panel as a picture", lambda: _copy(panel, status, header))
+    return menu
+
+
 def install_plot_menu(view: pg.GraphicsView, plots: Callable[[], list[Any]], panel: QWidget | None = None,
                       name: str = "plot", status: Callable[[str], None] | None = None,
-                      extra: Callable[[QMenu], None] | None = None) -> None:
+                      header: Callable[[], str] | None = None) -> None:
     """Right-click on ``view``: save the plot under the mouse / the whole panel as PNG or SVG, copy it.
 
     ``plots()`` lists the PlotItems that can be saved alone; ``panel`` is the widget saved as the
-    whole panel (default ``view``).
+    whole panel (default ``view``); ``header()`` gives rich text drawn above the picture (a legend
+    that lives outside the plots on screen).
     """
     panel = panel or view
 
     def menu_at(pos: QPoint) -> None:
-        menu = QMenu(view)
-        plot = plot_at(view, pos, plots())
-        if plot is not None:
-            title = _title(plot) or name
-            menu.addAction("Export this plot as PNG/SVG...",
-                           lambda: save_dialog(view, plot, _file_name(title), status))
-            menu.addAction("Copy this plot as a picture", lambda: _copy(plot, status))
-        menu.addAction("Export the whole panel as PNG/SVG...", lambda: save_dialog(view, panel, name, status))
-        menu.addAction("Copy the whole panel as a picture", lambda: _copy(panel, status))
-        if extra is not None:
-            extra(menu)
+        menu = plot_menu(view, pos, plots(), panel, name, status, header() if header is not None else "")
         menu.exec(view.mapToGlobal(pos))
 
     view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
     view.customContextMenuRequested.connect(menu_at)
-    view.nestscope_plot_menu = menu_at   # for tests: the menu handler
 
 
-def _copy(obj: Any, status: Callable[[str], None] | None) -> None:
-    img = copy_picture(obj)
+def _copy(obj: Any, status: Callable[[str], None] | None, header: str = "") -> None:
+    img = copy_picture(obj, header=header)
     if status is not None:
         status(f"Picture copied ({img.width()}x{img.height()})")
 

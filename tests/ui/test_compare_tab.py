@@ -8,6 +8,7 @@ after - before, and the waterfall's steps add up to CPI after - CPI before.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
 
@@ -182,3 +183,57 @@ def check_state_round_trip(qtbot, compared):
     assert tab.boxes["before"].nodes == (lpar_key(compared, Z15),)
     assert tab.boxes["after"].days.text() == "sat,sun"
     wait_compared(qtbot, compared)
+
+
+def test_tree_menu_and_modifier_drag(qtbot, window, monkeypatch):
+    """Set as before / after from the tree's context menu; Shift / Ctrl while dragging the timelines' region."""
+    from PySide6.QtCore import QRect
+
+    from app.ui.compare_tab import side_for_modifiers
+    from app.ui.roles import Role
+
+    window.open_files([sample(BEFORE), sample(AFTER)])
+    wait_loaded(qtbot, window)
+    ctl = window.compare
+    view = window.tree.view
+    z15 = lpar_key(window, Z15)
+    window.tree.select_keys([z15])
+    idx = view.selectionModel().selectedRows(0)[0]
+    assert tuple(idx.data(Role.NODE_KEY)) == z15
+    rect: QRect = view.visualRect(idx)
+    menu = ctl.tree_menu(rect.center())
+    acts = {a.text(): a for a in menu.actions() if a.text()}
+    assert {"Set as before", "Set as after"} <= set(acts)
+    acts["Set as before"].trigger()
+    assert ctl.tab.boxes["before"].nodes == (z15,)
+    assert "after" in window.statusBar().currentMessage()
+    # Ctrl-drag of the region: the selected node over the dragged window becomes the after side
+    assert side_for_modifiers(Qt.KeyboardModifier.ShiftModifier) == "before"
+    assert side_for_modifiers(Qt.KeyboardModifier.ControlModifier) == "after"
+    assert side_for_modifiers(Qt.KeyboardModifier.NoModifier) is None
+    z16 = lpar_key(window, Z16)
+    window.selection.set_nodes([z16])
+    start = pd.Timestamp("2026-11-02 06:00", tz="UTC")
+    end = pd.Timestamp("2026-11-02 18:00", tz="UTC")
+    qtbot.waitUntil(lambda: not window.busy() and window.timeline.series
+                    and window.timeline.series[0].label.startswith("ZOSA"), timeout=30_000)
+    import app.ui.compare_tab as ct
+
+    class CtrlHeld:   # the drag ends with Ctrl held
+        @staticmethod
+        def keyboardModifiers():
+            return Qt.KeyboardModifier.ControlModifier
+
+    monkeypatch.setattr(ct, "QApplication", CtrlHeld)
+    region = window.timeline.region
+    region.setBounds((None, None))
+    region.setRegion((start.timestamp(), end.timestamp()))
+    region.sigRegionChangeFinished.emit(region)
+    wait_compared(qtbot, window)
+    box = ctl.tab.boxes["after"]
+    assert box.nodes == (z16,) and box.start.text() == "2026-11-02 06:00" and box.end.text() == "2026-11-02 18:00"
+    # the after row covers the 48 quarter hours ending in (06:00, 18:00]
+    after = ctl.tab.comparison.table.query("row == 'after'").iloc[0]
+    assert pd.Timestamp(after["interval_start"]) == pd.Timestamp("2026-11-02 06:00")
+    assert pd.Timestamp(after["interval_end"]) == pd.Timestamp("2026-11-02 18:00")
+    assert window.errors == []

@@ -136,6 +136,14 @@ def test_plot_pictures_png_svg_clipboard(qtbot, compared, tmp_path):
     # the panel shows its axis title (units and time axis) as on screen
     assert "UTC" in text
 
+    # the node legend (a label above the plots on screen) is drawn above the panel's picture
+    header = w.compare.timeline_header()
+    assert "ZOSA" in header
+    with_legend = render_image(tl.glw, (800, 600), header=header)
+    without = render_image(tl.glw, (800, 600))
+    strip = with_legend.copy(0, 0, 800, 18)
+    assert non_background(strip) > 0.01 and with_legend != without
+
     # the compare tab's charts as one picture, from the dialog
     dlg = w.compare.export_dialog("comparison")
     dlg.size.setText("1000x600")
