@@ -27,6 +27,7 @@ SLIDE_W, SLIDE_H = 13.333, 7.5          # inches, 16:9
 TABLE_PT = 11
 MIN_PT = 10
 MAX_SERIES = 8                          # lines per chart; more nodes -> more slides
+MAX_NODE_SLIDES = 12                    # per-LPAR charts (CPI parts, sourcing) for at most this many LPARs
 _EPOCH = np.datetime64("1899-12-30T00:00:00", "ns")
 _SUMMARY_LEVEL = {"interval": "class", "cpu": "class", "class": "class", "lpar": "lpar", "cec": "cec"}
 _IDENT = {"cec": ["cec"], "lpar": ["cec", "lpar", "system"], "class": ["cec", "lpar", "system", "class"]}
@@ -326,7 +327,7 @@ def chart_slides(frame: pd.DataFrame, sets: dict) -> list[dict]:
         return pd.to_numeric(part[mid], errors="coerce").to_numpy(dtype=float) if mid in part.columns \
             else np.full(len(part), np.nan)
 
-    for lab, part in nodes:            # CPI with its two parts, one chart per node
+    for lab, part in nodes[:MAX_NODE_SLIDES]:      # CPI with its two parts, one chart per node
         x = _xl_time(part["interval_end"])
         ser = [(name, x, col(part, mid)) for mid, name in (("CPI", "CPI"), ("Est_Instr_Cmplx_CPI",
                                                                             "Est Instr Cmplx CPI"),
@@ -341,7 +342,7 @@ def chart_slides(frame: pd.DataFrame, sets: dict) -> list[dict]:
             ser = [s for s in ser if np.isfinite(s[2]).any()]
             if ser:
                 out.append({"title": title, "y": unit, "series": ser, "key": mid})
-    for lab, part in nodes:            # sourcing mix, one chart per node
+    for lab, part in nodes[:MAX_NODE_SLIDES]:      # sourcing mix, one chart per node
         x = _xl_time(part["interval_end"])
         ser = [(mid, x, col(part, mid)) for mid in _SOURCING]
         ser = [s for s in ser if np.isfinite(s[2]).any()]
@@ -371,6 +372,12 @@ def _chart_deck(deck: _Deck, request, steps) -> None:
         _xy_chart(s, 0.4, 1.25, SLIDE_W - 0.8, SLIDE_H - 1.45, series, c["title"], "interval end (UTC)", c["y"],
                   "mm-dd hh:mm")
         steps(0.3 + 0.4 * (k + 1) / max(len(charts), 1), f"chart {k + 1} of {len(charts)}")
+    n_nodes = frame.groupby(["cec", "lpar"], observed=True).ngroups if len(frame) else 0
+    if n_nodes > MAX_NODE_SLIDES:
+        s = deck.slide("More LPARs", "chart", sub)
+        deck.text(s, 0.4, 1.4, 12, 2, [f"{n_nodes} LPARs are selected: the CPI-parts and sourcing charts show the first "
+                                       f"{MAX_NODE_SLIDES}; select fewer LPARs (--lpar) for the others. The L1MP, RNI "
+                                       "and LPARCPU charts show every LPAR."], pt=16)
     if no_rni:
         s = deck.slide("Rel Nest Intensity", "chart", sub)
         deck.text(s, 0.4, 1.4, 12, 2, ["No RNI formula for the generation(s) in the data (e.g. z16/z17: IBM's "

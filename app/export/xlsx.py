@@ -422,7 +422,12 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
     doc = provenance(request)
     wb = xlsxwriter.Workbook(path, {"constant_memory": True, "strings_to_formulas": False,
                                     "strings_to_urls": False, "strings_to_numbers": False})
-    wb.set_properties({"title": request.title, "subject": "IBM Z CPU MF metrics", "comments": doc["app"]})
+    # the creation date is the end of the data, so the same export gives the same bytes
+    last = doc["window"]["last"] or "2000-01-01T00:00:00Z"
+    created = pd.Timestamp(last).tz_localize(None).to_pydatetime() if pd.Timestamp(last).tzinfo else \
+        pd.Timestamp(last).to_pydatetime()
+    wb.set_properties({"title": request.title, "subject": "IBM Z CPU MF metrics", "comments": doc["app"],
+                       "created": created})
     fm = _Formats(wb)
     items: dict[str, int] = {}
     notes: list[str] = []

@@ -107,3 +107,10 @@ def test_native_charts(book):
     assert "ZOSA (8561-45A12 z15)" in names and "ZOSA (3931-123F5 z16)" in names
     assert '<c:grouping val="stacked"/>' in bars[0]
     assert bars[0].count("<c:ser>") == 4                   # base (invisible), CPI, increase, decrease
+
+
+def test_same_export_same_bytes(joint, tmp_path):
+    req = ExportRequest(joint, start="2026-11-02T00:00Z", end="2026-11-02T02:00Z")
+    export(req, str(tmp_path / "a.xlsx"))
+    export(req, str(tmp_path / "b.xlsx"))
+    assert (tmp_path / "a.xlsx").read_bytes() == (tmp_path / "b.xlsx").read_bytes()
