@@ -22,7 +22,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QGuiApplication, QImage, QPainter, QTextDocument
-from PySide6.QtWidgets import QFileDialog, QGraphicsView, QGraphicsWidget, QInputDialog, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QGraphicsWidget, QInputDialog, QMenu, QMessageBox, QWidget
 
 from app.export import IMAGE_FORMATS, ExportError, atomic_output
 
