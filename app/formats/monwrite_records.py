@@ -362,19 +362,26 @@ def build_samples(w: Any, ident: dict, file: str) -> pd.DataFrame:
             arr = arr[:, pos]
         full[np.asarray(rows)[:, None], np.asarray([col_of[x] for x in nums])[None, :]] = arr
     cpu = np.asarray(cols["cpu"], dtype=np.int32)
-    class_of = {c: type_class(type_of.get(c)) for c in set(cols["cpu"])}
+    # per distinct CPU, not per row: class and core; constants as one-category categoricals (no row lists)
+    ucpu, inv = np.unique(cpu, return_inverse=True)
+    cls_codes, cls_names = pd.factorize(np.array([type_class(type_of.get(int(c))) for c in ucpu], dtype=object))
     const = {k: ident[k] for k in ("cec", "machine_type", "model", "serial", "lpar", "system")}
+
+    def one(v: Any) -> pd.Categorical:
+        return pd.Categorical.from_codes(np.zeros(n, np.int8), categories=pd.Index([str(v)]).astype("str"))
+
     data: dict[str, Any] = {
-        "source": [file] * n, "offset": np.asarray(cols["off"] if w.pages is None else
-                                                   [w.fo(o) for o in cols["off"]], dtype=np.int64),
-        **{k: [v] * n for k, v in const.items()}, "os": ["z/VM"] * n,
-        "class": [class_of[c] for c in cols["cpu"]], "cpu": cpu,
-        "core": np.asarray([core_of.get(c, -1) for c in cols["cpu"]], dtype=np.int32),
+        "source": one(file), "offset": np.asarray(cols["off"] if w.pages is None else
+                                                  [w.fo(o) for o in cols["off"]], dtype=np.int64),
+        **{k: one(v) for k, v in const.items()}, "os": one("z/VM"),
+        "class": pd.Categorical(np.asarray(cls_names, dtype=object)[cls_codes][inv.ravel()]), "cpu": cpu,
+        "core": np.array([core_of.get(int(c), -1) for c in ucpu], dtype=np.int32)[inv.ravel()],
         "run_start": np.full(n, np.datetime64("NaT"), dtype="datetime64[ns]"),
         "time": tod_to_datetime64(np.asarray(cols["tod"], dtype=np.uint64)),
-        "cpu_speed": cols["speed"], "cfvn": cols["cfvn"], "csvn": cols["csvn"], "flags": cols["flg"],
+        "cpu_speed": np.asarray(cols["speed"], dtype=np.int64), "cfvn": np.asarray(cols["cfvn"], dtype=np.int32),
+        "csvn": np.asarray(cols["csvn"], dtype=np.int32), "flags": np.asarray(cols["flg"], dtype=np.int32),
         "lost": np.zeros(n, bool), "mt_lost": np.zeros(n, bool), "first": np.zeros(n, bool),
-        "kind": ["absolute"] * n, "sets": cols["sets"]}
+        "kind": one("absolute"), "sets": np.asarray(cols["sets"], dtype=np.int32)}
     ident_df = pd.DataFrame({c: pd.Series(data[c]).astype(t) for c, t in IDENTITY_COLUMNS.items()})
     ctr = pd.DataFrame(full, columns=[counter_name(x) for x in numbers])
     return pd.concat([ident_df, ctr], axis=1)
@@ -383,16 +390,34 @@ def build_samples(w: Any, ident: dict, file: str) -> pd.DataFrame:
 def build_mt(w: Any, ident: dict) -> pd.DataFrame:
     """D0R2 MT fields -> ``ReadResult.mt`` (one row per CPU per interval, NaN when absent)."""
     core_of, type_of = _cpu_maps(w)
-    rows = []
-    for tod, d in w.mt_rows:
-        cpu = d["cpu"]
-        core = d["core"] if d["core"] is not None else core_of.get(cpu, -1)
+    rows = w.mt_rows
+    n = len(rows)
+    if not n:
+        df = pd.DataFrame(columns=MT_COLUMNS)
+        df["time"] = tod_to_datetime64(np.asarray(df["time"].to_numpy(), dtype=np.uint64))
+        return df.astype({"cpu": "int32", "core": "int32", **{c: "float64" for c in MT_COLUMNS[5:12]}})
+    ds = [d for _t, d in rows]
+    cpus = [d["cpu"] for d in ds]
+    cls_of: dict = {}                       # class label per type code, not per row
+    classes = []
+    for d, cpu in zip(ds, cpus):
         typ = d["type"] if d["type"] is not None else type_of.get(cpu)
-        rows.append([tod, ident["system"], cpu, core, type_class(typ),
-                     *[np.nan if d[c] is None else d[c] for c in MT_COLUMNS[5:12]], ident["lpar"], ident["cec"]])
-    df = pd.DataFrame(rows, columns=MT_COLUMNS)
-    df["time"] = tod_to_datetime64(np.asarray(df["time"].to_numpy(), dtype=np.uint64))
-    return df.astype({"cpu": "int32", "core": "int32", **{c: "float64" for c in MT_COLUMNS[5:12]}})
+        c = cls_of.get(typ)
+        if c is None:
+            c = cls_of[typ] = type_class(typ)
+        classes.append(c)
+    # one column at a time (a frame from 92,160 row lists converted every cell on its own)
+    data: dict[str, Any] = {
+        "time": tod_to_datetime64(np.fromiter((t for t, _d in rows), np.uint64, n)),
+        "system": [ident["system"]] * n,
+        "cpu": np.asarray(cpus, dtype=np.int32),
+        "core": np.asarray([d["core"] if d["core"] is not None else core_of.get(cpu, -1)
+                            for d, cpu in zip(ds, cpus)], dtype=np.int32),
+        "class": classes}
+    for c in MT_COLUMNS[5:12]:
+        data[c] = np.fromiter((np.nan if d[c] is None else d[c] for d in ds), np.float64, n)
+    data["lpar"], data["cec"] = [ident["lpar"]] * n, [ident["cec"]] * n
+    return pd.DataFrame(data, columns=MT_COLUMNS)
 
 
 def build_partitions(w: Any, ident: dict) -> pd.DataFrame:
@@ -403,7 +428,10 @@ def build_partitions(w: Any, ident: dict) -> pd.DataFrame:
         for c in cpus:
             e[2][c[0]] = c
     if w.npar is not None and merged:
-        seen = max(sum(1 for k in merged if k[0] == i) for i in {k[0] for k in merged})
+        per_interval: dict[int, int] = {}          # partitions per interval, one pass (was quadratic)
+        for k in merged:
+            per_interval[k[0]] = per_interval.get(k[0], 0) + 1
+        seen = max(per_interval.values())
         if seen != w.npar:
             w.find(None, "info", "partition-count", f"D0R15 reports {w.npar} partitions, D0R16 records "
                    f"describe {seen}", "Global Performance Data may be disabled on the HMC")
