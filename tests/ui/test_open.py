@@ -129,8 +129,9 @@ def test_recent_files_persist(qtbot, window, smf_a):
     assert smf_a in texts
 
 
-def test_export_is_reserved(window):
+def test_export_action(window):
+    """File > Export (Ctrl+E) opens the export dialog (issue 10; see tests/ui/test_export_ui.py)."""
     export = window.actions_.export
-    assert not export.isEnabled()
+    assert export.isEnabled()
     assert export.shortcut().toString() == "Ctrl+E"
-    assert export.toolTip() == M.ACT_EXPORT_TIP
+    assert "PPTX" in export.toolTip() and "XLSX" in export.toolTip()
