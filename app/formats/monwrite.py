@@ -111,6 +111,7 @@ def _packed_evidence(data: bytes) -> str | None:
     return None
 
 
+BACK_OFF = 64               # a control record may start up to this many bytes early (bytes lost before it)
 LOOK_PAST_PAGES = 256       # how many 4 KB records detection looks at past a damaged start
 
 
@@ -133,22 +134,21 @@ def looks_like_monwrite(data: bytes) -> bool:
 
 
 def _late_block(data) -> int | None:
-    """Offset of the first valid control record at a 4 KB boundary after a damaged start."""
-    n = len(data)
-    for o in range(R.PAGE, min(n - R.PAGE + 1, LOOK_PAST_PAGES * R.PAGE), R.PAGE):
-        if data[o + 3] in R.IPTYPE_OK and _block_ok(data, o):
-            return o
-    return None
+    """Offset of the first valid control record after a damaged start (at any byte offset, within the
+    first LOOK_PAST_PAGES x 4 KB)."""
+    q = _next_block(memoryview(data)[:min(len(data), (LOOK_PAST_PAGES + 1) * R.PAGE)], 1)
+    return q
 
 
-def _next_block(data, start: int) -> int | None:
+def _next_block(data, start: int, stop: int | None = None) -> int | None:
     """First offset >= start (at any byte, so inserted or lost bytes do not hide it) where a valid control
     record starts; one vectorised pass over the bytes (IPTYPE byte and first entry flag), then validation."""
     n = len(data)
     chunk = 1 << 20
     p = start
-    while p + R.PAGE <= n:
-        e = min(n - R.PAGE + 1, p + chunk)
+    last = n - R.PAGE + 1 if stop is None else min(n - R.PAGE + 1, stop)
+    while p < last:
+        e = min(last, p + chunk)
         u = np.frombuffer(data, np.uint8, count=e - p + 41, offset=p)
         m = e - p
         t, f = u[3:3 + m], u[40:40 + m]
@@ -161,13 +161,15 @@ def _next_block(data, start: int) -> int | None:
 
 
 def _rdw_stride(data) -> bool:
-    """Two RDWs of 4100-byte records 4100 bytes apart near the start: an RDW-wrapped copy (first RDW may be bad)."""
+    """Two RDWs of 4100-byte records 4100 bytes apart near the start (at any offset): an RDW-wrapped copy
+    whose first RDW may be damaged."""
     step = 4 + R.PAGE
-    for base in (0, 4):
-        for k in range(min(LOOK_PAST_PAGES, len(data) // step)):
-            o = base + k * step
-            if data[o:o + 4] == R.RDW_4100 and data[o + step:o + step + 4] == R.RDW_4100:
-                return True
+    limit = min(len(data), LOOK_PAST_PAGES * step)
+    q = data.find(R.RDW_4100, 0, limit)
+    while q >= 0:
+        if data[q + step:q + step + 4] == R.RDW_4100:
+            return True
+        q = data.find(R.RDW_4100, q + 1, limit)
     return False
 
 
@@ -262,6 +264,7 @@ class _Walk:
     # blocks --------------------------------------------------------------
     def run(self) -> None:
         data, n, off, nblk = self.data, len(self.data), 0, 0
+        prev_off = -1
         while off < n and not self.stop:
             nblk += 1
             if nblk % 16 == 0:
@@ -286,13 +289,23 @@ class _Walk:
                     break
                 self.find(off, "error", "bad-control-record", "invalid MONWRITE control record (MWTBK)",
                           "its block is skipped; reading resumes at the next valid control record")
-                nxt = _next_block(data, off + 1)
+                nxt = _next_block(data, max(prev_off + 1, off - BACK_OFF))
                 if nxt is None:
                     self.find(off, "error", "no-resync", "no further valid control record",
                               f"{n - off} bytes at the end of the file were not read")
                     break
                 off = nxt
                 continue
+            claimed = off + R.PAGE + sum(((t >> 12) - (s >> 12) + 1) * R.PAGE for _f, _a, _b, s, t in ents)
+            inner = _next_block(data, off + 1, min(claimed - BACK_OFF, n))
+            if inner is not None:                     # (a block a few bytes early: bytes lost in its pages)
+                self.find(off, "error", "bad-control-record", f"MONWRITE control record's entries claim "
+                          f"{claimed - off - R.PAGE} bytes of pages, but a valid control record starts inside them "
+                          f"at offset {self.fo(inner)}", "the entries are damaged: this block was skipped and "
+                          f"reading resumed at offset {self.fo(inner)}")
+                off = inner
+                continue
+            prev_off = off
             pos = off + R.PAGE
             for fl, _d1, _d2, s, t in ents:
                 span = ((t >> 12) - (s >> 12) + 1) * R.PAGE

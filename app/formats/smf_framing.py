@@ -27,6 +27,7 @@ __all__ = ["Framed", "detect_framing", "frame_records", "valid_smf_header", "MAX
 MAX_LEN = 32767          # 32,756 documented; allow the known over-long records (spec 2.3)
 MIN_LEN = 18             # LEN SEG FLG RTY TME DTE SID
 CHAIN_N = 8              # records validated by detection (spec 2.3)
+BACK_OFF = 32            # a bad block descriptor: the block may start up to this many bytes earlier (lost bytes)
 STRAY = 8                # stray bytes between records that resynchronisation steps over
 CUT_ZEROS = 64           # zero bytes at a last record's end, running into zero padding, that mean "cut"
 MAX_FINDINGS_PER_CODE = 25
@@ -203,8 +204,8 @@ def _chain_bdw(buf, start: int = 0) -> float:
                 ctl &= 0x7F             # a damaged control byte: valid segments fill the block
             if sl < 5 or buf[q + 3] or ctl & 0x7C or ((ctl & 3) == 0 and sl < MIN_LEN):
                 return score
-            if first and (ctl & 3) in (0, 1) and not _hdr_ok_seg(buf, q, n):
-                return score
+            if ((first and (ctl & 3) == 1) or (ctl & 3) == 0) and not _hdr_ok_seg(buf, q, n):
+                return score            # every complete record (and a first segment) starts like an SMF record
             first = False
             if q + sl > end:
                 return score + (0.5 if b + bl > n else 0)
@@ -242,13 +243,15 @@ def detect_framing_at(buf) -> tuple[str, int]:
     """
     scores = {"rdw": _chain_rdw(buf), "bdw": _chain_bdw(buf), "double-rdw": _chain_rdw(buf, 4)}
     best = max(scores.values())
-    if best > 0:
+    if best >= MIN_LATE_CHAIN:
         return next(k for k, v in scores.items() if v == best), 0
+    late = _late_chain(buf)
+    if best > 0 and (late is None or _chain_score(buf, *late) <= best):
+        return next(k for k, v in scores.items() if v == best), 0               # before the RDW-stripped test: a file whose first RDW is lost
+    if late is not None:                  # also has a packed date at offset 6
+        return late
     if len(buf) >= 10 and packed_date_ok(bytes(buf[6:10])):
         return "nordw", 0
-    late = _late_chain(buf)
-    if late is not None:
-        return late
     return _text_or_unknown(buf), 0
 
 
@@ -273,6 +276,10 @@ def _late_chain(buf) -> tuple[str, int] | None:
         return None
     sc, q, mode = max(found)
     return mode, -q
+
+
+def _chain_score(buf, mode: str, q: int) -> float:
+    return _chain_bdw(buf, q) if mode == "bdw" else _chain_rdw(buf, 4 if mode == "double-rdw" else 0, q)
 
 
 def _chain_reaches_end(buf, q: int, inner: int) -> bool:
@@ -559,6 +566,7 @@ def walk_bdw(w: _Walker) -> str:
     pending: list | None = None
     pend_off = 0
     spanned = multi = False
+    prev_b = -4
     while b < n:
         w.poll(b)
         if n - b < 8 or (buf[b] == 0 and buf[b + 1] == 0 and _zero_tail(buf, b)):
@@ -575,7 +583,8 @@ def walk_bdw(w: _Walker) -> str:
                 bl = 0                                 # past the end of the file: a damaged descriptor
         if bl < 8 or (not buf[b] & 0x80 and (buf[b + 2] or buf[b + 3])):
             q = _skip_to_next_block(w, b, b, f"no valid block descriptor here (BDW "
-                                    f"{bytes(buf[b:b + 4]).hex().upper()})")
+                                    f"{bytes(buf[b:b + 4]).hex().upper()})",
+                                    search_from=max(prev_b + 4, b - BACK_OFF, 1))
             pending = None
             if q is None:
                 break
@@ -583,6 +592,13 @@ def walk_bdw(w: _Walker) -> str:
             continue
         end = b + bl
         if end > n:
+            r = _resync_block(buf, max(prev_b + 4, b - BACK_OFF, 1))
+            if r is not None and r != b:
+                w.find("error", "corrupt-length", b, f"block length {bl} runs past end of file (size {n}) but a "
+                       f"valid block follows at offset {r}", f"the length field is wrong; resumed at offset {r}")
+                pending = None
+                b = r
+                continue
             w.find("warning", "truncated-record", b, f"block length {bl} runs past end of file (size {n})",
                    "the records cut by the end of file were skipped")
             end = n
@@ -606,7 +622,8 @@ def walk_bdw(w: _Walker) -> str:
                        f"byte {ctl:02X}) but a valid segment chain fills the rest of the block at offset {b}",
                        "the bit was taken as damage and the segments were read")
                 ctl &= 0x7F
-            if sl < 5 or buf[q + 3] or ctl & 0x7C or q + sl > end or ((ctl & 3) == 0 and sl < MIN_LEN):
+            if sl < 5 or buf[q + 3] or ctl & 0x7C or q + sl > end or ((ctl & 3) == 0 and (
+                    sl < MIN_LEN or not _hdr_ok_seg(buf, q, n))):
                 if q + sl > n and end == n and sl >= 5 and not buf[q + 3]:
                     w.find("warning", "truncated-record", q, f"record length {sl} runs past end of file "
                            f"(size {n})", "the last record is incomplete and was skipped")
@@ -643,12 +660,13 @@ def walk_bdw(w: _Walker) -> str:
             q += sl
         if bad:
             r = _skip_to_next_block(w, q, q, f"segment descriptor {bytes(buf[q:q + 4]).hex().upper()} does not "
-                                    f"fit the block at offset {b} (block length {bl})")
+                                    f"fit the block at offset {b} (block length {bl})", search_from=q)
             pending = None
             if r is None:
                 break
             b = r
             continue
+        prev_b = b
         b = b + bl
     if pending is not None:
         w.find("warning", "orphan-segment", pend_off, "spanned record has a first segment but no last segment "
@@ -670,10 +688,16 @@ def _plain_text(buf, sample: int = 65536) -> bool:
     return odd <= len(head) // 200           # at most 0.5 % (a stray UTF-8 character or two)
 
 
-def _skip_to_next_block(w: _Walker, at: int, skipped_from: int, what: str) -> int | None:
-    """Report a corrupt descriptor at ``at`` and find the next valid block after it."""
+def _skip_to_next_block(w: _Walker, at: int, skipped_from: int, what: str,
+                        search_from: int | None = None) -> int | None:
+    """Report a corrupt descriptor at ``at`` and find the next valid block after it (a bad segment
+    descriptor may itself be where the next block starts: then ``search_from`` is its offset)."""
     n = len(w.buf)
-    q = _resync_block(w.buf, at + 1)
+    q = _resync_block(w.buf, at + 1 if search_from is None else search_from)
+    if q is not None and q < skipped_from:
+        w.find("error", "corrupt-length", at, what, f"a valid block starts {skipped_from - q} bytes earlier, at "
+               f"offset {q} (bytes were lost before it); resumed there")
+        return q
     w.find("error", "corrupt-length", at, what, f"skipped {(q if q is not None else n) - skipped_from} bytes"
            + (f"; resumed at offset {q}" if q is not None else " to the end of the file"))
     return q

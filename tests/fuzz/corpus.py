@@ -61,7 +61,8 @@ def mon_file(n: int = 6, *, cpus: int = 1) -> bytes:
     w = MonwriteWriter("VMSYS1", "LPVM1", 3, "3931", "A01", "00000000000123F5")
     w.config([(c, 0, None) for c in range(cpus)])
     for i in range(n):
-        recs = [CounterRecord(c, pack_counters(0x0002, 3, 7, {0: 1000 + i + c * 100000, 1: 2000 + i}), 0x0002, 3, 7,
+        recs = [CounterRecord(c, pack_counters(0x0002, 3, 7, {0: 1000 + i + c * 100000, 1: 2000 + i, 2: 30 + i, 3: 40 + i,
+                                                  4: 50 + i, 5: 60 + i}), 0x0002, 3, 7,
                               5200) for c in range(cpus)]
         w.sample_interval(T0 + dt.timedelta(minutes=i), counters=recs)
     return w.to_bytes()
