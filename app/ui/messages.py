@@ -150,14 +150,14 @@ QUALITY_TIP = "Data-health findings in this interval: {codes}"
 PLOTS_LABEL = "Plots"
 PLOT_TITLES = {
     "cpi": "CPI",
-    "l1mp": "L1MP (L1 misses per 100 instructions)",
+    "l1mp": "L1MP",
     "rni": "Relative Nest Intensity",
-    "sourcing": "L1 miss sourcing % (stacked)",
+    "sourcing": "Sourcing % (stacked)",
     "lparcpu": "LPARCPU %",
     "mt": "MT",
     "cec": "CEC busy by LPAR (stacked)",
 }
-SOURCING_NODE_TITLE = "L1 miss sourcing %: {node}"   # one stacked plot per selected node
+SOURCING_NODE_TITLE = "Sourcing %: {node}"   # one stacked plot per selected node
 SOURCING_MORE = {1: "  (+1 more node not shown)", 2: "  (+{n} more nodes not shown)"}  # 2: any n > 1
 PLOT_SHORT = {"cpi": "CPI", "l1mp": "L1MP", "rni": "RNI", "sourcing": "Sourcing %", "lparcpu": "LPARCPU",
               "mt": "MT"}
@@ -168,7 +168,11 @@ Y_FROM_ZERO = "Axes from 0"
 Y_FROM_ZERO_TIP = "Value axes start at zero, so small noise does not look dramatic (remembered)"
 LEGEND_TIP = ("One colour per node in every plot; a metric's parts (Est Instr Cmplx CPI, Est Finite CPI) are drawn "
               "in the node's colour, lighter and dashed/dotted")
-CEC_TITLE = "{cec}: busy by LPAR, % of one CPU (stacked; LPARCPU, partition-only LPARs from z/VM D0R16)"
+CEC_TITLE = "{cec}: busy by LPAR (stacked)"
+CEC_LEGEND = "Stack of {cec}:"
+CEC_TITLE_TIP = ("Who uses the machine: every LPAR's busy in % of one CPU (LPARCPU for LPARs with counters; the z/VM "
+                 "D0R16 busy in the same unit for LPARs known only from partition data, marked D0R16), stacked on "
+                 "the coarsest interval of the LPARs")
 CEC_PARTITION_ONLY = "{lpar} (D0R16)"
 
 # SMT

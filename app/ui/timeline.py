@@ -12,6 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QScrollArea,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -44,6 +45,9 @@ from app.ui.timeline_plots import (
 )
 
 PLOTS_KEY = "timeline/plots"
+MIN_PLOT_HEIGHT = 120   # px: title row + a data area with three labelled ticks 14 px apart
+BASE_HEIGHT = 52
+OVERVIEW_HEIGHT = 100
 ZERO_KEY = "timeline/y_from_zero"
 THEMES = {False: {"bg": "w", "hex_bg": "#ffffff", "fg": "#202020", "line": "#505050",
                   "region": (70, 130, 220, 50), "shade": (70, 130, 220, 28)},
@@ -109,7 +113,14 @@ class TimelineView(QWidget):
         rl.setContentsMargins(0, 0, 0, 0)
         rl.addWidget(self.legend)
         rl.addWidget(self.readout)
-        rl.addWidget(self.glw, 1)
+        # the plots keep a readable height (three labelled ticks each): when the window is too short for all of
+        # them, the stack scrolls instead of squeezing them
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.setWidget(self.glw)
+        rl.addWidget(self.scroll, 1)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(right)
@@ -135,7 +146,7 @@ class TimelineView(QWidget):
         self.base.getAxis("left").setStyle(showValues=False)
         self.base.hideButtons()
         self.base.setLabel("bottom", M.TIME_AXIS_LABEL, **{"font-size": "7pt"})
-        self.base.setMaximumHeight(52)
+        self.base.setMaximumHeight(BASE_HEIGHT)
         self.base.getViewBox().setMouseEnabled(y=False)
         self.base_vb = self.base.getViewBox()
         for pid in PLOT_ORDER:
@@ -143,12 +154,14 @@ class TimelineView(QWidget):
         self.sourcing_extra = [self._make_plot("sourcing") for _ in range(MAX_SOURCING_NODES - 1)]
         self.cec_plot = self._make_plot("cec")
         self.cec_plot.getViewBox().setMouseEnabled(y=False)
+        self.cec_plot.titleLabel.setToolTip(M.CEC_TITLE_TIP)
         self.cec_stack: pd.DataFrame | None = None   # the selected CEC's LPARs (partition_data.cec_stack)
+        self._cec_names: list[tuple[str, str]] = []
         self.overview = pg.PlotItem(axisItems={"bottom": UtcDateAxis("bottom"),
                                                "left": SparseAxis(orientation="left")})
         _fix_axes(self.overview, True)
         self.overview.setTitle(M.OVERVIEW_TITLE, size="8pt")
-        self.overview.setMaximumHeight(110)
+        self.overview.setMaximumHeight(OVERVIEW_HEIGHT)
         self.overview.setMouseEnabled(x=False, y=False)
         self.region = pg.LinearRegionItem(swapMode="sort")
         self.region.setZValue(10)
@@ -201,13 +214,12 @@ class TimelineView(QWidget):
 
     def _build_layout(self) -> None:
         """Every plot stays in the layout (and the scene) for good; hidden ones take no space."""
-        row = 0
+        self.glw.ci.addItem(self.cec_plot, row=0, col=0)   # a selected CEC: who uses the machine, on top
+        row = 1
         for pid in PLOT_ORDER:
             for p in [self.plots[pid], *(self.sourcing_extra if pid == "sourcing" else [])]:
                 self.glw.ci.addItem(p, row=row, col=0)
                 row += 1
-        self.glw.ci.addItem(self.cec_plot, row=row, col=0)
-        row += 1
         self.glw.ci.addItem(self.base, row=row, col=0)
         self.glw.ci.addItem(self.overview, row=row + 1, col=0)
 
@@ -218,6 +230,10 @@ class TimelineView(QWidget):
         for i, p in enumerate(self.sourcing_extra, 1):
             p.setVisible("sourcing" in visible and i < self._n_sourcing)
         self.cec_plot.setVisible(self.has_cec())
+        n = len([p for p in self._shown_plots()])
+        self.glw.setMinimumHeight(n * MIN_PLOT_HEIGHT + BASE_HEIGHT + OVERVIEW_HEIGHT)
+        for p in self._shown_plots():
+            p.setMinimumHeight(MIN_PLOT_HEIGHT)
 
     def _chooser_changed(self, _item: QListWidgetItem) -> None:
         checked = [self.chooser.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.chooser.count())
@@ -268,15 +284,20 @@ class TimelineView(QWidget):
 
     def _set_legend_text(self) -> None:
         """The shared legend: one coloured swatch per node, in the colour every plot draws it in."""
-        parts = [f'<span style="color:{node_color(i)}; font-size:14pt">\u25ac</span>&nbsp;{s.label}'
-                 for i, s in enumerate(self.series)]
-        self.legend.setText("&nbsp;&nbsp; ".join(parts))
+        swatch = '<span style="color:{c}; font-size:14pt">\u25ac</span>&nbsp;{t}'
+        parts = [swatch.format(c=node_color(i), t=s.label) for i, s in enumerate(self.series)]
+        text = "&nbsp;&nbsp; ".join(parts)
+        if self.has_cec() and self._cec_names:   # the CEC stack's LPARs, bottom of the stack first
+            text += ("<br>" if text else "") + M.CEC_LEGEND.format(cec=self._cec_name()) + "&nbsp; " + \
+                "&nbsp;&nbsp; ".join(swatch.format(c=c, t=t) for t, c in self._cec_names)
+        self.legend.setText(text)
         self.legend.setToolTip(M.LEGEND_TIP)
-        self.legend.setVisible(bool(parts))
+        self.legend.setVisible(bool(text))
 
     def _draw_cec(self) -> None:
         """The selected CEC's LPARs as a stacked busy area (who uses the machine)."""
         p = self.cec_plot
+        self._cec_names: list[tuple[str, str]] = []   # (legend text, colour) of the stacked LPARs, bottom first
         if not self.has_cec():
             return
         x, stacks = stack_grid(self.cec_stack)
@@ -288,7 +309,9 @@ class TimelineView(QWidget):
             color = AREA_COLORS[k % len(AREA_COLORS)]
             upper = lower + y
             name = lpar if sources.get(lpar) == "counters" else M.CEC_PARTITION_ONLY.format(lpar=lpar)
-            upper_curve = pg.PlotDataItem(x, upper, pen=pg.mkPen(color, width=1), name=name)
+            upper_curve = pg.PlotDataItem(x, upper, pen=pg.mkPen(color, width=1))
+            upper_curve.setToolTip(name)
+            self._cec_names.append((name, color))
             p.addItem(upper_curve)
             p.addItem(pg.FillBetweenItem(lower_curve, upper_curve, brush=pg.mkBrush(color + "b0")))
             lower, lower_curve = upper, upper_curve

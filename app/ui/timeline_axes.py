@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGraphicsLinearLayout, QGraphicsWidget
@@ -43,31 +44,47 @@ def _day(v: float) -> str:
 
 
 class SparseAxis(pg.AxisItem):
-    """A value axis whose major ticks stay at least ``MIN_TICK_PX`` apart.
+    """A value axis with at least three labelled ticks inside the plot, at least ``MIN_TICK_PX`` apart.
 
-    pyqtgraph always puts two or more major ticks on an axis whatever its length, so
-    on the short stacked plots of a 700-pixel-high window the labels ran into each
-    other; widening the major step until the labels have room keeps them legible.
-    The minor level is kept as labelled ticks while it is at least ``MIN_TICK_PX`` apart,
-    so even a short plot reads at least three values.
+    pyqtgraph puts two or more major ticks on an axis whatever its length; on the short stacked plots of a
+    700-pixel-high window the labels ran into each other or, at the plot's edges, were hidden, leaving a single
+    number.  Here the labelled step is the largest "nice" step (1, 2, 5 x 10^k) that leaves three ticks
+    inside the plot (away from the edges, where labels would overhang) with room between them; when the plot is
+    too short for three, the step that keeps labels ``MIN_TICK_PX`` apart.
     """
 
-    MIN_TICK_PX = 15
+    MIN_TICK_PX = 13
+    EDGE_PX = 6
 
     def tickSpacing(self, minVal, maxVal, size):  # noqa: N802 (Qt/pyqtgraph name)
         levels = super().tickSpacing(minVal, maxVal, size)
         if not levels or size <= 0 or maxVal == minVal:
             return levels
-        major, offset = levels[0]
-        px = size / abs(maxVal - minVal)
-        while major * px < self.MIN_TICK_PX:
-            major *= 2 if str(major).lstrip("0.").startswith(("1", "5")) else 2.5
-        # fewer than three labelled values: label the next finer step too when it has room
-        if abs(maxVal - minVal) / major < 3:
-            finer = major / 2
-            if finer * px >= self.MIN_TICK_PX:
-                major = finer
-        return [(major, offset)] + [lv for lv in levels[1:] if lv[0] < major]
+        lo, hi = min(minVal, maxVal), max(minVal, maxVal)
+        px = size / (hi - lo)
+        edge = self.EDGE_PX / px
+        steps = nice_steps(hi - lo)
+        roomy = [st for st in steps if st * px >= self.MIN_TICK_PX]
+        if not roomy:
+            return levels
+        step = next((st for st in roomy if inner_ticks(lo + edge, hi - edge, st) >= 3), roomy[-1])
+        return [(step, 0), (step / 5 if str(step).lstrip("0.").startswith("1") else step / 2, 0)]
+
+
+def nice_steps(span: float) -> list[float]:
+    """Nice tick steps (1, 2, 5 x 10^k) from about ``span`` down to about ``span`` / 100, largest first."""
+    if span <= 0:
+        return []
+    k = int(np.floor(np.log10(span)))
+    out = [m * 10.0 ** e for e in range(k, k - 3, -1) for m in (5, 2, 1)]   # no 2.5: labels would round (3.25 -> 3.2)
+    return [st for st in out if st <= span]
+
+
+def inner_ticks(lo: float, hi: float, step: float) -> int:
+    """How many multiples of ``step`` lie in [lo, hi]."""
+    if hi < lo:
+        return 0
+    return int(np.floor(hi / step + 1e-9) - np.ceil(lo / step - 1e-9) + 1)
 
 
 def legend_in_title_row(plot: pg.PlotItem) -> None:

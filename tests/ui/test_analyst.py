@@ -174,8 +174,9 @@ def test_cec_view_stacks_lpars_with_partition_only(qtbot, with_vm):
     _select(qtbot, w, cec)
     tl = w.timeline
     assert tl.has_cec() and tl.cec_plot.isVisible()
-    names = [label.text for _s, label in tl.cec_plot.legend.items]
+    names = [t for t, _c in tl._cec_names]       # in the shared legend, with their colours
     assert "ZOSB" in names and "VMPROD" in names
+    assert all(f"color:{c}" in tl.legend.text() and t in tl.legend.text() for t, c in tl._cec_names)
     assert M.CEC_PARTITION_ONLY.format(lpar="CF01") in names and M.CEC_PARTITION_ONLY.format(lpar="ZOSD") in names
     # the top of the stack is the sum of the LPARs' busy on the common grid
     from app.ui.partition_data import stack_grid
@@ -259,6 +260,10 @@ def test_readable_ticks_at_1024x700(qtbot, with_vm):
         ax = p.getAxis("left")
         lo, hi = p.getViewBox().viewRange()[1]
         size = p.getViewBox().height()
-        # the labelled level (maxTextLevel=0: the first) inside the visible range
-        values = [v for v in ax.tickValues(lo, hi, size)[0][1] if lo <= v <= hi]
-        assert len(values) >= 3, (p.titleLabel.text, size, values)
+        # the labelled level (maxTextLevel=0: the first) inside the plot, away from the edges where labels would
+        # overhang and be hidden, at least 13 px apart
+        edge = 6 * (hi - lo) / size
+        spacing, values = ax.tickValues(lo, hi, size)[0]
+        inner = [v for v in values if lo + edge <= v <= hi - edge]
+        assert len(inner) >= 3, (p.titleLabel.text, size, inner)
+        assert spacing * size / (hi - lo) >= 13
