@@ -192,6 +192,8 @@ class ExportDialog(QDialog):
         if not path:
             return self._fail("give a file name (.pptx, .xlsx, .csv, .png or .svg)")
         path = os.path.abspath(os.path.expanduser(path))
+        if not self.w.ws.files:
+            return self._fail(f"{path}: nothing to export yet; open SMF 113 or MONWRITE files first")
         ext = self._ext()
         if ext in IMAGE_FORMATS:
             return self._picture(path)
