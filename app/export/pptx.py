@@ -264,6 +264,16 @@ def _xy_chart(slide, x, y, w, h, series: list[tuple[str, np.ndarray, np.ndarray,
             x_format = fmt
         xa.tick_labels.number_format = x_format
         xa.tick_labels.number_format_is_linked = False
+    else:                                  # relative axis (hours or days): whole steps, no empty tail
+        xs = np.concatenate([np.asarray(sx, dtype=float) for _, sx, _, _ in series]) if series else np.array([])
+        xs = xs[np.isfinite(xs)]
+        if len(xs):
+            lo, hi = float(xs.min()), float(xs.max())
+            span = max(hi - min(lo, 0.0), 1e-9)
+            step = next((u for u in (0.25, 0.5, 1, 2, 3, 6, 12, 24, 48, 168) if span / u <= 10), 336)
+            xa.minimum_scale = math.floor(min(lo, 0.0) / step) * step
+            xa.maximum_scale = math.ceil(hi / step) * step
+            xa.major_unit = step
     xa.has_title = True
     xa.axis_title.text_frame.text = x_title
     ya.has_title = True
