@@ -193,7 +193,8 @@ def to_json(ws, m: pd.DataFrame, by: str, ids: list[str], args: argparse.Namespa
               "last": _iso(m["interval_end"].max()) or None if len(m) else None}
     doc = {"meta": {"files": _files_meta(ws),
                     "formula_sets": ws.formula_versions(), "statuses": ws.statuses(), "window": window,
-                    "level": by, "formulas_file": args.formulas},
+                    "level": by, "formulas_file": args.formulas,
+                    "shift": {"hours": getattr(args, "hours", None), "days": getattr(args, "days", None)}},
            "rows": rows, "findings": [f.to_dict() for f in ws.findings]}
     return json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
 

@@ -84,3 +84,9 @@ def test_report_hours_and_days(capsys):
     assert all("08:15" <= r["interval_end"][11:16] <= "17:00" for r in rows)
     code, _, err = run(capsys, "report", A, "--days", "weekdays")
     assert code == 2 and "days" in err
+
+
+def test_report_json_names_the_shift(capsys):
+    code, out, _ = run(capsys, "report", A, "--format", "json", "--hours", "22-06")
+    assert code == 0
+    assert json.loads(out)["meta"]["shift"] == {"hours": "22-06", "days": None}
