@@ -164,3 +164,14 @@ def test_export_table_csv_and_xlsx(tmp_path):
     assert sh.freeze_panes == "A2"
     with pytest.raises(ExportError):
         export_table(f, str(tmp_path / "t.pptx"))
+
+
+def test_export_and_compare_are_qt_free():
+    import subprocess
+    import sys
+
+    code = ("import sys, app.export, app.export.csv, app.export.xlsx, app.export.pptx, app.engine.compare, "
+            "app.engine.shift; print('PySide6' in sys.modules or 'pyqtgraph' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(SAMPLES.parents[1]))
+    assert out.stdout.strip() == "False"
