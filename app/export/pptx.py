@@ -450,25 +450,26 @@ def _compare_slides(deck: _Deck, request, steps) -> None:
         _table(deck, s, 1.45, header, body, widths, pt, bold, shade, n_text=2)
         deck.text(s, 0.4, SLIDE_H - 0.85, SLIDE_W - 0.8, 0.7, foot, pt=10)
     steps(0.75, "comparison table")
-    # relative CPI overlay
+    # relative overlays: CPI and LPARCPU, before dashed, the same colour per LPAR
     ax = c.timelines("lpar_interval")
-    series = []
-    colors: dict[str, str] = {}
-    for side, frame in (("before", ax.before), ("after", ax.after)):
-        if not len(frame):
-            continue
-        labels = node_labels(frame, "lpar", [ax.after if side == "before" else ax.before])
-        for lab, part in frame.assign(_l=labels.to_numpy()).groupby("_l", sort=False):
-            part = part.sort_values("x")
-            x = part["x"].to_numpy(dtype=float)
-            y = pd.to_numeric(part["CPI"], errors="coerce").to_numpy(dtype=float)
-            gx, gy = _gapped(x, y)
-            color = colors.setdefault(str(lab).split(" (")[0], PALETTE[len(colors) % len(PALETTE)])
-            series.append((f"{side}: {lab}", gx, gy, {"color": color, "dash": side == "before"}))
-    if series:
-        s = deck.slide("CPI before (dashed) and after", "compare", ax.label)
-        _xy_chart(s, 0.4, 1.25, SLIDE_W - 0.8, SLIDE_H - 1.45, series[:2 * MAX_SERIES], "CPI", ax.label,
-                  "cycles per instruction", None)
+    for mid, head, unit in (("CPI", "CPI", "cycles per instruction"), ("LPARCPU", "LPARCPU", "% of one engine")):
+        series = []
+        colors: dict[str, str] = {}
+        for side, frame in (("before", ax.before), ("after", ax.after)):
+            if not len(frame) or mid not in frame.columns:
+                continue
+            labels = node_labels(frame, "lpar", [ax.after if side == "before" else ax.before])
+            for lab, part in frame.assign(_l=labels.to_numpy()).groupby("_l", sort=False):
+                part = part.sort_values("x")
+                x = part["x"].to_numpy(dtype=float)
+                y = pd.to_numeric(part[mid], errors="coerce").to_numpy(dtype=float)
+                gx, gy = _gapped(x, y)
+                color = colors.setdefault(str(lab).split(" (")[0], PALETTE[len(colors) % len(PALETTE)])
+                series.append((f"{side}: {lab}", gx, gy, {"color": color, "dash": side == "before"}))
+        if series:
+            s = deck.slide(f"{head} before (dashed) and after", "compare", ax.label)
+            _xy_chart(s, 0.4, 1.25, SLIDE_W - 0.8, SLIDE_H - 1.45, series[:2 * MAX_SERIES], head, ax.label,
+                      unit, None)
     for k, p in enumerate(list(c.cpi["pair"])[:12] if len(c.cpi) else []):
         _waterfall_slide(deck, c, p)
         steps(0.8 + 0.15 * (k + 1) / max(len(c.cpi), 1), "waterfalls")

@@ -120,3 +120,19 @@ def test_long_tables_split_over_slides(joint, tmp_path, monkeypatch):
     prs = Presentation(str(path))
     titles = [_title(s) for s in prs.slides]
     assert "Summary per processor class (1/2)" in titles and "Summary per processor class (2/2)" in titles
+
+
+def test_relative_overlays(deck, comparison):
+    _, prs = deck
+    ax = comparison.timelines("lpar_interval")
+    for head in ("CPI", "LPARCPU"):
+        slide = next(s for s in prs.slides if _title(s) == f"{head} before (dashed) and after")
+        (ch,) = _charts(slide)
+        ser = {s.name: s for s in ch.plots[0].series}
+        assert list(ser) == ["before: ZOSA (8561-45A12 z15)", "after: ZOSA (3931-123F5 z16)"]
+        # y values are the engine's interval values; x is hours from each selection's start (0.25 = first end)
+        got = [v for v in ser["after: ZOSA (3931-123F5 z16)"].values if v is not None]
+        assert got == pytest.approx(ax.after.sort_values("x")[head].tolist(), rel=1e-12)
+        xml = ser["before: ZOSA (8561-45A12 z15)"]._element.xml
+        assert 'prstDash val="dash"' in xml
+    assert ax.unit == "hours" and ax.before["x"].min() == 0.25
