@@ -486,26 +486,35 @@ def draw_overlay(plot: pg.PlotItem, axis: RelativeAxis | None, metric: str, head
     n = 0
     ys: list[np.ndarray] = []
     frames = {"before": axis.before, "after": axis.after}
+    # one LPAR a side: two colours; more: one colour per LPAR name, so a pair reads solid against dashed
+    names = [str(v) for f in frames.values() if len(f) and "lpar" in f.columns for v in dict.fromkeys(f["lpar"])]
+    single = all(len(f) == 0 or "lpar" not in f.columns or f[["cec", "lpar"]].drop_duplicates().shape[0] <= 1
+                 for f in frames.values())
+    color_of = {name: LINE_COLORS[i % len(LINE_COLORS)] for i, name in enumerate(dict.fromkeys(names))}
     for side, frame in frames.items():
         if not len(frame) or metric not in frame.columns:
             continue
         other = frames["after" if side == "before" else "before"]
         labels = node_labels(frame, "lpar_interval", [other] if len(other) else None)
         frame = frame.assign(_label=labels.to_numpy())
-        for k, (label, g) in enumerate(frame.groupby("_label", sort=False)):
+        for label, g in frame.groupby("_label", sort=False):
             g = g.sort_values("x")
             y = pd.to_numeric(g[metric], errors="coerce").to_numpy(dtype=float)
-            color = LINE_COLORS[(2 * k + (side == "after")) % len(LINE_COLORS)]
+            color = (LINE_COLORS[int(side == "after")] if single
+                     else color_of.get(str(g["lpar"].iloc[0]), LINE_COLORS[0]))
             pen = pg.mkPen(color, width=2, style=SIDE_STYLE[side])
             plot.plot(g["x"].to_numpy(dtype=float), y, pen=pen, connect="finite", name=f"{side}: {label}")
             ys.append(y[np.isfinite(y)])
             n += 1
     plot.enableAutoRange()
+    cols = 1 if n <= 3 else 2
+    plot.legend.setColumnCount(cols)
     got = np.concatenate(ys) if ys else np.array([])
     if len(got):   # room above the lines for the legend
         lo, hi = float(got.min()), float(got.max())
         span = (hi - lo) or max(abs(hi), 1.0) * 0.1
-        plot.setYRange(lo - span * 0.05, hi + span * (0.15 + 0.12 * n), padding=0)
+        rows = -(-n // cols)
+        plot.setYRange(lo - span * 0.05, hi + span * (0.15 + 0.12 * rows), padding=0)
     return n
 
 
