@@ -45,7 +45,7 @@ from app.ui.timeline_plots import (
 )
 
 PLOTS_KEY = "timeline/plots"
-MIN_PLOT_HEIGHT = 120   # px: title row + a data area with three labelled ticks 14 px apart
+MIN_PLOT_HEIGHT = 110   # px: title row + a data area with three labelled ticks 14 px apart
 BASE_HEIGHT = 52
 OVERVIEW_HEIGHT = 100
 ZERO_KEY = "timeline/y_from_zero"
@@ -147,6 +147,7 @@ class TimelineView(QWidget):
         self.base.hideButtons()
         self.base.setLabel("bottom", M.TIME_AXIS_LABEL, **{"font-size": "7pt"})
         self.base.setMaximumHeight(BASE_HEIGHT)
+        self.base.setMinimumHeight(BASE_HEIGHT)
         self.base.getViewBox().setMouseEnabled(y=False)
         self.base_vb = self.base.getViewBox()
         for pid in PLOT_ORDER:
@@ -162,6 +163,8 @@ class TimelineView(QWidget):
         _fix_axes(self.overview, True)
         self.overview.setTitle(M.OVERVIEW_TITLE, size="8pt")
         self.overview.setMaximumHeight(OVERVIEW_HEIGHT)
+        self.overview.setMinimumHeight(OVERVIEW_HEIGHT)
+        self.overview.getAxis("left").setStyle(showValues=False)   # a chooser: its shape is enough
         self.overview.setMouseEnabled(x=False, y=False)
         self.region = pg.LinearRegionItem(swapMode="sort")
         self.region.setZValue(10)
