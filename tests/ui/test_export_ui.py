@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 import xml.etree.ElementTree as ET
 
+import pandas as pd
 import pytest
 from PySide6.QtGui import QGuiApplication, QImage
 
@@ -89,6 +90,22 @@ def test_export_action_xlsx_pptx_and_cancel(qtbot, compared, tmp_path):
     assert not gone.exists()
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".nestscope-")]   # no temp left
     assert dlg.export_button.isEnabled()
+
+    # CSV of the current table: the selected node over the time window, as the engine computes it
+    key = lpar_key(w, Z16)
+    w.selection.set_nodes([key])
+    start, end = pd.Timestamp("2026-11-02 08:00", tz="UTC"), pd.Timestamp("2026-11-02 12:00", tz="UTC")
+    w.selection.set_window(start, end)
+    dlg.set_level("lpar")
+    kind, text = run_dialog(qtbot, dlg, tmp_path / "table.csv", "table")
+    assert kind == "ok", text
+    import csv
+
+    rows = list(csv.DictReader(open(tmp_path / "table.csv", encoding="utf-8")))
+    want = w.ws.metrics(by="lpar", nodes=[key], start=start, end=end)
+    assert len(rows) == len(want) == 1
+    assert float(rows[0]["CPI"]) == pytest.approx(float(want["CPI"].iloc[0]), rel=1e-11)   # 12 digits
+    assert float(rows[0]["CPI"]) != pytest.approx(a["CPI"], rel=1e-6)    # the window, not the whole range
 
     # errors are one line naming the file, never a traceback
     bad = tmp_path / "no" / "such" / "folder" / "x.xlsx"
