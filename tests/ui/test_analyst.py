@@ -267,3 +267,46 @@ def test_readable_ticks_at_1024x700(qtbot, with_vm):
         inner = [v for v in values if lo + edge <= v <= hi - edge]
         assert len(inner) >= 3, (p.titleLabel.text, size, inner)
         assert spacing * size / (hi - lo) >= 13
+
+
+def test_axes_from_zero_is_remembered(qtbot, with_vm):
+    from app.ui.timeline import TimelineView
+
+    w = with_vm
+    w.tabs.setCurrentWidget(w.timeline)
+    _select(qtbot, w, _key(w, "lpar", "ZOSB"))
+    QApplication.processEvents()
+    tl = w.timeline
+    cpi = tl.plots["cpi"].getViewBox()
+    qtbot.waitUntil(lambda: cpi.viewRange()[1][0] > 0.3)           # fitted to the data (the parts are ~0.8 and up)
+    tl.zero.setChecked(True)
+    top = max(float(np.nanmax(c.yData)) for c in tl.plots["cpi"].listDataItems() if c.yData is not None
+              and len(c.yData))
+    assert cpi.viewRange()[1] == pytest.approx([0.0, top * 1.05])
+    assert tl.plots["sourcing"].getViewBox().viewRange()[1] == [0, 100]
+    again = TimelineView()                       # a new window starts with the remembered choice
+    qtbot.addWidget(again)
+    assert again.zero.isChecked()
+
+
+def test_user_guide_in_the_app(qtbot, window):
+    from pathlib import Path
+
+    from PySide6.QtGui import QTextDocument
+
+    dlg = window.show_guide()
+    text = dlg.browser.toPlainText()
+    for section in ("Open files", "Read the tree", "Choose a time window", "Compare before and after",
+                    "Export for a deck", "Check data health", "Add IBM coefficients"):
+        assert section in text
+    # every screenshot the guide names exists and loads
+    doc = dlg.browser.document()
+    guide = Path(__file__).resolve().parents[2] / "docs" / "user-guide.md"
+    names = [line.split("](")[1].rstrip(")") for line in guide.read_text().splitlines() if line.startswith("![")]
+    assert len(names) >= 3
+    for name in names:
+        assert (guide.parent / name).exists(), name
+        img = doc.resource(QTextDocument.ResourceType.ImageResource, dlg.browser.source().resolved(name)
+                           if not dlg.browser.source().isEmpty() else doc.baseUrl().resolved(name))
+        assert img is not None and not img.isNull(), name
+    dlg.close()
