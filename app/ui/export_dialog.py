@@ -173,7 +173,8 @@ class ExportDialog(QDialog):
                 raise ExportError(f"{self.path.text().strip()}: no comparison is set (tree: right-click, "
                                   "'Set as before' and 'Set as after')")
             nodes = tuple(dict.fromkeys([*(cmp.before.nodes or ()), *(cmp.after.nodes or ())])) or None
-            sub = f"before: {cmp.before.describe()}  |  after: {cmp.after.describe()}"
+            desc = self.ctl.tab.data.describe   # computed with the comparison (never the workspace on this thread)
+            sub = f"before: {desc.get('before', '')}  |  after: {desc.get('after', '')}"
             return ExportRequest(self.w.ws, by=by, nodes=nodes, comparison=cmp, title=title, subtitle=sub)
         if what == "deck":
             return ExportRequest(self.w.ws, by=by, comparison=cmp, title=title)
