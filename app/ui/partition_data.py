@@ -52,9 +52,11 @@ def busy_series(parts: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["cec", "lpar", "time", "busy", "cpus"])
     p = parts.assign(cec=parts["cec"].astype(str), lpar=parts["lpar"].astype(str),
                      busy_x=parts["busy_pct"].astype(float) * parts["cpus"].astype(float))
-    g = p.groupby(["cec", "lpar", "time"], sort=True)
-    out = g.agg(busy=("busy_x", lambda s: s.sum(min_count=len(s))), cpus=("cpus", "sum")).reset_index()
-    return out
+    p = p.assign(missing=p["busy_x"].isna())
+    out = (p.groupby(["cec", "lpar", "time"], sort=True)
+           .agg(busy=("busy_x", "sum"), missing=("missing", "any"), cpus=("cpus", "sum")).reset_index())
+    out.loc[out["missing"], "busy"] = np.nan      # a processor type without a busy value: the sum is unknown
+    return out.drop(columns="missing")
 
 
 def facts(parts: pd.DataFrame, cec: str, lpar: str, start: Any = None, end: Any = None) -> PartitionFacts:
