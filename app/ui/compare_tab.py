@@ -561,7 +561,6 @@ class SideBox(QGroupBox):
         for e in (self.start, self.end, self.hours, self.days):
             e.editingFinished.connect(self._edited)
             e.setMinimumWidth(60)
-        self._last: Side | None = None
 
     def _edited(self) -> None:
         self.changed.emit()
@@ -974,6 +973,8 @@ class CompareController(QObject):
                           status=self.status, header=self.timeline_header)
         # Shift-drag / Ctrl-drag of the timelines' window region: that window of the selection becomes a side
         tl.region.sigRegionChangeFinished.connect(self._region_dragged)
+        tl.region.setToolTip("Drag to choose the time window; hold Shift while dragging to also set the selected "
+                             "nodes over this window as the comparison's before side, Ctrl for the after side")
         install_plot_menu(self.tab.wf_view, lambda: [self.tab.wf_plot], panel=self.tab.charts,
                           name="cpi_waterfall", status=self.status)
         install_plot_menu(self.tab.ov_view, lambda: [self.tab.ov_plot], panel=self.tab.charts,
