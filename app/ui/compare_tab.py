@@ -980,6 +980,13 @@ class CompareController(QObject):
         install_plot_menu(self.tab.ov_view, lambda: [self.tab.ov_plot], panel=self.tab.charts,
                           name="compare_timelines", status=self.status)
         # workspace files save / restore the comparison
+        # Edit > Copy (Ctrl+C) copies the comparison table while the Compare tab is shown
+        copy = window.actions_.copy
+        try:
+            copy.triggered.disconnect(window.copy)
+            copy.triggered.connect(self.copy)
+        except (RuntimeError, TypeError):
+            pass
         window.actions_.dark.toggled.connect(self.tab.apply_theme)
         if window.actions_.dark.isChecked():
             self.tab.apply_theme(True)
@@ -1013,6 +1020,17 @@ class CompareController(QObject):
         menu.addSeparator()
         menu.addAction("Copy", self.w.tree.copy_selection)
         return menu
+
+    def copy(self, *_args) -> None:
+        """Ctrl+C: the comparison table on the Compare tab (unless the tree has the focus), else the window's copy."""
+        focus = QApplication.focusWidget()
+        tree = self.w.tree.view
+        in_tree = focus is not None and (focus is tree or tree.isAncestorOf(focus))
+        if self.w.tabs.currentWidget() is self.tab and not in_tree and self.tab.comparison is not None:
+            self.tab.copy_table()
+            self.status(f"Copied the comparison table ({self.tab.model.rowCount()} rows)")
+            return
+        self.w.copy()
 
     def timeline_header(self) -> str:
         """The timelines' node legend (a label above the plots on screen) for their pictures."""

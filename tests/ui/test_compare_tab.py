@@ -95,6 +95,13 @@ def check_marked_columns_say_why(compared):
     assert cmp.marks["L2P"] in model.data(model.index(0, i), Qt.ItemDataRole.ToolTipRole)
     # the header of the tab says which ratio it is
     assert "ratio = before / after" in tab.note.text()
+    # Ctrl+C (Edit > Copy) on the Compare tab copies the comparison table as TSV with headers
+    from PySide6.QtGui import QGuiApplication
+
+    compared.actions_.copy.trigger()
+    lines = QGuiApplication.clipboard().text().splitlines()
+    assert lines[0].startswith("Row\t") and len(lines) == 5
+    assert lines[3].startswith("Ratio before/after\tZOSA\t")
 
 
 def check_waterfall_sums_to_cpi_change(compared):
