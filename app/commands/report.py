@@ -207,11 +207,9 @@ NA = "n/a"      # a value that does not apply or cannot be computed, written the
 
 
 def _fmt(v: Any, decimals: int) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return NA
-    if isinstance(v, str):
-        return v
-    return f"{float(v):.{decimals}f}"
+    from app.engine.layout import format_value   # the window's and the readout's formatter too
+
+    return format_value(v, decimals, missing=NA)
 
 
 def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH) -> str:

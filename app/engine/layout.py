@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from app.engine.catalog import GENERIC, FormulaSet, builtin_formula_sets
 from app.engine.hint import HINT_STATUS, rules_text
 
-__all__ = ["ColumnSpec", "presentation_columns", "metric_info", "MEANINGS", "HINT_ID", "main_columns"]
+__all__ = ["ColumnSpec", "presentation_columns", "metric_info", "MEANINGS", "HINT_ID", "main_columns", "format_value",
+           "metric_decimals"]
 
 HINT_ID = "Workload_Hint"
 _MAIN_Z10 = ["CPI", "PRBSTATE", "Est_Instr_Cmplx_CPI", "Est_Finite_CPI", "Est_SCPL1M", "L1MP", "L15P", "L2LP",
@@ -137,3 +138,31 @@ def presentation_columns(generation: str, sets: dict[str, FormulaSet] | None = N
     for mid in fs.metrics:
         add(mid, fs.metrics[mid].group or "Other")
     return cols
+
+
+def format_value(value: object, decimals: int | None, missing: str = "") -> str:
+    """The one display form of a metric value (window, readout, CLI): ``decimals`` places (the presentation's
+    rounding of the metric, 2 when None); ``missing`` for None/NaN/inf; text stays as it is."""
+    if value is None:
+        return missing
+    if isinstance(value, str):
+        return value
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if f != f or f in (float("inf"), float("-inf")):
+        return missing
+    return f"{f:.{2 if decimals is None else decimals}f}"
+
+
+_DECIMALS: dict[str, int] = {}
+
+
+def metric_decimals(metric_id: str) -> int | None:
+    """The presentation rounding of a metric id (the same in every generation's set), None when unknown."""
+    if not _DECIMALS:
+        for gen in builtin_formula_sets():
+            for spec in presentation_columns(gen):
+                _DECIMALS.setdefault(spec.id, spec.decimals)
+    return _DECIMALS.get(metric_id)

@@ -157,35 +157,17 @@ def _present(v: Any) -> bool:
 
 
 def fmt_number(value: Any, decimals: int | None) -> str:
-    """Display text of a metric value: '' for NaN, ColumnSpec rounding otherwise."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    if math.isnan(f):
-        return ""
-    return f"{f:.{2 if decimals is None else decimals}f}"
+    """Display text of a metric value: '' for NaN, ColumnSpec rounding otherwise (the engine's one formatter)."""
+    from app.engine.layout import format_value
 
-
-_DECIMALS: dict[str, int] = {}
+    return format_value(value, decimals)
 
 
 def metric_decimals(metric_id: str) -> int | None:
     """The presentation rounding of a metric (the table's, the CLI's): the same for every generation."""
-    if not _DECIMALS:
-        from app.engine import presentation_columns
+    from app.engine.layout import metric_decimals as decimals
 
-        for gen in ("z10", "z16", "z17", "z196"):
-            try:
-                for spec in presentation_columns(gen):
-                    _DECIMALS.setdefault(spec.id, spec.decimals)
-            except Exception:  # noqa: BLE001 - an unknown generation adds nothing
-                continue
-    return _DECIMALS.get(metric_id)
+    return decimals(metric_id)
 
 
 def generations_of(df: pd.DataFrame) -> list[str]:

@@ -310,3 +310,26 @@ def test_user_guide_in_the_app(qtbot, window):
                            if not dlg.browser.source().isEmpty() else doc.baseUrl().resolved(name))
         assert img is not None and not img.isNull(), name
     dlg.close()
+
+
+def test_one_rounding_per_metric_everywhere(qtbot, with_vm):
+    """Table, readout, SMT tab and CLI use the presentation's rounding through one formatter."""
+    import re
+
+    from app.commands.report import _fmt
+    from app.engine.layout import format_value, metric_decimals
+    from app.ui.smt import CORE_COLS, TYPE_COLS
+
+    assert (metric_decimals("L2P"), metric_decimals("CPI"), metric_decimals("Thread_Density")) == (1, 2, 2)
+    assert format_value(78.04999, 1) == "78.0" and format_value(float("nan"), 1) == "" and _fmt(None, 1) == "n/a"
+    assert _fmt(78.04999, 1) == format_value(78.04999, 1)
+    assert {c.decimals for c in (*TYPE_COLS, *CORE_COLS) if c.id == "thread_density"} == {2}
+    w = with_vm
+    _select(qtbot, w, _key(w, "lpar", "ZOSB"))
+    tl = w.timeline
+    lo, hi = tl.data_range()
+    tl.show_cursor_at((lo + hi) / 2)
+    text = tl.readout.text()
+    assert re.search(r"L2P \d+\.\d,", text) and re.search(r"CPI \d+\.\d\d,", text), text
+    model = w.table.model
+    assert re.fullmatch(r"\d+\.\d", model.text(1, model.column_index("L2P")))
