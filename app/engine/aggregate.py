@@ -140,7 +140,14 @@ def select_rows(iv: pd.DataFrame, start=None, end=None, nodes: Iterable[NodeKey]
             k = np.ones(len(iv), dtype=bool)
             for c, v in zip(cols, vals):
                 col = iv[c]
-                k &= (col.to_numpy() == (int(v) if c == "cpu" else v))
+                if isinstance(col.dtype, pd.CategoricalDtype):     # compare codes, not 368,640 strings
+                    code = col.cat.categories.get_indexer([v])[0] if isinstance(v, str) else -1
+                    if code < 0 and not isinstance(v, str):
+                        k &= (col.to_numpy() == v)
+                    else:
+                        k &= (col.cat.codes.to_numpy() == code) if code >= 0 else False
+                else:
+                    k &= (col.to_numpy() == (int(v) if c == "cpu" else v))
             nm |= k
         m &= nm
     return iv.loc[m] if not m.all() else iv
@@ -157,6 +164,37 @@ def _qbits_or(qbits: np.ndarray, by) -> np.ndarray | None:
             res = np.where(has, b, 0) if res is None else res | np.where(has, b, 0)
         b <<= 1
     return res
+
+
+def _node_codes(iv: pd.DataFrame, base: list[str]) -> np.ndarray:
+    """Group number per row for the ``base`` columns, numbered in first-appearance order (as
+    ``groupby(base, sort=False, observed=True, dropna=False).ngroup()``), from the category codes."""
+    key = np.zeros(len(iv), np.int64)
+    for c in base:
+        col = iv[c]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            codes = col.cat.codes.to_numpy(dtype=np.int64) + 1          # -1 (NaN) -> 0: its own group
+            k = len(col.cat.categories) + 1
+        else:
+            codes, uniq = pd.factorize(col.to_numpy(), use_na_sentinel=False)
+            codes, k = codes.astype(np.int64), len(uniq)
+        _, key = np.unique(key * np.int64(k) + codes, return_inverse=True)
+        key = key.ravel().astype(np.int64)
+    first = np.full(int(key.max()) + 1 if len(key) else 0, len(key), np.int64)
+    np.minimum.at(first, key, np.arange(len(key)))
+    rank = np.empty_like(first)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[key]
+
+
+def _nunique(gid: np.ndarray, vals: np.ndarray, ngroups: int) -> np.ndarray:
+    """Distinct ``vals`` per group (``vals`` integer codes >= 0)."""
+    vals = np.asarray(vals, dtype=np.int64)
+    k = int(vals.max()) + 1 if len(vals) else 1
+    pairs = np.sort(gid.astype(np.int64) * k + vals)      # sort-based: numpy's hash unique is slow here
+    if len(pairs):
+        pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]]
+    return np.bincount(pairs // k, minlength=ngroups)
 
 
 def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
@@ -183,41 +221,48 @@ def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
     if not len(iv):
         return pd.DataFrame(columns=base + ["interval_start", "interval_end", "n_cpus", "CPSP", "INTERVAL",
                                             "qbits"] + counters + ["_h_" + c for c in hint_counters])
-    node = iv.groupby(base, sort=False, observed=True, dropna=False).ngroup().to_numpy()
+    node = _node_codes(iv, base)
     cec_level = level in ("cec", "cec_interval")
     bcol = "cec_bucket" if cec_level else "bucket"
     bucket = iv[bcol].to_numpy(dtype="datetime64[ns]").view(np.int64)
     blen = iv[bcol + "_s"].to_numpy(dtype=np.float64)
-    by = [node, bucket] if per_interval else [node]
+    # one integer group id per row, groups numbered in the order of groupby([node, bucket], sort=True)
+    if per_interval:
+        b_codes, b_uniq = pd.factorize(bucket, sort=True)
+        gid = np.unique(node * np.int64(len(b_uniq)) + b_codes, return_inverse=True)[1].ravel()
+    else:
+        gid = np.unique(node, return_inverse=True)[1].ravel()
+    by = gid
+    ngroups = int(gid.max()) + 1
     cpsp = iv["cpu_speed"].to_numpy(dtype=np.float64)
     b0 = iv["B0"].to_numpy(dtype=np.float64) if "B0" in iv.columns else np.full(len(iv), np.nan)
     ivs = iv["interval_s"].to_numpy(dtype=np.float64)
     with np.errstate(all="ignore"):
         busy_us = np.where(cpsp > 0, b0 / cpsp, np.nan)
         bf = np.where(ivs > 0, busy_us / (1e6 * ivs), np.nan)
-    cpu_uid = iv.groupby(["cec", "system", "cpu"], sort=False, observed=True).ngroup().to_numpy()
-    work = iv[counters].copy()
-    work["_busy_us"] = busy_us
+    cpu_uid = _node_codes(iv, ["cec", "system", "cpu"])
+    extra = {"_busy_us": busy_us}
     hcols = []
     if hint_counters:
         lost = (iv["qbits"].to_numpy(dtype=np.int64) & 1) != 0
         for c in hint_counters:
-            work["_h_" + c] = np.where(lost, np.nan, iv[c].to_numpy(dtype=np.float64))
+            extra["_h_" + c] = np.where(lost, np.nan, iv[c].to_numpy(dtype=np.float64))
             hcols.append("_h_" + c)
-    work["_bf"] = bf
-    g = work.groupby(by, sort=True)
-    sums = g.sum(min_count=1)
+    extra["_bf"] = bf
+    # sums per column (each column on its own, as one frame would): the counters without a copy, the rest apart
+    g = iv[counters].groupby(gid, sort=True)
+    sums = pd.concat([g.sum(min_count=1), pd.DataFrame(extra).groupby(gid, sort=True).sum(min_count=1)], axis=1)
     aux = pd.DataFrame({"_cpsp_max": cpsp, "_ivs": ivs, "_blen": blen, "_start": iv["interval_start"].to_numpy(),
-                        "_end": iv["interval_end"].to_numpy(), "_uid": cpu_uid, "_bucket": bucket,
-                        "_row": np.arange(len(iv))})
-    ga = aux.groupby(by, sort=True)
+                        "_end": iv["interval_end"].to_numpy(), "_row": np.arange(len(iv))})
+    ga = aux.groupby(gid, sort=True)
     agg = ga.agg(_cpsp_max=("_cpsp_max", "max"), _ivs=("_ivs", "median"), _blen=("_blen", "max"),
-                 _start=("_start", "min"),
-                 _end=("_end", "max"), _n=("_uid", "nunique"), _nb=("_bucket", "nunique"), _row=("_row", "first"))
+                 _start=("_start", "min"), _end=("_end", "max"), _row=("_row", "first"))
+    agg["_n"] = _nunique(gid, cpu_uid, ngroups)
+    agg["_nb"] = _nunique(gid, pd.factorize(bucket)[0], ngroups)
     first_rows = iv.iloc[agg["_row"].to_numpy()]
     out = first_rows[base].reset_index(drop=True)
     if per_interval and level == "cec_interval":
-        endb = pd.to_datetime(agg.index.get_level_values(1).to_numpy().astype("datetime64[ns]"))
+        endb = pd.to_datetime(bucket[agg["_row"].to_numpy()].astype("datetime64[ns]"))
         out["interval_end"] = endb
         out["interval_start"] = endb - pd.to_timedelta(agg["_blen"].to_numpy(), unit="s")
     else:
@@ -244,11 +289,11 @@ def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
     qb = iv["qbits"].to_numpy(dtype=np.int64)
     q = _qbits_or(qb, by)
     q = np.zeros(len(out), dtype=np.int64) if q is None else q.astype(np.int64)
-    size = g.size().to_numpy()
+    size = np.bincount(gid, minlength=ngroups)
     for letter in ("P", "E"):
         cols = [c for c in counters if c[0] == letter]
         if cols:
-            cnt = g[cols[0]].count().to_numpy()
+            cnt = np.bincount(gid, weights=iv[cols[0]].notna().to_numpy(), minlength=ngroups).astype(np.int64)
             q |= np.where((cnt > 0) & (cnt < size), 64, 0)
     out["qbits"] = q
     return out
