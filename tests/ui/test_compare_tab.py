@@ -146,9 +146,10 @@ def test_compare_tab_shows_the_comparison(compared):
     check_overlay_on_relative_axis(compared)
 
 
-def test_per_class_shift_filter_and_state(qtbot, compared):
+def test_sides_shift_state_tree_menu_and_region(qtbot, compared, monkeypatch):
     check_per_class_and_shift_filter(qtbot, compared)
     check_state_round_trip(qtbot, compared)
+    check_tree_menu_and_modifier_drag(qtbot, compared, monkeypatch)
 
 
 def check_per_class_and_shift_filter(qtbot, compared):
@@ -192,16 +193,19 @@ def check_state_round_trip(qtbot, compared):
     wait_compared(qtbot, compared)
 
 
-def test_tree_menu_and_modifier_drag(qtbot, window, monkeypatch):
+def check_tree_menu_and_modifier_drag(qtbot, window, monkeypatch):
     """Set as before / after from the tree's context menu; Shift / Ctrl while dragging the timelines' region."""
     from PySide6.QtCore import QRect
 
     from app.ui.compare_tab import side_for_modifiers
     from app.ui.roles import Role
 
-    window.open_files([sample(BEFORE), sample(AFTER)])
-    wait_loaded(qtbot, window)
+    from app.ui.compare_tab import Side
+
     ctl = window.compare
+    wait_compared(qtbot, window)
+    for name in ("before", "after"):   # start again: nothing set
+        ctl.tab.boxes[name].set_side(Side())
     view = window.tree.view
     z15 = lpar_key(window, Z15)
     window.tree.select_keys([z15])
@@ -235,8 +239,9 @@ def test_tree_menu_and_modifier_drag(qtbot, window, monkeypatch):
     region = window.timeline.region
     region.setBounds((None, None))
     region.setRegion((start.timestamp(), end.timestamp()))
+    old = ctl.tab.comparison
     region.sigRegionChangeFinished.emit(region)
-    wait_compared(qtbot, window)
+    qtbot.waitUntil(lambda: ctl.tab.comparison is not old and not ctl.busy(), timeout=60_000)
     box = ctl.tab.boxes["after"]
     assert box.nodes == (z16,) and box.start.text() == "2026-11-02 06:00" and box.end.text() == "2026-11-02 18:00"
     # the after row covers the 48 quarter hours ending in (06:00, 18:00]
