@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine: installs what NestScope needs, then
 #   packaging/dev.sh run [FILE...]   opens the window (bundled sample when no file is given)
-#   packaging/dev.sh test [ARGS...]  runs the whole test suite (Qt offscreen)
+#   packaging/dev.sh test [ARGS...]  runs the whole test suite (Qt offscreen); without ARGS it then builds the
+#                                    desktop bundle and smoke-runs it (packaging/build.sh --smoke) unless
+#                                    NESTSCOPE_SKIP_BUNDLE is set
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +36,12 @@ fi
 cmd="${1:-run}"; shift || true
 case "$cmd" in
   run)  exec .venv/bin/nestscope "$@" ;;
-  test) export QT_QPA_PLATFORM=offscreen; exec .venv/bin/python -m pytest -q "$@" ;;
+  test) export QT_QPA_PLATFORM=offscreen
+        .venv/bin/python -m pytest -q "$@"
+        # then the desktop bundle: built from this checkout and run offscreen (info + snapshot);
+        # NESTSCOPE_SKIP_BUNDLE=1 skips it (e.g. when running a subset of the tests)
+        if [ -z "${NESTSCOPE_SKIP_BUNDLE:-}" ] && [ $# -eq 0 ]; then
+          exec ./packaging/build.sh --smoke
+        fi ;;
   *)    echo "usage: packaging/dev.sh run [FILE...] | test [PYTEST ARGS...]" >&2; exit 2 ;;
 esac

@@ -76,7 +76,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"nestscope snapshot: cannot write {out}", file=sys.stderr)
         return EXIT_USAGE
     print(f"{out}: {size[0]}x{size[1]} {args.view}")
+    _teardown(qapp, window)
     return EXIT_OK
+
+
+def _teardown(qapp, window) -> None:
+    """Let every worker end and delete the window while Qt still runs: a window left to the interpreter's
+    exit could crash there (segmentation fault after the PNG was written, issue 14)."""
+    from PySide6.QtCore import QCoreApplication, QEvent, QThreadPool
+
+    from app.ui.workers import read_pool
+
+    window.loader.cancel_all()
+    read_pool().waitForDone(10_000)
+    QThreadPool.globalInstance().waitForDone(10_000)
+    window.close()
+    window.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    qapp.processEvents()
 
 
 def _wait(qapp, window) -> None:
