@@ -212,6 +212,9 @@ def test_workspace_round_trip(qtbot, with_vm, tmp_path):
     from app.ui import settings
 
     assert settings.recent_workspaces()[0] == str(path)
+    w2.fill_recent_menu()          # recent workspaces beside the recent files
+    texts = [a.text() for a in w2.actions_.recent_menu.actions()]
+    assert M.RECENT_WORKSPACES in texts and str(path) in texts
     w2.loader.cancel_all()
 
 
