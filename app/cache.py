@@ -123,8 +123,24 @@ def _finding_from_json(d: dict) -> Finding:
                    message=d["message"], key=dict(d.get("key") or {}))
 
 
+_CHUNK_ROWS = 1 << 17
+
+
 def _frame_to_parquet(df: pd.DataFrame, path: Path) -> None:
-    df.to_parquet(path, engine="pyarrow", **_PARQUET)
+    """Write ``df``; a big frame in slices of rows, so converting it to Arrow never holds a second copy of all
+    of it (the month's 368,640 x 191 samples would otherwise add about 0.5 GB to the peak)."""
+    if len(df) <= _CHUNK_ROWS:
+        df.to_parquet(path, engine="pyarrow", **_PARQUET)
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    first = pa.Table.from_pandas(df.iloc[:_CHUNK_ROWS], preserve_index=False)
+    with pq.ParquetWriter(path, first.schema, compression=_PARQUET["compression"]) as w:
+        w.write_table(first)
+        for i in range(_CHUNK_ROWS, len(df), _CHUNK_ROWS):
+            w.write_table(pa.Table.from_pandas(df.iloc[i:i + _CHUNK_ROWS], schema=first.schema,
+                                               preserve_index=False))
 
 
 def _frame_from_parquet(path: Path, columns: list[str] | None = None) -> pd.DataFrame:

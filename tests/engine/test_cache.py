@@ -221,3 +221,13 @@ def test_tree_from_the_cache_is_the_same_tree(files, cache):
     ws3 = Workspace(cache=False)
     ws3.add_all([decode(p) for p in paths])
     assert _flat(ws3.tree()) == fresh
+
+
+def test_big_frames_written_in_slices_read_back_identical(files, cache, monkeypatch):
+    # frames over _CHUNK_ROWS rows are converted to Arrow slice by slice (memory); here with 500-row slices
+    monkeypatch.setattr(wc, "_CHUNK_ROWS", 500)
+    for name in (SMF, MON):
+        path = files / name
+        fresh = wc.read_file(path, cache=cache)
+        assert len(fresh.samples) > 1000          # several slices
+        _same(wc.read_file(path, cache=cache), decode(path))
