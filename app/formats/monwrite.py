@@ -297,7 +297,10 @@ class _Walk:
                 off = nxt
                 continue
             claimed = off + R.PAGE + sum(((t >> 12) - (s >> 12) + 1) * R.PAGE for _f, _a, _b, s, t in ents)
-            inner = _next_block(data, off + 1, min(claimed - BACK_OFF, n))
+            # entries consistent when a control record (or the end of the file) follows the claimed pages;
+            # otherwise look inside them for a control record (damaged entries claiming too many pages)
+            inner = None if claimed == n or _block_ok(data, claimed) else \
+                _next_block(data, off + 1, min(claimed - BACK_OFF, n))
             if inner is not None:                     # (a block a few bytes early: bytes lost in its pages)
                 self.find(off, "error", "bad-control-record", f"MONWRITE control record's entries claim "
                           f"{claimed - off - R.PAGE} bytes of pages, but a valid control record starts inside them "
