@@ -229,6 +229,8 @@ def _render_svg(obj: Any, size: tuple[int, int], path: str, title: str, header: 
     gen.setViewBox(QRect(0, 0, *size))
     gen.setTitle(title)
     gen.setDescription("NestScope plot")
+    widget, _only = _target(obj)
+    gen.setResolution(widget.logicalDpiX())   # point sizes as on screen (the default 72 dpi shrinks text)
     painter = QPainter(gen)
     try:
         _paint(obj, size, painter, header)
