@@ -35,7 +35,8 @@ def summary(res: ReadResult, engine: list[Finding] | None = None) -> dict[str, A
     s = res.samples
     meta = res.meta or {}
     out: dict[str, Any] = {
-        "file": res.file, "kind": res.kind, "framing": res.framing, "size": res.size,
+        "file": res.file, "kind": res.kind, "framing": res.framing,
+        "size": None if any(f.code in ("unreadable-file", "not-a-file") for f in res.findings) else res.size,
         "records": dict(res.records), "samples": int(len(s)),
         "partitions": int(len(res.partitions)) if res.partitions is not None else 0,
         "time_range": None, "machines": [], "systems": [], "classes": {},
@@ -94,7 +95,8 @@ def _type_key(k: Any) -> tuple[int, str]:
 
 
 def _text(d: dict[str, Any]) -> str:
-    lines = [f"{d['file']}", f"  kind: {d['kind']}   framing: {d['framing']}   size: {d['size']:,} bytes"]
+    size = "" if d["size"] is None else f"   size: {d['size']:,} bytes"      # None: the file could not be opened
+    lines = [f"{d['file']}", f"  kind: {d['kind']}   framing: {d['framing']}{size}"]
     if d["records"]:
         lines.append("  records: " + ", ".join(f"{k} {v:,}" for k, v in d["records"].items()))
     if d.get("other_types"):

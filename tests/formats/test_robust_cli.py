@@ -114,3 +114,8 @@ def test_info_and_report_on_damaged_files(capsys, tmp_path, damage):
         assert (code == 3) == (damage == "garbage")
         if argv[0] == "info" or code == 3:             # the report table only counts findings
             assert str(p) in out + err
+
+
+def test_unreadable_path_has_no_offset_0_and_no_size(capsys, tmp_path):
+    code, out, err = run(capsys, "info", str(tmp_path / "missing.smf"))
+    assert code == 3 and "offset 0" not in out and "size:" not in out and "whole file" in out
