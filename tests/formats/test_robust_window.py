@@ -139,3 +139,13 @@ def test_cancel_before_the_worker_starts(qtbot, win, good, tmp_path):
     win.loader.cancel_all()                                 # queued jobs never started
     idle(qtbot, win)
     opens_normally(qtbot, win, good)
+
+
+def test_non_utf8_path_loads_in_the_window(qtbot, win, tmp_path):
+    raw = os.path.join(os.fsencode(tmp_path), b"caf\xe9.smf")
+    with open(raw, "wb") as fh:
+        fh.write(C.smf_file(20))
+    win.open_files([os.fsdecode(raw)])
+    idle(qtbot, win)
+    assert any(len(getattr(r, "samples", [])) == 20 for r in win.ws.files)
+    assert win.errors == []
