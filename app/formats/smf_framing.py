@@ -221,7 +221,11 @@ def _chain_bdw(buf, start: int = 0) -> float:
 
 def _hdr_ok_seg(buf, q: int, n: int) -> bool:
     """A complete or first segment must start like an SMF record (date at record offset 10)."""
-    return q + 14 <= n and buf[q + 10] <= 2 and packed_date_ok(bytes(buf[q + 10:q + 14]))
+    if q + 14 > n or buf[q + 10] > 2:
+        return False
+    d, e = buf[q + 12], buf[q + 13]
+    return bool(_IS_DIGITS[buf[q + 11]] and _IS_DIGITS[d] and _IS_END[e]
+                and 1 <= (d >> 4) * 100 + (d & 0xF) * 10 + (e >> 4) <= 366)    # packed_date_ok, inlined
 
 
 LOOK_PAST = 1 << 24       # how far detection looks for a chain after a damaged start (16 MiB)
