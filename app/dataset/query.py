@@ -23,6 +23,8 @@ otherwise); both get the same statement apart from the :class:`app.dataset.sql.D
 from __future__ import annotations
 
 import os
+import re
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from app.dataset.sql import DUCKDB, SPARK, Dialect, formula_set_sql, lit_str, parse_where
+from app.dataset.sql import DUCKDB, SPARK, Dialect, formula_set_sql, lit_str, metric_layers, parse_where
 from app.dataset.store import Dataset
 
 __all__ = ["QuerySpec", "run_query", "open_engine", "QueryError", "BY_CHOICES", "EVERY_CHOICES", "parse_hours",
@@ -131,6 +133,11 @@ class DuckDBEngine:
     def sql(self, text: str) -> pd.DataFrame:
         return self.con.execute(text).df()
 
+    def run(self, steps: Sequence[tuple[str, str]]) -> pd.DataFrame:
+        """One statement: the steps as common table expressions."""
+        ctes = [f"{name} AS ({body})" for name, body in steps[:-1]]
+        return self.sql(("WITH " + ",\n".join(ctes) + "\n" if ctes else "") + steps[-1][1])
+
     def columns(self) -> list[str]:
         return [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
 
@@ -178,6 +185,31 @@ class SparkEngine:
 
     def sql(self, text: str) -> pd.DataFrame:
         return self.spark.sql(text).toPandas()
+
+    # steps whose result is small and that later steps read many times: materialized, so Spark's optimizer
+    # does not collapse the metric layers back into one giant expression per metric
+    _MATERIALIZE = ("agg", "a2")
+
+    def run(self, steps: Sequence[tuple[str, str]]) -> pd.DataFrame:
+        """The steps as temporary views; aggregated and metric layers checkpointed locally."""
+        tag = uuid.uuid4().hex[:8]
+        names = {name: f"{name}_{tag}" for name, _ in steps if name}
+        made = []
+        try:
+            for name, body in steps:
+                for old, new in names.items():
+                    body = re.sub(rf"\b{old}\b", new, body)
+                df = self.spark.sql(body)
+                if not name:
+                    return df.toPandas()
+                if name in self._MATERIALIZE or re.fullmatch(r"m\d+", name):
+                    df = df.localCheckpoint()
+                df.createOrReplaceTempView(names[name])
+                made.append(names[name])
+        finally:
+            for v in made:
+                self.spark.catalog.dropTempView(v)
+        return pd.DataFrame()
 
     def columns(self) -> list[str]:
         return list(self._cols)
@@ -315,8 +347,10 @@ def _period_start(every: str, key: np.ndarray) -> pd.DatetimeIndex:
     return pd.to_datetime({"year": k // 12, "month": k % 12 + 1, "day": np.ones(len(k), dtype=np.int64)})
 
 
-def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str]) -> str:
-    """The whole statement for ``spec`` (see the module docstring)."""
+def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
+              steps: bool = False):
+    """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
+    (view name, SELECT) steps it is made of, the last one (name '') giving the result."""
     from app.engine.metrics import _hint_applies, hint_counters, metric_ids
 
     q = d.q
@@ -366,9 +400,9 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
         firstP = next((c for c in counters if c[0] == "P"), None)
         firstE = next((c for c in counters if c[0] == "E"), None)
         sel = group + [
-            "MIN(t_start) AS _start", "MAX(t_end) AS _end", "COUNT(DISTINCT _uid) AS n_cpus",
+            "MIN(t_start) AS _start", "MAX(t_end) AS _end", f"{d.count_distinct('_uid')} AS n_cpus",
             "SUM(_busy_us) AS _sb", "SUM(_bf) AS _sf", "MAX(cpu_speed) AS _cpsp_max",
-            f"{d.median('interval_s')} AS _ivs", f"MAX({bcol}_s) AS _blen", f"COUNT(DISTINCT {bcol}) AS _nb",
+            f"{d.median('interval_s')} AS _ivs", f"MAX({bcol}_s) AS _blen", f"{d.count_distinct(bcol)} AS _nb",
             "BIT_OR(qbits) AS _q", "COUNT(*) AS _size",
             (f"COUNT({q(firstP)})" if firstP else "0") + " AS _cntP",
             (f"COUNT({q(firstE)})" if firstE else "0") + " AS _cntE"]
@@ -397,11 +431,18 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             return column(name)
         return q("_h_" + name) if name in hc else None
 
-    per_gen = {g: formula_set_sql(fs, column) for g, fs in sets.items()}
-    mets = []
-    for mid in ids:
-        whens = [f"WHEN {lit_str(g)} THEN {sql[mid]}" for g, sql in per_gen.items() if mid in sql]
-        mets.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)") + f" AS {q(mid)}")
+    per_gen = {g: formula_set_sql(fs, column, metric_column=q) for g, fs in sets.items()}
+    prev = "a2"
+    for k, layer in enumerate(metric_layers(sets)):
+        cols = []
+        for mid in layer:
+            whens = [f"WHEN {lit_str(g)} THEN {sql[mid]}" for g, sql in per_gen.items() if mid in sql]
+            cols.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)")
+                        + f" AS {q(mid)}")
+        ctes.append(f"m{k} AS (SELECT *, {', '.join(cols)} FROM {prev})")
+        prev = f"m{k}"
+    mets = [q(mid) if any(mid in sql for sql in per_gen.values()) else f"CAST(NULL AS DOUBLE) AS {q(mid)}"
+            for mid in ids]
     if with_hint:
         for mid in ("L1MP", "RNI"):
             whens = []
@@ -413,7 +454,10 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     tail = ["_start", "_end", "n_cpus", "_q", "_size", "_cntP", "_cntE"]
     out_cols = [c for c in out_keys] + tail + mets
     order = [q(k) for k in keys] + (["_period"] if period else []) + ["_end"]
-    return ("WITH " + ",\n".join(ctes) + f"\nSELECT {', '.join(out_cols)} FROM a2 ORDER BY {', '.join(order)}")
+    final = f"SELECT {', '.join(out_cols)} FROM {prev} ORDER BY {', '.join(order)}"
+    if steps:
+        return [(c.split(" AS (", 1)[0], c.split(" AS (", 1)[1][:-1]) for c in ctes] + [("", final)]
+    return "WITH " + ",\n".join(ctes) + "\n" + final
 
 
 def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) -> pd.DataFrame:
@@ -445,8 +489,7 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         have = set(eng.columns())
         counters = [c for c in ds.counters() if c in have]
         params = bucket_params(eng)
-        sql = build_sql(spec, eng.dialect, params, sets, counters, have)
-        raw = eng.sql(sql)
+        raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True))
     finally:
         if own:
             eng.close()

@@ -6,7 +6,8 @@ Formulas are parsed by the engine's own safe parser (:func:`app.engine.expr.comp
 * a division is ``a / NULLIF(b, 0)``: division by zero is NULL, as the engine's NaN;
 * a counter the dataset does not hold, or a name the set does not define, is ``CAST(NULL AS DOUBLE)``
   (the engine: a missing operand is NaN);
-* a metric used by another metric is inlined (parenthesised), so one SELECT computes every metric;
+* a metric used by another metric is read from the column an earlier SELECT layer computed it in
+  (:func:`metric_layers`), or inlined (parenthesised) when no such column exists;
 * numbers are ``CAST(<repr> AS DOUBLE)`` so DuckDB never does DECIMAL arithmetic.
 
 ``--where`` is parsed by a small recursive-descent parser over a token list and written back as SQL from
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 from app.engine.expr import SPECIAL_NAMES, ExprError, is_counter_token
 
-__all__ = ["Dialect", "DUCKDB", "SPARK", "expr_sql", "formula_set_sql", "WhereError", "parse_where",
+__all__ = ["Dialect", "DUCKDB", "SPARK", "expr_sql", "formula_set_sql", "metric_layers", "WhereError", "parse_where",
            "WHERE_STRING_COLUMNS", "WHERE_NUMBER_COLUMNS"]
 
 
@@ -36,6 +37,7 @@ class Dialect:
     idiv_fmt: str             # integer division of two BIGINT expressions
     ts_micros_fmt: str        # BIGINT microseconds since the epoch -> TIMESTAMP (UTC)
     median_fmt: str           # exact median (interpolated between the two middle values, as pandas)
+    count_distinct_fmt: str = "COUNT(DISTINCT {a})"
     string_type: str = "STRING"
 
     def q(self, name: str) -> str:
@@ -52,9 +54,15 @@ class Dialect:
     def median(self, a: str) -> str:
         return self.median_fmt.format(a=a)
 
+    def count_distinct(self, a: str) -> str:
+        return self.count_distinct_fmt.format(a=a)
+
 
 DUCKDB = Dialect("duckdb", '"', "(({a}) // ({b}))", "make_timestamp({a})", "median({a})")
-SPARK = Dialect("spark", "`", "(({a}) div ({b}))", "timestamp_micros({a})", "percentile({a}, 0.5)")
+# Spark: size(collect_set()) instead of COUNT(DISTINCT): two distinct counts would make Spark expand every
+# row once per distinct aggregate
+SPARK = Dialect("spark", "`", "(({a}) div ({b}))", "timestamp_micros({a})", "percentile({a}, 0.5)",
+                "size(collect_set({a}))")
 
 
 def lit_str(s: str) -> str:
@@ -92,7 +100,30 @@ def expr_sql(tree: ast.AST, name_sql: Callable[[str], str]) -> str:
     raise ExprError(f"unexpected node {type(tree).__name__}")   # the parser rejected it already
 
 
-def formula_set_sql(fs, column: Callable[[str], str | None], only: set[str] | None = None) -> dict[str, str]:
+def metric_layers(sets: Mapping) -> list[list[str]]:
+    """Metric ids grouped by dependency depth over all sets: layer 0 reads counters only, layer k reads metrics
+    of earlier layers (a metric column of a row holds the value of the row's own generation)."""
+    depth: dict[str, int] = {}
+    for fs in sets.values():
+        memo: dict[str, int] = {}
+
+        def d(mid: str, stack: tuple[str, ...] = ()) -> int:
+            if mid in memo:
+                return memo[mid]
+            c = fs.metrics[mid].compiled
+            deps = [n for n in (c.names if c is not None else ()) if n in fs.metrics and n not in stack]
+            memo[mid] = 0 if not deps else 1 + max(d(n, stack + (mid,)) for n in deps)
+            return memo[mid]
+        for mid in fs.metrics:
+            depth[mid] = max(depth.get(mid, 0), d(mid))
+    layers: list[list[str]] = [[] for _ in range(max(depth.values(), default=-1) + 1)]
+    for mid, k in depth.items():
+        layers[k].append(mid)
+    return layers
+
+
+def formula_set_sql(fs, column: Callable[[str], str | None], only: set[str] | None = None,
+                    metric_column: Callable[[str], str] | None = None) -> dict[str, str]:
     """SQL expression per metric of one formula set, metrics used by metrics inlined.
 
     Parameters
@@ -102,6 +133,8 @@ def formula_set_sql(fs, column: Callable[[str], str | None], only: set[str] | No
         Counter token / ``CPSP`` / ``INTERVAL`` -> SQL of the summed column, or None when absent (NULL).
     only : set of str, optional
         Just these metrics (and what they need).
+    metric_column : callable, optional
+        Metric id -> SQL of a column that holds it (computed in an earlier layer); default: inline.
     """
     cache: dict[str, str] = {}
 
@@ -114,7 +147,7 @@ def formula_set_sql(fs, column: Callable[[str], str | None], only: set[str] | No
         else:
             def name_sql(n: str) -> str:
                 if n in fs.metrics:
-                    return metric(n, stack + (mid,))
+                    return metric_column(n) if metric_column is not None else metric(n, stack + (mid,))
                 if is_counter_token(n) or n in SPECIAL_NAMES:
                     c = column(n)
                     return c if c is not None else NULL

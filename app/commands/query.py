@@ -1,0 +1,166 @@
+"""``nestscope query DATASET [--by LEVEL] [--every P] [--from T --to T] [--hours H] [--days D] [--where COND]
+[--format table|csv|json|parquet] [--engine duckdb|spark]``
+
+The metrics of ``report`` computed by SQL over a fleet dataset (``nestscope extract``): DuckDB in-process by
+default, Spark with ``--engine spark`` (``pip install 'nestscope[spark]'`` and a Java runtime; ``local[2]``
+unless ``SPARK_MASTER`` names a cluster).  ``--every hour|day|week|month`` gives one row per node and period
+(an interval belongs to the period its end falls in).  ``--hours 8-17`` keeps intervals ending in 08:00-17:00
+UTC, ``--days mon-fri`` weekdays.  ``--where`` takes column names of the dataset (cec, lpar, system, os,
+class, cpu, generation, machine_type...), 'strings', numbers, IN (...), AND, OR, NOT and comparisons.
+
+Exit codes: 0 ok, 2 usage error (bad option, bad --where, not a dataset), 3 the dataset holds no intervals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+
+import pandas as pd
+
+from app.commands.report import _csv_cell, _iso, _num, _time, csv_columns, to_table
+
+EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    from app.dataset.query import BY_CHOICES, EVERY_CHOICES
+
+    p = sub.add_parser("query", help="CPU MF metrics of a fleet dataset by SQL (DuckDB, or Spark)",
+                       description="Compute the metrics of `report` over a Parquet fleet dataset made by "
+                                   "`nestscope extract`, with SQL group-bys (DuckDB in-process, or Spark). Times UTC.")
+    p.add_argument("dataset", metavar="DATASET", help="dataset directory")
+    p.add_argument("--by", choices=BY_CHOICES, default="lpar",
+                   help="level: cec, lpar, class, cpu (per CPU and interval; per CPU and period with --every), "
+                        "interval (LPAR x class x interval) (default lpar)")
+    p.add_argument("--every", choices=EVERY_CHOICES, help="one row per node and hour/day/week/month")
+    p.add_argument("--from", dest="start", type=_time, metavar="T", help="only intervals ending after T (UTC)")
+    p.add_argument("--to", dest="end", type=_time, metavar="T", help="only intervals ending at or before T (UTC)")
+    p.add_argument("--hours", metavar="H", help="hours of the day (UTC) the intervals end in, e.g. 8-17 or 0-6,22-24")
+    p.add_argument("--days", metavar="D", help="weekdays, e.g. mon-fri or sat,sun")
+    p.add_argument("--where", metavar="COND", help="e.g. \"lpar IN ('ZOSA','ZOSB') AND class = 'GCP'\"")
+    p.add_argument("--format", choices=("table", "csv", "json", "parquet"), default="table")
+    p.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb")
+    p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (as report)")
+    p.add_argument("--out", metavar="FILE", help="write to FILE (required for parquet)")
+    return p
+
+
+class _Sets:
+    """What report's table writer needs of a workspace."""
+
+    def __init__(self, sets, frame: pd.DataFrame):
+        self.formula_sets = sets
+        present = set(frame["generation"].astype(str)) if len(frame) else set()
+        self._vers = {g: fs.version for g, fs in sets.items() if g in present} or \
+            {g: fs.version for g, fs in list(sets.items())[:1]}
+
+    def formula_versions(self):
+        return dict(self._vers)
+
+
+def _columns(by: str, ids: list[str], every: str | None) -> list[str]:
+    return (["period"] if every else []) + csv_columns(by, ids)
+
+
+def to_csv(m: pd.DataFrame, by: str, ids: list[str], every: str | None) -> str:
+    cols = _columns(by, ids, every)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    data = {c: (m[c].tolist() if c in m.columns else [None] * len(m)) for c in cols}
+    for i in range(len(m)):
+        row = []
+        for c in cols:
+            v = data[c][i]
+            if c in ("interval_start", "interval_end", "period"):
+                row.append(_iso(v))
+            elif c in ("cpu", "n_cpus") and _csv_cell(v):
+                row.append(str(int(v)))
+            else:
+                row.append(_csv_cell(v))
+        w.writerow(row)
+    return buf.getvalue()
+
+
+def to_json(m: pd.DataFrame, by: str, ids: list[str], args, sets, n_files: int) -> str:
+    cols = _columns(by, ids, args.every)
+    rows = []
+    for rec in m.to_dict("records"):
+        rows.append({c: (_iso(rec.get(c)) or None) if c in ("interval_start", "interval_end", "period")
+                     else _num(rec.get(c)) for c in cols})
+    gens = sorted(set(m["generation"].astype(str))) if len(m) else []
+    doc = {"meta": {"dataset": str(args.dataset), "files": n_files, "engine": args.engine, "level": by,
+                    "every": args.every, "window": {"from": _iso(args.start) or None, "to": _iso(args.end) or None},
+                    "hours": args.hours, "days": args.days, "where": args.where,
+                    "formula_sets": {g: sets[g].version for g in gens if g in sets}},
+           "rows": rows}
+    return json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    from app.dataset import Dataset, DatasetError
+    from app.dataset.query import QueryError, QuerySpec, parse_days, parse_hours, run_query
+    from app.dataset.sql import WhereError
+    from app.engine.catalog import FormulaFileError, load_formula_sets
+    from app.engine.metrics import metric_ids
+
+    def usage(msg: str) -> int:
+        print(f"nestscope query: error: {msg}", file=sys.stderr)
+        return EXIT_USAGE
+
+    if args.start is not None and args.end is not None and args.start >= args.end:
+        return usage(f"--from {args.start} is not before --to {args.end}")
+    if args.format == "parquet" and not args.out:
+        return usage("--format parquet needs --out FILE")
+    try:
+        ds = Dataset(args.dataset)
+        sets = load_formula_sets(args.formulas)
+        spec = QuerySpec(by=args.by, every=args.every, start=args.start, end=args.end,
+                         hours=parse_hours(args.hours) if args.hours else None,
+                         days=parse_days(args.days) if args.days else None, where=args.where, formula_sets=sets)
+        if args.where:   # validate before anything runs
+            from app.dataset.sql import DUCKDB, parse_where
+            parse_where(args.where, DUCKDB)
+        if not ds.parts("intervals"):
+            print(f"nestscope query: {args.dataset}: the dataset holds no intervals yet "
+                  "(nestscope extract FILE... --to DATASET)", file=sys.stderr)
+            return EXIT_NOTHING
+        m = run_query(ds, spec, engine=args.engine)
+    except (DatasetError, QueryError, WhereError, FormulaFileError) as exc:
+        return usage(str(exc))
+    ids = metric_ids(sets)
+    n_files = sum(1 for e in ds.entries() if e.get("readable"))
+    if args.format == "parquet":
+        try:
+            m.to_parquet(args.out, index=False)
+        except OSError as exc:
+            return usage(f"cannot write {args.out} ({exc.strerror or exc})")
+        print(f"{args.out}: {len(m)} row(s)", file=sys.stderr)
+        return EXIT_OK
+    if args.format == "csv":
+        text = to_csv(m, args.by, ids, args.every)
+    elif args.format == "json":
+        text = to_json(m, args.by, ids, args, sets, n_files)
+    else:
+        ws = _Sets(sets, m)
+        if args.every and len(m):
+            parts = []
+            for per, g in m.groupby("period", sort=True):
+                parts.append(f"== {args.every} from {_iso(per)}\n" + to_table(ws, g.reset_index(drop=True), args.by))
+            text = "\n".join(parts)
+        else:
+            text = to_table(ws, m, args.by)
+        text += f"dataset {args.dataset}: {n_files} file(s), engine {args.engine}\n"
+    if args.out:
+        try:
+            with open(args.out, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+        except OSError as exc:
+            return usage(f"cannot write {args.out} ({exc.strerror or exc})")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
