@@ -1,0 +1,35 @@
+"""Helpers shared by the dataset tests: compare a query result with report's frame."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = sorted((ROOT / "resources" / "samples").glob("*.gz"))
+IDENT = {"cpu": ["cec", "lpar", "system", "os", "class", "cpu"], "interval": ["cec", "lpar", "system", "os", "class"],
+         "class": ["cec", "lpar", "system", "os", "class"], "lpar": ["cec", "lpar", "system", "os"], "cec": ["cec"]}
+
+
+def _txt(s: pd.Series) -> np.ndarray:
+    return np.array(["" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v) for v in s], dtype=object)
+
+
+def assert_same(a: pd.DataFrame, b: pd.DataFrame, by: str, ids, rtol: float = 1e-9) -> None:
+    """Same rows (by node and interval end), same identity/quality/hint, every metric within rtol (NaN = NaN)."""
+    keys = IDENT[by] + ["interval_end"]
+    a = a.sort_values(keys, kind="stable", ignore_index=True)
+    b = b.sort_values(keys, kind="stable", ignore_index=True)
+    assert len(a) == len(b), (by, len(a), len(b))
+    for c in IDENT[by] + ["interval_start", "interval_end", "n_cpus", "generation", "formula_set", "Workload_Hint",
+                          "quality"]:
+        x, y = _txt(a[c]), _txt(b[c])
+        bad = np.flatnonzero(x != y)
+        assert not len(bad), (by, c, len(bad), x[bad[0]], y[bad[0]])
+    for m in ids:
+        x = a[m].to_numpy(dtype=np.float64)
+        y = b[m].to_numpy(dtype=np.float64)
+        ok = np.isclose(x, y, rtol=rtol, atol=0.0, equal_nan=True)
+        assert ok.all(), (by, m, int((~ok).sum()), x[~ok][:3], y[~ok][:3])
