@@ -375,3 +375,12 @@ def test_damaged_monwrite_is_not_called_not_smf_data():
     m[0:64] = bytes(64)
     r = read_bytes(bytes(m), F)
     assert r.kind == "monwrite" and "unknown-framing" not in codes(r)
+
+
+def test_data_needing_more_memory_than_available_is_a_message(monkeypatch):
+    monkeypatch.setattr(formats, "MEMORY_CHECK_FROM", 1000)
+    monkeypatch.setattr(formats, "_available_memory", lambda: 5000)    # 5 x 4,880 bytes > 5,000
+    r = read_bytes(C.smf_file(20), F)
+    assert codes(r) == ["too-large"] and "memory" in r.findings[0].message
+    monkeypatch.setenv("NESTSCOPE_MEMORY_CHECK", "0")
+    assert len(read_bytes(C.smf_file(20), F).samples) == 20
