@@ -58,9 +58,28 @@ class _Findings:
         return self.items
 
 
-def _void(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    return a.view(np.dtype((np.void, a.shape[1]))).ravel()
+def _row_codes(a: np.ndarray) -> np.ndarray:
+    """Code per row of a 2-D uint8 array, equal rows equal codes, numbered in first-seen order (hash-based:
+    the bytes as 8-byte words, factorized word by word; no sort of the rows)."""
+    m, w = a.shape
+    if w == 0 or m == 0:
+        return np.zeros(m, np.int64)
+    pad = (-w) % 8
+    a = np.concatenate([a, np.zeros((m, pad), np.uint8)], axis=1) if pad else np.ascontiguousarray(a)
+    words = a.view(np.uint64)
+    codes = pd.factorize(words[:, 0])[0].astype(np.int64)
+    for j in range(1, words.shape[1]):
+        c = pd.factorize(words[:, j])[0].astype(np.int64)
+        codes = pd.factorize(codes * (int(c.max()) + 1) + c)[0].astype(np.int64)
+    return codes
+
+
+def _firsts(codes: np.ndarray) -> np.ndarray:
+    """Row of the first occurrence of each code (codes numbered in first-seen order)."""
+    if not len(codes):
+        return np.zeros(0, np.int64)
+    prev_max = np.maximum.accumulate(np.r_[-1, codes[:-1]])
+    return np.flatnonzero(codes > prev_max)
 
 
 def _groups(keys: np.ndarray):
@@ -70,12 +89,10 @@ def _groups(keys: np.ndarray):
     if keys.shape[1] == 0:
         yield np.arange(len(keys))
         return
-    _, inv = np.unique(_void(keys), return_inverse=True)
-    inv = inv.ravel()
+    inv = _row_codes(keys)
     order = np.argsort(inv, kind="stable")
     bounds = np.flatnonzero(np.diff(inv[order])) + 1
-    for grp in sorted(np.split(order, bounds), key=lambda g: g[0]):
-        yield grp
+    yield from np.split(order, bounds)
 
 
 class _Decoder:
@@ -99,9 +116,9 @@ class _Decoder:
 
     def text(self, rows: np.ndarray, off: int, w: int) -> np.ndarray:
         a = self.raw(rows, off, w)
-        uniq, inv = np.unique(_void(a), return_inverse=True)
-        dec = np.array([common.ebcdic(bytes(u)) for u in uniq], dtype=object)
-        return dec[inv.ravel()]
+        codes = _row_codes(a)
+        dec = np.array([common.ebcdic(bytes(a[i])) for i in _firsts(codes)], dtype=object)
+        return dec[codes]
 
     def record(self, i: int) -> bytes:
         s = int(self.starts[i])
