@@ -14,6 +14,7 @@ if command -v dpkg-query >/dev/null 2>&1; then
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
+  command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)   # Spark engine (nestscope query --engine spark)
   command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
