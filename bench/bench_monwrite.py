@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import hashlib
+import os
 import struct
 import sys
 import time
@@ -90,15 +91,22 @@ def main() -> None:
     t = time.perf_counter()
     n_hdr = header_walk(data)
     t_walk = time.perf_counter() - t
+    c = time.process_time()
+    hashlib.sha256(data).hexdigest()
+    c_hash = time.process_time() - c
     t = time.perf_counter()
+    c = time.process_time()
     r = read_monwrite(data, "bench")
     t_read = time.perf_counter() - t
+    c_read = time.process_time() - c
     n_rec = sum(r.records.values())
     assert n_rec == n_hdr, (n_rec, n_hdr)
     print(f"{'pass':<28}{'seconds':>9}{'MB/s':>9}{'records/s':>12}")
     for name, sec in (("sha256 (baseline)", t_hash), ("MRRECHDR walk (baseline)", t_walk),
                       ("read_monwrite (full decode)", t_read)):
         print(f"{name:<28}{sec:9.2f}{mb / sec:9.0f}{n_rec / sec:12,.0f}")
+    print(f"read_monwrite on CPU seconds: {c_read:.2f} s = {mb / c_read:.0f} MB/s ({c_read / c_hash:.1f}x sha256's "
+          f"{c_hash:.2f} s CPU); load average {os.getloadavg()[0]:.1f}")
     print(f"records {n_rec:,}  samples {len(r.samples):,} x {r.samples.shape[1]} cols  mt {len(r.mt):,}  "
           f"partitions {len(r.partitions):,}  findings {len(r.findings)}")
 
