@@ -149,3 +149,12 @@ def test_non_utf8_path_loads_in_the_window(qtbot, win, tmp_path):
     idle(qtbot, win)
     assert any(len(getattr(r, "samples", [])) == 20 for r in win.ws.files)
     assert win.errors == []
+
+
+def test_fifo_never_blocks_the_window(qtbot, win, good, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    win.open_files([str(fifo)])                             # no writer: opening it for reading would block
+    idle(qtbot, win)
+    assert any("FIFO" in f.message for f in win.health.model.findings)
+    opens_normally(qtbot, win, good)
