@@ -291,8 +291,14 @@ class Dataset:
         sha = _sha256(data)
         if (self.root / "manifest" / f"{sha}.json").exists():
             return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
-        sets = sets or load_formula_sets()
-        r = read_bytes(data, file)
+        return self.add_result(read_bytes(data, file), sha, len(data), sets or load_formula_sets())
+
+    def add_result(self, r, sha: str, size: int, sets) -> ExtractResult:
+        """Add an already decoded file (:class:`app.formats.schema.ReadResult`) whose content hash is ``sha``
+        (``extract`` does the reading; benchmarks hand over generated counter samples)."""
+        file = r.file
+        if (self.root / "manifest" / f"{sha}.json").exists():
+            return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
         samples = r.samples
         written: list[str] = []
         try:
@@ -335,7 +341,7 @@ class Dataset:
             sev: dict[str, int] = {}
             for f in findings:
                 sev[f.severity] = sev.get(f.severity, 0) + 1
-            entry = {"sha256": sha, "name": Path(file).name, "path": os.path.abspath(file), "size": len(data),
+            entry = {"sha256": sha, "name": Path(file).name, "path": os.path.abspath(file), "size": int(size),
                      "kind": r.kind, "framing": r.framing, "records": r.records,
                      "readable": bool(r.readable and len(samples)),
                      "samples": int(len(samples)), "intervals": int(iv_rows),
