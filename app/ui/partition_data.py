@@ -34,15 +34,19 @@ class PartitionFacts:
     busy: pd.DataFrame = field(default_factory=pd.DataFrame)   # time (UTC), busy (BUSY_UNIT) per interval
 
 
+def _utc(t: Any) -> pd.Timestamp:
+    t = pd.Timestamp(t)
+    return t.tz_localize("UTC") if t.tzinfo is None else t.tz_convert("UTC")
+
+
 def _in_window(times: pd.Series, start: Any, end: Any) -> np.ndarray:
+    """Rows whose time is in ``(start, end]`` (UTC; None = open)."""
     t = pd.to_datetime(times, utc=True)
     mask = np.ones(len(t), dtype=bool)
     if start is not None:
-        mask &= (t > pd.Timestamp(start).tz_convert("UTC") if pd.Timestamp(start).tzinfo else
-                 t > pd.Timestamp(start).tz_localize("UTC")).to_numpy()
+        mask &= (t > _utc(start)).to_numpy()
     if end is not None:
-        mask &= (t <= pd.Timestamp(end).tz_convert("UTC") if pd.Timestamp(end).tzinfo else
-                 t <= pd.Timestamp(end).tz_localize("UTC")).to_numpy()
+        mask &= (t <= _utc(end)).to_numpy()
     return mask
 
 

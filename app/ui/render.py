@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from app.ui.frames import FROZEN, ColDef, generations_of, interval_frame, metric_columns
+from app.ui.frames import FROZEN, ColDef, generations_of, interval_frame, is_summary, metric_columns
 from app.ui.selection import Selection
 
 
@@ -71,7 +71,7 @@ def tree_values(ws: Any, start: Any, end: Any) -> dict[tuple, dict]:
                 out[(by, *key)] = {"busy": busy, "cpi": cpi}
         m = ws.metrics(by="cpu", start=start, end=end, summary=True) if windowed else pd.DataFrame()
         if len(m):
-            m = m.loc[is_summary_rows(m)]
+            m = m.loc[is_summary(m)]
             keys = zip(m["cec"].astype(str), m["lpar"].astype(str), m["class"].astype(str),
                        m["cpu"].astype(int), strict=True)
             for key, busy, cpi in zip(keys, _values(m, "LPARCPU"), _values(m, "CPI"), strict=True):
@@ -98,12 +98,6 @@ def _values(m: pd.DataFrame, col: str) -> list:
     if col not in m.columns:
         return [None] * len(m)
     return [None if pd.isna(v) else float(v) for v in m[col].tolist()]
-
-
-def is_summary_rows(m: pd.DataFrame) -> pd.Series:
-    from app.ui.frames import is_summary
-
-    return is_summary(m)
 
 
 def _partition_parts(ws: Any, sel: Selection, roots: list[Any] | None, out: ViewData) -> None:

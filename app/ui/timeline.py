@@ -6,17 +6,15 @@ time-axis plot at the bottom of the stack, which is always in the scene.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
-    QScrollArea,
     QHBoxLayout,
     QLabel,
-    QListWidget,
     QListWidgetItem,
+    QScrollArea,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -25,44 +23,41 @@ from PySide6.QtWidgets import (
 from app.ui import messages as M
 from app.ui import settings
 from app.ui.partition_data import stack_grid
-from app.ui.timeline_axes import LEGEND_SPACING, SparseAxis, UtcDateAxis, legend_in_title_row
+from app.ui.timeline_axes import (
+    THEMES,
+    draw_overview,
+    fit_legends,
+    make_base_plot,
+    make_chooser,
+    make_data_plot,
+    make_overview,
+)
 from app.ui.timeline_plots import (
-    AREA_COLORS,
     LEFT_AXIS_WIDTH,
     MAX_SOURCING_NODES,
     PLOT_ORDER,
     Series,
     draw,
     draw_sourcing,
+    draw_stack,
+    fit_y,
+    legend_html,
     has_data,
-    lighter,
     node_color,
     readout,
     sourcing_columns,
     sourcing_series,
+    sourcing_titles,
     split_series,
     UNITS,
 )
 
 PLOTS_KEY = "timeline/plots"
-MIN_PLOT_HEIGHT = 110   # px: title row + a data area with three labelled ticks 14 px apart
+MIN_PLOT_HEIGHT = 110   # px: title row + a data area with three labelled ticks 13 px apart
+MIN_SOURCING_HEIGHT = 130   # the 0..100 stack needs ~65 px for 20/40/60/80, and its legend row is taller
 BASE_HEIGHT = 52
 OVERVIEW_HEIGHT = 100
 ZERO_KEY = "timeline/y_from_zero"
-THEMES = {False: {"bg": "w", "hex_bg": "#ffffff", "fg": "#202020", "line": "#505050",
-                  "region": (70, 130, 220, 50), "shade": (70, 130, 220, 28)},
-          True: {"bg": "#1e1e1e", "hex_bg": "#1e1e1e", "fg": "#e0e0e0", "line": "#c0c0c0",
-                 "region": (120, 170, 255, 60), "shade": (120, 170, 255, 34)}}
-
-
-def _fix_axes(plot: pg.PlotItem, show_bottom: bool) -> None:
-    plot.getAxis("left").setWidth(LEFT_AXIS_WIDTH)
-    plot.getAxis("left").setStyle(maxTextLevel=0, hideOverlappingLabels=8)   # edge labels may overhang 8 px
-    plot.showAxis("bottom", show_bottom)
-    plot.showGrid(x=True, y=True, alpha=0.25)
-    plot.setMenuEnabled(False)
-
-
 class TimelineView(QWidget):
     """Checkable plot list + stacked plots + overview with the window region."""
 
@@ -72,16 +67,7 @@ class TimelineView(QWidget):
         super().__init__(parent)
         self.series: list[Series] = []
         self.dark = False
-        self.chooser = QListWidget()
-        self.chooser.setMaximumWidth(110)
-        wanted = settings.get_list(PLOTS_KEY) or [p for p in PLOT_ORDER if p != "mt"]
-        for pid in PLOT_ORDER:
-            item = QListWidgetItem(M.PLOT_SHORT[pid])
-            item.setToolTip(M.PLOT_TITLES[pid])
-            item.setData(Qt.ItemDataRole.UserRole, pid)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if pid in wanted or pid == "mt" else Qt.CheckState.Unchecked)
-            self.chooser.addItem(item)
+        self.chooser = make_chooser(PLOT_ORDER, settings.get_list(PLOTS_KEY) or [p for p in PLOT_ORDER if p != "mt"])
         self.chooser.itemChanged.connect(self._chooser_changed)
         self.glw = pg.GraphicsLayoutWidget()
         self.glw.ci.setSpacing(2)
@@ -141,47 +127,24 @@ class TimelineView(QWidget):
 
     # -- construction --------------------------------------------------------------------------
     def _build_plots(self) -> None:
-        self.base = pg.PlotItem(axisItems={"bottom": UtcDateAxis("bottom")})
-        _fix_axes(self.base, True)
-        self.base.getAxis("left").setStyle(showValues=False)
-        self.base.hideButtons()
-        self.base.setLabel("bottom", M.TIME_AXIS_LABEL, **{"font-size": "7pt"})
-        self.base.setMaximumHeight(BASE_HEIGHT)
-        self.base.setMinimumHeight(BASE_HEIGHT)
-        self.base.getViewBox().setMouseEnabled(y=False)
+        self.base = make_base_plot(M.TIME_AXIS_LABEL, BASE_HEIGHT)   # the time axis every plot is linked to
         self.base_vb = self.base.getViewBox()
         for pid in PLOT_ORDER:
             self.plots[pid] = self._make_plot(pid)
         self.sourcing_extra = [self._make_plot("sourcing") for _ in range(MAX_SOURCING_NODES - 1)]
         self.cec_plot = self._make_plot("cec")
-        self.cec_plot.getViewBox().setMouseEnabled(y=False)
         self.cec_plot.titleLabel.setToolTip(M.CEC_TITLE_TIP)
         self.cec_stack: pd.DataFrame | None = None   # the selected CEC's LPARs (partition_data.cec_stack)
         self._cec_names: list[tuple[str, str]] = []
-        self.overview = pg.PlotItem(axisItems={"bottom": UtcDateAxis("bottom"),
-                                               "left": SparseAxis(orientation="left")})
-        _fix_axes(self.overview, True)
-        self.overview.setTitle(M.OVERVIEW_TITLE, size="8pt")
-        self.overview.setMaximumHeight(OVERVIEW_HEIGHT)
-        self.overview.setMinimumHeight(OVERVIEW_HEIGHT)
-        self.overview.getAxis("left").setStyle(showValues=False)   # a chooser: its shape is enough
-        self.overview.setMouseEnabled(x=False, y=False)
+        self.overview = make_overview(M.OVERVIEW_TITLE, OVERVIEW_HEIGHT)
         self.region = pg.LinearRegionItem(swapMode="sort")
         self.region.setZValue(10)
         self.overview.addItem(self.region, ignoreBounds=True)
         self.region.sigRegionChangeFinished.connect(self._region_finished)
 
     def _make_plot(self, pid: str) -> pg.PlotItem:
-        p = pg.PlotItem(axisItems={"bottom": UtcDateAxis("bottom"),
-                                   "left": SparseAxis(orientation="left")})
-        _fix_axes(p, False)
-        p.setTitle(M.PLOT_TITLES[pid], size="9pt")
-        legend_in_title_row(p)
-        p.setLabel("left", UNITS.get(pid, ""), **{"font-size": "7pt"})
-        p.setXLink(self.base_vb)
-        if pid == "sourcing":  # a stack of percentages: always 0..100
-            p.getViewBox().setMouseEnabled(y=False)
-        return p
+        return make_data_plot(M.PLOT_TITLES[pid], UNITS.get(pid, ""), self.base_vb,
+                              fixed_y=pid in ("sourcing", "cec"))
 
     def sourcing_plots(self) -> list[pg.PlotItem]:
         """The stacked sourcing plots in use: one per node with sourcing data (at most MAX_SOURCING_NODES)."""
@@ -233,10 +196,12 @@ class TimelineView(QWidget):
         for i, p in enumerate(self.sourcing_extra, 1):
             p.setVisible("sourcing" in visible and i < self._n_sourcing)
         self.cec_plot.setVisible(self.has_cec())
-        n = len([p for p in self._shown_plots()])
-        self.glw.setMinimumHeight(n * MIN_PLOT_HEIGHT + BASE_HEIGHT + OVERVIEW_HEIGHT)
-        for p in self._shown_plots():
-            p.setMinimumHeight(MIN_PLOT_HEIGHT)
+        heights = {id(p): MIN_SOURCING_HEIGHT for p in self.sourcing_plots()}
+        shown = self._shown_plots()
+        for p in shown:
+            p.setMinimumHeight(heights.get(id(p), MIN_PLOT_HEIGHT))
+        self.glw.setMinimumHeight(sum(heights.get(id(p), MIN_PLOT_HEIGHT) for p in shown) + BASE_HEIGHT
+                                  + OVERVIEW_HEIGHT)
 
     def _chooser_changed(self, _item: QListWidgetItem) -> None:
         checked = [self.chooser.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.chooser.count())
@@ -287,39 +252,21 @@ class TimelineView(QWidget):
 
     def _set_legend_text(self) -> None:
         """The shared legend: one coloured swatch per node, in the colour every plot draws it in."""
-        swatch = '<span style="color:{c}; font-size:14pt">\u25ac</span>&nbsp;{t}'
-        parts = [swatch.format(c=node_color(i), t=s.label) for i, s in enumerate(self.series)]
-        text = "&nbsp;&nbsp; ".join(parts)
-        if self.has_cec() and self._cec_names:   # the CEC stack's LPARs, bottom of the stack first
-            text += ("<br>" if text else "") + M.CEC_LEGEND.format(cec=self._cec_name()) + "&nbsp; " + \
-                "&nbsp;&nbsp; ".join(swatch.format(c=c, t=t) for t, c in self._cec_names)
+        cec = self.cec_stack.attrs.get("cec", "") if self.has_cec() else ""
+        text = legend_html(self.series, M.CEC_LEGEND.format(cec=cec), self._cec_names if cec else None)
         self.legend.setText(text)
         self.legend.setToolTip(M.LEGEND_TIP)
         self.legend.setVisible(bool(text))
 
     def _draw_cec(self) -> None:
         """The selected CEC's LPARs as a stacked busy area (who uses the machine)."""
-        p = self.cec_plot
-        self._cec_names: list[tuple[str, str]] = []   # (legend text, colour) of the stacked LPARs, bottom first
-        if not self.has_cec():
-            return
-        x, stacks = stack_grid(self.cec_stack)
-        sources = dict(zip(self.cec_stack["lpar"], self.cec_stack["source"], strict=False))
-        lower = np.zeros(len(x))
-        lower_curve = pg.PlotDataItem(x, lower, pen=pg.mkPen(None))
-        p.addItem(lower_curve)
-        for k, (lpar, y) in enumerate(stacks.items()):
-            color = AREA_COLORS[k % len(AREA_COLORS)]
-            upper = lower + y
-            name = lpar if sources.get(lpar) == "counters" else M.CEC_PARTITION_ONLY.format(lpar=lpar)
-            upper_curve = pg.PlotDataItem(x, upper, pen=pg.mkPen(color, width=1))
-            upper_curve.setToolTip(name)
-            self._cec_names.append((name, color))
-            p.addItem(upper_curve)
-            p.addItem(pg.FillBetweenItem(lower_curve, upper_curve, brush=pg.mkBrush(color + "b0")))
-            lower, lower_curve = upper, upper_curve
-        p.disableAutoRange(axis="y")
-        p.setYRange(0, float(lower.max()) * 1.05 if len(lower) and lower.max() > 0 else 100, padding=0)
+        self._cec_names = []   # (legend text, colour) of the stacked LPARs, bottom first
+        if self.has_cec():
+            x, stacks = stack_grid(self.cec_stack)
+            sources = dict(zip(self.cec_stack["lpar"], self.cec_stack["source"], strict=False))
+            names = {lp: lp if sources.get(lp) == "counters" else M.CEC_PARTITION_ONLY.format(lpar=lp)
+                     for lp in stacks}
+            self._cec_names = draw_stack(self.cec_plot, x, stacks, names)
 
     def _zero_changed(self, on: bool) -> None:
         settings.set_value(ZERO_KEY, on)
@@ -328,19 +275,7 @@ class TimelineView(QWidget):
     def _apply_y_ranges(self) -> None:
         """Value axes from zero (the remembered option) or fitted to the data; sourcing is always 0..100."""
         for pid, p in self._data_plots().items():
-            if pid.startswith("sourcing"):
-                p.disableAutoRange(axis="y")
-                p.setYRange(0, 100, padding=0)
-            elif pid == "cec":
-                continue
-            elif self.zero.isChecked():
-                top = max((float(np.nanmax(item.yData)) for item in p.listDataItems()
-                           if item.yData is not None and len(item.yData) and np.isfinite(item.yData).any()),
-                          default=1.0)
-                p.disableAutoRange(axis="y")
-                p.setYRange(0, top * 1.05 if top > 0 else 1.0, padding=0)
-            else:
-                p.enableAutoRange(axis="y")
+            fit_y(p, pid, self.zero.isChecked())
 
     def set_frame_again(self) -> None:
         """Redraw the current series (after a theme change), keeping the x range and the window."""
@@ -362,39 +297,14 @@ class TimelineView(QWidget):
                 legend_cols |= draw_sourcing(p, s, skip_legend=legend_cols)
             else:
                 legend_cols = set(sourcing_columns(s))  # drawn by ``draw`` with its legend
-        for i, p in enumerate(plots):
-            if len(nodes) <= 1 or i >= len(shown):
-                title = M.PLOT_TITLES["sourcing"]
-            else:
-                title = M.SOURCING_NODE_TITLE.format(node=shown[i].label)
-                if i == len(shown) - 1 and len(nodes) > len(shown):
-                    more = len(nodes) - len(shown)
-                    title += M.SOURCING_MORE[min(more, 2)].format(n=more)
-            color = THEMES[self.dark]["fg"]
-            if len(nodes) > 1 and i < len(shown):   # the node's title in the node's colour
-                color = node_color(next((k for k, s in enumerate(self.series) if s is shown[i]), 0))
-            p.setTitle(title, size="9pt", color=color)
-        self.cec_plot.setTitle(M.CEC_TITLE.format(cec=self._cec_name()), size="9pt",
-                               color=THEMES[self.dark]["fg"])
-
-    def _cec_name(self) -> str:
-        return "" if not self.has_cec() else str(getattr(self.cec_stack, "attrs", {}).get("cec", ""))
+        for p, (title, k) in zip(plots, sourcing_titles(self.series, nodes, len(plots))):
+            # several nodes: each node's title in the node's colour
+            p.setTitle(title, size="9pt", color=THEMES[self.dark]["fg"] if k is None else node_color(k))
+        cec = self.cec_stack.attrs.get("cec", "") if self.has_cec() else ""
+        self.cec_plot.setTitle(M.CEC_TITLE.format(cec=cec), size="9pt", color=THEMES[self.dark]["fg"])
 
     def _draw_overview(self) -> None:
-        self.overview.clear()
-        self.overview.addItem(self.region, ignoreBounds=True)
-        lo, hi = self.data_range()
-        for i, s in enumerate(self.series[:8]):
-            col = "LPARCPU" if "LPARCPU" in s.rows and s.rows["LPARCPU"].notna().any() else "CPI"
-            if col in s.rows:
-                self.overview.plot(s.x, s.rows[col].to_numpy(dtype=float), connect="finite",
-                                   pen=pg.mkPen(node_color(i), width=1))
-        if hi > lo:
-            self.overview.setXRange(lo, hi, padding=0.01)
-            self.region.blockSignals(True)
-            self.region.setBounds((lo, hi))
-            self.region.setRegion((lo, hi))
-            self.region.blockSignals(False)
+        draw_overview(self.overview, self.region, self.series, self.data_range())
 
     def data_range(self) -> tuple[float, float]:
         xs = [s.x for s in self.series if len(s.x)]
@@ -418,16 +328,8 @@ class TimelineView(QWidget):
         self._fit_legends()
 
     def _fit_legends(self) -> None:
-        """As many legend entries per row as fit right of each plot's title (more rows when they do not)."""
         # the plots' width follows the widget's (the glw itself may not be laid out yet while hidden)
-        width = max(self.width() - self.chooser.width() - LEFT_AXIS_WIDTH - 30, 200)
-        for p in self._data_plots().values():
-            legend = p.legend
-            if legend is None or not legend.items:
-                continue
-            room = width - p.titleLabel.itemRect().width() - 20
-            entry = max(label.itemRect().width() for _s, label in legend.items) + 20 + 2 * LEGEND_SPACING + 4
-            legend.setColumnCount(max(1, min(len(legend.items), int(room // entry))))
+        fit_legends(self._data_plots().values(), max(self.width() - self.chooser.width() - LEFT_AXIS_WIDTH - 30, 200))
 
     # -- window region -------------------------------------------------------------------------
     def set_window(self, start: pd.Timestamp | None, end: pd.Timestamp | None) -> None:

@@ -7,10 +7,17 @@ import datetime as dt
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGraphicsLinearLayout, QGraphicsWidget
+from PySide6.QtWidgets import QGraphicsLinearLayout, QGraphicsWidget, QListWidget, QListWidgetItem
+
+from app.ui import messages as M
+from app.ui.timeline_plots import LEFT_AXIS_WIDTH, Series, node_color
 
 LEGEND_SPACING = 6
 DAY = 86400
+THEMES = {False: {"bg": "w", "hex_bg": "#ffffff", "fg": "#202020", "line": "#505050",
+                  "region": (70, 130, 220, 50), "shade": (70, 130, 220, 28)},
+          True: {"bg": "#1e1e1e", "hex_bg": "#1e1e1e", "fg": "#e0e0e0", "line": "#c0c0c0",
+                 "region": (120, 170, 255, 60), "shade": (120, 170, 255, 34)}}
 
 
 class UtcDateAxis(pg.DateAxisItem):
@@ -53,8 +60,8 @@ class SparseAxis(pg.AxisItem):
     too short for three, the step that keeps labels ``MIN_TICK_PX`` apart.
     """
 
-    MIN_TICK_PX = 13
-    EDGE_PX = 6
+    MIN_TICK_PX = 12   # the 7-8 pt tick labels are ~11 px high
+    EDGE_PX = 3   # a label this close to the edge still shows (pyqtgraph lets labels overhang 8 px)
 
     def tickSpacing(self, minVal, maxVal, size):  # noqa: N802 (Qt/pyqtgraph name)
         levels = super().tickSpacing(minVal, maxVal, size)
@@ -107,3 +114,94 @@ def legend_in_title_row(plot: pg.PlotItem) -> None:
     row.setLayout(lay)
     plot.layout.addItem(row, 0, 1)
     plot.legend = legend
+
+
+def fix_axes(plot: pg.PlotItem, show_bottom: bool) -> None:
+    """Fixed left axis width (stacked plots line up), labels only on the first tick level, grid, no menu."""
+    plot.getAxis("left").setWidth(LEFT_AXIS_WIDTH)
+    plot.getAxis("left").setStyle(maxTextLevel=0, hideOverlappingLabels=8)   # edge labels may overhang 8 px
+    plot.showAxis("bottom", show_bottom)
+    plot.showGrid(x=True, y=True, alpha=0.25)
+    plot.setMenuEnabled(False)
+
+
+def make_data_plot(title: str, unit: str, base_vb: pg.ViewBox, fixed_y: bool = False) -> pg.PlotItem:
+    """A stacked data plot: UTC time axis (hidden; the base plot shows it) linked to ``base_vb``, value axis with
+    its unit, legend in the title row; ``fixed_y``: the y range is set by the drawing (no y mouse zoom)."""
+    p = pg.PlotItem(axisItems={"bottom": UtcDateAxis("bottom"), "left": SparseAxis(orientation="left")})
+    fix_axes(p, False)
+    p.setTitle(title, size="9pt")
+    legend_in_title_row(p)
+    p.setLabel("left", unit, **{"font-size": "7pt"})
+    p.setXLink(base_vb)
+    if fixed_y:
+        p.getViewBox().setMouseEnabled(y=False)
+    return p
+
+
+def make_base_plot(label: str, height: int) -> pg.PlotItem:
+    """The thin plot holding the time axis at the bottom of the stack."""
+    p = pg.PlotItem(axisItems={"bottom": UtcDateAxis("bottom")})
+    fix_axes(p, True)
+    p.getAxis("left").setStyle(showValues=False)
+    p.hideButtons()
+    p.setLabel("bottom", label, **{"font-size": "7pt"})
+    p.setMaximumHeight(height)
+    p.setMinimumHeight(height)
+    p.getViewBox().setMouseEnabled(y=False)
+    return p
+
+
+def make_overview(title: str, height: int) -> pg.PlotItem:
+    """The overview under the stack: the whole range, where the window region is dragged."""
+    p = pg.PlotItem(axisItems={"bottom": UtcDateAxis("bottom"), "left": SparseAxis(orientation="left")})
+    fix_axes(p, True)
+    p.setTitle(title, size="8pt")
+    p.setMaximumHeight(height)
+    p.setMinimumHeight(height)
+    p.getAxis("left").setStyle(showValues=False)   # a chooser: its shape is enough
+    p.setMouseEnabled(x=False, y=False)
+    return p
+
+
+def make_chooser(order: tuple[str, ...], wanted: list[str]) -> QListWidget:
+    """The checkable plot list (``wanted`` checked; MT always starts checked, it shows only with MT data)."""
+    chooser = QListWidget()
+    chooser.setMaximumWidth(110)
+    for pid in order:
+        item = QListWidgetItem(M.PLOT_SHORT[pid])
+        item.setToolTip(M.PLOT_TITLES[pid])
+        item.setData(Qt.ItemDataRole.UserRole, pid)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(Qt.CheckState.Checked if pid in wanted or pid == "mt" else Qt.CheckState.Unchecked)
+        chooser.addItem(item)
+    return chooser
+
+
+def draw_overview(plot: pg.PlotItem, region: pg.LinearRegionItem, series: list[Series],
+                  data_range: tuple[float, float]) -> None:
+    """The overview: each node's LPARCPU (CPI without it) in the node's colour, the region over the whole range."""
+    plot.clear()
+    plot.addItem(region, ignoreBounds=True)
+    lo, hi = data_range
+    for i, s in enumerate(series[:8]):
+        col = "LPARCPU" if "LPARCPU" in s.rows and s.rows["LPARCPU"].notna().any() else "CPI"
+        if col in s.rows:
+            plot.plot(s.x, s.rows[col].to_numpy(dtype=float), connect="finite", pen=pg.mkPen(node_color(i), width=1))
+    if hi > lo:
+        plot.setXRange(lo, hi, padding=0.01)
+        region.blockSignals(True)
+        region.setBounds((lo, hi))
+        region.setRegion((lo, hi))
+        region.blockSignals(False)
+
+
+def fit_legends(plots, width: float) -> None:
+    """As many legend entries per row as fit right of each plot's title (more rows when they do not)."""
+    for p in plots:
+        legend = p.legend
+        if legend is None or not legend.items:
+            continue
+        room = width - p.titleLabel.itemRect().width() - 20
+        entry = max(label.itemRect().width() for _s, label in legend.items) + 20 + 2 * LEGEND_SPACING + 4
+        legend.setColumnCount(max(1, min(len(legend.items), int(room // entry))))

@@ -9,6 +9,7 @@ import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
+from app.ui import messages as M
 from app.ui.frames import fmt_number, metric_decimals, node_texts, system_texts
 
 LEFT_AXIS_WIDTH = 66
@@ -108,6 +109,23 @@ def sourcing_series(series: list[Series]) -> list[Series]:
     return [s for s in series if sourcing_columns(s)]
 
 
+def sourcing_titles(series: list[Series], nodes: list[Series], n_plots: int) -> list[tuple[str, int | None]]:
+    """(title, node colour index or None) of each of ``n_plots`` sourcing plots: one plot per node of ``nodes``
+    (at most MAX_SOURCING_NODES, the last one noting the nodes not shown); one node: the plain title."""
+    shown = nodes[:MAX_SOURCING_NODES]
+    out: list[tuple[str, int | None]] = []
+    for i in range(n_plots):
+        if len(nodes) <= 1 or i >= len(shown):
+            out.append((M.PLOT_TITLES["sourcing"], None))
+            continue
+        title = M.SOURCING_NODE_TITLE.format(node=shown[i].label)
+        if i == len(shown) - 1 and len(nodes) > len(shown):
+            more = len(nodes) - len(shown)
+            title += M.SOURCING_MORE[min(more, 2)].format(n=more)
+        out.append((title, next((k for k, s in enumerate(series) if s is shown[i]), 0)))
+    return out
+
+
 def draw(plot: pg.PlotItem, plot_id: str, series: list[Series], background: str = "#ffffff") -> None:
     """Draw ``plot_id``'s metrics for every series on ``plot`` (already cleared).
 
@@ -188,3 +206,54 @@ def readout(series: list[Series], x: float, plots: list[str]) -> str:
                     vals.append(f"{SHORT.get(col, col)} {fmt_number(v, metric_decimals(col))}")
         lines.append(f'<b style="color:{node_color(i)}">{s.label}</b> {when} UTC: ' + ", ".join(vals))
     return "<br>".join(lines)
+
+
+def draw_stack(plot: pg.PlotItem, x: np.ndarray, stacks: dict[str, np.ndarray],
+               names: dict[str, str]) -> list[tuple[str, str]]:
+    """Stacked areas of ``stacks`` (name -> values on ``x``), bottom first; returns (legend text, colour) per
+    layer (``names`` maps a layer to its legend text).  The y axis runs from 0 to the top of the stack."""
+    out = []
+    lower = np.zeros(len(x))
+    lower_curve = pg.PlotDataItem(x, lower, pen=pg.mkPen(None))
+    plot.addItem(lower_curve)
+    for k, (key, y) in enumerate(stacks.items()):
+        color = AREA_COLORS[k % len(AREA_COLORS)]
+        upper = lower + y
+        upper_curve = pg.PlotDataItem(x, upper, pen=pg.mkPen(color, width=1))
+        upper_curve.setToolTip(names.get(key, key))
+        plot.addItem(upper_curve)
+        plot.addItem(pg.FillBetweenItem(lower_curve, upper_curve, brush=pg.mkBrush(color + "b0")))
+        out.append((names.get(key, key), color))
+        lower, lower_curve = upper, upper_curve
+    plot.disableAutoRange(axis="y")
+    plot.setYRange(0, float(lower.max()) * 1.05 if len(lower) and lower.max() > 0 else 100, padding=0)
+    return out
+
+
+def fit_y(plot: pg.PlotItem, plot_id: str, from_zero: bool) -> None:
+    """Value axis of a data plot: sourcing always 0..100; from zero to the data's top when ``from_zero``; else
+    fitted to the data (autorange).  The CEC stack sets its own range (:func:`draw_stack`)."""
+    if plot_id.startswith("sourcing"):
+        plot.disableAutoRange(axis="y")
+        plot.setYRange(0, 100, padding=0)
+    elif plot_id == "cec":
+        return
+    elif from_zero:
+        top = max((float(np.nanmax(item.yData)) for item in plot.listDataItems()
+                   if item.yData is not None and len(item.yData) and np.isfinite(item.yData).any()), default=1.0)
+        plot.disableAutoRange(axis="y")
+        plot.setYRange(0, top * 1.05 if top > 0 else 1.0, padding=0)
+    else:
+        plot.enableAutoRange(axis="y")
+
+
+SWATCH = '<span style="color:{c}; font-size:14pt">\u25ac</span>&nbsp;{t}'
+
+
+def legend_html(series: list[Series], stack_title: str = "", stack: list[tuple[str, str]] | None = None) -> str:
+    """The shared legend: a swatch per node in its colour; a second line for a CEC stack's layers."""
+    text = "&nbsp;&nbsp; ".join(SWATCH.format(c=node_color(i), t=s.label) for i, s in enumerate(series))
+    if stack:
+        text += ("<br>" if text else "") + stack_title + "&nbsp; " + \
+            "&nbsp;&nbsp; ".join(SWATCH.format(c=c, t=t) for t, c in stack)
+    return text
