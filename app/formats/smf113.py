@@ -247,8 +247,8 @@ def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None
     if recs:
         try:
             samples = _decode_all(recs, file, fnd, counts, meta, cancel)
-        except Cancelled:
-            raise
+        except (Cancelled, MemoryError):
+            raise                 # read_file turns a MemoryError into one clear 'out of memory' finding
         except Exception as exc:  # noqa: BLE001 - last line of defence: bad data must never raise
             fnd.add(int(recs[0][0]), "error", "decode-failure", f"SMF 113 records could not be decoded "
                     f"({type(exc).__name__}: {exc})", "no counters were read from this file; please report it")
