@@ -88,6 +88,9 @@ class MainWindow(SessionMixin, QMainWindow):
         from app.ui.compare_tab import install as install_compare  # issue 10: Compare tab, Export, pictures
 
         install_compare(self)
+        from app.ui.dataset_view import install as install_dataset  # issue 13: File > Open Dataset...
+
+        install_dataset(self)
         self._restore()
 
     def _connect(self) -> None:
