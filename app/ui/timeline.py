@@ -54,9 +54,9 @@ from app.ui.timeline_plots import (
 
 PLOTS_KEY = "timeline/plots"
 MIN_PLOT_HEIGHT = 110   # px: title row + a data area with three labelled ticks 13 px apart
-MIN_SOURCING_HEIGHT = 130   # the 0..100 stack needs ~65 px for 20/40/60/80, and its legend row is taller
-BASE_HEIGHT = 52
-OVERVIEW_HEIGHT = 100
+MIN_SOURCING_HEIGHT = 125   # the 0..100 stack needs ~65 px for 20/40/60/80, and its legend row is taller
+BASE_HEIGHT = 46
+OVERVIEW_HEIGHT = 90
 ZERO_KEY = "timeline/y_from_zero"
 class TimelineView(QWidget):
     """Checkable plot list + stacked plots + overview with the window region."""

@@ -61,8 +61,8 @@ class SessionMixin:
         errors = any(getattr(f, "severity", "") == "error" for f in findings)
         warnings = any(getattr(f, "severity", "") == "warning" for f in findings)
         bar = self.tabs.tabBar()
-        bar.setTabTextColor(i, ERROR_TAB_COLOR if errors else WARNING_TAB_COLOR if warnings
-                            else self.palette().windowText().color())
+        # no problems: an invalid colour gives the tab back the palette's (light and dark alike)
+        bar.setTabTextColor(i, ERROR_TAB_COLOR if errors else WARNING_TAB_COLOR if warnings else QColor())
         self.tabs.setTabIcon(i, self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning) if errors
                              else QIcon())
         self.tabs.setTabToolTip(i, M.HEALTH_TAB_ERRORS_TIP if errors else "")
