@@ -383,7 +383,7 @@ def build_samples(w: Any, ident: dict, file: str) -> pd.DataFrame:
         "lost": np.zeros(n, bool), "mt_lost": np.zeros(n, bool), "first": np.zeros(n, bool),
         "kind": one("absolute"), "sets": np.asarray(cols["sets"], dtype=np.int32)}
     ident_df = pd.DataFrame({c: pd.Series(data[c]).astype(t) for c, t in IDENTITY_COLUMNS.items()})
-    ctr = pd.DataFrame(full, columns=[counter_name(x) for x in numbers])
+    ctr = pd.DataFrame(full, columns=[counter_name(x) for x in numbers], copy=False)   # the block as it is
     return pd.concat([ident_df, ctr], axis=1)
 
 
