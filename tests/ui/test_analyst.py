@@ -336,3 +336,25 @@ def test_one_rounding_per_metric_everywhere(qtbot, with_vm):
     assert re.search(r"L2P \d+\.\d,", text) and re.search(r"CPI \d+\.\d\d,", text), text
     model = w.table.model
     assert re.fullmatch(r"\d+\.\d", model.text(1, model.column_index("L2P")))
+
+
+def test_workspace_keeps_the_comparison(qtbot, with_vm, tmp_path):
+    from app.engine import Workspace
+    from app.ui.main_window import MainWindow
+
+    w = with_vm
+    zosb = _key(w, "lpar", "ZOSB")
+    w.compare.set_side("before", [zosb], W_START, W_START + pd.Timedelta(hours=6))
+    w.compare.set_side("after", [zosb], W_END - pd.Timedelta(hours=6), W_END)
+    wait_loaded(qtbot, w)
+    state = w.compare.tab.state()
+    assert state is not None
+    path = tmp_path / "cmp.nsw.json"
+    w.save_workspace(str(path))
+    w2 = MainWindow(Workspace())
+    qtbot.addWidget(w2)
+    w2.show()
+    assert w2.open_workspace(str(path))
+    qtbot.waitUntil(lambda: not w2.busy() and w2.compare.tab.state() is not None, timeout=60_000)
+    assert w2.compare.tab.state() == state
+    w2.loader.cancel_all()
