@@ -15,13 +15,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from PySide6.QtCore import QAbstractTableModel, QDate, QModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QCoreApplication, QDate, QModelIndex, Qt
 from PySide6.QtGui import QAction, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (QComboBox, QDateEdit, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox,
                                QSplitter, QTableView, QTreeView, QVBoxLayout, QWidget)
 
 from app.dataset import Dataset, DatasetError
 from app.dataset.query import QuerySpec, open_engine, run_query
+from app.ui.workers import SerialRunner, thread_pool
 
 __all__ = ["DatasetWindow", "install", "open_dataset", "auto_points"]
 
@@ -137,6 +138,11 @@ class DatasetWindow(QMainWindow):
         self.setCentralWidget(split)
         self.resize(1280, 800)
 
+        # queries run off the GUI thread, one at a time (the DuckDB connection is never shared by two threads);
+        # while one runs, only the latest request waits
+        self.runner = SerialRunner(self)
+        self.runner.done.connect(self._show)
+        self.runner.failed.connect(lambda text, _details: self.status.setText(f"query failed: {text}"))
         self._fill_tree()
         self.tree.selectionModel().selectionChanged.connect(lambda *_: self.refresh())
         self.points.currentIndexChanged.connect(lambda *_: self.refresh())
@@ -224,11 +230,21 @@ class DatasetWindow(QMainWindow):
             self.table_model.set_frame(self.result)
             self.plot.clear()
             return
-        spec = self.spec()
-        import time
-        t = time.perf_counter()
-        self.result = run_query(self.ds, spec, eng=self.engine)
-        dt = time.perf_counter() - t
+        self.status.setText("computing...")
+
+        def make_job():                 # called on the GUI thread when the job starts: the latest selection
+            spec, ds, eng = self.spec(), self.ds, self.engine
+
+            def job():
+                import time
+                t = time.perf_counter()
+                res = run_query(ds, spec, eng=eng)
+                return spec, res, time.perf_counter() - t
+            return job
+        self.runner.submit(make_job)
+
+    def _show(self, outcome) -> None:
+        spec, self.result, dt = outcome
         cols = [c for c in TABLE_COLUMNS if c in self.result.columns]
         self.table_model.set_frame(self.result[cols])
         self.table.resizeColumnsToContents()
@@ -255,7 +271,14 @@ class DatasetWindow(QMainWindow):
                            symbol="o" if len(x) < 60 else None, symbolSize=5, connect="finite")
         self.plot.setLabel("left", m)
 
+    def wait(self, ms: int = 30_000) -> None:
+        """Block until no query runs (tests, closing)."""
+        thread_pool().waitForDone(ms)
+        QCoreApplication.processEvents()
+
     def closeEvent(self, event) -> None:
+        if self.runner.busy():
+            thread_pool().waitForDone(30_000)
         if self.engine is not None:
             self.engine.close()
             self.engine = None

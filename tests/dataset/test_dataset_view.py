@@ -46,6 +46,7 @@ def test_window_tree_table_timeline(qtbot, ds_root, tmp_path):
     # the first CEC is selected at start; data spans 2026-10-05 .. 2026-11-04: 30 days -> daily points
     assert w.points.currentText() == "auto"
     assert w.spec().every == "day" and w.spec().by == "cec"
+    qtbot.waitUntil(lambda: not w.runner.busy() and len(w.result) == 2, timeout=30_000)
     assert len(w.result) == 2        # z16 data on 2026-11-02 and 2026-11-03
     # select one LPAR: the table holds what the query gives for it
     sel = w.tree.selectionModel()
@@ -55,6 +56,8 @@ def test_window_tree_table_timeline(qtbot, ds_root, tmp_path):
     start, end = w.period()
     want = run_query(w.ds, QuerySpec(by="lpar", every="day", start=start, end=end,
                                      nodes=[("lpar", "3931-123F5", "ZOSB")]))
+    qtbot.waitUntil(lambda: not w.runner.busy() and w.spec().nodes == [("lpar", "3931-123F5", "ZOSB")]
+                    and list(w.result.get("lpar", [])) == ["ZOSB", "ZOSB"], timeout=30_000)
     assert len(w.result) == len(want) == 2
     assert list(w.result["CPI"]) == list(want["CPI"])
     assert w.table_model.rowCount() == 2
@@ -64,7 +67,7 @@ def test_window_tree_table_timeline(qtbot, ds_root, tmp_path):
     # interval points when zoomed in
     w.points.setCurrentText("interval")
     assert w.spec().by == "interval"
-    assert len(w.result) == 2 * 192              # two classes (GCP, zIIP) x 192 intervals
+    qtbot.waitUntil(lambda: not w.runner.busy() and len(w.result) == 2 * 192, timeout=30_000)              # two classes (GCP, zIIP) x 192 intervals
     w.resize(1280, 800)
     w.grab().save(str(tmp_path / "dataset_view.png"))
     if os.environ.get("NESTSCOPE_SAVE_PNG"):
