@@ -197,11 +197,12 @@ GLOSSARY_TITLE = "Metric glossary"
 GLOSSARY_HEADERS = ("Metric", "Header", "Formula", "Unit", "Status", "Formula set")
 GLOSSARY_NO_FORMULA = ("No formula configured: IBM's coefficients for {gen} {metric} are not in NestScope, so the "
                        "column stays empty (add them with --formulas FILE)")
-GLOSSARY_HOWTO = ("{gen}: {metrics} stay empty because no IBM coefficients are configured. When you have IBM's "
-                  "formula (e.g. from IBM's \"{gen} CPU MF Formulas\"), put it in a JSON file and start NestScope "
-                  "with --formulas FILE (the window and every report then use it):<br><code>{{\"{gen}\": {{\"version\": "
-                  "\"{gen} / site\", \"metrics\": {{\"RNI\": {{\"expr\": \"K*(a*L3P+b*L4LP+c*L4RP+d*MEMP)/100\", "
-                  "\"status\": \"unconfirmed\"}}}}}}}}</code><br>See docs/metric-glossary.md.")
+GLOSSARY_HOWTO = ("{gen}: no IBM coefficients are configured for {metrics}, so the column stays empty. When you "
+                  "have IBM's formula (e.g. from IBM's \"{gen} CPU MF Formulas\"), put it in a JSON file and start "
+                  "NestScope with --formulas FILE (the window and every report then use it):<br><code>"
+                  "{{\"{gen}\": {{\"version\": \"{gen} / site\", \"metrics\": {{\"RNI\": {{\"expr\": "
+                  "\"K*(a*L3P+b*L4LP+c*L4RP+d*MEMP)/100\", \"status\": \"unconfirmed\"}}}}}}}}</code><br>"
+                  "See docs/metric-glossary.md.")
 ABOUT_TITLE = "About NestScope"
 ABOUT_TEXT = ("<h3>NestScope {version}</h3><p>IBM Z CPU MF analyzer for SMF 113 and z/VM MONWRITE data.</p>"
               "<p>Formula sets:</p><ul>{formulas}</ul>")
