@@ -215,13 +215,16 @@ class Dataset:
             if tmp.exists():
                 tmp.unlink()
 
-    def _context(self, samples: pd.DataFrame) -> pd.DataFrame | None:
-        """The last earlier sample of each CPU run already in the dataset (running totals need it)."""
+    def _context(self, samples: pd.DataFrame, after: bool = False) -> pd.DataFrame | None:
+        """The last earlier sample (``after``: the first later sample) of each CPU run of running totals already
+        in the dataset: the first interval of a file needs the sample before it, and a file extracted after a
+        later one gives that later file the first interval it could not compute alone."""
         ab = samples[samples["kind"].astype(str) == "absolute"]
         if not len(ab):
             return None
-        t0 = ab["time"].min()
-        months = {t0.strftime("%Y-%m"), (t0 - pd.Timedelta(days=31)).strftime("%Y-%m")}
+        t0 = ab["time"].max() if after else ab["time"].min()
+        step = pd.Timedelta(days=31) * (1 if after else -1)
+        months = {t0.strftime("%Y-%m"), (t0 + step).strftime("%Y-%m")}
         files = self.parts("samples", cecs=set(ab["cec"].astype(str)), months=months)
         if not files:
             return None
@@ -231,36 +234,83 @@ class Dataset:
         con = duckdb.connect()
         try:
             q = ("SELECT * FROM read_parquet(?, union_by_name=true, hive_partitioning=false) "
-                 "WHERE kind = 'absolute' AND time < ? AND system IN (SELECT unnest(?)) "
-                 "QUALIFY row_number() OVER (PARTITION BY cec, system, class, cpu, run_start ORDER BY time DESC) = 1")
+                 f"WHERE kind = 'absolute' AND time {'>' if after else '<'} ? AND system IN (SELECT unnest(?)) "
+                 "QUALIFY row_number() OVER (PARTITION BY cec, system, class, cpu, run_start ORDER BY time "
+                 f"{'ASC' if after else 'DESC'}) = 1")
             ctx = con.execute(q, [files, t0.to_pydatetime(), systems]).df()
         finally:
             con.close()
         if not len(ctx):
             return None
-        ctx["source"] = _CONTEXT_SOURCE
+        ctx["_orig_source"] = ctx["source"].astype(str)
+        ctx["_orig_sha"] = ctx["sha256"].astype(str)
+        ctx["source"] = _CONTEXT_SOURCE + ("after" if after else "before")
         for c in ctx.columns:
             if c in samples.columns and c[0] in "BPKEM" and c[1:].isdigit():
                 ctx[c] = ctx[c].fillna(0).astype(np.uint64)
-        return ctx[[c for c in ctx.columns if c in samples.columns]]
+        return ctx[[c for c in ctx.columns if c in samples.columns or c.startswith("_orig")]]
+
+    def _existing(self, iv: pd.DataFrame) -> np.ndarray:
+        """True for rows of ``iv`` whose (cec, system, class, cpu, interval end) the dataset holds already."""
+        ends = iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64)
+        files = self.parts("intervals", cecs=set(iv["cec"].astype(str)), months=set(_months(ends)))
+        if not files:
+            return np.zeros(len(iv), dtype=bool)
+        import duckdb
+
+        con = duckdb.connect()
+        try:
+            have = con.execute("SELECT DISTINCT cec, system, class, cpu, t_end FROM read_parquet(?, "
+                               "union_by_name=true, hive_partitioning=false) WHERE t_end IN (SELECT unnest(?))",
+                               [files, sorted(set(ends.tolist()))]).df()
+        finally:
+            con.close()
+        key = pd.MultiIndex.from_arrays([iv["cec"].astype(str), iv["system"].astype(str), iv["class"].astype(str),
+                                         iv["cpu"].astype(np.int64), ends])
+        hk = pd.MultiIndex.from_arrays([have["cec"].astype(str), have["system"].astype(str),
+                                        have["class"].astype(str), have["cpu"].astype(np.int64),
+                                        have["t_end"].astype(np.int64)])
+        return key.isin(hk)
 
     def _intervals(self, samples: pd.DataFrame, path: str, sets) -> tuple[pd.DataFrame, list]:
         from app.engine.deltas import compute_intervals
 
-        ctx = self._context(samples)
-        frames = [ctx, samples] if ctx is not None else [samples]
-        iv, findings = compute_intervals(frames, sets, interval_counters(sets))
-        iv = iv[iv["source"].astype(str) == path].reset_index(drop=True)
+        before = self._context(samples)
+        after = self._context(samples, after=True)
+        frames = [f for f in (before, samples, after) if f is not None]
+        orig = pd.concat([f[["offset", "_orig_source", "_orig_sha"]].assign(source=f["source"].iloc[0])
+                          for f in (before, after) if f is not None], ignore_index=True) \
+            if (before is not None or after is not None) else None
+        iv, findings = compute_intervals([f.drop(columns=["_orig_source", "_orig_sha"], errors="ignore")
+                                          for f in frames], sets, interval_counters(sets))
+        src = iv["source"].astype(str)
+        own = (src == path).to_numpy().copy()
+        nxt = (src == _CONTEXT_SOURCE + "after").to_numpy().copy()
+        iv["_sha"] = None
+        if nxt.any():       # first intervals of later files, unless they have them already
+            cand = iv.loc[nxt]
+            keep = ~self._existing(cand)
+            sel = np.flatnonzero(nxt)[keep]
+            nxt[:] = False
+            nxt[sel] = True
+            if nxt.any():
+                m = iv.loc[nxt, ["source", "offset"]].astype({"source": str}).merge(
+                    orig, on=["source", "offset"], how="left")
+                iv["source"] = iv["source"].astype(str)
+                iv.loc[nxt, "source"] = m["_orig_source"].to_numpy()
+                iv.loc[nxt, "_sha"] = m["_orig_sha"].to_numpy()
+        iv = iv[own | nxt].reset_index(drop=True)
         return iv, [f for f in findings if f.file == path]
 
     @staticmethod
     def _interval_frame(iv: pd.DataFrame, sha: str) -> tuple[pd.DataFrame, list[str]]:
         start = list(iv.columns).index("qbits") + 1
-        counters = list(iv.columns[start:])
+        counters = [c for c in iv.columns[start:] if c != "_sha"]
         out: dict[str, Any] = {}
         for c in INTERVAL_IDENT:
-            if c == "sha256":
-                out[c] = np.full(len(iv), sha, dtype=object)
+            if c == "sha256":       # rows completing a later file keep that file's hash
+                out[c] = np.where(iv["_sha"].isna(), sha, iv["_sha"]).astype(object) if "_sha" in iv.columns \
+                    else np.full(len(iv), sha, dtype=object)
             elif c == "t_start":
                 out[c] = iv["interval_start"].to_numpy(dtype="datetime64[ns]").view(np.int64)
             elif c == "t_end":

@@ -79,3 +79,26 @@ def test_split_running_totals_match_report(tmp_path):
     assert sum(e["intervals"] for e in ds.entries()) == 8 * 192
     for by in ("lpar", "interval"):
         assert_same(run_query(ds, QuerySpec(by=by)), ws.metrics(by=by), by, metric_ids(ws.formula_sets))
+
+
+def test_split_running_totals_extracted_in_reverse_order(tmp_path):
+    # the later half first: its first interval needs the earlier half, which extracting the earlier half adds
+    from app.formats.smf113_writer import encode_samples, frame_rdw
+
+    s = read_file(SAMPLES[2]).samples
+    mid = s["time"].sort_values().iloc[len(s) // 2]
+    paths = []
+    for name, part in (("a", s[s["time"] <= mid]), ("b", s[s["time"] > mid])):
+        p = tmp_path / f"zosb_{name}.rdw"
+        p.write_bytes(frame_rdw(encode_samples(part.reset_index(drop=True), 2)))
+        paths.append(p)
+    ds = Dataset(tmp_path / "ds", create=True)
+    for p in reversed(paths):
+        assert ds.extract(p).status == "added"
+    ws = Workspace()
+    ws.add_all([read_bytes(p.read_bytes(), str(p)) for p in paths])
+    assert sum(e["intervals"] for e in ds.entries()) == 8 * 192 == len(ws.intervals)
+    for by in ("lpar", "cpu"):
+        assert_same(run_query(ds, QuerySpec(by=by)), ws.metrics(by=by), by, metric_ids(ws.formula_sets))
+    # extracting a third time changes nothing (the boundary interval exists once)
+    assert ds.extract(paths[0]).status == "present"
