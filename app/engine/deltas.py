@@ -292,7 +292,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
             s_len[fill] = med[fill]
             out["interval_s"] = s_len
             out.loc[fill, "interval_start"] = out.loc[fill, "time"] - pd.to_timedelta(med[fill], unit="s")
-    cnt = pd.DataFrame(D, columns=counters)
+    cnt = pd.DataFrame(D, columns=counters, copy=False)      # D is ours: no second copy of the deltas
     out = pd.concat([out, cnt], axis=1)
 
     # both kinds for the same interval: keep the delta row
