@@ -28,6 +28,7 @@ _DUP_KEY = ["cec", "system", "cpu", "class", "time", "kind"]
 STATED_COLUMNS = ("rec_start", "rec_end")   # SMF 113 identification section: the interval as the record states it
 STATED_TOLERANCE_S = 1.0     # HIS writes the record right after the interval: CTM and IntervalEnd within a second
 _CHUNK = 24
+_ROWS = 1 << 16
 # quality codes carried per interval row (bit -> code); '' = clean
 QUALITY_BITS = {"lost-data": 1, "mt-lost-data": 2, "odd-length": 4, "csvn-mismatch": 8,
                 "generation-by-csvn": 16, "generic-formulas": 32, "partial-sets": 64}
@@ -264,12 +265,14 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
         D = np.empty((len(oc), len(counters)), dtype=np.float64)
         for s in range(0, len(counters), _CHUNK):
             sl = slice(s, s + _CHUNK)
-            vals = C[oc, sl]
-            sub = np.where(oa[:, None], C[op, sl], np.uint64(0))
-            d = (vals - sub).astype(np.float64)
-            present = (mask_bits[:, None] & bits[None, sl]) != 0
-            d[~present] = np.nan
-            D[:, sl] = d
+            for r0 in range(0, len(oc), _ROWS):      # row slices too: temporaries stay small (peak memory)
+                rs = slice(r0, r0 + _ROWS)
+                vals = C[oc[rs], sl]
+                sub = np.where(oa[rs, None], C[op[rs], sl], np.uint64(0))
+                d = (vals - sub).astype(np.float64)
+                present = (mask_bits[rs, None] & bits[None, sl]) != 0
+                d[~present] = np.nan
+                D[rs, sl] = d
     else:
         D = np.zeros((len(oc), 0))
     # the raw counters are no longer needed: drop them before gathering the rows (no 368,640 x counters take)
