@@ -341,7 +341,21 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel) -> pd.DataFram
                     _consistency(fnd, meta, file_offs[idx], rep, s0)
                 if not sh.fatal:
                     parts.append((idx, _decode_shape(_Matrix(_shape_matrix(dec, recs, idx)), sh)))
+    _release(getattr(recs, "buf", None))
     return _assemble(parts, file, file_offs, fnd)
+
+
+def _release(buf) -> None:
+    """Every counter is copied out by now: let the kernel drop the pages of a memory-mapped file from this
+    process (they are read again from the file should anything look at them), so building the frame does not
+    stack on top of the whole file in memory."""
+    import mmap
+
+    if isinstance(buf, mmap.mmap) and hasattr(buf, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+        try:
+            buf.madvise(mmap.MADV_DONTNEED)
+        except (OSError, ValueError):
+            pass
 
 
 def _shape_matrix(dec: _Decoder, recs, idx: np.ndarray) -> np.ndarray:
