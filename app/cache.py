@@ -405,8 +405,8 @@ class Cache:
         except CacheError:
             return None
 
-    def store_frames(self, kind: str, key: str, frames: dict[str, pd.DataFrame]) -> bool:
-        return self._store_entry(kind, key, {"engine": engine_version()}, frames)
+    def store_frames(self, kind: str, key: str, frames: dict[str, pd.DataFrame], files: Iterable[dict] = ()) -> bool:
+        return self._store_entry(kind, key, {"engine": engine_version(), "files": list(files)}, frames)
 
 
 def _json_safe(v: Any) -> Any:

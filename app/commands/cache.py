@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
           "(cap: NESTSCOPE_CACHE_MAX_MB; least recently used entries go first)")
     for it in info.items:
         when = dt.datetime.fromtimestamp(it["last_used"]).strftime("%Y-%m-%d %H:%M") if it["last_used"] else "-"
-        what = {"read": "decoded file", "iv": "intervals"}.get(it["kind"], it["kind"])
+        what = {"read": "decoded file", "iv": "intervals", "wm": "tree figures"}.get(it["kind"], it["kind"])
         state = "" if it["complete"] else " (incomplete: removed on the next clean-up)"
         print(f"  {when}  {_mb(it['bytes']):>11}  {what:<12} {it['file']}{state}")
     return 0

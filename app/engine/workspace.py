@@ -147,7 +147,7 @@ class Workspace:
             if got is None or set(got) != set(want):
                 got = {lv: compute_metrics(self._iv, self.formula_sets, self.counters, by=lv) for lv in want}
                 if key is not None:
-                    cache.store_frames("wm", key, got)
+                    cache.store_frames("wm", key, got, [{"path": r.file} for r in self._files])
             self._wm.update(got)
         return {lv: self._wm[lv] for lv in levels}
 
