@@ -117,6 +117,8 @@ def test_partition_only_lpar_view(qtbot, with_vm):
     assert len(curve.yData) == len(cf) and np.nanmean(curve.yData) == pytest.approx(expected, rel=1e-9)
     # the tree's Busy of CF01 is in the same unit as LPARCPU
     assert w.tree.model.value(_node(w, key), "busy") == pytest.approx(expected, rel=1e-6)
+    # the Timelines tab says the same and where to look
+    assert "no counters" in w.timeline.placeholder.text() and w.timeline.stack.currentIndex() == 0
     # back to an LPAR with counters: the table again
     _select(qtbot, w, _key(w, "lpar", "ZOSB"))
     assert w.table.stack.currentIndex() == 1
