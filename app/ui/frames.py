@@ -114,14 +114,32 @@ def _col(df: pd.DataFrame, name: str) -> list[Any]:
 
 
 def node_texts(df: pd.DataFrame) -> list[str]:
-    """node_text of every row, column-wise (fast on large frames)."""
+    """node_text of every row, column-wise (fast on large frames); qualified by CEC where names repeat."""
     cols = ("_by", "cec", "lpar", "class", "cpu")
-    return [node_text(dict(zip(cols, vals, strict=True))) for vals in zip(*(_col(df, c) for c in cols), strict=True)]
+    return _qualified(df, [node_text(dict(zip(cols, vals, strict=True)))
+                           for vals in zip(*(_col(df, c) for c in cols), strict=True)])
 
 
 def system_texts(df: pd.DataFrame) -> list[str]:
+    """system_text of every row; where one name belongs to two CECs (a z15 'before' and a z16 'after' ZOSA), the
+    CEC (type-serial) and generation are added, so two rows never read the same."""
     cols = ("system", "lpar", "cec")
-    return [system_text(dict(zip(cols, vals, strict=True))) for vals in zip(*(_col(df, c) for c in cols), strict=True)]
+    return _qualified(df, [system_text(dict(zip(cols, vals, strict=True)))
+                           for vals in zip(*(_col(df, c) for c in cols), strict=True)])
+
+
+def _qualified(df: pd.DataFrame, names: list[str]) -> list[str]:
+    if "cec" not in df.columns or not names:
+        return names
+    cecs = [str(c) for c in _col(df, "cec")]
+    per: dict[str, set[str]] = {}
+    for n, c in zip(names, cecs):
+        per.setdefault(n, set()).add(c)
+    if all(len(v) <= 1 for v in per.values()):
+        return names
+    gens = [str(g) if _present(g) else "" for g in _col(df, "generation")]
+    return [f"{n} ({c}{' ' + g if g else ''})" if len(per[n]) > 1 and n != c else n
+            for n, c, g in zip(names, cecs, gens)]
 
 
 def node_text(row: Any) -> str:
