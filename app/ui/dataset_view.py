@@ -233,12 +233,17 @@ class DatasetWindow(QMainWindow):
         self.status.setText("computing...")
 
         def make_job():                 # called on the GUI thread when the job starts: the latest selection
-            spec, ds, eng = self.spec(), self.ds, self.engine
+            spec, ds = self.spec(), self.ds
+            held = [self.engine]     # released when the job ends: a finished worker must not keep DuckDB alive
 
             def job():
                 import time
                 t = time.perf_counter()
-                res = run_query(ds, spec, eng=eng)
+                eng = held.pop()
+                try:
+                    res = run_query(ds, spec, eng=eng)
+                finally:
+                    del eng
                 return spec, res, time.perf_counter() - t
             return job
         self.runner.submit(make_job)
