@@ -347,13 +347,32 @@ def _period_start(every: str, key: np.ndarray) -> pd.DatetimeIndex:
     return pd.to_datetime({"year": k // 12, "month": k % 12 + 1, "day": np.ones(len(k), dtype=np.int64)})
 
 
+def generation_map(eng, sets: dict) -> list[tuple[str, int, str, str]]:
+    """(machine type, CSVN, generation, formula-set version) for every pair in the data."""
+    from app.engine.catalog import select_generation
+
+    pairs = eng.sql("SELECT DISTINCT machine_type, csvn FROM iv WHERE machine_type IS NOT NULL AND csvn IS NOT NULL")
+    out = []
+    for mt, cv in pairs.itertuples(index=False):
+        g, _how = select_generation(sets, str(mt), int(cv))
+        out.append((str(mt), int(cv), g, sets[g].version))
+    return out
+
+
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
-              steps: bool = False):
+              steps: bool = False, generations: list | None = None):
     """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
     (view name, SELECT) steps it is made of, the last one (name '') giving the result."""
     from app.engine.metrics import _hint_applies, hint_counters, metric_ids
 
     q = d.q
+    # generation and formula-set version per (machine type, CSVN) from the sets of this query (``--formulas``
+    # may add a set or rename a version): the engine's select_generation; rows of other pairs keep theirs
+    gmap = generations or []
+    gen_case = ("CASE " + " ".join(f"WHEN machine_type = {lit_str(mt)} AND csvn = {int(cv)} THEN {lit_str(g)}"
+                                   for mt, cv, g, _v in gmap) + " ELSE generation END") if gmap else "generation"
+    fset_case = ("CASE " + " ".join(f"WHEN machine_type = {lit_str(mt)} AND csvn = {int(cv)} THEN {lit_str(v)}"
+                                    for mt, cv, _g, v in gmap) + " ELSE formula_set END") if gmap else "formula_set"
     by = spec.by
     every = spec.every
     per_cpu_interval = by == "cpu" and every is None
@@ -380,26 +399,24 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     ctes.append(
         f"r AS (SELECT *, {busy} AS _busy_us, CASE WHEN interval_s > 0 THEN ({busy}) / (1000000.0 * interval_s) END "
         f"AS _bf, concat({q('system')}, '/', CAST({q('cpu')} AS STRING)) AS _uid"
-        + (f", {period} AS _period" if period else "")
+        + (f", {period} AS _period" if period else "") + f", {gen_case} AS _gen, {fset_case} AS _fset"
         + " FROM base" + (" WHERE " + " AND ".join(where) if where else "") + ")")
+    gen_sel = [q(k) for k in keys] + ["_gen AS generation", "_fset AS formula_set"]
     gen_keys = [q(k) for k in keys] + ["generation", "formula_set"]
     with_hint = not (by == "cpu")
     hc = [c for c in hint_counters(sets, counters)] if with_hint else []
     if per_cpu_interval:
-        sel = gen_keys + ["t_start AS _start", "t_end AS _end", "1 AS n_cpus", "qbits AS _q", "1 AS _size",
+        sel = gen_sel + ["t_start AS _start", "t_end AS _end", "1 AS n_cpus", "qbits AS _q", "1 AS _size",
                           "0 AS _cntP", "0 AS _cntE", "CAST(cpu_speed AS DOUBLE) AS _CPSP", "interval_s AS _INTERVAL"]
         sel += [q(c) for c in counters]
         ctes.append(f"a2 AS (SELECT {', '.join(sel)} FROM r)")
         out_keys = gen_keys
     else:
-        group = list(gen_keys)
-        if per_interval:
-            group.append("bucket")
-        if period:
-            group.append("_period")
+        extra = (["bucket"] if per_interval else []) + (["_period"] if period else [])
+        group = [q(k) for k in keys] + ["_gen", "_fset"] + extra
         firstP = next((c for c in counters if c[0] == "P"), None)
         firstE = next((c for c in counters if c[0] == "E"), None)
-        sel = group + [
+        sel = gen_sel + extra + [
             "MIN(t_start) AS _start", "MAX(t_end) AS _end", f"{d.count_distinct('_uid')} AS n_cpus",
             "SUM(_busy_us) AS _sb", "SUM(_bf) AS _sf", "MAX(cpu_speed) AS _cpsp_max",
             f"{d.median('interval_s')} AS _ivs", f"MAX({bcol}_s) AS _blen", f"{d.count_distinct(bcol)} AS _nb",
@@ -415,7 +432,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             interval = "CAST(_nb AS DOUBLE) * COALESCE(_blen, _ivs)"
         ctes.append(f"a2 AS (SELECT *, CASE WHEN _sb > 0 THEN {q('B0') if 'B0' in counters else 'NULL'} / _sb "
                     f"ELSE CAST(_cpsp_max AS DOUBLE) END AS _CPSP, {interval} AS _INTERVAL FROM agg)")
-        out_keys = group
+        out_keys = gen_keys + extra
     ids = metric_ids(sets)
     cs = set(counters)
 
@@ -489,7 +506,8 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         have = set(eng.columns())
         counters = [c for c in ds.counters() if c in have]
         params = bucket_params(eng)
-        raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True))
+        raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True,
+                                generations=generation_map(eng, sets)))
     finally:
         if own:
             eng.close()

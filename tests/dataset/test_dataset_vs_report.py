@@ -102,3 +102,24 @@ def test_split_running_totals_extracted_in_reverse_order(tmp_path):
         assert_same(run_query(ds, QuerySpec(by=by)), ws.metrics(by=by), by, metric_ids(ws.formula_sets))
     # extracting a third time changes nothing (the boundary interval exists once)
     assert ds.extract(paths[0]).status == "present"
+
+
+def test_formulas_override_applies_at_query_time(fleet, tmp_path):
+    # --formulas: a new z15 version name and RNI coefficients for z16 -> the query shows what report shows
+    import json
+
+    from app.engine.catalog import load_formula_sets
+
+    f = tmp_path / "site.json"
+    f.write_text(json.dumps({"z16": {"version": "z16 / site 2026-12",
+                                     "metrics": {"RNI": {"expr": "2.0*(0.4*L3P+1.0*L4LP+2.0*L4RP+5.0*MEMP)/100",
+                                                         "status": "unconfirmed"}}}}))
+    ds, _ = fleet
+    sets = load_formula_sets(f)
+    ws = Workspace(formula_file=f)
+    ws.add_all([read_file(p) for p in SAMPLES])
+    a = run_query(ds, QuerySpec(by="lpar", formula_sets=sets))
+    b = ws.metrics(by="lpar")
+    assert set(a.loc[a["generation"] == "z16", "formula_set"]) == {"z16 / site 2026-12"}
+    assert a.loc[a["generation"] == "z16", "RNI"].notna().all()
+    assert_same(a, b, "lpar", metric_ids(sets))
