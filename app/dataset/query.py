@@ -138,6 +138,12 @@ class DuckDBEngine:
         ctes = [f"{name} AS ({body})" for name, body in steps[:-1]]
         return self.sql(("WITH " + ",\n".join(ctes) + "\n" if ctes else "") + steps[-1][1])
 
+    def view(self, name: str, files: Sequence[str]) -> None:
+        """(Re)define view ``name`` over some of the part files (partition pruning)."""
+        lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
+        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({lst}, union_by_name=true, "
+                         "hive_partitioning=false)")
+
     def columns(self) -> list[str]:
         return [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
 
@@ -210,6 +216,9 @@ class SparkEngine:
             for v in made:
                 self.spark.catalog.dropTempView(v)
         return pd.DataFrame()
+
+    def view(self, name: str, files: Sequence[str]) -> None:
+        self.spark.read.option("mergeSchema", "true").parquet(*files).createOrReplaceTempView(name)
 
     def columns(self) -> list[str]:
         return list(self._cols)
@@ -360,7 +369,7 @@ def generation_map(eng, sets: dict) -> list[tuple[str, int, str, str]]:
 
 
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
-              steps: bool = False, generations: list | None = None):
+              steps: bool = False, generations: list | None = None, src: str = "iv"):
     """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
     (view name, SELECT) steps it is made of, the last one (name '') giving the result."""
     from app.engine.metrics import _hint_applies, hint_counters, metric_ids
@@ -387,7 +396,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     busy = f"CASE WHEN cpu_speed > 0 THEN {b0} / cpu_speed END"
     ctes = [f"p AS ({_params_sql(params, d)})"]
     ctes.append(
-        "base AS (SELECT iv.*, "
+        f"base AS (SELECT {src}.*, "
         "CASE WHEN p_l IS NULL THEN t_end ELSE CAST(FLOOR(CAST(t_end - p_off AS DOUBLE) / CAST(p_l AS DOUBLE) + 0.5) "
         "AS BIGINT) * p_l + p_off END AS bucket, "
         "CAST(p_l AS DOUBLE) / 1000000000.0 AS bucket_s, "
@@ -395,7 +404,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
         "COALESCE(CAST(p_l AS DOUBLE) / 1000000000.0 * 1000000000.0 / 2.0, CAST(p_cl AS DOUBLE) / 2.0)) / "
         "CAST(p_cl AS DOUBLE)) AS BIGINT) * p_cl + p_coff END AS cec_bucket, "
         "CAST(p_cl AS DOUBLE) / 1000000000.0 AS cec_bucket_s "
-        f"FROM iv LEFT JOIN p ON iv.{q('cec')} = p.p_cec AND iv.{q('system')} = p.p_sys)")
+        f"FROM {src} LEFT JOIN p ON {src}.{q('cec')} = p.p_cec AND {src}.{q('system')} = p.p_sys)")
     ctes.append(
         f"r AS (SELECT *, {busy} AS _busy_us, CASE WHEN interval_s > 0 THEN ({busy}) / (1000000.0 * interval_s) END "
         f"AS _bf, concat({q('system')}, '/', CAST({q('cpu')} AS STRING)) AS _uid"
@@ -506,12 +515,37 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         have = set(eng.columns())
         counters = [c for c in ds.counters() if c in have]
         params = bucket_params(eng)
+        # time buckets and generations come from all the data (as report over all files); the metrics only
+        # read the parts of the CECs and months the query can touch (an interval is stored in the month of its end)
+        sel = ds.parts("intervals", cecs=_node_cecs(spec.nodes), months=_months_between(spec.start, spec.end,
+                                                                                         ds.months()))
+        src = "iv"
+        if len(sel) < len(files):
+            if not sel:
+                sel = files[:1]       # nothing can match; keep the statement valid (its filters return no row)
+            src = "iv_sel"
+            eng.view(src, sel)
         raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True,
-                                generations=generation_map(eng, sets)))
+                                generations=generation_map(eng, sets), src=src))
     finally:
         if own:
             eng.close()
     return _frame(raw, spec, sets, ids, keys, NA, classify, _hint_applies, quality_strings)
+
+
+def _node_cecs(nodes) -> set[str] | None:
+    if nodes is None:
+        return None
+    return {str(n[1]) for n in nodes if len(n) > 1}
+
+
+def _months_between(start, end, months: Iterable[str]) -> set[str] | None:
+    """Months (YYYY-MM) that can hold an interval ending in (start, end]."""
+    if start is None and end is None:
+        return None
+    lo = pd.Timestamp(start).strftime("%Y-%m") if start is not None else ""
+    hi = pd.Timestamp(end).strftime("%Y-%m") if end is not None else "9999-99"
+    return {m for m in months if lo <= m <= hi}
 
 
 def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, NA, classify, _hint_applies,

@@ -151,6 +151,11 @@ class Dataset:
                 out.append(str(self.root / p))
         return out
 
+    def months(self) -> list[str]:
+        """Months (YYYY-MM) holding committed interval parts."""
+        return sorted({k.get("month") for e in self.entries() for p, k in e.get("part_keys", {}).items()
+                       if p.startswith("intervals/")})
+
     def orphans(self) -> list[Path]:
         """Part files no manifest entry lists (left by a killed extract); safe to delete when no extract runs."""
         listed = {str(self.root / p) for e in self.entries() for t in ("samples", "intervals")

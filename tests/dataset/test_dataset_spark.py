@@ -27,7 +27,8 @@ def ds(tmp_path_factory):
 
 
 @pytest.mark.parametrize("spec", [QuerySpec(by="cec"), QuerySpec(by="lpar", every="day"),
-                                  QuerySpec(by="interval", where="lpar = 'ZOSB'", hours=set(range(8, 12)))],
+                                  QuerySpec(by="interval", where="lpar = 'ZOSB'", hours=set(range(8, 12)),
+                                            start="2026-11-02T06:00", end="2026-11-03T06:00")],
                          ids=["cec", "lpar-every-day", "interval-where-hours"])
 def test_spark_equals_duckdb(ds, spec):
     a = run_query(ds, spec, engine="duckdb")
