@@ -29,12 +29,13 @@ import struct
 from collections.abc import Callable
 
 import numpy as np
+import pandas as pd
 
 from app.findings import make_finding
 from app.formats import monwrite_records as R
-from app.formats.common import cec_id, normalize_serial, to_ebcdic
+from app.formats.common import cec_id, normalize_serial, to_ebcdic, tod_to_datetime64
 from app.formats.monwrite_records import build_mt, build_partitions, build_samples
-from app.formats.schema import Cancelled, ReadResult, empty_samples
+from app.formats.schema import SET_MT, Cancelled, ReadResult, empty_samples
 from app.formats.smf_framing import _last_nonzero
 
 __all__ = ["looks_like_monwrite", "read_monwrite"]
@@ -525,6 +526,371 @@ class _Walk:
             self.cup.append((self.interval, int.from_bytes(self.data[fo + 8:fo + 16], "big"), fo, part, cpus))
 
 
+# ------------------------------------------------------------------ clean fast path
+# A clean file (every control record valid, every record header plausible, every P-bit series closed in
+# its interval, counter fields plausible) is read in two steps: a tight loop that only records the offset
+# of each monitor record, then numpy gathers of the fields of all records of one kind.  Anything the
+# careful walk (_Walk) would report as a finding makes the fast path give up (None), and the careful walk
+# reads the file instead, so results are identical either way.
+
+class _Irregular(Exception):
+    """The fast path met something only the careful walk handles."""
+
+
+def _be(u: np.ndarray, p: np.ndarray, k: int) -> np.ndarray:
+    """Big-endian unsigned k-byte integers at byte offsets ``p`` of ``u`` (int64)."""
+    v = u[p].astype(np.int64)
+    for j in range(1, k):
+        v = (v << 8) | u[p + j]
+    return v
+
+
+def _frame_records(w: _Walk) -> tuple[list[int], list[int]]:
+    """Offsets of every monitor record in stream order and the record indexes after each sample D1R11."""
+    data, n = w.data, len(w.data)
+    hdr = R.HDR_NOTOD.unpack_from
+    hdr_len, max_dom, page = R.HDR_LEN, R.MAX_DOMAIN, R.PAGE
+    fos: list[int] = []
+    marks: list[int] = []
+    add = fos.append
+    off, nblk = 0, 0
+    while off < n:
+        nblk += 1
+        if nblk % 16 == 0 and w.cancel is not None and w.cancel():
+            raise Cancelled()
+        if n - off < page:
+            raise _Irregular
+        ents = _control_entries(data, off)
+        if ents is None:
+            raise _Irregular
+        claimed = off + page + sum(((t >> 12) - (s >> 12) + 1) * page for _f, _a, _b, s, t in ents)
+        if claimed != n and not _block_ok(data, claimed):
+            raise _Irregular
+        pos = off + page
+        for fl, _d1, _d2, s, t in ents:
+            span = ((t >> 12) - (s >> 12) + 1) * page
+            if w.mode is None and s & 0xFFF:
+                if not _hdr_ok(data, pos + (s & 0xFFF), s):
+                    raise _Irregular
+                w.mode = "page"
+            base = pos - (s & ~0xFFF)
+            limit = min(pos + span, n)
+            sample = fl == R.ENTRY_SAMPLE
+            a = s
+            while a <= t:
+                fo = base + a
+                if fo + hdr_len > limit:
+                    raise _Irregular
+                ln, z, dom, _flg, rc = hdr(data, fo)
+                if ln < hdr_len or z or dom > max_dom or (a & 0xFFF) + ln > page or fo + ln > limit:
+                    raise _Irregular
+                add(fo)
+                if dom == 1:
+                    if rc == 13:
+                        if ln != hdr_len:
+                            raise _Irregular
+                        a = (a | 0xFFF) + 1
+                        continue
+                    if rc == 11 and sample:
+                        marks.append(len(fos))
+                a += ln
+            if a > t + 1 and (a - 1) & 0xFFF != 0xFFF:
+                raise _Irregular
+            pos += span
+            if pos > n:
+                raise _Irregular
+        off = pos
+    return fos, marks
+
+
+def _fast_walk(data, file: str, pages: list[int] | None, progress, cancel) -> _Walk | None:
+    """The clean fast path: a finished walk with ``fast`` set (series as arrays), or None when the file
+    has anything irregular (then the careful walk reads it)."""
+    w = _Walk(data, file, pages, progress, cancel)
+    try:
+        fos, marks = _frame_records(w)
+        w.fast = _gather(w, np.asarray(fos, dtype=np.int64), np.asarray(marks, dtype=np.int64))
+    except _Irregular:
+        return None
+    if progress is not None:
+        progress(1.0)
+    return w
+
+
+_KNOWN = np.array(sorted(d * 65536 + r for d, r in _NAMES), dtype=np.int64)
+
+
+def _gather(w: _Walk, fo: np.ndarray, marks: np.ndarray) -> dict:
+    data = w.data
+    u = np.frombuffer(data, np.uint8)
+    ln = _be(u, fo, 2)
+    dom = u[fo + 4].astype(np.int64)
+    flg = u[fo + 5].astype(np.int64)
+    rc = _be(u, fo + 6, 2)
+    key = dom * 65536 + rc
+    iv = np.searchsorted(marks, np.arange(len(fo)), side="right")
+    w.interval = len(marks)
+    known = np.isin(key, _KNOWN)
+    if np.any(~known & ((rc == 13) | (rc == 20))):      # maybe a damaged domain byte: careful walk decides
+        raise _Irregular
+    keys, cnt = np.unique(key, return_counts=True)
+    w.counts = {(int(k) >> 16, int(k) & 0xFFFF): int(c) for k, c in zip(keys, cnt)}
+    # rare records, in file order, as the careful walk decodes them
+    for i in np.flatnonzero(((dom == 1) & ((rc == 4) | (rc == 5))) | ((dom == 0) & ((rc == 15) | (rc == 16)))).tolist():
+        f, L, d, r = int(fo[i]), int(ln[i]), int(dom[i]), int(rc[i])
+        if d == 1 and r == 4:
+            if w.sys is None:
+                w.sys = R.decode_d1r4(data[f:f + L]) | {"offset": f}
+        elif d == 1:
+            cpu, typ, core = R.decode_d1r5(data[f:f + L])
+            w.cpu_cfg[cpu] = (typ, core)
+        elif r == 16:
+            w.interval = int(iv[i])
+            w._d0r16(f, L)
+        elif L > R.CUG_NPAR:
+            w.npar = data[f + R.CUG_NPAR]
+    w.interval = len(marks)
+    out = {"mfc": _gather_mfc(w, u, fo, ln, dom, flg, rc, iv)}
+    out["d0r2"] = _gather_d0r2(w, u, fo[(dom == 0) & (rc == 2)], ln[(dom == 0) & (rc == 2)])
+    return out
+
+
+def _gather_mfc(w: _Walk, u, fo, ln, dom, flg, rc, iv) -> dict:
+    sel = np.flatnonzero((dom == 5) & ((rc == 13) | (rc == 20)))
+    p, L = fo[sel], ln[sel]
+    if np.any(L < _MFC_FIXED):
+        raise _Irregular
+    cpu, mask = _be(u, p + 20, 2), _be(u, p + 28, 2)
+    cfvn, csvn, coff, clen = _be(u, p + 32, 2), _be(u, p + 34, 2), _be(u, p + 36, 2), _be(u, p + 38, 2)
+    if np.any((coff < _MFC_FIXED) | (coff + clen > L) | (clen % 8 != 0) | (cfvn < 1) | (cfvn > 8)
+              | (csvn < 1) | (csvn > 8)):
+        raise _Irregular
+    mt = rc[sel] == 20
+    cont = (flg[sel] & _P_BIT) != 0
+    m = len(sel)
+    # series: per (cpu, mt) in file order, a record without the P bit closes the series
+    order = np.lexsort((np.arange(m), mt, cpu))
+    gk = (cpu * 2 + mt)[order]
+    newgrp = np.ones(m, bool)
+    newgrp[1:] = gk[1:] != gk[:-1]
+    c_o = cont[order]
+    start = newgrp.copy()
+    start[1:] |= ~c_o[:-1]
+    if m and (c_o[-1] or np.any(c_o[np.flatnonzero(newgrp[1:])])):
+        raise _Irregular                                  # a series still open at the end of the file
+    sid_o = np.cumsum(start) - 1
+    first_o = np.flatnonzero(start)                       # sorted position of each series' first record
+    last_o = np.flatnonzero(~c_o)                         # ... and last record (same count: checked above)
+    if len(first_o) != len(last_o):
+        raise _Irregular
+    fr, la = order[first_o], order[last_o]
+    for a in (mask, cfvn, csvn):
+        if np.any(a[order] != a[fr][sid_o]):
+            raise _Irregular                              # mask/CFVN/CSVN change inside a series
+    ivs = iv[sel]
+    if np.any(ivs[fr] != ivs[la]):
+        raise _Irregular                                  # series cut by an interval end
+    # series in completion order (position of the last record), pieces in file order inside each
+    rank_of = np.empty(len(la), np.int64)
+    done = np.argsort(la, kind="stable")
+    rank_of[done] = np.arange(len(la))
+    piece_rank = rank_of[sid_o]
+    porder = np.lexsort((order, piece_rank))              # pieces sorted by (series rank, file position)
+    pidx = order[porder]
+    blen = np.bincount(piece_rank, weights=clen[order], minlength=len(la)).astype(np.int64)
+    npieces = np.bincount(piece_rank, minlength=len(la)).astype(np.int64)
+    pfirst = np.zeros(len(la), np.int64)
+    np.cumsum(npieces[:-1], out=pfirst[1:])
+    f, lst = fr[done], la[done]
+    return {"mt": mt[f], "interval": ivs[lst], "off": p[f], "cpu": cpu[f], "speed": _be(u, p[f] + 24, 4),
+            "mask": mask[f], "cfvn": cfvn[f], "csvn": csvn[f], "tod": _be_u64(u, p[f] + 8),
+            "flg": flg[sel][f], "blen": blen, "pstart": (p + coff)[pidx], "pk": clen[pidx] // 8,
+            "pfirst": pfirst, "npieces": npieces}
+
+
+def _series_words(data, s: dict, idx: np.ndarray) -> np.ndarray:
+    """Counter words of the series ``idx`` (all of one byte length) as a (series, words) array: each
+    piece column block is one row gather over a sliding-window view of the file (no per-piece Python)."""
+    npc, pfirst, pk, pstart = s["npieces"][idx], s["pfirst"][idx], s["pk"], s["pstart"]
+    k = int(s["blen"][idx[0]]) // 8
+    out = np.empty((len(idx), k), dtype=">u8")
+    uniform = bool(np.all(npc == npc[0]))
+    if uniform:
+        for j in range(int(npc[0])):
+            if np.any(pk[pfirst + j] != pk[pfirst[0] + j]):
+                uniform = False
+                break
+    if not uniform:                                   # pieces differ between series: join them one by one
+        mv = memoryview(data)
+        parts = []
+        for a, c in zip(pfirst.tolist(), npc.tolist()):
+            parts.extend(mv[int(st):int(st) + 8 * int(q)] for st, q in zip(pstart[a:a + c], pk[a:a + c]))
+        out[:] = np.frombuffer(b"".join(parts), ">u8").reshape(len(idx), k)
+        return out
+    col = 0
+    n = len(data)
+    for j in range(int(npc[0])):
+        q = int(pk[pfirst[0] + j])
+        st = pstart[pfirst + j]
+        res = st % 8
+        for r in np.unique(res).tolist():
+            sel = res == r
+            view = np.frombuffer(data, ">u8", count=(n - r) // 8, offset=r)
+            win = np.lib.stride_tricks.sliding_window_view(view, q)
+            out[sel, col:col + q] = win[(st[sel] - r) // 8]
+        col += q
+    return out
+
+
+def _be_u64(u: np.ndarray, p: np.ndarray) -> np.ndarray:
+    v = u[p].astype(np.uint64)
+    for j in range(1, 8):
+        v = (v << np.uint64(8)) | u[p + j]
+    return v
+
+
+def _gather_d0r2(w: _Walk, u, p, L) -> dict:
+    if np.any(L < R.MT_CORE + 2):
+        raise _Irregular                                  # short D0R2: the careful decoder
+    cpu = _be(u, p + R.PRP2_CPU, 2)
+    typ = u[p + R.PRP2_CPUTY].astype(np.int64)
+    core = _be(u, p + R.MT_CORE, 2)
+    vals = np.stack([_be(u, p + o, 4) for _n, o in R.MT_FIELDS], axis=1) if len(p) else \
+        np.zeros((0, len(R.MT_FIELDS)), np.int64)
+    # last D0R2 per CPU (dict order: first appearance), as the careful walk keeps it
+    ucpu, first = np.unique(cpu, return_index=True)
+    last = len(cpu) - 1 - np.unique(cpu[::-1], return_index=True)[1]
+    for k in np.argsort(first, kind="stable").tolist():
+        i = int(last[k])
+        c = int(core[i])
+        d = {"cpu": int(ucpu[k]), "type": int(typ[i]), "core": None if c == 0xFFFF else c}
+        for j, name in enumerate(_MT_NAMES):
+            v = int(vals[i, j])
+            d[name] = None if v == R.MT_NA else v / R.MT_SCALE
+        w.prp[d["cpu"]] = d
+    has = np.any(vals != R.MT_NA, axis=1)
+    return {"tod": _be_u64(u, p[has] + 8), "cpu": cpu[has], "type": typ[has], "core": core[has],
+            "vals": vals[has]}
+
+
+def _fast_samples(w: _Walk, ident: dict, file: str):
+    """:func:`build_samples` for a fast walk (series as arrays); same rows, columns and findings."""
+    s = w.fast["mfc"]
+    core_of, type_of = R._cpu_maps(w)
+    first_of_core: dict[int, int] = {}
+    for cpu, core in core_of.items():
+        first_of_core[core] = min(cpu, first_of_core.get(core, cpu))
+    mt, blen, cpu, iv = s["mt"], s["blen"], s["cpu"], s["interval"]
+    mask, cfvn, csvn = s["mask"], s["cfvn"], s["csvn"]
+    sets = np.zeros(len(mt), np.int64)
+    keep = np.zeros(len(mt), bool)
+    groups: list[tuple[np.ndarray, list[int], list[int] | None]] = []     # (series, numbers, positions)
+    nm = np.flatnonzero(~mt)
+    if len(nm):
+        combo = np.stack([mask[nm], cfvn[nm], csvn[nm], blen[nm]], axis=1)
+        ucombo, inv = np.unique(combo, axis=0, return_inverse=True)
+        inv = inv.ravel()
+        for k, (mk, cf, cs, bl) in enumerate(ucombo.tolist()):
+            nums = R.counter_numbers(mk, cf, cs)
+            if bl == 8 * len(nums):
+                pos = None
+            elif bl == R.CCFDATA_BYTES:
+                pos = nums
+            else:
+                raise _Irregular                          # counter-length finding: careful path
+            if not nums:
+                continue
+            idx = nm[inv == k]
+            keep[idx] = True
+            sets[idx] = sum(b for b in R.CSET_ORDER if mk & b and R.set_size(b, cf, cs))
+            groups.append((idx, nums, pos))
+    rows_c = np.flatnonzero(keep)                         # D5R13 rows, in series order
+    rkey = iv[rows_c] * 65536 + cpu[rows_c]
+    if len(np.unique(rkey)) != len(rkey):
+        raise _Irregular                                  # two D5R13 of one CPU in one interval
+    mi = np.flatnonzero(mt & (blen > 0))
+    dropped = 0
+    new_rows = np.zeros(0, np.int64)
+    mt_row = np.zeros(0, np.int64)
+    if len(mi):
+        for cf, cs, bl in np.unique(np.stack([cfvn[mi], csvn[mi], blen[mi]], axis=1), axis=0).tolist():
+            if bl != 8 * R.set_size(SET_MT, cf, cs):
+                raise _Irregular                          # mt-length finding: careful path
+        ucpu = np.unique(cpu[mi])
+        drop_cpu = [c for c in ucpu.tolist() if c in core_of and first_of_core[core_of[c]] != c]
+        dropm = np.isin(cpu[mi], drop_cpu)
+        dropped = int(dropm.sum())
+        mi = mi[~dropm]
+        srt = np.argsort(rkey, kind="stable")
+        mkey = iv[mi] * 65536 + cpu[mi]
+        j = np.searchsorted(rkey[srt], mkey)
+        j = np.minimum(j, max(len(srt) - 1, 0))
+        hit = (rkey[srt][j] == mkey) if len(srt) else np.zeros(len(mi), bool)
+        new_rows = mi[~hit]
+        mt_row = np.empty(len(mi), np.int64)
+        mt_row[hit] = srt[j[hit]]
+        mt_row[~hit] = len(rows_c) + np.arange(len(new_rows))
+    if dropped:
+        w.find(None, "info", "mt-thread-dedup", f"{dropped} D5R20 records of non-thread-0 CPUs not stored",
+               "MT-diagnostic counters are core-wide; each core keeps the values of its thread-0 CPU")
+    row_series = np.concatenate([rows_c, new_rows])
+    n = len(row_series)
+    if n == 0:
+        return empty_samples()
+    row_of = np.full(len(mt), -1, np.int64)
+    row_of[rows_c] = np.arange(len(rows_c))
+    rsets = np.concatenate([sets[rows_c], np.zeros(len(new_rows), np.int64)])
+    rsets[mt_row] |= SET_MT
+    if len(mi):
+        for bl in np.unique(blen[mi]).tolist():
+            sel = blen[mi] == bl
+            groups.append((mi[sel], R.mt_numbers(0, 0, bl), None))
+    numbers = sorted({x for _i, nums, _p in groups for x in nums})
+    col_of = {x: j for j, x in enumerate(numbers)}
+    full = np.zeros((n, len(numbers)), dtype=np.uint64)
+    mrow = np.full(len(mt), -1, np.int64)
+    mrow[mi] = mt_row
+    for idx, nums, pos in groups:
+        arr = _series_words(w.data, s, idx)
+        if pos is not None:
+            arr = arr[:, pos]
+        rows = np.where(mt[idx], mrow[idx], row_of[idx])
+        cidx = np.asarray([col_of[x] for x in nums])
+        if len(cidx) and np.all(np.diff(cidx) == 1):
+            cs = slice(int(cidx[0]), int(cidx[-1]) + 1)
+            if len(rows) and np.all(np.diff(rows) == 1):
+                full[int(rows[0]):int(rows[-1]) + 1, cs] = arr
+            else:
+                full[rows, cs] = arr
+        else:
+            full[rows[:, None], cidx[None, :]] = arr
+    cols = {k: s[k][row_series] for k in ("off", "cpu", "speed", "cfvn", "csvn", "tod", "flg")}
+    cols["sets"] = rsets
+    return R.samples_frame(w, ident, file, cols, numbers, full, core_of, type_of)
+
+
+def _fast_mt(w: _Walk, ident: dict):
+    """:func:`build_mt` for a fast walk."""
+    d = w.fast["d0r2"]
+    n = len(d["cpu"])
+    if not n:
+        return build_mt(w, ident)                         # no MT rows: the empty frame
+    core_of, _type_of = R._cpu_maps(w)
+    cpus = d["cpu"]
+    utyp, tinv = np.unique(d["type"], return_inverse=True)
+    classes = np.array([R.type_class(int(t)) for t in utyp.tolist()], dtype=object)[tinv.ravel()].tolist()
+    ucpu, cinv = np.unique(cpus, return_inverse=True)
+    fallback_core = np.array([core_of.get(int(c), -1) for c in ucpu.tolist()], dtype=np.int64)[cinv.ravel()]
+    core = np.where(d["core"] == 0xFFFF, fallback_core, d["core"])
+    data = {"time": tod_to_datetime64(d["tod"]), "system": [ident["system"]] * n,
+            "cpu": cpus.astype(np.int32), "core": core.astype(np.int32), "class": classes}
+    for c in R.MT_COLUMNS[5:12]:
+        v = d["vals"][:, _MT_NAMES.index(c)]
+        data[c] = np.where(v == R.MT_NA, np.nan, v / R.MT_SCALE)
+    data["lpar"], data["cec"] = [ident["lpar"]] * n, [ident["cec"]] * n
+    return pd.DataFrame(data, columns=R.MT_COLUMNS)
+
+
 # ------------------------------------------------------------------ public API
 def _unreadable(file: str, data: bytes, framing: str, code: str, what: str, meaning: str) -> ReadResult:
     return ReadResult(file=file, kind="unknown", framing=framing, records={}, samples=empty_samples(),
@@ -551,9 +917,19 @@ def read_monwrite(data: bytes, file: str, *, progress: Callable[[float], None] |
         ``kind='monwrite'``, framing ``'monwrite'`` or ``'monwrite-rdw'``; ``kind='unknown'``
         with an error finding for ASCII-mode or packed transfers.
     """
-    w = walk_monwrite(data, file, progress=progress, cancel=cancel)
+    w = walk_monwrite(data, file, progress=progress, cancel=cancel, fast=True)
     if isinstance(w, ReadResult):
         return w
+    if getattr(w, "fast", None) is not None:
+        try:
+            return _result(w, data, file)
+        except _Irregular:                        # something only the careful walk reports: read it that way
+            w = walk_monwrite(data, file, progress=progress, cancel=cancel)
+    return _result(w, data, file)
+
+
+def _result(w: _Walk, data, file: str) -> ReadResult:
+    fast = getattr(w, "fast", None) is not None
     framing = w.framing
     records: dict[str, int] = {}
     other: dict[str, int] = {}
@@ -565,9 +941,10 @@ def read_monwrite(data: bytes, file: str, *, progress: Callable[[float], None] |
             other[f"D{dom}R{rc}"] = c
     records["other"] = sum(other.values())
     ident = _identity(w)
-    samples = build_samples(w, ident, file)
+    samples = _fast_samples(w, ident, file) if fast else build_samples(w, ident, file)
+    mt = _fast_mt(w, ident) if fast else build_mt(w, ident)
     result = ReadResult(file=file, kind="monwrite", framing=framing, records=records, samples=samples,
-                        findings=w.findings, partitions=build_partitions(w, ident), mt=build_mt(w, ident),
+                        findings=w.findings, partitions=build_partitions(w, ident), mt=mt,
                         size=len(data), meta={"other_records": other, "page_mapping": w.mode or "page",
                                               "intervals": w.interval, "d0r16_time_unit": getattr(w, "unit", None),
                                               **ident})
@@ -577,9 +954,11 @@ def read_monwrite(data: bytes, file: str, *, progress: Callable[[float], None] |
 
 
 def walk_monwrite(data, file: str, *, progress: Callable[[float], None] | None = None,
-                  cancel: Callable[[], bool] | None = None):
+                  cancel: Callable[[], bool] | None = None, fast: bool = False):
     """Detect the container and walk every block: the finished :class:`_Walk` (records in ``series``,
-    findings in ``findings``), or a ReadResult when the file cannot be read (ASCII or packed transfer)."""
+    findings in ``findings``), or a ReadResult when the file cannot be read (ASCII or packed transfer).
+    ``fast=True`` first tries the clean fast path (:func:`_fast_walk`: series as arrays in ``fast``, for
+    :func:`read_monwrite` only) and falls back to the careful walk when the file has anything irregular."""
     framing, pages, stream, bad = "monwrite", None, data, []
     if not _block_ok(data, 0):
         if data[:4] == R.RDW_4100 or (data[2:4] == b"\x00\x00" and data[4:8] == R.RDW_4100) or (
@@ -595,6 +974,11 @@ def walk_monwrite(data, file: str, *, progress: Callable[[float], None] | None =
             return _unreadable(file, data, "monwrite-packed", "packed-file",
                                f"is {what}, not a raw MONWRITE stream",
                                "unpack it on CMS first (COPYFILE ... (UNPACK) or VMARC UNPK), then " + _RETRANSFER)
+    if fast and not bad:
+        fw = _fast_walk(stream, file, pages or None, progress, cancel)
+        if fw is not None:
+            fw.framing = framing
+            return fw
     w = _Walk(stream, file, pages or None, progress, cancel)
     for off, what in bad:
         w.findings.append(make_finding(file, off, "warning", "bad-rdw", what,
@@ -610,7 +994,9 @@ def walk_monwrite(data, file: str, *, progress: Callable[[float], None] | None =
 
 def _identity(w: _Walk) -> dict:
     s = w.sys or {}
-    if not s and (w.series or w.cup):
+    fast = getattr(w, "fast", None)
+    series = len(fast["mfc"]["mt"]) > 0 if fast is not None else w.series
+    if not s and (series or w.cup):
         w.find(None, "warning", "no-configuration", "no D1R4 system configuration record in the file",
                "system, LPAR and CEC are unknown (the file may start mid-run)")
     mtype, seq = s.get("machine_type") or "", s.get("seqcode") or ""

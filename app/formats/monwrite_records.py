@@ -361,6 +361,14 @@ def build_samples(w: Any, ident: dict, file: str) -> pd.DataFrame:
         if pos is not None:
             arr = arr[:, pos]
         full[np.asarray(rows)[:, None], np.asarray([col_of[x] for x in nums])[None, :]] = arr
+    return samples_frame(w, ident, file, cols, numbers, full, core_of, type_of)
+
+
+def samples_frame(w: Any, ident: dict, file: str, cols: dict, numbers: list[int], full: np.ndarray,
+                  core_of: dict[int, int], type_of: dict[int, int]) -> pd.DataFrame:
+    """Row columns (lists or arrays: off, cpu, speed, cfvn, csvn, sets, tod, flg) + counter block -> the
+    counter-sample frame (shared by :func:`build_samples` and the reader's clean fast path)."""
+    n = len(cols["off"])
     cpu = np.asarray(cols["cpu"], dtype=np.int32)
     # per distinct CPU, not per row: class and core; constants as one-category categoricals (no row lists)
     ucpu, inv = np.unique(cpu, return_inverse=True)
@@ -371,8 +379,7 @@ def build_samples(w: Any, ident: dict, file: str) -> pd.DataFrame:
         return pd.Categorical.from_codes(np.zeros(n, np.int8), categories=pd.Index([str(v)]).astype("str"))
 
     data: dict[str, Any] = {
-        "source": one(file), "offset": np.asarray(cols["off"] if w.pages is None else
-                                                  [w.fo(o) for o in cols["off"]], dtype=np.int64),
+        "source": one(file), "offset": _file_offsets(w, cols["off"]),
         **{k: one(v) for k, v in const.items()}, "os": one("z/VM"),
         "class": pd.Categorical(np.asarray(cls_names, dtype=object)[cls_codes][inv.ravel()]), "cpu": cpu,
         "core": np.array([core_of.get(int(c), -1) for c in ucpu], dtype=np.int32)[inv.ravel()],
@@ -385,6 +392,19 @@ def build_samples(w: Any, ident: dict, file: str) -> pd.DataFrame:
     ident_df = pd.DataFrame({c: pd.Series(data[c]).astype(t) for c, t in IDENTITY_COLUMNS.items()})
     ctr = pd.DataFrame(full, columns=[counter_name(x) for x in numbers], copy=False)   # the block as it is
     return pd.concat([ident_df, ctr], axis=1)
+
+
+def _file_offsets(w: Any, off: Any) -> np.ndarray:
+    """Stream offsets -> file offsets (RDW-wrapped files: the page table of the walk)."""
+    if w.pages is None:
+        return np.asarray(off, dtype=np.int64)
+    o = np.asarray(off, dtype=np.int64)
+    pages = np.asarray(w.pages, dtype=np.int64)
+    i = o // PAGE
+    inside = i < len(pages)
+    out = np.full(len(o), pages[-1] + PAGE + 4 if len(pages) else 0, dtype=np.int64)
+    out[inside] = pages[i[inside]] + o[inside] % PAGE
+    return out
 
 
 def build_mt(w: Any, ident: dict) -> pd.DataFrame:
