@@ -538,11 +538,21 @@ class _Irregular(Exception):
 
 
 def _be(u: np.ndarray, p: np.ndarray, k: int) -> np.ndarray:
-    """Big-endian unsigned k-byte integers at byte offsets ``p`` of ``u`` (int64)."""
-    v = u[p].astype(np.int64)
-    for j in range(1, k):
-        v = (v << 8) | u[p + j]
-    return v
+    """Big-endian unsigned k-byte integers (k = 1, 2 or 4) at byte offsets ``p`` of ``u`` (int64): one
+    gather per alignment residue over a '>u{k}' view of the bytes."""
+    if k == 1:
+        return u[p].astype(np.int64)
+    dt = ">u2" if k == 2 else ">u4"
+    n = len(u)
+    res = p % k
+    out = np.empty(len(p), np.int64)
+    for r in np.unique(res).tolist():
+        view = np.frombuffer(u, dt, count=(n - r) // k, offset=r)
+        sel = res == r
+        if sel.all():
+            return view[(p - r) // k].astype(np.int64)
+        out[sel] = view[(p[sel] - r) // k]
+    return out
 
 
 def _frame_records(w: _Walk) -> tuple[list[int], list[int]]:
@@ -708,6 +718,41 @@ def _gather_mfc(w: _Walk, u, fo, ln, dom, flg, rc, iv) -> dict:
             "pfirst": pfirst, "npieces": npieces}
 
 
+def _put_series_words(data, s: dict, idx: np.ndarray, full: np.ndarray, rows: np.ndarray, c0: int) -> bool:
+    """Counter words of the series ``idx`` (all of one byte length, same piece sizes) straight into
+    ``full[rows, c0:c0 + words]``: each piece column block is one row gather over a sliding-window view
+    of the file.  False (nothing written) when the series are not cut into pieces the same way."""
+    npc, pfirst, pk, pstart = s["npieces"][idx], s["pfirst"][idx], s["pk"], s["pstart"]
+    if not np.all(npc == npc[0]):
+        return False
+    for j in range(int(npc[0])):
+        if np.any(pk[pfirst + j] != pk[pfirst[0] + j]):
+            return False
+    contiguous = len(rows) > 0 and rows[-1] - rows[0] == len(rows) - 1 and bool(np.all(np.diff(rows) == 1))
+    r0 = int(rows[0]) if len(rows) else 0
+    n = len(data)
+    col = c0
+    for j in range(int(npc[0])):
+        q = int(pk[pfirst[0] + j])
+        st = pstart[pfirst + j]
+        res = st & 7
+        ures = np.unique(res).tolist()
+        for r in ures:
+            view = np.frombuffer(data, ">u8", count=(n - r) // 8, offset=r)
+            win = np.lib.stride_tricks.sliding_window_view(view, q)
+            if len(ures) == 1:
+                src = win[(st - r) >> 3]
+                if contiguous:
+                    full[r0:r0 + len(rows), col:col + q] = src
+                else:
+                    full[rows, col:col + q] = src
+            else:
+                sel = res == r
+                full[rows[sel], col:col + q] = win[(st[sel] - r) >> 3]
+        col += q
+    return True
+
+
 def _series_words(data, s: dict, idx: np.ndarray) -> np.ndarray:
     """Counter words of the series ``idx`` (all of one byte length) as a (series, words) array: each
     piece column block is one row gather over a sliding-window view of the file (no per-piece Python)."""
@@ -743,10 +788,15 @@ def _series_words(data, s: dict, idx: np.ndarray) -> np.ndarray:
 
 
 def _be_u64(u: np.ndarray, p: np.ndarray) -> np.ndarray:
-    v = u[p].astype(np.uint64)
-    for j in range(1, 8):
-        v = (v << np.uint64(8)) | u[p + j]
-    return v
+    """Big-endian 8-byte unsigned integers at byte offsets ``p`` of ``u`` (uint64)."""
+    n = len(u)
+    res = p % 8
+    out = np.empty(len(p), np.uint64)
+    for r in np.unique(res).tolist():
+        view = np.frombuffer(u, ">u8", count=(n - r) // 8, offset=r)
+        sel = res == r
+        out[sel] = view[(p[sel] - r) // 8]
+    return out
 
 
 def _gather_d0r2(w: _Walk, u, p, L) -> dict:
@@ -787,10 +837,11 @@ def _fast_samples(w: _Walk, ident: dict, file: str):
     groups: list[tuple[np.ndarray, list[int], list[int] | None]] = []     # (series, numbers, positions)
     nm = np.flatnonzero(~mt)
     if len(nm):
-        combo = np.stack([mask[nm], cfvn[nm], csvn[nm], blen[nm]], axis=1)
-        ucombo, inv = np.unique(combo, axis=0, return_inverse=True)
+        combo = (mask[nm] << 48) | (cfvn[nm] << 40) | (csvn[nm] << 32) | blen[nm]   # blen < 2**32
+        ucombo, inv = np.unique(combo, return_inverse=True)
         inv = inv.ravel()
-        for k, (mk, cf, cs, bl) in enumerate(ucombo.tolist()):
+        for k, c in enumerate(ucombo.tolist()):
+            mk, cf, cs, bl = c >> 48, (c >> 40) & 0xFF, (c >> 32) & 0xFF, c & 0xFFFFFFFF
             nums = R.counter_numbers(mk, cf, cs)
             if bl == 8 * len(nums):
                 pos = None
@@ -813,7 +864,8 @@ def _fast_samples(w: _Walk, ident: dict, file: str):
     new_rows = np.zeros(0, np.int64)
     mt_row = np.zeros(0, np.int64)
     if len(mi):
-        for cf, cs, bl in np.unique(np.stack([cfvn[mi], csvn[mi], blen[mi]], axis=1), axis=0).tolist():
+        for c in np.unique((cfvn[mi] << 40) | (csvn[mi] << 32) | blen[mi]).tolist():
+            cf, cs, bl = c >> 40, (c >> 32) & 0xFF, c & 0xFFFFFFFF
             if bl != 8 * R.set_size(SET_MT, cf, cs):
                 raise _Irregular                          # mt-length finding: careful path
         ucpu = np.unique(cpu[mi])
@@ -851,19 +903,15 @@ def _fast_samples(w: _Walk, ident: dict, file: str):
     mrow = np.full(len(mt), -1, np.int64)
     mrow[mi] = mt_row
     for idx, nums, pos in groups:
+        rows = np.where(mt[idx], mrow[idx], row_of[idx])
+        cidx = np.asarray([col_of[x] for x in nums])
+        if pos is None and len(cidx) and np.all(np.diff(cidx) == 1) and \
+                _put_series_words(w.data, s, idx, full, rows, int(cidx[0])):
+            continue
         arr = _series_words(w.data, s, idx)
         if pos is not None:
             arr = arr[:, pos]
-        rows = np.where(mt[idx], mrow[idx], row_of[idx])
-        cidx = np.asarray([col_of[x] for x in nums])
-        if len(cidx) and np.all(np.diff(cidx) == 1):
-            cs = slice(int(cidx[0]), int(cidx[-1]) + 1)
-            if len(rows) and np.all(np.diff(rows) == 1):
-                full[int(rows[0]):int(rows[-1]) + 1, cs] = arr
-            else:
-                full[rows, cs] = arr
-        else:
-            full[rows[:, None], cidx[None, :]] = arr
+        full[rows[:, None], cidx[None, :]] = arr
     cols = {k: s[k][row_series] for k in ("off", "cpu", "speed", "cfvn", "csvn", "tod", "flg")}
     cols["sets"] = rsets
     return R.samples_frame(w, ident, file, cols, numbers, full, core_of, type_of)
