@@ -231,6 +231,7 @@ class ExportDialog(QDialog):
                 return self._fail(f"{path}: no comparison is set")
             target, name = self.ctl.tab.charts, "comparison charts"
         else:
+            self.w.timeline.ensure_drawn()   # a hidden timeline tab draws only when shown
             target, name = self.w.timeline.glw, "timelines"
         header = self.ctl.timeline_header() if what == "table" else ""
         try:

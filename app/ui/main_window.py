@@ -52,6 +52,7 @@ class MainWindow(SessionMixin, QMainWindow):
         self.selection = SelectionState(self)
         self._pending: list[Any] = []  # read outcomes not yet added to the workspace
         self._want_table = self._want_timeline = self._want_smt = False
+        self._timeline_next = False  # a table job ran: the timeline's job follows it
         self._smt_shown: Selection | None = None  # the selection the SMT tab shows (None: stale)
         self._loaded = False
         self.runner = SerialRunner(self)
@@ -212,6 +213,9 @@ class MainWindow(SessionMixin, QMainWindow):
             table = timeline = smt = False
         else:
             self._want_table = self._want_timeline = self._want_smt = False
+            if table and timeline:
+                # the table first: its rows are shown before the timeline rows are computed (issue 11)
+                timeline, self._want_timeline, self._timeline_next = False, True, True
         ws, sel = self.ws, self.selection.value
         return lambda: compute_view(ws, sel, added, table=table, timeline=timeline, smt=smt)
 
@@ -224,6 +228,13 @@ class MainWindow(SessionMixin, QMainWindow):
 
     def _apply(self, view: ViewData) -> None:
         """Show a computed ViewData (GUI thread; models only)."""
+        self._show_view(view)
+        if self._timeline_next:   # the table is shown: now the timeline rows (queued after this job)
+            self._timeline_next = False
+            if self._want_timeline:
+                self.request(table=False, timeline=False)
+
+    def _show_view(self, view: ViewData) -> None:
         for o in view.added:
             self.statusBar().showMessage(self._status_of(o), STATUS_MS)
         current = self.selection.value

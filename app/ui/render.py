@@ -136,7 +136,7 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
         if not sel.nodes and (first := first_lpar(out.roots)):
             sel = Selection(nodes=(first,), start=sel.start, end=sel.end)
             out.selection = sel
-            timeline = table = True
+            table = True   # the timeline follows in its own job when asked for (the first table first)
     if not out.loaded:
         return out
     if added or table:

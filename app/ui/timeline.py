@@ -67,6 +67,9 @@ class TimelineView(QWidget):
         super().__init__(parent)
         self.series: list[Series] = []
         self.dark = False
+        self._stale = False          # set_frame while hidden: drawn when next shown
+        self._loaded_frame = True
+        self.draw_count = 0          # full redraws (tests count them)
         self.chooser = make_chooser(PLOT_ORDER, settings.get_list(PLOTS_KEY) or [p for p in PLOT_ORDER if p != "mt"])
         self.chooser.itemChanged.connect(self._chooser_changed)
         self.glw = pg.GraphicsLayoutWidget()
@@ -212,9 +215,36 @@ class TimelineView(QWidget):
     # -- data ----------------------------------------------------------------------------------
     def set_frame(self, df: pd.DataFrame, loaded: bool = True, cec_stack: pd.DataFrame | None = None) -> None:
         """Plot the per-interval rows of ``df`` (one series per node); ``cec_stack`` (partition_data.cec_stack)
-        adds the stacked busy of a selected CEC's LPARs."""
+        adds the stacked busy of a selected CEC's LPARs.
+
+        The plots are drawn now when the view is on screen (or not in a shown window), else when it is next
+        shown (a hidden tab of the window is not redrawn on every selection: issue 11); ``series``, ``data_range`` and the window are current at once."""
         self.series = split_series(df)
         self.cec_stack = cec_stack
+        self._loaded_frame = loaded
+        self._stale = True
+        self.placeholder.setText(M.TIMELINE_NO_DATA if loaded else M.PLACEHOLDER)
+        self.stack.setCurrentIndex(1 if self.series or self.has_cec() else 0)
+        lo, hi = self.data_range()
+        if hi > lo:   # the region follows the new data at once (as the overview will when drawn)
+            self.region.blockSignals(True)
+            self.region.setBounds((lo, hi))
+            self.region.setRegion((lo, hi))
+            self.region.blockSignals(False)
+        if self.isVisible() or not QWidget.window(self).isVisible():   # deferred only inside a shown window
+            self._draw()
+
+    def ensure_drawn(self) -> None:
+        """Draw the plots of the last ``set_frame`` if that was deferred (e.g. before a picture export)."""
+        if self._stale:
+            self._draw()
+
+    def _draw(self) -> None:
+        """Every plot, legend and the overview from ``series`` / ``cec_stack`` (GUI thread; counted in
+        ``draw_count``)."""
+        self._stale = False
+        self.draw_count += 1
+        loaded = self._loaded_frame
         bg = THEMES[self.dark]["hex_bg"]
         for pid, p in self._data_plots().items():
             p.clear()
@@ -249,6 +279,10 @@ class TimelineView(QWidget):
         self._apply_y_ranges()
         self._show_shades()
         self.reset_x()
+        if self.window is not None:   # the overview's region was reset to the whole range: show the window
+            self.region.blockSignals(True)
+            self.region.setRegion(self.window)
+            self.region.blockSignals(False)
 
     def _set_legend_text(self) -> None:
         """The shared legend: one coloured swatch per node, in the colour every plot draws it in."""
@@ -282,6 +316,7 @@ class TimelineView(QWidget):
         x_range = self.base_vb.viewRange()[0]
         frame = pd.concat([s.rows for s in self.series], ignore_index=True) if self.series else pd.DataFrame()
         self.set_frame(frame, cec_stack=self.cec_stack)
+        self.ensure_drawn()
         self._show_shades()
         self.base_vb.setXRange(*x_range, padding=0)
 
@@ -325,6 +360,10 @@ class TimelineView(QWidget):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        if self._stale:
+            self._draw()
+            self.glw.ci.layout.activate()   # the plots' final geometry, then every linked view follows the base
+            self.reset_x()
         self._fit_legends()
 
     def _fit_legends(self) -> None:

@@ -1,0 +1,205 @@
+"""The window on a month of SMF 113 data: file to first table, tree, and node selection, with baselines.
+
+Opens the month of bench_month.py (8 LPARs x 16 CPUs x 2,880 intervals, ~564 MB; generated under /tmp with the
+sample writer if missing, reused otherwise) in the real MainWindow (QT_QPA_PLATFORM=offscreen) and prints:
+
+* open_files() -> first table rows in the model and painted; -> tree complete (every CPU node in the model);
+* selecting an LPAR, a processor class and a CPU in the tree -> table updated, -> timelines updated (drawn),
+  once with the Table tab current (the timeline hidden) and once with the Timelines tab current;
+
+each beside a same-run baseline: the engine calls alone on the same Workspace (``interval_frame`` for the table,
+the same for the timeline's whole-range rows), measured after the window figures.  The bundled sample set is
+measured the same way.  The workspace cache (app/cache.py) is on, in its own folder under /tmp: the first run
+decodes (~9 s for the month), later runs read the cache (the README's "second open").
+
+    python bench/bench_window.py [--intervals N] [--keep PATH] [--cold]   (--cold empties the cache folder first)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+CACHE_DIR = Path(tempfile.gettempdir()) / "nestscope_bench_window_cache"
+os.environ.setdefault("NESTSCOPE_CACHE", "1")
+os.environ.setdefault("NESTSCOPE_CACHE_DIR", str(CACHE_DIR))
+os.environ.setdefault("NESTSCOPE_SETTINGS_FILE", str(Path(tempfile.gettempdir()) / "nestscope_bench_window.ini"))
+
+import app.ui  # noqa: E402,F401  (pins None/True/False before Qt runs)
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+
+class Clock:
+    """Timestamps of the window's steps, recorded by wrapping the views' update methods."""
+
+    def __init__(self, w) -> None:
+        self.marks: dict[str, float] = {}
+        self.w = w
+        model = w.table.model
+        model.modelReset.connect(self._table_reset)
+        orig_roots = w.tree.set_roots
+        orig_frame = w.timeline.set_frame
+        orig_draw = getattr(w.timeline, "_draw", None)
+
+        def set_roots(roots):
+            orig_roots(roots)
+            self.mark("tree")
+
+        def set_frame(*a, **k):
+            orig_frame(*a, **k)
+            self.mark("timeline_frame")
+            if orig_draw is None:   # before deferred drawing existed: set_frame drew
+                self.mark("timeline_drawn")
+
+        w.tree.set_roots = set_roots
+        w.timeline.set_frame = set_frame
+        if orig_draw is not None:
+            def draw(*a, **k):
+                orig_draw(*a, **k)
+                self.mark("timeline_drawn")
+            w.timeline._draw = draw
+
+    def mark(self, name: str) -> None:
+        self.marks.setdefault(name, time.perf_counter())   # the first time after clear()
+
+    def _table_reset(self) -> None:
+        if self.w.table.model.rowCount() > 0:
+            self.mark("table")
+
+    def clear(self) -> None:
+        self.marks.clear()
+
+
+def pump_until(app, cond, timeout: float = 600.0) -> bool:
+    t_end = time.perf_counter() + timeout
+    while time.perf_counter() < t_end:
+        app.processEvents()
+        if cond():
+            return True
+        time.sleep(0.001)
+    return False
+
+
+def tree_complete(w) -> bool:
+    return any(n.level == "cpu" for n in w.tree.model.all_nodes())
+
+
+def measure(app, label: str, paths: list[str]) -> None:
+    from app.engine import Workspace
+    from app.ui.frames import interval_frame
+    from app.ui.main_window import MainWindow
+    from app.ui.selection import Selection
+
+    w = MainWindow(Workspace())
+    w.resize(1440, 900)
+    w.show()
+    app.processEvents()
+    clock = Clock(w)
+    w.tabs.setCurrentWidget(w.table)
+    t0 = time.perf_counter()
+    w.open_files(paths)
+    pump_until(app, lambda: "table" in clock.marks)
+    w.table.view.viewport().repaint() if hasattr(w.table, "view") else w.table.repaint()
+    t_painted = time.perf_counter()
+    pump_until(app, lambda: not w.busy())
+    t_idle = time.perf_counter()
+    tree_t = clock.marks.get("tree", float("nan"))
+    print(f"\n== {label}: {', '.join(Path(p).name for p in paths)}")
+    print(f"open_files -> first table rows      {clock.marks['table'] - t0:7.3f} s (painted {t_painted - t0:.3f} s)")
+    print(f"open_files -> tree complete         {tree_t - t0:7.3f} s (CPU nodes: {tree_complete(w)})")
+    tl = clock.marks.get("timeline_frame")
+    print(f"open_files -> timeline frame set    {(tl - t0) if tl else float('nan'):7.3f} s; "
+          f"drawn while hidden: {'timeline_drawn' in clock.marks}; all idle {t_idle - t0:.3f} s")
+    print(f"rows in the first table: {w.table.model.rowCount()}")
+
+    nodes = list(w.tree.model.all_nodes())
+    keys = {}
+    for lvl in ("lpar", "class", "cpu"):
+        cands = [tuple(n.key) for n in nodes if n.level == lvl and not (n.info or {}).get("partition_only")]
+        if cands:
+            keys[lvl] = cands[min(1, len(cands) - 1)] if lvl == "lpar" else cands[-1]
+            if lvl == "lpar":
+                keys["back"] = cands[0]
+    results = []
+    for tab in ("table", "timeline"):
+        w.tabs.setCurrentWidget(w.table if tab == "table" else w.timeline)
+        pump_until(app, lambda: not w.busy())
+        for lvl, key in keys.items():
+            if lvl == "back":
+                continue
+            for k in (key, keys["back"]):   # the node, then back to an LPAR (so the next is a change)
+                clock.clear()
+                t = time.perf_counter()
+                w.tree.select_keys([k])
+                pump_until(app, lambda: not w.busy())
+                app.processEvents()
+                t_done = time.perf_counter()
+                if k == key:
+                    tab_t = clock.marks.get("table", float("nan")) - t
+                    drawn = clock.marks.get("timeline_drawn", float("nan")) - t
+                    results.append((tab, lvl, key, tab_t, drawn, t_done - t))
+    # baselines: the engine calls alone on the same workspace, after the window is idle
+    # (the workspace's metric cache is emptied first: the window's own calls filled it)
+    from app.ui.render import compute_view
+
+    base = {}
+    for lvl, key in keys.items():
+        w.ws._mcache.clear()
+        t = time.perf_counter()
+        interval_frame(w.ws, Selection(nodes=(key,)), windowed=True, summary=True)
+        t1 = time.perf_counter()
+        interval_frame(w.ws, Selection(nodes=(key,)), windowed=False, summary=False)
+        t2 = time.perf_counter()
+        w.ws._mcache.clear()
+        compute_view(w.ws, Selection(nodes=(key,)), [], table=True, timeline=True)
+        t3 = time.perf_counter()
+        base[lvl] = (t1 - t, t2 - t1, t3 - t2)
+    print("selection (s)           table updated | timelines drawn | idle  || baseline engine: table rows | "
+          "timeline rows | whole job")
+    for tab, lvl, key, tab_t, drawn, idle in results:
+        if lvl == "back":
+            continue
+        b = base[lvl]
+        print(f"  {tab:8s} tab, {lvl:5s}  {tab_t:7.3f} ({tab_t / b[0]:4.1f}x) | {drawn:7.3f} | {idle:6.3f} || "
+              f"{b[0]:7.3f} | {b[1]:7.3f} | {b[2]:7.3f}   {'/'.join(map(str, key[1:]))}")
+    w.close()
+    w.deleteLater()
+    app.processEvents()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--intervals", type=int, default=2880)
+    ap.add_argument("--keep", type=Path, default=None)
+    ap.add_argument("--cold", action="store_true", help="empty the cache folder first (first decode)")
+    ap.add_argument("--no-samples", action="store_true")
+    args = ap.parse_args()
+    path = args.keep or Path(tempfile.gettempdir()) / f"nestscope_month_{args.intervals}.smf"
+    if not path.exists():
+        from bench.bench_month import build
+
+        print(f"writing {path} with the sample writer ...")
+        build(path, args.intervals)
+    if args.cold:
+        shutil.rmtree(CACHE_DIR, ignore_errors=True)
+    app = QApplication.instance() or QApplication([])
+    print(f"month: {path} ({path.stat().st_size / 1e6:.0f} MB); cache {CACHE_DIR} "
+          f"({'present' if CACHE_DIR.exists() and any(CACHE_DIR.iterdir()) else 'empty'}); "
+          f"load average {os.getloadavg()[0]:.1f}")
+    if not args.no_samples:
+        samples = sorted(str(p) for p in (ROOT / "resources" / "samples").glob("after_*"))
+        if samples:
+            measure(app, "bundled sample set", samples)
+    measure(app, "month", [str(path)])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Issue 11, the window's part: a hidden timeline tab is not redrawn; the first table comes before the timeline."""
+
+from __future__ import annotations
+
+from tests.ui.conftest import wait_loaded
+
+
+def _other_lpar(w) -> tuple:
+    current = set(w.selection.value.nodes)
+    keys = [tuple(n.key) for n in w.tree.model.all_nodes()
+            if n.level == "lpar" and not (n.info or {}).get("partition_only") and tuple(n.key) not in current]
+    assert keys, "the sample set has a second LPAR with counters"
+    return keys[0]
+
+
+def test_hidden_timeline_not_redrawn_until_shown(qtbot, loaded):
+    w, tl = loaded, loaded.timeline
+    assert w.tabs.currentWidget() is w.table            # the timeline tab is hidden
+    before = tl.draw_count
+    key = _other_lpar(w)
+    w.tree.select_keys([key])
+    wait_loaded(qtbot, w)
+    qtbot.waitUntil(lambda: tl.series and tl.series[0].label.endswith(key[-1]), timeout=30_000)
+    # the new rows arrived (series and data range are current) but nothing was drawn
+    assert tl.draw_count == before
+    assert tl.data_range()[1] > tl.data_range()[0]
+    w.tree.select_keys([_other_lpar(w)])                 # and again: still no redraw while hidden
+    wait_loaded(qtbot, w)
+    assert tl.draw_count == before
+    w.tabs.setCurrentWidget(tl)                          # shown: drawn once, at once, with the latest rows
+    assert tl.draw_count == before + 1
+    assert len(tl.plots["cpi"].listDataItems()) >= 1
+    w.tabs.setCurrentWidget(w.table)                     # hiding and showing again draws nothing new
+    w.tabs.setCurrentWidget(tl)
+    assert tl.draw_count == before + 1
+    key = _other_lpar(w)                                 # while shown, a selection redraws it
+    w.tree.select_keys([key])
+    wait_loaded(qtbot, w)
+    qtbot.waitUntil(lambda: tl.draw_count == before + 2, timeout=30_000)
+
+
+def test_first_table_rows_before_timeline_is_computed(qtbot, window, smf_a, monkeypatch):
+    import app.ui.render as render
+
+    events: list[tuple[str, object]] = []
+    real = render.interval_frame
+
+    def spy(ws, sel, windowed=True, summary=True):
+        events.append(("compute", "table" if summary else "timeline"))
+        return real(ws, sel, windowed=windowed, summary=summary)
+
+    monkeypatch.setattr(render, "interval_frame", spy)
+    model = window.table.model
+    model.modelReset.connect(lambda: events.append(("table rows", model.rowCount())) if model.rowCount() else None)
+    tl_set = window.timeline.set_frame
+    monkeypatch.setattr(window.timeline, "set_frame",
+                        lambda *a, **k: (events.append(("timeline frame", None)), tl_set(*a, **k)))
+    drawn = window.timeline.draw_count   # the empty plots drawn while the window was built
+    window.open_files([smf_a])
+    wait_loaded(qtbot, window)
+    kinds = [e[0] if e[0] != "compute" else f"compute {e[1]}" for e in events]
+    assert "table rows" in kinds and "compute timeline" in kinds and "timeline frame" in kinds, kinds
+    # the table's rows are in the model before the timeline's rows are even computed, then the timeline
+    assert kinds.index("compute table") < kinds.index("table rows") < kinds.index("compute timeline") \
+        < kinds.index("timeline frame"), kinds
+    assert window.timeline.series, "the timeline got the first LPAR's rows"
+    assert window.timeline.draw_count == drawn           # its tab is hidden: not drawn
