@@ -113,19 +113,20 @@ def _col(df: pd.DataFrame, name: str) -> list[Any]:
     return df[name].tolist() if name in df.columns else [None] * len(df)
 
 
-def node_texts(df: pd.DataFrame) -> list[str]:
+def node_texts(df: pd.DataFrame, qualify: bool = True) -> list[str]:
     """node_text of every row, column-wise (fast on large frames); qualified by CEC where names repeat."""
     cols = ("_by", "cec", "lpar", "class", "cpu")
-    return _qualified(df, [node_text(dict(zip(cols, vals, strict=True)))
-                           for vals in zip(*(_col(df, c) for c in cols), strict=True)])
+    texts = [node_text(dict(zip(cols, vals, strict=True))) for vals in zip(*(_col(df, c) for c in cols), strict=True)]
+    return _qualified(df, texts) if qualify else texts
 
 
-def system_texts(df: pd.DataFrame) -> list[str]:
+def system_texts(df: pd.DataFrame, qualify: bool = True) -> list[str]:
     """system_text of every row; where one name belongs to two CECs (a z15 'before' and a z16 'after' ZOSA), the
     CEC (type-serial) and generation are added, so two rows never read the same."""
     cols = ("system", "lpar", "cec")
-    return _qualified(df, [system_text(dict(zip(cols, vals, strict=True)))
-                           for vals in zip(*(_col(df, c) for c in cols), strict=True)])
+    texts = [system_text(dict(zip(cols, vals, strict=True))) for vals in zip(*(_col(df, c) for c in cols),
+                                                                          strict=True)]
+    return _qualified(df, texts) if qualify else texts
 
 
 def _qualified(df: pd.DataFrame, names: list[str]) -> list[str]:

@@ -75,7 +75,7 @@ def split_series(df: pd.DataFrame) -> list[Series]:
     if df.empty or "interval_end" not in df.columns:
         return []
     labels = [f"{s} {n}".strip() if s and s not in n.split() else n
-              for s, n in zip(system_texts(df), node_texts(df), strict=True)]
+              for s, n in zip(system_texts(df, qualify=False), node_texts(df, qualify=False), strict=True)]
     ident = [c for c in ("cec", "lpar", "class", "cpu") if c in df.columns]
     keys = (pd.Series(list(zip(*(df[c].astype(str).to_numpy() for c in ident))), index=df.index)
             if ident else pd.Series(labels, index=df.index))
