@@ -682,14 +682,95 @@ def _gather(w: _Walk, fo: np.ndarray, marks: np.ndarray) -> dict:
             cpu, typ, core = R.decode_d1r5(data[f:f + L])
             w.cpu_cfg[cpu] = (typ, core)
         elif r == 16:
-            w.interval = int(iv[i])
-            w._d0r16(f, L)
+            pass                                          # D0R16: gathered below (_gather_d0r16)
         elif L > R.CUG_NPAR:
             w.npar = data[f + R.CUG_NPAR]
     w.interval = len(marks)
     out = {"mfc": _gather_mfc(w, u, fo, ln, dom, flg, rc, iv)}
     out["d0r2"] = _gather_d0r2(w, u, fo[(dom == 0) & (rc == 2)], ln[(dom == 0) & (rc == 2)])
+    c16 = (dom == 0) & (rc == 16)
+    out["d0r16"] = _gather_d0r16(u, fo[c16], ln[c16], iv[c16])
     return out
+
+
+def _gather_d0r16(u: np.ndarray, p: np.ndarray, L: np.ndarray, iv: np.ndarray) -> dict:
+    """D0R16 records -> per-CPU entries merged per (interval, partition) as :func:`build_partitions` merges
+    them; irregular (short record, implausible CPU entry layout, one CPU twice) -> careful walk."""
+    if np.any(L < R.CUP_FIXED):
+        raise _Irregular
+    ncpu, cpuof, cpuln = u[p + 30].astype(np.int64), _be(u, p + 32, 2), _be(u, p + 34, 2)
+    has = ncpu > 0
+    if np.any(has & ((cpuln < 38) | (cpuof < R.CUP_FIXED))):
+        raise _Irregular
+    avail = np.where(L > cpuof, (L - cpuof) // np.maximum(cpuln, 1), 0)
+    if np.any(has & (avail < ncpu)):
+        raise _Irregular
+    names: dict[bytes, str] = {}
+    lpar = []
+    for b in (u[q + 20:q + 28].tobytes() for q in p.tolist()):
+        t = names.get(b)
+        if t is None:
+            t = names[b] = R.ebcdic(b)
+        lpar.append(t)
+    pnum = u[p + 28].astype(np.int64)
+    hdr_tod, ptod = _be_u64(u, p + 8), _be_u64(u, p + 36)
+    htod = np.where(ptod != 0, ptod, hdr_tod)
+    # merged keys (interval, lpar, pnum) in order of first appearance, tod/htod of their first record
+    code = {}
+    kid = np.fromiter((code.setdefault((i, nm, q), len(code)) for i, nm, q in
+                       zip(iv.tolist(), lpar, pnum.tolist())), np.int64, len(p))
+    nkeys = len(code)
+    first_rec = np.full(nkeys, len(p), np.int64)
+    np.minimum.at(first_rec, kid, np.arange(len(p)))
+    rec = np.repeat(np.arange(len(p)), ncpu)
+    k0 = np.zeros(len(p), np.int64)
+    np.cumsum(ncpu[:-1], out=k0[1:])
+    e = p[rec] + cpuof[rec] + (np.arange(len(rec)) - k0[rec]) * cpuln[rec]
+    cpu = _be(u, e, 2)
+    ekey = kid[rec]
+    if len(np.unique(ekey * 65536 + cpu)) != len(rec):
+        raise _Irregular                                  # one CPU twice in a partition's interval
+    order = np.lexsort((np.arange(len(rec)), ekey))       # key order, then record order (= insertion order)
+    e, rec, cpu, ekey = e[order], rec[order], cpu[order], ekey[order]
+    typ = np.ascontiguousarray(np.lib.stride_tricks.sliding_window_view(u, 16)[e + 22]) if len(e) else \
+        np.zeros((0, 16), np.uint8)
+    utyp, tinv = np.unique(typ.view("V16").ravel(), return_inverse=True)
+    tclass = [R.type_class(R.ebcdic(bytes(t)).upper()) for t in utyp.tolist()]
+    ktod = hdr_tod[first_rec]
+    khtod = htod[first_rec]
+    kl = [None] * nkeys
+    for (i, nm, q), k in code.items():
+        kl[k] = (nm, q)
+    return {"nkeys": nkeys, "key_interval": np.asarray([k[0] for k in code], np.int64),
+            "key_lpar": kl, "key_tod": ktod, "key_has": np.bincount(ekey, minlength=nkeys) > 0,
+            "tod": ktod[ekey], "htod": khtod[ekey], "lpar": [kl[k][0] for k in ekey.tolist()],
+            "pnum": np.asarray([kl[k][1] for k in ekey.tolist()], np.int64), "cpu": cpu,
+            "weight": _be(u, e + 2, 2), "flags": u[e + 4].astype(np.int64), "actm": _be_u64(u, e + 6),
+            "lptm": _be_u64(u, e + 14), "class": [tclass[t] for t in tinv.ravel().tolist()]}
+
+
+def _int_column(v: np.ndarray) -> np.ndarray:
+    """uint64 values as pandas infers Python ints: int64 when they all fit, else uint64."""
+    return v.astype(np.int64) if not len(v) or int(v.max()) < 2**63 else v
+
+
+def _fast_partitions(w: _Walk, ident: dict):
+    """:func:`build_partitions` for a fast walk."""
+    d = w.fast["d0r16"]
+    if w.npar is not None and d["nkeys"]:
+        seen = int(np.bincount(np.unique(d["key_interval"], return_inverse=True)[1].ravel()).max())
+        if seen != w.npar:
+            w.find(None, "info", "partition-count", f"D0R15 reports {w.npar} partitions, D0R16 records "
+                   f"describe {seen}", "Global Performance Data may be disabled on the HMC")
+    empty = [[ident["cec"], nm, q, "", 0, 0, False, np.nan, int(t), np.nan]
+             for (nm, q), t, h in zip(d["key_lpar"], d["key_tod"].tolist(), d["key_has"].tolist()) if not h]
+    df = None
+    if len(d["cpu"]):
+        df = pd.DataFrame({"tod": _int_column(d["tod"]), "htod": _int_column(d["htod"]), "lpar": d["lpar"],
+                           "pnum": d["pnum"], "cpu": d["cpu"], "weight": d["weight"], "flags": d["flags"],
+                           "actm": _int_column(d["actm"]), "lptm": _int_column(d["lptm"]), "class": d["class"]},
+                          columns=R.ENTRY_COLUMNS)
+    return R.partitions_frame(w, ident, df, empty)
 
 
 def _gather_mfc(w: _Walk, u, fo, ln, dom, flg, rc, iv) -> dict:
@@ -1019,7 +1100,8 @@ def _result(w: _Walk, data, file: str) -> ReadResult:
     samples = _fast_samples(w, ident, file) if fast else build_samples(w, ident, file)
     mt = _fast_mt(w, ident) if fast else build_mt(w, ident)
     result = ReadResult(file=file, kind="monwrite", framing=framing, records=records, samples=samples,
-                        findings=w.findings, partitions=build_partitions(w, ident), mt=mt,
+                        findings=w.findings, partitions=_fast_partitions(w, ident) if fast else
+                        build_partitions(w, ident), mt=mt,
                         size=len(data), meta={"other_records": other, "page_mapping": w.mode or "page",
                                               "intervals": w.interval, "d0r16_time_unit": getattr(w, "unit", None),
                                               **ident})
@@ -1071,7 +1153,8 @@ def _identity(w: _Walk) -> dict:
     s = w.sys or {}
     fast = getattr(w, "fast", None)
     series = len(fast["mfc"]["mt"]) > 0 if fast is not None else w.series
-    if not s and (series or w.cup):
+    cup = fast["d0r16"]["nkeys"] > 0 if fast is not None else w.cup
+    if not s and (series or cup):
         w.find(None, "warning", "no-configuration", "no D1R4 system configuration record in the file",
                "system, LPAR and CEC are unknown (the file may start mid-run)")
     mtype, seq = s.get("machine_type") or "", s.get("seqcode") or ""

@@ -461,10 +461,18 @@ def build_partitions(w: Any, ident: dict) -> pd.DataFrame:
             empty.append([ident["cec"], lpar, pnum, "", 0, 0, False, np.nan, tod, np.nan])
         for cpu, wgt, fl, actm, lptm, typ in cpus.values():
             ents.append((tod, htod, lpar, pnum, cpu, wgt, fl, actm, lptm, type_class(typ)))
+    df = pd.DataFrame(ents, columns=ENTRY_COLUMNS) if ents else None
+    return partitions_frame(w, ident, df, empty)
+
+
+ENTRY_COLUMNS = ["tod", "htod", "lpar", "pnum", "cpu", "weight", "flags", "actm", "lptm", "class"]
+
+
+def partitions_frame(w: Any, ident: dict, df: pd.DataFrame | None, empty: list) -> pd.DataFrame:
+    """Per-CPU D0R16 entries (merged per interval and partition, ENTRY_COLUMNS) + rows of partitions
+    without CPUs -> ``ReadResult.partitions`` (shared by :func:`build_partitions` and the reader's fast path)."""
     out = pd.DataFrame(empty, columns=PARTITION_COLUMNS)
-    if ents:
-        df = pd.DataFrame(ents, columns=["tod", "htod", "lpar", "pnum", "cpu", "weight", "flags", "actm",
-                                         "lptm", "class"])
+    if df is not None:
         df = df.sort_values(["lpar", "pnum", "cpu", "htod"], kind="stable")
         g = df.groupby(["lpar", "pnum", "cpu"], sort=False)
         dt = g["htod"].diff() / 4.096e9
