@@ -14,14 +14,13 @@ Exit codes: 0 ok, 2 usage error (bad option, bad --where, not a dataset), 3 the 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import sys
 
 import pandas as pd
 
-from app.commands.report import _csv_cell, _iso, _num, _time, csv_columns, to_table
+from app.commands import report
+from app.commands.report import _iso, _num, _time, csv_columns, to_table
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
 
@@ -67,23 +66,8 @@ def _columns(by: str, ids: list[str], every: str | None) -> list[str]:
 
 
 def to_csv(m: pd.DataFrame, by: str, ids: list[str], every: str | None) -> str:
-    cols = _columns(by, ids, every)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(cols)
-    data = {c: (m[c].tolist() if c in m.columns else [None] * len(m)) for c in cols}
-    for i in range(len(m)):
-        row = []
-        for c in cols:
-            v = data[c][i]
-            if c in ("interval_start", "interval_end", "period"):
-                row.append(_iso(v))
-            elif c in ("cpu", "n_cpus") and _csv_cell(v):
-                row.append(str(int(v)))
-            else:
-                row.append(_csv_cell(v))
-        w.writerow(row)
-    return buf.getvalue()
+    """The columns and cells of ``report --format csv``, with ``period`` first when ``--every`` is given."""
+    return report.to_csv(m, by, ids, lead=("period",) if every else ())
 
 
 def to_json(m: pd.DataFrame, by: str, ids: list[str], args, sets, n_files: int) -> str:

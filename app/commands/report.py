@@ -157,9 +157,14 @@ def _csv_cell(v: Any) -> str:
     return str(v)
 
 
-def to_csv(m: pd.DataFrame, by: str, ids: list[str]) -> str:
-    """Metrics frame -> CSV text (full precision, ISO UTC times, empty = does not apply)."""
-    cols = csv_columns(by, ids)
+def to_csv(m: pd.DataFrame, by: str, ids: list[str], lead: tuple[str, ...] = ()) -> str:
+    """Metrics frame -> CSV text (full precision, ISO UTC times, empty = does not apply).
+
+    ``lead``: columns before the level's identity columns (``query --every`` puts ``period`` there); a lead
+    column holding times is written as ISO UTC like the interval bounds.
+    """
+    cols = list(lead) + csv_columns(by, ids)
+    times = {"interval_start", "interval_end", *lead}
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
@@ -168,7 +173,7 @@ def to_csv(m: pd.DataFrame, by: str, ids: list[str]) -> str:
         row = []
         for c in cols:
             v = data[c][i]
-            if c in ("interval_start", "interval_end"):
+            if c in times:
                 row.append(_iso(v))
             elif c in ("cpu", "n_cpus") and _csv_cell(v):
                 row.append(str(int(v)))
