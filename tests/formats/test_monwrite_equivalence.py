@@ -156,3 +156,14 @@ def test_random_damage_fast_equals_careful():
             pd.testing.assert_frame_equal(getattr(a, frame), getattr(b, frame), check_exact=True)
         assert a.findings == b.findings and a.records == b.records and a.meta == b.meta
     assert fast_taken > 0        # most single-byte changes land in counter values: still a clean file
+
+
+def test_fast_path_progress_and_cancel():
+    from app.formats.schema import Cancelled
+    data = _generated(n_int=20, n_cpu=4)
+    assert getattr(M.walk_monwrite(data, "c", fast=True), "fast", None) is not None
+    seen = []
+    M.read_monwrite(data, "c", progress=seen.append)
+    assert seen == [1.0]                    # the fast path reports once, at its end
+    with pytest.raises(Cancelled):          # cancel is asked every 16 control records (20 intervals: > 16 blocks)
+        M.read_monwrite(data, "c", cancel=lambda: True)
