@@ -74,7 +74,7 @@ def split_series(df: pd.DataFrame) -> list[Series]:
     their rows never merge into one line."""
     if df.empty or "interval_end" not in df.columns:
         return []
-    labels = [f"{s} {n}".strip() if s and s not in n.split() else n
+    labels = [f"{s} {n}".strip() if s and s != n and s not in n.split() else n
               for s, n in zip(system_texts(df, qualify=False), node_texts(df, qualify=False), strict=True)]
     ident = [c for c in ("cec", "lpar", "class", "cpu") if c in df.columns]
     keys = (pd.Series(list(zip(*(df[c].astype(str).to_numpy() for c in ident))), index=df.index)
@@ -89,7 +89,8 @@ def split_series(df: pd.DataFrame) -> list[Series]:
     for key, label in first.items():
         rows = df[(keys == key).to_numpy()].sort_values("interval_end")
         if counts[label] > 1 and "cec" in df.columns:
-            label = f"{label} ({rows['cec'].iloc[0]})"
+            gen = str(rows["generation"].iloc[0]) if "generation" in rows.columns else ""
+            label = f"{label} ({rows['cec'].iloc[0]}{' ' + gen if gen and gen != 'nan' else ''})"
         out.append(Series(label, epoch_seconds(rows["interval_end"]), rows))
     return out
 

@@ -162,3 +162,5 @@ def test_same_lpar_name_on_two_cecs_stays_two_series():
     series = split_series(df)
     assert [s.label for s in series] == ["ZOSA (3931-A)", "ZOSA (8561-B)"]
     assert all(len(s.x) == 3 for s in series)
+    df["generation"] = ["z16"] * 3 + ["z15"] * 3          # legends name the generation too, where it is known
+    assert [s.label for s in split_series(df)] == ["ZOSA (3931-A z16)", "ZOSA (8561-B z15)"]
