@@ -223,6 +223,7 @@ class TimelineView(QWidget):
         self.cec_stack = cec_stack
         self._loaded_frame = loaded
         self._stale = True
+        self.readout.setText(M.READOUT_EMPTY)   # values of the previous selection must not stay on screen
         self.placeholder.setText(M.TIMELINE_NO_DATA if loaded else M.PLACEHOLDER)
         self.stack.setCurrentIndex(1 if self.series or self.has_cec() else 0)
         lo, hi = self.data_range()

@@ -145,6 +145,7 @@ def test_one_colour_per_node_across_plots(qtbot, with_vm):
     w = with_vm
     keys = [_key(w, "lpar", "ZOSB"), _key(w, "lpar", "VMPROD")]
     _select(qtbot, w, *keys)
+    w.tabs.setCurrentWidget(w.timeline)   # a hidden timeline tab is drawn when shown (issue 11)
     tl = w.timeline
     assert len(tl.series) == 2 and {"ZOSB", "VMPROD"} <= set(" ".join(s.label for s in tl.series).split())
     c0, c1 = node_color(0), node_color(1)
@@ -174,6 +175,7 @@ def test_cec_view_stacks_lpars_with_partition_only(qtbot, with_vm):
     w = with_vm
     cec = _key(w, "cec")
     _select(qtbot, w, cec)
+    w.tabs.setCurrentWidget(w.timeline)   # a hidden timeline tab is drawn when shown (issue 11)
     tl = w.timeline
     assert tl.has_cec() and tl.cec_plot.isVisible()
     names = [t for t, _c in tl._cec_names]       # in the shared legend, with their colours
