@@ -544,9 +544,9 @@ def _be(u: np.ndarray, p: np.ndarray, k: int) -> np.ndarray:
         return u[p].astype(np.int64)
     dt = ">u2" if k == 2 else ">u4"
     n = len(u)
-    res = p % k
+    res = p & (k - 1)
     out = np.empty(len(p), np.int64)
-    for r in np.unique(res).tolist():
+    for r in np.flatnonzero(np.bincount(res, minlength=k)).tolist():
         view = np.frombuffer(u, dt, count=(n - r) // k, offset=r)
         sel = res == r
         if sel.all():
@@ -844,7 +844,7 @@ def _put_series_words(data, s: dict, idx: np.ndarray, full: np.ndarray, rows: np
         q = int(pk[pfirst[0] + j])
         st = pstart[pfirst + j]
         res = st & 7
-        ures = np.unique(res).tolist()
+        ures = np.flatnonzero(np.bincount(res, minlength=8)).tolist()
         for r in ures:
             view = np.frombuffer(data, ">u8", count=(n - r) // 8, offset=r)
             win = np.lib.stride_tricks.sliding_window_view(view, q)
@@ -898,9 +898,9 @@ def _series_words(data, s: dict, idx: np.ndarray) -> np.ndarray:
 def _be_u64(u: np.ndarray, p: np.ndarray) -> np.ndarray:
     """Big-endian 8-byte unsigned integers at byte offsets ``p`` of ``u`` (uint64)."""
     n = len(u)
-    res = p % 8
+    res = p & 7
     out = np.empty(len(p), np.uint64)
-    for r in np.unique(res).tolist():
+    for r in np.flatnonzero(np.bincount(res, minlength=8)).tolist():
         view = np.frombuffer(u, ">u8", count=(n - r) // 8, offset=r)
         sel = res == r
         out[sel] = view[(p[sel] - r) // 8]
