@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from app.engine.compare import node_labels
-from app.export.provenance import provenance, provenance_lines
+from app.export.provenance import LEVEL_NAMES, provenance, provenance_lines
 from app.export.tables import display, metric_specs, with_labels
 
 __all__ = ["write_pptx", "MIN_PT", "TABLE_PT", "SLIDE_W", "SLIDE_H", "chart_slides"]
@@ -441,7 +441,7 @@ def _compare_slides(deck: _Deck, request, steps) -> None:
     sub = _sides_text(c)
     for k, chunk in enumerate(chunks):
         idx = [i for i, r in enumerate(recs) if r["pair"] in chunk]
-        s = deck.slide(f"Before and after per {c.by}" + (f" ({k + 1}/{len(chunks)})" if len(chunks) > 1 else ""),
+        s = deck.slide(f"Before and after per {LEVEL_NAMES.get(c.by, c.by)}" + (f" ({k + 1}/{len(chunks)})" if len(chunks) > 1 else ""),
                        "compare", "")
         deck.text(s, 0.4, 0.75, SLIDE_W - 0.8, 0.6, sub, pt=11)
         body = [rows[i] for i in idx]

@@ -10,6 +10,9 @@ from typing import Any
 
 import pandas as pd
 
+# level ids as analysts write them in titles
+LEVEL_NAMES = {"lpar": "LPAR", "class": "processor class", "cec": "CEC", "cpu": "CPU", "interval": "interval"}
+
 __all__ = ["file_info", "provenance", "provenance_lines", "iso"]
 
 _HASH_CACHE: dict[tuple[str, int, int], str] = {}
@@ -107,7 +110,7 @@ def provenance_lines(doc: dict[str, Any]) -> list[str]:
     lines += _sel_lines(doc)
     c = doc.get("comparison")
     if c:
-        lines.append(f"Comparison per {c['by']}; {c['ratio']}")
+        lines.append(f"Comparison per {LEVEL_NAMES.get(c['by'], c['by'])}; {c['ratio']}")
         for side in ("before", "after"):
             lines.append(f"{side.capitalize()}:")
             lines += _sel_lines(c[side], "  ")

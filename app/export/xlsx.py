@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from app.engine.compare import node_labels
-from app.export.provenance import provenance, provenance_lines
+from app.export.provenance import LEVEL_NAMES, provenance, provenance_lines
 from app.export.tables import SHEETS, excel_format, level_columns, with_labels
 
 __all__ = ["write_xlsx", "MAX_ROWS", "excel_time"]
@@ -261,7 +261,7 @@ def _compare(wb, fm: _Formats, sh, c) -> None:
 
     sh.set_landscape()
     sh.fit_to_pages(1, 0)
-    sh.write_string(0, 0, f"Comparison per {c.by}", fm.title)
+    sh.write_string(0, 0, f"Comparison per {LEVEL_NAMES.get(c.by, c.by)}", fm.title)
     sh.write_string(1, 0, c.ratio_note)
     sh.write_string(2, 0, f"Before: {c.before.describe()}")
     sh.write_string(3, 0, f"After: {c.after.describe()}")

@@ -34,7 +34,7 @@ def test_pptx_with_comparison(tmp_path, capsys):
     assert code == 0
     prs = Presentation(str(out))
     titles = [s.shapes[0].text_frame.text for s in prs.slides]
-    assert titles[0] == "Migration" and "Before and after per lpar" in titles
+    assert titles[0] == "Migration" and "Before and after per LPAR" in titles
     assert any(t.startswith("CPI change ZOSA") for t in titles)
 
 

@@ -88,7 +88,7 @@ def test_native_charts_carry_engine_values(deck, joint):
 
 def test_comparison_table_and_waterfall(deck, comparison):
     _, prs = deck
-    slide = next(s for s in prs.slides if _title(s).startswith("Before and after per lpar"))
+    slide = next(s for s in prs.slides if _title(s).startswith("Before and after per LPAR"))
     (tbl,) = _tables(slide)
     kinds = [tbl.cell(i, 0).text for i in range(1, len(tbl.rows))]
     assert kinds == ["before", "after", "ratio", "delta"]
