@@ -862,37 +862,15 @@ def _put_series_words(data, s: dict, idx: np.ndarray, full: np.ndarray, rows: np
 
 
 def _series_words(data, s: dict, idx: np.ndarray) -> np.ndarray:
-    """Counter words of the series ``idx`` (all of one byte length) as a (series, words) array: each
-    piece column block is one row gather over a sliding-window view of the file (no per-piece Python)."""
+    """Counter words of the series ``idx`` (all of one byte length) as a (series, words) array, pieces
+    joined series by series (the general case, when :func:`_put_series_words` cannot be used)."""
     npc, pfirst, pk, pstart = s["npieces"][idx], s["pfirst"][idx], s["pk"], s["pstart"]
     k = int(s["blen"][idx[0]]) // 8
-    out = np.empty((len(idx), k), dtype=">u8")
-    uniform = bool(np.all(npc == npc[0]))
-    if uniform:
-        for j in range(int(npc[0])):
-            if np.any(pk[pfirst + j] != pk[pfirst[0] + j]):
-                uniform = False
-                break
-    if not uniform:                                   # pieces differ between series: join them one by one
-        mv = memoryview(data)
-        parts = []
-        for a, c in zip(pfirst.tolist(), npc.tolist()):
-            parts.extend(mv[int(st):int(st) + 8 * int(q)] for st, q in zip(pstart[a:a + c], pk[a:a + c]))
-        out[:] = np.frombuffer(b"".join(parts), ">u8").reshape(len(idx), k)
-        return out
-    col = 0
-    n = len(data)
-    for j in range(int(npc[0])):
-        q = int(pk[pfirst[0] + j])
-        st = pstart[pfirst + j]
-        res = st % 8
-        for r in np.unique(res).tolist():
-            sel = res == r
-            view = np.frombuffer(data, ">u8", count=(n - r) // 8, offset=r)
-            win = np.lib.stride_tricks.sliding_window_view(view, q)
-            out[sel, col:col + q] = win[(st[sel] - r) // 8]
-        col += q
-    return out
+    mv = memoryview(data)
+    parts = []
+    for a, c in zip(pfirst.tolist(), npc.tolist()):
+        parts.extend(mv[st:st + 8 * q] for st, q in zip(pstart[a:a + c].tolist(), pk[a:a + c].tolist()))
+    return np.frombuffer(b"".join(parts), ">u8").reshape(len(idx), k)
 
 
 def _be_u64(u: np.ndarray, p: np.ndarray) -> np.ndarray:

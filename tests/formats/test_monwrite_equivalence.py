@@ -167,3 +167,20 @@ def test_fast_path_progress_and_cancel():
     assert seen == [1.0]                    # the fast path reports once, at its end
     with pytest.raises(Cancelled):          # cancel is asked every 16 control records (20 intervals: > 16 blocks)
         M.read_monwrite(data, "c", cancel=lambda: True)
+
+
+def test_piecewise_join_equals_window_gather():
+    """The per-series join (used when series are cut into pieces differently) gives the same words as the
+    sliding-window gather of the uniform case."""
+    data = _generated(n_int=2, n_cpu=4)
+    w = M.walk_monwrite(data, "j", fast=True)
+    s = w.fast["mfc"]
+    idx = np.flatnonzero(~s["mt"])
+    assert (s["npieces"][idx] == 8).all()              # 1504 bytes in pieces of <= 200 bytes
+    joined = M._series_words(data, s, idx)
+    full = np.zeros((len(idx), joined.shape[1] + 3), np.uint64)
+    assert M._put_series_words(data, s, idx, full, np.arange(len(idx)), 3)
+    assert (full[:, 3:] == joined.astype(np.uint64)).all() and (full[:, :3] == 0).all()
+    # the first counter word of the first series is the first 8 counter bytes of its first record
+    f = int(s["pstart"][s["pfirst"][idx[0]]])
+    assert int(full[0, 3]) == int.from_bytes(data[f:f + 8], "big")
