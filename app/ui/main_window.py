@@ -53,6 +53,7 @@ class MainWindow(SessionMixin, QMainWindow):
         self._pending: list[Any] = []  # read outcomes not yet added to the workspace
         self._want_table = self._want_timeline = self._want_smt = False
         self._timeline_next = False  # a table job ran: the timeline's job follows it
+        self._want_values = False    # the tree's values were left to the job after the table's
         self._smt_shown: Selection | None = None  # the selection the SMT tab shows (None: stale)
         self._loaded = False
         self.runner = SerialRunner(self)
@@ -208,16 +209,21 @@ class MainWindow(SessionMixin, QMainWindow):
     def _make_job(self):
         added, self._pending = self._pending, []
         table, timeline, smt = self._want_table, self._want_timeline, self._want_smt
+        values = None
         if added and self._loaded and self.loader.busy():
             # more files are coming: fill the tree and health now, the table and plots once reads end
             table = timeline = smt = False
         else:
             self._want_table = self._want_timeline = self._want_smt = False
             if table and timeline:
-                # the table first: its rows are shown before the timeline rows are computed (issue 11)
+                # the table first: its rows are shown before the tree's values and the timeline rows are
+                # computed, which follow in the next job (issue 11)
                 timeline, self._want_timeline, self._timeline_next = False, True, True
+                values, self._want_values = False, True
+            else:
+                values, self._want_values = (True if self._want_values else None), False
         ws, sel = self.ws, self.selection.value
-        return lambda: compute_view(ws, sel, added, table=table, timeline=timeline, smt=smt)
+        return lambda: compute_view(ws, sel, added, table=table, timeline=timeline, smt=smt, values=values)
 
     def _on_reads_done(self) -> None:
         if self._want_table or self._want_timeline or self._want_smt:
@@ -231,7 +237,7 @@ class MainWindow(SessionMixin, QMainWindow):
         self._show_view(view)
         if self._timeline_next:   # the table is shown: now the timeline rows (queued after this job)
             self._timeline_next = False
-            if self._want_timeline:
+            if self._want_timeline or self._want_values:
                 self.request(table=False, timeline=False)
 
     def _show_view(self, view: ViewData) -> None:

@@ -118,8 +118,11 @@ def _partition_parts(ws: Any, sel: Selection, roots: list[Any] | None, out: View
 
 
 def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, timeline: bool = True,
-                 smt: bool = False) -> ViewData:
-    """Add ``added`` read outcomes to ``ws`` and compute what the views need for ``sel``."""
+                 smt: bool = False, values: bool | None = None) -> ViewData:
+    """Add ``added`` read outcomes to ``ws`` and compute what the views need for ``sel``.
+
+    ``values``: the tree's Busy/CPI values (None: when files were added or the table is computed; False lets
+    the first table come before them, a later job computing them)."""
     out = ViewData(selection=sel, added=list(added))
     if added:
         results = [o.result for o in added]
@@ -139,7 +142,7 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
             table = True   # the timeline follows in its own job when asked for (the first table first)
     if not out.loaded:
         return out
-    if added or table:
+    if (added or table) if values is None else values:
         out.tree_values = tree_values(ws, sel.start, sel.end)
     if table or timeline:
         _partition_parts(ws, sel, out.roots, out)
