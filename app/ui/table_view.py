@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pandas as pd
 from PySide6.QtCore import QPoint, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QFontMetrics
@@ -29,6 +30,8 @@ from app.ui.table_model import IntervalTableModel
 
 RESIZE_BUDGET_S = 0.25   # time box for resizing columns to contents
 RESIZE_ROWS = 300        # rows looked at per column when resizing
+MEASURE_HEAD = 8         # of those, the first rows always measured (the rest: candidates for the widest text)
+MEASURE_LONGEST = 3      # text columns: the longest texts measured
 CELL_PAD = 12            # delegate margins + grid line + air, px
 HIDDEN_KEY = "table/hidden_columns"
 
@@ -199,7 +202,7 @@ class IntervalTable(QWidget):
                 continue
             spanned = self.model.columns[i].id in ("_date", "_end")  # "Summary" spans both, see _widen_for_summary
             w = 0
-            for r in rows:
+            for r in self._rows_to_measure(i, n_sum, rows):
                 text = self.model._display(r, i)
                 if not text or (spanned and r < n_sum):
                     continue
@@ -207,6 +210,29 @@ class IntervalTable(QWidget):
             view.setColumnWidth(i, max(header, w + CELL_PAD))
         self._widen_for_summary()
         self._fit_frozen()
+
+    def _rows_to_measure(self, col: int, n_sum: int, rows: range) -> list[int]:
+        """The rows whose texts can be the widest of column ``col`` among ``rows``: the summary rows, the first
+        rows, and for numbers the largest, smallest and largest-magnitude values (most digits, a sign); for
+        texts the longest.  A handful of texts per column instead of every row (issue 11: a selection)."""
+        m = self.model
+        head = list(range(min(len(rows), n_sum + MEASURE_HEAD)))
+        if len(rows) <= len(head) + 8:
+            return list(rows)
+        values = m._values[col]
+        if values is None:
+            return head
+        body = values[m._order[n_sum:len(rows)]]
+        picks: list[int] = []
+        if body.dtype.kind in "fiu":
+            v = body.astype(float, copy=False)
+            if np.isfinite(v).any():
+                for k in (np.nanargmax(v), np.nanargmin(v), np.nanargmax(np.abs(v))):
+                    picks.append(n_sum + int(k))
+        else:
+            lengths = np.fromiter((len(str(x)) for x in body), dtype=np.int64, count=len(body))
+            picks.extend(n_sum + int(k) for k in np.argsort(-lengths, kind="stable")[:MEASURE_LONGEST])
+        return head + sorted(set(picks) - set(head))
 
     def _widen_for_summary(self) -> None:
         date, end = self.model.column_index("_date"), self.model.column_index("_end")

@@ -65,3 +65,22 @@ def test_first_table_rows_before_timeline_is_computed(qtbot, window, smf_a, monk
         < kinds.index("timeline frame"), kinds
     assert window.timeline.series, "the timeline got the first LPAR's rows"
     assert window.timeline.draw_count == drawn           # its tab is hidden: not drawn
+
+
+def test_column_widths_from_candidate_rows_match_every_row(loaded, monkeypatch):
+    """resize_columns measures a few candidate rows per column (summary, first rows, extremes, longest texts):
+    the widths must equal those from measuring every row it used to look at."""
+    from app.ui.frames import N_FROZEN
+    from app.ui.table_view import IntervalTable
+
+    import app.ui.table_view as tv
+
+    monkeypatch.setattr(tv, "RESIZE_BUDGET_S", 60.0)   # no time box: every column measured both ways
+    t = loaded.table
+    assert t.model.rowCount() > 50
+    widths = lambda: [(t.frozen if i < N_FROZEN else t.view).columnWidth(i) for i in range(t.model.columnCount())]  # noqa: E731
+    t.resize_columns()
+    fast = widths()
+    monkeypatch.setattr(IntervalTable, "_rows_to_measure", lambda self, col, n_sum, rows: list(rows))
+    t.resize_columns()
+    assert widths() == fast
