@@ -68,10 +68,12 @@ class TreePanel(QObject):
         self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable |
                               QDockWidget.DockWidgetFeature.DockWidgetClosable)
         self._muted = False
+        self._shown_values: tuple | None = None   # (values, window) last shown by set_values
 
     # -- data ----------------------------------------------------------------------------------
     def set_roots(self, roots: list[Any]) -> None:
         self._muted = True
+        self._shown_values = None
         try:
             self.model.set_roots(roots)
             self.view.expandToDepth(1)  # CECs and LPARs open, classes closed
@@ -82,6 +84,9 @@ class TreePanel(QObject):
 
     def set_values(self, values: dict[tuple, dict], window: str | None) -> None:
         """Busy and CPI over the time window ``window`` (its text; None = whole range)."""
+        if self._shown_values == (values, window):   # a selection change recomputes the same values
+            return
+        self._shown_values = (values, window)
         self.model.set_values(values, window is not None)
         self.note.setText(M.TREE_WINDOW_NOTE.format(window=window) if window else M.TREE_WHOLE_NOTE)
         self.note.setStyleSheet("QLabel { font-size: 8pt; font-weight: bold; }" if window else
