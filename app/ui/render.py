@@ -6,6 +6,7 @@ views; it runs in the SerialRunner, one call at a time.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ class ViewData:
     cec_stack: pd.DataFrame | None = None  # the selected CEC's LPARs' busy over time (partition_data.cec_stack)
     partition: Any = None                  # PartitionFacts of a selected partition-only LPAR
     partition_source: str = ""             # the file(s) its partition data came from
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per step of compute_view (bench_window)
 
 
 def first_lpar(roots: list[Any]) -> tuple | None:
@@ -124,6 +126,13 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
     ``values``: the tree's Busy/CPI values (None: when files were added or the table is computed; False lets
     the first table come before them, a later job computing them)."""
     out = ViewData(selection=sel, added=list(added))
+    clock = [time.perf_counter()]
+
+    def step(name: str) -> None:
+        now = time.perf_counter()
+        out.timings[name] = out.timings.get(name, 0.0) + now - clock[0]
+        clock[0] = now
+
     if added:
         results = [o.result for o in added]
         if hasattr(ws, "add_all"):
@@ -131,6 +140,7 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
         else:
             for r in results:
                 ws.add(r)
+        step("add")
     out.loaded = bool(ws.files)
     if added or not sel.nodes:
         out.roots = list(ws.tree())
@@ -140,19 +150,24 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
             sel = Selection(nodes=(first,), start=sel.start, end=sel.end)
             out.selection = sel
             table = True   # the timeline follows in its own job when asked for (the first table first)
+        step("tree")
     if not out.loaded:
         return out
     if (added or table) if values is None else values:
         out.tree_values = tree_values(ws, sel.start, sel.end)
+        step("tree values")
     if table or timeline:
         _partition_parts(ws, sel, out.roots, out)
+        step("partitions")
     if table:
         df = interval_frame(ws, sel, windowed=True, summary=True)
         out.table = df
         out.columns = [*FROZEN, *metric_columns(ws, generations_of(df))]
         out.quality_details = {f.code: f.message for f in ws.findings}
+        step("table")
     if timeline:
         out.timeline = interval_frame(ws, Selection(nodes=sel.nodes), windowed=False, summary=False)
+        step("timeline")
     if smt and hasattr(ws, "smt"):
         from app.ui.smt import smt_frames
 

@@ -84,3 +84,20 @@ def test_column_widths_from_candidate_rows_match_every_row(loaded, monkeypatch):
     monkeypatch.setattr(IntervalTable, "_rows_to_measure", lambda self, col, n_sum, rows: list(rows))
     t.resize_columns()
     assert widths() == fast
+
+
+def test_status_counts_cached_samples_without_loading_them():
+    from app.ui.main_window import _sample_count
+
+    class Cached:                      # the shape of app.cache.CachedReadResult before its samples are read
+        _meta = {"n_samples": 368_640}
+
+        @property
+        def samples(self):
+            raise AssertionError("the samples were loaded on the GUI thread")
+
+    class Plain:
+        samples = [1, 2, 3]
+
+    assert _sample_count(Cached()) == 368_640
+    assert _sample_count(Plain()) == 3
