@@ -12,7 +12,6 @@ Every slide's notes carry the provenance (files with SHA-256, window, shift, for
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -18,7 +18,6 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from app import formats
 from app.formats.schema import Cancelled
 
 HASH_CHUNK = 1 << 20

@@ -6,7 +6,6 @@ import hashlib
 import re
 import zipfile
 
-import numpy as np
 import pytest
 
 from app.export import ExportRequest, export

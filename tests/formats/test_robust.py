@@ -9,7 +9,6 @@ import struct
 import sys
 import threading
 import time
-import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-import corpus as C
 from app import formats
 from app.formats.monwrite import walk_monwrite
 from app.formats.schema import ReadResult

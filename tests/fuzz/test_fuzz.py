@@ -21,7 +21,7 @@ for _p in (str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "fuzz")):
         sys.path.insert(0, _p)
 
 import pytest  # noqa: E402
-from hypothesis import HealthCheck, example, given, settings  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import corpus as C  # noqa: E402
