@@ -43,7 +43,7 @@ from PySide6.QtWidgets import (
 from app.engine.compare import RATIO_NOTE, Comparison, RelativeAxis, Selection, compare, node_labels
 from app.engine.shift import ShiftError, make_shift
 from app.ui.column_model import ColumnTableModel, Index
-from app.ui.frames import fmt_number, wrap_header
+from app.ui.frames import fmt_number
 
 SIDES = ("before", "after")
 TAB_TITLE = "Compare"
@@ -307,19 +307,18 @@ class CompareModel(ColumnTableModel):
         return fmt_number(v, dec)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        """The base model's header, plus the formula-difference mark (tooltip line, italic)."""
+        base = super().headerData(section, orientation, role)
         if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(self.columns):
-            return None
+            return base
         c = self.columns[section]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return wrap_header(c.header)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            tip = c.tooltip or c.header
-            return tip + (f"\n{MARK} {c.mark}" if c.mark else "")
+        if role == Qt.ItemDataRole.ToolTipRole and c.mark:
+            return f"{base}\n{MARK} {c.mark}"
         if role == Qt.ItemDataRole.FontRole and c.mark:
             f = QFont()
             f.setItalic(True)
             return f
-        return None
+        return base
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
