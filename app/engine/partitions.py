@@ -61,10 +61,13 @@ def partition_summary(parts: pd.DataFrame, measured: set[tuple[str, str]] | None
     p = p.assign(cec=p["cec"].astype(str), lpar=p["lpar"].astype(str), cls=p["class"].astype(str),
                  cpus=p["cpus"].astype(np.int64))
     busy = p["busy_pct"].to_numpy(dtype=np.float64) * p["cpus"].to_numpy(dtype=np.float64)
-    p = p.assign(busy_x=busy, has=np.isfinite(busy))
-    per_t = (p.groupby(["cec", "lpar", "time"], sort=False)
-             .agg(busy=("busy_x", lambda s: s.sum(min_count=1)), cpus=("cpus", "sum"))
-             .reset_index())
+    p = p.assign(busy_x=busy)
+    g_t = p.groupby(["cec", "lpar", "time"], sort=False)
+    per_t = pd.DataFrame({"busy": g_t["busy_x"].sum(min_count=1), "cpus": g_t["cpus"].sum()}).reset_index()
+    per_t = per_t.loc[per_t["busy"].notna()]
+    c = per_t["cpus"].to_numpy(dtype=np.float64)
+    per_t = per_t.assign(per_cpu=per_t["busy"].to_numpy() / np.where(c > 0, c, np.nan))
+    busy_of = per_t.groupby(["cec", "lpar"], sort=False)[["busy", "per_cpu"]].mean()    # one pass, every LPAR
     rows = []
     measured = measured or set()
     for (cec, lpar), g in p.groupby(["cec", "lpar"], sort=True):
@@ -72,11 +75,10 @@ def partition_summary(parts: pd.DataFrame, measured: set[tuple[str, str]] | None
         latest = g.loc[g["time"] == last_t].sort_values("cls", key=lambda s: s.map(_type_key))
         by_type = latest.groupby("cls", sort=False).agg(cpus=("cpus", "sum"), weight=("weight", "max"))
         n = int(by_type["cpus"].sum())
-        t = per_t.loc[(per_t["cec"] == cec) & (per_t["lpar"] == lpar)]
-        b = t["busy"].dropna()
-        c = t.loc[b.index, "cpus"].to_numpy(dtype=np.float64)
-        busy_sum = float(b.mean()) if len(b) else np.nan
-        per_cpu = float((b.to_numpy() / np.where(c > 0, c, np.nan)).mean()) if len(b) else np.nan
+        if (cec, lpar) in busy_of.index:
+            busy_sum, per_cpu = (float(x) for x in busy_of.loc[(cec, lpar)])
+        else:
+            busy_sum = per_cpu = np.nan
         rows.append({
             "cec": cec, "lpar": lpar, "lpar_number": int(g["lpar_number"].iloc[0]),
             "data": "counters" if (cec, lpar) in measured else "partition data only",
