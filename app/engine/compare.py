@@ -34,6 +34,7 @@ Pure pandas/numpy; no Qt.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +46,7 @@ from app.engine.metrics import metric_ids
 from app.engine.shift import ShiftFilter, shifted_metrics
 
 __all__ = ["Selection", "Comparison", "compare", "decompose_cpi", "waterfall", "formula_differences",
-           "node_labels", "node_label", "relative_axis", "RelativeAxis", "RATIO_LABEL", "DELTA_LABEL",
+           "node_labels", "node_label", "qualify_names", "relative_axis", "RelativeAxis", "RATIO_LABEL", "DELTA_LABEL",
            "ROW_KINDS", "COMPARE_BY", "ratio_delta"]
 
 ROW_KINDS = ("before", "after", "ratio", "delta")
@@ -141,14 +142,21 @@ def node_labels(frame: pd.DataFrame, by: str, context: list[pd.DataFrame] | None
     base = [node_label(r, level) for r in recs]
     if level == "cec":
         return pd.Series(base, index=frame.index, dtype=object)
-    cecs: dict[str, set] = {}
-    for b, r in zip(base, recs):
-        cecs.setdefault(b, set()).add(str(r["cec"]))
-    for ctx in context or []:
-        for r in ctx.to_dict("records") if len(ctx) else []:
-            cecs.setdefault(node_label(r, level), set()).add(str(r["cec"]))
-    out = [node_label(r, level, qualified=len(cecs[b]) > 1) for b, r in zip(base, recs)]
-    return pd.Series(out, index=frame.index, dtype=object)
+    gens = [str(r.get("generation")) if r.get("generation") else "" for r in recs]
+    ctx = [(node_label(r, level), str(r["cec"])) for c in context or [] if len(c) for r in c.to_dict("records")]
+    return pd.Series(qualify_names(base, [str(r["cec"]) for r in recs], gens, ctx), index=frame.index, dtype=object)
+
+
+def qualify_names(names: list[str], cecs: list[str], gens: list[str],
+                  context: Iterable[tuple[str, str]] = ()) -> list[str]:
+    """Names made unambiguous: where one name belongs to more than one CEC (among these rows and the
+    ``context`` (name, cec) pairs), the CEC (type-serial) and generation are added, ``ZOSA (8561-45A12 z15)``.
+    The one rule for comparison rows, exports, the interval table and the timeline legends."""
+    per: dict[str, set[str]] = {}
+    for n, c in (*zip(names, cecs), *context):
+        per.setdefault(n, set()).add(str(c))
+    return [f"{n} ({c}{' ' + g if g else ''})" if len(per[n]) > 1 and n != c else n
+            for n, c, g in zip(names, cecs, gens)]
 
 
 # ------------------------------------------------------------------ formula differences

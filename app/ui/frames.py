@@ -132,15 +132,10 @@ def system_texts(df: pd.DataFrame, qualify: bool = True) -> list[str]:
 def _qualified(df: pd.DataFrame, names: list[str]) -> list[str]:
     if "cec" not in df.columns or not names:
         return names
-    cecs = [str(c) for c in _col(df, "cec")]
-    per: dict[str, set[str]] = {}
-    for n, c in zip(names, cecs):
-        per.setdefault(n, set()).add(c)
-    if all(len(v) <= 1 for v in per.values()):
-        return names
+    from app.engine.compare import qualify_names
+
     gens = [str(g) if _present(g) else "" for g in _col(df, "generation")]
-    return [f"{n} ({c}{' ' + g if g else ''})" if len(per[n]) > 1 and n != c else n
-            for n, c, g in zip(names, cecs, gens)]
+    return qualify_names(names, [str(c) for c in _col(df, "cec")], gens)
 
 
 def node_text(row: Any) -> str:

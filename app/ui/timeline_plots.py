@@ -82,17 +82,15 @@ def split_series(df: pd.DataFrame) -> list[Series]:
     first: dict = {}
     for key, label in zip(keys, labels, strict=True):
         first.setdefault(key, label)
-    counts: dict[str, int] = {}
-    for label in first.values():
-        counts[label] = counts.get(label, 0) + 1
-    out = []
-    for key, label in first.items():
-        rows = df[(keys == key).to_numpy()].sort_values("interval_end")
-        if counts[label] > 1 and "cec" in df.columns:
-            gen = str(rows["generation"].iloc[0]) if "generation" in rows.columns else ""
-            label = f"{label} ({rows['cec'].iloc[0]}{' ' + gen if gen and gen != 'nan' else ''})"
-        out.append(Series(label, epoch_seconds(rows["interval_end"]), rows))
-    return out
+    parts = [(label, df[(keys == key).to_numpy()].sort_values("interval_end")) for key, label in first.items()]
+    labels = [label for label, _ in parts]
+    if "cec" in df.columns:          # the same LPAR name on two CECs: the one naming rule of the engine
+        from app.engine.compare import qualify_names
+
+        gens = [str(r["generation"].iloc[0]) if "generation" in r.columns and pd.notna(r["generation"].iloc[0])
+                else "" for _, r in parts]
+        labels = qualify_names(labels, [str(r["cec"].iloc[0]) for _, r in parts], gens)
+    return [Series(label, epoch_seconds(rows["interval_end"]), rows) for label, (_, rows) in zip(labels, parts)]
 
 
 def has_data(series: list[Series], plot_id: str) -> bool:
