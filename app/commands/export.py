@@ -4,16 +4,40 @@ Writes CSV, XLSX or PPTX (the format from the extension of ``--out``) through
 :func:`app.export.export`, the code path the window uses.  With ``--before FILE... --after
 FILE...`` a comparison is added (Compare sheet, comparison slides and the CPI waterfall; a CSV
 then holds the comparison table); without ``FILE...`` the export covers the before and after
-files.  PNG/SVG: pictures are rendered by the window (``nestscope snapshot``), see the message.
+files.
 
-Exit codes: 0 written, 2 usage error (bad option, bad extension, unwritable target, target is an
-input file), 3 nothing readable.
+PNG and SVG (``--out FILE.png|.svg [--size WxH] [--metric NAME]``) are pictures of the window's
+plots: the real window is built offscreen (:func:`app.commands.snapshot.open_window`), the files
+are opened, the options select what the window would show, and the picture is saved with
+:func:`app.ui.plot_export.save_picture`, the code of the window's File > Export and right-click >
+Export picture:
+
+* without a comparison: the Timelines panel (node legend, every plot with data, time axis and
+  overview) of the node the options name: ``--lpar NAME`` (repeatable; default the first LPAR with
+  counters) at the level ``--by`` (``cec``: the CEC with its LPARs' stacked busy; ``lpar`` or
+  ``interval``: the LPARs; ``class`` / ``cpu``: their processor classes / CPUs).  ``--from``/``--to``
+  zoom the plots to that window (the overview below shows it in the whole range).  ``--metric CPI``
+  (L1MP, RNI, sourcing, LPARCPU, MT, cec) saves that one plot.  The timelines show every interval:
+  ``--hours``/``--days`` are refused here (they apply to comparison pictures and to CSV/XLSX/PPTX).
+* with ``--before FILE... --after FILE...``: the Compare tab's charts, as a slide wants them: the CPI
+  waterfall with its numbers beside it and both sides' CPI timelines overlaid on a relative axis
+  (before solid, after dashed).  ``--metric waterfall`` saves the waterfall alone, ``--metric NAME``
+  (CPI, L1MP, Est_Finite_CPI, RNI, LPARCPU...) the overlaid timelines of that metric alone.  A side is
+  the LPARs of its files (``--before-lpar``/``--after-lpar`` pick some) over the time those files
+  cover, or ``--before-from``/``--before-to``...; ``--hours``/``--days`` (and the per-side ones) filter
+  the shift; ``--compare-by class`` pairs per processor class.
+
+Every file is written to a temporary name in the target folder and renamed at the end, never over
+an input file.  Exit codes: 0 written, 2 usage error (bad option, bad extension or size, unwritable
+target, target is an input file, unknown LPAR or metric, nothing in the window), 3 nothing readable.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 
 from app.commands.compare import (EXIT_NOTHING, EXIT_OK, EXIT_USAGE, _err, add_selection_options, add_shift_options,
                                   build_comparison, lpar_nodes, make_workspace, read_files, report_unreadable)
@@ -24,13 +48,23 @@ LEVELS = ("interval", "cpu", "class", "lpar", "cec")
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register the ``export`` subcommand."""
-    p = sub.add_parser("export", help="write CSV, Excel (.xlsx) or PowerPoint (.pptx) for slide decks",
-                       description="Export metrics (and a before/after comparison) to .csv, .xlsx or .pptx; the "
-                                   "format comes from the extension of --out. Times are UTC.")
+    p = sub.add_parser("export", help="write CSV, Excel (.xlsx), PowerPoint (.pptx) or PNG/SVG pictures of the plots",
+                       description="Export metrics (and a before/after comparison) to .csv, .xlsx or .pptx, or a "
+                                   "picture of the plots to .png or .svg (the window's Timelines panel, or with "
+                                   "--before/--after the Compare charts: CPI waterfall and overlaid timelines, "
+                                   "rendered offscreen); the format comes from the extension of --out. Times are "
+                                   "UTC.")
     p.add_argument("files", nargs="*", metavar="FILE", help="SMF or MONWRITE file (gzip allowed)")
-    p.add_argument("--out", required=True, metavar="PATH", help="target file: .csv, .xlsx or .pptx")
+    p.add_argument("--out", required=True, metavar="PATH", help="target file: .csv, .xlsx, .pptx, .png or .svg")
     p.add_argument("--by", choices=LEVELS, default="lpar",
-                   help="level of the CSV rows and of the slide summary table (default lpar)")
+                   help="level of the CSV rows and of the slide summary table (default lpar); of a picture: the "
+                        "nodes whose timelines are drawn (cec, lpar, class or cpu)")
+    p.add_argument("--size", metavar="WxH",
+                   help="picture size in pixels (.png/.svg; default 1600x900)")
+    p.add_argument("--metric", metavar="NAME",
+                   help="picture of one plot: CPI, L1MP, RNI, sourcing, LPARCPU, MT or cec; with a comparison "
+                        "'waterfall' or an overlaid metric (CPI, L1MP, Est_Finite_CPI, RNI, LPARCPU...); default the "
+                        "whole timeline panel / the comparison charts")
     p.add_argument("--from", dest="start", type=_time, metavar="T", help="only intervals ending after T (UTC)")
     p.add_argument("--to", dest="end", type=_time, metavar="T", help="only intervals ending at or before T (UTC)")
     p.add_argument("--lpar", action="append", metavar="NAME", help="only this LPAR (repeatable; default all)")
@@ -45,8 +79,14 @@ def run(args: argparse.Namespace) -> int:
     """Read, compute and write the export; returns the exit code."""
     from app.engine import FormulaFileError
     from app.engine.shift import ShiftError, make_shift
-    from app.export import ExportError, ExportRequest, export, format_of
+    from app.export import IMAGE_FORMATS, ExportError, ExportRequest, export, format_of
 
+    if os.path.splitext(args.out)[1].lower() in IMAGE_FORMATS:
+        return run_picture(args)
+    for opt, value in (("--size", args.size), ("--metric", args.metric)):
+        if value is not None:
+            _err("export", f"error: {opt} is for pictures (--out FILE.png or FILE.svg), not {args.out}")
+            return EXIT_USAGE
     try:
         format_of(args.out)
     except ExportError as exc:
@@ -95,3 +135,344 @@ def run(args: argparse.Namespace) -> int:
     what = ", ".join(f"{v} {k}" for k, v in res.items.items())
     print(f"wrote {res.path} ({what})", file=sys.stderr)
     return EXIT_OK
+
+
+# ------------------------------------------------------------------ pictures (.png / .svg)
+PICTURE_SIZE = "1600x900"
+WAIT_S = 300
+# --metric of a timeline picture -> the timeline's plot id (metric ids, plot ids and short titles)
+PLOT_OF = {"cpi": "cpi", "est_instr_cmplx_cpi": "cpi", "est_finite_cpi": "cpi", "l1mp": "l1mp", "rni": "rni",
+           "relative_nest_intensity": "rni", "sourcing": "sourcing", "lparcpu": "lparcpu", "busy": "lparcpu",
+           "mt": "mt", "mt_ipc_per_thread": "mt", "thread_density": "mt", "cec": "cec"}
+WATERFALL = "waterfall"
+
+
+def _norm(name: str) -> str:
+    return "_".join(str(name).strip().lower().replace("%", " ").replace("-", " ").split())
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _picture_usage(args: argparse.Namespace, size_text: str) -> tuple[tuple[int, int] | None, str]:
+    """Checks of a picture request that need no data: (size, "") or (None, the message)."""
+    from app.engine.shift import ShiftError, make_shift
+    from app.ui.plot_export import MAX_SIDE, MIN_SIDE, parse_size
+
+    size = parse_size(size_text)
+    if size is None:
+        return None, f"--size {size_text!r}: expected WxH between {MIN_SIDE} and {MAX_SIDE} pixels, e.g. 1600x900"
+    if bool(args.before) != bool(args.after):
+        return None, "a comparison needs both --before FILE... and --after FILE..."
+    if not args.files and not args.before:
+        return None, "give FILE... or --before FILE... --after FILE..."
+    if args.start is not None and args.end is not None and args.start >= args.end:
+        return None, f"--from {args.start} is not before --to {args.end}"
+    if args.before:
+        if args.lpar or args.start is not None or args.end is not None:
+            return None, ("a comparison picture takes --before-lpar/--after-lpar and --before-from/--after-to..., "
+                          "not --lpar/--from/--to")
+        for side in ("before", "after"):
+            a, b = getattr(args, f"{side}_from"), getattr(args, f"{side}_to")
+            if a is not None and b is not None and a >= b:
+                return None, f"--{side}-from {a} is not before --{side}-to {b}"
+            try:
+                make_shift(getattr(args, f"{side}_hours") or args.hours, getattr(args, f"{side}_days") or args.days)
+            except ShiftError as exc:
+                return None, str(exc)
+        if args.metric and _norm(args.metric) != WATERFALL and _overlay_metric(args.metric) is None:
+            return None, (f"--metric {args.metric}: a comparison picture shows 'waterfall' or one of "
+                          f"{', '.join(_overlay_names())}")
+    else:
+        if args.hours or args.days:
+            return None, ("--hours/--days: the timelines show every interval; a shift filter applies to comparison "
+                          "pictures (--before/--after) and to .csv/.xlsx/.pptx exports")
+        if args.compare_by:
+            return None, "--compare-by needs --before FILE... --after FILE..."
+        if args.metric and _norm(args.metric) not in PLOT_OF:
+            return None, (f"--metric {args.metric}: a timeline picture shows one of CPI, L1MP, RNI, sourcing, "
+                          "LPARCPU, MT or cec")
+    folder = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(folder):
+        return None, f"{args.out}: folder {folder} does not exist"
+    return size, ""
+
+
+def _overlay_names() -> list[str]:
+    from app.ui.compare_tab import OVERLAY_METRICS
+
+    return list(OVERLAY_METRICS)
+
+
+def _overlay_metric(name: str) -> str | None:
+    want = _norm(name)
+    return next((m for m in _overlay_names() if _norm(m) == want), None)
+
+
+def run_picture(args: argparse.Namespace) -> int:
+    """``export ... --out FILE.png|.svg``: a picture of the window's plots (see the module docstring)."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    size, problem = _picture_usage(args, args.size or PICTURE_SIZE)
+    if size is None:
+        _err("export", f"error: {problem}")
+        return EXIT_USAGE
+    paths = list(dict.fromkeys(list(args.files) + list(args.before or []) + list(args.after or [])))
+    for p in paths:
+        if _same_file(args.out, p):
+            _err("export", f"error: {args.out}: is an input file of this export; choose another name")
+            return EXIT_USAGE
+    present = []
+    for p in paths:
+        if os.path.exists(p):
+            present.append(p)
+        else:
+            _err("export", f"{p}: no such file")
+    if not present:
+        _err("export", "nothing readable was found in the given files")
+        return EXIT_NOTHING
+    from app.commands.snapshot import open_window, teardown
+    from app.engine import FormulaFileError
+
+    try:
+        qapp, window = open_window(present, size, args.formulas)
+    except FormulaFileError as exc:
+        _err("export", f"error: --formulas {exc}")
+        return EXIT_USAGE
+    try:
+        return _picture(args, size, qapp, window, present)
+    finally:
+        teardown(qapp, window)
+
+
+def _wait(qapp, window) -> None:
+    """Spin the event loop until the window's reads, view jobs and comparison jobs have ended."""
+    ctl = getattr(window, "compare", None)
+    deadline = time.monotonic() + WAIT_S
+    qapp.processEvents()
+    while (window.busy() or window.loader.running_workers() or (ctl is not None and ctl.busy())) \
+            and time.monotonic() < deadline:
+        qapp.processEvents()
+        time.sleep(0.01)
+    for _ in range(3):
+        qapp.processEvents()
+
+
+def _readable(window, paths: list[str]) -> list:
+    """The window's readable results of ``paths``; each unreadable one is named on stderr."""
+    out = []
+    for r in window.ws.files:
+        if not any(_same_file(r.file, p) for p in paths):
+            continue
+        if getattr(r, "readable", True):
+            out.append(r)
+            continue
+        why = next((f.message for f in r.findings if f.severity == "error"), None) or \
+            next((f.message for f in r.findings), "no CPU MF records")
+        _err("export", f"{r.file}: nothing readable ({why})")
+    return out
+
+
+def _picture(args: argparse.Namespace, size: tuple[int, int], qapp, window, paths: list[str]) -> int:
+    from app.export import ExportError
+    from app.ui.plot_export import save_picture
+
+    _wait(qapp, window)
+    if not _readable(window, paths):
+        _err("export", "nothing readable was found in the given files")
+        return EXIT_NOTHING
+    if args.before:
+        got = _comparison_target(args, qapp, window)
+    else:
+        got = _timeline_target(args, qapp, window)
+    if isinstance(got, int):
+        return got
+    target, header, what = got
+    for _ in range(3):
+        qapp.processEvents()
+    try:
+        save_picture(target, args.out, size, title=args.title, header=header, inputs=paths)
+    except ExportError as exc:
+        _err("export", f"error: {exc}")
+        return EXIT_USAGE
+    print(f"wrote {args.out} ({size[0]}x{size[1]}, {what})", file=sys.stderr)
+    return EXIT_OK
+
+
+def _counter_nodes(window, level: str) -> list:
+    return [n for n in window.tree.model.all_nodes() if n.level == level and not (n.info or {}).get("partition_only")]
+
+
+def _timeline_target(args: argparse.Namespace, qapp, window):
+    """Select the nodes, show the Timelines; (plot or panel, legend header, description) or an exit code."""
+    lpars = _counter_nodes(window, "lpar")
+    if not lpars:
+        _err("export", "error: no LPAR with CPU MF counters in the files: nothing to plot")
+        return EXIT_NOTHING
+    if args.lpar:
+        chosen = [n for n in lpars if any(str(n.key[2]).upper() == w.upper() for w in args.lpar)]
+        unknown = [w for w in args.lpar if not any(str(n.key[2]).upper() == w.upper() for n in lpars)]
+        if unknown:
+            have = sorted({str(n.key[2]) for n in lpars})
+            _err("export", f"error: --lpar {', '.join(unknown)}: not in the files (LPARs with counters: "
+                           f"{', '.join(have)})")
+            return EXIT_USAGE
+    else:
+        chosen = lpars[:1]
+    pairs = [tuple(n.key[1:3]) for n in chosen]
+    level = {"interval": "lpar"}.get(args.by, args.by)
+    if level == "cec":
+        keys = list(dict.fromkeys(("cec", p[0]) for p in pairs))
+    elif level == "lpar":
+        keys = [tuple(n.key) for n in chosen]
+    else:
+        keys = [tuple(n.key) for n in _counter_nodes(window, level) if tuple(n.key[1:3]) in pairs]
+    window.tree.select_keys(keys)
+    _wait(qapp, window)
+    tl = window.timeline
+    window.tabs.setCurrentWidget(tl)
+    _wait(qapp, window)
+    tl.ensure_drawn()
+    if not tl.series and not tl.has_cec():
+        _err("export", f"error: no interval values to plot for {_keys_text(keys)}")
+        return EXIT_USAGE
+    what = "timelines of " + _keys_text(keys)
+    if args.start is not None or args.end is not None:
+        lo, hi = tl.data_range()
+        a = args.start.timestamp() if args.start is not None else lo
+        b = args.end.timestamp() if args.end is not None else hi
+        a, b = max(a, lo - 1), min(b, hi + 1)   # within the data (a little slack for the first interval)
+        if not b > a:
+            _err("export", f"error: --from/--to: no intervals of {_keys_text(keys)} in this window (the data "
+                           f"spans {_utc(lo)} .. {_utc(hi)} UTC)")
+            return EXIT_USAGE
+        _zoom(tl, a, b)
+        what += f", {_utc(a)} .. {_utc(b)} UTC"
+    target = tl.glw
+    if args.metric:
+        pid = PLOT_OF[_norm(args.metric)]
+        plot = tl.cec_plot if pid == "cec" else tl.plots[pid]
+        if pid != "cec":
+            _check_plot(tl, pid)
+        if not plot.isVisible():
+            shown = ([] if not tl.has_cec() else ["cec"]) + tl.visible_plots()
+            _err("export", f"error: --metric {args.metric}: no such plot for {_keys_text(keys)} (plots with data: "
+                           f"{', '.join(shown) or 'none'})")
+            return EXIT_USAGE
+        target = plot
+        what = f"{args.metric} of " + what
+    return target, window.compare.timeline_header(), what
+
+
+def _check_plot(tl, pid: str) -> None:
+    """Tick plot ``pid`` in the timeline's plot list (e.g. MT, unticked by default)."""
+    from PySide6.QtCore import Qt
+
+    for i in range(tl.chooser.count()):
+        item = tl.chooser.item(i)
+        if item.data(Qt.ItemDataRole.UserRole) == pid and item.checkState() != Qt.CheckState.Checked:
+            item.setCheckState(Qt.CheckState.Checked)
+
+
+def _zoom(tl, a: float, b: float) -> None:
+    """The plots show [a, b] (epoch s), value axes fitted to what is shown; the overview shows it as the region."""
+    tl.base_vb.setXRange(a, b, padding=0)
+    for p in tl._data_plots().values():
+        vb = p.getViewBox()
+        if vb.autoRangeEnabled()[1]:
+            vb.setAutoVisible(y=True)
+            vb.enableAutoRange(axis="y")
+    tl.region.blockSignals(True)
+    tl.region.setRegion((a, b))
+    tl.region.blockSignals(False)
+
+
+def _utc(epoch: float) -> str:
+    import pandas as pd
+
+    return pd.Timestamp(epoch, unit="s").strftime("%Y-%m-%d %H:%M")
+
+
+def _keys_text(keys: list) -> str:
+    names = [" / ".join(str(v) for v in k[1:]) for k in keys]
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "") or "(nothing)"
+
+
+def _side_nodes(args: argparse.Namespace, window, side: str):
+    """(LPAR keys, start, end) of one comparison side over the window's workspace, or an exit code."""
+    import pandas as pd
+
+    files = list(getattr(args, side))
+    results = _readable(window, files)
+    if not results:
+        _err("export", f"nothing readable was found in the {side} files")
+        return EXIT_NOTHING
+    iv = window.ws.intervals
+    sources = {str(r.file) for r in results}
+    rows = iv.loc[iv["source"].astype(str).isin(sources)] if len(iv) else iv
+    pairs = list(dict.fromkeys(zip(rows["cec"].astype(str), rows["lpar"].astype(str)))) if len(rows) else []
+    if not pairs:
+        _err("export", f"error: the {side} files hold no LPAR with CPU MF counters")
+        return EXIT_NOTHING
+    names = getattr(args, f"{side}_lpar")
+    if names:
+        unknown = [w for w in names if not any(lp.upper() == w.upper() for _c, lp in pairs)]
+        if unknown:
+            _err("export", f"error: --{side}-lpar {', '.join(unknown)}: not in the {side} files (LPARs with "
+                           f"counters: {', '.join(sorted({lp for _c, lp in pairs}))})")
+            return EXIT_USAGE
+        pairs = [(c, lp) for c, lp in pairs if any(lp.upper() == w.upper() for w in names)]
+    start, end = getattr(args, f"{side}_from"), getattr(args, f"{side}_to")
+    other = "after" if side == "before" else "before"
+    same_files = {os.path.abspath(p) for p in files} == {os.path.abspath(p) for p in getattr(args, other)}
+    if not same_files:   # the side is its files: their time only (same CEC and LPAR in both is common)
+        if start is None:
+            start = pd.Timestamp(rows["interval_start"].min())
+        if end is None:
+            end = pd.Timestamp(rows["interval_end"].max())
+    return [("lpar", c, lp) for c, lp in pairs], start, end
+
+
+def _comparison_target(args: argparse.Namespace, qapp, window):
+    """Set both sides on the Compare tab; (charts, "", description) or an exit code."""
+    ctl = window.compare
+    tab = ctl.tab
+    sides = {}
+    for side in ("before", "after"):
+        got = _side_nodes(args, window, side)
+        if isinstance(got, int):
+            return got
+        sides[side] = got
+    tab.set_by(args.compare_by or "lpar")
+    for side, (nodes, start, end) in sides.items():
+        tab.set_side(side, nodes, start, end, getattr(args, f"{side}_hours") or args.hours or "",
+                     getattr(args, f"{side}_days") or args.days or "")
+    _wait(qapp, window)
+    window.tabs.setCurrentWidget(tab)
+    _wait(qapp, window)
+    cmp = tab.comparison
+    if cmp is None:
+        _err("export", f"error: the comparison could not be made: {tab.message.text()}")
+        return EXIT_USAGE
+    for side in ("before", "after"):
+        if not (len(cmp.table) and (cmp.table["row"].eq(side) & cmp.table["CPI"].notna()).any()):
+            _err("export", f"note: the {side} selection holds no intervals (check its window, LPARs and shift)")
+    what = "comparison: CPI waterfall and overlaid CPI timelines"
+    target = tab.charts
+    if args.metric and _norm(args.metric) == WATERFALL:
+        target, what = tab.wf_plot, "comparison: CPI waterfall"
+    elif args.metric:
+        mid = _overlay_metric(args.metric)
+        i = tab.metric.findData(mid)
+        if i < 0:
+            have = [str(tab.metric.itemData(k)) for k in range(tab.metric.count())]
+            _err("export", f"error: --metric {args.metric}: no values on either side (overlaid metrics: "
+                           f"{', '.join(have) or 'none'})")
+            return EXIT_USAGE
+        tab.metric.setCurrentIndex(i)
+        target, what = tab.ov_plot, f"comparison: overlaid {mid} timelines"
+    qapp.processEvents()
+    return target, "", what

@@ -36,30 +36,43 @@ def _size(text: str) -> tuple[int, int] | None:
         return None
 
 
-def run(args: argparse.Namespace) -> int:
-    size = _size(args.size)
-    if size is None or min(size) < 200:
-        print(f"nestscope snapshot: --size {args.size!r}: expected WxH, e.g. 1440x900", file=sys.stderr)
-        return EXIT_USAGE
+def open_window(files: list[str], size: tuple[int, int], formulas: str | None = None):
+    """The real MainWindow, offscreen, at ``size``, with ``files`` opened and every read and view job ended.
+
+    Returns ``(qapp, window)``.  The Qt platform is offscreen unless one was chosen, and the settings go
+    to a temporary file (never the user's).  Shared by ``snapshot`` and ``export --out FILE.png|.svg``;
+    end with :func:`teardown`."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     # never touch the user's settings from a snapshot
     os.environ.setdefault("NESTSCOPE_SETTINGS_FILE", str(Path(tempfile.mkdtemp(prefix="nestscope-")) / "s.ini"))
     from PySide6.QtWidgets import QApplication
 
-    from app.commands.gui import make_workspace, sample_files
+    from app.commands.gui import make_workspace
     from app.ui.main_window import MainWindow
     from app.ui.palette import apply_palette
 
     qapp = QApplication.instance() or QApplication(sys.argv[:1])
     apply_palette(False)
-    window = MainWindow(make_workspace(args.formulas))
+    window = MainWindow(make_workspace(formulas))
     window.resize(*size)
     window.show()
-    files = list(args.files) or sample_files()
     window.open_files(files)
-    _wait(qapp, window)
+    wait(qapp, window)
+    return qapp, window
+
+
+def run(args: argparse.Namespace) -> int:
+    size = _size(args.size)
+    if size is None or min(size) < 200:
+        print(f"nestscope snapshot: --size {args.size!r}: expected WxH, e.g. 1440x900", file=sys.stderr)
+        return EXIT_USAGE
+    from app.commands.gui import sample_files
+
+    files = list(args.files) or sample_files()
+    qapp, window = open_window(files, size, args.formulas)
     if not any(getattr(r, "readable", True) for r in window.ws.files):
         print("nestscope snapshot: nothing readable in " + ", ".join(files or ["(no files)"]), file=sys.stderr)
+        _teardown(qapp, window)
         return EXIT_NOTHING
     if args.dark:
         window.actions_.dark.setChecked(True)
@@ -104,6 +117,10 @@ def _wait(qapp, window) -> None:
         qapp.processEvents()
         time.sleep(0.01)
     qapp.processEvents()
+
+
+wait = _wait
+teardown = _teardown
 
 
 def select(window, wanted: str | None) -> None:

@@ -231,11 +231,17 @@ def _render_svg(obj: Any, size: tuple[int, int], path: str, title: str, header: 
     gen.setDescription("NestScope plot")
     widget, _only = _target(obj)
     gen.setResolution(widget.logicalDpiX())   # point sizes as on screen (the default 72 dpi shrinks text)
-    painter = QPainter(gen)
+    from app.ui.svg_flat import FlatSvgDevice
+
+    # drawn through a device that maps everything to picture pixels and clips it: the generator itself writes
+    # data coordinates (epoch seconds) with six digits and ignores clipping (app/ui/svg_flat.py)
+    device = FlatSvgDevice(gen, size, widget.logicalDpiX())
+    painter = QPainter(device)
     try:
         _paint(obj, size, painter, header)
     finally:
         painter.end()
+        device.finish()
 
 
 @contextmanager
@@ -244,11 +250,11 @@ def _null():
 
 
 def save_picture(obj: Any, path: str, size: tuple[int, int] | None = None, title: str = "",
-                 header: str = "") -> str:
+                 header: str = "", inputs: list[str] = ()) -> str:
     """Write a PNG or SVG picture of ``obj`` to ``path`` (format from the extension); returns the path.
 
-    Raises :class:`app.export.ExportError` (naming the file) when the extension is not .png/.svg or the
-    file cannot be written.
+    Raises :class:`app.export.ExportError` (naming the file) when the extension is not .png/.svg, the
+    file cannot be written or it is one of ``inputs`` (the data files the picture shows).
     """
     path = str(path)
     ext = os.path.splitext(path)[1].lower()
@@ -256,7 +262,7 @@ def save_picture(obj: Any, path: str, size: tuple[int, int] | None = None, title
         raise ExportError(f"{path}: a picture is .png or .svg, not {ext or '(no extension)'!r}")
     widget, _only = _target(obj)
     size = size or (widget.width(), widget.height())
-    with atomic_output(path) as tmp:
+    with atomic_output(path, list(inputs)) as tmp:
         if ext == ".png":
             image = render_image(obj, size, header)
             if image.isNull() or not image.save(tmp, "PNG"):

@@ -39,7 +39,8 @@ def test_pptx_with_comparison(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, text", [
-    (["--out", "x.png", A], "window"),
+    (["--out", "x.png", A, "--size", "huge"], "--size"),      # pictures: tests/cli/test_export_picture.py
+    (["--out", "x.csv", A, "--metric", "CPI"], "pictures"),
     (["--out", "x.docx", A], "unknown export format"),
     (["--out", "x.csv"], "FILE"),
     (["--out", "x.csv", "--before", B], "both"),
