@@ -28,7 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _Parser(prog="nestscope", description="IBM Z CPU MF analyzer for SMF 113 and z/VM MONWRITE data. "
                 "With no command, opens the window (on the bundled sample when no file is given).")
-    p.add_argument("--version", action="version", version=f"nestscope {__version__}")
+    from app.formats import kernel
+
+    p.add_argument("--version", action="version", version=f"nestscope {__version__} (SMF reader: {kernel.name()})")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     for name in COMMANDS:
         mod = importlib.import_module(f"app.commands.{name}")

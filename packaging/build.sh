@@ -41,6 +41,11 @@ if [ "$smoke" = 1 ]; then
   "$exe" snapshot "$sample" --out "$out/snapshot.png" --size 1024x700
   png=$(stat -c %s "$out/snapshot.png" 2>/dev/null || stat -f %z "$out/snapshot.png")
   [ "$png" -gt 20000 ] || { echo "smoke: snapshot PNG too small ($png bytes)" >&2; exit 1; }
+  ver=$("$exe" --version)
+  if ls app/formats/_kernel*.so app/formats/_kernel*.pyd >/dev/null 2>&1 && ! echo "$ver" | grep -q compiled; then
+    echo "smoke: the compiled SMF reader kernel is built but the bundle does not use it: $ver" >&2; exit 1
+  fi
+  echo "smoke: $ver"
   guide=$(find dist/nestscope -path '*docs/user-guide.md' | head -1)
   [ -n "$guide" ] || { echo "smoke: the bundle lacks docs/user-guide.md (Help > User Guide)" >&2; exit 1; }
   echo "smoke: bundled info read $(grep -o 'counter samples: [0-9,]*' "$out/info.txt"); snapshot $out/snapshot.png ($png bytes)"

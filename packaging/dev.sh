@@ -16,6 +16,10 @@ if command -v dpkg-query >/dev/null 2>&1; then
   python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
   command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)   # Spark engine (nestscope query --engine spark)
   command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
+  # the SMF reader's compiled kernel (setup.py; optional: without a compiler the numpy path serves)
+  command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+  python3 -c "import os, sysconfig; raise SystemExit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" 2>/dev/null \
+    || missing+=(python3-dev)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -28,7 +32,7 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 stamp=.venv/.nestscope-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] || [ app/formats/_kernel.c -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e ".[test]"
   touch "$stamp"

@@ -14,9 +14,10 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import union_categoricals
 
 from app.findings import Finding, make_finding
-from app.formats import common
+from app.formats import common, kernel
 from app.formats import smf113_layout as L
 from app.formats.schema import IDENTITY_COLUMNS, SET_NAMES, Cancelled, ReadResult, counter_name, empty_samples
 from app.formats.smf_framing import RecordSpans, detect_framing, frame_records
@@ -62,7 +63,7 @@ def _row_codes(a: np.ndarray) -> np.ndarray:
     """Code per row of a 2-D uint8 array, equal rows equal codes, numbered in first-seen order (hash-based:
     the bytes as 8-byte words, factorized word by word; no sort of the rows)."""
     m, w = a.shape
-    if w == 0 or m == 0:
+    if w == 0 or m == 0 or bool((a == a[0]).all()):    # one value in every row: the usual case, no hashing
         return np.zeros(m, np.int64)
     pad = (-w) % 8
     a = np.concatenate([a, np.zeros((m, pad), np.uint8)], axis=1) if pad else np.ascontiguousarray(a)
@@ -72,6 +73,23 @@ def _row_codes(a: np.ndarray) -> np.ndarray:
         c = pd.factorize(words[:, j])[0].astype(np.int64)
         codes = pd.factorize(codes * (int(c.max()) + 1) + c)[0].astype(np.int64)
     return codes
+
+
+def _word_codes(cols: list[np.ndarray]) -> np.ndarray:
+    """Code per row of equal tuples of the word columns ``cols``, numbered in first-seen order (as _row_codes
+    numbers equal byte rows)."""
+    codes = np.zeros(len(cols[0]), np.int64)
+    for j, c in enumerate(cols):
+        if bool((c == c[0]).all()):
+            continue
+        k = pd.factorize(c)[0].astype(np.int64)
+        codes = k if not codes.any() else pd.factorize(codes * (int(k.max()) + 1) + k)[0].astype(np.int64)
+    return codes
+
+
+def _text_words(name: str, off: int, w: int) -> dict[str, tuple[int, int]]:
+    """A text field as big-endian words of at most 8 bytes (gathered with the numbers, compared as integers)."""
+    return {f"{name}#{k}": (off + k, min(8, w - k)) for k in range(0, w, 8)}
 
 
 def _firsts(codes: np.ndarray) -> np.ndarray:
@@ -106,19 +124,16 @@ class _Decoder:
 
     def raw(self, rows: np.ndarray, off: int, w: int) -> np.ndarray:
         if self.mat is not None and off >= 0 and off + w <= self.mat.shape[1]:
-            return self.mat[rows // self.mat.shape[1], off:off + w]
+            n, L = self.mat.shape
+            if len(rows) == n and n and rows[0] == 0 and rows[-1] == (n - 1) * L:   # every row, in order: a view
+                return self.mat[:, off:off + w]
+            return self.mat[rows // L, off:off + w]
         return self.u8[rows[:, None] + (off + np.arange(w))]
 
     def be(self, rows: np.ndarray, off: int, w: int) -> np.ndarray:
         if w == 1:
             return self.u8[rows + off].astype(np.uint64)
         return self.raw(rows, off, w).view(f">u{w}").ravel().astype(np.uint64)
-
-    def text(self, rows: np.ndarray, off: int, w: int) -> np.ndarray:
-        a = self.raw(rows, off, w)
-        codes = _row_codes(a)
-        dec = np.array([common.ebcdic(bytes(a[i])) for i in _firsts(codes)], dtype=object)
-        return dec[codes]
 
     def record(self, i: int) -> bytes:
         s = int(self.starts[i])
@@ -131,82 +146,105 @@ class _Matrix(_Decoder):
     def __init__(self, mat: np.ndarray) -> None:
         self.mat = mat
 
-    def raw(self, rows: int, off: int, w: int) -> np.ndarray:
-        return np.ascontiguousarray(self.mat[:, rows + off:rows + off + w])
-
-    def be(self, rows: int, off: int, w: int) -> np.ndarray:
-        if w == 1:
-            return self.mat[:, rows + off].astype(np.uint64)
-        return self.raw(rows, off, w).view(f">u{w}").ravel().astype(np.uint64)
+    def text_codes(self, off: int, w: int, words: list[np.ndarray] | None = None) -> tuple[np.ndarray, list[str]]:
+        """EBCDIC text field of every row as (code per row, decoded text per code): each distinct value is
+        decoded once.  ``words``: the field already gathered as big-endian words (:func:`_text_words`)."""
+        codes = _word_codes(words) if words is not None else _row_codes(self.mat[:, off:off + w])
+        return codes, [common.ebcdic(bytes(self.mat[i, off:off + w])) for i in _firsts(codes)]
 
     def block(self, off: int, w: int, count: int) -> np.ndarray:
         """(records x count) unsigned values of width ``w`` at ``off``: native uint64, C order."""
-        sub = self.mat[:, off:off + w * count]
-        try:
-            v = sub.view(f">u{w}")          # rows keep their stride; only the last axis must be contiguous
-        except ValueError:
-            v = np.ascontiguousarray(sub).view(f">u{w}")
-        return v.astype(np.uint64, order="C")
+        return kernel.gather_be(self.mat, off, w, count)
 
 
-def _decode_shape(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray]:
-    """All identity fields and counters of the records of one shape (rows of ``dec.mat``)."""
-    rows, d, dln, m = 0, sh.dof, sh.dln, dec.mat.shape[0]
-    rd = rows + d
-    c: dict[str, np.ndarray] = {"system": dec.text(rows, L.OFF_SID, 4)}
-    blank = np.full(m, "", dtype=object)
+def _cat(codes: np.ndarray, labels) -> pd.Categorical:
+    """Categorical of ``labels[codes]`` with sorted, used-only categories (what ``astype('category')`` of the
+    strings gives), built from the codes instead of a column of Python strings."""
+    u, inv = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
+    used = np.zeros(len(u), bool)
+    used[inv[np.unique(codes)]] = True
+    if not used.all():
+        remap = np.cumsum(used) - 1
+        inv, u = remap[inv], u[used]
+    return pd.Categorical.from_codes(inv.ravel()[codes], categories=pd.Index(list(u)).astype("str"))
+
+
+def _decode_shape(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray | pd.Categorical]:
+    """All identity fields and counters of the records of one shape (rows of ``dec.mat``): numbers as numpy
+    arrays, text as categoricals, the counter sets as blocks under ``_BLOCKS``."""
+    d, dln, m = sh.dof, sh.dln, dec.mat.shape[0]
+    c: dict = {}
     if sh.sty == 2:
-        cf = dec.be(rd, L.S2_CF, 2)
-        zflag = (cf & L.CF_ZCBP) != 0
-        cls = dec.be(rd, L.S2_CLASS, 1)
-        c["cpu"] = dec.be(rd, L.S2_CPUID, 2) if dln >= L.S2_CPUID + 2 else dec.be(rd, L.S2_CPUN, 1)
-        c["core"] = np.full(m, -1)
-        c["cpu_speed"] = dec.be(rd, L.S2_CPSP, 4) if dln >= L.S2_CPSP + 4 else np.zeros(m, np.uint64)
-        c["cfvn"], c["csvn"] = dec.be(rd, L.S2_CFVN, 2), dec.be(rd, L.S2_CSVN, 2)
-        c["machine_type"] = dec.text(rd, L.S2_MTYPE, 4) if dln >= L.S2_MTYPE + 4 else blank
-        c["model"] = dec.text(rd, L.S2_MODEL, 16) if dln >= L.S2_MODEL + 16 else blank
-        seq = dec.text(rd, L.S2_SEQ, 16) if dln >= L.S2_SEQ + 16 else blank
-        c["flags"], c["lost"], c["mt_lost"] = cf, (cf & L.CF_LOST) != 0, np.zeros(m, bool)
-        c["first"], kind = (cf & L.CF_FIRST) != 0, "absolute"
-        cts, ctm = dec.be(rd, L.S2_CTS, 8), dec.be(rd, L.S2_CTM, 8)
+        f = {"cf": (L.S2_CF, 2), "cls": (L.S2_CLASS, 1), "cfvn": (L.S2_CFVN, 2), "csvn": (L.S2_CSVN, 2),
+             "cts": (L.S2_CTS, 8), "ctm": (L.S2_CTM, 8),
+             "cpu": (L.S2_CPUID, 2) if dln >= L.S2_CPUID + 2 else (L.S2_CPUN, 1)}
+        if dln >= L.S2_CPSP + 4:
+            f["cpu_speed"] = (L.S2_CPSP, 4)
     else:
-        fl = dec.be(rd, L.S1_FLAGS, 2)
-        zflag = (fl & (L.F1_ZCBP | L.F1_ZCBP_X)) != 0          # spec 7.2: bit 2 (IBM formatter) or bit 3
-        cls = dec.be(rd, L.S1_CLASS, 1)
-        c["cpu"] = dec.be(rd, L.S1_CPUID, 2)
-        c["core"] = dec.be(rd, L.S1_CORE, 2).astype(np.int64) if dln >= L.S1_CORE + 2 else np.full(m, -1)
-        c["cpu_speed"] = dec.be(rd, L.S1_SPEED, 4)
-        c["cfvn"], c["csvn"] = dec.be(rd, L.S1_CFVN, 2), dec.be(rd, L.S1_CSVN, 2)
-        c["machine_type"], c["model"] = dec.text(rd, L.S1_MTYPE, 4), dec.text(rd, L.S1_MODEL, 16)
-        seq = dec.text(rd, L.S1_SEQ, 16) if dln >= L.S1_SEQ + 16 else blank
-        c["flags"], c["lost"] = fl, (fl & L.F1_LOST) != 0
-        c["mt_lost"] = (fl & L.F1_MTLOST) != 0                   # spec 7.2: bit 1 = lost MT data
-        c["first"], kind = np.zeros(m, bool), "delta"
-        cts, ctm = dec.be(rd, L.S1_CTS, 8), dec.be(rd, L.S1_CTM, 8)
-    codes, inv = np.unique(cls, return_inverse=True)
-    cls_s = np.array([L.class_name(int(x), False) for x in codes], dtype=object)[inv.ravel()]
-    mt_codes, mt_uniq = pd.factorize(c["machine_type"])
-    zcbp = np.array([L.zcbp_rule(str(u), False) for u in mt_uniq], bool)[mt_codes] | zflag
-    c["class"] = np.where(zcbp & (cls == 2), "zCBP", cls_s).astype(object)
+        f = {"cf": (L.S1_FLAGS, 2), "cls": (L.S1_CLASS, 1), "cfvn": (L.S1_CFVN, 2), "csvn": (L.S1_CSVN, 2),
+             "cts": (L.S1_CTS, 8), "ctm": (L.S1_CTM, 8), "cpu": (L.S1_CPUID, 2), "cpu_speed": (L.S1_SPEED, 4)}
+        if dln >= L.S1_CORE + 2:
+            f["core"] = (L.S1_CORE, 2)
+    fields = {k: (d + off, w) for k, (off, w) in f.items()}
+    texts = {"system": (L.OFF_SID, 4)}
+    if sh.sty == 2:
+        for name, off, w in (("mt", L.S2_MTYPE, 4), ("model", L.S2_MODEL, 16), ("seq", L.S2_SEQ, 16)):
+            if dln >= off + w:
+                texts[name] = (d + off, w)
+    else:
+        texts.update(mt=(d + L.S1_MTYPE, 4), model=(d + L.S1_MODEL, 16))
+        if dln >= L.S1_SEQ + 16:
+            texts["seq"] = (d + L.S1_SEQ, 16)
+    for name, (off, w) in texts.items():
+        fields.update(_text_words(name, off, w))
     if sh.ident is not None:      # identification section: the interval as HIS states it (spec 5)
-        for col, off in (("rec_start", L.ID_START), ("rec_end", L.ID_END)):
-            tod = dec.be(rows + sh.ident, off, 8)
+        fields.update(rec_start=(sh.ident + L.ID_START, 8), rec_end=(sh.ident + L.ID_END, 8))
+    got = kernel.gather_fields(dec.mat, list(fields.values()))      # one pass over the rows for all of them
+    v = {k: got[:, j] for j, k in enumerate(fields)}
+    cf, cls = v["cf"], v["cls"]
+    c["cpu"], c["cfvn"], c["csvn"], c["flags"] = v["cpu"], v["cfvn"], v["csvn"], cf
+    c["cpu_speed"] = v.get("cpu_speed", np.zeros(m, np.uint64))
+    c["core"] = v["core"].astype(np.int64) if "core" in v else np.full(m, -1)
+    def text(name: str) -> tuple[np.ndarray, list[str]]:
+        if name not in texts:               # a short data section without the field: blank
+            return np.zeros(m, np.int64), [""]
+        off, w = texts[name]
+        return dec.text_codes(off, w, [v[k] for k in _text_words(name, off, w)])
+
+    mt, model, seq = text("mt"), text("model"), text("seq")
+    if sh.sty == 2:
+        zflag = (cf & L.CF_ZCBP) != 0
+        c["lost"], c["mt_lost"] = (cf & L.CF_LOST) != 0, np.zeros(m, bool)
+        c["first"], kind = (cf & L.CF_FIRST) != 0, "absolute"
+    else:
+        zflag = (cf & (L.F1_ZCBP | L.F1_ZCBP_X)) != 0          # spec 7.2: bit 2 (IBM formatter) or bit 3
+        c["lost"] = (cf & L.F1_LOST) != 0
+        c["mt_lost"] = (cf & L.F1_MTLOST) != 0                   # spec 7.2: bit 1 = lost MT data
+        c["first"], kind = np.zeros(m, bool), "delta"
+    c["system"] = _cat(*text("system"))
+    (mt_codes, mt_labels), (s_codes, s_labels) = mt, seq
+    c["machine_type"], c["model"] = _cat(mt_codes, mt_labels), _cat(*model)
+    # the class from the class code and the zCBP rule of the machine type (spec 7.2), once per distinct pair
+    zrule = np.array([L.zcbp_rule(str(u), False) for u in mt_labels], bool)
+    key = cls.astype(np.int64) * 2 + ((zrule[mt_codes] | zflag) & (cls == 2))
+    k_codes, k_uniq = pd.factorize(key)
+    c["class"] = _cat(k_codes, ["zCBP" if int(k) & 1 else L.class_name(int(k) >> 1, False) for k in k_uniq])
+    for col in ("rec_start", "rec_end"):
+        if col in v:
+            tod = v[col]
             c[col] = np.where(tod == 0, np.datetime64("NaT"), common.tod_to_datetime64(tod)).astype("datetime64[ns]")
     # serial and CEC once per distinct value, not per record
-    s_codes, s_uniq = pd.factorize(seq)
-    c["serial"] = np.array([common.normalize_serial(s) for s in s_uniq], dtype=object)[s_codes]
-    m_codes, m_uniq = pd.factorize(c["machine_type"])
-    p_codes, p_uniq = pd.factorize(m_codes * len(s_uniq) + s_codes)
-    c["cec"] = np.array([common.cec_id(m_uniq[k // len(s_uniq)], s_uniq[k % len(s_uniq)]) for k in p_uniq],
-                        dtype=object)[p_codes]
-    c["run_start"], c["time"] = common.tod_to_datetime64(cts), common.tod_to_datetime64(ctm)
-    c["kind"] = np.full(m, kind, dtype=object)
+    c["serial"] = _cat(s_codes, [common.normalize_serial(s) for s in s_labels])
+    p_codes, p_uniq = pd.factorize(mt_codes * len(s_labels) + s_codes)
+    c["cec"] = _cat(p_codes, [common.cec_id(mt_labels[k // len(s_labels)], s_labels[k % len(s_labels)])
+                              for k in p_uniq])
+    c["run_start"], c["time"] = common.tod_to_datetime64(v["cts"]), common.tod_to_datetime64(v["ctm"])
+    c["kind"] = _cat(np.zeros(m, np.int64), [kind])
     sets = 0
     blocks = []
     for s in sh.sets:
-        # one (records x counters) block per set: a big-endian view of the matrix, converted in one copy
-        blocks.append(([counter_name(s.base + k) for k in range(s.count)],
-                       dec.block(rows + s.offset, s.width, s.count)))
+        # one (records x counters) block per set, converted from big-endian in one pass
+        blocks.append(([counter_name(s.base + k) for k in range(s.count)], dec.block(s.offset, s.width, s.count)))
         sets |= s.bit
     c[_BLOCKS] = blocks
     c["sets"] = np.full(m, sets, dtype=np.int32)
@@ -394,49 +432,57 @@ def _report(fnd: _Findings, offs: np.ndarray, sh: L.Shape) -> None:
 
 
 def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.DataFrame:
+    """One sample frame in file order from the decoded shapes (usually one)."""
     if not parts:
         return empty_samples()
-    idx = np.sort(np.concatenate([p[0] for p in parts]))
-    rank = np.full(len(file_offs), -1, np.int64)
-    rank[idx] = np.arange(len(idx))
+    cat_idx = np.concatenate([p[0] for p in parts])
+    perm = np.argsort(cat_idx, kind="stable")          # rows of the shapes one after the other -> file order
+    in_order = bool((np.diff(cat_idx) > 0).all())
+    idx = cat_idx[perm]
     n = len(idx)
+
+    def joined(col: str, dtype: str):
+        have = [c[col] if col in c else None for _, c in parts]
+        if dtype == "category":
+            vals = [h if h is not None else _cat(np.zeros(len(i), np.int64), [""]) for (i, _), h in zip(parts, have)]
+            v = vals[0] if len(vals) == 1 else union_categoricals(vals, sort_categories=True)
+            return v if in_order else v.take(perm)
+        fill = np.datetime64("NaT") if dtype.startswith("datetime") else 0
+        vals = [np.asarray(h) if h is not None else np.full(len(i), fill, dtype) for (i, _), h in zip(parts, have)]
+        v = vals[0] if len(vals) == 1 else np.concatenate(vals)
+        return (v if in_order else v[perm]).astype(dtype, copy=False)
+
     names: dict[str, None] = {}
     for _, c in parts:
-        names.update(dict.fromkeys(k for k in c if k not in IDENTITY_COLUMNS and k != _BLOCKS))
         for bn, _b in c[_BLOCKS]:
             names.update(dict.fromkeys(bn))
-    cols: dict[str, np.ndarray] = {}
+    cols = {"source": _cat(np.zeros(n, np.int64), [file]), "offset": file_offs[idx]}
     for col, dtype in IDENTITY_COLUMNS.items():
-        if col in ("source", "offset", "lpar", "os"):
+        if col in ("source", "offset"):
             continue
-        sample = parts[0][1][col]
-        cols[col] = np.empty(n, dtype=object if sample.dtype == object else sample.dtype)
+        if col == "lpar":
+            cols[col] = joined("system", dtype)       # z/OS: the LPAR is named by its SMF system id
+        elif col == "os":
+            cols[col] = _cat(np.zeros(n, np.int64), ["z/OS"])
+        else:
+            cols[col] = joined(col, dtype)
     opt = [k for k in OPTIONAL_COLUMNS if any(k in c for _, c in parts)]
     for k in opt:
-        names.pop(k, None)
-        cols[k] = np.full(n, np.datetime64("NaT"), "datetime64[ns]")
+        cols[k] = joined(k, "datetime64[ns]")
     cnames = sorted(names, key=lambda s: int(s[1:]))
     where = {k: j for j, k in enumerate(cnames)}
-    one = len(parts) == 1 and len(parts[0][0]) == n and np.array_equal(parts[0][0], idx)
-    if one and cnames and [k for bn, _ in parts[0][1][_BLOCKS] for k in bn] == cnames:
+    if len(parts) == 1 and in_order and cnames and [k for bn, _ in parts[0][1][_BLOCKS] for k in bn] == cnames:
         ctr = parts[0][1][_BLOCKS]          # one shape, counters in order: its blocks side by side, no copy
     else:
+        rank = np.full(len(file_offs), -1, np.int64)
+        rank[idx] = np.arange(n)
         full = np.zeros((n, len(cnames)), np.uint64)   # absent sets stay 0 (schema)
         for i, c in parts:
             pos = rank[i]
             for bn, b in c[_BLOCKS]:
                 full[pos[:, None], np.array([where[k] for k in bn])[None, :]] = b
         ctr = [(cnames, full)]
-    for i, c in parts:
-        pos = rank[i]
-        for col in cols:
-            if col in c:
-                cols[col][pos] = c[col]
-    df = pd.DataFrame({"source": np.full(n, file, dtype=object), "offset": file_offs[idx],
-                       "lpar": cols["system"], "os": np.full(n, "z/OS", dtype=object), **cols})
-    for col, dtype in IDENTITY_COLUMNS.items():
-        df[col] = df[col].astype(dtype)
-    df = df[list(IDENTITY_COLUMNS) + opt]
+    df = pd.DataFrame(cols)
     df = pd.concat([df] + [pd.DataFrame(b, columns=bn, copy=False) for bn, b in ctr], axis=1)
     return check_samples(df, fnd)
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.findings import Finding, make_finding
+from app.formats import kernel
 from app.formats.common import packed_date_ok
 
 __all__ = ["Framed", "detect_framing", "frame_records", "valid_smf_header", "MAX_LEN"]
@@ -442,44 +443,44 @@ def _clean_rdw(w: _Walker, inner: int) -> bool:
     having done nothing, at the first irregularity (the careful walk then runs from the start), and also when an
     SMF 113 record is longer than its own sections (that walk decides whether the length field is wrong)."""
     buf, n = w.buf, w.n
-    offs: list[int] = []
-    add, p, least, nxt = offs.append, 0, MIN_LEN + inner, 0
-    while p + 4 <= n:
-        length = (buf[p] << 8) | buf[p + 1]
-        if length < least:
-            return False
-        add(p)
-        if p >= nxt:                   # progress and cancel about every 1.5 % of the bytes, as the careful walk
-            nxt = p + w._step
-            if w.progress is not None:
-                w.progress(min(p / n, 1.0))
-            if w.cancel is not None and w.cancel():
-                from app.formats.schema import Cancelled
-                raise Cancelled()
-        p += length
-    if p != n or not offs:
+    parts: list[np.ndarray] = []
+    p, least, status = 0, MIN_LEN + inner, 1
+    while status == 1:                 # progress and cancel about every 1.5 % of the bytes, as the careful walk
+        if w.progress is not None:
+            w.progress(min(p / n, 1.0))
+        if w.cancel is not None and w.cancel():
+            from app.formats.schema import Cancelled
+            raise Cancelled()
+        got, p, status = kernel.rdw_offsets(buf, p, p + w._step, least)
+        parts.append(got)
+    if status < 0 or p != n:
         return False
-    u8 = np.frombuffer(buf, np.uint8)
-    o = np.array(offs, np.int64)
+    o = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    if not len(o):
+        return False
     if o[-1] + 14 + inner > n:
         return False
-    ln = (u8[o].astype(np.int64) << 8) | u8[o + 1]
+    H = kernel.rows_at(buf, o, 52 + inner)      # every record's first bytes as one matrix, checked by column
+    h = H[:, inner:]                            # the SMF header (after the inner RDW of a double-RDW file)
+    ln = (H[:, 0].astype(np.int64) << 8) | H[:, 1]
     q = o + inner
-    ok = (u8[o + 2] == 0) & (u8[o + 3] == 0) & (ln <= MAX_LEN)
+    ok = (H[:, 2] == 0) & (H[:, 3] == 0) & (ln <= MAX_LEN)
     if inner:
-        ok &= ((((u8[q].astype(np.int64) << 8) | u8[q + 1]) == ln - inner) & (u8[q + 2] == 0) & (u8[q + 3] == 0))
-    d, e = u8[q + 12].astype(np.int64), u8[q + 13]
-    ok &= (u8[q + 10] <= 2) & _NP_DIGITS[u8[q + 11]] & _NP_DIGITS[u8[q + 12]] & _NP_END[e]
+        ok &= ((((h[:, 0].astype(np.int64) << 8) | h[:, 1]) == ln - inner) & (h[:, 2] == 0) & (h[:, 3] == 0))
+    d, e = h[:, 12].astype(np.int64), h[:, 13]
+    ok &= (h[:, 10] <= 2) & _NP_DIGITS[h[:, 11]] & _NP_DIGITS[h[:, 12]] & _NP_END[e]
     doy = (d >> 4) * 100 + (d & 0xF) * 10 + (e >> 4)
     if not (ok & (doy >= 1) & (doy <= 366)).all():
         return False
-    rty = u8[q + 5]
+    rty = h[:, 5]
     if 113 in w.want:                  # same rule as the careful walk, once per record shape
         i113 = np.flatnonzero((rty == 113) & (ln - inner >= 52) & (q + 52 <= n))
         if len(i113):
-            cols = np.r_[0:2, 22:52]
-            keys = np.ascontiguousarray(u8[q[i113][:, None] + cols])
-            _, first = np.unique(keys.view(np.dtype((np.void, keys.shape[1]))).ravel(), return_index=True)
+            keys = np.ascontiguousarray(np.concatenate([h[i113, 0:2], h[i113, 22:52]], axis=1))
+            if (keys == keys[0]).all():
+                first = np.zeros(1, np.int64)
+            else:
+                _, first = np.unique(keys.view(np.dtype((np.void, keys.shape[1]))).ravel(), return_index=True)
             for j in i113[first].tolist():
                 s_end = int(o[j]) + _struct_len(w, int(q[j]), int(ln[j]) - inner) + inner
                 if int(q[j]) + MIN_LEN <= s_end < int(o[j] + ln[j]):

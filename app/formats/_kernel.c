@@ -1,0 +1,268 @@
+/*
+ * Optional compiled kernel of the SMF 113 reader (app.formats.kernel wraps it).
+ *
+ * Loops that numpy cannot run at memory speed:
+ *   rdw_walk       follows a chain of record descriptor words and records the offset of every record;
+ *   gather_be      copies fixed-width big-endian unsigned fields of every row of a (rows x bytes) matrix into
+ *                  a native uint64 (rows x count) block (the counter sets of a record shape);
+ *   gather_fields  the same for a list of single fields of any width (a record's identity fields);
+ *   rows_at        the first bytes of every record of a file as one (records x width) byte matrix.
+ * Both only read their input and write into buffers the caller allocated; the pure-numpy path in
+ * app/formats gives the same results and is used when this module is not built (tests compare the two).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(_MSC_VER)
+#include <stdlib.h>
+#define bswap64(x) _byteswap_uint64(x)
+#define bswap32(x) _byteswap_ulong(x)
+#else
+#define bswap64(x) __builtin_bswap64(x)
+#define bswap32(x) __builtin_bswap32(x)
+#endif
+
+static inline uint64_t load_be(const unsigned char *p, int w)
+{
+    switch (w) {
+    case 8: {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return bswap64(v);
+    }
+    case 4: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return (uint64_t)bswap32(v);
+    }
+    case 2:
+        return ((uint64_t)p[0] << 8) | p[1];
+    case 1:
+        return p[0];
+    default: {
+        uint64_t v = 0;
+        for (int i = 0; i < w; i++)
+            v = (v << 8) | p[i];
+        return v;
+    }
+    }
+}
+
+/* rdw_walk(buf, pos, stop, least, out) -> (records, pos, status)
+ *   Walks RDW-framed records from byte ``pos`` while the position is below ``stop`` and ``out`` (a writable
+ *   int64 buffer) has room: each record's offset goes to ``out``, then the position moves on by the record's
+ *   length (the first two bytes, big-endian).
+ *   status 0: fewer than 4 bytes are left (the walk is over; ``pos`` tells whether it ended exactly);
+ *   status 1: ``stop`` or the end of ``out`` was reached (call again from ``pos``);
+ *   status -1: the length at ``pos`` is below ``least`` (not a clean chain; nothing recorded for it). */
+static PyObject *rdw_walk(PyObject *self, PyObject *args)
+{
+    Py_buffer buf, out;
+    Py_ssize_t pos, stop, least;
+    if (!PyArg_ParseTuple(args, "y*nnnw*", &buf, &pos, &stop, &least, &out))
+        return NULL;
+    const unsigned char *b = (const unsigned char *)buf.buf;
+    Py_ssize_t n = buf.len, k = 0, cap = out.len / (Py_ssize_t)sizeof(int64_t);
+    int64_t *o = (int64_t *)out.buf;
+    int status = 1;
+    if (pos < 0)
+        pos = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (;;) {
+        if (pos + 4 > n) {
+            status = 0;
+            break;
+        }
+        if (pos >= stop || k >= cap)
+            break;
+        Py_ssize_t len = ((Py_ssize_t)b[pos] << 8) | b[pos + 1];
+        if (len < least) {
+            status = -1;
+            break;
+        }
+        o[k++] = (int64_t)pos;
+        pos += len;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&out);
+    return Py_BuildValue("nni", k, pos, status);
+}
+
+/* gather_be(matrix, offset, width, count, out)
+ *   ``matrix``: a 2-D byte buffer whose rows may be strided but whose bytes within a row are adjacent (a numpy
+ *   uint8 view); ``out``: a writable C-contiguous buffer of rows * count uint64.  For every row r and k < count,
+ *   out[r * count + k] = the big-endian unsigned ``width``-byte value at matrix[r, offset + k * width]. */
+static PyObject *gather_be(PyObject *self, PyObject *args)
+{
+    PyObject *mobj;
+    Py_buffer out;
+    Py_ssize_t off, w, count;
+    if (!PyArg_ParseTuple(args, "Onnnw*", &mobj, &off, &w, &count, &out))
+        return NULL;
+    Py_buffer m;
+    if (PyObject_GetBuffer(mobj, &m, PyBUF_STRIDES) < 0) {
+        PyBuffer_Release(&out);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (m.ndim != 2 || m.itemsize != 1 || m.strides[1] != 1) {
+        PyErr_SetString(PyExc_ValueError, "gather_be: need a 2-D byte matrix with adjacent bytes in a row");
+        goto done;
+    }
+    Py_ssize_t rows = m.shape[0], cols = m.shape[1], step = m.strides[0];
+    if (w < 1 || w > 8 || count < 0 || off < 0 || off + w * count > cols) {
+        PyErr_SetString(PyExc_ValueError, "gather_be: field outside the row");
+        goto done;
+    }
+    if (out.len < rows * count * (Py_ssize_t)sizeof(uint64_t)) {
+        PyErr_SetString(PyExc_ValueError, "gather_be: output buffer too small");
+        goto done;
+    }
+    {
+        const unsigned char *base = (const unsigned char *)m.buf;
+        uint64_t *o = (uint64_t *)out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        if (w == 8) {
+            for (Py_ssize_t r = 0; r < rows; r++) {
+                const unsigned char *p = base + r * step + off;
+                uint64_t *q = o + r * count;
+                for (Py_ssize_t k = 0; k < count; k++) {
+                    uint64_t v;
+                    memcpy(&v, p + 8 * k, 8);
+                    q[k] = bswap64(v);
+                }
+            }
+        } else {
+            for (Py_ssize_t r = 0; r < rows; r++) {
+                const unsigned char *p = base + r * step + off;
+                uint64_t *q = o + r * count;
+                for (Py_ssize_t k = 0; k < count; k++)
+                    q[k] = load_be(p + w * k, (int)w);
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    PyBuffer_Release(&m);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* gather_fields(matrix, offsets, widths, out)
+ *   Like gather_be for a list of single fields: ``offsets`` and ``widths`` are int64 buffers of nf entries,
+ *   ``out`` a writable C-contiguous buffer of rows * nf uint64; out[r * nf + j] = the big-endian unsigned
+ *   widths[j]-byte value at matrix[r, offsets[j]].  One pass over the rows for all of a record's fields. */
+static PyObject *gather_fields(PyObject *self, PyObject *args)
+{
+    PyObject *mobj;
+    Py_buffer offs, widths, out;
+    if (!PyArg_ParseTuple(args, "Oy*y*w*", &mobj, &offs, &widths, &out))
+        return NULL;
+    Py_buffer m;
+    PyObject *result = NULL;
+    int have_m = 0;
+    Py_ssize_t nf = offs.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *fo = (const int64_t *)offs.buf, *fw = (const int64_t *)widths.buf;
+    if (widths.len != offs.len) {
+        PyErr_SetString(PyExc_ValueError, "gather_fields: offsets and widths differ in length");
+        goto done;
+    }
+    if (PyObject_GetBuffer(mobj, &m, PyBUF_STRIDES) < 0)
+        goto done;
+    have_m = 1;
+    if (m.ndim != 2 || m.itemsize != 1 || m.strides[1] != 1) {
+        PyErr_SetString(PyExc_ValueError, "gather_fields: need a 2-D byte matrix with adjacent bytes in a row");
+        goto done;
+    }
+    Py_ssize_t rows = m.shape[0], cols = m.shape[1], step = m.strides[0];
+    for (Py_ssize_t j = 0; j < nf; j++) {
+        if (fw[j] < 1 || fw[j] > 8 || fo[j] < 0 || fo[j] + fw[j] > cols) {
+            PyErr_SetString(PyExc_ValueError, "gather_fields: field outside the row");
+            goto done;
+        }
+    }
+    if (out.len < rows * nf * (Py_ssize_t)sizeof(uint64_t)) {
+        PyErr_SetString(PyExc_ValueError, "gather_fields: output buffer too small");
+        goto done;
+    }
+    {
+        const unsigned char *base = (const unsigned char *)m.buf;
+        uint64_t *o = (uint64_t *)out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t r = 0; r < rows; r++) {
+            const unsigned char *p = base + r * step;
+            uint64_t *q = o + r * nf;
+            for (Py_ssize_t j = 0; j < nf; j++)
+                q[j] = load_be(p + fo[j], (int)fw[j]);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    if (have_m)
+        PyBuffer_Release(&m);
+    PyBuffer_Release(&offs);
+    PyBuffer_Release(&widths);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* rows_at(buf, offsets, width, out)
+ *   Copies ``width`` bytes of ``buf`` from every offset of the int64 buffer ``offsets`` into the writable
+ *   (len(offsets) x width) byte buffer ``out``; bytes past the end of ``buf`` are zero (record headers of a
+ *   whole file in one pass, for checks done column by column). */
+static PyObject *rows_at(PyObject *self, PyObject *args)
+{
+    Py_buffer buf, offs, out;
+    Py_ssize_t width;
+    if (!PyArg_ParseTuple(args, "y*y*nw*", &buf, &offs, &width, &out))
+        return NULL;
+    Py_ssize_t n = offs.len / (Py_ssize_t)sizeof(int64_t);
+    PyObject *result = NULL;
+    if (width < 0 || out.len < n * width) {
+        PyErr_SetString(PyExc_ValueError, "rows_at: output buffer too small");
+        goto done;
+    }
+    {
+        const unsigned char *b = (const unsigned char *)buf.buf;
+        const int64_t *o = (const int64_t *)offs.buf;
+        unsigned char *q = (unsigned char *)out.buf;
+        Py_ssize_t len = buf.len;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++, q += width) {
+            int64_t a = o[i];
+            Py_ssize_t have = (a < 0 || a >= len) ? 0 : (len - a < width ? len - a : width);
+            if (have > 0)
+                memcpy(q, b + a, (size_t)have);
+            if (have < width)
+                memset(q + (have > 0 ? have : 0), 0, (size_t)(width - (have > 0 ? have : 0)));
+        }
+        Py_END_ALLOW_THREADS
+    }
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&offs);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"rdw_walk", rdw_walk, METH_VARARGS, "Record offsets along an RDW chain (see app/formats/kernel.py)."},
+    {"gather_fields", gather_fields, METH_VARARGS, "Several big-endian fields of every row (see kernel.py)."},
+    {"rows_at", rows_at, METH_VARARGS, "The first bytes of many records as one matrix (see kernel.py)."},
+    {"gather_be", gather_be, METH_VARARGS, "Big-endian fields of every matrix row into uint64 (see kernel.py)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernel", "Compiled loops of the SMF 113 reader.",
+                                    -1, methods};
+
+PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module); }

@@ -1,0 +1,134 @@
+"""The SMF 113 reader's two hot loops, compiled when possible, pure numpy otherwise.
+
+:mod:`app.formats._kernel` (a small C extension built by ``pip install``; see setup.py) walks an RDW chain and
+converts big-endian counter fields at memory speed.  When it is not built, or when ``NESTSCOPE_KERNEL=0`` is set,
+or inside :func:`pure`, the same results come from numpy (tests/formats/test_kernel.py compares both paths
+column by column).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+try:
+    from app.formats import _kernel as _c
+except ImportError:        # not built (no compiler at install time): the numpy path serves
+    _c = None
+
+_enabled = os.environ.get("NESTSCOPE_KERNEL", "1").strip() not in ("0", "no", "off", "false")
+
+
+def available() -> bool:
+    """True when the compiled kernel is built and in use."""
+    return _c is not None and _enabled
+
+
+def name() -> str:
+    """What serves the hot loops, for ``info`` and the benchmarks."""
+    return "compiled (app.formats._kernel)" if available() else "numpy"
+
+
+@contextmanager
+def pure() -> Iterator[None]:
+    """Run the block on the numpy path even when the kernel is built (tests and benchmarks compare the two)."""
+    global _enabled
+    old, _enabled = _enabled, False
+    try:
+        yield
+    finally:
+        _enabled = old
+
+
+def gather_be(mat: np.ndarray, off: int, w: int, count: int) -> np.ndarray:
+    """(rows x count) native uint64 of the big-endian ``w``-byte fields at ``off``, ``off+w``, ... of every row
+    of the uint8 matrix ``mat`` (rows may be strided; bytes within a row must be adjacent)."""
+    m = mat.shape[0]
+    if available() and mat.ndim == 2 and mat.strides[1] == 1 and 1 <= w <= 8 and off + w * count <= mat.shape[1]:
+        out = np.empty((m, count), np.uint64)
+        if m and count:
+            _c.gather_be(mat, off, w, count, out)
+        return out
+    sub = mat[:, off:off + w * count]
+    if w == 1:
+        return sub.astype(np.uint64, order="C")
+    try:
+        v = sub.view(f">u{w}")          # rows keep their stride; only the last axis must be contiguous
+    except ValueError:
+        v = np.ascontiguousarray(sub).view(f">u{w}")
+    return v.astype(np.uint64, order="C")
+
+
+def rdw_offsets(buf, pos: int, stop: int, least: int) -> tuple[np.ndarray, int, int]:
+    """Offsets of the RDW-framed records of ``buf`` from ``pos`` until the position reaches ``stop``.
+
+    Returns ``(offsets, pos, status)``: status 0 = fewer than 4 bytes left (the walk is over), 1 = ``stop``
+    reached (call again from ``pos``), -1 = the length at ``pos`` is below ``least`` (not a clean chain).
+    """
+    n = len(buf)
+    if available():
+        cap = max((min(stop, n) - pos) // max(least, 1) + 2, 16)
+        out = np.empty(cap, np.int64)
+        parts = []
+        while True:
+            k, pos, status = _c.rdw_walk(buf, pos, stop, least, out)
+            parts.append(out[:k].copy())
+            if status != 1 or pos >= stop:
+                return (np.concatenate(parts) if len(parts) > 1 else parts[0]), pos, status
+    offs: list[int] = []
+    add = offs.append
+    while True:
+        if pos + 4 > n:
+            status = 0
+            break
+        if pos >= stop:
+            status = 1
+            break
+        length = (buf[pos] << 8) | buf[pos + 1]
+        if length < least:
+            status = -1
+            break
+        add(pos)
+        pos += length
+    return np.array(offs, np.int64), pos, status
+
+
+def gather_fields(mat: np.ndarray, fields: list[tuple[int, int]]) -> np.ndarray:
+    """(rows x len(fields)) native uint64: the big-endian unsigned field ``(offset, width)`` of every row of the
+    uint8 matrix ``mat``, all fields in one pass over the rows."""
+    m, nf = mat.shape[0], len(fields)
+    out = np.empty((m, nf), np.uint64)
+    if not (m and nf):
+        return out
+    offs = np.array([f[0] for f in fields], np.int64)
+    widths = np.array([f[1] for f in fields], np.int64)
+    if available() and mat.ndim == 2 and mat.strides[1] == 1 and widths.min() >= 1 and widths.max() <= 8 \
+            and offs.min() >= 0 and int((offs + widths).max()) <= mat.shape[1]:
+        _c.gather_fields(mat, offs, widths, out)
+        return out
+    for j, (off, w) in enumerate(fields):
+        if w == 1:
+            out[:, j] = mat[:, off]
+        else:
+            out[:, j] = np.ascontiguousarray(mat[:, off:off + w]).view(f">u{w}").ravel()
+    return out
+
+
+def rows_at(buf, offsets: np.ndarray, width: int) -> np.ndarray:
+    """(len(offsets) x width) uint8: ``width`` bytes of ``buf`` from each offset (zero past the end of ``buf``):
+    the headers of every record in one pass, checked column by column afterwards."""
+    offsets = np.ascontiguousarray(offsets, np.int64)
+    out = np.empty((len(offsets), width), np.uint8)
+    if not (len(offsets) and width):
+        return out
+    if available():
+        _c.rows_at(buf, offsets, width, out)
+        return out
+    u8 = np.frombuffer(buf, np.uint8)
+    pos = offsets[:, None] + np.arange(width)
+    inside = (pos >= 0) & (pos < len(u8))
+    out[...] = np.where(inside, u8[np.clip(pos, 0, max(len(u8) - 1, 0))] if len(u8) else 0, 0)
+    return out
