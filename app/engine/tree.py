@@ -41,8 +41,11 @@ def _index(frame: pd.DataFrame, keys: list[str]) -> dict[tuple, dict]:
     return out
 
 
-def build_tree(ws: Workspace) -> list[TreeNode]:
+def build_tree(ws: Workspace, deep: bool = True) -> list[TreeNode]:
     """Build the tree from the workspace intervals, metrics and partition data.
+
+    ``deep=False`` builds the CEC and LPAR levels only (their nodes equal the deep tree's, without children):
+    the window shows them first and adds the class and CPU levels later (issue 11).
 
     ``info`` holds generation, machine_type, model, serial, os, system, n_cpus,
     busy (LPARCPU over the whole window), cpi, formula_set, and for LPARs
@@ -51,15 +54,13 @@ def build_tree(ws: Workspace) -> list[TreeNode]:
     iv = ws.intervals
     roots: dict[str, TreeNode] = {}
     if len(iv):
-        m = ws.window_metrics(("cec", "lpar", "class", "cpu_window"))
-        mi = {"cec": _index(m["cec"], ["cec"]), "lpar": _index(m["lpar"], ["cec", "lpar"]),
-              "class": _index(m["class"], ["cec", "lpar", "class"]),
-              "cpu": _index(m["cpu_window"], ["cec", "lpar", "class", "cpu"])}
-        ident = iv[["cec", "machine_type", "model", "serial", "lpar", "system", "os", "class", "cpu",
-                    "generation"]].drop_duplicates(["cec", "lpar", "class", "cpu"]).astype(
-            {"cec": str, "lpar": str, "class": str, "machine_type": str, "model": str, "serial": str,
-             "system": str, "os": str, "generation": str})
-        ident = ident.sort_values(["cec", "lpar", "class", "cpu"])
+        m = ws.window_metrics(("cec", "lpar"))
+        mi = {"cec": _index(m["cec"], ["cec"]), "lpar": _index(m["lpar"], ["cec", "lpar"])}
+        if deep:
+            m = ws.window_metrics(("class", "cpu_window"))
+            mi.update({"class": _index(m["class"], ["cec", "lpar", "class"]),
+                       "cpu": _index(m["cpu_window"], ["cec", "lpar", "class", "cpu"])})
+        ident = _ident(iv, ["cec", "lpar", "class", "cpu"])
 
         def minfo(level: str, key: tuple) -> dict:
             r = mi[level].get(key, {})
@@ -82,6 +83,8 @@ def build_tree(ws: Workspace) -> list[TreeNode]:
                         **minfo("lpar", lk)}
                 lpars[lk] = TreeNode(("lpar", cec, lpar), "lpar", lpar, [], info)
                 roots[cec].children.append(lpars[lk])
+            if not deep:
+                continue
             ck = (cec, lpar, cls)
             if ck not in classes:
                 info = {"generation": r.generation, "os": r.os, "system": r.system, **minfo("class", ck)}
@@ -92,6 +95,30 @@ def build_tree(ws: Workspace) -> list[TreeNode]:
         _add_coverage(roots, iv)
     _add_partitions(roots, ws.partitions)
     return [roots[k] for k in sorted(roots)]
+
+
+def _ident(iv: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The identification columns of the first row of every node (``keys``), as text, in tree order."""
+    cols = ["cec", "machine_type", "model", "serial", "lpar", "system", "os", "class", "cpu", "generation"]
+    codes = []
+    for c in keys:
+        col = iv[c]
+        if isinstance(col.dtype, pd.CategoricalDtype):     # duplicates found on the codes: no strings per row
+            codes.append(col.cat.codes.to_numpy(np.int64))
+        else:
+            codes.append(pd.factorize(col.to_numpy(), use_na_sentinel=False)[0].astype(np.int64))
+    if codes:
+        key = np.zeros(len(iv), np.int64)
+        for c in codes:
+            key = key * np.int64(int(c.max()) + 2 if len(c) else 1) + c + 1
+        first = np.unique(key, return_index=True)[1]
+        first.sort()
+        rows = iv[cols].iloc[first]
+    else:
+        rows = iv[cols]
+    ident = rows.astype({"cec": str, "lpar": str, "class": str, "machine_type": str, "model": str, "serial": str,
+                         "system": str, "os": str, "generation": str})
+    return ident.sort_values(["cec", "lpar", "class", "cpu"])
 
 
 def _add_coverage(roots: dict[str, TreeNode], iv: pd.DataFrame) -> None:

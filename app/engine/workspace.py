@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from app.engine.aggregate import LEVELS, WINDOW_OF, NodeKey
@@ -26,6 +27,10 @@ __all__ = ["Workspace"]
 
 PARTITION_COLUMNS = ["cec", "lpar", "lpar_number", "class", "cpus", "weight", "capped", "busy_pct", "time"]
 _CACHE = 16
+# levels whose every node's rows are kept as one frame (prepare_level) and sliced for a selection
+SLICED_LEVELS = ("lpar_interval", "class_interval", "cec_interval")
+_LEVEL_FRAMES = 8          # prepared (level, window) frames kept (LRU); the month's three are ~23 MB
+_NODE_COLS = ("cec", "lpar", "class", "cpu")    # NodeKey values after the level name
 
 
 def _fid(f: Finding) -> tuple:
@@ -34,6 +39,50 @@ def _fid(f: Finding) -> tuple:
 
 def _nodes_key(nodes: list[NodeKey] | None) -> tuple | None:
     return tuple(tuple(n) for n in nodes) if nodes is not None else None
+
+
+class LevelFrame:
+    """Every node's metric rows of one interval level and time window: the interval rows and their whole-window
+    summary rows in the report order (``with_summary``), and per node depth the row positions of each node.
+
+    A node's rows are the rows ``metrics(by, nodes=[node], summary=True)`` computes on its own: the level's
+    aggregation groups rows by node (and bucket), so a group's sums do not depend on the other nodes, and the
+    report order is a stable sort on the node columns, so the node's rows keep their order in the whole frame."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self.summary = frame["summary"].to_numpy(dtype=bool) if len(frame) else np.zeros(0, bool)
+        self._index: dict[int, dict[tuple, np.ndarray]] = {}
+
+    def positions(self, nodes: Iterable[NodeKey]) -> np.ndarray | None:
+        """Ascending row positions of ``nodes`` (None: a node this frame cannot answer, or one without rows)."""
+        parts = []
+        for key in nodes:
+            depth = len(key) - 1
+            cols = list(_NODE_COLS[:depth])
+            if depth < 1 or any(c not in self.frame.columns for c in cols):
+                return None
+            idx = self._index.get(depth)
+            if idx is None:
+                g = self.frame.groupby(cols, sort=False, observed=True, dropna=False).indices
+                idx = self._index[depth] = {(k if isinstance(k, tuple) else (k,)): np.asarray(v, np.int64)
+                                            for k, v in g.items()}
+            p = idx.get(tuple(key[1:]))
+            if p is None:
+                return None
+            parts.append(p)
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
+
+    def rows(self, nodes: Iterable[NodeKey] | None, summary: bool) -> pd.DataFrame | None:
+        """The rows of ``nodes`` (None: every node), with or without the summary rows; None when it cannot tell."""
+        pos = np.arange(len(self.frame)) if nodes is None else self.positions(nodes)
+        if pos is None or not len(pos):
+            return None
+        if not summary:
+            pos = pos[~self.summary[pos]]
+        return self.frame.take(pos).reset_index(drop=True)
 
 
 class Workspace:
@@ -65,6 +114,7 @@ class Workspace:
         self._mcache: OrderedDict[Any, pd.DataFrame] = OrderedDict()
         self._tree = None
         self._wm: dict[str, pd.DataFrame] = {}
+        self._lv: OrderedDict[tuple, LevelFrame] = OrderedDict()   # (level, start, end) -> prepared frame
         # intervals of files read through app.cache are cached too: None/True = the user's cache, False = never,
         # or an app.cache.Cache
         self.cache = cache
@@ -95,6 +145,7 @@ class Workspace:
     def _invalidate(self) -> None:
         self._iv = None
         self._wm = {}
+        self._lv = OrderedDict()
         self._mcache.clear()
         self._tree = None
 
@@ -151,6 +202,44 @@ class Workspace:
             self._wm.update(got)
         return {lv: self._wm[lv] for lv in levels}
 
+    def prepare_level(self, by: str, start=None, end=None) -> bool:
+        """Compute every node's rows of an interval level (with summary rows) for the window ``(start, end]`` in
+        one grouped pass and keep them, so :meth:`metrics` answers a selection of nodes by slicing (a few ms
+        instead of a pass over the intervals).  Whole-range frames of cached intervals are kept in the workspace
+        cache too.  Returns False when ``by`` is not a sliced level (:data:`SLICED_LEVELS`)."""
+        level = metrics_level(by)
+        if level not in SLICED_LEVELS:
+            return False
+        key = (level, str(start), str(end))
+        if key in self._lv:
+            self._lv.move_to_end(key)
+            return True
+        iv = self._ensure()
+        whole = start is None and end is None
+        cache, ckey = self._iv_cache(self._keep()) if whole else (None, None)
+        ckey = f"{ckey}-{level}" if ckey is not None else None
+        got = cache.load_frames("lv", ckey) if ckey is not None else None
+        frame = got.get(level) if got else None
+        if frame is None:
+            wl = WINDOW_OF[level]
+            body = level_metrics(iv, self.formula_sets, self.counters, level, start, end, None, False)
+            if whole and wl in self._wm:      # the tree's whole-window rows are these summary rows
+                window = self._wm[wl].copy()
+                window["summary"] = True
+            else:
+                window = level_metrics(iv, self.formula_sets, self.counters, wl, start, end, None, True)
+            frame = with_summary(body, window, level)
+            if ckey is not None:
+                cache.store_frames("lv", ckey, {level: frame}, [{"path": r.file} for r in self._files])
+        self._lv[key] = LevelFrame(frame)
+        while len(self._lv) > _LEVEL_FRAMES:
+            self._lv.popitem(last=False)
+        return True
+
+    def prepared(self, by: str, start=None, end=None) -> bool:
+        """True when :meth:`prepare_level` has the frame of ``by`` for this window."""
+        return (metrics_level(by), str(start), str(end)) in self._lv
+
     def _iv_cache(self, keep: set[str] | None):
         """(cache, key) of the intervals when every file came through the workspace cache, else (None, None)."""
         if self.cache is False or not self._files or any(not r.meta.get("cache_key") for r in self._files):
@@ -200,6 +289,14 @@ class Workspace:
         if by not in LEVELS:
             raise ValueError(f"by must be one of {', '.join(LEVELS)}; got {by!r}")
         level = metrics_level(by)
+        lf = self._lv.get((level, str(start), str(end)))
+        if lf is not None:
+            hit = lf.rows(nodes, summary)
+            if hit is not None:
+                self._lv.move_to_end((level, str(start), str(end)))
+                return hit
+        if level in self._wm and start is None and end is None and nodes is None and WINDOW_OF[level] == level:
+            return self._wm[level].copy()     # the tree's whole-window rows (the same computation)
         win = (str(start), str(end), _nodes_key(nodes))
         wlevel = WINDOW_OF[level] if summary and WINDOW_OF[level] != level else None
 
@@ -239,10 +336,14 @@ class Workspace:
             self._mcache.popitem(last=False)
         return out.copy()
 
-    def tree(self) -> list:
-        """CEC roots of the CEC -> LPAR -> class -> CPU tree."""
+    def tree(self, deep: bool = True) -> list:
+        """CEC roots of the CEC -> LPAR -> class -> CPU tree (``deep=False``: the CEC and LPAR levels only, a
+        new tree each call: what the window shows before the deeper levels are built)."""
+        from app.engine.tree import build_tree
+
+        if not deep:
+            return self._tree if self._tree is not None else build_tree(self, deep=False)
         if self._tree is None:
-            from app.engine.tree import build_tree
             self._tree = build_tree(self)
         return self._tree
 

@@ -64,11 +64,14 @@ class MainWindow(SessionMixin, QMainWindow):
         self._want_table = self._want_timeline = self._want_smt = False
         self._timeline_next = False  # a table job ran: the timeline's job follows it
         self._want_values = False    # the tree's values were left to the job after the table's
+        self._want_deeper = False    # the tree shows its CEC and LPAR levels: the rest follows (issue 11)
+        self._prep_tried: set[tuple] = set()   # (level, window) whose rows of every node were prepared
         self._smt_shown: Selection | None = None  # the selection the SMT tab shows (None: stale)
         self._loaded = False
         self.runner = SerialRunner(self)
         self.runner.done.connect(self._apply)
         self.runner.failed.connect(self._on_view_failed)
+        self.runner.idle.connect(self._on_runner_idle)
         self.loader = LoadController(self)
         self.loader.status_bar = self.statusBar()
         self.tree = TreePanel(self)
@@ -233,10 +236,38 @@ class MainWindow(SessionMixin, QMainWindow):
             else:
                 values, self._want_values = (True if self._want_values else None), False
         ws, sel = self.ws, self.selection.value
-        return lambda: compute_view(ws, sel, added, table=table, timeline=timeline, smt=smt, values=values)
+        # new files: the tree's CEC and LPAR levels now, its class and CPU levels in a later job (issue 11)
+        deeper = False
+        if added:
+            self._want_deeper = True
+        else:
+            deeper, self._want_deeper = self._want_deeper, False
+        return lambda: compute_view(ws, sel, added, table=table, timeline=timeline, smt=smt, values=values,
+                                    deep=not added, deeper=deeper)
+
+    def _on_runner_idle(self) -> None:
+        """Nothing to compute: prepare the rows of every node of the selection's levels (then the LPAR, class
+        and CEC levels) for the current window, one level per job, so that selections are sliced from them."""
+        if not self._loaded or self.busy() or not hasattr(self.ws, "prepare_level"):
+            return
+        from app.engine.workspace import SLICED_LEVELS
+        from app.ui.selection import BY_OF_LEVEL
+
+        sel = self.selection.value
+        todo = [BY_OF_LEVEL[lv] for lv in sel.levels()]
+        if not sel.has_window:
+            todo += list(SLICED_LEVELS)
+        for by in dict.fromkeys(b for b in todo if b in SLICED_LEVELS):
+            key = (by, str(sel.start), str(sel.end))
+            if key in self._prep_tried or self.ws.prepared(by, sel.start, sel.end):
+                continue
+            self._prep_tried.add(key)
+            ws = self.ws
+            self.runner.submit(lambda ws=ws, sel=sel, by=by: (lambda: compute_view(ws, sel, [], prepare=(by,))))
+            return
 
     def _on_reads_done(self) -> None:
-        if self._want_table or self._want_timeline or self._want_smt:
+        if self._want_table or self._want_timeline or self._want_smt or self._want_deeper:
             self.request(table=False, timeline=False)  # the deferred table/plot refresh
 
     def _on_view_failed(self, text: str, details: str) -> None:
@@ -244,10 +275,14 @@ class MainWindow(SessionMixin, QMainWindow):
 
     def _apply(self, view: ViewData) -> None:
         """Show a computed ViewData (GUI thread; models only)."""
+        if view.background:
+            return
+        if view.added:
+            self._prep_tried.clear()
         self._show_view(view)
         if self._timeline_next:   # the table is shown: now the timeline rows (queued after this job)
             self._timeline_next = False
-            if self._want_timeline or self._want_values:
+            if self._want_timeline or self._want_values or self._want_deeper:
                 self.request(table=False, timeline=False)
 
     def _show_view(self, view: ViewData) -> None:
@@ -264,7 +299,10 @@ class MainWindow(SessionMixin, QMainWindow):
             self.selection.blockSignals(False)
             current = self.selection.value
         if view.roots is not None:
-            self.tree.select_keys(current.nodes)
+            # a tree without its class and CPU levels yet: their selected keys are selected once they are built
+            self.tree.select_keys(current.nodes, emit=not self._want_deeper)
+        if view.deeper is not None:
+            self.tree.add_deeper(view.deeper, current.nodes)
         if view.findings is not None:
             self._loaded = view.loaded
             self._show_health(view)

@@ -37,6 +37,8 @@ class ViewData:
     partition: Any = None                  # PartitionFacts of a selected partition-only LPAR
     partition_source: str = ""             # the file(s) its partition data came from
     timings: dict[str, float] = field(default_factory=dict)  # seconds per step of compute_view (bench_window)
+    deeper: list[Any] | None = None        # the whole tree, for the class and CPU levels shown after the rest
+    background: bool = False               # a job preparing the engine (nothing to show)
 
 
 def first_lpar(roots: list[Any]) -> tuple | None:
@@ -120,12 +122,22 @@ def _partition_parts(ws: Any, sel: Selection, roots: list[Any] | None, out: View
 
 
 def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, timeline: bool = True,
-                 smt: bool = False, values: bool | None = None) -> ViewData:
+                 smt: bool = False, values: bool | None = None, deep: bool = True, deeper: bool = False,
+                 prepare: tuple[str, ...] = ()) -> ViewData:
     """Add ``added`` read outcomes to ``ws`` and compute what the views need for ``sel``.
 
     ``values``: the tree's Busy/CPI values (None: when files were added or the table is computed; False lets
-    the first table come before them, a later job computing them)."""
+    the first table come before them, a later job computing them).  ``deep=False``: a new tree has its CEC and
+    LPAR levels only; ``deeper``: the whole tree (its class and CPU levels) in ``ViewData.deeper``.
+    ``prepare``: only prepare these levels' rows of every node for the selection's window
+    (``Workspace.prepare_level``), so that later selections are sliced from them."""
     out = ViewData(selection=sel, added=list(added))
+    if prepare:
+        out.background = True
+        for by in prepare:
+            if hasattr(ws, "prepare_level"):
+                ws.prepare_level(by, sel.start, sel.end)
+        return out
     clock = [time.perf_counter()]
 
     def step(name: str) -> None:
@@ -143,7 +155,7 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
         step("add")
     out.loaded = bool(ws.files)
     if added or not sel.nodes:
-        out.roots = list(ws.tree())
+        out.roots = list(ws.tree(deep=deep))
         out.findings = list(ws.findings)
         out.files = [r.file for r in ws.files]
         if not sel.nodes and (first := first_lpar(out.roots)):
@@ -153,6 +165,9 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
         step("tree")
     if not out.loaded:
         return out
+    if deeper and out.loaded:
+        out.deeper = list(ws.tree())
+        step("deeper tree")
     if (added or table) if values is None else values:
         out.tree_values = tree_values(ws, sel.start, sel.end)
         step("tree values")

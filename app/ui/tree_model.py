@@ -85,7 +85,11 @@ class MachineTreeModel(QAbstractItemModel):
         self._row: list[int] = []
         self._kids: dict[int, list[int]] = {0: []}
         self._by_key: dict[tuple, int] = {}
-        stack = [(0, r, i) for i, r in reversed(list(enumerate(roots)))]
+        self._append(0, roots)
+
+    def _append(self, parent: int, nodes: list[Any]) -> None:
+        """Add ``nodes`` and their subtrees as the children of node id ``parent`` (which has none yet)."""
+        stack = [(parent, r, i) for i, r in reversed(list(enumerate(nodes)))]
         while stack:
             parent, node, row = stack.pop()
             self._nodes.append(node)
@@ -102,6 +106,33 @@ class MachineTreeModel(QAbstractItemModel):
         self.beginResetModel()
         self._set(list(roots))
         self.endResetModel()
+
+    def add_deeper(self, roots: list[Any]) -> int:
+        """Insert the levels the shown tree lacks from ``roots``, the same tree built deeper (the class and CPU
+        levels follow the CEC and LPAR levels, issue 11): rows are inserted under their parents, so the view
+        keeps its selection, expansion and scroll position.  Returns the number of nodes inserted."""
+        before = len(self._nodes)
+        stack = list(roots)
+        while stack:
+            full = stack.pop()
+            nid = self._by_key.get(tuple(full.key))
+            if nid is None:
+                continue
+            self._nodes[nid - 1] = full      # the same node, now with its children
+            kids = list(full.children or [])
+            if self._kids[nid] or not kids:
+                stack.extend(kids)
+                continue
+            parent = self.createIndex(self._row[nid - 1], 0, nid)
+            self.beginInsertRows(parent, 0, len(kids) - 1)
+            self._append(nid, kids)
+            self.endInsertRows()
+        return len(self._nodes) - before
+
+    def depth(self) -> int:
+        """Levels shown (1 = CECs only ... 4 = down to the CPUs)."""
+        levels = {n.level for n in self._nodes}
+        return sum(lv in levels for lv in ("cec", "lpar", "class", "cpu"))
 
     # -- lookups -------------------------------------------------------------------------------
     def node(self, index: Index) -> Any | None:

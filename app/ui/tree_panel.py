@@ -82,6 +82,14 @@ class TreePanel(QObject):
             self._muted = False
         self.stack.setCurrentIndex(1 if roots else 0)
 
+    def add_deeper(self, roots: list[Any], keys: list[tuple] | tuple[tuple, ...] = ()) -> None:
+        """The class and CPU levels under the LPARs already shown (see MachineTreeModel.add_deeper); ``keys``
+        (the selection) are selected again, as some may only exist now."""
+        if not self.model.add_deeper(roots):
+            return
+        self.select_keys(keys, emit=False)
+        self.resize_columns()
+
     def set_values(self, values: dict[tuple, dict], window: str | None) -> None:
         """Busy and CPI over the time window ``window`` (its text; None = whole range)."""
         if self._shown_values == (values, window):   # a selection change recomputes the same values
@@ -138,8 +146,16 @@ class TreePanel(QObject):
             index = index.parent()
         return path
 
-    def select_keys(self, keys: list[tuple] | tuple[tuple, ...]) -> None:
-        """Select the rows of ``keys`` (unknown keys are skipped) without re-emitting twice."""
+    def select_keys(self, keys: list[tuple] | tuple[tuple, ...], emit: bool = True) -> None:
+        """Select the rows of ``keys`` (unknown keys are skipped) without re-emitting twice; ``emit=False``
+        selects without telling the views (they already show ``keys``, of which some may not be built yet)."""
+        if not emit:
+            self._muted, muted = True, self._muted
+            try:
+                self.select_keys(keys)
+            finally:
+                self._muted = muted
+            return
         sel = QItemSelection()
         for key in keys:
             src = self.model.index_of_key(tuple(key))

@@ -210,7 +210,9 @@ def test_tree_from_the_cache_is_the_same_tree(files, cache):
     ws1 = Workspace(cache=cache)
     ws1.add_all([wc.read_file(p, cache=cache) for p in paths])
     fresh = _flat(ws1.tree())
-    assert len(_entries(cache, "wm")) == 1          # the tree's whole-window metrics were stored
+    # the tree's whole-window metrics were stored: the CEC/LPAR levels and the class/CPU levels apart (the window
+    # builds the tree's deeper levels in a later job, issue 11)
+    assert len(_entries(cache, "wm")) == 2
     ws2 = Workspace(cache=cache)
     ws2.add_all([wc.read_file(p, cache=cache) for p in paths])
     again = _flat(ws2.tree())

@@ -1,0 +1,86 @@
+"""Issue 11: the first table comes before the tree's class and CPU levels, which follow in a later job; a
+selection works on a node of those levels once it is built; selections are answered from prepared level frames."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from tests.ui.conftest import wait_loaded
+
+
+def _levels(w) -> set[str]:
+    return {n.level for n in w.tree.model.all_nodes()}
+
+
+def test_first_table_before_the_deeper_tree_levels(qtbot, window, smf_a, smf_b, monkeypatch):
+    from app.ui import render
+
+    events: list[tuple] = []
+    model = window.table.model
+    model.modelReset.connect(lambda: events.append(("table rows", model.rowCount(), frozenset(_levels(window))))
+                             if model.rowCount() else None)
+    real_values = render.tree_values
+
+    def values(*a, **k):
+        events.append(("tree values",))
+        return real_values(*a, **k)
+    monkeypatch.setattr(render, "tree_values", values)
+    inserted: list[int] = []
+    window.tree.model.rowsInserted.connect(lambda parent, first, last: inserted.append(last - first + 1))
+    window.open_files([smf_a, smf_b])
+    wait_loaded(qtbot, window)
+    kinds = [e[0] for e in events]
+    assert "table rows" in kinds and "tree values" in kinds, kinds
+    first = events[kinds.index("table rows")]
+    # the first table's rows are shown while the tree has its CEC and LPAR levels only ...
+    assert first[1] > 0 and first[2] == {"cec", "lpar"}, first
+    # ... and before the tree's Busy/CPI values are computed
+    assert kinds.index("table rows") < kinds.index("tree values"), kinds
+    # then the class and CPU levels were inserted under the LPARs (no model reset: rows inserted)
+    assert _levels(window) == {"cec", "lpar", "class", "cpu"}
+    assert window.tree.model.depth() == 4 and inserted
+    lpars = [n for n in window.tree.model.all_nodes() if n.level == "lpar" and not n.info.get("partition_only")]
+    assert len(lpars) == 2 and all(n.children for n in lpars)
+    # the first LPAR stays selected in the tree and in the views
+    assert window.tree.selected_keys() == list(window.selection.value.nodes) == [tuple(lpars[0].key)]
+
+
+def test_selecting_a_node_of_a_deferred_level(qtbot, loaded):
+    w = loaded
+    cpu = next(n for n in w.tree.model.all_nodes() if n.level == "cpu")
+    cls = next(n for n in w.tree.model.all_nodes() if n.level == "class")
+    for node in (cpu, cls):
+        w.tree.select_keys([tuple(node.key)])
+        wait_loaded(qtbot, w)
+        assert w.selection.value.nodes == (tuple(node.key),)
+        df = w.table.model.frame
+        assert len(df) > 1
+        assert set(df["lpar"].astype(str)) == {node.key[2]} and set(df["class"].astype(str)) == {node.key[3]}
+        if node.level == "cpu":
+            assert set(df["cpu"].astype(int)) == {int(node.key[4])}
+    assert w.errors == []
+
+
+def test_selection_answered_from_prepared_level_frames(qtbot, loaded, monkeypatch):
+    """Once idle, the window has prepared every node's rows of the LPAR, class and CEC levels: a selection
+    slices them (the grouped pass over the intervals is not run again) and shows the same rows."""
+    import app.engine.workspace as wsmod
+    from app.engine import Workspace
+
+    w = loaded
+    for by in ("lpar_interval", "class_interval", "cec_interval"):
+        assert w.ws.prepared(by), by
+    calls: list[str] = []
+    real = wsmod.level_metrics
+    monkeypatch.setattr(wsmod, "level_metrics", lambda *a, **k: (calls.append(a[3]), real(*a, **k))[1])
+    lpar = [tuple(n.key) for n in w.tree.model.all_nodes() if n.level == "lpar"][-1]
+    w.tree.select_keys([lpar])
+    wait_loaded(qtbot, w)
+    assert w.selection.value.nodes == (lpar,)
+    assert calls == []
+    shown = w.table.model.frame
+    fresh = Workspace(cache=False)
+    fresh.add_all(w.ws.files)
+    want = fresh.metrics(by="lpar_interval", nodes=[lpar], summary=True)
+    cols = [c for c in want.columns if c in shown.columns]
+    pd.testing.assert_frame_equal(shown[cols].reset_index(drop=True), want[cols], check_exact=True)
