@@ -145,6 +145,8 @@ PLOT_OF = {"cpi": "cpi", "est_instr_cmplx_cpi": "cpi", "est_finite_cpi": "cpi", 
            "relative_nest_intensity": "rni", "sourcing": "sourcing", "lparcpu": "lparcpu", "busy": "lparcpu",
            "mt": "mt", "mt_ipc_per_thread": "mt", "thread_density": "mt", "cec": "cec"}
 WATERFALL = "waterfall"
+OVERVIEW_TITLE = "Whole range (UTC)"
+OVERVIEW_ZOOMED = "Whole range (UTC); the plots above show the shaded window"
 
 
 def _norm(name: str) -> str:
@@ -340,6 +342,8 @@ def _timeline_target(args: argparse.Namespace, qapp, window):
         _err("export", f"error: no interval values to plot for {_keys_text(keys)}")
         return EXIT_USAGE
     what = "timelines of " + _keys_text(keys)
+    # the overview's title asks to drag its region: on a picture it says what the overview is
+    tl.overview.titleLabel.setText(OVERVIEW_TITLE)
     if args.start is not None or args.end is not None:
         lo, hi = tl.data_range()
         a = args.start.timestamp() if args.start is not None else lo
@@ -350,6 +354,7 @@ def _timeline_target(args: argparse.Namespace, qapp, window):
                            f"spans {_utc(lo)} .. {_utc(hi)} UTC)")
             return EXIT_USAGE
         _zoom(tl, a, b)
+        tl.overview.titleLabel.setText(OVERVIEW_ZOOMED)
         what += f", {_utc(a)} .. {_utc(b)} UTC"
     target = tl.glw
     if args.metric:

@@ -71,9 +71,19 @@ def _alone(plot: Any):
             bottom.setLabel(shared.labelText, units=shared.labelUnits or None)
     for it, _vis in others:
         it.setVisible(False)
+    # a plot whose x follows another (the timelines' time axis plot, hidden now) is aligned with it by screen
+    # position, which is stale while it is hidden: the plot takes that plot's x range itself for the picture
+    vb = plot.getViewBox() if hasattr(plot, "getViewBox") else None
+    master = vb.linkedView(0) if vb is not None else None
+    if master is not None:
+        x_range = master.viewRange()[0]
+        vb.setXLink(None)
+        vb.setXRange(*x_range, padding=0)
     try:
         yield
     finally:
+        if master is not None:
+            vb.setXLink(master)
         for it, vis in others:
             it.setVisible(vis)
         if label_before is not None:

@@ -16,6 +16,7 @@ with the identity transform.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -44,6 +45,7 @@ class _FlatEngine(QPaintEngine):
         self.target = target
         self._clip: QPainterPath | None = None   # device coordinates
         self._clip_on = False
+        self._tr = QTransform()
 
     # -- engine protocol ----------------------------------------------------------------------
     def begin(self, _device) -> bool:
@@ -60,6 +62,8 @@ class _FlatEngine(QPaintEngine):
         the logical coordinates of the moment through integer regions: data coordinates lose it)."""
         flags = state.state()
         F = QPaintEngine.DirtyFlag
+        if flags & F.DirtyTransform:
+            self._tr = QTransform(state.transform())   # world x view x redirection (a widget's offset)
         if flags & (F.DirtyClipPath | F.DirtyClipRegion):
             new = QPainterPath()
             if flags & F.DirtyClipPath:
@@ -81,8 +85,7 @@ class _FlatEngine(QPaintEngine):
 
     # -- state of the painter now -------------------------------------------------------------
     def _transform(self) -> QTransform:
-        p = self.painter()
-        return p.combinedTransform() if p is not None else QTransform()
+        return self._tr
 
     def _device_clip(self) -> QPainterPath | None:
         return self._clip if self._clip_on else None
@@ -239,7 +242,7 @@ def _clip_lines(path: QPainterPath, r: QRectF) -> QPainterPath:
     for poly in path.toSubpathPolygons():
         pts = [(p.x(), p.y()) for p in poly]
         last = None
-        for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+        for (x0, y0), (x1, y1) in itertools.pairwise(pts):
             seg = _clip_segment(x0, y0, x1, y1, r)
             if seg is None:
                 last = None

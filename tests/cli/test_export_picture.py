@@ -1,0 +1,181 @@
+"""``nestscope export --out FILE.png|.svg``: pictures of the window's timelines and Compare charts from the CLI.
+
+The window is built offscreen in this process (pytest-qt's QApplication), except in the one end-to-end run
+through ``python -m app`` that also checks the process ends cleanly.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "resources" / "samples"
+B = str(SAMPLES / "before_z15_ZOSA_smf113.rdw.gz")
+A = str(SAMPLES / "after_z16_ZOSA_smf113.rdw.gz")
+SVG = "{http://www.w3.org/2000/svg}"
+
+pytestmark = pytest.mark.skipif(not Path(A).exists() or not Path(B).exists(), reason="samples not generated")
+
+
+@pytest.fixture
+def cli(qapp, tmp_path, monkeypatch):
+    """Run ``nestscope export ...`` in this process with its own settings file; returns the exit code."""
+    monkeypatch.setenv("NESTSCOPE_SETTINGS_FILE", str(tmp_path / "settings.ini"))
+
+    def run(*argv: str) -> int:
+        return main(["export", *argv])
+
+    return run
+
+
+def _image(path: Path):
+    from PySide6.QtGui import QImage
+
+    img = QImage(str(path))
+    assert not img.isNull(), f"{path} does not load as an image"
+    return img
+
+
+def _colours(img, step: int = 4) -> int:
+    """Distinct colours on a grid of every ``step``-th pixel (a blank or one-colour picture has 1 or 2)."""
+    return len({img.pixel(x, y) for x in range(0, img.width(), step) for y in range(0, img.height(), step)})
+
+
+def _no_leftovers(folder: Path) -> None:
+    assert [p.name for p in folder.iterdir() if p.name.startswith(".nestscope-")] == []
+
+
+def test_png_of_the_sample_timelines(cli, tmp_path, capsys):
+    out = tmp_path / "timelines.png"
+    assert cli(A, "--out", str(out), "--size", "1200x700") == 0
+    err = capsys.readouterr().err
+    assert f"wrote {out} (1200x700, timelines of" in err and "ZOSA" in err
+    img = _image(out)
+    assert (img.width(), img.height()) == (1200, 700)
+    # plots in six node/part colours, antialiased lines, stacked sourcing areas, text: far more than a blank page
+    assert _colours(img) > 100
+    _no_leftovers(tmp_path)
+
+
+def test_svg_of_one_metric_has_paths_in_picture_coordinates(cli, tmp_path, capsys):
+    out = tmp_path / "cpi.svg"
+    assert cli(A, "--out", str(out), "--metric", "CPI", "--size", "1000x600") == 0
+    root = ET.parse(out).getroot()
+    assert root.tag == f"{SVG}svg" and root.get("viewBox") == "0 0 1000 600"
+    paths = [e.get("d", "") for e in root.iter(f"{SVG}path")] + [e.get("points", "") for e in
+                                                                  root.iter(f"{SVG}polyline")]
+    assert len(paths) > 20
+    texts = " ".join("".join(e.itertext()) for e in root.iter(f"{SVG}text"))
+    assert "cycles / instr" in texts          # the CPI plot's value axis label (timeline_plots.UNITS["cpi"])
+    assert "Est Finite CPI" in texts          # its legend
+    assert "Interval end (UTC)" in texts      # the time axis label, shown under the one plot
+    # every coordinate is a picture pixel: x of a time drawn as epoch seconds (~1.8e9, six digits = 3 hours)
+    # would be far outside 0..1000; 2 px of slack for strokes at the edges
+    numbers = [float(v) for d in paths for v in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", d)]
+    assert numbers and min(numbers) > -2 and max(numbers) < 1002
+    # and no group puts them back through a large transform
+    for g in root.iter(f"{SVG}g"):
+        m = re.match(r"matrix\(([^)]*)\)", g.get("transform", "") or "")
+        if m:
+            assert all(abs(float(v)) < 1e4 for v in m.group(1).split(","))
+
+
+def test_svg_zoomed_window_is_clipped_to_the_plot(cli, tmp_path):
+    out = tmp_path / "l1mp.svg"
+    assert cli(A, "--out", str(out), "--metric", "L1MP", "--size", "800x500",
+               "--from", "2026-11-02T06:00Z", "--to", "2026-11-02T18:00Z") == 0
+    root = ET.parse(out).getroot()
+    numbers = [float(v) for e in root.iter(f"{SVG}path")
+               for v in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", e.get("d", ""))]
+    # the curve spans two days; zoomed to 12 hours, the rest would run 3 picture widths past the plot if not clipped
+    assert numbers and min(numbers) > -2 and max(numbers) < 802
+
+
+def test_comparison_picture(cli, tmp_path, capsys):
+    out = tmp_path / "compare.png"
+    assert cli("--before", B, "--after", A, "--out", str(out), "--size", "1024x700") == 0
+    err = capsys.readouterr().err
+    assert "comparison: CPI waterfall and overlaid CPI timelines" in err
+    img = _image(out)
+    assert (img.width(), img.height()) == (1024, 700)
+    assert _colours(img) > 100
+    # the waterfall's bars are there: the total bars' colour (compare_tab.BAR_TOTAL #5b7db1) covers many pixels
+    bars = sum(1 for x in range(0, 1024, 4) for y in range(0, 700, 4) if img.pixel(x, y) & 0xFFFFFF == 0x5B7DB1)
+    assert bars > 500
+
+
+def test_comparison_svg_of_one_overlaid_metric(cli, tmp_path):
+    out = tmp_path / "l1mp_overlay.svg"
+    assert cli("--before", B, "--after", A, "--out", str(out), "--metric", "l1mp", "--size", "900x500") == 0
+    root = ET.parse(out).getroot()
+    texts = " ".join("".join(e.itertext()) for e in root.iter(f"{SVG}text"))
+    assert "before (solid), after (dashed)" in texts and "hours from the selection" in texts
+    assert "before: ZOSA" in texts and "after: ZOSA" in texts
+
+
+def test_refuses_an_input_file_as_target(cli, tmp_path, capsys):
+    src = tmp_path / "data.png"              # SMF data under a picture name
+    shutil.copy(A, src)
+    data = src.read_bytes()
+    assert cli(str(src), "--out", str(src)) == 2
+    assert "input file" in capsys.readouterr().err
+    assert src.read_bytes() == data
+    _no_leftovers(tmp_path)
+
+
+def test_unreadable_input_exit_3_names_the_file(cli, tmp_path, capsys):
+    junk = tmp_path / "junk.smf"
+    junk.write_bytes(b"hello, not SMF" * 10)
+    out = tmp_path / "x.png"
+    assert cli(str(junk), "--out", str(out)) == 3
+    err = capsys.readouterr().err
+    assert str(junk) in err and "nothing readable" in err and "Traceback" not in err
+    assert not out.exists()
+    _no_leftovers(tmp_path)
+
+
+def test_missing_file_is_named(cli, tmp_path, capsys):
+    assert cli(str(tmp_path / "nope.smf"), "--out", str(tmp_path / "x.svg")) == 3
+    assert "nope.smf: no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["--size", "10x10"], "--size"),
+    (["--metric", "waterfall"], "--metric waterfall"),       # a comparison chart, not a timeline
+    (["--hours", "08-17"], "--hours"),                       # the timelines show every interval
+    (["--from", "2026-11-03T00:00Z", "--to", "2026-11-02T00:00Z"], "not before"),
+])
+def test_usage_errors_before_any_reading(cli, tmp_path, capsys, argv, text):
+    out = tmp_path / "x.png"
+    assert cli(A, "--out", str(out), *argv) == 2
+    assert text in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_lpar_is_a_usage_error(cli, tmp_path, capsys):
+    assert cli(A, "--out", str(tmp_path / "x.png"), "--lpar", "NOPE") == 2
+    err = capsys.readouterr().err
+    assert "--lpar NOPE" in err and "ZOSA" in err        # the LPARs there are
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_end_to_end_process(tmp_path):
+    """``python -m app export`` as a user runs it: written, exit 0, and the process ends cleanly."""
+    out = tmp_path / "t.png"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", NESTSCOPE_SETTINGS_FILE=str(tmp_path / "s.ini"))
+    proc = subprocess.run([sys.executable, "-m", "app", "export", A, "--out", str(out), "--size", "800x450",
+                           "--by", "class"], check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "ZOSA / GCP" in proc.stderr and "Traceback" not in proc.stderr
+    img = _image(out)
+    assert (img.width(), img.height()) == (800, 450)
