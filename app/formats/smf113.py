@@ -162,7 +162,7 @@ def _cat(codes: np.ndarray, labels) -> pd.Categorical:
     strings gives), built from the codes instead of a column of Python strings."""
     u, inv = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
     used = np.zeros(len(u), bool)
-    used[inv[np.unique(codes)]] = True
+    used[inv.ravel()[np.bincount(codes, minlength=len(inv)) > 0]] = True
     if not used.all():
         remap = np.cumsum(used) - 1
         inv, u = remap[inv], u[used]
@@ -327,8 +327,14 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel) -> pd.DataFram
     ok = lens >= 52
     sty = np.zeros(n, np.int64)
     flg = np.zeros(n, np.int64)
-    sty[ok] = dec.be(starts[ok], L.OFF_STY, 2)
-    flg[ok] = dec.u8[starts[ok] + L.OFF_FLG]
+    head = getattr(recs, "head", None)          # the framing walk's copy of every record's first 52 bytes
+    if head is not None and head.shape == (n, 52):
+        sty[ok] = (head[ok, L.OFF_STY].astype(np.int64) << 8) | head[ok, L.OFF_STY + 1]
+        flg[ok] = head[ok, L.OFF_FLG]
+    else:
+        head = None
+        sty[ok] = dec.be(starts[ok], L.OFF_STY, 2)
+        flg[ok] = dec.u8[starts[ok] + L.OFF_FLG]
     counts["113/1"], counts["113/2"] = int(np.sum(sty == 1)), int(np.sum(sty == 2))
     counts["other"] += int(n - counts["113/1"] - counts["113/2"])
     short = np.flatnonzero(~ok)
@@ -346,7 +352,8 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel) -> pd.DataFram
     use = ok & ((sty == 1) | (sty == 2))
     parts: list[tuple[np.ndarray, dict]] = []
     idx_all = np.flatnonzero(use)
-    key1 = np.concatenate([dec.raw(starts[idx_all], 0, 2), dec.raw(starts[idx_all], 22, 30)], axis=1)
+    key1 = head[idx_all][:, np.r_[0:2, 22:52]] if head is not None else \
+        np.concatenate([dec.raw(starts[idx_all], 0, 2), dec.raw(starts[idx_all], 22, 30)], axis=1)
     for g1 in _groups(key1):
         if cancel is not None and cancel():
             raise Cancelled()
@@ -487,18 +494,41 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.Dat
     return check_samples(df, fnd)
 
 
+def _repeats(df: pd.DataFrame) -> np.ndarray:
+    """True for every record that repeats an earlier one of the same system, CPU, class, time and kind (what
+    ``df.duplicated(..., keep='first')`` gives, through one stable sort of integer keys)."""
+    n = len(df)
+    if n < 2:
+        return np.zeros(n, bool)
+    ident = np.zeros(n, np.int64)
+    for col in ("system", "class", "kind"):
+        cat = df[col].cat
+        ident = ident * (len(cat.categories) + 1) + cat.codes.to_numpy().astype(np.int64)
+    ident = ident * 65536 + df["cpu"].to_numpy().astype(np.int64)
+    t = df["time"].to_numpy().view(np.int64)
+    order = np.lexsort((t, ident))                 # stable: equal keys stay in file order, the first is kept
+    same = (ident[order][1:] == ident[order][:-1]) & (t[order][1:] == t[order][:-1])
+    dup = np.zeros(n, bool)
+    dup[order[1:][same]] = True
+    return dup
+
+
 def check_samples(df: pd.DataFrame, fnd: _Findings) -> pd.DataFrame:
     """File-level checks: duplicates (dropped), sets missing per CPU, machine type and versions."""
-    key = ["system", "cpu", "class", "time", "kind"]
-    dup = df.duplicated(key, keep="first").to_numpy()
+    dup = _repeats(df)
     if dup.any():
         first = int(df["offset"].to_numpy()[dup][0])
         fnd.add(first, "warning", "duplicate-record", f"{int(dup.sum())} records repeat an earlier record of the same "
                 "system, CPU, class, time and subtype", "each was counted once")
         df = df[~dup].reset_index(drop=True)
     ident = ["system", "cpu", "class", "kind"]
-    union = df.groupby(ident, observed=True, sort=False)["sets"].transform(lambda s: np.bitwise_or.reduce(s.to_numpy()))
-    missing = (union.to_numpy() & ~df["sets"].to_numpy())
+    sets = df["sets"].to_numpy()
+    if len(sets) and bool((sets == sets[0]).all()):       # every record carries the same sets: none is missing
+        missing = np.zeros(len(sets), sets.dtype)
+    else:
+        union = df.groupby(ident, observed=True, sort=False)["sets"].transform(
+            lambda s: np.bitwise_or.reduce(s.to_numpy()))
+        missing = (union.to_numpy() & ~sets)
     if missing.any():
         sub = df.loc[missing != 0, ["offset", *ident]].assign(missing=missing[missing != 0])
         for (system, cpu, cls, kind, miss), g in sub.groupby([*ident, "missing"], observed=True, sort=False):

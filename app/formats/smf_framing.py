@@ -424,8 +424,9 @@ class RecordSpans(Sequence):
     """The records of a clean walk as start/end offsets into ``buf``; items are (offset, memoryview) pairs made
     on demand, so 368,640 records cost two arrays, not 368,640 slices (the SMF 113 decoder reads the arrays)."""
 
-    def __init__(self, buf, starts: np.ndarray, ends: np.ndarray) -> None:
+    def __init__(self, buf, starts: np.ndarray, ends: np.ndarray, head: np.ndarray | None = None) -> None:
         self.buf, self.starts, self.ends, self._mv = buf, starts, ends, memoryview(buf)
+        self.head = head          # optional (records x 52) first bytes of each record, as the walk read them
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -489,7 +490,7 @@ def _clean_rdw(w: _Walker, inner: int) -> bool:
     for t in np.flatnonzero(cnt).tolist():
         w.counts[t] += int(cnt[t])
     wanted = np.isin(rty, np.fromiter(w.want, np.int64, len(w.want)))
-    w.out.records = RecordSpans(buf, q[wanted], (o + ln)[wanted])
+    w.out.records = RecordSpans(buf, q[wanted], (o + ln)[wanted], h[wanted, :52])
     w.out.other_bytes += int((ln - inner)[~wanted].sum())
     w.last = (int(q[-1]), int(ln[-1] - inner), bool(wanted[-1]))
     return True
