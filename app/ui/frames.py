@@ -116,16 +116,35 @@ def _col(df: pd.DataFrame, name: str) -> list[Any]:
 def node_texts(df: pd.DataFrame, qualify: bool = True) -> list[str]:
     """node_text of every row, column-wise (fast on large frames); qualified by CEC where names repeat."""
     cols = ("_by", "cec", "lpar", "class", "cpu")
-    texts = [node_text(dict(zip(cols, vals, strict=True))) for vals in zip(*(_col(df, c) for c in cols), strict=True)]
+    texts = _per_distinct(node_text, cols, zip(*(_col(df, c) for c in cols), strict=True))
     return _qualified(df, texts) if qualify else texts
+
+
+def _per_distinct(fn, cols: tuple[str, ...], rows) -> list[str]:
+    """``fn`` of every row (a dict of ``cols``), computed once per distinct row (a selection's 2,880 rows are
+    mostly one node)."""
+    seen: dict[tuple, str] = {}
+    out = []
+    for vals in rows:
+        try:
+            text = seen.get(vals)
+        except TypeError:       # an unhashable value: no memo
+            text = None
+        if text is None:
+            text = fn(dict(zip(cols, vals, strict=True)))
+            try:
+                seen[vals] = text
+            except TypeError:
+                pass
+        out.append(text)
+    return out
 
 
 def system_texts(df: pd.DataFrame, qualify: bool = True) -> list[str]:
     """system_text of every row; where one name belongs to two CECs (a z15 'before' and a z16 'after' ZOSA), the
     CEC (type-serial) and generation are added, so two rows never read the same."""
     cols = ("system", "lpar", "cec")
-    texts = [system_text(dict(zip(cols, vals, strict=True))) for vals in zip(*(_col(df, c) for c in cols),
-                                                                          strict=True)]
+    texts = _per_distinct(system_text, cols, zip(*(_col(df, c) for c in cols), strict=True))
     return _qualified(df, texts) if qualify else texts
 
 

@@ -59,7 +59,13 @@ class IntervalTableModel(ColumnTableModel):
                          if "quality" in self.frame else np.full(n, "", dtype=object))
         self._order = pinned_first(summ)
         self._loaded = min(n, ROWS_TO_LOAD)
-        self._ranges = _range_texts(self.frame)
+        self._ranges_cache: np.ndarray | None | bool = False   # tooltips' texts, made on the first tooltip
+
+    @property
+    def _ranges(self) -> np.ndarray | None:
+        if self._ranges_cache is False:
+            self._ranges_cache = _range_texts(self.frame)
+        return self._ranges_cache  # type: ignore[return-value]
 
     def distinct(self, col_id: str) -> int:
         """Number of distinct texts of an identification column (``_node``, ``_system``) over the rows."""
@@ -215,11 +221,17 @@ def _time_texts(df: pd.DataFrame, col_id: str, summary: np.ndarray) -> np.ndarra
     if "interval_end" not in df.columns:
         return np.full(len(df), "", dtype=object)
     end = pd.to_datetime(df["interval_end"])
+    if getattr(end.dt, "tz", None) is not None:        # the wall-clock texts strftime gave
+        end = end.dt.tz_localize(None)
+    ns = end.to_numpy(dtype="datetime64[ns]")
+    iso = np.datetime_as_string(ns.astype("datetime64[s]"), unit="s")     # 2026-11-02T00:15:00, 'NaT'
     if col_id == "_date":
-        fmt = "%Y-%m-%d"
+        a, b = 0, 10
     else:
-        fmt = "%H:%M:%S" if bool((end.dt.second.fillna(0) != 0).any()) else "%H:%M"
-    texts = end.dt.strftime(fmt).fillna("").to_numpy(dtype=object)
+        secs = end.dt.second.fillna(0).to_numpy() != 0
+        a, b = 11, (19 if bool(secs.any()) else 16)
+    texts = np.array([t[a:b] for t in iso.tolist()], dtype=object)    # strftime's text, without its per-row cost
+    texts[np.isnat(ns)] = ""
     texts[summary] = M.SUMMARY_LABEL if col_id == "_date" else ""
     return texts
 

@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QPainterPath
+from PySide6.QtWidgets import QGraphicsPathItem
 
 from app.ui import messages as M
 from app.ui.frames import fmt_number, metric_decimals, node_texts, system_texts
@@ -74,16 +76,28 @@ def split_series(df: pd.DataFrame) -> list[Series]:
     their rows never merge into one line."""
     if df.empty or "interval_end" not in df.columns:
         return []
-    labels = [f"{s} {n}".strip() if s and s != n and s not in n.split() else n
-              for s, n in zip(system_texts(df, qualify=False), node_texts(df, qualify=False), strict=True)]
     ident = [c for c in ("cec", "lpar", "class", "cpu") if c in df.columns]
-    keys = (pd.Series(list(zip(*(df[c].astype(str).to_numpy() for c in ident))), index=df.index)
-            if ident else pd.Series(labels, index=df.index))
-    first: dict = {}
-    for key, label in zip(keys, labels, strict=True):
-        first.setdefault(key, label)
-    parts = [(label, df[(keys == key).to_numpy()].sort_values("interval_end")) for key, label in first.items()]
-    labels = [label for label, _ in parts]
+    # one group number per node (first-appearance order), then the label from each node's first row: the
+    # labels of every row would be the same per node (2,880 rows of one node: no per-row Python, issue 11)
+    if ident:
+        codes = np.zeros(len(df), np.int64)
+        for c in ident:
+            k, uniq = pd.factorize(df[c].astype(str).to_numpy(), use_na_sentinel=False)
+            codes = codes * np.int64(len(uniq) + 1) + k
+        node, _ = pd.factorize(codes)
+        firsts = np.unique(node, return_index=True)[1]
+        heads = df.iloc[firsts]
+        labels = [f"{s} {n}".strip() if s and s != n and s not in n.split() else n
+                  for s, n in zip(system_texts(heads, qualify=False), node_texts(heads, qualify=False), strict=True)]
+    else:
+        all_labels = [f"{s} {n}".strip() if s and s != n and s not in n.split() else n
+                      for s, n in zip(system_texts(df, qualify=False), node_texts(df, qualify=False), strict=True)]
+        node, uniq = pd.factorize(np.array(all_labels, dtype=object))
+        labels = list(uniq)
+    order = np.argsort(node, kind="stable")
+    bounds = np.searchsorted(node[order], np.arange(len(labels) + 1))
+    parts = [(label, df.iloc[order[bounds[i]:bounds[i + 1]]].sort_values("interval_end"))
+             for i, label in enumerate(labels)]
     if "cec" in df.columns:          # the same LPAR name on two CECs: the one naming rule of the engine
         from app.engine.compare import qualify_names
 
@@ -162,6 +176,23 @@ def draw(plot: pg.PlotItem, plot_id: str, series: list[Series], background: str 
             plot.legend.addItem(sample, SHORT.get(cols[j], cols[j]))
 
 
+def fill_between(x: np.ndarray, lower: np.ndarray, upper: np.ndarray, brush) -> QGraphicsPathItem:
+    """The area between two stacked lines on ``x``: the polygon pyqtgraph's FillBetweenItem fills (the lower
+    line forward, the upper line back, odd-even rule, no pen, below the lines) built from the arrays in one
+    step, where FillBetweenItem walks the lines' painter paths point by point in Python (0.15 s per stacked
+    plot of a month's 2,880 intervals, issue 11)."""
+    xs = np.concatenate([x, x[::-1]]).astype(np.float64)
+    ys = np.concatenate([lower, upper[::-1]]).astype(np.float64)
+    finite = np.isfinite(xs) & np.isfinite(ys)     # both callers pass finite values; never draw NaN
+    if not finite.all():
+        xs, ys = xs[finite], ys[finite]
+    item = QGraphicsPathItem(pg.arrayToQPath(xs, ys, connect="all") if len(xs) else QPainterPath())
+    item.setBrush(pg.mkBrush(brush))
+    item.setPen(pg.mkPen(None))
+    item.setZValue(-1)
+    return item
+
+
 def draw_sourcing(plot: pg.PlotItem, s: Series, skip_legend: set[str] | frozenset = frozenset()) -> set[str]:
     """Stacked area of the L1-miss sourcing percentages of node ``s``; returns the columns drawn.
 
@@ -169,17 +200,15 @@ def draw_sourcing(plot: pg.PlotItem, s: Series, skip_legend: set[str] | frozense
     so the first plot's legend serves the others)."""
     cols = sourcing_columns(s)
     lower = np.zeros(len(s.x))
-    lower_curve = pg.PlotDataItem(s.x, lower, pen=pg.mkPen(None))
-    plot.addItem(lower_curve)
+    plot.addItem(pg.PlotDataItem(s.x, lower, pen=pg.mkPen(None)))
     for k, col in enumerate(cols):
         upper = lower + np.nan_to_num(s.rows[col].to_numpy(dtype=float))
         color = AREA_COLORS[k % len(AREA_COLORS)]
         upper_curve = pg.PlotDataItem(s.x, upper, pen=pg.mkPen(color, width=1),
                                       name=None if col in skip_legend else col)
         plot.addItem(upper_curve)
-        fill = pg.FillBetweenItem(lower_curve, upper_curve, brush=pg.mkBrush(color + "b0"))
-        plot.addItem(fill)
-        lower, lower_curve = upper, upper_curve
+        plot.addItem(fill_between(s.x, lower, upper, color + "b0"))
+        lower = upper
     return set(cols)
 
 
@@ -213,17 +242,16 @@ def draw_stack(plot: pg.PlotItem, x: np.ndarray, stacks: dict[str, np.ndarray],
     layer (``names`` maps a layer to its legend text).  The y axis runs from 0 to the top of the stack."""
     out = []
     lower = np.zeros(len(x))
-    lower_curve = pg.PlotDataItem(x, lower, pen=pg.mkPen(None))
-    plot.addItem(lower_curve)
+    plot.addItem(pg.PlotDataItem(x, lower, pen=pg.mkPen(None)))
     for k, (key, y) in enumerate(stacks.items()):
         color = AREA_COLORS[k % len(AREA_COLORS)]
         upper = lower + y
         upper_curve = pg.PlotDataItem(x, upper, pen=pg.mkPen(color, width=1))
         upper_curve.setToolTip(names.get(key, key))
         plot.addItem(upper_curve)
-        plot.addItem(pg.FillBetweenItem(lower_curve, upper_curve, brush=pg.mkBrush(color + "b0")))
+        plot.addItem(fill_between(x, lower, upper, color + "b0"))
         out.append((names.get(key, key), color))
-        lower, lower_curve = upper, upper_curve
+        lower = upper
     plot.disableAutoRange(axis="y")
     plot.setYRange(0, float(lower.max()) * 1.05 if len(lower) and lower.max() > 0 else 100, padding=0)
     return out
