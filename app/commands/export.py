@@ -67,9 +67,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "whole timeline panel / the comparison charts")
     p.add_argument("--from", dest="start", type=_time, metavar="T", help="only intervals ending after T (UTC)")
     p.add_argument("--to", dest="end", type=_time, metavar="T", help="only intervals ending at or before T (UTC)")
-    p.add_argument("--lpar", action="append", metavar="NAME", help="only this LPAR (repeatable; default all)")
+    p.add_argument("--lpar", action="append", metavar="NAME",
+                   help="only this LPAR (repeatable; default all; of a picture: the first LPAR)")
     add_shift_options(p)
-    p.add_argument("--title", default="CPU MF analysis", help="title of the deck / workbook")
+    p.add_argument("--title", default="CPU MF analysis", help="title of the deck / workbook / SVG picture")
     p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")
     add_selection_options(p, required=False)
     return p

@@ -153,15 +153,51 @@ def _central_at(view: pg.GraphicsView, size: tuple[int, int]):
     The widget itself is not resized, so this works for views on hidden tabs too."""
     ci = view.centralWidget
     old = ci.geometry() if ci is not None else None
+    squeezed = _fit_heights(ci, size[1]) if ci is not None else []
     if ci is not None:
         ci.setGeometry(QRectF(0, 0, *size))
         _activate(ci)
     try:
         yield
     finally:
+        for item, low in squeezed:
+            item.setMinimumHeight(low)
         if ci is not None and old is not None:
             ci.setGeometry(old)
             _activate(ci)
+
+
+MIN_SQUEEZED = 48   # px: a plot squeezed into a short picture keeps a title row and a few ticks
+
+
+def _fit_heights(ci: Any, height: float) -> list[tuple[Any, float]]:
+    """Lower the minimum heights of the layout's flexible rows (plots) so the shown rows fit ``height``
+    (a panel taller than the picture would be cut at its bottom: on screen it scrolls); rows of a fixed
+    height (time axis, overview) keep theirs.  Returns what to put back."""
+    items = [it for it in _layout_items_of(ci) if hasattr(it, "minimumHeight") and it.isVisible()]
+    fixed = [it for it in items if it.maximumHeight() <= it.minimumHeight()]
+    flexible = [it for it in items if it not in fixed]
+    lay = ci.layout
+    spacing = lay.verticalSpacing() if hasattr(lay, "verticalSpacing") else 0
+    left, top, right, bottom = lay.getContentsMargins() if hasattr(lay, "getContentsMargins") else (0, 0, 0, 0)
+    room = height - sum(it.minimumHeight() for it in fixed) - max(spacing, 0) * (len(items) - 1) - top - bottom
+    need = sum(it.minimumHeight() for it in flexible)
+    if not flexible or need <= room:
+        return []
+    factor = max(room, 0) / need
+    saved = []
+    for it in flexible:
+        low = it.minimumHeight()
+        saved.append((it, low))
+        it.setMinimumHeight(max(MIN_SQUEEZED, low * factor))
+    return saved
+
+
+def _layout_items_of(ci: Any) -> list[Any]:
+    lay = getattr(ci, "layout", None)
+    if lay is None or not hasattr(lay, "count"):
+        return []
+    return [lay.itemAt(i) for i in range(lay.count())]
 
 
 def _activate(item: Any) -> None:

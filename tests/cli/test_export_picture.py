@@ -179,3 +179,27 @@ def test_end_to_end_process(tmp_path):
     assert "ZOSA / GCP" in proc.stderr and "Traceback" not in proc.stderr
     img = _image(out)
     assert (img.width(), img.height()) == (800, 450)
+
+
+def _text_positions(root) -> dict[str, tuple[float, float]]:
+    """Picture position of every SVG text: its x, y through the enclosing group's matrix."""
+    out = {}
+    for g in root.iter(f"{SVG}g"):
+        m = re.match(r"matrix\(([^)]*)\)", g.get("transform", "") or "")
+        a, b, c, d, e, f = (float(v) for v in m.group(1).split(",")) if m else (1, 0, 0, 1, 0, 0)
+        for t in g.findall(f"{SVG}text"):
+            x, y = float(t.get("x", 0)), float(t.get("y", 0))
+            out["".join(t.itertext()).strip()] = (a * x + c * y + e, b * x + d * y + f)
+    return out
+
+
+def test_tall_panel_is_fitted_into_a_short_picture(cli, tmp_path):
+    """Eight CPUs: four stacked sourcing plots and four more, taller than 700 px at their on-screen minimum
+    heights (the window scrolls); the picture fits them, so the time axis and the overview are in it."""
+    zosb = SAMPLES / "after_z16_ZOSB_smf113.vbs.gz"
+    out = tmp_path / "cpus.svg"
+    assert cli(str(zosb), "--out", str(out), "--by", "cpu", "--size", "1024x700") == 0
+    pos = _text_positions(ET.parse(out).getroot())
+    # 110 px per plot x 3 + 125 x 4 sourcing + 46 time axis + 90 overview = 966 px > 700 without the fit
+    for label in ("Interval end (UTC)", "Whole range (UTC)", "LPARCPU %"):
+        assert label in pos and 0 < pos[label][1] < 700, (label, pos.get(label))
