@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,38 @@ __all__ = ["Cache", "default_cache", "read_file", "reader_version", "engine_vers
 FORMAT = 1                         # layout of an entry; bump when it changes
 DEFAULT_MAX_MB = 4096
 _ENTRY = "entry.json"
+
+# Entries being written by the background writer (one thread: writes never compete with each other), by entry
+# folder.  Reading an entry, listing or clearing the cache first waits for the writes it would see.
+_PENDING: dict[Path, Future] = {}
+_PENDING_LOCK = threading.Lock()
+_WRITER: ThreadPoolExecutor | None = None
+
+
+def _submit(dest: Path, job: Callable[[], Any]) -> None:
+    global _WRITER
+    with _PENDING_LOCK:
+        if _WRITER is None:
+            _WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nestscope-cache")
+        fut = _WRITER.submit(job)
+        _PENDING[dest] = fut
+
+    def done(f: Future, d: Path = dest) -> None:
+        with _PENDING_LOCK:
+            if _PENDING.get(d) is f:
+                del _PENDING[d]
+    fut.add_done_callback(done)
+
+
+def wait_for_writes(dest: Path | None = None) -> None:
+    """Wait until the background writes of ``dest`` (every entry when None) are on disk."""
+    with _PENDING_LOCK:
+        futs = list(_PENDING.values()) if dest is None else [f for f in (_PENDING.get(dest),) if f is not None]
+    for f in futs:
+        try:
+            f.result()
+        except Exception:  # noqa: BLE001 - a failed write only means no entry, as a synchronous one
+            pass
 _PARQUET = {"compression": "lz4", "index": False}
 
 
@@ -181,10 +214,14 @@ class CacheInfo:
 class Cache:
     """One cache folder with a size cap.  Every method is safe against a damaged or vanished folder."""
 
-    def __init__(self, directory: str | Path, max_bytes: int = DEFAULT_MAX_MB << 20) -> None:
+    def __init__(self, directory: str | Path, max_bytes: int = DEFAULT_MAX_MB << 20, background: bool = False) -> None:
         self.dir = Path(directory)
         self.max_bytes = int(max_bytes)
         self._lock = threading.Lock()
+        # background=True: entries are written by a writer thread while the caller goes on (the first open of a
+        # month then shows its table before the Parquet files are written); every read of the cache waits for
+        # the writes it would see
+        self.background = background
 
     # -- entries -----------------------------------------------------------------------
     def _entry_dir(self, kind: str, key: str) -> Path:
@@ -192,6 +229,7 @@ class Cache:
 
     def _load_entry(self, kind: str, key: str, expect: dict) -> tuple[Path, dict]:
         d = self._entry_dir(kind, key)
+        wait_for_writes(d)
         try:
             meta = json.loads((d / _ENTRY).read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -208,8 +246,25 @@ class Cache:
             pass
         return d, meta
 
-    def _store_entry(self, kind: str, key: str, meta: dict, frames: dict[str, pd.DataFrame]) -> bool:
-        """Write an entry atomically (temporary folder, then rename); False when it could not be stored."""
+    def _store_entry(self, kind: str, key: str, meta: dict, frames: dict[str, pd.DataFrame],
+                     then: Callable[[], Any] | None = None) -> bool:
+        """Write an entry atomically (temporary folder, then rename), then run ``then``; False when it could not
+        be stored.  In background mode the write is queued and True returned at once."""
+        if self.background:
+            # shallow copies: with pandas' copy-on-write, later changes by the caller never reach the writer
+            frames = {k: (v.copy(deep=False) if v is not None else None) for k, v in frames.items()}
+
+            def job() -> None:
+                if self._write_entry(kind, key, meta, frames) and then is not None:
+                    then()
+            _submit(self._entry_dir(kind, key), job)
+            return True
+        ok = self._write_entry(kind, key, meta, frames)
+        if ok and then is not None:
+            then()
+        return ok
+
+    def _write_entry(self, kind: str, key: str, meta: dict, frames: dict[str, pd.DataFrame]) -> bool:
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.dir))
@@ -312,6 +367,7 @@ class Cache:
         return removed
 
     def info(self) -> CacheInfo:
+        wait_for_writes()
         items, total = [], 0
         for d, meta, used, size in self._entries():
             total += size
@@ -324,6 +380,7 @@ class Cache:
 
     def clear(self) -> int:
         """Remove every entry; returns how many were removed."""
+        wait_for_writes()
         n = 0
         for d, *_ in self._entries():
             self._drop(d)
@@ -369,13 +426,13 @@ class Cache:
                     size=int(result.size), meta=_json_safe(result.meta), digest=digest,
                     n_samples=int(len(result.samples)),
                     findings=[_finding_to_json(f) for f in result.findings])
-        ok = self._store_entry("read", key, meta, {"samples": result.samples, "partitions": result.partitions,
-                                                   "mt": result.mt})
-        if ok:    # older entries of the same path (file or reader changed since) can never match again
+        def drop_older() -> None:   # older entries of the same path (file or reader changed since) never match
             for d, m, _used, _size in self._entries():
                 if m is not None and d.name.startswith("read-") and d.name != f"read-{key}" \
                         and m.get("path") == expect["path"]:
                     self._drop(d)
+        ok = self._store_entry("read", key, meta, {"samples": result.samples, "partitions": result.partitions,
+                                                   "mt": result.mt}, then=drop_older)
         return key if ok else None
 
     # -- intervals ---------------------------------------------------------------------
@@ -479,7 +536,7 @@ def default_cache() -> Cache | None:
         cap = int(float(os.environ.get("NESTSCOPE_CACHE_MAX_MB", DEFAULT_MAX_MB)) * (1 << 20))
     except ValueError:
         cap = DEFAULT_MAX_MB << 20
-    return Cache(d, cap)
+    return Cache(d, cap, background=True)
 
 
 def read_file(path: str | Path, progress: Callable[[float], None] | None = None,

@@ -1,0 +1,72 @@
+"""The workspace cache's background writer (app/cache.py, ``Cache(background=True)``, what the window and the
+CLI use): the first open goes on while the Parquet files are written; every later read of the cache, in this
+process or through another Cache object, sees complete entries; a frame changed by the caller after the store
+does not change what was stored."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from app import cache as wc
+from app.engine import Workspace
+
+SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
+SMF = "after_z16_ZOSB_smf113.vbs.gz"
+
+
+def _copy(tmp_path: Path) -> Path:
+    d = tmp_path / "data"
+    d.mkdir()
+    shutil.copy(SAMPLES / SMF, d / SMF)
+    return d / SMF
+
+
+def test_background_store_returns_before_the_write_and_reads_wait_for_it(tmp_path, monkeypatch):
+    path = _copy(tmp_path)
+    bg = wc.Cache(tmp_path / "c", background=True)
+    gate = threading.Event()
+    real = wc.Cache._write_entry
+
+    def slow(self, *a, **k):        # hold the writer until the caller has gone on
+        gate.wait(10)
+        return real(self, *a, **k)
+    monkeypatch.setattr(wc.Cache, "_write_entry", slow)
+    fresh = wc.read_file(path, cache=bg)
+    assert fresh.meta["cache_key"]                                   # the key is known at once
+    assert not bg.dir.exists() or not any(p.name.startswith("read-") for p in bg.dir.iterdir())  # not yet
+    gate.set()
+    other = wc.Cache(tmp_path / "c")                                 # another object, same folder
+    hit = other.load_result(path)                                    # waits for the pending write
+    assert isinstance(hit, wc.CachedReadResult)
+    pd.testing.assert_frame_equal(hit.samples, fresh.samples)
+    assert other.info().entries == 1
+
+
+def test_changes_after_the_store_do_not_reach_the_entry(tmp_path):
+    path = _copy(tmp_path)
+    bg = wc.Cache(tmp_path / "c", background=True)
+    fresh = wc.read_file(path, cache=bg)
+    before = fresh.samples.copy()
+    fresh.samples["B0"] = np.uint64(7)                  # the caller changes its frame right after the store
+    del fresh.samples["B1"]
+    wc.wait_for_writes()
+    hit = bg.load_result(path)
+    pd.testing.assert_frame_equal(hit.samples, before)
+
+
+def test_workspace_intervals_through_a_background_cache(tmp_path):
+    path = _copy(tmp_path)
+    bg = wc.Cache(tmp_path / "c", background=True)
+    ws1 = Workspace(cache=bg)
+    ws1.add(wc.read_file(path, cache=bg))
+    iv1 = ws1.intervals
+    ws2 = Workspace(cache=wc.Cache(tmp_path / "c"))
+    ws2.add(wc.read_file(path, cache=wc.Cache(tmp_path / "c")))
+    pd.testing.assert_frame_equal(ws2.intervals, iv1)
+    kinds = {p.name.split("-", 1)[0] for p in (tmp_path / "c").iterdir()}
+    assert {"read", "iv"} <= kinds
