@@ -264,8 +264,8 @@ def _wait(qapp, window) -> None:
         qapp.processEvents()
 
 
-def _readable(window, paths: list[str]) -> list:
-    """The window's readable results of ``paths``; each unreadable one is named on stderr."""
+def _readable(window, paths: list[str], quiet: bool = False) -> list:
+    """The window's readable results of ``paths``; each unreadable one is named on stderr (unless ``quiet``)."""
     out = []
     for r in window.ws.files:
         if not any(_same_file(r.file, p) for p in paths):
@@ -273,9 +273,11 @@ def _readable(window, paths: list[str]) -> list:
         if getattr(r, "readable", True):
             out.append(r)
             continue
+        if quiet:
+            continue
         why = next((f.message for f in r.findings if f.severity == "error"), None) or \
             next((f.message for f in r.findings), "no CPU MF records")
-        _err("export", f"{r.file}: nothing readable ({why})")
+        _err("export", f"nothing readable: {why}" if str(r.file) in why else f"{r.file}: nothing readable ({why})")
     return out
 
 
@@ -412,7 +414,7 @@ def _side_nodes(args: argparse.Namespace, window, side: str):
     import pandas as pd
 
     files = list(getattr(args, side))
-    results = _readable(window, files)
+    results = _readable(window, files, quiet=True)   # the unreadable ones were named already
     if not results:
         _err("export", f"nothing readable was found in the {side} files")
         return EXIT_NOTHING
