@@ -6,6 +6,13 @@ so a run split over several files is joined.  The first row of a run is only a
 baseline; a counter that goes backwards, a ``first`` flag, a CFVN/CSVN, counter
 set or CPU speed change starts a new run (a gap, never a negative delta) and is
 a finding.  ``delta`` rows are used as they are.  Everything is vectorized.
+
+The samples are never joined into one frame: identity columns are kept as numpy arrays (string columns as
+category codes), counters are read straight from the readers' blocks, a few thousand rows at a time, only for
+the rows that become intervals; the float deltas go to pandas as one (counters x rows) block.  Work that
+depends on a value (generation, counter cut, time bucket, quality text) is done once per distinct value.
+Findings come from small frames of the rows concerned.  ``tests/engine/_deltas_reference.py`` keeps the
+previous frame-based implementation; the two give identical intervals and findings.
 """
 
 from __future__ import annotations
@@ -15,10 +22,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from app.engine.aggregate import add_buckets
-from app.engine.catalog import FormulaSet, assign_generations, cut_uninstalled
+from app.engine.aggregate import _mode_len, _phase
+from app.engine.catalog import FormulaSet, select_generation, GENERIC
 from app.findings import Finding, make_finding
-from app.formats.schema import BIT_OF_LETTER, IDENTITY_COLUMNS, SET_MT, is_counter_column
+from app.formats.schema import (BASE_OF_BIT, BIT_OF_LETTER, IDENTITY_COLUMNS, SET_BASIC, SET_MT, SET_PROBLEM,
+                                is_counter_column, set_size)
 
 __all__ = ["compute_intervals", "QUALITY_BITS", "interval_columns"]
 
@@ -27,8 +35,9 @@ _KEY = ["cec", "system", "class", "cpu", "run_start"]
 _DUP_KEY = ["cec", "system", "cpu", "class", "time", "kind"]
 STATED_COLUMNS = ("rec_start", "rec_end")   # SMF 113 identification section: the interval as the record states it
 STATED_TOLERANCE_S = 1.0     # HIS writes the record right after the interval: CTM and IntervalEnd within a second
-_CHUNK = 24
-_ROWS = 1 << 16
+_ROWS = 2048           # rows gathered at a time (a MB or two of counters: stays in cache)
+_NS = 1_000_000_000
+_EMIT = ["source", "offset", "system", "time", "cpu"]
 # quality codes carried per interval row (bit -> code); '' = clean
 QUALITY_BITS = {"lost-data": 1, "mt-lost-data": 2, "odd-length": 4, "csvn-mismatch": 8,
                 "generation-by-csvn": 16, "generic-formulas": 32, "partial-sets": 64}
@@ -89,7 +98,7 @@ def _labels_codes(f: pd.DataFrame, c: str) -> tuple[list[str], np.ndarray]:
         return [""], np.zeros(len(f), np.int64)
     s = f[c]
     if isinstance(s.dtype, pd.CategoricalDtype) and not s.isna().any():
-        return [str(x) for x in s.cat.categories], s.cat.codes.to_numpy(dtype=np.int64)
+        return [str(x) for x in s.cat.categories], s.cat.codes.to_numpy()
     codes, uniq = pd.factorize(s.astype(str).to_numpy(dtype=object))
     return [str(x) for x in uniq], codes.astype(np.int64)
 
@@ -99,59 +108,232 @@ def _categorical(parts: list[tuple[list[str], np.ndarray]]) -> pd.Categorical:
     the joined strings gives), built from the codes: no per-row string round trip."""
     labels = sorted({x for lab, _ in parts for x in lab})
     pos = {x: i for i, x in enumerate(labels)}
-    codes = np.concatenate([np.array([pos[x] for x in lab], np.int64)[cd] for lab, cd in parts]) \
-        if parts else np.zeros(0, np.int64)
     used = np.zeros(len(labels), bool)
-    used[np.unique(codes)] = True
-    if not used.all():
-        remap = np.cumsum(used) - 1
-        codes = remap[codes]
-        labels = [x for x, u in zip(labels, used) if u]
+    maps = []
+    for lab, cd in parts:
+        m = np.array([pos[x] for x in lab], np.int64)
+        used[m[np.bincount(cd, minlength=len(lab)) > 0]] = True     # labels with rows (no sort of the codes)
+        maps.append(m)
+    remap = np.cumsum(used) - 1
+    ctype = np.int8 if used.sum() < 127 else (np.int16 if used.sum() < 32_000 else np.int32)
+    codes = np.concatenate([remap[m].astype(ctype)[cd] for m, (_, cd) in zip(maps, parts)]) \
+        if parts else np.zeros(0, ctype)
+    labels = [x for x, u in zip(labels, used) if u]
     return pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype=object).astype("str"))
 
 
-def _prepare(frames: Sequence[pd.DataFrame], keep: set[str] | None) -> tuple[pd.DataFrame, list[str]]:
-    cols: set[str] = set()
-    for f in frames:
-        cols |= {c for c in f.columns if is_counter_column(c)}
-    if keep is not None:
-        cols &= keep
-    counters = sorted(cols, key=_counter_sort_key)
-    stated = [c for c in STATED_COLUMNS if any(c in f.columns for f in frames)]
-    frames = [f for f in frames if len(f)]
-    if not frames:
-        return pd.DataFrame(columns=list(IDENTITY_COLUMNS) + counters), counters
-    data: dict[str, object] = {}
+class _Cols:
+    """Columns of equal length as numpy arrays; string columns as category codes with their dtype."""
+
+    def __init__(self, a: dict[str, np.ndarray], cats: dict[str, pd.CategoricalDtype]):
+        self.a, self.cats = a, cats
+
+    def __getitem__(self, c: str) -> np.ndarray:
+        return self.a[c]
+
+    def __len__(self) -> int:
+        return len(next(iter(self.a.values())))
+
+    def take(self, rows: np.ndarray) -> "_Cols":
+        return _Cols({c: v[rows] for c, v in self.a.items()}, self.cats)
+
+    def ncat(self, c: str) -> int:
+        return len(self.cats[c].categories)
+
+    def series(self, c: str, rows: np.ndarray | None = None):
+        v = self.a[c] if rows is None else self.a[c][rows]
+        return pd.Categorical.from_codes(v, dtype=self.cats[c]) if c in self.cats else v
+
+    def frame(self, rows: np.ndarray | None = None, cols: Sequence[str] | None = None,
+              index: np.ndarray | None = None) -> pd.DataFrame:
+        """A DataFrame of ``cols`` (all) at ``rows`` (all), string columns as categoricals."""
+        cols = list(self.a) if cols is None else cols
+        return pd.DataFrame({c: self.series(c, rows) for c in cols}, index=index)
+
+
+def _identity(frames: Sequence[pd.DataFrame], stated: list[str]) -> _Cols:
+    """Identity (and stated-interval) columns of the frames joined, as arrays (a view where one frame has the
+    right dtype already)."""
+    a: dict[str, np.ndarray] = {}
+    cats: dict[str, pd.CategoricalDtype] = {}
     for c, t in IDENTITY_COLUMNS.items():
-        if t == "category":       # factorize strings once; every later groupby works on the codes
-            data[c] = _categorical([_labels_codes(f, c) for f in frames])
+        if t == "category":       # factorize strings once; every later grouping works on the codes
+            cat = _categorical([_labels_codes(f, c) for f in frames])
+            a[c], cats[c] = np.asarray(cat.codes), cat.dtype
         else:
-            data[c] = np.concatenate([f[c].to_numpy(dtype=t) if c in f.columns else np.zeros(len(f), dtype=t)
-                                      for f in frames])
+            parts = [f[c].to_numpy(dtype=t) if c in f.columns else np.zeros(len(f), dtype=t) for f in frames]
+            a[c] = parts[0] if len(parts) == 1 else np.concatenate(parts)
     for c in stated:
-        data[c] = np.concatenate([f[c].to_numpy(dtype="datetime64[ns]") if c in f.columns else
-                                  np.full(len(f), np.datetime64("NaT"), "datetime64[ns]") for f in frames])
-    # the counters as one (rows x counters) block: one copy, handed to pandas as a single block
-    block = np.zeros((sum(len(f) for f in frames), len(counters)), np.uint64)
-    r = 0
-    for f in frames:
-        have = [j for j, c in enumerate(counters) if c in f.columns]
-        if len(have) == len(counters):
-            block[r:r + len(f)] = f[counters].to_numpy(dtype=np.uint64)
-        else:
-            for j in have:
-                block[r:r + len(f), j] = f[counters[j]].to_numpy(dtype=np.uint64)
-        r += len(f)
-    df = pd.concat([pd.DataFrame(data), pd.DataFrame(block, columns=counters, copy=False)], axis=1)
-    return df, counters
+        parts = [f[c].to_numpy(dtype="datetime64[ns]") if c in f.columns else
+                 np.full(len(f), np.datetime64("NaT"), "datetime64[ns]") for f in frames]
+        a[c] = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return _Cols(a, cats)
 
 
-def _duplicates(df: pd.DataFrame) -> tuple[pd.DataFrame, list[Finding]]:
-    dup = df.duplicated(_DUP_KEY, keep="first").to_numpy()
-    if not dup.any():
-        return df, []
-    first = df.loc[~dup, _DUP_KEY + ["source"]].rename(columns={"source": "orig"})
-    d = df.loc[dup, _DUP_KEY + ["source", "offset"]].merge(first, on=_DUP_KEY, how="left")
+def _codes(v: np.ndarray, n_known: int | None = None) -> tuple[np.ndarray, int]:
+    """Dense non-negative codes of one column and their count (NaT is a value of its own)."""
+    if n_known is not None:
+        return v.astype(np.int64, copy=False), max(n_known, 1)
+    if v.dtype.kind in "mM":
+        v = v.view(np.int64)
+    c, u = pd.factorize(v)
+    return c.astype(np.int64, copy=False), max(len(u), 1)
+
+
+def _key(cols: _Cols, names: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
+    """One int64 per row, equal exactly where all ``names`` columns are equal (not densely numbered)."""
+    key, span = None, 1
+    for c in names:
+        v = cols[c] if rows is None else cols[c][rows]
+        cd, m = _codes(v, cols.ncat(c) if c in cols.cats else None)
+        if key is None:
+            key, span = cd, m
+            continue
+        if span * m >= 2 ** 62:            # keep the mixed key within int64: renumber it densely first
+            key, span = _codes(key)
+        key = key * m + cd
+        span *= m
+    return key if key is not None else np.zeros(len(cols) if rows is None else len(rows), np.int64)
+
+
+def _appearance(key: np.ndarray) -> np.ndarray:
+    """Group numbers in order of first appearance (``groupby(sort=False).ngroup()``)."""
+    return pd.factorize(key)[0].astype(np.int64, copy=False)
+
+
+def _is_first(key: np.ndarray) -> np.ndarray:
+    """True at the first row of each key value (``~duplicated(keep="first")``)."""
+    g = _appearance(key)
+    if not len(g):
+        return np.zeros(0, bool)
+    seen = np.empty(len(g), np.int64)
+    seen[0] = -1
+    np.maximum.accumulate(g[:-1], out=seen[1:])
+    return g > seen
+
+
+def _time_order(t: np.ndarray) -> np.ndarray:
+    """The row order ``DataFrame.sort_values("time")`` gives (pandas: a quicksort of the non-NaT times, NaT
+    rows last); its order of equal times is what head/tail/drop_duplicates after that sort see."""
+    nat = np.isnat(t)
+    if not nat.any():
+        return t.argsort(kind="quicksort")
+    idx = np.arange(len(t))
+    return np.concatenate([idx[~nat][t[~nat].argsort(kind="quicksort")], idx[nat]])
+
+
+class _Counters:
+    """Counter columns of the sample frames, read for given rows without joining the frames.
+
+    Columns of one reader block (one 2-D array, a row per record) are read through a 2-D view of that block,
+    so a gather copies whole records (contiguous) instead of striding through each column.
+    """
+
+    def __init__(self, frames: Sequence[pd.DataFrame], counters: Sequence[str]):
+        self.n = len(counters)
+        self.stops = np.cumsum([len(f) for f in frames])
+        self.parts = [self._part(f, counters) for f in frames]
+
+    @staticmethod
+    def _part(f: pd.DataFrame, counters: Sequence[str]):
+        n = len(f)
+        groups: dict[tuple[int, int], tuple[np.ndarray, list[int], list[np.ndarray]]] = {}
+        alone: list[tuple[np.ndarray, list[int], list[int]]] = []
+        missing = []
+        for j, c in enumerate(counters):
+            if c not in f.columns:
+                missing.append(j)
+                continue
+            v = f[c].to_numpy(dtype=np.uint64)
+            b = v
+            while isinstance(b.base, np.ndarray):
+                b = b.base
+            s = v.strides[0] if v.ndim == 1 else 0
+            if b is v or s <= 0 or s % 8 or not v.dtype.isnative:
+                alone.append((np.ascontiguousarray(v)[:, None], [j], [0]))
+                continue
+            g = groups.setdefault((id(b), s), (b, [], []))
+            g[1].append(j)
+            g[2].append(v)
+        out = []
+        for (_, s), (b, js, cols) in groups.items():
+            view, ks = _block_view(b, cols, s, n)
+            if view is None:
+                alone.extend((np.ascontiguousarray(v)[:, None], [j], [0]) for j, v in zip(js, cols))
+            else:
+                out.append((view, _positions(js), None if ks == list(range(view.shape[1])) else np.array(ks)))
+        return out + [(v, _positions(js), None) for v, js, _ in alone], (_positions(missing), len(missing))
+
+    def blocks(self, rows: np.ndarray) -> list[tuple[np.ndarray | slice, np.ndarray]]:
+        """The counters at global sample rows ``rows`` as (counter positions, (rows x counters) uint64) pieces."""
+        m = len(rows)
+        if len(self.parts) == 1 or not m:
+            return self._part_blocks(0, rows, m)
+        fi = np.searchsorted(self.stops, rows, side="right")
+        lo, hi = int(fi.min()), int(fi.max())
+        if lo == hi:
+            return self._part_blocks(lo, rows - (self.stops[lo - 1] if lo else 0), m)
+        out = np.zeros((m, self.n), np.uint64)
+        for i in range(lo, hi + 1):
+            sel = np.flatnonzero(fi == i)
+            if len(sel):
+                for js, M in self._part_blocks(i, rows[sel] - (self.stops[i - 1] if i else 0), len(sel)):
+                    out[sel[:, None], np.arange(self.n)[js][None, :]] = M
+        return [(slice(0, self.n), out)]
+
+    def full(self, rows: np.ndarray) -> np.ndarray:
+        """The counters at ``rows`` as one (rows x counters) uint64 array."""
+        got = self.blocks(rows)
+        if len(got) == 1 and isinstance(got[0][0], slice) and got[0][0] == slice(0, self.n):
+            return got[0][1]
+        out = np.empty((len(rows), self.n), np.uint64)
+        for js, M in got:
+            out[:, js] = M
+        return out
+
+    def _part_blocks(self, i: int, rows: np.ndarray, m: int) -> list[tuple[np.ndarray | slice, np.ndarray]]:
+        groups, (missing, k) = self.parts[i]
+        out = []
+        for view, js, ks in groups:
+            b = view[rows]                        # whole (spans of) records: contiguous copies
+            out.append((js, b if ks is None else b[:, ks]))
+        if k:
+            out.append((missing, np.zeros((m, k), np.uint64)))
+        return out
+
+
+def _positions(js: list[int]) -> np.ndarray | slice:
+    """Counter positions as a slice when they are consecutive (plain strided copies), else an index array."""
+    if js and js == list(range(js[0], js[0] + len(js))):
+        return slice(js[0], js[0] + len(js))
+    return np.array(js, np.int64)
+
+
+def _block_view(b: np.ndarray, cols: list[np.ndarray], s: int, n: int) -> tuple[np.ndarray | None, list[int]]:
+    """A (rows x words) uint64 view of the memory of ``b`` (the base of the counter columns ``cols``, row stride
+    ``s``) from the lowest column on -- the whole record when it fits, else just the span of the columns --
+    and each column's word in it; (None, []) when the columns do not sit in one row layout."""
+    ptrs = [v.__array_interface__["data"][0] for v in cols]
+    p0 = min(ptrs)
+    ks = [(p - p0) // 8 for p in ptrs]
+    if any((p - p0) % 8 for p in ptrs) or (max(ptrs) - p0) + 8 > s:
+        return None, []
+    off = p0 - b.__array_interface__["data"][0]
+    for w in (max(ks) + 1,):       # just the span of the columns: less to copy than whole records
+        try:
+            view = np.ndarray(shape=(n, w), dtype=np.uint64, buffer=b, offset=off, strides=(s, 8))
+        except (ValueError, TypeError, BufferError):
+            continue
+        # the view must read the very memory of each column (numpy checked the bounds)
+        if all(view[:, k].__array_interface__["data"][0] == v.__array_interface__["data"][0]
+               and view[:, k].strides == v.strides for k, v in zip(ks, cols)):
+            return view, ks
+    return None, []
+
+
+def _duplicate_findings(d: pd.DataFrame, first: pd.DataFrame) -> list[Finding]:
+    """Findings for duplicate rows ``d`` (with ``first``: the first rows of every key, 'orig' = their source)."""
+    d = d.merge(first, on=_DUP_KEY, how="left")
     out = []
     for (src, orig), g in d.groupby(["source", "orig"], sort=False):
         same = src == orig
@@ -161,7 +343,19 @@ def _duplicates(df: pd.DataFrame) -> tuple[pd.DataFrame, list[Finding]]:
         out.append(make_finding(src, int(g["offset"].min()), "warning", "duplicate-record", what,
                                 "each interval is counted once", system=g["system"].iloc[0], count=len(g),
                                 original=orig))
-    return df.loc[~dup].reset_index(drop=True), out
+    return out
+
+
+def _duplicates(S: _Cols) -> tuple[np.ndarray | None, list[Finding]]:
+    """Rows to keep (None = all) and findings: a repeat of (cec, system, cpu, class, time, kind) is dropped."""
+    first = _is_first(_key(S, _DUP_KEY))
+    if first.all():
+        return None, []
+    dup = ~first
+    cols = _DUP_KEY + ["source"]
+    f = S.frame(np.flatnonzero(first), cols).rename(columns={"source": "orig"})
+    d = S.frame(np.flatnonzero(dup), _DUP_KEY + ["source", "offset"])
+    return np.flatnonzero(first), _duplicate_findings(d, f)
 
 
 def _bits_of(counters: Sequence[str]) -> np.ndarray:
@@ -187,18 +381,32 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
         One row per logical CPU per interval with float64 counter deltas (NaN
         where a set is absent) and the engine findings.
     """
-    df, counters = _prepare(frames, keep)
-    if not len(df):
+    cols: set[str] = set()
+    for f in frames:
+        cols |= {c for c in f.columns if is_counter_column(c)}
+    if keep is not None:
+        cols &= keep
+    counters = sorted(cols, key=_counter_sort_key)
+    stated = [c for c in STATED_COLUMNS if any(c in f.columns for f in frames)]
+    frames = [f for f in frames if len(f)]
+    if not frames:
         return pd.DataFrame(columns=interval_columns(counters)), []
+    S = _identity(frames, stated)
+    C = _Counters(frames, counters)
     findings: list[Finding] = []
-    df, f = _duplicates(df)
+    kept, f = _duplicates(S)          # kept: sample row of each deduplicated row (None = all rows)
     findings += f
+    if kept is not None:
+        S = S.take(kept)
 
-    n = len(df)
-    kind = df["kind"].to_numpy(dtype=object)
-    is_abs = kind == "absolute"
-    gid = df.groupby(_KEY + ["kind"], sort=False, dropna=False, observed=True).ngroup().to_numpy()
-    t = df["time"].to_numpy(dtype="datetime64[ns]").view(np.int64)
+    def srow(p: np.ndarray) -> np.ndarray:        # deduplicated position -> sample row (the counters' index)
+        return p if kept is None else kept[p]
+
+    n = len(S)
+    kind_abs = np.array([str(x) == "absolute" for x in S.cats["kind"].categories] + [False], bool)
+    is_abs = kind_abs[S["kind"]]
+    gid = _appearance(_key(S, _KEY + ["kind"]))
+    t = S["time"].view(np.int64)
     order = np.lexsort((t, gid))
     g_s = gid[order]
     same = np.zeros(n, dtype=bool)
@@ -207,29 +415,26 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     prev[0] = order[0]
     prev[1:] = order[:-1]                       # row index of the previous sample (valid where same)
 
-    def col(name: str) -> np.ndarray:
-        return df[name].to_numpy()
-
     cur = order
-    sets_ = col("sets").astype(np.int64)
-    first = col("first").astype(bool)
+    sets_ = S["sets"].astype(np.int64)
+    first = S["first"].astype(bool)
     a = is_abs[cur]
-    verchg = same & ((col("cfvn")[cur] != col("cfvn")[prev]) | (col("csvn")[cur] != col("csvn")[prev]))
+    cfvn, csvn, speed = S["cfvn"], S["csvn"], S["cpu_speed"]
+    verchg = same & ((cfvn[cur] != cfvn[prev]) | (csvn[cur] != csvn[prev]))
     setchg = same & (sets_[cur] != sets_[prev])
-    spdchg = same & (col("cpu_speed")[cur] != col("cpu_speed")[prev])
+    spdchg = same & (speed[cur] != speed[prev])
     firstmid = same & first[cur]
     cand = a & same & ~(verchg | setchg | spdchg | firstmid)
-    C = df[counters].to_numpy(dtype=np.uint64) if counters else np.zeros((n, 0), np.uint64)
     bits = _bits_of(counters)
     dec = np.zeros(n, dtype=bool)
     pos = np.flatnonzero(cand)
-    if len(pos) and len(counters):
-        ci, pi = cur[pos], prev[pos]
-        both = sets_[ci] & sets_[pi]
-        for s in range(0, len(counters), _CHUNK):
-            sl = slice(s, s + _CHUNK)
-            present = (both[:, None] & bits[None, sl]) != 0
-            dec[pos] |= ((C[ci, sl] < C[pi, sl]) & present).any(axis=1)
+    if len(pos) and len(counters):      # running totals only: a counter going backwards starts a new run
+        for r0 in range(0, len(pos), _ROWS):
+            pp = pos[r0:r0 + _ROWS]
+            ci, pi = cur[pp], prev[pp]
+            both = sets_[ci] & sets_[pi]
+            present = (both[:, None] & bits[None, :]) != 0
+            dec[pp] = ((C.full(srow(ci)) < C.full(srow(pi))) & present).any(axis=1)
     newrun = a & (~same | first[cur] | verchg | setchg | spdchg | dec)
     out_pos = np.flatnonzero(~newrun)
     oc, op = cur[out_pos], prev[out_pos]
@@ -237,8 +442,8 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     osame = same[out_pos]
 
     # findings about runs
-    def rows_at(mask: np.ndarray) -> pd.DataFrame:
-        return df.iloc[cur[np.flatnonzero(mask)]]
+    def rows_at(mask: np.ndarray) -> pd.DataFrame | None:
+        return S.frame(cur[np.flatnonzero(mask)], _EMIT) if mask.any() else None
 
     findings += emit(rows_at(a & dec), "warning", "counter-reset",
                      "counters of system {system} went backwards at {time} (CPU {cpus})",
@@ -255,111 +460,136 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     findings += emit(rows_at(a & firstmid & ~(verchg | setchg | spdchg)), "info", "new-run",
                      "a new collection run of system {system} starts at {time} (CPU {cpus})",
                      "the first record of a run is a baseline only")
-    findings += _run_start_changes(df, is_abs)
+    t_order = _time_order(S["time"])           # the samples in time order, shared by the record-level checks
+    findings += _run_start_changes(S, t_order)
 
-    # deltas
-    if len(counters):
-        cur_bits = sets_[oc]
-        prev_bits = np.where(oa, sets_[op], -1)
-        mask_bits = cur_bits & prev_bits
-        D = np.empty((len(oc), len(counters)), dtype=np.float64)
-        for s in range(0, len(counters), _CHUNK):
-            sl = slice(s, s + _CHUNK)
-            for r0 in range(0, len(oc), _ROWS):      # row slices too: temporaries stay small (peak memory)
-                rs = slice(r0, r0 + _ROWS)
-                vals = C[oc[rs], sl]
-                sub = np.where(oa[rs, None], C[op[rs], sl], np.uint64(0))
-                d = (vals - sub).astype(np.float64)
-                present = (mask_bits[rs, None] & bits[None, sl]) != 0
-                d[~present] = np.nan
-                D[rs, sl] = d
-    else:
-        D = np.zeros((len(oc), 0))
-    # the raw counters are no longer needed: drop them before gathering the rows (no 368,640 x counters take)
+    # deltas: (counters x rows), each counter contiguous, straight from the readers' blocks
+    m = len(oc)
+    D = np.empty((len(counters), m), dtype=np.float64)
+    if len(counters) and m:
+        g_cur, g_prev = srow(oc), srow(op)
+        any_abs = bool(oa.any())
+        for r0 in range(0, m, _ROWS):
+            r1 = min(r0 + _ROWS, m)
+            ra = oa[r0:r1]
+            if any_abs and ra.any():
+                d = C.full(g_cur[r0:r1]) - np.where(ra[:, None], C.full(g_prev[r0:r1]), np.uint64(0))
+                D[:, r0:r1] = d.T
+            else:                                   # deltas as recorded (subtype 1): no subtraction
+                for js, M in C.blocks(g_cur[r0:r1]):
+                    D[js, r0:r1] = M.T
+        mask_bits = sets_[oc] & np.where(oa, sets_[op], -1)
+        for bit in np.unique(bits):
+            absent = np.flatnonzero((mask_bits & bit) == 0)
+            if len(absent):
+                D[np.flatnonzero(bits == bit)[:, None], absent[None, :]] = np.nan
     del C
-    df = df.drop(columns=counters)
-    out = df.iloc[oc].reset_index(drop=True)
-    t_prev = np.where(osame, t[op], out["run_start"].to_numpy(dtype="datetime64[ns]").view(np.int64))
-    out["interval_start"] = t_prev.view("datetime64[ns]")
-    out["interval_end"] = out["time"]
-    if "rec_start" in out.columns:
-        findings += _stated_intervals(out, osame)
-    s_len = (out["interval_end"] - out["interval_start"]).dt.total_seconds().to_numpy(dtype=np.float64, copy=True)
+
+    O = S.take(oc)                              # the identity columns of the interval rows
+    istart = np.where(osame, t[op], O["run_start"].view(np.int64)).view("datetime64[ns]")
+    iend = O["time"].copy()
+    if "rec_start" in O.a:
+        findings += _stated_intervals(O, osame, istart, iend)
+    s_len = pd.Series(iend - istart).dt.total_seconds().to_numpy(dtype=np.float64, copy=True)
     s_len[(s_len <= 0) | ~np.isfinite(s_len)] = np.nan
-    out["interval_s"] = s_len
     miss = np.isnan(s_len)
     if miss.any():   # a first delta record without run start (z/VM): assume the system's usual length
-        med = out.groupby("system", sort=False)["interval_s"].transform("median").to_numpy(dtype=np.float64)
+        med = pd.Series(s_len).groupby(O["system"], sort=False).transform("median").to_numpy(dtype=np.float64)
         fill = miss & np.isfinite(med)
         if fill.any():
             s_len[fill] = med[fill]
-            out["interval_s"] = s_len
-            out.loc[fill, "interval_start"] = out.loc[fill, "time"] - pd.to_timedelta(med[fill], unit="s")
-    cnt = pd.DataFrame(D, columns=counters, copy=False)      # D is ours: no second copy of the deltas
-    out = pd.concat([out, cnt], axis=1)
+            istart[fill] = (pd.Series(O["time"][fill]) - pd.to_timedelta(med[fill], unit="s")).to_numpy()
+    O.a["interval_start"], O.a["interval_end"], O.a["interval_s"] = istart, iend, s_len
 
     # both kinds for the same interval: keep the delta row
     if is_abs.any() and (~is_abs).any():
-        okind = out["kind"].to_numpy(dtype=object)
+        okind = kind_abs[O["kind"]]
         k = ["system", "cpu", "class", "time"]
-        dkeys = pd.MultiIndex.from_frame(out.loc[okind == "delta", k])
-        akeys = pd.MultiIndex.from_frame(out[k])
-        drop = (okind == "absolute") & akeys.isin(dkeys)
+        kf = O.frame(cols=k)
+        dkeys = pd.MultiIndex.from_frame(kf.loc[~okind])
+        akeys = pd.MultiIndex.from_frame(kf)
+        drop = okind & akeys.isin(dkeys)
         if drop.any():
-            r = out.loc[drop]
+            r = O.frame(np.flatnonzero(drop), ["system", "source", "offset"])
             for system, g in r.groupby("system", sort=False):
                 findings.append(make_finding(
                     str(g["source"].iloc[0]), int(g["offset"].iloc[0]), "info", "both-kinds",
                     f"system {system}: {len(g)} interval(s) are present both as subtype-1 style deltas and "
                     "as running totals", "the delta records are used, the running totals only for the rest",
                     system=system, count=len(g)))
-            out = out.loc[~drop].reset_index(drop=True)
+            keep_rows = np.flatnonzero(~drop)
+            O = O.take(keep_rows)
+            D = D[:, keep_rows]
 
-    out, f = data_checks(out, df, counters)
+    qb, f = _data_checks(O, D, counters, S, t_order)
     findings += f
-    out, f = assign_generations(out, sets, QUALITY_BITS)
+    gen_cat, fset_cat, qb, f = _generations(O, sets, qb)
     findings += f
-    cut_uninstalled(out, counters)
-    out = add_buckets(out)
-    out["quality"] = quality_strings(out["qbits"].to_numpy())
-    for c in _STR_COLS:
-        out[c] = out[c].astype("category")
-    for c in ("generation", "formula_set", "quality"):
-        out[c] = out[c].astype("category")
-    return out[interval_columns(counters)], findings
+    _cut_uninstalled(O, D, counters)
+    _buckets(O)
+    data = {c: O.series(c) for c in IDENTITY_COLUMNS}
+    for c in ("interval_start", "interval_end", "interval_s", "bucket", "bucket_s", "cec_bucket", "cec_bucket_s"):
+        data[c] = O[c]
+    data["generation"], data["formula_set"] = gen_cat, fset_cat
+    data["quality"] = _quality_categorical(qb)
+    data["qbits"] = qb
+    ident = pd.DataFrame(data)
+    cnt = pd.DataFrame(D.T, columns=counters, copy=False)       # D is ours: one block, no copy
+    return pd.concat([ident, cnt], axis=1), findings
 
 
+def _quality_categorical(qb: np.ndarray) -> pd.Categorical:
+    """``quality_strings(qb)`` as a categorical, the text made once per distinct bit mask."""
+    codes, uniq = pd.factorize(qb)
+    return _categorical_of(quality_strings(uniq), codes)
 
 
-def _stated_intervals(out: pd.DataFrame, osame: np.ndarray) -> list[Finding]:
+def _categorical_of(labels: np.ndarray, codes: np.ndarray) -> pd.Categorical:
+    """What ``astype("category")`` of the object array ``labels[codes]`` gives, without building it."""
+    labels = np.asarray(labels, dtype=object)
+    dtype = pd.Series(labels).astype("category").dtype
+    return pd.Categorical.from_codes(dtype.categories.get_indexer(labels)[codes], dtype=dtype)
+
+
+def _stated_intervals(O: _Cols, osame: np.ndarray, istart: np.ndarray, iend: np.ndarray) -> list[Finding]:
     """SMF 113 identification section (smf113.md 5): where a record states its interval, use it, after checking
-    it against the CTMs of consecutive records of the same CPU (previous CTM = start, this CTM = end)."""
-    rs = out["rec_start"].to_numpy(dtype="datetime64[ns]")
-    re_ = out["rec_end"].to_numpy(dtype="datetime64[ns]")
+    it against the CTMs of consecutive records of the same CPU (previous CTM = start, this CTM = end).
+    Sets ``istart``/``iend`` in place."""
+    rs, re_ = O["rec_start"], O["rec_end"]
     has = ~np.isnat(rs) & ~np.isnat(re_) & (re_ > rs)
     if not has.any():
         return []
     tol = np.timedelta64(int(STATED_TOLERANCE_S * 1e9), "ns")
-    start = out["interval_start"].to_numpy(dtype="datetime64[ns]")
-    end = out["time"].to_numpy(dtype="datetime64[ns]")
-    off_start = osame & has & ~np.isnat(start) & (np.abs(rs - start) > tol)
+    end = O["time"]
+    off_start = osame & has & ~np.isnat(istart) & (np.abs(rs - istart) > tol)
     off_end = has & (np.abs(re_ - end) > tol)
-    findings = emit(out.loc[off_start | off_end], "warning", "interval-mismatch",
+    bad = off_start | off_end
+    findings = emit(O.frame(np.flatnonzero(bad), _EMIT), "warning", "interval-mismatch",
                     "system {system}: the interval stated in the record (identification section) disagrees by more "
                     f"than {STATED_TOLERANCE_S:g} s with the times of consecutive records at {{time}} (CPU {{cpus}})",
                     "the stated interval was used for rates; check for lost or out-of-order records") \
-        if (off_start | off_end).any() else []
-    out.loc[has, "interval_start"] = rs[has]
-    out.loc[has, "interval_end"] = re_[has]
+        if bad.any() else []
+    istart[has] = rs[has]
+    iend[has] = re_[has]
     return findings
 
 
-def _run_start_changes(df: pd.DataFrame, is_abs: np.ndarray) -> list[Finding]:
+def _run_start_changes(S: _Cols, t_order: np.ndarray) -> list[Finding]:
     """One info finding per later collection run (run_start) of a system."""
-    r = df.loc[df["run_start"].notna(), ["system", "run_start", "source", "offset", "time"]]
-    if not len(r):
+    ok = ~np.isnat(S["run_start"])
+    if not ok.any():
         return []
-    firsts = r.sort_values("time").drop_duplicates(["system", "run_start"])
+    if ok.all():
+        rows = t_order
+    else:
+        r = np.flatnonzero(ok)
+        rows = r[_time_order(S["time"][r])]
+    firsts = rows[_is_first(_key(S, ["system", "run_start"], rows))]
+    return _later_runs(S.frame(firsts, ["system", "run_start", "source", "offset", "time"]))
+
+
+def _later_runs(firsts: pd.DataFrame) -> list[Finding]:
+    """Findings from the first record (in time order) of every (system, run_start)."""
     counts = firsts.groupby("system", sort=False)["run_start"].transform("size")
     later = firsts.loc[counts.to_numpy() > 1].sort_values(["system", "run_start"])
     later = later.loc[later.duplicated("system", keep="first")]
@@ -370,57 +600,76 @@ def _run_start_changes(df: pd.DataFrame, is_abs: np.ndarray) -> list[Finding]:
             for x in later.itertuples(index=False)]
 
 
-def data_checks(out: pd.DataFrame, df: pd.DataFrame, counters: Sequence[str]) -> tuple[pd.DataFrame, list[Finding]]:
+def _data_checks(O: _Cols, D: np.ndarray, counters: Sequence[str], S: _Cols,
+                 t_order: np.ndarray) -> tuple[np.ndarray, list[Finding]]:
     """Quality bits and findings: lost data, MT per core, odd lengths, CPUs coming and going,
     systems moving between CECs or changing machine."""
     findings: list[Finding] = []
-    qb = np.zeros(len(out), dtype=np.int64)
-    lost = out["lost"].to_numpy(dtype=bool)
+    qb = np.zeros(len(O), dtype=np.int64)
+    lost = O["lost"].astype(bool)
     qb[lost] |= QUALITY_BITS["lost-data"]
-    findings += emit(out.loc[lost], "warning", "lost-data",
-                     "the hardware lost counter data of system {system} in the interval ending {time} (CPU {cpus})",
-                     "the interval is kept but marked and left out of the workload hint")
-    mcols = [c for c in counters if c[0] == "M"]
-    if mcols:
-        mtl = out["mt_lost"].to_numpy(dtype=bool)
+    if lost.any():
+        findings += emit(O.frame(np.flatnonzero(lost), _EMIT), "warning", "lost-data",
+                         "the hardware lost counter data of system {system} in the interval ending {time} (CPU {cpus})",
+                         "the interval is kept but marked and left out of the workload hint")
+    mj = [j for j, c in enumerate(counters) if c[0] == "M"]
+    if mj:
+        mtl = O["mt_lost"].astype(bool)
         qb[mtl] |= QUALITY_BITS["mt-lost-data"]
-        has_mt = (out["sets"].to_numpy() & SET_MT) != 0
-        core = out["core"].to_numpy()
+        has_mt = (O["sets"] & SET_MT) != 0
+        core = O["core"]
         # MT-diagnostic counters are per core: keep one CPU (the lowest id) per core and interval
-        cand = out.loc[has_mt & (core >= 0), ["cec", "system", "core", "time", "cpu"]]
-        extra = cand.sort_values("cpu").duplicated(["cec", "system", "core", "time"], keep="first")
-        kill = np.zeros(len(out), dtype=bool)
-        kill[extra.index[extra.to_numpy()]] = True
-        kill |= mtl
+        rows = np.flatnonzero(has_mt & (core >= 0))
+        kill = mtl.copy()
+        if len(rows):
+            cand = O.frame(rows, ["cec", "system", "core", "time", "cpu"], index=rows)
+            extra = cand.sort_values("cpu").duplicated(["cec", "system", "core", "time"], keep="first")
+            kill[extra.index[extra.to_numpy()]] = True
         if kill.any():
-            out.loc[kill, mcols] = np.nan
-        findings += emit(out.loc[mtl], "warning", "mt-lost-data",
-                         "MT-diagnostic counter data of system {system} was lost in the interval ending {time}",
-                         "thread density and core-active metrics of the interval are not shown")
-    s = out["interval_s"].to_numpy(dtype=np.float64)
-    med = out.groupby("system", sort=False)["interval_s"].transform("median").to_numpy(dtype=np.float64)
+            D[np.array(mj)[:, None], np.flatnonzero(kill)[None, :]] = np.nan
+        if mtl.any():
+            findings += emit(O.frame(np.flatnonzero(mtl), _EMIT), "warning", "mt-lost-data",
+                             "MT-diagnostic counter data of system {system} was lost in the interval ending {time}",
+                             "thread density and core-active metrics of the interval are not shown")
+    s = O["interval_s"]
+    med = pd.Series(s).groupby(O["system"], sort=False).transform("median").to_numpy(dtype=np.float64)
     odd = np.isfinite(s) & np.isfinite(med) & (np.abs(s - med) > 0.1 * med)
     qb[odd] |= QUALITY_BITS["odd-length"]
-    findings += emit(out.loc[odd], "warning", "odd-length",
-                     "an interval of system {system} ending {time} differs by more than 10% from the usual "
-                     "length (CPU {cpus})", "busy and rates of that interval are less comparable")
-    out["qbits"] = qb
-    findings += _cpu_presence(df)
-    findings += _system_moves(df)
-    return out, findings
+    if odd.any():
+        findings += emit(O.frame(np.flatnonzero(odd), _EMIT), "warning", "odd-length",
+                         "an interval of system {system} ending {time} differs by more than 10% from the usual "
+                         "length (CPU {cpus})", "busy and rates of that interval are less comparable")
+    findings += _cpu_presence(S, t_order)
+    findings += _system_moves(S, t_order)
+    return qb, findings
 
 
-def _cpu_presence(samples: pd.DataFrame) -> list[Finding]:
+def _edges(S: _Cols, t_order: np.ndarray, names: Sequence[str], last: bool = True) -> np.ndarray:
+    """Positions in ``t_order`` of the first (and last) record of every ``names`` key, ascending."""
+    k = _key(S, names, t_order)
+    firsts = _is_first(k)
+    if last:
+        firsts |= _is_first(k[::-1])[::-1]
+    return np.flatnonzero(firsts)
+
+
+def _cpu_presence(S: _Cols, t_order: np.ndarray) -> list[Finding]:
     """Info findings for logical CPUs that appear late or vanish early within a system's data.
 
     Judged on the records (baselines included), not on the intervals: a counter reset turns one record into a
     new baseline and leaves a gap in the intervals, but the CPU did not go away (the reset is its own finding).
+    Only the first and last record of each CPU (in time order) matter: the frame is made of those.
     """
-    if not len(samples):
+    if not len(S):
         return []
-    r = samples[["source", "offset", "system", "class", "cpu", "time"]]
+    rows = t_order[_edges(S, t_order, ["system", "class", "cpu"])]
+    return _cpu_presence_sorted(S.frame(rows, ["source", "offset", "system", "class", "cpu", "time"]))
+
+
+def _cpu_presence_sorted(r: pd.DataFrame) -> list[Finding]:
+    """``_cpu_presence`` on records already in time order."""
     span = r.groupby("system", sort=False)["time"].agg(["min", "max"])
-    per = r.sort_values("time").groupby(["system", "class", "cpu"], sort=False, observed=True)
+    per = r.groupby(["system", "class", "cpu"], sort=False, observed=True)
     firsts, lasts = per.head(1), per.tail(1)
     f = firsts.join(span, on="system")
     l_ = lasts.join(span, on="system")
@@ -440,15 +689,24 @@ def _cpu_presence(samples: pd.DataFrame) -> list[Finding]:
     return res
 
 
-def _system_moves(df: pd.DataFrame) -> list[Finding]:
+def _system_moves(S: _Cols, t_order: np.ndarray) -> list[Finding]:
     """A system seen on two CECs (moved LPAR, new machine) or changing versions on one CEC.
 
     A system that leaves one CEC and later runs on another is the usual before/after
     of a machine upgrade: an info finding.  The same system id on two CECs at the
     same time means two LPARs share an SMF id: a warning, their numbers stay apart.
+    Only the first and last record (in time order) of each system and CEC and the first of each version
+    matter: the frame is made of those.
     """
+    pos = np.union1d(_edges(S, t_order, ["system", "cec"]),
+                     _edges(S, t_order, ["system", "cec", "machine_type", "cfvn", "csvn"], last=False))
+    cols = ["source", "offset", "system", "cec", "machine_type", "cfvn", "csvn", "time"]
+    return _system_moves_sorted(S.frame(t_order[pos], cols))
+
+
+def _system_moves_sorted(r: pd.DataFrame) -> list[Finding]:
+    """``_system_moves`` on records already in time order."""
     res = []
-    r = df[["source", "offset", "system", "cec", "machine_type", "cfvn", "csvn", "time"]].sort_values("time")
     span = r.groupby(["system", "cec"], observed=True, sort=False)["time"].agg(["min", "max"])
     first_per = r.drop_duplicates(["system", "cec"])
     for system, g in first_per.groupby("system", sort=False):
@@ -474,3 +732,123 @@ def _system_moves(df: pd.DataFrame) -> list[Finding]:
                                     "formulas differ before and after; never average across the change",
                                     system=system))
     return res
+
+
+def _generations(O: _Cols, sets: dict[str, FormulaSet], qb: np.ndarray):
+    """``catalog.assign_generations`` per distinct (machine type, CSVN): generation and formula-set
+    categoricals, quality bits, findings."""
+    findings: list[Finding] = []
+    combo = _appearance(_key(O, ["machine_type", "csvn"]))
+    k = int(combo.max()) + 1 if len(combo) else 0
+    first_row = np.full(k, len(combo), np.int64)
+    np.minimum.at(first_row, combo, np.arange(len(combo)))
+    mts = O.cats["machine_type"].categories
+    gens, fsets, qadd = [], [], np.zeros(k, np.int64)
+    sysk = None
+    for cid in range(k):
+        i0 = first_row[cid]
+        mt, csvn = str(mts[O["machine_type"][i0]]), int(O["csvn"][i0])
+        g, how = select_generation(sets, mt, csvn)
+        gens.append(g)
+        fsets.append(sets[g].version)
+        if how == "csvn-mismatch":
+            code = "csvn-mismatch"
+        elif how == "by-csvn":
+            code = "generation-by-csvn"
+        elif how == "generic" or g == GENERIC:
+            code = "generic-formulas"
+        else:
+            continue
+        qadd[cid] = QUALITY_BITS[code]
+        idx = np.flatnonzero(combo == cid)
+        if sysk is None:
+            sysk = O["system"]
+        firsts = O.frame(idx[_is_first(sysk[idx])], ["source", "offset", "system"])
+        for x in firsts.itertuples(index=False):
+            if code == "csvn-mismatch":
+                findings.append(make_finding(
+                    str(x.source), int(x.offset), "warning", "csvn-mismatch",
+                    f"system {x.system}: machine type {mt} is {g} (CSVN {sets[g].csvn}) but the records "
+                    f"carry CSVN {csvn}", f"the {g} formulas are used; check the extended-counter metrics",
+                    system=x.system, machine_type=mt, csvn=csvn))
+            elif code == "generation-by-csvn":
+                findings.append(make_finding(
+                    str(x.source), int(x.offset), "warning", "unknown-machine-type",
+                    f"system {x.system}: machine type {mt!r} is not known; CSVN {csvn} points to {g}",
+                    f"the {g} formulas are used", system=x.system, machine_type=mt, csvn=csvn))
+            else:
+                findings.append(make_finding(
+                    str(x.source), int(x.offset), "warning", "no-formula-set",
+                    f"system {x.system}: neither machine type {mt!r} nor CSVN {csvn} identifies a generation",
+                    "only generation-independent metrics (CPI, L1MP, PRBSTATE, LPARCPU, Eff GHz, MIPS) are shown",
+                    system=x.system, machine_type=mt, csvn=csvn))
+    if qadd.any():
+        qb = qb | qadd[combo]
+    return _categorical_of(np.array(gens, dtype=object), combo), \
+        _categorical_of(np.array(fsets, dtype=object), combo), qb, findings
+
+
+def _cut_uninstalled(O: _Cols, D: np.ndarray, counters: Sequence[str]) -> None:
+    """NaN counters beyond the set sizes implied by the row's CFVN/CSVN (metrics.md 1.1), per version pair."""
+    if not len(O) or not counters:
+        return
+    vers = _appearance(_key(O, ["cfvn", "csvn"]))
+    for v in range(int(vers.max()) + 1):
+        idx = np.flatnonzero(vers == v)
+        cfvn, csvn = int(O["cfvn"][idx[0]]), int(O["csvn"][idx[0]])
+        cut = []
+        for j, c in enumerate(counters):
+            bit = BIT_OF_LETTER[c[0]]
+            governing = cfvn if bit in (SET_BASIC, SET_PROBLEM) else csvn
+            if governing > 0 and int(c[1:]) >= BASE_OF_BIT[bit] + set_size(bit, cfvn, csvn):
+                cut.append(j)
+        if cut:
+            D[np.array(cut)[:, None], idx[None, :]] = np.nan
+
+
+def _buckets(O: _Cols) -> None:
+    """``aggregate.add_buckets`` on the arrays, grouping by the CEC / system codes instead of their joined
+    strings: bucket, bucket_s, cec_bucket, cec_bucket_s."""
+    t = O["interval_end"].view(np.int64)
+    s = O["interval_s"]
+    b, cb = t.copy(), t.copy()
+    bl = np.full(len(t), np.nan)
+    cbl = np.full(len(t), np.nan)
+    sys_codes = _appearance(_key(O, ["cec", "system"]))
+    cec_codes = O["cec"]
+    sys_L: dict[int, tuple[int, int]] = {}
+    sys_rows = _rows_by_code(sys_codes)
+    for k, idx in sys_rows.items():
+        L = _mode_len(s[idx])
+        if L <= 0:
+            continue
+        off = _phase(t[idx], L)
+        sys_L[k] = (L, off)
+        b[idx] = np.floor((t[idx] - off) / L + 0.5).astype(np.int64) * L + off
+        bl[idx] = L / _NS
+    for _k, idx in _rows_by_code(cec_codes).items():
+        syss = [sys_L[c] for c in np.unique(sys_codes[idx]) if c in sys_L]
+        if not syss:
+            continue
+        L = max(x[0] for x in syss)
+        off = int(np.median([x[1] for x in syss if x[0] == L])) % L
+        own = bl[idx] * _NS / 2                       # tolerance: half the row's own usual length
+        own = np.where(np.isfinite(own), own, L / 2)
+        cb[idx] = np.ceil((t[idx] - off - own) / L).astype(np.int64) * L + off
+        cbl[idx] = L / _NS
+    O.a["bucket"] = b.view("datetime64[ns]")
+    O.a["bucket_s"] = bl
+    O.a["cec_bucket"] = cb.view("datetime64[ns]")
+    O.a["cec_bucket_s"] = cbl
+
+
+def _rows_by_code(codes: np.ndarray) -> dict[int, np.ndarray]:
+    """Row indices (ascending) of each code value present, with one stable sort."""
+    if not len(codes):
+        return {}
+    o = np.argsort(codes, kind="stable")
+    cs = codes[o]
+    cut = np.flatnonzero(cs[1:] != cs[:-1]) + 1
+    starts = np.concatenate(([0], cut))
+    ends = np.concatenate((cut, [len(cs)]))
+    return {int(cs[a]): o[a:e] for a, e in zip(starts, ends)}
