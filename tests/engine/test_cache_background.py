@@ -70,3 +70,19 @@ def test_workspace_intervals_through_a_background_cache(tmp_path):
     pd.testing.assert_frame_equal(ws2.intervals, iv1)
     kinds = {p.name.split("-", 1)[0] for p in (tmp_path / "c").iterdir()}
     assert {"read", "iv"} <= kinds
+
+
+def test_paused_writes_wait_and_a_reader_completes_them_itself(tmp_path):
+    path = _copy(tmp_path)
+    bg = wc.Cache(tmp_path / "c", background=True)
+    with wc.writes_paused():
+        fresh = wc.read_file(path, cache=bg)
+        import time
+
+        time.sleep(0.3)                        # the writer thread must not start while paused
+        assert not (tmp_path / "c").exists() or not any(p.name.startswith("read-") for p in (tmp_path / "c").iterdir())
+        hit = bg.load_result(path)             # needs the entry: written now, on this thread (no deadlock)
+        assert isinstance(hit, wc.CachedReadResult)
+        pd.testing.assert_frame_equal(hit.samples, fresh.samples)
+    wc.wait_for_writes()
+    assert bg.info().entries == 1
