@@ -92,7 +92,8 @@ def build_tree(ws: Workspace, deep: bool = True) -> list[TreeNode]:
                 lpars[lk].children.append(classes[ck])
             info = {"generation": r.generation, "os": r.os, "system": r.system, **minfo("cpu", (*ck, cpu))}
             classes[ck].children.append(TreeNode(("cpu", cec, lpar, cls, cpu), "cpu", f"CPU {cpu}", [], info))
-        _add_coverage(roots, iv)
+        cov = ws.coverage_frames() if hasattr(ws, "coverage_frames") else None
+        _add_coverage(roots, iv, cov)
     _add_partitions(roots, ws.partitions)
     return [roots[k] for k in sorted(roots)]
 
@@ -121,16 +122,19 @@ def _ident(iv: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return ident.sort_values(["cec", "lpar", "class", "cpu"])
 
 
-def _add_coverage(roots: dict[str, TreeNode], iv: pd.DataFrame) -> None:
-    """``coverage_pct`` / ``coverage_note`` on CEC and LPAR nodes whose parts cover different times."""
+def _add_coverage(roots: dict[str, TreeNode], iv: pd.DataFrame,
+                  cov: dict[str, pd.DataFrame] | None = None) -> None:
+    """``coverage_pct`` / ``coverage_note`` on CEC and LPAR nodes whose parts cover different times (``cov``:
+    the coverage frames of the CEC and LPAR levels when known, e.g. from the workspace cache)."""
     from app.engine.partitions import coverage
 
-    for rec in coverage(iv, "cec").to_dict("records"):
+    cov = cov if cov is not None else {lv: coverage(iv, lv) for lv in ("cec", "lpar")}
+    for rec in cov["cec"].to_dict("records"):
         node = roots.get(str(rec["cec"]))
         if node is not None:
             node.info.update(coverage_pct=rec["coverage_pct"], coverage_note=rec["coverage_note"])
     by_key = {n.key: n for root in roots.values() for n in root.children}
-    for rec in coverage(iv, "lpar").to_dict("records"):
+    for rec in cov["lpar"].to_dict("records"):
         node = by_key.get(("lpar", str(rec["cec"]), str(rec["lpar"])))
         if node is not None:
             node.info.update(coverage_pct=rec["coverage_pct"], coverage_note=rec["coverage_note"])

@@ -115,6 +115,8 @@ class Workspace:
         self._tree = None
         self._wm: dict[str, pd.DataFrame] = {}
         self._lv: OrderedDict[tuple, LevelFrame] = OrderedDict()   # (level, start, end) -> prepared frame
+        self._cov: dict[str, pd.DataFrame] | None = None            # coverage_frames
+        self._rows_index: dict[int, dict[tuple, np.ndarray]] = {}  # node depth -> key -> interval row positions
         # intervals of files read through app.cache are cached too: None/True = the user's cache, False = never,
         # or an app.cache.Cache
         self.cache = cache
@@ -146,6 +148,8 @@ class Workspace:
         self._iv = None
         self._wm = {}
         self._lv = OrderedDict()
+        self._cov = None
+        self._rows_index = {}
         self._mcache.clear()
         self._tree = None
 
@@ -202,11 +206,59 @@ class Workspace:
             self._wm.update(got)
         return {lv: self._wm[lv] for lv in levels}
 
-    def prepare_level(self, by: str, start=None, end=None) -> bool:
+    def _node_rows(self, nodes: list[NodeKey] | None) -> pd.DataFrame | None:
+        """The interval rows of ``nodes`` in the intervals' order, as ``select_rows`` gives them (None: no nodes,
+        or a key the index cannot answer, e.g. a node without rows); positions per node come from an index
+        built once per node depth."""
+        if not nodes:
+            return None
+        iv = self._ensure()
+        parts = []
+        for key in nodes:
+            depth = len(key) - 1
+            if not 1 <= depth <= len(_NODE_COLS):
+                return None
+            idx = self._rows_index.get(depth)
+            if idx is None:
+                cols = list(_NODE_COLS[:depth])
+                if any(not isinstance(iv[c].dtype, pd.CategoricalDtype) for c in cols if c != "cpu"):
+                    return None     # select_rows compares plain columns differently: leave it to select_rows
+                g = iv.groupby(cols, sort=False, observed=True, dropna=True).indices
+                idx = self._rows_index[depth] = {(k if isinstance(k, tuple) else (k,)): np.asarray(v, np.int64)
+                                                 for k, v in g.items()}
+            vals = tuple(key[1:])
+            if any(not isinstance(v, str) for v in vals[:3]) or (depth == 4 and not isinstance(vals[3], int | np.integer)):
+                return None
+            p = idx.get(vals)
+            if p is None:
+                return None
+            parts.append(p)
+        pos = parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
+        return iv.iloc[pos] if len(pos) != len(iv) else iv
+
+    def coverage_frames(self) -> dict[str, pd.DataFrame]:
+        """``partitions.coverage`` of the CEC and LPAR levels over the whole range (the tree's coverage notes);
+        with cached intervals kept in the workspace cache beside them (a groupby over every interval row)."""
+        from app.engine.partitions import coverage
+
+        if self._cov is None:
+            iv = self._ensure()
+            cache, key = self._iv_cache(self._keep())
+            key = f"{key}-coverage" if key is not None else None
+            got = cache.load_frames("cov", key) if key is not None else None
+            if got is None or set(got) != {"cec", "lpar"}:
+                got = {lv: coverage(iv, lv) for lv in ("cec", "lpar")}
+                if key is not None:
+                    cache.store_frames("cov", key, got, [{"path": r.file} for r in self._files])
+            self._cov = got
+        return dict(self._cov)
+
+    def prepare_level(self, by: str, start=None, end=None, cached_only: bool = False) -> bool:
         """Compute every node's rows of an interval level (with summary rows) for the window ``(start, end]`` in
         one grouped pass and keep them, so :meth:`metrics` answers a selection of nodes by slicing (a few ms
         instead of a pass over the intervals).  Whole-range frames of cached intervals are kept in the workspace
-        cache too.  Returns False when ``by`` is not a sliced level (:data:`SLICED_LEVELS`)."""
+        cache too.  Returns False when ``by`` is not a sliced level (:data:`SLICED_LEVELS`), or with
+        ``cached_only`` when the frame is neither prepared nor in the workspace cache (then nothing is computed)."""
         level = metrics_level(by)
         if level not in SLICED_LEVELS:
             return False
@@ -220,6 +272,8 @@ class Workspace:
         ckey = f"{ckey}-{level}" if ckey is not None else None
         got = cache.load_frames("lv", ckey) if ckey is not None else None
         frame = got.get(level) if got else None
+        if frame is None and cached_only:
+            return False
         if frame is None:
             wl = WINDOW_OF[level]
             body = level_metrics(iv, self.formula_sets, self.counters, level, start, end, None, False)
@@ -301,9 +355,13 @@ class Workspace:
         wlevel = WINDOW_OF[level] if summary and WINDOW_OF[level] != level else None
 
         def rows(lv: str, is_summary: bool) -> pd.DataFrame:
-            # the interval rows are shared by the table (with summary) and the timeline (without)
-            return self._cached(("rows", lv, is_summary, *win), lambda: level_metrics(
-                self._ensure(), self.formula_sets, self.counters, lv, start, end, nodes, is_summary))
+            # the interval rows are shared by the table (with summary) and the timeline (without); the nodes'
+            # interval rows are taken by their positions (select_rows' result without a pass over every row)
+            def compute() -> pd.DataFrame:
+                sub = self._node_rows(nodes)
+                src, nds = (sub, None) if sub is not None else (self._ensure(), nodes)
+                return level_metrics(src, self.formula_sets, self.counters, lv, start, end, nds, is_summary)
+            return self._cached(("rows", lv, is_summary, *win), compute)
 
         return self._cached((by, *win, summary), lambda: with_summary(
             rows(level, False), rows(wlevel, True) if wlevel else None, level))

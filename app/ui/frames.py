@@ -153,8 +153,12 @@ def _qualified(df: pd.DataFrame, names: list[str]) -> list[str]:
         return names
     from app.engine.compare import qualify_names
 
+    cecs = [str(c) for c in _col(df, "cec")]
+    cec_of: dict[str, str] = {}
+    if all(cec_of.setdefault(n, c) == c for n, c in set(zip(names, cecs))):
+        return names          # no name on two CECs: qualify_names would return them as they are
     gens = [str(g) if _present(g) else "" for g in _col(df, "generation")]
-    return qualify_names(names, [str(c) for c in _col(df, "cec")], gens)
+    return qualify_names(names, cecs, gens)
 
 
 def node_text(row: Any) -> str:

@@ -230,8 +230,11 @@ class MainWindow(SessionMixin, QMainWindow):
             self._want_table = self._want_timeline = self._want_smt = False
             if table and timeline:
                 # the table first: its rows are shown before the tree's values and the timeline rows are
-                # computed, which follow in the next job (issue 11)
-                timeline, self._want_timeline, self._timeline_next = False, True, True
+                # computed, which follow in the next job (issue 11); with the timelines on screen (and no new
+                # files) both come in one job, the values after them
+                if added or self.tabs.currentWidget() is not self.timeline:
+                    timeline, self._want_timeline = False, True
+                self._timeline_next = True
                 values, self._want_values = False, True
             else:
                 values, self._want_values = (True if self._want_values else None), False
@@ -325,19 +328,27 @@ class MainWindow(SessionMixin, QMainWindow):
             self._smt_shown = current
         elif self.tabs.currentWidget() is self.smt and self._smt_shown != current and not self._want_smt:
             self.request(table=False, timeline=False, smt=True)
-        if view.table is not None and fresh and (view.selection.start, view.selection.end) == (current.start,
-                                                                                            current.end):
-            self.table.model.quality_details = view.quality_details
-            self.table.placeholder.setText(M.TABLE_NO_ROWS)
-            self.table.model.set_frame(view.table, view.columns)
-            if view.partition is not None and self.table.model.rowCount() == 0:
-                self.table.show_partition(view.partition, view.partition_source)
-        if view.timeline is not None and fresh:
-            self.timeline.set_frame(view.timeline, cec_stack=view.cec_stack)
-            if view.partition is not None and not len(view.timeline):
-                self.timeline.placeholder.setText(M.PARTITION_ONLY_TITLE.format(lpar=view.partition.lpar) + ": "
-                                                  + M.TIMELINE_SEE_INTERVALS)
-            self.timeline.set_window(current.start, current.end)
+        def show_table() -> None:
+            if view.table is not None and fresh and (view.selection.start, view.selection.end) == (current.start,
+                                                                                                current.end):
+                self.table.model.quality_details = view.quality_details
+                self.table.placeholder.setText(M.TABLE_NO_ROWS)
+                self.table.model.set_frame(view.table, view.columns)
+                if view.partition is not None and self.table.model.rowCount() == 0:
+                    self.table.show_partition(view.partition, view.partition_source)
+
+        def show_timeline() -> None:
+            if view.timeline is not None and fresh:
+                self.timeline.set_frame(view.timeline, cec_stack=view.cec_stack)
+                if view.partition is not None and not len(view.timeline):
+                    self.timeline.placeholder.setText(M.PARTITION_ONLY_TITLE.format(lpar=view.partition.lpar)
+                                                      + ": " + M.TIMELINE_SEE_INTERVALS)
+                self.timeline.set_window(current.start, current.end)
+
+        # the view on screen first
+        for show in ((show_timeline, show_table) if self.tabs.currentWidget() is self.timeline else
+                     (show_table, show_timeline)):
+            show()
         self._workspace_ready()
 
     def _show_health(self, view: ViewData) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from app.ui.frames import FROZEN, ColDef, generations_of, interval_frame, is_summary, metric_columns
-from app.ui.selection import Selection
+from app.ui.selection import BY_OF_LEVEL, Selection
 
 
 @dataclass
@@ -175,6 +175,9 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
         _partition_parts(ws, sel, out.roots, out)
         step("partitions")
     if table:
+        if not sel.has_window and hasattr(ws, "prepare_level"):   # every node's rows kept in the workspace cache
+            for level in sel.levels():
+                ws.prepare_level(BY_OF_LEVEL[level], cached_only=True)
         df = interval_frame(ws, sel, windowed=True, summary=True)
         out.table = df
         out.columns = [*FROZEN, *metric_columns(ws, generations_of(df))]

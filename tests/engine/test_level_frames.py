@@ -134,3 +134,22 @@ def test_shallow_tree_is_the_deep_tree_without_its_deeper_levels(results):
         [(n.key, n.level, n.label, n.info) for r in shallow for n in r.children]
     assert got == want      # same nodes, same order, same info
     assert {x[1] for x in _flat(deep)} == {"cec", "lpar", "class", "cpu"}
+
+
+@pytest.mark.parametrize("windowed", [False, True])
+def test_rows_taken_by_node_positions_equal_select_rows(results, windowed):
+    """Workspace.metrics takes a selection's interval rows by their positions (an index per node depth): the
+    result equals compute_metrics over every interval row (select_rows' masks), for every level and depth."""
+    from app.engine.metrics import compute_metrics
+
+    ws = _ws(results)
+    start, end = _window(ws) if windowed else (None, None)
+    nodes = _nodes(ws)
+    sels = [[nodes["cpu"][0]], [nodes["cpu"][-1], nodes["cpu"][1]], [nodes["class"][0]], [nodes["lpar"][-1]],
+            [nodes["cec"][0], nodes["cpu"][2]], [("cpu", "nope", "X", "GCP", 0)]]
+    for by in ("cpu", "interval", "lpar_interval", "cec_interval", "class", "lpar"):
+        for sel in sels:
+            want = compute_metrics(ws.intervals, ws.formula_sets, ws.counters, by, start, end, sel, summary=True)
+            got = ws.metrics(by=by, nodes=sel, start=start, end=end, summary=True)
+            pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert ws._rows_index, "the positions index was used"
