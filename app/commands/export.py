@@ -290,7 +290,7 @@ def _picture(args: argparse.Namespace, size: tuple[int, int], qapp, window, path
         _err("export", "nothing readable was found in the given files")
         return EXIT_NOTHING
     if args.before:
-        got = _comparison_target(args, qapp, window)
+        got = _comparison_target(args, qapp, window, size)
     else:
         got = _timeline_target(args, qapp, window)
     if isinstance(got, int):
@@ -444,7 +444,7 @@ def _side_nodes(args: argparse.Namespace, window, side: str):
     return [("lpar", c, lp) for c, lp in pairs], start, end
 
 
-def _comparison_target(args: argparse.Namespace, qapp, window):
+def _comparison_target(args: argparse.Namespace, qapp, window, size: tuple[int, int]):
     """Set both sides on the Compare tab; (charts, "", description) or an exit code."""
     ctl = window.compare
     tab = ctl.tab
@@ -472,6 +472,11 @@ def _comparison_target(args: argparse.Namespace, qapp, window):
     target = tab.charts
     if args.metric and _norm(args.metric) == WATERFALL:
         target, what = tab.wf_plot, "comparison: CPI waterfall"
+        # the window hides the values on the bars when its chart is narrow (the numbers are beside it there);
+        # alone in a picture the bars carry them whenever the picture is wide enough (compare_tab's rule)
+        labels = getattr(tab, "_wf_labels", [])
+        for item in labels:
+            item.setVisible((size[0] - 70) / max(len(labels), 1) >= 50)
     elif args.metric:
         mid = _overlay_metric(args.metric)
         i = tab.metric.findData(mid)

@@ -141,14 +141,15 @@ class _FlatEngine(QPaintEngine):
         t.setOpacity(self._opacity())
         pen = self._pen(tr)
         brush = self._brush(tr) if fill else QBrush()
-        inside = clip is None or clip.boundingRect().contains(mapped.controlPointRect().adjusted(
-            -pen.widthF(), -pen.widthF(), pen.widthF(), pen.widthF()))
-        if inside:
+        # with the pen's width: a straight horizontal or vertical line has an empty rectangle, which intersects nothing
+        w = pen.widthF() if pen.style() != Qt.PenStyle.NoPen else 0.5
+        bounds = mapped.controlPointRect().adjusted(-w, -w, w, w)
+        if clip is None or clip.boundingRect().contains(bounds):
             t.setPen(pen)
             t.setBrush(brush)
             t.drawPath(mapped)
             return
-        if not clip.boundingRect().intersects(mapped.controlPointRect()):
+        if not clip.boundingRect().intersects(bounds):
             return
         if brush.style() != Qt.BrushStyle.NoBrush:
             t.setPen(Qt.PenStyle.NoPen)

@@ -203,3 +203,26 @@ def test_tall_panel_is_fitted_into_a_short_picture(cli, tmp_path):
     # 110 px per plot x 3 + 125 x 4 sourcing + 46 time axis + 90 overview = 966 px > 700 without the fit
     for label in ("Interval end (UTC)", "Whole range (UTC)", "LPARCPU %"):
         assert label in pos and 0 < pos[label][1] < 700, (label, pos.get(label))
+
+
+def test_waterfall_picture_shows_the_engines_decomposition(cli, tmp_path):
+    """The waterfall's bar labels are the engine's numbers (app.engine.compare, the same files read here)."""
+    from app.engine import Workspace
+    from app.engine.compare import Selection, compare
+    from app.formats import read_file
+
+    out = tmp_path / "wf.svg"
+    assert cli("--before", B, "--after", A, "--out", str(out), "--metric", "waterfall", "--size", "1000x600") == 0
+    sides = {}
+    for name, path in (("before", B), ("after", A)):
+        ws = Workspace()
+        ws.add_all([read_file(path)])
+        sides[name] = Selection(ws, name=name)
+    wf = compare(sides["before"], sides["after"], by="lpar").waterfall()
+    # totals as 3.966, steps signed as -0.224 (compare_tab.draw_waterfall)
+    want = [f"{v:.3f}" if k == "total" else f"{v:+.3f}" for k, v in zip(wf["kind"], wf["value"])]
+    texts = set(_text_positions(ET.parse(out).getroot()))
+    assert len(want) == 5 and set(want) <= texts, (want, sorted(texts))
+    # the parts add up: CPI before + steps = CPI after (to the 3 decimals shown, within rounding of 3 steps)
+    total = float(want[0]) + sum(float(v) for v in want[1:-1])
+    assert abs(total - float(want[-1])) <= 0.002
