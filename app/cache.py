@@ -616,11 +616,16 @@ def read_file(path: str | Path, progress: Callable[[float], None] | None = None,
         return hit
     ident = _file_identity(path)
     res = decode(path, progress=progress, cancel=cancel)
-    if ident is not None and ident == _file_identity(path):     # never store a file that changed meanwhile
+    _store_fresh(c, path, res, ident, digest)
+    return res
+
+
+def _store_fresh(c: Cache | None, path: str | Path, res: ReadResult, ident: dict | None, digest: str) -> None:
+    """Store a fresh read unless the file changed while it was read (identity taken before the read)."""
+    if c is not None and ident is not None and ident == _file_identity(path):
         key = c.store_result(path, res, ident, digest=digest)
         if key:
             res.meta["cache_key"] = key
-    return res
 
 
 def intervals_key(results: list[ReadResult], extra: Any) -> str | None:
@@ -643,6 +648,26 @@ def read_with_digest(path: str | Path, digest_fn: Callable[[str | Path], str],
         if progress:
             progress(1.0)
         return hit, hit.meta["digest"]
-    digest = digest_fn(path)
-    return read_file(path, progress=progress, cancel=cancel, cache=c if c is not None else False,
-                     digest=digest), digest
+    # the digest on a second thread while the file is decoded on this one (hashlib and the reader's kernel run
+    # without the GIL): a month's 564 MB are hashed in the shadow of the decode instead of before it
+    box: dict[str, Any] = {}
+
+    def hash_it() -> None:
+        try:
+            box["digest"] = digest_fn(path)
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread (e.g. Cancelled)
+            box["error"] = exc
+    th = threading.Thread(target=hash_it, name="nestscope-digest", daemon=True)
+    th.start()
+    from app.formats import read_file as decode
+
+    ident = _file_identity(path) if c is not None else None
+    try:
+        res = decode(path, progress=progress, cancel=cancel)
+    finally:
+        th.join()
+    if "error" in box:
+        raise box["error"]
+    digest = box.get("digest", "")
+    _store_fresh(c, path, res, ident, digest)
+    return res, digest

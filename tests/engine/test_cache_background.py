@@ -86,3 +86,36 @@ def test_paused_writes_wait_and_a_reader_completes_them_itself(tmp_path):
         pd.testing.assert_frame_equal(hit.samples, fresh.samples)
     wc.wait_for_writes()
     assert bg.info().entries == 1
+
+
+def test_read_with_digest_hashes_beside_the_decode(tmp_path, monkeypatch):
+    import hashlib
+
+    from app.formats.schema import Cancelled
+
+    path = _copy(tmp_path)
+    monkeypatch.setenv("NESTSCOPE_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setenv("NESTSCOPE_CACHE", "1")
+    threads = []
+
+    def sha1(p):
+        threads.append(threading.current_thread().name)
+        return hashlib.sha1(Path(p).read_bytes()).hexdigest()
+    res, digest = wc.read_with_digest(path, sha1)
+    assert digest == hashlib.sha1(path.read_bytes()).hexdigest() and len(res.samples) > 0
+    assert threads == ["nestscope-digest"]                 # hashed on its own thread, not before the decode
+    wc.wait_for_writes()
+    hit, again = wc.read_with_digest(path, sha1)           # second time: both from the cache, no hashing
+    assert again == digest and isinstance(hit, wc.CachedReadResult) and len(threads) == 1
+
+    def cancelled(p):
+        raise Cancelled()
+    path.touch()                                           # a changed mtime: the entry no longer matches
+    import os
+    os.utime(path, (1, 1))
+    try:
+        wc.read_with_digest(path, cancelled)
+    except Cancelled:
+        pass
+    else:
+        raise AssertionError("a cancel while hashing must reach the caller")
