@@ -1,0 +1,55 @@
+"""Give memory freed after a load back to the operating system, and read the process's resident size.
+
+After a month is decoded and its intervals computed, the temporary blocks are freed; large numpy arrays go back
+at once (glibc maps them separately), but many medium-sized frees stay in the allocator's heap and Arrow keeps
+its own pool.  :func:`release` collects garbage, empties Arrow's pool and, on glibc (Linux), asks ``malloc_trim``
+to return free heap pages; elsewhere it does what the platform allows and nothing more.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import os
+import sys
+
+_libc = None
+
+
+def _glibc():
+    global _libc
+    if _libc is None:
+        _libc = False
+        if sys.platform.startswith("linux"):
+            try:
+                lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                lib.malloc_trim.argtypes = [ctypes.c_size_t]
+                lib.malloc_trim.restype = ctypes.c_int
+                _libc = lib
+            except (OSError, AttributeError):   # musl or no libc found: nothing to trim
+                _libc = False
+    return _libc
+
+
+def rss_mb() -> float | None:
+    """Resident set size of this process now, in MB (None where it cannot be read)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            pages = int(fh.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def release() -> bool:
+    """Return freed memory to the system where the platform allows; True when the C heap was trimmed."""
+    gc.collect()
+    try:
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+    except Exception:  # noqa: BLE001 - no pyarrow or an old one: its pool simply stays
+        pass
+    lib = _glibc()
+    return bool(lib and lib.malloc_trim(0))
