@@ -298,6 +298,8 @@ def _picture(args: argparse.Namespace, size: tuple[int, int], qapp, window, path
     target, header, what = got
     for _ in range(3):
         qapp.processEvents()
+    for text in getattr(window, "errors", []):   # unexpected errors the window met (shown in a dialog there)
+        _err("export", f"note: {text}")
     try:
         save_picture(target, args.out, size, title=args.title, header=header, inputs=paths)
     except ExportError as exc:
@@ -367,8 +369,8 @@ def _timeline_target(args: argparse.Namespace, qapp, window):
             _check_plot(tl, pid)
         if not plot.isVisible():
             shown = ([] if not tl.has_cec() else ["cec"]) + tl.visible_plots()
-            _err("export", f"error: --metric {args.metric}: no such plot for {_keys_text(keys)} (plots with data: "
-                           f"{', '.join(shown) or 'none'})")
+            _err("export", f"error: --metric {args.metric}: no values to plot for {_keys_text(keys)} (plots with "
+                           f"data: {', '.join(shown) or 'none'}{'; cec needs --by cec' if pid == 'cec' else ''})")
             return EXIT_USAGE
         target = plot
         what = f"{args.metric} of " + what
