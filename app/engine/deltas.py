@@ -9,7 +9,7 @@ a finding.  ``delta`` rows are used as they are.  Everything is vectorized.
 
 The samples are never joined into one frame: identity columns are kept as numpy arrays (string columns as
 category codes), counters are read straight from the readers' blocks, a few thousand rows at a time, only for
-the rows that become intervals; the float deltas go to pandas as one (counters x rows) block.  Work that
+the rows that become intervals; the float deltas go to pandas as one (rows x counters) block.  Work that
 depends on a value (generation, counter cut, time bucket, quality text) is done once per distinct value.
 Findings come from small frames of the rows concerned.  ``tests/engine/_deltas_reference.py`` keeps the
 previous frame-based implementation; the two give identical intervals and findings.
@@ -123,10 +123,16 @@ def _categorical(parts: list[tuple[list[str], np.ndarray]]) -> pd.Categorical:
 
 
 class _Cols:
-    """Columns of equal length as numpy arrays; string columns as category codes with their dtype."""
+    """Columns of equal length as numpy arrays; string columns as category codes with their dtype.
 
-    def __init__(self, a: dict[str, np.ndarray], cats: dict[str, pd.CategoricalDtype]):
+    Dense codes of a column (for grouping) are made once; a :meth:`take` reads them from its parent.
+    """
+
+    def __init__(self, a: dict[str, np.ndarray], cats: dict[str, pd.CategoricalDtype],
+                 parent: "_Cols | None" = None, rows: np.ndarray | None = None):
         self.a, self.cats = a, cats
+        self._parent, self._rows = parent, rows
+        self._codes: dict[str, tuple[np.ndarray, int]] = {}
 
     def __getitem__(self, c: str) -> np.ndarray:
         return self.a[c]
@@ -135,10 +141,21 @@ class _Cols:
         return len(next(iter(self.a.values())))
 
     def take(self, rows: np.ndarray) -> "_Cols":
-        return _Cols({c: v[rows] for c, v in self.a.items()}, self.cats)
+        return _Cols({c: v[rows] for c, v in self.a.items()}, self.cats, self, rows)
 
-    def ncat(self, c: str) -> int:
-        return len(self.cats[c].categories)
+    def codes(self, c: str) -> tuple[np.ndarray, int]:
+        """Dense non-negative codes of column ``c`` and their count (NaT is a value of its own)."""
+        got = self._codes.get(c)
+        if got is None:
+            if c in self.cats:
+                got = self.a[c].astype(np.int64), max(len(self.cats[c].categories), 1)
+            elif self._parent is not None and c in self._parent.a:
+                pc, m = self._parent.codes(c)
+                got = pc[self._rows], m
+            else:
+                got = _codes(self.a[c])
+            self._codes[c] = got
+        return got
 
     def series(self, c: str, rows: np.ndarray | None = None):
         v = self.a[c] if rows is None else self.a[c][rows]
@@ -170,10 +187,8 @@ def _identity(frames: Sequence[pd.DataFrame], stated: list[str]) -> _Cols:
     return _Cols(a, cats)
 
 
-def _codes(v: np.ndarray, n_known: int | None = None) -> tuple[np.ndarray, int]:
-    """Dense non-negative codes of one column and their count (NaT is a value of its own)."""
-    if n_known is not None:
-        return v.astype(np.int64, copy=False), max(n_known, 1)
+def _codes(v: np.ndarray) -> tuple[np.ndarray, int]:
+    """Dense non-negative codes of one array and their count (NaT is a value of its own)."""
     if v.dtype.kind in "mM":
         v = v.view(np.int64)
     c, u = pd.factorize(v)
@@ -184,16 +199,17 @@ def _key(cols: _Cols, names: Sequence[str], rows: np.ndarray | None = None) -> n
     """One int64 per row, equal exactly where all ``names`` columns are equal (not densely numbered)."""
     key, span = None, 1
     for c in names:
-        v = cols[c] if rows is None else cols[c][rows]
-        cd, m = _codes(v, cols.ncat(c) if c in cols.cats else None)
+        cd, m = cols.codes(c)
         if key is None:
             key, span = cd, m
-            continue
-        if span * m >= 2 ** 62:            # keep the mixed key within int64: renumber it densely first
-            key, span = _codes(key)
-        key = key * m + cd
-        span *= m
-    return key if key is not None else np.zeros(len(cols) if rows is None else len(rows), np.int64)
+        else:
+            if span * m >= 2 ** 62:            # keep the mixed key within int64: renumber it densely first
+                key, span = _codes(key)
+            key = key * m + cd
+            span *= m
+    if key is None:
+        return np.zeros(len(cols) if rows is None else len(rows), np.int64)
+    return key if rows is None else key[rows]
 
 
 def _appearance(key: np.ndarray) -> np.ndarray:
@@ -201,15 +217,24 @@ def _appearance(key: np.ndarray) -> np.ndarray:
     return pd.factorize(key)[0].astype(np.int64, copy=False)
 
 
-def _is_first(key: np.ndarray) -> np.ndarray:
-    """True at the first row of each key value (``~duplicated(keep="first")``)."""
+def _firsts_lasts(key: np.ndarray, last: bool = False) -> np.ndarray:
+    """True at the first row of each key value (``~duplicated(keep="first")``), with ``last`` also at the last."""
     g = _appearance(key)
     if not len(g):
         return np.zeros(0, bool)
     seen = np.empty(len(g), np.int64)
     seen[0] = -1
     np.maximum.accumulate(g[:-1], out=seen[1:])
-    return g > seen
+    out = g > seen
+    if last:
+        lastpos = np.full(int(g.max()) + 1, -1, np.int64)
+        np.maximum.at(lastpos, g, np.arange(len(g)))
+        out[lastpos] = True
+    return out
+
+
+def _is_first(key: np.ndarray) -> np.ndarray:
+    return _firsts_lasts(key)
 
 
 def _time_order(t: np.ndarray) -> np.ndarray:
@@ -463,9 +488,9 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     t_order = _time_order(S["time"])           # the samples in time order, shared by the record-level checks
     findings += _run_start_changes(S, t_order)
 
-    # deltas: (counters x rows), each counter contiguous, straight from the readers' blocks
+    # deltas: (rows x counters), straight from the readers' blocks
     m = len(oc)
-    D = np.empty((len(counters), m), dtype=np.float64)
+    D = np.empty((m, len(counters)), dtype=np.float64)
     if len(counters) and m:
         g_cur, g_prev = srow(oc), srow(op)
         any_abs = bool(oa.any())
@@ -474,15 +499,15 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
             ra = oa[r0:r1]
             if any_abs and ra.any():
                 d = C.full(g_cur[r0:r1]) - np.where(ra[:, None], C.full(g_prev[r0:r1]), np.uint64(0))
-                D[:, r0:r1] = d.T
+                D[r0:r1] = d
             else:                                   # deltas as recorded (subtype 1): no subtraction
                 for js, M in C.blocks(g_cur[r0:r1]):
-                    D[js, r0:r1] = M.T
+                    D[r0:r1, js] = M
         mask_bits = sets_[oc] & np.where(oa, sets_[op], -1)
         for bit in np.unique(bits):
             absent = np.flatnonzero((mask_bits & bit) == 0)
             if len(absent):
-                D[np.flatnonzero(bits == bit)[:, None], absent[None, :]] = np.nan
+                D[absent[:, None], np.flatnonzero(bits == bit)[None, :]] = np.nan
     del C
 
     O = S.take(oc)                              # the identity columns of the interval rows
@@ -519,7 +544,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
                     system=system, count=len(g)))
             keep_rows = np.flatnonzero(~drop)
             O = O.take(keep_rows)
-            D = D[:, keep_rows]
+            D = D[keep_rows]
 
     qb, f = _data_checks(O, D, counters, S, t_order)
     findings += f
@@ -534,7 +559,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     data["quality"] = _quality_categorical(qb)
     data["qbits"] = qb
     ident = pd.DataFrame(data)
-    cnt = pd.DataFrame(D.T, columns=counters, copy=False)       # D is ours: one block, no copy
+    cnt = pd.DataFrame(D, columns=counters, copy=False)         # D is ours: one block, no copy
     return pd.concat([ident, cnt], axis=1), findings
 
 
@@ -626,7 +651,7 @@ def _data_checks(O: _Cols, D: np.ndarray, counters: Sequence[str], S: _Cols,
             extra = cand.sort_values("cpu").duplicated(["cec", "system", "core", "time"], keep="first")
             kill[extra.index[extra.to_numpy()]] = True
         if kill.any():
-            D[np.array(mj)[:, None], np.flatnonzero(kill)[None, :]] = np.nan
+            D[np.flatnonzero(kill)[:, None], np.array(mj)[None, :]] = np.nan
         if mtl.any():
             findings += emit(O.frame(np.flatnonzero(mtl), _EMIT), "warning", "mt-lost-data",
                              "MT-diagnostic counter data of system {system} was lost in the interval ending {time}",
@@ -646,11 +671,7 @@ def _data_checks(O: _Cols, D: np.ndarray, counters: Sequence[str], S: _Cols,
 
 def _edges(S: _Cols, t_order: np.ndarray, names: Sequence[str], last: bool = True) -> np.ndarray:
     """Positions in ``t_order`` of the first (and last) record of every ``names`` key, ascending."""
-    k = _key(S, names, t_order)
-    firsts = _is_first(k)
-    if last:
-        firsts |= _is_first(k[::-1])[::-1]
-    return np.flatnonzero(firsts)
+    return np.flatnonzero(_firsts_lasts(_key(S, names, t_order), last))
 
 
 def _cpu_presence(S: _Cols, t_order: np.ndarray) -> list[Finding]:
@@ -803,7 +824,7 @@ def _cut_uninstalled(O: _Cols, D: np.ndarray, counters: Sequence[str]) -> None:
             if governing > 0 and int(c[1:]) >= BASE_OF_BIT[bit] + set_size(bit, cfvn, csvn):
                 cut.append(j)
         if cut:
-            D[np.array(cut)[:, None], idx[None, :]] = np.nan
+            D[idx[:, None], np.array(cut)[None, :]] = np.nan
 
 
 def _buckets(O: _Cols) -> None:
@@ -846,7 +867,8 @@ def _rows_by_code(codes: np.ndarray) -> dict[int, np.ndarray]:
     """Row indices (ascending) of each code value present, with one stable sort."""
     if not len(codes):
         return {}
-    o = np.argsort(codes, kind="stable")
+    small = len(codes) and 0 <= codes.min() and codes.max() < 2 ** 15
+    o = np.argsort(codes.astype(np.int16) if small else codes, kind="stable")   # int16: a radix sort
     cs = codes[o]
     cut = np.flatnonzero(cs[1:] != cs[:-1]) + 1
     starts = np.concatenate(([0], cut))
