@@ -195,8 +195,9 @@ def _codes(v: np.ndarray) -> tuple[np.ndarray, int]:
     return c.astype(np.int64, copy=False), max(len(u), 1)
 
 
-def _key(cols: _Cols, names: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
-    """One int64 per row, equal exactly where all ``names`` columns are equal (not densely numbered)."""
+def _key(cols: _Cols, names: Sequence[str], rows: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """One int64 per row, equal exactly where all ``names`` columns are equal, and the bound of its values
+    (not densely numbered)."""
     key, span = None, 1
     for c in names:
         cd, m = cols.codes(c)
@@ -208,33 +209,62 @@ def _key(cols: _Cols, names: Sequence[str], rows: np.ndarray | None = None) -> n
             key = key * m + cd
             span *= m
     if key is None:
-        return np.zeros(len(cols) if rows is None else len(rows), np.int64)
-    return key if rows is None else key[rows]
+        return np.zeros(len(cols) if rows is None else len(rows), np.int64), 1
+    return (key if rows is None else key[rows]), span
 
 
-def _appearance(key: np.ndarray) -> np.ndarray:
-    """Group numbers in order of first appearance (``groupby(sort=False).ngroup()``)."""
-    return pd.factorize(key)[0].astype(np.int64, copy=False)
+def _small(span: int, n: int) -> bool:
+    """A table of ``span`` entries is cheap beside ``n`` rows (first/last rows by ufunc.at, not hashing)."""
+    return span <= max(4 * n, 1 << 16)
 
 
-def _firsts_lasts(key: np.ndarray, last: bool = False) -> np.ndarray:
+def _dense(key: np.ndarray, span: int) -> tuple[np.ndarray, int]:
+    """Group numbers in order of first appearance (``groupby(sort=False).ngroup()``) and their count."""
+    n = len(key)
+    if not n:
+        return np.zeros(0, np.int64), 0
+    if not _small(span, n):
+        c = pd.factorize(key)[0].astype(np.int64, copy=False)
+        return c, int(c.max()) + 1
+    first = np.full(span, n, np.int64)
+    np.minimum.at(first, key, np.arange(n))
+    present = np.flatnonzero(first < n)
+    rank = np.zeros(span, np.int64)
+    rank[present[np.argsort(first[present], kind="stable")]] = np.arange(len(present))
+    return rank[key], len(present)
+
+
+def _firsts_lasts(key: np.ndarray, span: int, last: bool = False) -> np.ndarray:
     """True at the first row of each key value (``~duplicated(keep="first")``), with ``last`` also at the last."""
-    g = _appearance(key)
-    if not len(g):
+    n = len(key)
+    if not n:
         return np.zeros(0, bool)
-    seen = np.empty(len(g), np.int64)
-    seen[0] = -1
-    np.maximum.accumulate(g[:-1], out=seen[1:])
-    out = g > seen
+    if not _small(span, n):
+        key, span = _dense(key, span)
+    rows = np.arange(n)
+    first = np.full(span, n, np.int64)
+    np.minimum.at(first, key, rows)
+    out = np.zeros(n, bool)
+    out[first[first < n]] = True
     if last:
-        lastpos = np.full(int(g.max()) + 1, -1, np.int64)
-        np.maximum.at(lastpos, g, np.arange(len(g)))
-        out[lastpos] = True
+        lst = np.full(span, -1, np.int64)
+        np.maximum.at(lst, key, rows)
+        out[lst[lst >= 0]] = True
     return out
 
 
-def _is_first(key: np.ndarray) -> np.ndarray:
-    return _firsts_lasts(key)
+def _by_group(g: np.ndarray, count: int) -> np.ndarray:
+    """Rows ordered by group number, in row order within a group (a radix sort when the numbers are small)."""
+    return np.argsort(g.astype(np.int16) if count < 2 ** 15 else g, kind="stable")
+
+
+def _rising_within(g: np.ndarray, count: int, t: np.ndarray, strict: bool) -> tuple[np.ndarray, bool]:
+    """Rows by group (``_by_group``) and whether ``t`` rises (``strict``) or never falls within every group."""
+    o = _by_group(g, count)
+    gs, ts = g[o], t[o]
+    same = gs[1:] == gs[:-1]
+    bad = (ts[1:] <= ts[:-1]) if strict else (ts[1:] < ts[:-1])
+    return o, not (same & bad).any()
 
 
 def _time_order(t: np.ndarray) -> np.ndarray:
@@ -373,7 +403,10 @@ def _duplicate_findings(d: pd.DataFrame, first: pd.DataFrame) -> list[Finding]:
 
 def _duplicates(S: _Cols) -> tuple[np.ndarray | None, list[Finding]]:
     """Rows to keep (None = all) and findings: a repeat of (cec, system, cpu, class, time, kind) is dropped."""
-    first = _is_first(_key(S, _DUP_KEY))
+    g, count = _dense(*_key(S, [c for c in _DUP_KEY if c != "time"]))
+    if _rising_within(g, count, S["time"].view(np.int64), strict=True)[1]:
+        return None, []                   # times rise within every CPU and kind: nothing can repeat
+    first = _firsts_lasts(*_key(S, _DUP_KEY))
     if first.all():
         return None, []
     dup = ~first
@@ -430,9 +463,11 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     n = len(S)
     kind_abs = np.array([str(x) == "absolute" for x in S.cats["kind"].categories] + [False], bool)
     is_abs = kind_abs[S["kind"]]
-    gid = _appearance(_key(S, _KEY + ["kind"]))
+    gid, count = _dense(*_key(S, _KEY + ["kind"]))
     t = S["time"].view(np.int64)
-    order = np.lexsort((t, gid))
+    order, rising = _rising_within(gid, count, t, strict=False)
+    if not rising:                    # records out of time order within a run: sort by time too
+        order = np.lexsort((t, gid))
     g_s = gid[order]
     same = np.zeros(n, dtype=bool)
     same[1:] = g_s[1:] == g_s[:-1]
@@ -609,7 +644,7 @@ def _run_start_changes(S: _Cols, t_order: np.ndarray) -> list[Finding]:
     else:
         r = np.flatnonzero(ok)
         rows = r[_time_order(S["time"][r])]
-    firsts = rows[_is_first(_key(S, ["system", "run_start"], rows))]
+    firsts = rows[_firsts_lasts(*_key(S, ["system", "run_start"], rows))]
     return _later_runs(S.frame(firsts, ["system", "run_start", "source", "offset", "time"]))
 
 
@@ -671,7 +706,7 @@ def _data_checks(O: _Cols, D: np.ndarray, counters: Sequence[str], S: _Cols,
 
 def _edges(S: _Cols, t_order: np.ndarray, names: Sequence[str], last: bool = True) -> np.ndarray:
     """Positions in ``t_order`` of the first (and last) record of every ``names`` key, ascending."""
-    return np.flatnonzero(_firsts_lasts(_key(S, names, t_order), last))
+    return np.flatnonzero(_firsts_lasts(*_key(S, names, t_order), last))
 
 
 def _cpu_presence(S: _Cols, t_order: np.ndarray) -> list[Finding]:
@@ -759,8 +794,7 @@ def _generations(O: _Cols, sets: dict[str, FormulaSet], qb: np.ndarray):
     """``catalog.assign_generations`` per distinct (machine type, CSVN): generation and formula-set
     categoricals, quality bits, findings."""
     findings: list[Finding] = []
-    combo = _appearance(_key(O, ["machine_type", "csvn"]))
-    k = int(combo.max()) + 1 if len(combo) else 0
+    combo, k = _dense(*_key(O, ["machine_type", "csvn"]))
     first_row = np.full(k, len(combo), np.int64)
     np.minimum.at(first_row, combo, np.arange(len(combo)))
     mts = O.cats["machine_type"].categories
@@ -783,8 +817,8 @@ def _generations(O: _Cols, sets: dict[str, FormulaSet], qb: np.ndarray):
         qadd[cid] = QUALITY_BITS[code]
         idx = np.flatnonzero(combo == cid)
         if sysk is None:
-            sysk = O["system"]
-        firsts = O.frame(idx[_is_first(sysk[idx])], ["source", "offset", "system"])
+            sysk = O.codes("system")
+        firsts = O.frame(idx[_firsts_lasts(sysk[0][idx], sysk[1])], ["source", "offset", "system"])
         for x in firsts.itertuples(index=False):
             if code == "csvn-mismatch":
                 findings.append(make_finding(
@@ -813,8 +847,8 @@ def _cut_uninstalled(O: _Cols, D: np.ndarray, counters: Sequence[str]) -> None:
     """NaN counters beyond the set sizes implied by the row's CFVN/CSVN (metrics.md 1.1), per version pair."""
     if not len(O) or not counters:
         return
-    vers = _appearance(_key(O, ["cfvn", "csvn"]))
-    for v in range(int(vers.max()) + 1):
+    vers, k = _dense(*_key(O, ["cfvn", "csvn"]))
+    for v in range(k):
         idx = np.flatnonzero(vers == v)
         cfvn, csvn = int(O["cfvn"][idx[0]]), int(O["csvn"][idx[0]])
         cut = []
@@ -835,7 +869,7 @@ def _buckets(O: _Cols) -> None:
     b, cb = t.copy(), t.copy()
     bl = np.full(len(t), np.nan)
     cbl = np.full(len(t), np.nan)
-    sys_codes = _appearance(_key(O, ["cec", "system"]))
+    sys_codes = _dense(*_key(O, ["cec", "system"]))[0]
     cec_codes = O["cec"]
     sys_L: dict[int, tuple[int, int]] = {}
     sys_rows = _rows_by_code(sys_codes)
