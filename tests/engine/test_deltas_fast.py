@@ -249,3 +249,13 @@ def test_running_totals_run_across_files():
     a[0]["first"] = a[1]["first"] = a[2]["first"] = True
     iv = assert_same([frame(a[:7]), frame(a[7:12]), frame(a[12:])])
     assert len(iv) == 15                               # 6 records per CPU, the first a baseline: 3 x 5
+
+
+def test_records_out_of_time_order(month_slice):
+    """Shuffled records: runs sorted by time (not file order), duplicates looked for by hashing."""
+    rng = np.random.default_rng(3)
+    f = month_slice.iloc[rng.permutation(len(month_slice))].reset_index(drop=True)
+    assert_same([f])
+    a = recs(5, cpus=(0, 1), kind="absolute")
+    a[0]["first"] = a[1]["first"] = True
+    assert_same([frame(a[::-1])])
