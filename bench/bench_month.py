@@ -70,7 +70,10 @@ def main() -> None:
     c_raw = time.process_time() - c0
     t_raw = min(t_raw, t_raw2)
     ws = Workspace(cache=False)
+    c0 = time.process_time()
     _, t_add = timed("Workspace.add + interval deltas", lambda: (ws.add(res), ws.intervals))
+    c_add = time.process_time() - c0
+    t_prev = _previous_deltas(res, ws)
     counters = [c for c in ws.intervals.columns if c[:1] in "BPE" and c[1:].isdigit()]
     _, t_gb = timed("baseline: pandas groupby-sum of the deltas", lambda: ws.intervals.groupby(
         ["system", "class", "interval_end"], observed=True)[counters].sum())
@@ -82,9 +85,24 @@ def main() -> None:
     print(f"SMF 113 decode: {n / t_read:,.0f} records/s wall ({n / c_read:,.0f} records/s on CPU seconds), "
           f"{t_read / t_raw:.1f}x the raw read+sum baseline (wall; {c_read / max(c_raw, 1e-9):.1f}x on CPU); "
           f"load average {os.getloadavg()[0]:.1f}")
+    print(f"engine add + deltas: {t_add:.2f} s wall, {c_add:.2f} s CPU"
+          + (f"; previous implementation in this run {t_prev:.2f} s ({t_prev / t_add:.1f}x)" if t_prev else ""))
     print(f"file -> metrics frame (interval level): {total:.2f} s = {n / total:,.0f} records/s, "
           f"{size / 1e6 / total:.1f} MB/s  (raw-read baseline {size / 1e6 / t_raw:.0f} MB/s; "
           f"decode alone {n / t_read:,.0f} records/s)")
+
+
+def _previous_deltas(res, ws) -> float | None:
+    """The deltas of the previous (frame-based) implementation on the same samples, kept for the tests in
+    tests/engine/_deltas_reference.py: the 'before' figure measured in the same run."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "engine"))
+    try:
+        from _deltas_reference import compute_intervals as previous
+    except ImportError:
+        return None
+    _, t = timed("  previous implementation (same samples)", previous, [res.samples], ws.formula_sets, ws._keep())
+    return t
 
 
 if __name__ == "__main__":
