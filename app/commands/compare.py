@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from app.commands.report import _time
+from app.engine.layout import MISSING, format_value
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
 
@@ -170,18 +171,7 @@ def build_comparison(args: argparse.Namespace, prog: str, by: str) -> tuple[Any,
 
 # ------------------------------------------------------------------ output
 def _fmt(v: Any, decimals: int, sign: bool = False) -> str:
-    if v is None or isinstance(v, str):
-        return "-" if not v else str(v)
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return str(v)
-    if not math.isfinite(f):
-        return "-"
-    if round(f, decimals) == 0:
-        f = 0.0                                  # no "-0.0" / "+0.0"
-        return f"{f:.{decimals}f}"
-    return f"{f:+.{decimals}f}" if sign else f"{f:.{decimals}f}"
+    return format_value(v, decimals, MISSING, sign=sign)
 
 
 _SHORT = {"Est_Instr_Cmplx_CPI": "ICmplx", "Est_Finite_CPI": "FinCPI", "Est_SCPL1M": "SCPL1M", "PRBSTATE": "PrbSt",

@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from app.engine.layout import MISSING
+
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
 BY_CHOICES = ("interval", "cpu", "class", "lpar", "cec", "smt-type", "smt-core")
 SMT_BY = {"smt-type": "type", "smt-core": "core"}
@@ -208,7 +210,7 @@ def _files_meta(ws) -> list[dict]:
     return [{"file": r.file, "kind": r.kind, "framing": r.framing, "records": r.records} for r in ws.files]
 
 
-NA = "n/a"      # a value that does not apply or cannot be computed, written the same way in every table
+NA = MISSING    # a value that does not apply or cannot be computed, written the same way in every table
 
 
 def _fmt(v: Any, decimals: int) -> str:

@@ -140,10 +140,14 @@ def presentation_columns(generation: str, sets: dict[str, FormulaSet] | None = N
     return cols
 
 
-def format_value(value: object, decimals: int | None, missing: str = "") -> str:
-    """The one display form of a metric value (window, readout, CLI): ``decimals`` places (the presentation's
-    rounding of the metric, 2 when None); ``missing`` for None/NaN/inf; text stays as it is."""
-    if value is None:
+MISSING = "n/a"     # a value that does not apply or cannot be computed, written the same way in CLI tables and exports
+
+
+def format_value(value: object, decimals: int | None, missing: str = "", sign: bool = False) -> str:
+    """The one display form of a metric value (window, readout, CLI, exports): ``decimals`` places (the
+    presentation's rounding of the metric, 2 when None); ``missing`` for None/NaN/inf/empty text; other text stays
+    as it is; a value that rounds to zero is "0.0", never "-0.0"; ``sign`` puts "+" on positive values (deltas)."""
+    if value is None or (isinstance(value, str) and not value):
         return missing
     if isinstance(value, str):
         return value
@@ -153,7 +157,10 @@ def format_value(value: object, decimals: int | None, missing: str = "") -> str:
         return str(value)
     if f != f or f in (float("inf"), float("-inf")):
         return missing
-    return f"{f:.{2 if decimals is None else decimals}f}"
+    d = 2 if decimals is None else decimals
+    if round(f, d) == 0:
+        return f"{0.0:.{d}f}"
+    return f"{f:+.{d}f}" if sign else f"{f:.{d}f}"
 
 
 _DECIMALS: dict[str, int] = {}

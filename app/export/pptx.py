@@ -142,11 +142,14 @@ def _widths(header: list[str], rows: list[list[str]], pt: int, first_min: float 
             avail: float = SLIDE_W - 0.8) -> list[float]:
     """Column widths (inches) from the longest text at ``pt`` (header lines as given, in bold), stretched
     by up to 25% when the table is narrower than ``avail``."""
-    body, bold = pt * 0.58 / 72, pt * 0.66 / 72        # average character widths (wide fonts: DejaVu)
+    body = pt * 0.58 / 72                              # average character width (wide fonts: DejaVu)
+
+    def bold(line: str) -> float:                      # capitals and digits of a bold header are wider
+        return sum(0.78 if ch.isupper() or ch.isdigit() else 0.62 for ch in line) * pt / 72
     out = []
     for j, h in enumerate(header):
         cells = max([len(r[j]) for r in rows] + [0]) * body
-        head = max(len(line) for line in h.split("\n")) * bold
+        head = max(bold(line) for line in h.split("\n"))
         out.append(max(first_min if j == 0 else 0.58, cells + 0.15, head + 0.15))
     total = sum(out)
     if total < avail:

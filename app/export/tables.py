@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from app.engine.compare import node_labels
-from app.engine.layout import ColumnSpec, presentation_columns
+from app.engine.layout import MISSING, ColumnSpec, format_value, presentation_columns
 
 __all__ = ["Column", "level_columns", "metric_specs", "SHEETS", "excel_format", "display"]
 
@@ -78,13 +78,5 @@ def excel_format(decimals: int) -> str:
 
 
 def display(v, decimals: int) -> str:
-    """A metric as the presentations show it ("" for no value)."""
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return "" if v is None else str(v)
-    if f != f or f in (float("inf"), float("-inf")):
-        return ""
-    if round(f, decimals) == 0:
-        f = 0.0
-    return f"{f:.{decimals}f}"
+    """A metric as the presentations show it ("n/a" for no value, as the CLI)."""
+    return format_value(v, decimals, MISSING)
