@@ -479,27 +479,31 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     sets_ = S["sets"].astype(np.int64)
     first = S["first"].astype(bool)
     a = is_abs[cur]
-    cfvn, csvn, speed = S["cfvn"], S["csvn"], S["cpu_speed"]
-    verchg = same & ((cfvn[cur] != cfvn[prev]) | (csvn[cur] != csvn[prev]))
-    setchg = same & (sets_[cur] != sets_[prev])
-    spdchg = same & (speed[cur] != speed[prev])
-    firstmid = same & first[cur]
-    cand = a & same & ~(verchg | setchg | spdchg | firstmid)
     bits = _bits_of(counters)
     dec = np.zeros(n, dtype=bool)
-    pos = np.flatnonzero(cand)
-    if len(pos) and len(counters):      # running totals only: a counter going backwards starts a new run
-        for r0 in range(0, len(pos), _ROWS):
-            pp = pos[r0:r0 + _ROWS]
-            ci, pi = cur[pp], prev[pp]
-            both = sets_[ci] & sets_[pi]
-            present = (both[:, None] & bits[None, :]) != 0
-            dec[pp] = ((C.full(srow(ci)) < C.full(srow(pi))) & present).any(axis=1)
-    newrun = a & (~same | first[cur] | verchg | setchg | spdchg | dec)
-    out_pos = np.flatnonzero(~newrun)
-    oc, op = cur[out_pos], prev[out_pos]
-    oa = a[out_pos]
-    osame = same[out_pos]
+    if a.any():       # runs of running totals: a change of version, sets, speed or a first flag starts a new run
+        cfvn, csvn, speed = S["cfvn"], S["csvn"], S["cpu_speed"]
+        verchg = same & ((cfvn[cur] != cfvn[prev]) | (csvn[cur] != csvn[prev]))
+        setchg = same & (sets_[cur] != sets_[prev])
+        spdchg = same & (speed[cur] != speed[prev])
+        firstmid = same & first[cur]
+        cand = a & same & ~(verchg | setchg | spdchg | firstmid)
+        pos = np.flatnonzero(cand)
+        if len(pos) and len(counters):      # a counter going backwards starts a new run
+            for r0 in range(0, len(pos), _ROWS):
+                pp = pos[r0:r0 + _ROWS]
+                ci, pi = cur[pp], prev[pp]
+                both = sets_[ci] & sets_[pi]
+                present = (both[:, None] & bits[None, :]) != 0
+                dec[pp] = ((C.full(srow(ci)) < C.full(srow(pi))) & present).any(axis=1)
+        newrun = a & (~same | first[cur] | verchg | setchg | spdchg | dec)
+        out_pos = np.flatnonzero(~newrun)
+        oc, op = cur[out_pos], prev[out_pos]
+        oa = a[out_pos]
+        osame = same[out_pos]
+    else:             # deltas only (subtype 1): every record is an interval, no run can break
+        verchg = setchg = spdchg = firstmid = dec
+        oc, op, oa, osame = cur, prev, a, same
 
     # findings about runs
     def rows_at(mask: np.ndarray) -> pd.DataFrame | None:
