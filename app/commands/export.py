@@ -264,11 +264,23 @@ def _wait(qapp, window) -> None:
         qapp.processEvents()
 
 
+def _is_result_of(result, path: str) -> bool:
+    """``result`` (a read result in the window) is the file ``path``.  A result from the workspace cache names the
+    file as it was given when it was cached (e.g. relative to another folder): then name and size decide."""
+    if _same_file(str(result.file), path):
+        return True
+    try:
+        return os.path.basename(str(result.file)) == os.path.basename(path) and \
+            int(getattr(result, "size", -1)) == os.path.getsize(path)
+    except (OSError, TypeError, ValueError):
+        return False
+
+
 def _readable(window, paths: list[str], quiet: bool = False) -> list:
     """The window's readable results of ``paths``; each unreadable one is named on stderr (unless ``quiet``)."""
     out = []
     for r in window.ws.files:
-        if not any(_same_file(r.file, p) for p in paths):
+        if not any(_is_result_of(r, p) for p in paths):
             continue
         if getattr(r, "readable", True):
             out.append(r)

@@ -226,3 +226,19 @@ def test_waterfall_picture_shows_the_engines_decomposition(cli, tmp_path):
     # the parts add up: CPI before + steps = CPI after (to the 3 decimals shown, within rounding of 3 steps)
     total = float(want[0]) + sum(float(v) for v in want[1:-1])
     assert abs(total - float(want[-1])) <= 0.002
+
+
+def test_files_from_the_cache_given_another_way(cli, tmp_path, monkeypatch, capsys):
+    """A cached file's result names it as it was first given (here relative to the repository); opened again by
+    its absolute path from another folder, the comparison still finds each side's LPARs."""
+    monkeypatch.setenv("NESTSCOPE_CACHE", "1")
+    monkeypatch.setenv("NESTSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("NESTSCOPE_CACHE_BACKGROUND", "0")      # entries written before the command ends
+    monkeypatch.chdir(ROOT)
+    rel_b, rel_a = (os.path.relpath(p, ROOT) for p in (B, A))
+    assert cli("--before", rel_b, "--after", rel_a, "--out", str(tmp_path / "first.png"), "--size", "640x400") == 0
+    assert any((tmp_path / "cache").iterdir())
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "again.png"
+    assert cli("--before", B, "--after", A, "--out", str(out), "--size", "640x400") == 0, capsys.readouterr().err
+    assert _image(out).width() == 640
