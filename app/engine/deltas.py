@@ -316,8 +316,9 @@ class _Counters:
             if view is None:
                 alone.extend((np.ascontiguousarray(v)[:, None], [j], [0]) for j, v in zip(js, cols))
             else:
-                out.append((view, _positions(js), None if ks == list(range(view.shape[1])) else np.array(ks)))
-        return out + [(v, _positions(js), None) for v, js, _ in alone], (_positions(missing), len(missing))
+                out.append((view, _runs(js, ks)))
+        return out + [(v, [(slice(js[0], js[0] + 1), slice(0, 1))]) for v, js, _ in alone], \
+            (_positions(missing), len(missing))
 
     def blocks(self, rows: np.ndarray) -> list[tuple[np.ndarray | slice, np.ndarray]]:
         """The counters at global sample rows ``rows`` as (counter positions, (rows x counters) uint64) pieces."""
@@ -349,12 +350,25 @@ class _Counters:
     def _part_blocks(self, i: int, rows: np.ndarray, m: int) -> list[tuple[np.ndarray | slice, np.ndarray]]:
         groups, (missing, k) = self.parts[i]
         out = []
-        for view, js, ks in groups:
-            b = view[rows]                        # whole (spans of) records: contiguous copies
-            out.append((js, b if ks is None else b[:, ks]))
+        for view, runs in groups:
+            b = view[rows]                        # the span of each record holding the counters: contiguous copies
+            out.extend((js, b[:, ks]) for js, ks in runs)       # views: counters side by side in both
         if k:
             out.append((missing, np.zeros((m, k), np.uint64)))
         return out
+
+
+def _runs(js: list[int], ks: list[int]) -> list[tuple[slice, slice]]:
+    """(counter positions, record words) slices where both are consecutive: copies without fancy indexing."""
+    o = sorted(range(len(js)), key=lambda i: js[i])
+    out: list[tuple[slice, slice]] = []
+    for i in o:
+        j, k = js[i], ks[i]
+        if out and out[-1][0].stop == j and out[-1][1].stop == k:
+            out[-1] = (slice(out[-1][0].start, j + 1), slice(out[-1][1].start, k + 1))
+        else:
+            out.append((slice(j, j + 1), slice(k, k + 1)))
+    return out
 
 
 def _positions(js: list[int]) -> np.ndarray | slice:
