@@ -899,8 +899,9 @@ def _buckets(O: _Cols) -> None:
         sys_L[k] = (L, off)
         b[idx] = np.floor((t[idx] - off) / L + 0.5).astype(np.int64) * L + off
         bl[idx] = L / _NS
-    for _k, idx in _rows_by_code(cec_codes).items():
-        syss = [sys_L[c] for c in np.unique(sys_codes[idx]) if c in sys_L]
+    cec_of = {k: int(cec_codes[idx[0]]) for k, idx in sys_rows.items()}     # a system key holds one CEC
+    for kc, idx in _rows_by_code(cec_codes).items():
+        syss = [v for k, v in sys_L.items() if cec_of[k] == kc]
         if not syss:
             continue
         L = max(x[0] for x in syss)
