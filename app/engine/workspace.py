@@ -260,6 +260,9 @@ class Workspace:
         cache too.  Returns False when ``by`` is not a sliced level (:data:`SLICED_LEVELS`), or with
         ``cached_only`` when the frame is neither prepared nor in the workspace cache (then nothing is computed)."""
         level = metrics_level(by)
+        if level == "cpu" and not cached_only:    # the CPU level is not kept whole: its rows index instead
+            self._node_rows([("cpu", "", "", "", 0)])
+            return 4 in self._rows_index
         if level not in SLICED_LEVELS:
             return False
         key = (level, str(start), str(end))
@@ -291,7 +294,10 @@ class Workspace:
         return True
 
     def prepared(self, by: str, start=None, end=None) -> bool:
-        """True when :meth:`prepare_level` has the frame of ``by`` for this window."""
+        """True when :meth:`prepare_level` has the frame of ``by`` for this window (CPU level: the index of the
+        CPUs' interval rows, for any window)."""
+        if metrics_level(by) == "cpu":
+            return 4 in self._rows_index
         return (metrics_level(by), str(start), str(end)) in self._lv
 
     def _iv_cache(self, keep: set[str] | None):

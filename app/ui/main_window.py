@@ -260,7 +260,8 @@ class MainWindow(SessionMixin, QMainWindow):
         todo = [BY_OF_LEVEL[lv] for lv in sel.levels()]
         if not sel.has_window:
             todo += list(SLICED_LEVELS)
-        for by in dict.fromkeys(b for b in todo if b in SLICED_LEVELS):
+        todo.append("cpu")       # the index of every CPU's interval rows
+        for by in dict.fromkeys(b for b in todo if b in (*SLICED_LEVELS, "cpu")):
             key = (by, str(sel.start), str(sel.end))
             if key in self._prep_tried or self.ws.prepared(by, sel.start, sel.end):
                 continue

@@ -50,6 +50,8 @@ from app.ui.timeline_plots import (
     sourcing_titles,
     split_series,
     UNITS,
+    begin,
+    end,
 )
 
 PLOTS_KEY = "timeline/plots"
@@ -247,22 +249,29 @@ class TimelineView(QWidget):
         self.draw_count += 1
         loaded = self._loaded_frame
         bg = THEMES[self.dark]["hex_bg"]
-        for pid, p in self._data_plots().items():
-            p.clear()
-            if p.legend is not None:
-                p.legend.clear()
+        plots = self._data_plots()
+        for pid, p in plots.items():
+            # the plot's curves and areas are given the new rows (pooled items: no items created or removed
+            # while the selection keeps its shape, issue 11); the crosshair line and the window's shade stay
+            begin(p)
             if self.series and pid in self.plots:
                 draw(p, pid, self.series, background=bg)
-            line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(THEMES[self.dark]["line"], width=1))
-            p.addItem(line, ignoreBounds=True)
-            self.vlines[pid] = line
-            shade = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(*THEMES[self.dark]["shade"]),
-                                        pen=pg.mkPen(None))
-            shade.setZValue(-10)
-            p.addItem(shade, ignoreBounds=True)
-            self.shades[pid] = shade
+            if pid not in self.vlines:
+                line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(THEMES[self.dark]["line"], width=1))
+                line.setZValue(5)     # over the curves (drawn after it)
+                p.addItem(line, ignoreBounds=True)
+                self.vlines[pid] = line
+                shade = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(*THEMES[self.dark]["shade"]),
+                                            pen=pg.mkPen(None))
+                shade.setZValue(-10)
+                p.addItem(shade, ignoreBounds=True)
+                self.shades[pid] = shade
+            else:
+                self.vlines[pid].setPos(0)   # where a new line starts (off the data): no value is being read
         self._draw_cec()
         self._draw_sourcing_multiples()
+        for p in plots.values():
+            end(p)
         self._fit_legends()
         self._draw_overview()
         self._set_legend_text()

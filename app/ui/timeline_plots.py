@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QPainterPath
+from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem
 
 from app.ui import messages as M
@@ -139,6 +140,104 @@ def sourcing_titles(series: list[Series], nodes: list[Series], n_plots: int) -> 
     return out
 
 
+class ItemPool:
+    """The curves and areas a plot drew last time, given new data by the next draw in the same order
+    (``setData`` / ``setPath`` instead of new items added to the scene: issue 11), and its legend entries, rebuilt
+    only when they change.  The plot holds exactly the items in use, in the order they were first drawn."""
+
+    def __init__(self) -> None:
+        self.curves: list[pg.PlotDataItem] = []
+        self.fills: list[QGraphicsPathItem] = []
+        self.n_curves = self.n_fills = 0
+        self.legend: list[tuple[Any, str]] = []      # (item, text) wanted by this draw
+        self.legend_key: tuple | None = None          # what the legend shows
+
+
+def pool(plot: pg.PlotItem) -> ItemPool:
+    p = getattr(plot, "_nestscope_pool", None)
+    if p is None:
+        p = ItemPool()
+        plot._nestscope_pool = p
+    return p
+
+
+def begin(plot: pg.PlotItem) -> None:
+    """Start a draw of ``plot``: its pooled items are free to take."""
+    p = pool(plot)
+    p.n_curves = p.n_fills = 0
+    p.legend = []
+
+
+def end(plot: pg.PlotItem) -> None:
+    """Finish a draw: items not taken leave the plot (kept for a later draw), the legend shows this draw's entries."""
+    p = pool(plot)
+    for item in p.curves[p.n_curves:]:
+        if item in plot.dataItems:
+            plot.removeItem(item)
+            item.setData([], [])      # no stale rows kept
+    for item in p.fills[p.n_fills:]:
+        if item in plot.items:
+            plot.removeItem(item)
+    if plot.legend is None:
+        return
+    key = tuple((id(item), text, _pen_key(item)) for item, text in p.legend)
+    if key != p.legend_key:
+        plot.legend.clear()
+        for item, text in p.legend:
+            plot.legend.addItem(item, text)
+        p.legend_key = key
+
+
+def _pen_key(item: Any) -> tuple:
+    pen = item.opts.get("pen") if hasattr(item, "opts") else None
+    if not isinstance(pen, QPen):
+        return (str(pen),)
+    return (pen.color().name(QColor.NameFormat.HexArgb), pen.widthF(), int(pen.style().value))
+
+
+def take_curve(plot: pg.PlotItem, x: np.ndarray, y: np.ndarray, pen, connect: str = "auto",
+               clip: bool = False) -> pg.PlotDataItem:
+    """The plot's next pooled curve showing (x, y) with ``pen`` (a new one when the pool is used up); ``clip``:
+    clipped to the view and downsampled (peak) where there are more points than pixels."""
+    p = pool(plot)
+    if p.n_curves < len(p.curves):
+        item = p.curves[p.n_curves]
+        if item not in plot.dataItems:      # left the plot in an earlier draw: back in first (clip off meanwhile,
+            clipped = item.opts.get("clipToView", False)      # see below), then the new data
+            item.setClipToView(False)
+            plot.addItem(item)
+            item.setClipToView(clipped)
+        item.setData(x, y, pen=pen, connect=connect)
+    else:
+        item = pg.PlotDataItem(x, y, pen=pen, connect=connect)
+        plot.addItem(item)
+        if clip:
+            # set after adding: pyqtgraph 0.14 evaluates clipToView while ViewBox.addItem has the item in the
+            # scene but not yet under the ViewBox, and fails (GraphicsLayoutWidget has no autoRangeEnabled)
+            item.setClipToView(True)
+            item.setDownsampling(auto=True)
+        p.curves.append(item)
+    p.n_curves += 1
+    return item
+
+
+def take_fill(plot: pg.PlotItem, x: np.ndarray, lower: np.ndarray, upper: np.ndarray, brush) -> QGraphicsPathItem:
+    """The plot's next pooled area between ``lower`` and ``upper`` (see :func:`fill_between`)."""
+    p = pool(plot)
+    if p.n_fills < len(p.fills):
+        item = p.fills[p.n_fills]
+        item.setPath(_fill_path(x, lower, upper))
+        item.setBrush(pg.mkBrush(brush))
+        if item not in plot.items:
+            plot.addItem(item)
+    else:
+        item = fill_between(x, lower, upper, brush)
+        plot.addItem(item)
+        p.fills.append(item)
+    p.n_fills += 1
+    return item
+
+
 def draw(plot: pg.PlotItem, plot_id: str, series: list[Series], background: str = "#ffffff") -> None:
     """Draw ``plot_id``'s metrics for every series on ``plot`` (already cleared).
 
@@ -157,23 +256,25 @@ def draw(plot: pg.PlotItem, plot_id: str, series: list[Series], background: str 
     for i, s in enumerate(series):
         color = node_color(i)
         for j, col in enumerate(cols):
-            if col not in s.rows or not s.rows[col].notna().any():
+            if col not in s.rows:
                 continue
             y = s.rows[col].to_numpy(dtype=float)
+            if np.isnan(y).all():
+                continue
             pen = pg.mkPen(lighter(color, PART_LIGHTEN[j % len(PART_LIGHTEN)], background),
                            width=2 if j == 0 else 1.5, style=STYLES[j % len(STYLES)])
-            curve = plot.plot(s.x, y, pen=pen, connect="finite")
-            # set after adding: pyqtgraph 0.14 evaluates clipToView while ViewBox.addItem has the item in the
-            # scene but not yet under the ViewBox, and fails (GraphicsLayoutWidget has no autoRangeEnabled)
-            curve.setClipToView(True)
-            curve.setDownsampling(auto=True)
+            take_curve(plot, s.x, y, pen, connect="finite", clip=True)
             if j not in drawn:
                 drawn.append(j)
     if plot.legend is not None and len(cols) > 1:   # the parts' line styles, once per plot
+        p = pool(plot)
+        samples = getattr(p, "samples", None)
+        if samples is None:
+            samples = p.samples = [pg.PlotDataItem([], [], pen=pg.mkPen("#808080", width=2 if j == 0 else 1.5,
+                                                                        style=STYLES[j % len(STYLES)]))
+                                   for j in range(len(cols))]
         for j in sorted(drawn):
-            sample = pg.PlotDataItem([], [], pen=pg.mkPen("#808080", width=2 if j == 0 else 1.5,
-                                                          style=STYLES[j % len(STYLES)]))
-            plot.legend.addItem(sample, SHORT.get(cols[j], cols[j]))
+            p.legend.append((samples[j], SHORT.get(cols[j], cols[j])))
 
 
 def fill_between(x: np.ndarray, lower: np.ndarray, upper: np.ndarray, brush) -> QGraphicsPathItem:
@@ -181,16 +282,20 @@ def fill_between(x: np.ndarray, lower: np.ndarray, upper: np.ndarray, brush) -> 
     line forward, the upper line back, odd-even rule, no pen, below the lines) built from the arrays in one
     step, where FillBetweenItem walks the lines' painter paths point by point in Python (0.15 s per stacked
     plot of a month's 2,880 intervals, issue 11)."""
+    item = QGraphicsPathItem(_fill_path(x, lower, upper))
+    item.setBrush(pg.mkBrush(brush))
+    item.setPen(pg.mkPen(None))
+    item.setZValue(-1)
+    return item
+
+
+def _fill_path(x: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> QPainterPath:
     xs = np.concatenate([x, x[::-1]]).astype(np.float64)
     ys = np.concatenate([lower, upper[::-1]]).astype(np.float64)
     finite = np.isfinite(xs) & np.isfinite(ys)     # both callers pass finite values; never draw NaN
     if not finite.all():
         xs, ys = xs[finite], ys[finite]
-    item = QGraphicsPathItem(pg.arrayToQPath(xs, ys, connect="all") if len(xs) else QPainterPath())
-    item.setBrush(pg.mkBrush(brush))
-    item.setPen(pg.mkPen(None))
-    item.setZValue(-1)
-    return item
+    return pg.arrayToQPath(xs, ys, connect="all") if len(xs) else QPainterPath()
 
 
 def draw_sourcing(plot: pg.PlotItem, s: Series, skip_legend: set[str] | frozenset = frozenset()) -> set[str]:
@@ -200,14 +305,15 @@ def draw_sourcing(plot: pg.PlotItem, s: Series, skip_legend: set[str] | frozense
     so the first plot's legend serves the others)."""
     cols = sourcing_columns(s)
     lower = np.zeros(len(s.x))
-    plot.addItem(pg.PlotDataItem(s.x, lower, pen=pg.mkPen(None)))
+    take_curve(plot, s.x, lower, pg.mkPen(None))
+    p = pool(plot)
     for k, col in enumerate(cols):
         upper = lower + np.nan_to_num(s.rows[col].to_numpy(dtype=float))
         color = AREA_COLORS[k % len(AREA_COLORS)]
-        upper_curve = pg.PlotDataItem(s.x, upper, pen=pg.mkPen(color, width=1),
-                                      name=None if col in skip_legend else col)
-        plot.addItem(upper_curve)
-        plot.addItem(fill_between(s.x, lower, upper, color + "b0"))
+        upper_curve = take_curve(plot, s.x, upper, pg.mkPen(color, width=1))
+        if col not in skip_legend:
+            p.legend.append((upper_curve, col))
+        take_fill(plot, s.x, lower, upper, color + "b0")
         lower = upper
     return set(cols)
 
@@ -242,14 +348,13 @@ def draw_stack(plot: pg.PlotItem, x: np.ndarray, stacks: dict[str, np.ndarray],
     layer (``names`` maps a layer to its legend text).  The y axis runs from 0 to the top of the stack."""
     out = []
     lower = np.zeros(len(x))
-    plot.addItem(pg.PlotDataItem(x, lower, pen=pg.mkPen(None)))
+    take_curve(plot, x, lower, pg.mkPen(None))
     for k, (key, y) in enumerate(stacks.items()):
         color = AREA_COLORS[k % len(AREA_COLORS)]
         upper = lower + y
-        upper_curve = pg.PlotDataItem(x, upper, pen=pg.mkPen(color, width=1))
+        upper_curve = take_curve(plot, x, upper, pg.mkPen(color, width=1))
         upper_curve.setToolTip(names.get(key, key))
-        plot.addItem(upper_curve)
-        plot.addItem(fill_between(x, lower, upper, color + "b0"))
+        take_fill(plot, x, lower, upper, color + "b0")
         out.append((names.get(key, key), color))
         lower = upper
     plot.disableAutoRange(axis="y")

@@ -110,7 +110,12 @@ def test_add_drops_prepared_frames(results):
     ws.prepare_level("lpar_interval")
     ws.add_all(results[1:])
     assert not ws.prepared("lpar_interval")
-    assert not ws.prepare_level("cpu")       # the CPU level is not sliced (368,640 rows on a month)
+    # the CPU level is not kept whole (368,640 rows on a month): preparing it builds the index of its rows
+    assert not ws.prepared("cpu")
+    assert ws.prepare_level("cpu") and ws.prepared("cpu")
+    assert not any(k[0] == "cpu" for k in ws._lv)
+    ws.add_all(results[:1])
+    assert not ws.prepared("cpu")
 
 
 def _flat(nodes, deep=True):
