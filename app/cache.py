@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -459,10 +459,20 @@ class Cache:
         except CacheError:
             return None
         findings = [_finding_from_json(f) for f in meta.get("findings", [])]
-        res = CachedReadResult(file=meta["file"], kind=meta["kind"], framing=meta["framing"],
+        # the entry knows the file under the name it was first opened with (the key is the absolute path):
+        # results, findings and the frames' source column name it as it is opened now
+        from app.formats import _display
+
+        now = _display(path)
+        mapping = {meta["file"]: now} if meta["file"] != now else {}
+        if mapping:
+            findings = [_renamed_finding(f, mapping) for f in findings]
+            partitions, mt = _renamed_source(partitions, mapping), _renamed_source(mt, mapping)
+        res = CachedReadResult(file=now, kind=meta["kind"], framing=meta["framing"],
                                records=dict(meta["records"]), samples=_LAZY, findings=findings,
                                partitions=partitions, mt=mt, size=int(meta["size"]), meta=dict(meta["meta"]))
         res._bind(self, d, meta, str(path))
+        res._rename = mapping
         res.meta["cache_key"] = key
         res.meta["digest"] = meta.get("digest", "")
         return res
@@ -493,7 +503,9 @@ class Cache:
         return key if ok else None
 
     # -- intervals ---------------------------------------------------------------------
-    def load_intervals(self, key: str) -> tuple[pd.DataFrame, list[Finding]] | None:
+    def load_intervals(self, key: str, names: list[str] | None = None) -> tuple[pd.DataFrame, list[Finding]] | None:
+        """Cached intervals and engine findings; ``names``: the files' names as opened now, in the order of the
+        stored files (the same files may have been opened under other path spellings when they were stored)."""
         expect = {"engine": engine_version(), "format": FORMAT}
         try:
             d, meta = self._load_entry("iv", key, expect)
@@ -502,7 +514,14 @@ class Cache:
             return None
         if iv is None:
             return None
-        return iv, [_finding_from_json(f) for f in meta.get("findings", [])]
+        findings = [_finding_from_json(f) for f in meta.get("findings", [])]
+        stored = [f.get("path", "") for f in meta.get("files", [])]
+        if names is not None and len(names) == len(stored):
+            mapping = {a: b for a, b in zip(stored, names) if a != b}
+            if mapping:
+                iv = _renamed_source(iv, mapping)
+                findings = [_renamed_finding(f, mapping) for f in findings]
+        return iv, findings
 
     def store_intervals(self, key: str, files: Iterable[dict], iv: pd.DataFrame, findings: list[Finding]) -> bool:
         meta = {"engine": engine_version(), "files": list(files),
@@ -562,6 +581,8 @@ class CachedReadResult(ReadResult):
 
                 fresh = decode(self._path)
                 v = fresh.samples
+            else:
+                v = _renamed_source(v, getattr(self, "_rename", {}))
             self.__dict__["_samples"] = v
         return v
 
@@ -575,6 +596,26 @@ class CachedReadResult(ReadResult):
         if v is _LAZY:
             return int(self._meta.get("n_samples", 0)) > 0 or (self.partitions is not None and len(self.partitions) > 0)
         return len(v) > 0 or (self.partitions is not None and len(self.partitions) > 0)
+
+
+def _renamed_source(df: pd.DataFrame | None, mapping: dict[str, str]) -> pd.DataFrame | None:
+    """``df`` with the file names of its ``source`` column renamed by ``mapping`` (old name -> name now)."""
+    if df is None or not mapping or "source" not in df.columns:
+        return df
+    col = df["source"]
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        cats = [mapping.get(c, c) for c in col.cat.categories]
+        if len(set(cats)) == len(cats):
+            return df.assign(source=col.cat.rename_categories(cats))
+    return df.assign(source=col.astype(object).map(lambda v: mapping.get(v, v)).astype(col.dtype))
+
+
+def _renamed_finding(f: Finding, mapping: dict[str, str]) -> Finding:
+    new = mapping.get(f.file)
+    if new is None:
+        return f
+    msg = new + f.message[len(f.file):] if f.message.startswith(f.file) else f.message
+    return replace(f, file=new, message=msg)
 
 
 def default_cache() -> Cache | None:

@@ -179,7 +179,7 @@ class Workspace:
         keep = self._keep()
         cache, key = self._iv_cache(keep)
         if key is not None:
-            hit = cache.load_intervals(key)
+            hit = cache.load_intervals(key, [r.file for r in self._files])
             if hit is not None:
                 self._iv, self._engine_findings = hit
                 return

@@ -100,9 +100,9 @@ def format_of(path: str) -> str:
     if ext in FORMATS:
         return ext[1:]
     if ext in IMAGE_FORMATS:
-        raise ExportError(f"{path}: PNG and SVG pictures are made by the window (File > Export or right-click > "
-                          "Export on a plot), or with `nestscope snapshot --view timeline --out FILE.png`; "
-                          "here use .csv, .xlsx or .pptx")
+        raise ExportError(f"{path}: PNG and SVG pictures are drawn from the window's plots (File > Export, "
+                          "right-click > Export on a plot, or `nestscope export ... --out FILE.png|.svg`); the "
+                          "table writers take .csv, .xlsx or .pptx")
     raise ExportError(f"{path}: unknown export format {ext or '(no extension)'!r}; use .csv, .xlsx or .pptx")
 
 
