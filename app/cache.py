@@ -54,7 +54,7 @@ _PARQUET = {"compression": "lz4", "index": False}
 _PENDING: dict[Path, "_Write"] = {}
 _PENDING_LOCK = threading.Lock()
 _GATE = threading.Condition()
-_PAUSES = 0
+_PAUSES: dict[int, float] = {}     # id of each active pause -> when it began (time.monotonic)
 _EXITING = False
 _QUEUE: "queue.Queue[_Write]" = queue.Queue()
 _WRITER: threading.Thread | None = None
@@ -84,11 +84,20 @@ class _Write:
                         del _PENDING[self.dest]
 
 
+PAUSE_LIMIT_S = 120.0     # a pause nobody released (a window closed mid-load) stops holding the writer after this
+
+
+def _held() -> bool:
+    now = time.monotonic()
+    return not _EXITING and any(now - t < PAUSE_LIMIT_S for t in _PAUSES.values())
+
+
 def _writer_loop() -> None:
     while True:
         w = _QUEUE.get()
         with _GATE:
-            _GATE.wait_for(lambda: _PAUSES == 0 or _EXITING)
+            while _held():
+                _GATE.wait(timeout=1.0)
         w.run()
 
 
@@ -112,18 +121,33 @@ def _submit(dest: Path, job: Callable[[], Any]) -> None:
     _QUEUE.put(w)
 
 
+class WritePause:
+    """A hold on the background writer until :meth:`release` (idempotent); see :func:`pause_writes`."""
+
+    def __init__(self) -> None:
+        with _GATE:
+            _PAUSES[id(self)] = time.monotonic()
+
+    def release(self) -> None:
+        with _GATE:
+            if _PAUSES.pop(id(self), None) is not None:
+                _GATE.notify_all()
+
+
+def pause_writes() -> WritePause:
+    """Hold queued cache writes until the returned pause is released (the window: until the first table of a
+    load is shown); a pause left unreleased stops holding after :data:`PAUSE_LIMIT_S` seconds."""
+    return WritePause()
+
+
 @contextmanager
 def writes_paused() -> Iterator[None]:
     """Hold the background writer while the block runs (e.g. until the first table is shown)."""
-    global _PAUSES
-    with _GATE:
-        _PAUSES += 1
+    p = pause_writes()
     try:
         yield
     finally:
-        with _GATE:
-            _PAUSES -= 1
-            _GATE.notify_all()
+        p.release()
 
 
 def wait_for_writes(dest: Path | None = None) -> None:

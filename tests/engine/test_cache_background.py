@@ -119,3 +119,20 @@ def test_read_with_digest_hashes_beside_the_decode(tmp_path, monkeypatch):
         pass
     else:
         raise AssertionError("a cancel while hashing must reach the caller")
+
+
+def test_a_pause_nobody_releases_stops_holding_the_writer(tmp_path, monkeypatch):
+    import time
+
+    path = _copy(tmp_path)
+    monkeypatch.setattr(wc, "PAUSE_LIMIT_S", 0.5)
+    forgotten = wc.pause_writes()                    # e.g. a window closed in the middle of a load
+    try:
+        wc.read_file(path, cache=wc.Cache(tmp_path / "c", background=True))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not any((tmp_path / "c").glob("read-*")):
+            time.sleep(0.1)
+        assert any((tmp_path / "c").glob("read-*"))    # written by the writer thread after the limit
+    finally:
+        forgotten.release()
+        forgotten.release()                            # idempotent
