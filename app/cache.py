@@ -99,6 +99,10 @@ def _writer_loop() -> None:
             while _held():
                 _GATE.wait(timeout=1.0)
         w.run()
+        if _QUEUE.empty():          # the load's writes are done: hand freed memory back to the system
+            from app import memory
+
+            memory.release()
 
 
 def _finish_writes() -> None:
