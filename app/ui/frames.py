@@ -195,9 +195,13 @@ def _present(v: Any) -> bool:
 
 def fmt_number(value: Any, decimals: int | None) -> str:
     """Display text of a metric value: '' for NaN, ColumnSpec rounding otherwise (the engine's one formatter)."""
-    from app.engine.layout import format_value
+    global _format_value
+    if _format_value is None:
+        from app.engine.layout import format_value as _format_value
+    return _format_value(value, decimals)
 
-    return format_value(value, decimals)
+
+_format_value = None
 
 
 def metric_decimals(metric_id: str) -> int | None:

@@ -27,6 +27,11 @@ from app.ui.frames import (
 from app.ui.roles import Role
 
 ROWS_TO_LOAD = 2000
+_ROLES = frozenset(int(r) for r in (Qt.ItemDataRole.DisplayRole, Role.SORT, Qt.ItemDataRole.TextAlignmentRole,
+                                     Role.SUMMARY, Qt.ItemDataRole.FontRole, Qt.ItemDataRole.BackgroundRole,
+                                     Qt.ItemDataRole.ToolTipRole))
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 TINT_LIGHT = QColor(255, 226, 170)
 TINT_DARK = QColor(110, 80, 30)
 SUMMARY_LIGHT = QColor(228, 236, 248)
@@ -58,6 +63,7 @@ class IntervalTableModel(ColumnTableModel):
         self._quality = (self.frame["quality"].fillna("").astype(str).to_numpy()
                          if "quality" in self.frame else np.full(n, "", dtype=object))
         self._order = pinned_first(summ)
+        self._texts: dict[tuple[int, int], str] = {}    # display texts of the cells painted so far
         self._loaded = min(n, ROWS_TO_LOAD)
         self._ranges_cache: np.ndarray | None | bool = False   # tooltips' texts, made on the first tooltip
 
@@ -148,19 +154,21 @@ class IntervalTableModel(ColumnTableModel):
         return self._loaded
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
+        if role not in _ROLES or not index.isValid():    # the delegate asks ~7 roles per painted cell
             return None
         row, col = index.row(), index.column()
         if not (0 <= row < self._loaded and 0 <= col < len(self.columns)):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(row, col)
+            key = (row, col)
+            text = self._texts.get(key)
+            if text is None:
+                text = self._texts[key] = self._display(row, col)
+            return text
         if role == Role.SORT:
             return self.raw(row, col)
         if role == Qt.ItemDataRole.TextAlignmentRole:
-            c = self.columns[col]
-            h = Qt.AlignmentFlag.AlignRight if c.numeric and not c.frozen else Qt.AlignmentFlag.AlignLeft
-            return int(h | Qt.AlignmentFlag.AlignVCenter)
+            return _RIGHT if self.columns[col].numeric and not self.columns[col].frozen else _LEFT
         if role == Role.SUMMARY:
             return self.is_summary_row(row)
         if role == Qt.ItemDataRole.FontRole and self.is_summary_row(row):
@@ -210,6 +218,7 @@ class IntervalTableModel(ColumnTableModel):
         if self.columns[column].id == "_end" or self.columns[column].id == "_date":
             values = self.frame["interval_end"].to_numpy() if "interval_end" in self.frame else values
         self._order = pinned_sort(self._summary, values, order == Qt.SortOrder.AscendingOrder)
+        self._texts = {}
         self.layoutChanged.emit()
 
 
