@@ -9,7 +9,7 @@ a finding.  ``delta`` rows are used as they are.  Everything is vectorized.
 
 The samples are never joined into one frame: identity columns are kept as numpy arrays (string columns as
 category codes), counters are read straight from the readers' blocks, a few thousand rows at a time, only for
-the rows that become intervals; the float deltas go to pandas as one (rows x counters) block.  Work that
+the rows that become intervals; the float deltas go to pandas as one block, each counter contiguous.  Work that
 depends on a value (generation, counter cut, time bucket, quality text) is done once per distinct value.
 Findings come from small frames of the rows concerned.  ``tests/engine/_deltas_reference.py`` keeps the
 previous frame-based implementation; the two give identical intervals and findings.
@@ -541,9 +541,10 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     t_order = _time_order(S["time"])           # the samples in time order, shared by the record-level checks
     findings += _run_start_changes(S, t_order)
 
-    # deltas: (rows x counters), straight from the readers' blocks
+    # deltas: (rows x counters), straight from the readers' blocks, each counter contiguous in memory (the
+    # pandas block pandas' groupby sums read fastest: metrics by interval ~0.1 s less on the month)
     m = len(oc)
-    D = np.empty((m, len(counters)), dtype=np.float64)
+    D = np.empty((len(counters), m), dtype=np.float64).T
     if len(counters) and m:
         g_cur, g_prev = srow(oc), srow(op)
         any_abs = bool(oa.any())
@@ -597,7 +598,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
                     system=system, count=len(g)))
             keep_rows = np.flatnonzero(~drop)
             O = O.take(keep_rows)
-            D = D[keep_rows]
+            D = D.T[:, keep_rows].T
 
     qb, f = _data_checks(O, D, counters, S, t_order)
     findings += f
