@@ -4,8 +4,10 @@
 The metrics of ``report`` computed by SQL over a fleet dataset (``nestscope extract``): DuckDB in-process by
 default, Spark with ``--engine spark`` (``pip install 'nestscope[spark]'`` and a Java runtime; ``local[2]``
 unless ``SPARK_MASTER`` names a cluster).  ``--every hour|day|week|month`` gives one row per node and period
-(an interval belongs to the period its end falls in).  ``--hours 8-17`` keeps intervals ending in 08:00-17:00
-UTC, ``--days mon-fri`` weekdays.  ``--where`` takes column names of the dataset (cec, lpar, system, os,
+(an interval belongs to the period its end falls in).  ``--hours``/``--days`` are the shift of ``report``
+(app/engine/shift.py, the same parser and rule): ``--hours 08-17`` keeps intervals whose midpoint lies in
+[08:00, 17:00) UTC (``08:30-17:00``, ``22-06`` wrapping midnight), ``--days mon-fri`` those whose midpoint
+falls on Monday..Friday.  ``--where`` takes column names of the dataset (cec, lpar, system, os,
 class, cpu, generation, machine_type...), 'strings', numbers, IN (...), AND, OR, NOT and comparisons.
 
 Exit codes: 0 ok, 2 usage error (bad option, bad --where, not a dataset), 3 the dataset holds no intervals.
@@ -38,8 +40,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--every", choices=EVERY_CHOICES, help="one row per node and hour/day/week/month")
     p.add_argument("--from", dest="start", type=_time, metavar="T", help="only intervals ending after T (UTC)")
     p.add_argument("--to", dest="end", type=_time, metavar="T", help="only intervals ending at or before T (UTC)")
-    p.add_argument("--hours", metavar="H", help="hours of the day (UTC) the intervals end in, e.g. 8-17 or 0-6,22-24")
-    p.add_argument("--days", metavar="D", help="weekdays, e.g. mon-fri or sat,sun")
+    p.add_argument("--hours", metavar="HH-HH", help="only intervals whose midpoint lies in these hours, UTC, as "
+                                                    "report (e.g. 08-17, 08:30-17:00, 22-06 wraps midnight)")
+    p.add_argument("--days", metavar="DAYS", help="only intervals whose midpoint falls on these days of the week "
+                                                  "(e.g. mon-fri, sat,sun)")
     p.add_argument("--where", metavar="COND", help="e.g. \"lpar IN ('ZOSA','ZOSB') AND class = 'GCP'\"")
     p.add_argument("--format", choices=("table", "csv", "json", "parquet"), default="table")
     p.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb")
@@ -70,7 +74,7 @@ def to_csv(m: pd.DataFrame, by: str, ids: list[str], every: str | None) -> str:
     return report.to_csv(m, by, ids, lead=("period",) if every else ())
 
 
-def to_json(m: pd.DataFrame, by: str, ids: list[str], args, sets, n_files: int) -> str:
+def to_json(m: pd.DataFrame, by: str, ids: list[str], args, sets, n_files: int, spec=None) -> str:
     cols = _columns(by, ids, args.every)
     rows = []
     for rec in m.to_dict("records"):
@@ -79,7 +83,9 @@ def to_json(m: pd.DataFrame, by: str, ids: list[str], args, sets, n_files: int) 
     gens = sorted(set(m["generation"].astype(str))) if len(m) else []
     doc = {"meta": {"dataset": str(args.dataset), "files": n_files, "engine": args.engine, "level": by,
                     "every": args.every, "window": {"from": _iso(args.start) or None, "to": _iso(args.end) or None},
-                    "hours": args.hours, "days": args.days, "where": args.where,
+                    "hours": args.hours, "days": args.days,
+                    "shift": spec.shift.to_dict() if spec is not None and spec.shift is not None else None,
+                    "where": args.where,
                     "formula_sets": {g: sets[g].version for g in gens if g in sets}},
            "rows": rows}
     return json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
@@ -87,10 +93,11 @@ def to_json(m: pd.DataFrame, by: str, ids: list[str], args, sets, n_files: int) 
 
 def run(args: argparse.Namespace) -> int:
     from app.dataset import Dataset, DatasetError
-    from app.dataset.query import QueryError, QuerySpec, parse_days, parse_hours, run_query
+    from app.dataset.query import QueryError, QuerySpec, run_query
     from app.dataset.sql import WhereError
     from app.engine.catalog import FormulaFileError, load_formula_sets
     from app.engine.metrics import metric_ids
+    from app.engine.shift import ShiftError, make_shift
 
     def usage(msg: str) -> int:
         print(f"nestscope query: error: {msg}", file=sys.stderr)
@@ -101,11 +108,14 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "parquet" and not args.out:
         return usage("--format parquet needs --out FILE")
     try:
+        shift = make_shift(args.hours, args.days)       # report's parser: the same texts, the same messages
+    except ShiftError as exc:
+        return usage(f"--{exc}")
+    try:
         ds = Dataset(args.dataset)
         sets = load_formula_sets(args.formulas)
         spec = QuerySpec(by=args.by, every=args.every, start=args.start, end=args.end,
-                         hours=parse_hours(args.hours) if args.hours else None,
-                         days=parse_days(args.days) if args.days else None, where=args.where, formula_sets=sets)
+                         shift=shift, where=args.where, formula_sets=sets)
         if args.where:   # validate before anything runs
             from app.dataset.sql import DUCKDB, parse_where
             parse_where(args.where, DUCKDB)
@@ -128,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "csv":
         text = to_csv(m, args.by, ids, args.every)
     elif args.format == "json":
-        text = to_json(m, args.by, ids, args, sets, n_files)
+        text = to_json(m, args.by, ids, args, sets, n_files, spec)
     else:
         ws = _Sets(sets, m)
         if args.every and len(m):

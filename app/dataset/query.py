@@ -15,6 +15,11 @@ deltas of the CPUs of a node (and time bucket), then apply the generation's form
 * ``--every`` rolls the whole-window levels up per hour, day, week (Monday) or month: each row is what
   ``report --from <period start> --to <period end>`` gives for the node.  An interval belongs to the
   period (hour, weekday) its end falls in, as the window ``(start, end]`` of ``report``.
+* ``--hours``/``--days`` are the engine's shift (:class:`app.engine.shift.ShiftFilter`, parsed by
+  :func:`app.engine.shift.make_shift`) with the engine's rule written in SQL (:func:`shift_sql`): an interval
+  belongs to the shift when its midpoint ``t_start + (t_end - t_start) / 2`` (integer nanoseconds) lies in
+  ``[start, end)`` minutes of the day (wrapping midnight when end < start) on one of the days, exactly as
+  :func:`app.engine.shift.shift_mask` selects for ``report --hours/--days``.
 
 Runs on DuckDB (in-process, default) or Spark (``local[2]`` unless ``SPARK_MASTER``/``spark.master`` say
 otherwise); both get the same statement apart from the :class:`app.dataset.sql.Dialect` details.
@@ -34,9 +39,10 @@ import pandas as pd
 
 from app.dataset.sql import DUCKDB, SPARK, Dialect, formula_set_sql, lit_str, metric_layers, parse_where
 from app.dataset.store import Dataset
+from app.engine.shift import ShiftFilter
 
-__all__ = ["QuerySpec", "run_query", "open_engine", "QueryError", "BY_CHOICES", "EVERY_CHOICES", "parse_hours",
-           "parse_days", "IDENT_OF"]
+__all__ = ["QuerySpec", "run_query", "open_engine", "QueryError", "BY_CHOICES", "EVERY_CHOICES", "shift_sql",
+           "IDENT_OF"]
 
 BY_CHOICES = ("cec", "lpar", "class", "cpu", "interval")
 EVERY_CHOICES = ("hour", "day", "week", "month")
@@ -46,7 +52,7 @@ IDENT_OF = {"cpu": ["cec", "lpar", "system", "os", "class", "cpu"], "interval": 
 _NS = 1_000_000_000
 _HOUR = 3600 * _NS
 _DAY = 24 * _HOUR
-_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_MIN = 60 * _NS
 
 
 class QueryError(ValueError):
@@ -58,61 +64,40 @@ class QuerySpec:
     """What to compute.
 
     ``nodes`` are engine NodeKeys (``("cec", cec)``, ``("lpar", cec, lpar)``...) as the window's tree uses.
+    ``shift`` is the engine's shift filter (``make_shift(hours, days)``, as ``report --hours/--days``).
     """
 
     by: str = "lpar"
     every: str | None = None
     start: Any = None
     end: Any = None
-    hours: set[int] | None = None
-    days: set[int] | None = None
+    shift: ShiftFilter | None = None
     where: str | None = None
     nodes: list[tuple] | None = None
     formula_sets: dict | None = field(default=None, repr=False)
 
 
-def parse_hours(text: str) -> set[int]:
-    """``8-17`` (08:00 to 17:00: hours 8..16), ``0-6,22-24``, ``9`` -> set of hours of the day (UTC)."""
-    out: set[int] = set()
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        try:
-            if "-" in part:
-                a, b = (int(x) for x in part.split("-", 1))
-                if not (0 <= a < b <= 24):
-                    raise ValueError
-                out |= set(range(a, b))
-            else:
-                h = int(part)
-                if not 0 <= h <= 23:
-                    raise ValueError
-                out.add(h)
-        except ValueError:
-            raise QueryError(f"--hours: {part!r} is not an hour (0-23) or a range like 8-17 (08:00 to 17:00)") from None
-    if not out:
-        raise QueryError("--hours: no hour given")
-    return out
+def shift_sql(shift: ShiftFilter | None, d: Dialect) -> list[str]:
+    """SQL conditions (to AND) selecting the rows whose interval lies in ``shift`` by the engine's rule.
 
-
-def parse_days(text: str) -> set[int]:
-    """``mon-fri``, ``sat,sun``, ``mon,wed-fri`` -> weekday numbers (Monday 0)."""
-    out: set[int] = set()
-    for part in text.lower().split(","):
-        part = part.strip()
-        if not part:
-            continue
-        try:
-            if "-" in part:
-                a, b = (_DAYS.index(x.strip()[:3]) for x in part.split("-", 1))
-                out |= set(range(a, b + 1)) if a <= b else set(range(a, 7)) | set(range(0, b + 1))
-            else:
-                out.add(_DAYS.index(part[:3]))
-        except ValueError:
-            raise QueryError(f"--days: {part!r} is not a weekday or a range like mon-fri") from None
-    if not out:
-        raise QueryError("--days: no day given")
+    The midpoint is ``t_start + (t_end - t_start) / 2`` in integer nanoseconds (a missing start: the end), as
+    :func:`app.engine.shift.shift_mask`; its minute of the day must lie in ``[start_min, end_min)`` (or outside
+    ``[end_min, start_min)`` when the range wraps midnight) and its weekday, counted from 1970-01-01, a
+    Thursday (3, Monday = 0), in ``days``.  No condition for ``None`` or an empty filter.
+    """
+    if shift is None or shift.is_empty:
+        return []
+    start = "(CASE WHEN t_start IS NULL OR t_start < -9223372036854775807 THEN t_end ELSE t_start END)"
+    mid = f"({start} + {d.idiv(f't_end - {start}', '2')})"
+    out = []
+    if shift.start_min is not None:
+        a, b = int(shift.start_min), int(shift.end_min)
+        minute = f"({d.idiv(mid, str(_MIN))} % 1440)"
+        out.append(f"({minute} >= {a} AND {minute} < {b})" if a < b else f"({minute} >= {a} OR {minute} < {b})")
+    if shift.days is not None:
+        days = sorted(int(x) for x in shift.days)
+        out.append(f"(({d.idiv(mid, str(_DAY))} + 3) % 7) IN ({', '.join(str(x) for x in days)})"
+                   if days else "FALSE")
     return out
 
 
@@ -311,12 +296,7 @@ def _filters(spec: QuerySpec, d: Dialect) -> list[str]:
         out.append(f"t_end > {int(pd.Timestamp(spec.start).value)}")
     if spec.end is not None:
         out.append(f"t_end <= {int(pd.Timestamp(spec.end).value)}")
-    t = "(t_end - 1)"
-    if spec.hours is not None and len(spec.hours) < 24:
-        out.append(f"({d.idiv(t, str(_HOUR))} % 24) IN ({', '.join(str(h) for h in sorted(spec.hours))})")
-    if spec.days is not None and len(spec.days) < 7:
-        # 1970-01-01 was a Thursday (weekday 3)
-        out.append(f"(({d.idiv(t, str(_DAY))} + 3) % 7) IN ({', '.join(str(x) for x in sorted(spec.days))})")
+    out += shift_sql(spec.shift, d)
     if spec.where:
         out.append(parse_where(spec.where, d))
     if spec.nodes is not None:

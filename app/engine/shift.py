@@ -11,7 +11,8 @@ counters are summed, so whole-window rows of a shifted selection are ratios of
 the counter sums of the shift's intervals only, and LPARCPU is the busy of the
 shift's time (the time covered counts only the shift's intervals).
 
-Used by :mod:`app.engine.compare`, the exports and ``report --hours/--days``.
+Used by :mod:`app.engine.compare`, the exports, ``report --hours/--days`` and, written as SQL with the same
+rule, ``query --hours/--days`` (:func:`app.dataset.query.shift_sql`).
 Pure pandas/numpy.
 """
 
@@ -109,6 +110,9 @@ def parse_hours(text: str) -> tuple[int, int]:
 
     The end is exclusive: ``08-17`` keeps intervals whose midpoint is 08:00 <= t < 17:00.
     """
+    if "," in str(text):
+        raise ShiftError(f"hours: {text!r} is a list; give one range (it may wrap midnight: 22-06 is 22:00 to "
+                         "06:00, the same as 0-6,22-24)")
     parts = str(text).split("-")
     if len(parts) != 2:
         raise ShiftError(f"hours: {text!r} is not a range (use e.g. 08-17 or 08:00-17:30 or 22-06)")

@@ -11,6 +11,7 @@ from app.dataset import Dataset
 from app.dataset.query import QuerySpec, run_query
 from app.engine.catalog import load_formula_sets
 from app.engine.metrics import metric_ids
+from app.engine.shift import make_shift
 
 pyspark = pytest.importorskip("pyspark", reason="PySpark is not installed (pip install 'nestscope[spark]')")
 if shutil.which("java") is None:
@@ -27,9 +28,10 @@ def ds(tmp_path_factory):
 
 
 @pytest.mark.parametrize("spec", [QuerySpec(by="cec"), QuerySpec(by="lpar", every="day"),
-                                  QuerySpec(by="interval", where="lpar = 'ZOSB'", hours=set(range(8, 12)),
-                                            start="2026-11-02T06:00", end="2026-11-03T06:00")],
-                         ids=["cec", "lpar-every-day", "interval-where-hours"])
+                                  QuerySpec(by="interval", where="lpar = 'ZOSB'", shift=make_shift("08:30-12", None),
+                                            start="2026-11-02T06:00", end="2026-11-03T06:00"),
+                                  QuerySpec(by="lpar", shift=make_shift("22-06", "mon-tue"))],
+                         ids=["cec", "lpar-every-day", "interval-where-hours", "lpar-night-days"])
 def test_spark_equals_duckdb(ds, spec):
     a = run_query(ds, spec, engine="duckdb")
     b = run_query(ds, spec, engine="spark")

@@ -16,6 +16,7 @@ from app.dataset import Dataset
 from app.dataset.query import QuerySpec, run_query
 from app.engine import Workspace
 from app.engine.metrics import metric_ids
+from app.engine.shift import apply_shift, make_shift, shifted_metrics
 from app.formats import read_bytes, read_file
 
 
@@ -123,3 +124,87 @@ def test_formulas_override_applies_at_query_time(fleet, tmp_path):
     assert set(a.loc[a["generation"] == "z16", "formula_set"]) == {"z16 / site 2026-12"}
     assert a.loc[a["generation"] == "z16", "RNI"].notna().all()
     assert_same(a, b, "lpar", metric_ids(sets))
+
+
+# ----------------------------------------------------------------------------- --hours/--days: one rule
+@pytest.mark.parametrize("hours, days", [("08:30-17:00", None), ("22-06", "mon-fri"), ("08-17", "tue")])
+def test_shift_equals_report_shift(fleet, hours, days):
+    # query --hours/--days selects the intervals report --hours/--days selects (the engine's midpoint rule)
+    ds, ws = fleet
+    shift = make_shift(hours, days)
+    ids = metric_ids(ws.formula_sets)
+    for by in ("lpar", "interval"):
+        a = run_query(ds, QuerySpec(by=by, shift=shift))
+        b = shifted_metrics(ws, by=by, shift=shift)
+        assert len(b) > 0
+        assert_same(a, b, by, ids)
+    # per CPU and interval: one row per kept interval row of the engine
+    assert len(run_query(ds, QuerySpec(by="cpu", shift=shift))) == len(apply_shift(ws.intervals, shift))
+
+
+def _hourly_at_quarter_past(tmp_path):
+    """after_z16_ZOSB's samples at minute 15 only (running totals): 60-minute intervals ending at hh:15."""
+    from app.formats.smf113_writer import encode_samples, frame_rdw
+
+    s = read_file(SAMPLES[2]).samples
+    part = s[s["time"].dt.minute == 15].reset_index(drop=True)
+    p = tmp_path / "zosb_hourly_15.rdw"
+    p.write_bytes(frame_rdw(encode_samples(part, 2)))
+    return p
+
+
+def test_hourly_intervals_where_the_two_rules_differed(tmp_path, monkeypatch, capsys):
+    import json
+
+    from app.cli import main
+
+    p = _hourly_at_quarter_past(tmp_path)
+    ds = Dataset(tmp_path / "ds", create=True)
+    assert ds.extract(p).status == "added"
+    ws = Workspace()
+    ws.add_all([read_bytes(p.read_bytes(), str(p))])
+    # samples at 00:15 .. 23:15 on 2026-11-02 (Mon) and 2026-11-03 (Tue): 48 per CPU, 47 intervals, 8 CPUs
+    assert len(ws.intervals) == 8 * 47
+    shift = make_shift("08-17", None)
+    # midpoint rule: 08:15-09:15 (midpoint 08:45) .. 16:15-17:15 (16:45) are in, 07:15-08:15 (07:45) and
+    # 17:15-18:15 (17:45) out: ends 09:15 .. 17:15, 9 a day, 18 in all (query's former rule, the hour of the
+    # end, took ends 08:15 .. 16:15)
+    want = [pd.Timestamp(f"2026-11-0{d} {h:02d}:15") for d in (2, 3) for h in range(9, 18)]
+    ids = metric_ids(ws.formula_sets)
+    a = run_query(ds, QuerySpec(by="interval", shift=shift))
+    assert sorted(set(a["interval_end"])) == want
+    assert_same(a, shifted_metrics(ws, by="interval", shift=shift), "interval", ids)
+    assert len(run_query(ds, QuerySpec(by="cpu", shift=shift))) == 8 * 18 == len(apply_shift(ws.intervals, shift))
+    lp = run_query(ds, QuerySpec(by="lpar", shift=shift))
+    assert_same(lp, shifted_metrics(ws, by="lpar", shift=shift), "lpar", ids)
+    assert list(lp["interval_start"]) == [pd.Timestamp("2026-11-02 08:15")]     # start of the first kept interval
+    assert list(lp["interval_end"]) == [pd.Timestamp("2026-11-03 17:15")]
+    # the two commands, as an analyst runs them: the same rows and values
+    monkeypatch.setenv("NESTSCOPE_CACHE", "0")
+    docs = {}
+    for cmd in (["query", str(ds.root)], ["report", str(p)]):
+        assert main([*cmd, "--by", "lpar", "--hours", "08-17", "--days", "mon-tue", "--format", "json"]) == 0
+        docs[cmd[0]] = [r for r in json.loads(capsys.readouterr().out)["rows"] if not r.get("summary")]
+    q, r = docs["query"], docs["report"]
+    assert len(q) == len(r) == 1
+    for c in ("lpar", "interval_start", "interval_end", "n_cpus"):
+        assert q[0][c] == r[0][c], c
+    assert q[0]["interval_end"].startswith("2026-11-03T17:15")
+    for c in ids:
+        if r[0].get(c) is None:
+            assert q[0].get(c) is None, c
+        else:
+            assert q[0][c] == pytest.approx(r[0][c], rel=1e-9), c
+
+
+def test_query_bad_hours_is_a_usage_error(tmp_path, capsys):
+    from app.cli import main
+
+    ds = Dataset(tmp_path / "ds", create=True)
+    assert main(["query", str(ds.root), "--hours", "8-25"]) == 2
+    err = capsys.readouterr().err
+    assert "nestscope query: error: --hours: '25' is not an hour" in err and "Traceback" not in err
+    assert main(["query", str(ds.root), "--hours", "0-6,22-24"]) == 2
+    assert "22-06" in capsys.readouterr().err                 # the former list form: told the wrap form
+    assert main(["query", str(ds.root), "--days", "weekdays"]) == 2
+    assert "--days: 'weekdays'" in capsys.readouterr().err
