@@ -23,14 +23,21 @@ import numpy as np
 import pandas as pd
 
 from app.engine.aggregate import _mode_len, _phase
-from app.engine.catalog import FormulaSet, select_generation, GENERIC
+from app.engine.catalog import GENERIC, FormulaSet, select_generation
 from app.findings import Finding, make_finding
-from app.formats.schema import (BASE_OF_BIT, BIT_OF_LETTER, IDENTITY_COLUMNS, SET_BASIC, SET_MT, SET_PROBLEM,
-                                is_counter_column, set_size)
+from app.formats.schema import (
+    BASE_OF_BIT,
+    BIT_OF_LETTER,
+    IDENTITY_COLUMNS,
+    SET_BASIC,
+    SET_MT,
+    SET_PROBLEM,
+    is_counter_column,
+    set_size,
+)
 
-__all__ = ["compute_intervals", "QUALITY_BITS", "interval_columns"]
+__all__ = ["QUALITY_BITS", "compute_intervals", "interval_columns"]
 
-_STR_COLS = [c for c, t in IDENTITY_COLUMNS.items() if t == "category"]
 _KEY = ["cec", "system", "class", "cpu", "run_start"]
 _DUP_KEY = ["cec", "system", "cpu", "class", "time", "kind"]
 STATED_COLUMNS = ("rec_start", "rec_end")   # SMF 113 identification section: the interval as the record states it
@@ -129,7 +136,7 @@ class _Cols:
     """
 
     def __init__(self, a: dict[str, np.ndarray], cats: dict[str, pd.CategoricalDtype],
-                 parent: "_Cols | None" = None, rows: np.ndarray | None = None):
+                 parent: _Cols | None = None, rows: np.ndarray | None = None):
         self.a, self.cats = a, cats
         self._parent, self._rows = parent, rows
         self._codes: dict[str, tuple[np.ndarray, int]] = {}
@@ -140,7 +147,7 @@ class _Cols:
     def __len__(self) -> int:
         return len(next(iter(self.a.values())))
 
-    def take(self, rows: np.ndarray) -> "_Cols":
+    def take(self, rows: np.ndarray) -> _Cols:
         return _Cols({c: v[rows] for c, v in self.a.items()}, self.cats, self, rows)
 
     def codes(self, c: str) -> tuple[np.ndarray, int]:

@@ -23,8 +23,16 @@ import pandas as pd
 from app.engine.aggregate import add_buckets
 from app.engine.catalog import GENERIC, FormulaSet, select_generation
 from app.findings import Finding, make_finding
-from app.formats.schema import (BASE_OF_BIT, BIT_OF_LETTER, IDENTITY_COLUMNS, SET_BASIC, SET_MT, SET_PROBLEM,
-                                is_counter_column, set_size)
+from app.formats.schema import (
+    BASE_OF_BIT,
+    BIT_OF_LETTER,
+    IDENTITY_COLUMNS,
+    SET_BASIC,
+    SET_MT,
+    SET_PROBLEM,
+    is_counter_column,
+    set_size,
+)
 
 __all__ = ["compute_intervals"]
 

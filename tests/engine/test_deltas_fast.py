@@ -31,6 +31,18 @@ for _fs in SETS.values():
     KEEP |= _fs.counters()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _give_memory_back():
+    """The module makes and drops many frames; hand the freed heap back at its end so tests that measure the
+    process' resident memory afterwards (test_memory.py) start from a trimmed heap."""
+    yield
+    import gc
+
+    from app import memory
+    gc.collect()
+    memory.release()
+
+
 def assert_same(frames: list[pd.DataFrame], keep: set[str] | None = KEEP) -> pd.DataFrame:
     """Both implementations on copies of ``frames``; identical output (returned) and findings."""
     got, gf = compute_intervals([f.copy() for f in frames], SETS, keep)
@@ -87,9 +99,10 @@ def recs(n: int, cpus=(0, 1), start=T0, step=MIN15, **kw) -> list[dict]:
     out = []
     for i in range(n):
         for c in cpus:
-            r = dict(cpu=c, time=start + (i + 1) * step, B0=1000 * (i + 1) * (c + 1), B1=400 * (i + 1),
-                     B2=10 * (i + 1), B3=30 * (i + 1), B4=5 * (i + 1), B5=50 * (i + 1), P32=500 * (i + 1),
-                     P33=200 * (i + 1), E128=7 * (i + 1), E143=3 * (i + 1), offset=100 * (len(out) + 1))
+            k = i + 1
+            r = {"cpu": c, "time": start + k * step, "B0": 1000 * k * (c + 1), "B1": 400 * k, "B2": 10 * k,
+                 "B3": 30 * k, "B4": 5 * k, "B5": 50 * k, "P32": 500 * k, "P33": 200 * k, "E128": 7 * k,
+                 "E143": 3 * k, "offset": 100 * (len(out) + 1)}
             r.update(kw)
             out.append(r)
     return out
