@@ -121,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"baseline  naive per-row Python deltas+CPI/L1MP/LPARCPU (10,000 rows -> {n:,}): {tn * n / 10_000:6.2f} s")
     print(f"baseline  pandas groupby-sum of all counters by LPAR x CPU:       {tgs:8.2f} s")
     print(f"engine    samples -> intervals (deltas, checks, generations):    {ta:8.2f} s")
+    tp = _previous(df, ws)
+    if tp is not None:
+        print(f"before    the same by the previous frame-based deltas:            {tp:8.2f} s  ({tp / ta:.1f}x)")
     print(f"engine    intervals -> metrics by='interval' ({len(m1):,} rows):      {ti:8.2f} s")
     print(f"engine    intervals -> metrics by='cpu' ({len(m2):,} rows):         {tc:8.2f} s")
     print(f"engine    metrics by='lpar' + tree:                               {tl + tt:8.2f} s")
@@ -128,6 +131,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"total     samples -> metrics frame by='cpu':                     {ta + tc:8.2f} s")
     _files_to_metrics()
     return 0
+
+
+def _previous(df: pd.DataFrame, ws: Workspace) -> float | None:
+    """Samples -> intervals by the previous implementation (kept for the tests in tests/engine/_deltas_reference.py),
+    on the same frame in the same run: the 'before' figure."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "engine"))
+    try:
+        from _deltas_reference import compute_intervals as previous
+    except ImportError:
+        return None
+    t, _ = clock(lambda: previous([df], ws.formula_sets, ws._keep()))
+    return t
 
 
 def _files_to_metrics() -> None:
