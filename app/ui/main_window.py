@@ -66,6 +66,7 @@ class MainWindow(SessionMixin, QMainWindow):
         self._want_values = False    # the tree's values were left to the job after the table's
         self._want_deeper = False    # the tree shows its CEC and LPAR levels: the rest follows (issue 11)
         self._prep_tried: set[tuple] = set()   # (level, window) whose rows of every node were prepared
+        self._write_pause = None               # app.cache.WritePause held from open_files to the first table
         self._smt_shown: Selection | None = None  # the selection the SMT tab shows (None: stale)
         self._loaded = False
         self.runner = SerialRunner(self)
@@ -132,6 +133,13 @@ class MainWindow(SessionMixin, QMainWindow):
         if not paths:
             return 0
         started = self.loader.open(paths)
+        if started and self._write_pause is None:   # cache writes wait until the first table is shown (issue 11)
+            try:
+                from app import cache as wc
+
+                self._write_pause = wc.pause_writes() if hasattr(wc, "pause_writes") else None
+            except Exception:  # noqa: BLE001 - the cache never stops a load
+                self._write_pause = None
         for p in paths:
             if Path(p).is_dir() and started == 0:
                 self.statusBar().showMessage(M.STATUS_NO_FILES.format(name=p), STATUS_MS)
@@ -270,7 +278,14 @@ class MainWindow(SessionMixin, QMainWindow):
             self.runner.submit(lambda ws=ws, sel=sel, by=by: (lambda: compute_view(ws, sel, [], prepare=(by,))))
             return
 
+    def _release_writes(self) -> None:
+        pause, self._write_pause = self._write_pause, None
+        if pause is not None:
+            pause.release()
+
     def _on_reads_done(self) -> None:
+        if not self._pending and not self.runner.busy() and not self._loaded:
+            self._release_writes()     # nothing readable: no table will come
         if self._want_table or self._want_timeline or self._want_smt or self._want_deeper:
             self.request(table=False, timeline=False)  # the deferred table/plot refresh
 
@@ -318,6 +333,8 @@ class MainWindow(SessionMixin, QMainWindow):
             self._show_load_summary()
         fresh = view.selection.nodes == current.nodes
         if not view.loaded:
+            if not self.loader.busy() and not self._pending:
+                self._release_writes()     # nothing readable was loaded: no table is coming
             self.table.set_placeholder(M.PLACEHOLDER)
             self.timeline.set_frame(pd.DataFrame(), loaded=False)
             self.smt.set_placeholder(M.PLACEHOLDER)
@@ -350,6 +367,8 @@ class MainWindow(SessionMixin, QMainWindow):
         for show in ((show_timeline, show_table) if self.tabs.currentWidget() is self.timeline else
                      (show_table, show_timeline)):
             show()
+        if view.table is not None and not self.loader.busy() and not self._pending:
+            self._release_writes()     # the first table of the load is on screen: the cache may write now
         self._workspace_ready()
 
     def _show_health(self, view: ViewData) -> None:
@@ -478,6 +497,7 @@ class MainWindow(SessionMixin, QMainWindow):
 
     def closeEvent(self, event) -> None:
         self.loader.cancel_all()
+        self._release_writes()
         settings.set_value("window/geometry", self.saveGeometry())
         settings.set_value("window/state", self.saveState())
         super().closeEvent(event)

@@ -84,3 +84,30 @@ def test_selection_answered_from_prepared_level_frames(qtbot, loaded, monkeypatc
     want = fresh.metrics(by="lpar_interval", nodes=[lpar], summary=True)
     cols = [c for c in want.columns if c in shown.columns]
     pd.testing.assert_frame_equal(shown[cols].reset_index(drop=True), want[cols], check_exact=True)
+
+
+def test_cache_writes_wait_for_the_first_table(qtbot, window, smf_a, monkeypatch):
+    """The window holds the workspace cache's background writes from open_files until its first table is shown."""
+    from app import cache as wc
+
+    if not hasattr(wc, "pause_writes"):
+        import pytest
+
+        pytest.skip("no background cache writer")
+    held: list[str] = []
+    real = wc.pause_writes
+
+    class Spy:
+        def __init__(self):
+            self.p = real()
+            held.append("paused")
+
+        def release(self):
+            held.append(f"released with {window.table.model.rowCount()} table rows")
+            self.p.release()
+    monkeypatch.setattr(wc, "pause_writes", Spy)
+    window.open_files([smf_a])
+    assert held == ["paused"]
+    wait_loaded(qtbot, window)
+    assert len(held) == 2 and held[1] != "released with 0 table rows", held
+    assert window._write_pause is None
