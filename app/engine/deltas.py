@@ -288,7 +288,8 @@ class _Counters:
     """Counter columns of the sample frames, read for given rows without joining the frames.
 
     Columns of one reader block (one 2-D array, a row per record) are read through a 2-D view of that block,
-    so a gather copies whole records (contiguous) instead of striding through each column.
+    so a gather copies the span of each record that holds them (contiguous) instead of striding through each
+    column; other columns (a pandas-made frame: each column contiguous) are gathered one by one.
     """
 
     def __init__(self, frames: Sequence[pd.DataFrame], counters: Sequence[str]):
@@ -387,23 +388,22 @@ def _positions(js: list[int]) -> np.ndarray | slice:
 
 def _block_view(b: np.ndarray, cols: list[np.ndarray], s: int, n: int) -> tuple[np.ndarray | None, list[int]]:
     """A (rows x words) uint64 view of the memory of ``b`` (the base of the counter columns ``cols``, row stride
-    ``s``) from the lowest column on -- the whole record when it fits, else just the span of the columns --
-    and each column's word in it; (None, []) when the columns do not sit in one row layout."""
+    ``s``) over the span of the columns in each record, and each column's word in it; (None, []) when the
+    columns do not sit in one row layout (numpy checks the view against the size of ``b``)."""
     ptrs = [v.__array_interface__["data"][0] for v in cols]
     p0 = min(ptrs)
     ks = [(p - p0) // 8 for p in ptrs]
     if any((p - p0) % 8 for p in ptrs) or (max(ptrs) - p0) + 8 > s:
         return None, []
     off = p0 - b.__array_interface__["data"][0]
-    for w in (max(ks) + 1,):       # just the span of the columns: less to copy than whole records
-        try:
-            view = np.ndarray(shape=(n, w), dtype=np.uint64, buffer=b, offset=off, strides=(s, 8))
-        except (ValueError, TypeError, BufferError):
-            continue
-        # the view must read the very memory of each column (numpy checked the bounds)
-        if all(view[:, k].__array_interface__["data"][0] == v.__array_interface__["data"][0]
-               and view[:, k].strides == v.strides for k, v in zip(ks, cols)):
-            return view, ks
+    try:
+        view = np.ndarray(shape=(n, max(ks) + 1), dtype=np.uint64, buffer=b, offset=off, strides=(s, 8))
+    except (ValueError, TypeError, BufferError):
+        return None, []
+    # the view must read the very memory of each column
+    if all(view[:, k].__array_interface__["data"][0] == v.__array_interface__["data"][0]
+           and view[:, k].strides == v.strides for k, v in zip(ks, cols)):
+        return view, ks
     return None, []
 
 
