@@ -43,7 +43,7 @@ def add_selection_options(p: argparse.ArgumentParser, required: bool) -> None:
 
 def add_shift_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hours", metavar="HH-HH", help="only intervals whose midpoint lies in these hours, UTC "
-                                                    "(e.g. 08-17, 08:00-17:30, 22-06)")
+                                                    "(e.g. 08-17, 08:00-17:30, 22-06, a list 08-12,13-17)")
     p.add_argument("--days", metavar="DAYS", help="only these days of the week (e.g. mon-fri, sat,sun)")
 
 

@@ -6,8 +6,8 @@ default, Spark with ``--engine spark`` (``pip install 'nestscope[spark]'`` and a
 unless ``SPARK_MASTER`` names a cluster).  ``--every hour|day|week|month`` gives one row per node and period
 (an interval belongs to the period its end falls in).  ``--hours``/``--days`` are the shift of ``report``
 (app/engine/shift.py, the same parser and rule): ``--hours 08-17`` keeps intervals whose midpoint lies in
-[08:00, 17:00) UTC (``08:30-17:00``, ``22-06`` wrapping midnight), ``--days mon-fri`` those whose midpoint
-falls on Monday..Friday.  ``--where`` takes column names of the dataset (cec, lpar, system, os,
+[08:00, 17:00) UTC (``08:30-17:00``, ``22-06`` wrapping midnight, a list ``08-12,13-17``), ``--days mon-fri``
+those whose midpoint falls on Monday..Friday.  ``--where`` takes column names of the dataset (cec, lpar, system, os,
 class, cpu, generation, machine_type...), 'strings', numbers, IN (...), AND, OR, NOT and comparisons.
 
 Exit codes: 0 ok, 2 usage error (bad option, bad --where, not a dataset), 3 the dataset holds no intervals.
@@ -41,7 +41,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--from", dest="start", type=_time, metavar="T", help="only intervals ending after T (UTC)")
     p.add_argument("--to", dest="end", type=_time, metavar="T", help="only intervals ending at or before T (UTC)")
     p.add_argument("--hours", metavar="HH-HH", help="only intervals whose midpoint lies in these hours, UTC, as "
-                                                    "report (e.g. 08-17, 08:30-17:00, 22-06 wraps midnight)")
+                                                    "report (e.g. 08-17, 08:30-17:00, 22-06 wraps midnight, "
+                                                    "a list 08-12,13-17)")
     p.add_argument("--days", metavar="DAYS", help="only intervals whose midpoint falls on these days of the week "
                                                   "(e.g. mon-fri, sat,sun)")
     p.add_argument("--where", metavar="COND", help="e.g. \"lpar IN ('ZOSA','ZOSB') AND class = 'GCP'\"")

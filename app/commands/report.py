@@ -74,7 +74,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--from", dest="start", type=_time, metavar="T", help="only intervals ending after T (UTC)")
     p.add_argument("--to", dest="end", type=_time, metavar="T", help="only intervals ending at or before T (UTC)")
     p.add_argument("--hours", metavar="HH-HH", help="only intervals whose midpoint lies in these hours, UTC "
-                                                    "(e.g. 08-17, 22-06)")
+                                                    "(e.g. 08-17, 22-06, a list 08-12,13-17)")
     p.add_argument("--days", metavar="DAYS", help="only these days of the week (e.g. mon-fri, sat,sun)")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
     p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")

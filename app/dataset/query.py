@@ -82,7 +82,8 @@ def shift_sql(shift: ShiftFilter | None, d: Dialect) -> list[str]:
 
     The midpoint is ``t_start + (t_end - t_start) / 2`` in integer nanoseconds (a missing start: the end), as
     :func:`app.engine.shift.shift_mask`; its minute of the day must lie in ``[start_min, end_min)`` (or outside
-    ``[end_min, start_min)`` when the range wraps midnight) and its weekday, counted from 1970-01-01, a
+    ``[end_min, start_min)`` when the range wraps midnight), or in one of the further ranges of a comma list
+    (``ShiftFilter.hour_ranges``), and its weekday, counted from 1970-01-01, a
     Thursday (3, Monday = 0), in ``days``.  No condition for ``None`` or an empty filter.
     """
     if shift is None or shift.is_empty:
@@ -91,9 +92,10 @@ def shift_sql(shift: ShiftFilter | None, d: Dialect) -> list[str]:
     mid = f"({start} + {d.idiv(f't_end - {start}', '2')})"
     out = []
     if shift.start_min is not None:
-        a, b = int(shift.start_min), int(shift.end_min)
         minute = f"({d.idiv(mid, str(_MIN))} % 1440)"
-        out.append(f"({minute} >= {a} AND {minute} < {b})" if a < b else f"({minute} >= {a} OR {minute} < {b})")
+        ors = [f"({minute} >= {int(a)} AND {minute} < {int(b)})" if a < b
+               else f"({minute} >= {int(a)} OR {minute} < {int(b)})" for a, b in shift.hour_ranges]
+        out.append(ors[0] if len(ors) == 1 else "(" + " OR ".join(ors) + ")")
     if shift.days is not None:
         days = sorted(int(x) for x in shift.days)
         out.append(f"(({d.idiv(mid, str(_DAY))} + 3) % 7) IN ({', '.join(str(x) for x in days)})"

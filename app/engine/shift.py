@@ -4,7 +4,9 @@ A shift such as the prime shift "08:00-17:00, Monday to Friday" is a
 :class:`ShiftFilter`.  An interval belongs to the shift when its *midpoint*
 (``interval_start + (interval_end - interval_start) / 2``, UTC like every time in
 NestScope) falls into the hours ``[first, last)`` on one of the days.  Hours may
-wrap midnight (``22-06`` is the night shift); the day is the midpoint's day.
+wrap midnight (``22-06`` is the night shift); the day is the midpoint's day.  A
+comma list of ranges (``08-12,13-17``, ``0-6,22-24``) keeps a midpoint that lies
+in any of them.
 
 The filter works on interval rows (one row per CPU per interval), before the
 counters are summed, so whole-window rows of a shifted selection are ratios of
@@ -26,8 +28,8 @@ import pandas as pd
 
 from app.engine.metrics import compute_metrics
 
-__all__ = ["ShiftFilter", "ShiftError", "parse_hours", "parse_days", "make_shift", "shift_mask", "apply_shift",
-           "shifted_metrics", "DAY_NAMES"]
+__all__ = ["ShiftFilter", "ShiftError", "parse_hours", "parse_hour_ranges", "parse_days", "make_shift", "shift_mask",
+           "apply_shift", "shifted_metrics", "DAY_NAMES"]
 
 DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _NS_MIN = 60 * 1_000_000_000
@@ -44,11 +46,21 @@ class ShiftFilter:
     ``start_min``/``end_min``: minutes after midnight, ``[start_min, end_min)``;
     ``end_min < start_min`` wraps midnight; ``None`` for both = every hour.
     ``days``: weekday numbers (0 = Monday ... 6 = Sunday); ``None`` = every day.
+    ``more``: further ``(start, end)`` minute ranges of a comma list (``08-12,13-17``); a midpoint in
+    any range is in the shift (:attr:`hour_ranges` lists them all).
     """
 
     start_min: int | None = None
     end_min: int | None = None
     days: frozenset[int] | None = None
+    more: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def hour_ranges(self) -> tuple[tuple[int, int], ...]:
+        """Every ``(start, end)`` minute range of the filter, the first one first (``()`` = every hour)."""
+        if self.start_min is None:
+            return ()
+        return ((self.start_min, self.end_min), *self.more)
 
     @property
     def is_empty(self) -> bool:
@@ -61,7 +73,7 @@ class ShiftFilter:
             return "all hours, all days"
         parts = []
         if self.start_min is not None:
-            parts.append(f"{_hhmm(self.start_min)}-{_hhmm(self.end_min)} UTC")
+            parts.append(f"{_ranges_text(self.hour_ranges)} UTC")
         else:
             parts.append("all hours")
         parts.append(_days_text(self.days) if self.days is not None else "all days")
@@ -69,13 +81,17 @@ class ShiftFilter:
 
     def to_dict(self) -> dict:
         """JSON-friendly form (``hours`` as "HH:MM-HH:MM" or None, ``days`` as names or None)."""
-        hours = None if self.start_min is None else f"{_hhmm(self.start_min)}-{_hhmm(self.end_min)}"
+        hours = None if self.start_min is None else _ranges_text(self.hour_ranges)
         days = None if self.days is None else [DAY_NAMES[d] for d in sorted(self.days)]
         return {"hours": hours, "days": days, "text": self.describe()}
 
 
 def _hhmm(m: int | None) -> str:
     return "" if m is None else f"{m // 60:02d}:{m % 60:02d}"
+
+
+def _ranges_text(ranges) -> str:
+    return ",".join(f"{_hhmm(a)}-{_hhmm(b)}" for a, b in ranges)
 
 
 def _days_text(days: frozenset[int]) -> str:
@@ -111,8 +127,7 @@ def parse_hours(text: str) -> tuple[int, int]:
     The end is exclusive: ``08-17`` keeps intervals whose midpoint is 08:00 <= t < 17:00.
     """
     if "," in str(text):
-        raise ShiftError(f"hours: {text!r} is a list; give one range (it may wrap midnight: 22-06 is 22:00 to "
-                         "06:00, the same as 0-6,22-24)")
+        raise ShiftError(f"hours: {text!r} is a list of ranges (parse_hour_ranges reads lists)")
     parts = str(text).split("-")
     if len(parts) != 2:
         raise ShiftError(f"hours: {text!r} is not a range (use e.g. 08-17 or 08:00-17:30 or 22-06)")
@@ -120,6 +135,17 @@ def parse_hours(text: str) -> tuple[int, int]:
     if a == b:
         raise ShiftError(f"hours: {text!r} is an empty range")
     return a % 1440, (b if b == 1440 else b % 1440)
+
+
+def parse_hour_ranges(text: str) -> tuple[tuple[int, int], ...]:
+    """``"08-17"`` -> ``((480, 1020),)``; a comma list ``"08-12,13-17"``, ``"0-6,22-24"`` -> one (start, end)
+    per range, in the order given (each read by :func:`parse_hours`)."""
+    items = [t.strip() for t in str(text).split(",")]
+    if not any(items):
+        raise ShiftError("hours: empty (use e.g. 08-17 or 08:00-17:30 or 22-06)")
+    if not all(items):
+        raise ShiftError(f"hours: {text!r} has an empty item (use e.g. 08-12,13-17)")
+    return tuple(parse_hours(t) for t in items)
 
 
 def parse_days(text: str) -> frozenset[int]:
@@ -149,9 +175,11 @@ def make_shift(hours: str | None = None, days: str | None = None) -> ShiftFilter
     if not hours and not days:
         return None
     a = b = None
+    more: tuple[tuple[int, int], ...] = ()
     if hours:
-        a, b = parse_hours(hours)
-    return ShiftFilter(a, b, parse_days(days) if days else None)
+        (a, b), *rest = parse_hour_ranges(hours)
+        more = tuple(rest)
+    return ShiftFilter(a, b, parse_days(days) if days else None, more)
 
 
 def shift_mask(starts: pd.Series, ends: pd.Series, shift: ShiftFilter | None) -> np.ndarray:
@@ -166,8 +194,10 @@ def shift_mask(starts: pd.Series, ends: pd.Series, shift: ShiftFilter | None) ->
     keep = np.ones(n, dtype=bool)
     if shift.start_min is not None:
         minute = (mid // _NS_MIN) % 1440
-        a, b = shift.start_min, shift.end_min
-        keep &= ((minute >= a) & (minute < b)) if a < b else ((minute >= a) | (minute < b))
+        hours = np.zeros(n, dtype=bool)
+        for a, b in shift.hour_ranges:
+            hours |= ((minute >= a) & (minute < b)) if a < b else ((minute >= a) | (minute < b))
+        keep &= hours
     if shift.days is not None:
         day = (mid // (_NS_MIN * 1440) + 3) % 7           # 1970-01-01 was a Thursday (3)
         keep &= np.isin(day, sorted(shift.days))

@@ -39,7 +39,8 @@ def test_query_csv_lpar(ds, capsys):
 
 
 def test_query_hours_days_every(ds, capsys):
-    # --hours 8-9: intervals ending in (08:00, 09:00] UTC -> 08:15, 08:30, 08:45, 09:00
+    # --hours 8-9 (report's rule): 15-minute intervals whose midpoint is in [08:00, 09:00) UTC -> ends 08:15
+    # (midpoint 08:07:30), 08:30, 08:45, 09:00 (08:52:30)
     assert main(["query", str(ds), "--by", "interval", "--hours", "8-9", "--where", "cec = '3931-123F5'",
                  "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -115,6 +115,8 @@ def test_shift_sql_half_hour_start():
     ("22-06", "sat", 6),      # 00:30 .. 05:30 on Saturday
     ("22-06", "mon-fri", 2),  # 22:30, 23:30 on Friday
     ("00-24", "sat,sun", 8),
+    ("0-6,22-24", None, 8),   # the night as a list: the same 8 as 22-06
+    ("21-22,02-04", "fri,sat", 3),   # 21:30 (Fri), 02:30, 03:30 (Sat)
 ])
 def test_shift_sql_night_and_days(hours, days, n):
     iv = _iv("2026-11-06 21:00", 12, 60)
@@ -146,8 +148,8 @@ def test_one_parser_for_hours_and_days():
     assert make_shift("08-17", "mon-fri") == ShiftFilter(480, 1020, frozenset({0, 1, 2, 3, 4}))
     assert make_shift("08:30-17:00", None) == ShiftFilter(510, 1020, None)
     assert make_shift("22-06", "fri-mon") == ShiftFilter(1320, 360, frozenset({4, 5, 6, 0}))
-    with pytest.raises(ShiftError, match="one range.*22-06"):
-        make_shift("0-6,22-24", None)             # the former query list form: the message names the wrap form
+    # the former query list form, now read by the engine's parser for every command
+    assert make_shift("0-6,22-24", None) == ShiftFilter(0, 360, None, ((1320, 1440),))
     for bad in ("25-26", "9", "x-y"):
         with pytest.raises(ShiftError, match="hours"):
             make_shift(bad, None)
