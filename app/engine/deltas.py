@@ -123,8 +123,11 @@ def _categorical(parts: list[tuple[list[str], np.ndarray]]) -> pd.Categorical:
         maps.append(m)
     remap = np.cumsum(used) - 1
     ctype = np.int8 if used.sum() < 127 else (np.int16 if used.sum() < 32_000 else np.int32)
-    codes = np.concatenate([remap[m].astype(ctype)[cd] for m, (_, cd) in zip(maps, parts)]) \
-        if parts else np.zeros(0, ctype)
+    if len(parts) == 1 and used.all() and np.array_equal(maps[0], np.arange(len(labels))):
+        codes = parts[0][1]           # one frame, its categories sorted and all used: its codes as they are
+    else:
+        codes = np.concatenate([remap[m].astype(ctype)[cd] for m, (_, cd) in zip(maps, parts)]) \
+            if parts else np.zeros(0, ctype)
     labels = [x for x, u in zip(labels, used) if u]
     return pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype=object).astype("str"))
 
