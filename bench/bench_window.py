@@ -3,12 +3,16 @@
 Opens the month of bench_month.py (8 LPARs x 16 CPUs x 2,880 intervals, ~564 MB; generated under /tmp with the
 sample writer if missing, reused otherwise) in the real MainWindow (QT_QPA_PLATFORM=offscreen) and prints:
 
-* open_files() -> first table rows in the model and painted; -> tree complete (every CPU node in the model);
+* open_files() -> first table rows in the model and painted; -> the tree's CEC/LPAR levels; -> its class/CPU
+  levels (inserted in the job after the first table); every view job's steps, including the idle jobs that
+  prepare every node's rows of the LPAR/class/CEC levels (Workspace.prepare_level);
 * selecting an LPAR, a processor class and a CPU in the tree -> table updated, -> timelines updated (drawn),
   once with the Table tab current (the timeline hidden) and once with the Timelines tab current;
 
 each beside a same-run baseline: the engine calls alone on the same Workspace (``interval_frame`` for the table,
-the same for the timeline's whole-range rows), measured after the window figures.  The bundled sample set is
+the same for the timeline's whole-range rows), measured after the window figures, and the table rows computed
+from the intervals without the prepared level frames (what a selection cost before them).  The machine is
+shared: the load average is printed; compare figures of one run.  The bundled sample set is
 measured the same way.  The workspace cache (app/cache.py) is on, in its own folder under /tmp: the first run
 decodes (~9 s for the month), later runs read the cache (the README's "second open").
 
