@@ -21,7 +21,10 @@ Export picture:
   ``--hours``/``--days`` are refused here (they apply to comparison pictures and to CSV/XLSX/PPTX).
 * with ``--before FILE... --after FILE...``: the Compare tab's charts, as a slide wants them: the CPI
   waterfall with its numbers beside it and both sides' CPI timelines overlaid on a relative axis
-  (before solid, after dashed).  ``--metric waterfall`` saves the waterfall alone, ``--metric NAME``
+  (before solid, after dashed).  ``--pair NAME`` chooses the pair whose waterfall is drawn (an LPAR, or
+  with ``--compare-by class`` "LPAR CLASS"; default the first pair, as the Compare tab's pair box).
+  The picture holds the charts, their titles and legends and the numbers, not the tab's combo boxes.
+  ``--metric waterfall`` saves the waterfall alone, ``--metric NAME``
   (CPI, L1MP, Est_Finite_CPI, RNI, LPARCPU...) the overlaid timelines of that metric alone.  A side is
   the LPARs of its files (``--before-lpar``/``--after-lpar`` pick some) over the time those files
   cover, or ``--before-from``/``--before-to``...; ``--hours``/``--days`` (and the per-side ones) filter
@@ -69,6 +72,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--to", dest="end", type=_time, metavar="T", help="only intervals ending at or before T (UTC)")
     p.add_argument("--lpar", action="append", metavar="NAME",
                    help="only this LPAR (repeatable; default all; of a picture: the first LPAR)")
+    p.add_argument("--pair", metavar="NAME",
+                   help="comparison picture: the pair whose CPI waterfall is drawn, an LPAR name (with --compare-by "
+                        "class 'LPAR CLASS', e.g. 'ZOSA zIIP'); default the first pair")
     add_shift_options(p)
     p.add_argument("--title", default="CPU MF analysis", help="title of the deck / workbook / SVG picture")
     p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")
@@ -84,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
     if os.path.splitext(args.out)[1].lower() in IMAGE_FORMATS:
         return run_picture(args)
-    for opt, value in (("--size", args.size), ("--metric", args.metric)):
+    for opt, value in (("--size", args.size), ("--metric", args.metric), ("--pair", args.pair)):
         if value is not None:
             _err("export", f"error: {opt} is for pictures (--out FILE.png or FILE.svg), not {args.out}")
             return EXIT_USAGE
@@ -190,12 +196,17 @@ def _picture_usage(args: argparse.Namespace, size_text: str) -> tuple[tuple[int,
         if args.metric and _norm(args.metric) != WATERFALL and _overlay_metric(args.metric) is None:
             return None, (f"--metric {args.metric}: a comparison picture shows 'waterfall' or one of "
                           f"{', '.join(_overlay_names())}")
+        if args.pair and args.metric and _norm(args.metric) != WATERFALL:
+            return None, (f"--pair chooses the CPI waterfall's pair; --metric {args.metric} shows the overlaid "
+                          "timelines only (leave out --metric, or use --metric waterfall)")
     else:
         if args.hours or args.days:
             return None, ("--hours/--days: the timelines show every interval; a shift filter applies to comparison "
                           "pictures (--before/--after) and to .csv/.xlsx/.pptx exports")
         if args.compare_by:
             return None, "--compare-by needs --before FILE... --after FILE..."
+        if args.pair:
+            return None, "--pair (the waterfall's pair) needs --before FILE... --after FILE..."
         if args.metric and _norm(args.metric) not in PLOT_OF:
             return None, (f"--metric {args.metric}: a timeline picture shows one of CPI, L1MP, RNI, sourcing, "
                           "LPARCPU, MT or cec")
@@ -482,10 +493,15 @@ def _comparison_target(args: argparse.Namespace, qapp, window, size: tuple[int, 
     for side in ("before", "after"):
         if not (len(cmp.table) and (cmp.table["row"].eq(side) & cmp.table["CPI"].notna()).any()):
             _err("export", f"note: the {side} selection holds no intervals (check its window, LPARs and shift)")
-    what = "comparison: CPI waterfall and overlaid CPI timelines"
+    if args.pair and not tab.set_pair(args.pair):
+        _err("export", f"error: --pair {args.pair}: not a pair of this comparison (pairs: {', '.join(tab.pairs())})")
+        return EXIT_USAGE
+    shown = tab.pair.currentData()
+    what = "comparison: CPI waterfall" + (f" of {shown}" if shown is not None else "") + \
+        " and overlaid CPI timelines"
     target = tab.charts
     if args.metric and _norm(args.metric) == WATERFALL:
-        target, what = tab.wf_plot, "comparison: CPI waterfall"
+        target, what = tab.wf_plot, "comparison: CPI waterfall" + (f" of {shown}" if shown is not None else "")
         # the window hides the values on the bars when its chart is narrow (the numbers are beside it there);
         # alone in a picture the bars carry them whenever the picture is wide enough (compare_tab's rule)
         labels = getattr(tab, "_wf_labels", [])
@@ -493,13 +509,13 @@ def _comparison_target(args: argparse.Namespace, qapp, window, size: tuple[int, 
             item.setVisible((size[0] - 70) / max(len(labels), 1) >= 50)
     elif args.metric:
         mid = _overlay_metric(args.metric)
-        i = tab.metric.findData(mid)
+        i = tab.metric_box.findData(mid)
         if i < 0:
-            have = [str(tab.metric.itemData(k)) for k in range(tab.metric.count())]
+            have = [str(tab.metric_box.itemData(k)) for k in range(tab.metric_box.count())]
             _err("export", f"error: --metric {args.metric}: no values on either side (overlaid metrics: "
                            f"{', '.join(have) or 'none'})")
             return EXIT_USAGE
-        tab.metric.setCurrentIndex(i)
+        tab.metric_box.setCurrentIndex(i)
         target, what = tab.ov_plot, f"comparison: overlaid {mid} timelines"
     qapp.processEvents()
     return target, "", what

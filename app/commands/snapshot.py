@@ -36,10 +36,55 @@ def _size(text: str) -> tuple[int, int] | None:
         return None
 
 
+# what Qt's offscreen platform says for every window it shows: noise in a command's output, nothing to act on
+OFFSCREEN_NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+class QuietQt:
+    """A Qt message handler that drops :data:`OFFSCREEN_NOISE` (only that) while installed; every other message
+    (real warnings) goes on to the handler that was there before, or to stderr as Qt's default handler writes
+    it.  :meth:`install` returns ``self``; :meth:`remove` puts the previous handler back."""
+
+    def __init__(self) -> None:
+        self.previous = None
+        self.installed = False
+        self.dropped = 0
+
+    def __call__(self, mode, context, message: str) -> None:
+        if str(message).strip() in OFFSCREEN_NOISE:
+            self.dropped += 1
+            return
+        if self.previous is not None:
+            self.previous(mode, context, message)
+            return
+        category = getattr(context, "category", None) or "default"
+        sys.stderr.write((f"{category}: " if category != "default" else "") + f"{message}\n")
+        sys.stderr.flush()
+
+    def install(self) -> QuietQt:
+        from PySide6.QtCore import qInstallMessageHandler
+
+        if not self.installed:
+            self.previous = qInstallMessageHandler(self)
+            self.installed = True
+        return self
+
+    def remove(self) -> None:
+        from PySide6.QtCore import qInstallMessageHandler
+
+        if self.installed:
+            qInstallMessageHandler(self.previous)
+            self.installed = False
+
+
+_quiet = QuietQt()
+
+
 def open_window(files: list[str], size: tuple[int, int], formulas: str | None = None):
     """The real MainWindow, offscreen, at ``size``, with ``files`` opened and every read and view job ended.
 
-    Returns ``(qapp, window)``.  The Qt platform is offscreen unless one was chosen, and the settings go
+    Returns ``(qapp, window)``.  The Qt platform is offscreen unless one was chosen (its "does not support
+    propagateSizeHints()" noise is dropped until :func:`teardown`, :class:`QuietQt`), and the settings go
     to a temporary file (never the user's).  Shared by ``snapshot`` and ``export --out FILE.png|.svg``;
     end with :func:`teardown`."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -51,6 +96,8 @@ def open_window(files: list[str], size: tuple[int, int], formulas: str | None = 
     from app.ui.main_window import MainWindow
     from app.ui.palette import apply_palette
 
+    if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
+        _quiet.install()   # until teardown
     qapp = QApplication.instance() or QApplication(sys.argv[:1])
     apply_palette(False)
     window = MainWindow(make_workspace(formulas))
@@ -107,6 +154,7 @@ def _teardown(qapp, window) -> None:
     window.deleteLater()
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     qapp.processEvents()
+    _quiet.remove()
 
 
 def _wait(qapp, window) -> None:

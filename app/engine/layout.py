@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from app.engine.catalog import GENERIC, FormulaSet, builtin_formula_sets
 from app.engine.hint import HINT_STATUS, rules_text
 
 __all__ = ["ColumnSpec", "presentation_columns", "metric_info", "MEANINGS", "HINT_ID", "main_columns", "format_value",
-           "metric_decimals"]
+           "metric_decimals", "GAP_STEPS", "gap_cuts", "gapped"]
 
 HINT_ID = "Workload_Hint"
 _MAIN_Z10 = ["CPI", "PRBSTATE", "Est_Instr_Cmplx_CPI", "Est_Finite_CPI", "Est_SCPL1M", "L1MP", "L15P", "L2LP",
@@ -173,3 +175,33 @@ def metric_decimals(metric_id: str) -> int | None:
             for spec in presentation_columns(gen):
                 _DECIMALS.setdefault(spec.id, spec.decimals)
     return _DECIMALS.get(metric_id)
+
+
+GAP_STEPS = 1.5   # a time step longer than this many usual (median) steps is a gap in the data: lines break there
+
+
+def gap_cuts(x) -> np.ndarray:
+    """Positions ``i`` where the step ``x[i] - x[i-1]`` is a gap (more than :data:`GAP_STEPS` times the median
+    step; none with fewer than two points or when the median step is not positive).  ``x``
+    rises (interval ends, or hours from a selection's start); the charts of every view and export break there,
+    e.g. between the days of a shift-filtered selection."""
+    x = np.asarray(x, dtype=float)
+    d = np.diff(x)
+    if not len(d):
+        return np.array([], dtype=int)
+    usual = float(np.median(d))
+    if not usual > 0:
+        return np.array([], dtype=int)
+    return np.flatnonzero(d > GAP_STEPS * usual) + 1
+
+
+def gapped(x, *ys) -> tuple[np.ndarray, ...]:
+    """``(x, *ys)`` with one NaN point inserted in every gap (:func:`gap_cuts`), at the gap's middle x: a line
+    drawn through the finite points only (pyqtgraph ``connect="finite"``, chart gaps) breaks there."""
+    x = np.asarray(x, dtype=float)
+    ys = tuple(np.asarray(y, dtype=float) for y in ys)
+    cut = gap_cuts(x)
+    if not len(cut):
+        return (x, *ys)
+    xs = np.insert(x, cut, (x[cut - 1] + x[cut]) / 2)
+    return (xs, *(np.insert(y, cut, np.nan) for y in ys))

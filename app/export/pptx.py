@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from app.engine.compare import node_labels
+from app.engine.layout import gapped as _gapped
 from app.export.provenance import LEVEL_NAMES, provenance, provenance_lines
 from app.export.tables import display, metric_specs, with_labels
 
@@ -314,19 +315,6 @@ def _nodes(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     labels = node_labels(frame, "lpar_interval")
     f = frame.assign(_label=labels.to_numpy())
     return [(lab, part.sort_values("interval_end")) for lab, part in f.groupby("_label", sort=False)]
-
-
-def _gapped(x: np.ndarray, *ys: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Insert a NaN point where the x step is more than 1.5 usual steps (the chart draws a gap)."""
-    d = np.diff(x)
-    if not len(d):
-        return (x, *ys)
-    usual = float(np.median(d))
-    cut = np.flatnonzero(d > 1.5 * usual) + 1 if usual > 0 else np.array([], dtype=int)
-    if not len(cut):
-        return (x, *ys)
-    xs = np.insert(x, cut, (x[cut - 1] + x[cut]) / 2)
-    return (xs, *(np.insert(y, cut, np.nan) for y in ys))
 
 
 def chart_slides(frame: pd.DataFrame, sets: dict) -> list[dict]:

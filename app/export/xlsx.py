@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from app.engine.compare import node_labels
+from app.engine.layout import gap_cuts
 from app.export.provenance import LEVEL_NAMES, provenance, provenance_lines
 from app.export.tables import SHEETS, excel_format, level_columns, with_labels
 
@@ -163,12 +164,10 @@ def _blocks(parts: list[tuple[str, str, pd.DataFrame]], xcol: str) -> list[tuple
     out = []
     for name, side, part in parts:
         x = part[xcol].to_numpy(dtype=float)
-        gaps = np.diff(x)
-        usual = float(np.median(gaps)) if len(gaps) else 0.0
         arrays = [x] + [pd.to_numeric(part[mid], errors="coerce").to_numpy(dtype=float) if mid in part.columns
                         else np.full(len(x), np.nan) for mid, _, _ in _TIMELINE_METRICS]
-        if usual > 0:
-            cut = np.flatnonzero(gaps > 1.5 * usual) + 1
+        cut = gap_cuts(x)   # the one gap rule of every chart (app.engine.layout)
+        if len(cut):
             arrays = [np.insert(a, cut, np.nan) for a in arrays]
         out.append((name, side, arrays))
     return out

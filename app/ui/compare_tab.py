@@ -12,6 +12,7 @@ on the interval table, and picture export on the timeline plots (:mod:`app.ui.pl
 
 from __future__ import annotations
 
+import math
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QColor, QFont
+from PySide6.QtGui import QAction, QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -41,6 +42,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.engine.compare import RATIO_NOTE, Comparison, RelativeAxis, Selection, compare, node_labels
+from app.engine.layout import gapped
 from app.engine.shift import ShiftError, make_shift
 from app.ui.column_model import ColumnTableModel, Index
 from app.ui.frames import fmt_number
@@ -393,6 +395,64 @@ def _title(plot: pg.PlotItem, text: str) -> None:
     plot.titleLabel.item.setToolTip(text)
 
 
+WF_AXIS_LABELS = ("CPI (cycles / instr)", "CPI")   # the waterfall's value axis: with the unit, or short
+
+
+class FittedAxis(pg.AxisItem):
+    """A left value axis whose label never overlaps its tick labels nor runs past the axis.
+
+    pyqtgraph widens an axis for its tick texts only after they were painted once (a picture painted
+    in one pass, or a freshly laid out window, shows the label over them) and puts the label 5 px left
+    of the axis (cut at a picture's edge).  Here the width is reserved up front for the label and the
+    widest tick text of the value range (:meth:`fit_range`), the label sits inside the axis, and the
+    long label (with the unit) is shown when the axis is tall enough for it, else the short one."""
+
+    LABEL_X = -1.0   # the label's text box starts here (its document margin keeps the glyphs inside)
+    GAP = 4.0        # px between the label's glyphs and the widest tick text
+
+    def __init__(self, labels: tuple[str, ...] = WF_AXIS_LABELS, **kw) -> None:
+        super().__init__("left", **kw)
+        self.labels = tuple(labels)
+        self.widest = "8.88"
+        self.setLabel(self.labels[0])
+        self.fit_range(0.0, 5.0)
+
+    def fit_range(self, lo: float, hi: float) -> None:
+        """Reserve the width the tick texts of ``lo``..``hi`` need: pyqtgraph writes as many decimals as its
+        (minor) tick spacing needs, one over a span of 2 or more ("12.5"), at most two below it ("0.25")."""
+        big = max(abs(lo), abs(hi), 1.0)
+        digits = len(str(int(big))) if math.isfinite(big) else 3
+        decimals = 1 if abs(hi - lo) >= 2 else 2
+        self.widest = ("-" if lo < 0 else "") + "8" * digits + "." + "8" * decimals
+        self.fix_width()
+
+    def tick_text_width(self) -> float:
+        font = self.style.get("tickFont") or self.font()
+        return QFontMetricsF(font).horizontalAdvance(self.widest)
+
+    def fix_width(self) -> None:
+        margin = self.label.document().documentMargin()
+        glyphs_end = self.LABEL_X + self.label.boundingRect().height() - margin
+        w = glyphs_end + self.GAP + self.tick_text_width() + self.style["tickTextOffset"][0] + \
+            max(0, self.style["tickLength"])
+        self.setWidth(math.ceil(w))
+
+    def label_length(self, text: str) -> float:
+        """The label's length along the axis (its text box: glyphs and document margins)."""
+        return QFontMetricsF(self.label.font()).horizontalAdvance(text) + 2 * self.label.document().documentMargin()
+
+    def resizeEvent(self, ev=None) -> None:
+        labels = getattr(self, "labels", ())   # (pyqtgraph resizes the axis while it is being made)
+        if self.label is None or not labels:
+            return super().resizeEvent(ev)
+        room = self.size().height()
+        want = next((t for t in labels if self.label_length(t) <= room), labels[-1])
+        if want != self.labelText:
+            self.setLabel(want)
+        super().resizeEvent(ev)
+        self.label.setPos(self.LABEL_X, self.label.pos().y())
+
+
 def draw_waterfall(plot: pg.PlotItem, wf: pd.DataFrame, title: str = "") -> list[pg.TextItem]:
     """The CPI waterfall as stacked bars (invisible base + coloured step), with each step's value on it."""
     plot.clear()
@@ -424,6 +484,9 @@ def draw_waterfall(plot: pg.PlotItem, wf: pd.DataFrame, title: str = "") -> list
                                       for i, (step, lab) in enumerate(zip(wf["step"], wf["label"]))]])
     plot.setXRange(-0.6, len(wf) - 0.4, padding=0)
     plot.setYRange(0, top * 1.12 if top > 0 else 1.0, padding=0)
+    axis = plot.getAxis("left")
+    if isinstance(axis, FittedAxis):
+        axis.fit_range(0.0, top * 1.12 if top > 0 else 1.0)
     return labels
 
 
@@ -502,7 +565,9 @@ def draw_overlay(plot: pg.PlotItem, axis: RelativeAxis | None, metric: str, head
             color = (LINE_COLORS[int(side == "after")] if single
                      else color_of.get(str(g["lpar"].iloc[0]), LINE_COLORS[0]))
             pen = pg.mkPen(color, width=2, style=SIDE_STYLE[side])
-            plot.plot(g["x"].to_numpy(dtype=float), y, pen=pen, connect="finite", name=f"{side}: {label}")
+            # a shift filter (or a pause in the data) leaves gaps: the line breaks there, as in the slides' charts
+            gx, gy = gapped(g["x"].to_numpy(dtype=float), y)
+            plot.plot(gx, gy, pen=pen, connect="finite", name=f"{side}: {label}")
             ys.append(y[np.isfinite(y)])
             n += 1
     plot.enableAutoRange()
@@ -635,13 +700,13 @@ class CompareTab(QWidget):
         self.table_actions: list[QAction | None] = []
         # waterfall
         self.pair = QComboBox()
+        self.pair.setToolTip("The LPAR pair (or LPAR and processor class pair) whose CPI change the waterfall splits")
         self.pair.currentIndexChanged.connect(lambda _i: self._show_waterfall())
-        self.wf_view = pg.PlotWidget(background="w")
+        self.wf_view = pg.PlotWidget(background="w", axisItems={"left": FittedAxis()})
         self.wf_plot = self.wf_view.getPlotItem()
         self.wf_plot.setMenuEnabled(False)
         self.wf_plot.hideButtons()
         self.wf_plot.setMouseEnabled(x=False, y=False)
-        self.wf_plot.setLabel("left", "CPI (cycles per instruction)")
         self.wf_plot.getAxis("bottom").setHeight(38)
         self.wf_plot.showGrid(y=True, alpha=0.25)
         self.wf_numbers = QLabel()
@@ -652,8 +717,8 @@ class CompareTab(QWidget):
         self.wf_numbers.setMaximumWidth(290)
         self.wf_numbers.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # overlay
-        self.metric = QComboBox()
-        self.metric.currentIndexChanged.connect(lambda _i: self._show_overlay())
+        self.metric_box = QComboBox()
+        self.metric_box.currentIndexChanged.connect(lambda _i: self._show_overlay())
         self.ov_view = pg.PlotWidget(background="w")
         self.ov_plot = self.ov_view.getPlotItem()
         self.ov_plot.setMenuEnabled(False)
@@ -672,7 +737,9 @@ class CompareTab(QWidget):
         opts.addWidget(self.all_columns)
         opts.addWidget(self.swap)
         opts.addWidget(self.note, 1)
-        wf_head = QHBoxLayout()
+        self.wf_head = QWidget()   # the charts' controls: left out of the charts' pictures (picture_controls)
+        wf_head = QHBoxLayout(self.wf_head)
+        wf_head.setContentsMargins(0, 0, 0, 0)
         wf_head.addWidget(QLabel("CPI change of"))
         wf_head.addWidget(self.pair, 1)
         wf_body = QHBoxLayout()
@@ -682,15 +749,17 @@ class CompareTab(QWidget):
         wf_box = QWidget()
         wl = QVBoxLayout(wf_box)
         wl.setContentsMargins(0, 0, 0, 0)
-        wl.addLayout(wf_head)
+        wl.addWidget(self.wf_head)
         wl.addLayout(wf_body, 1)
-        ov_head = QHBoxLayout()
+        self.ov_head = QWidget()
+        ov_head = QHBoxLayout(self.ov_head)
+        ov_head.setContentsMargins(0, 0, 0, 0)
         ov_head.addWidget(QLabel("Timelines of"))
-        ov_head.addWidget(self.metric, 1)
+        ov_head.addWidget(self.metric_box, 1)
         ov_box = QWidget()
         ol = QVBoxLayout(ov_box)
         ol.setContentsMargins(0, 0, 0, 0)
-        ol.addLayout(ov_head)
+        ol.addWidget(self.ov_head)
         ol.addWidget(self.ov_view, 1)
         cl = QHBoxLayout(self.charts)
         cl.setContentsMargins(0, 0, 0, 0)
@@ -700,6 +769,9 @@ class CompareTab(QWidget):
         self.chart_split.setStretchFactor(0, 5)
         self.chart_split.setStretchFactor(1, 4)
         cl.addWidget(self.chart_split)
+        # a picture of the charts (File > Export, right-click, export --out X.png) holds the charts, their titles
+        # and legends and the numbers, not the combo boxes that choose them (app.ui.plot_export hides these)
+        self.charts.picture_controls = [self.wf_head, self.ov_head]
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.addWidget(self.table)
         self.split.addWidget(self.charts)
@@ -808,24 +880,26 @@ class CompareTab(QWidget):
         self.show_message(f"No intervals on the {' and '.join(empty)} side (check its window and shift)."
                           if empty else "", error=bool(empty))
         self._show_table()
+        chosen = self.pair.currentData()   # the analyst's pair stays chosen when the comparison is computed again
         self.pair.blockSignals(True)
         self.pair.clear()
         for p in (cmp.cpi["pair"].tolist() if len(cmp.cpi) else []):
             self.pair.addItem(str(p), p)
+        self.pair.setCurrentIndex(max(self.pair.findData(chosen), 0) if chosen is not None else 0)
         self.pair.blockSignals(False)
         self._show_waterfall()
-        current = self.metric.currentData()
-        self.metric.blockSignals(True)
-        self.metric.clear()
+        current = self.metric_box.currentData()
+        self.metric_box.blockSignals(True)
+        self.metric_box.clear()
         heads = {c.id: c.header for c in cmp.columns}
         axis = data.axis
         for mid in OVERLAY_METRICS:
             if axis is not None and any(mid in f.columns and pd.to_numeric(f[mid], errors="coerce").notna().any()
                                         for f in (axis.before, axis.after)):
-                self.metric.addItem(heads.get(mid, mid), mid)
-        i = self.metric.findData(current)
-        self.metric.setCurrentIndex(max(i, 0))
-        self.metric.blockSignals(False)
+                self.metric_box.addItem(heads.get(mid, mid), mid)
+        i = self.metric_box.findData(current)
+        self.metric_box.setCurrentIndex(max(i, 0))
+        self.metric_box.blockSignals(False)
         self._show_overlay()
 
     def show_failure(self, text: str) -> None:
@@ -869,8 +943,8 @@ class CompareTab(QWidget):
 
     def _show_overlay(self) -> None:
         data = self.data
-        mid = self.metric.currentData() or "CPI"
-        head = self.metric.currentText() or mid
+        mid = self.metric_box.currentData() or "CPI"
+        head = self.metric_box.currentText() or mid
         draw_overlay(self.ov_plot, data.axis if data is not None else None, mid, head)
 
     def _fit_wf_labels(self) -> None:
@@ -896,6 +970,23 @@ class CompareTab(QWidget):
             share = 0.64 if narrow else 0.55
             self.chart_split.setSizes([int(total * share), total - int(total * share)])
         self._fit_wf_labels()
+
+    def pairs(self) -> list[str]:
+        """The pairs the waterfall can show (the pair combo's entries)."""
+        return [str(self.pair.itemData(i)) for i in range(self.pair.count())]
+
+    def set_pair(self, name: str) -> bool:
+        """Show the waterfall of pair ``name`` (case and spacing aside, "/" read as a space: "zosb", "ZOSA zIIP",
+        "ZOSA/zIIP"); False when the comparison has no such pair."""
+        def norm(text: str) -> str:
+            return " ".join(str(text).replace("/", " ").split()).upper()
+
+        want = norm(name)
+        i = next((k for k, p in enumerate(self.pairs()) if norm(p) == want), -1)
+        if i < 0:
+            return False
+        self.pair.setCurrentIndex(i)
+        return True
 
     def waterfall_frame(self) -> pd.DataFrame:
         """The waterfall steps shown now (for tests and exports)."""

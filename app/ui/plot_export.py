@@ -246,8 +246,25 @@ def _paint(obj: Any, size: tuple[int, int], painter: QPainter, header: str = "")
             painter.fillRect(QRectF(0, top, *area), widget.backgroundBrush())
             widget.scene().render(painter, QRectF(0, top, *area), QRectF(0, 0, *area))
         return
-    with _resized(widget, (w, h - top)):
+    with _hidden(getattr(widget, "picture_controls", ())), _resized(widget, (w, h - top)):
         QWidget.render(widget, painter, QPoint(0, top))
+
+
+@contextmanager
+def _hidden(controls):
+    """``controls`` (a panel's combo boxes and the like, listed in its ``picture_controls``) hidden while the panel
+    is laid out and painted for a picture, then shown again: a picture holds the charts, not what chooses them."""
+    shown = [c for c in controls if not c.isHidden()]
+    for c in shown:
+        c.hide()
+    try:
+        yield
+    finally:
+        for c in shown:
+            c.show()
+        for c in shown:
+            if c.parentWidget() is not None:
+                _settle(c.parentWidget())
 
 
 def render_image(obj: Any, size: tuple[int, int] | None = None, header: str = "") -> QImage:

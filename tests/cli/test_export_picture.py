@@ -105,7 +105,7 @@ def test_comparison_picture(cli, tmp_path, capsys):
     out = tmp_path / "compare.png"
     assert cli("--before", B, "--after", A, "--out", str(out), "--size", "1024x700") == 0
     err = capsys.readouterr().err
-    assert "comparison: CPI waterfall and overlaid CPI timelines" in err
+    assert "comparison: CPI waterfall of ZOSA and overlaid CPI timelines" in err   # the first pair by default
     img = _image(out)
     assert (img.width(), img.height()) == (1024, 700)
     assert _colours(img) > 100
@@ -177,6 +177,10 @@ def test_end_to_end_process(tmp_path):
                            "--by", "class"], check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "ZOSA / GCP" in proc.stderr and "Traceback" not in proc.stderr
+    # Qt's offscreen platform noise is not passed on (snapshot.QuietQt): the command says what it wrote, only
+    assert "propagateSizeHints" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"wrote {out} (800x450, timelines of"), proc.stderr
     img = _image(out)
     assert (img.width(), img.height()) == (800, 450)
 
@@ -242,3 +246,62 @@ def test_files_from_the_cache_given_another_way(cli, tmp_path, monkeypatch, caps
     out = tmp_path / "again.png"
     assert cli("--before", B, "--after", A, "--out", str(out), "--size", "640x400") == 0, capsys.readouterr().err
     assert _image(out).width() == 640
+
+
+def test_pair_chooses_the_waterfall(cli, tmp_path, capsys):
+    """``--pair ZOSB``: the waterfall of the second pair, with the engine's numbers of that pair."""
+    from app.engine import Workspace
+    from app.engine.compare import Selection, compare
+    from app.formats import read_file
+
+    zosb_b, zosb_a = str(SAMPLES / "before_z15_ZOSB_smf113.rdw.gz"), str(SAMPLES / "after_z16_ZOSB_smf113.vbs.gz")
+    out = tmp_path / "wf_zosb.svg"
+    assert cli("--before", B, zosb_b, "--after", A, zosb_a, "--out", str(out), "--metric", "waterfall",
+               "--pair", "zosb", "--size", "1000x600") == 0
+    assert "comparison: CPI waterfall of ZOSB" in capsys.readouterr().err
+    sides = {}
+    for name, paths in (("before", (B, zosb_b)), ("after", (A, zosb_a))):
+        ws = Workspace()
+        ws.add_all([read_file(p) for p in paths])
+        sides[name] = Selection(ws, name=name)
+    cmp = compare(sides["before"], sides["after"], by="lpar")
+    assert cmp.pairs == ["ZOSA", "ZOSB"]
+    texts = set(_text_positions(ET.parse(out).getroot()))
+    assert any(t.startswith("CPI change: ZOSB") for t in texts), sorted(texts)
+    for pair, shown in (("ZOSB", True), ("ZOSA", False)):   # ZOSB's bar values are there, ZOSA's are not
+        wf = cmp.waterfall(pair)
+        want = {f"{v:.3f}" if k == "total" else f"{v:+.3f}" for k, v in zip(wf["kind"], wf["value"])}
+        assert (want <= texts) is shown, (pair, want, sorted(texts))
+
+
+def test_pair_usage_errors(cli, tmp_path, capsys):
+    out = tmp_path / "x.png"
+    assert cli("--before", B, "--after", A, "--out", str(out), "--pair", "NOPE", "--size", "640x400") == 2
+    err = capsys.readouterr().err
+    assert "--pair NOPE: not a pair of this comparison (pairs: ZOSA)" in err and not out.exists()
+    assert cli(A, "--out", str(out), "--pair", "ZOSA") == 2                       # no comparison: no waterfall
+    assert "--pair" in capsys.readouterr().err
+    assert cli("--before", B, "--after", A, "--out", str(out), "--pair", "ZOSA", "--metric", "L1MP") == 2
+    assert "overlaid timelines only" in capsys.readouterr().err
+    assert cli("--before", B, "--after", A, "--out", str(tmp_path / "x.csv"), "--pair", "ZOSA") == 2
+    assert "--pair is for pictures" in capsys.readouterr().err
+    _no_leftovers(tmp_path)
+
+
+def test_quiet_qt_drops_the_offscreen_noise_only(qapp, capsys):
+    """The filter drops Qt's "does not support propagateSizeHints()" and passes every other message to stderr."""
+    from PySide6.QtCore import qInstallMessageHandler, qWarning
+
+    from app.commands.snapshot import QuietQt
+
+    saved = qInstallMessageHandler(None)        # pytest-qt's capture handler, put back below
+    quiet = QuietQt().install()
+    try:
+        qWarning("This plugin does not support propagateSizeHints()")
+        qWarning("a real warning: QPainter::begin: Paint device returned engine == 0")
+    finally:
+        quiet.remove()
+        qInstallMessageHandler(saved)
+    err = capsys.readouterr().err
+    assert err == "a real warning: QPainter::begin: Paint device returned engine == 0\n"
+    assert quiet.dropped == 1 and not quiet.installed
