@@ -534,22 +534,43 @@ class Cache:
     def load_intervals(self, key: str, names: list[str] | None = None) -> tuple[pd.DataFrame, list[Finding]] | None:
         """Cached intervals and engine findings; ``names``: the files' names as opened now, in the order of the
         stored files (the same files may have been opened under other path spellings when they were stored)."""
+        got = self.open_intervals(key, names)
+        if got is None:
+            return None
+        findings, load = got
+        iv = load()
+        return None if iv is None else (iv, findings)
+
+    def open_intervals(self, key: str, names: list[str] | None = None
+                       ) -> tuple[list[Finding], Callable[[], pd.DataFrame | None]] | None:
+        """The engine findings of cached intervals now, and a function reading the intervals themselves when they
+        are needed (None from it when the entry has gone or is damaged by then); see :meth:`load_intervals`.  The
+        window's second open shows its first table from frames derived from the intervals (tree, level rows)
+        without reading the intervals (issue 11)."""
         expect = {"engine": engine_version(), "format": FORMAT}
         try:
             d, meta = self._load_entry("iv", key, expect)
-            iv = self._frame(d, meta, "intervals")
         except CacheError:
             return None
-        if iv is None:
+        if "intervals" not in meta.get("frames", {}):
             return None
         findings = [_finding_from_json(f) for f in meta.get("findings", [])]
         stored = [f.get("path", "") for f in meta.get("files", [])]
+        mapping: dict[str, str] = {}
         if names is not None and len(names) == len(stored):
             mapping = {a: b for a, b in zip(stored, names) if a != b}
             if mapping:
-                iv = _renamed_source(iv, mapping)
                 findings = [_renamed_finding(f, mapping) for f in findings]
-        return iv, findings
+
+        def load() -> pd.DataFrame | None:
+            try:
+                iv = self._frame(d, meta, "intervals")
+            except CacheError:
+                return None
+            if iv is None:
+                return None
+            return _renamed_source(iv, mapping) if mapping else iv
+        return findings, load
 
     def store_intervals(self, key: str, files: Iterable[dict], iv: pd.DataFrame, findings: list[Finding]) -> bool:
         meta = {"engine": engine_version(), "files": list(files),

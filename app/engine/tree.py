@@ -12,7 +12,7 @@ import pandas as pd
 if TYPE_CHECKING:  # pragma: no cover
     from app.engine.workspace import Workspace
 
-__all__ = ["TreeNode", "build_tree"]
+__all__ = ["TreeNode", "build_tree", "tree_ident"]
 
 
 @dataclass
@@ -51,16 +51,17 @@ def build_tree(ws: Workspace, deep: bool = True) -> list[TreeNode]:
     busy (LPARCPU over the whole window), cpi, formula_set, and for LPARs
     partition_only / weight / busy_pct / capped from partition data (D0R16).
     """
-    iv = ws.intervals
+    lazy = hasattr(ws, "tree_ident")     # the Workspace keeps ident and coverage beside cached intervals
+    iv = None if lazy else ws.intervals
+    ident = ws.tree_ident() if lazy else tree_ident(iv)
     roots: dict[str, TreeNode] = {}
-    if len(iv):
+    if len(ident):
         m = ws.window_metrics(("cec", "lpar"))
         mi = {"cec": _index(m["cec"], ["cec"]), "lpar": _index(m["lpar"], ["cec", "lpar"])}
         if deep:
             m = ws.window_metrics(("class", "cpu_window"))
             mi.update({"class": _index(m["class"], ["cec", "lpar", "class"]),
                        "cpu": _index(m["cpu_window"], ["cec", "lpar", "class", "cpu"])})
-        ident = _ident(iv, ["cec", "lpar", "class", "cpu"])
 
         def minfo(level: str, key: tuple) -> dict:
             r = mi[level].get(key, {})
@@ -98,9 +99,19 @@ def build_tree(ws: Workspace, deep: bool = True) -> list[TreeNode]:
     return [roots[k] for k in sorted(roots)]
 
 
+def tree_ident(iv: pd.DataFrame) -> pd.DataFrame:
+    """The identification columns of the first interval row of every CPU node, as text, in tree order."""
+    if not len(iv):
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in _IDENT_COLS})
+    return _ident(iv, ["cec", "lpar", "class", "cpu"]).reset_index(drop=True)
+
+
+_IDENT_COLS = ["cec", "machine_type", "model", "serial", "lpar", "system", "os", "class", "cpu", "generation"]
+
+
 def _ident(iv: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """The identification columns of the first row of every node (``keys``), as text, in tree order."""
-    cols = ["cec", "machine_type", "model", "serial", "lpar", "system", "os", "class", "cpu", "generation"]
+    cols = _IDENT_COLS
     codes = []
     for c in keys:
         col = iv[c]

@@ -8,6 +8,7 @@ invalidates the caches.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -117,6 +118,8 @@ class Workspace:
         self._lv: OrderedDict[tuple, LevelFrame] = OrderedDict()   # (level, start, end) -> prepared frame
         self._cov: dict[str, pd.DataFrame] | None = None            # coverage_frames
         self._rows_index: dict[int, dict[tuple, np.ndarray]] = {}  # node depth -> key -> interval row positions
+        self._iv_load: Callable[[], pd.DataFrame | None] | None = None   # cached intervals, read on first use
+        self._iv_lock = threading.RLock()
         # intervals of files read through app.cache are cached too: None/True = the user's cache, False = never,
         # or an app.cache.Cache
         self.cache = cache
@@ -136,7 +139,7 @@ class Workspace:
             self._files.extend(results)
             self._invalidate()
             return []
-        if self._iv is None and self._files:
+        if not self._computed() and self._files:
             self._compute()
         before = {_fid(f) for f in self._engine_findings}
         self._files.extend(results)
@@ -146,6 +149,7 @@ class Workspace:
 
     def _invalidate(self) -> None:
         self._iv = None
+        self._iv_load = None
         self._wm = {}
         self._lv = OrderedDict()
         self._cov = None
@@ -160,7 +164,8 @@ class Workspace:
     @property
     def findings(self) -> list[Finding]:
         """Reader findings of every file, then the engine findings."""
-        self._ensure()
+        if not self._computed():
+            self._compute()
         out: list[Finding] = []
         for r in self._files:
             out.extend(r.findings)
@@ -175,11 +180,23 @@ class Workspace:
             keep |= fs.counters()
         return keep
 
-    def _compute(self) -> None:
+    def _computed(self) -> bool:
+        """The intervals are known: computed, or cached and read on first use."""
+        return self._iv is not None or self._iv_load is not None
+
+    def _compute(self, lazy: bool = True) -> None:
         keep = self._keep()
         cache, key = self._iv_cache(keep)
         if key is not None:
-            hit = cache.load_intervals(key, [r.file for r in self._files])
+            names = [r.file for r in self._files]
+            if lazy and hasattr(cache, "open_intervals"):
+                # the engine findings now, the intervals when something needs them: the tree, the first table
+                # and the selections of the second open come from frames cached beside them (issue 11)
+                got = cache.open_intervals(key, names)
+                if got is not None:
+                    self._engine_findings, self._iv_load = got
+                    return
+            hit = cache.load_intervals(key, names)
             if hit is not None:
                 self._iv, self._engine_findings = hit
                 return
@@ -193,14 +210,16 @@ class Workspace:
         are kept in the workspace cache beside them, so a second open does not aggregate again."""
         from app.engine.metrics import compute_metrics
 
-        self._ensure()
+        if not self._computed():
+            self._compute()
         want = tuple(lv for lv in levels if lv not in self._wm)
         if want:
             cache, key = self._iv_cache(self._keep())
             key = f"{key}-{'-'.join(want)}" if key is not None else None
             got = cache.load_frames("wm", key) if key is not None else None
             if got is None or set(got) != set(want):
-                got = {lv: compute_metrics(self._iv, self.formula_sets, self.counters, by=lv) for lv in want}
+                iv = self._ensure()
+                got = {lv: compute_metrics(iv, self.formula_sets, self.counters, by=lv) for lv in want}
                 if key is not None:
                     cache.store_frames("wm", key, got, [{"path": r.file} for r in self._files])
             self._wm.update(got)
@@ -242,16 +261,31 @@ class Workspace:
         from app.engine.partitions import coverage
 
         if self._cov is None:
-            iv = self._ensure()
+            from app.engine.tree import tree_ident
+
+            if not self._computed():
+                self._compute()
             cache, key = self._iv_cache(self._keep())
             key = f"{key}-coverage" if key is not None else None
             got = cache.load_frames("cov", key) if key is not None else None
-            if got is None or set(got) != {"cec", "lpar"}:
+            if got is None or set(got) != {"cec", "lpar", "ident"}:
+                iv = self._ensure()
                 got = {lv: coverage(iv, lv) for lv in ("cec", "lpar")}
+                got["ident"] = tree_ident(iv)
                 if key is not None:
                     cache.store_frames("cov", key, got, [{"path": r.file} for r in self._files])
             self._cov = got
         return dict(self._cov)
+
+    def tree_ident(self) -> pd.DataFrame:
+        """The identification columns of every CPU node (``tree.tree_ident``), kept with the coverage frames."""
+        return self.coverage_frames()["ident"]
+
+    def has_intervals(self) -> bool:
+        """Some interval row exists (without reading cached intervals that are not read yet)."""
+        if self._iv is None and self._iv_load is not None:
+            return len(self.tree_ident()) > 0
+        return len(self._ensure()) > 0
 
     def prepare_level(self, by: str, start=None, end=None, cached_only: bool = False) -> bool:
         """Compute every node's rows of an interval level (with summary rows) for the window ``(start, end]`` in
@@ -269,7 +303,8 @@ class Workspace:
         if key in self._lv:
             self._lv.move_to_end(key)
             return True
-        iv = self._ensure()
+        if not self._computed():
+            self._compute()
         whole = start is None and end is None
         cache, ckey = self._iv_cache(self._keep()) if whole else (None, None)
         ckey = f"{ckey}-{level}" if ckey is not None else None
@@ -278,6 +313,7 @@ class Workspace:
         if frame is None and cached_only:
             return False
         if frame is None:
+            iv = self._ensure()
             wl = WINDOW_OF[level]
             body = level_metrics(iv, self.formula_sets, self.counters, level, start, end, None, False)
             if whole and wl in self._wm:      # the tree's whole-window rows are these summary rows
@@ -315,7 +351,16 @@ class Workspace:
 
     def _ensure(self) -> pd.DataFrame:
         if self._iv is None:
-            self._compute()
+            with self._iv_lock:       # a view job and the GUI thread (an export) may both ask first
+                if self._iv is None and self._iv_load is not None:
+                    load, self._iv_load = self._iv_load, None
+                    iv = load()
+                    if iv is not None:
+                        self._iv = iv
+                    else:             # the cache entry went meanwhile: from the samples, as without a cache
+                        self._compute(lazy=False)
+                elif self._iv is None:
+                    self._compute()
         return self._iv
 
     @property

@@ -65,7 +65,7 @@ def tree_values(ws: Any, start: Any, end: Any) -> dict[tuple, dict]:
 
     out: dict[tuple, dict] = {}
     windowed = start is not None and end is not None
-    if len(ws.intervals):
+    if (ws.has_intervals() if hasattr(ws, "has_intervals") else len(ws.intervals)):
         for by, cols in (("cec", ["cec"]), ("lpar", ["cec", "lpar"]), ("class", ["cec", "lpar", "class"])):
             m = ws.metrics(by=by, start=start, end=end)
             if not len(m):
