@@ -395,7 +395,8 @@ def _title(plot: pg.PlotItem, text: str) -> None:
     plot.titleLabel.item.setToolTip(text)
 
 
-WF_AXIS_LABELS = ("CPI (cycles / instr)", "CPI")   # the waterfall's value axis: with the unit, or short
+# the waterfall's value axis label: the first of these that fits the axis' length (the unit down to ~110 px)
+WF_AXIS_LABELS = ("CPI (cycles / instr)", "CPI (cycles/instr)", "CPI")
 
 
 class FittedAxis(pg.AxisItem):
@@ -405,7 +406,7 @@ class FittedAxis(pg.AxisItem):
     in one pass, or a freshly laid out window, shows the label over them) and puts the label 5 px left
     of the axis (cut at a picture's edge).  Here the width is reserved up front for the label and the
     widest tick text of the value range (:meth:`fit_range`), the label sits inside the axis, and the
-    long label (with the unit) is shown when the axis is tall enough for it, else the short one."""
+    first of its labels that fits the axis' length is shown (long ones name the unit, the last is short)."""
 
     LABEL_X = -1.0   # the label's text box starts here (its document margin keeps the glyphs inside)
     GAP = 4.0        # px between the label's glyphs and the widest tick text
