@@ -771,8 +771,9 @@ class CompareTab(QWidget):
         self.chart_split.setStretchFactor(1, 4)
         cl.addWidget(self.chart_split)
         # a picture of the charts (File > Export, right-click, export --out X.png) holds the charts, their titles
-        # and legends and the numbers, not the combo boxes that choose them (app.ui.plot_export hides these)
-        self.charts.picture_controls = [self.wf_head, self.ov_head]
+        # and legends and the numbers, not the combo boxes that choose them nor the splitter's grip dots
+        # (app.ui.plot_export hides these while it paints)
+        self.charts.picture_controls = [self.wf_head, self.ov_head, self.chart_split.handle(1)]
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.addWidget(self.table)
         self.split.addWidget(self.charts)

@@ -209,7 +209,7 @@ def test_charts_picture_without_the_combo_boxes(tab, ws, tmp_path):
     assert not any(t.startswith(("CPI change of", "Timelines of")) for t in texts), texts[:12]
     assert "ZOSB" not in texts          # the pair combo's current text
     # and the window shows them again afterwards
-    assert tab.wf_head.isVisible() and tab.ov_head.isVisible()
+    assert tab.wf_head.isVisible() and tab.ov_head.isVisible() and tab.chart_split.handle(1).isVisible()
     # the PNG: the waterfall's title row is the picture's top (no combo row of ~25 px above it)
     img = save_picture(tab.charts, str(tmp_path / "charts.png"), (1200, 700))
     png = QImage(img)
