@@ -3,9 +3,9 @@
  *
  * Loops that numpy cannot run at memory speed:
  *   rdw_walk       follows a chain of record descriptor words and records the offset of every record;
- *   gather_be      copies fixed-width big-endian unsigned fields of every row of a (rows x bytes) matrix into
- *                  a native uint64 (rows x count) block (the counter sets of a record shape);
- *   gather_fields  the same for a list of single fields of any width (a record's identity fields);
+ *   gather_fields  copies big-endian unsigned fields (1 to 8 bytes) of every row of a (rows x bytes) matrix into
+ *                  a native uint64 (rows x fields) block: a record shape's identity fields, or a counter set
+ *                  (adjacent 8-byte fields: one straight byte-swapping copy per row);
  *   rows_at        the first bytes of every record of a file as one (records x width) byte matrix.
  * Both only read their input and write into buffers the caller allocated; the pure-numpy path in
  * app/formats gives the same results and is used when this module is not built (tests compare the two).
@@ -91,72 +91,11 @@ static PyObject *rdw_walk(PyObject *self, PyObject *args)
     return Py_BuildValue("nni", k, pos, status);
 }
 
-/* gather_be(matrix, offset, width, count, out)
- *   ``matrix``: a 2-D byte buffer whose rows may be strided but whose bytes within a row are adjacent (a numpy
- *   uint8 view); ``out``: a writable C-contiguous buffer of rows * count uint64.  For every row r and k < count,
- *   out[r * count + k] = the big-endian unsigned ``width``-byte value at matrix[r, offset + k * width]. */
-static PyObject *gather_be(PyObject *self, PyObject *args)
-{
-    PyObject *mobj;
-    Py_buffer out;
-    Py_ssize_t off, w, count;
-    if (!PyArg_ParseTuple(args, "Onnnw*", &mobj, &off, &w, &count, &out))
-        return NULL;
-    Py_buffer m;
-    if (PyObject_GetBuffer(mobj, &m, PyBUF_STRIDES) < 0) {
-        PyBuffer_Release(&out);
-        return NULL;
-    }
-    PyObject *result = NULL;
-    if (m.ndim != 2 || m.itemsize != 1 || m.strides[1] != 1) {
-        PyErr_SetString(PyExc_ValueError, "gather_be: need a 2-D byte matrix with adjacent bytes in a row");
-        goto done;
-    }
-    Py_ssize_t rows = m.shape[0], cols = m.shape[1], step = m.strides[0];
-    if (w < 1 || w > 8 || count < 0 || off < 0 || off + w * count > cols) {
-        PyErr_SetString(PyExc_ValueError, "gather_be: field outside the row");
-        goto done;
-    }
-    if (out.len < rows * count * (Py_ssize_t)sizeof(uint64_t)) {
-        PyErr_SetString(PyExc_ValueError, "gather_be: output buffer too small");
-        goto done;
-    }
-    {
-        const unsigned char *base = (const unsigned char *)m.buf;
-        uint64_t *o = (uint64_t *)out.buf;
-        Py_BEGIN_ALLOW_THREADS
-        if (w == 8) {
-            for (Py_ssize_t r = 0; r < rows; r++) {
-                const unsigned char *p = base + r * step + off;
-                uint64_t *q = o + r * count;
-                for (Py_ssize_t k = 0; k < count; k++) {
-                    uint64_t v;
-                    memcpy(&v, p + 8 * k, 8);
-                    q[k] = bswap64(v);
-                }
-            }
-        } else {
-            for (Py_ssize_t r = 0; r < rows; r++) {
-                const unsigned char *p = base + r * step + off;
-                uint64_t *q = o + r * count;
-                for (Py_ssize_t k = 0; k < count; k++)
-                    q[k] = load_be(p + w * k, (int)w);
-            }
-        }
-        Py_END_ALLOW_THREADS
-    }
-    Py_INCREF(Py_None);
-    result = Py_None;
-done:
-    PyBuffer_Release(&m);
-    PyBuffer_Release(&out);
-    return result;
-}
-
 /* gather_fields(matrix, offsets, widths, out)
- *   Like gather_be for a list of single fields: ``offsets`` and ``widths`` are int64 buffers of nf entries,
- *   ``out`` a writable C-contiguous buffer of rows * nf uint64; out[r * nf + j] = the big-endian unsigned
- *   widths[j]-byte value at matrix[r, offsets[j]].  One pass over the rows for all of a record's fields. */
+ *   ``matrix``: a 2-D byte buffer whose rows may be strided but whose bytes within a row are adjacent (a numpy
+ *   uint8 view); ``offsets`` and ``widths``: int64 buffers of nf entries; ``out``: a writable C-contiguous
+ *   buffer of rows * nf uint64.  out[r * nf + j] = the big-endian unsigned widths[j]-byte value at
+ *   matrix[r, offsets[j]].  One pass over the rows for all the fields. */
 static PyObject *gather_fields(PyObject *self, PyObject *args)
 {
     PyObject *mobj;
@@ -191,14 +130,30 @@ static PyObject *gather_fields(PyObject *self, PyObject *args)
         goto done;
     }
     {
+        /* adjacent 8-byte fields (a counter set): one straight byte-swapping copy per row */
+        int run8 = nf > 0;
+        for (Py_ssize_t j = 0; j < nf && run8; j++)
+            run8 = fw[j] == 8 && fo[j] == fo[0] + 8 * j;
         const unsigned char *base = (const unsigned char *)m.buf;
         uint64_t *o = (uint64_t *)out.buf;
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t r = 0; r < rows; r++) {
-            const unsigned char *p = base + r * step;
-            uint64_t *q = o + r * nf;
-            for (Py_ssize_t j = 0; j < nf; j++)
-                q[j] = load_be(p + fo[j], (int)fw[j]);
+        if (run8) {
+            for (Py_ssize_t r = 0; r < rows; r++) {
+                const unsigned char *p = base + r * step + fo[0];
+                uint64_t *q = o + r * nf;
+                for (Py_ssize_t j = 0; j < nf; j++) {
+                    uint64_t v;
+                    memcpy(&v, p + 8 * j, 8);
+                    q[j] = bswap64(v);
+                }
+            }
+        } else {
+            for (Py_ssize_t r = 0; r < rows; r++) {
+                const unsigned char *p = base + r * step;
+                uint64_t *q = o + r * nf;
+                for (Py_ssize_t j = 0; j < nf; j++)
+                    q[j] = load_be(p + fo[j], (int)fw[j]);
+            }
         }
         Py_END_ALLOW_THREADS
     }
@@ -258,7 +213,6 @@ static PyMethodDef methods[] = {
     {"rdw_walk", rdw_walk, METH_VARARGS, "Record offsets along an RDW chain (see app/formats/kernel.py)."},
     {"gather_fields", gather_fields, METH_VARARGS, "Several big-endian fields of every row (see kernel.py)."},
     {"rows_at", rows_at, METH_VARARGS, "The first bytes of many records as one matrix (see kernel.py)."},
-    {"gather_be", gather_be, METH_VARARGS, "Big-endian fields of every matrix row into uint64 (see kernel.py)."},
     {NULL, NULL, 0, NULL},
 };
 

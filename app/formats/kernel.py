@@ -46,12 +46,8 @@ def pure() -> Iterator[None]:
 def gather_be(mat: np.ndarray, off: int, w: int, count: int) -> np.ndarray:
     """(rows x count) native uint64 of the big-endian ``w``-byte fields at ``off``, ``off+w``, ... of every row
     of the uint8 matrix ``mat`` (rows may be strided; bytes within a row must be adjacent)."""
-    m = mat.shape[0]
     if available() and mat.ndim == 2 and mat.strides[1] == 1 and 1 <= w <= 8 and off + w * count <= mat.shape[1]:
-        out = np.empty((m, count), np.uint64)
-        if m and count:
-            _c.gather_be(mat, off, w, count, out)
-        return out
+        return gather_fields(mat, [(off + k * w, w) for k in range(count)])
     sub = mat[:, off:off + w * count]
     if w == 1:
         return sub.astype(np.uint64, order="C")
