@@ -22,20 +22,15 @@ import copy
 import functools
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
 
 from app.engine.expr import Expr, ExprError, compile_expr
-from app.findings import Finding, make_finding
-from app.formats.schema import BASE_OF_BIT, BIT_OF_LETTER, SET_BASIC, SET_PROBLEM, set_size
 
 __all__ = ["MetricDef", "FormulaSet", "FormulaFileError", "load_formula_sets", "builtin_formula_sets",
-           "select_generation", "assign_generations", "cut_uninstalled", "STATUSES", "METRIC_IDS", "GENERIC",
+           "select_generation", "STATUSES", "METRIC_IDS", "GENERIC",
            "GENERATION_ORDER"]
 
 FORMULA_DIR = Path(__file__).with_name("formulas")
@@ -293,66 +288,3 @@ def select_generation(sets: dict[str, FormulaSet], machine_type: str | None,
     return GENERIC, "generic"
 
 
-def assign_generations(out: pd.DataFrame, sets: dict[str, FormulaSet],
-                       quality_bits: dict[str, int]) -> tuple[pd.DataFrame, list[Finding]]:
-    """Set ``generation`` and ``formula_set`` per row (machine type first, CSVN as cross-check);
-    findings for CSVN mismatches, unknown machine types and rows left with generic formulas."""
-    findings: list[Finding] = []
-    combo = out.groupby(["machine_type", "csvn"], sort=False, dropna=False, observed=True).ngroup().to_numpy()
-    gen = np.empty(len(out), dtype=object)
-    fset = np.empty(len(out), dtype=object)
-    qb = out["qbits"].to_numpy().copy()
-    for cid in np.unique(combo):
-        idx = np.flatnonzero(combo == cid)
-        row = out.iloc[idx[0]]
-        mt, csvn = str(row["machine_type"]), int(row["csvn"])
-        g, how = select_generation(sets, mt, csvn)
-        gen[idx] = g
-        fset[idx] = sets[g].version
-        sub = out.iloc[idx]
-        firsts = sub.drop_duplicates("system")
-        if how == "csvn-mismatch":
-            qb[idx] |= quality_bits["csvn-mismatch"]
-            for x in firsts.itertuples(index=False):
-                findings.append(make_finding(
-                    str(x.source), int(x.offset), "warning", "csvn-mismatch",
-                    f"system {x.system}: machine type {mt} is {g} (CSVN {sets[g].csvn}) but the records "
-                    f"carry CSVN {csvn}", f"the {g} formulas are used; check the extended-counter metrics",
-                    system=x.system, machine_type=mt, csvn=csvn))
-        elif how == "by-csvn":
-            qb[idx] |= quality_bits["generation-by-csvn"]
-            for x in firsts.itertuples(index=False):
-                findings.append(make_finding(
-                    str(x.source), int(x.offset), "warning", "unknown-machine-type",
-                    f"system {x.system}: machine type {mt!r} is not known; CSVN {csvn} points to {g}",
-                    f"the {g} formulas are used", system=x.system, machine_type=mt, csvn=csvn))
-        elif how == "generic" or g == GENERIC:
-            qb[idx] |= quality_bits["generic-formulas"]
-            for x in firsts.itertuples(index=False):
-                findings.append(make_finding(
-                    str(x.source), int(x.offset), "warning", "no-formula-set",
-                    f"system {x.system}: neither machine type {mt!r} nor CSVN {csvn} identifies a generation",
-                    "only generation-independent metrics (CPI, L1MP, PRBSTATE, LPARCPU, Eff GHz, MIPS) are shown",
-                    system=x.system, machine_type=mt, csvn=csvn))
-    out["generation"] = gen
-    out["formula_set"] = fset
-    out["qbits"] = qb
-    return out, findings
-
-
-def cut_uninstalled(out: pd.DataFrame, counters: Sequence[str]) -> None:
-    """NaN counters beyond the set sizes implied by the row's CFVN/CSVN (metrics.md 1.1)."""
-    if not len(out) or not counters:
-        return
-    vers = out.groupby(["cfvn", "csvn"], sort=False).ngroup().to_numpy()
-    for v in np.unique(vers):
-        idx = np.flatnonzero(vers == v)
-        cfvn, csvn = int(out["cfvn"].iloc[idx[0]]), int(out["csvn"].iloc[idx[0]])
-        cut = []
-        for c in counters:
-            bit = BIT_OF_LETTER[c[0]]
-            governing = cfvn if bit in (SET_BASIC, SET_PROBLEM) else csvn
-            if governing > 0 and int(c[1:]) >= BASE_OF_BIT[bit] + set_size(bit, cfvn, csvn):
-                cut.append(out.columns.get_loc(c))
-        if cut:                    # one assignment per version pair, not one per counter
-            out.iloc[idx, cut] = np.nan
