@@ -41,11 +41,13 @@ def _index(frame: pd.DataFrame, keys: list[str]) -> dict[tuple, dict]:
     return out
 
 
-def build_tree(ws: Workspace, deep: bool = True) -> list[TreeNode]:
+def build_tree(ws: Workspace, deep: bool = True, values: bool = True) -> list[TreeNode]:
     """Build the tree from the workspace intervals, metrics and partition data.
 
     ``deep=False`` builds the CEC and LPAR levels only (their nodes equal the deep tree's, without children):
-    the window shows them first and adds the class and CPU levels later (issue 11).
+    the window shows them first and adds the class and CPU levels later (issue 11).  ``values=False`` (with
+    ``deep=False``) leaves out what needs the whole-range metrics (busy, cpi, formula_set, workload_hint): the
+    nodes and their CPU counts come from the identification rows alone, the values follow with the deeper tree.
 
     ``info`` holds generation, machine_type, model, serial, os, system, n_cpus,
     busy (LPARCPU over the whole window), cpi, formula_set, and for LPARs
@@ -56,8 +58,16 @@ def build_tree(ws: Workspace, deep: bool = True) -> list[TreeNode]:
     ident = ws.tree_ident() if lazy else tree_ident(iv)
     roots: dict[str, TreeNode] = {}
     if len(ident):
-        m = ws.window_metrics(("cec", "lpar"))
-        mi = {"cec": _index(m["cec"], ["cec"]), "lpar": _index(m["lpar"], ["cec", "lpar"])}
+        if values or deep:
+            m = ws.window_metrics(("cec", "lpar"))
+            mi = {"cec": _index(m["cec"], ["cec"]), "lpar": _index(m["lpar"], ["cec", "lpar"])}
+        else:       # CPU counts as the metrics count them: distinct (system, CPU) under the node
+            cpus = ident[["cec", "lpar", "system", "cpu"]].astype(str)
+
+            def count(keys: list[str]) -> dict[tuple, dict]:
+                sizes = cpus.drop_duplicates([*keys, "system", "cpu"]).groupby(keys, sort=False).size()
+                return {(k if isinstance(k, tuple) else (k,)): {"n_cpus": int(n)} for k, n in sizes.items()}
+            mi = {"cec": count(["cec"]), "lpar": count(["cec", "lpar"])}
         if deep:
             m = ws.window_metrics(("class", "cpu_window"))
             mi.update({"class": _index(m["class"], ["cec", "lpar", "class"]),
@@ -65,8 +75,10 @@ def build_tree(ws: Workspace, deep: bool = True) -> list[TreeNode]:
 
         def minfo(level: str, key: tuple) -> dict:
             r = mi[level].get(key, {})
-            return {"busy": _num(r.get("LPARCPU")), "cpi": _num(r.get("CPI")),
-                    "n_cpus": int(r["n_cpus"]) if r.get("n_cpus") is not None else 0,
+            n = {"n_cpus": int(r["n_cpus"]) if r.get("n_cpus") is not None else 0}
+            if not (values or deep):
+                return n
+            return {"busy": _num(r.get("LPARCPU")), "cpi": _num(r.get("CPI")), **n,
                     "formula_set": r.get("formula_set"), "workload_hint": r.get("Workload_Hint")}
 
         lpars: dict[tuple, TreeNode] = {}

@@ -445,13 +445,14 @@ class Workspace:
             self._mcache.popitem(last=False)
         return out.copy()
 
-    def tree(self, deep: bool = True) -> list:
+    def tree(self, deep: bool = True, values: bool = True) -> list:
         """CEC roots of the CEC -> LPAR -> class -> CPU tree (``deep=False``: the CEC and LPAR levels only, a
-        new tree each call: what the window shows before the deeper levels are built)."""
+        new tree each call: what the window shows before the deeper levels are built; with ``values=False``
+        also without the whole-range busy and CPI, which need a pass over every interval)."""
         from app.engine.tree import build_tree
 
         if not deep:
-            return self._tree if self._tree is not None else build_tree(self, deep=False)
+            return self._tree if self._tree is not None else build_tree(self, deep=False, values=values)
         if self._tree is None:
             self._tree = build_tree(self)
         return self._tree

@@ -155,7 +155,8 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
         step("add")
     out.loaded = bool(ws.files)
     if added or not sel.nodes:
-        out.roots = list(ws.tree(deep=deep))
+        # the first job of a load: nodes and CPU counts only; busy and CPI come with the tree's values later
+        out.roots = list(ws.tree(deep=deep, values=values is not False))
         out.findings = list(ws.findings)
         out.files = [r.file for r in ws.files]
         if not sel.nodes and (first := first_lpar(out.roots)):

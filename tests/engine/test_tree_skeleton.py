@@ -1,0 +1,52 @@
+"""The tree's first level without values (issue 11: the window's first table before anything it does not
+need): ``tree(deep=False, values=False)`` has the same CEC and LPAR nodes and CPU counts as the full tree, and
+no busy/CPI (they need a pass over every interval and follow with the deeper tree)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.engine import Workspace
+from app.formats import read_file
+
+SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
+
+
+@pytest.fixture(scope="module")
+def results():
+    return [read_file(p) for p in sorted(SAMPLES.glob("*.gz"))]         # z15, z16 and the z/VM LPAR
+
+
+@pytest.fixture
+def ws(results):
+    w = Workspace(cache=False)            # fresh: a built full tree would be returned for deep=False too
+    w.add_all(results)
+    return w
+
+
+def _top(roots):
+    return {n.key: n for r in roots for n in [r, *r.children]}
+
+
+def test_skeleton_has_the_full_trees_nodes_and_cpu_counts(ws):
+    skel = _top(ws.tree(deep=False, values=False))
+    full = _top(ws.tree())
+    assert set(skel) == set(full)
+    for key, node in skel.items():
+        assert node.label == full[key].label
+        assert node.info.get("n_cpus") == full[key].info.get("n_cpus"), key
+        assert not node.children or key[0] == "cec"        # LPARs without their class/CPU levels
+    # the z/VM sample's LPAR VMPROD has CPUs with counters; the CEC counts every CPU of its LPARs
+    vm = [n for k, n in skel.items() if k[0] == "lpar" and k[2] == "VMPROD"]
+    assert vm and vm[0].info["n_cpus"] > 0
+
+
+def test_skeleton_leaves_the_values_to_later(ws):
+    skel = _top(ws.tree(deep=False, values=False))
+    counter_nodes = [n for n in skel.values() if not n.info.get("partition_only")]
+    assert counter_nodes and all("busy" not in n.info and "cpi" not in n.info for n in counter_nodes
+                                 if n.key[0] == "cec" or n.info.get("n_cpus"))
+    full = _top(ws.tree(deep=False))                       # values=True: as before
+    assert any(n.info.get("cpi") is not None for n in full.values())
