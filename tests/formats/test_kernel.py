@@ -45,11 +45,11 @@ def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> None:
         pd.testing.assert_series_equal(a[c], b[c], check_exact=True, obj=c)
 
 
-def _month_slice(intervals: int) -> bytes:
-    """The benchmark month's machine (8 LPARs x 16 CPUs, z16) for a few intervals, RDW-framed."""
-    lpars = [LparModel(f"LP{i:02d}", f"SY{i:02d}", [ClassModel("GCP", 12, 60 + i, 3.0 + 0.1 * i, 3.0, MIX_GCP),
-                                                  ClassModel("zIIP", 4, 35, 2.5, 2.2, MIX_ZIIP, 85)])
-             for i in range(8)]
+def _month_slice(intervals: int, lpars: int = 8, gcps: int = 12, ziips: int = 4) -> bytes:
+    """The benchmark month's machine (8 LPARs x 16 CPUs, z16) for some intervals, RDW-framed."""
+    lpars = [LparModel(f"LP{i:02d}", f"SY{i:02d}", [ClassModel("GCP", gcps, 60 + i, 3.0 + 0.1 * i, 3.0, MIX_GCP),
+                                                  ClassModel("zIIP", ziips, 35, 2.5, 2.2, MIX_ZIIP, 85)])
+             for i in range(lpars)]
     samples, _ = make_samples(CecModel("z16", "00000000000BE7C4", lpars), dt.datetime(2026, 10, 1), intervals,
                               900.0, seed=1)
     return smf113_writer.frame_rdw(smf113_writer.encode_samples(samples, 1))
@@ -136,6 +136,16 @@ def test_generated_month_slice_same_on_both_paths():
     # and the counters are what the writer wrote: LP03's CPU 0 cycles (B0) differ between intervals
     b0 = fast.samples.loc[(fast.samples["system"] == "SY03") & (fast.samples["cpu"] == 0), "B0"]
     assert b0.nunique() > 1
+
+
+@compiled
+def test_generated_month_same_on_both_paths():
+    data = _month_slice(2880, lpars=2, gcps=2, ziips=1)   # a month of 15-minute intervals: 2 LPARs x 3 CPUs
+    fast, slow = _both(read_bytes, data, "month.smf")
+    assert len(fast.samples) == 2880 * 2 * 3 == 17_280
+    _frames_equal(fast.samples, slow.samples)
+    t = fast.samples["time"]
+    assert (t.max() - t.min()) == pd.Timedelta(minutes=15 * 2879)      # 30 days less one interval
 
 
 @compiled
