@@ -21,7 +21,7 @@ Export picture:
   ``--hours``/``--days`` are refused here (they apply to comparison pictures and to CSV/XLSX/PPTX).
 * with ``--before FILE... --after FILE...``: the Compare tab's charts, as a slide wants them: the CPI
   waterfall with its numbers beside it and both sides' CPI timelines overlaid on a relative axis
-  (before solid, after dashed).  ``--pair NAME`` chooses the pair whose waterfall is drawn (an LPAR, or
+  (before dashed, after solid).  ``--pair NAME`` chooses the pair whose waterfall is drawn (an LPAR, or
   with ``--compare-by class`` "LPAR CLASS"; default the first pair, as the Compare tab's pair box).
   The picture holds the charts, their titles and legends and the numbers, not the tab's combo boxes.
   ``--metric waterfall`` saves the waterfall alone, ``--metric NAME``

@@ -58,7 +58,7 @@ HINT = ("Nothing to compare yet. Right-click an LPAR (or a class, or several) in
         "region of the Timelines: that window of the selected nodes becomes the before / after side). The time "
         "window at that moment becomes the side's window; hours and days filter a shift (e.g. 08-17, mon-fri).")
 TIME_FMT = "%Y-%m-%d %H:%M"
-SIDE_STYLE = {"before": Qt.PenStyle.SolidLine, "after": Qt.PenStyle.DashLine}
+SIDE_STYLE = {"before": Qt.PenStyle.DashLine, "after": Qt.PenStyle.SolidLine}   # as the XLSX and PPTX charts
 LINE_COLORS = ["#1f5fa8", "#c2410c", "#2e7d32", "#7b1fa2", "#00838f", "#6d4c41"]
 BAR_TOTAL, BAR_UP, BAR_DOWN = "#5b7db1", "#d9534f", "#3c9d5d"
 SHORT_STEP = {"cpi_before": "CPI\nbefore", "d_instr_cmplx": "Instr\ncmplx", "d_l1mp_effect": "L1MP\neffect",
@@ -534,7 +534,7 @@ def waterfall_text(d: dict, gens: tuple[str, str]) -> str:
 
 
 def draw_overlay(plot: pg.PlotItem, axis: RelativeAxis | None, metric: str, header: str) -> int:
-    """Both sides' interval values of ``metric`` on the relative axis; before solid, after dashed."""
+    """Both sides' interval values of ``metric`` on the relative axis; before dashed, after solid."""
     plot.clear()
     if plot.legend is not None:
         plot.legend.clear()
@@ -545,11 +545,11 @@ def draw_overlay(plot: pg.PlotItem, axis: RelativeAxis | None, metric: str, head
         return 0
     plot.setLabel("bottom", axis.label)
     plot.setLabel("left", header)
-    _title(plot, f"{header}: before (solid), after (dashed)")
+    _title(plot, f"{header}: before (dashed), after (solid)")
     n = 0
     ys: list[np.ndarray] = []
     frames = {"before": axis.before, "after": axis.after}
-    # one LPAR a side: two colours; more: one colour per LPAR name, so a pair reads solid against dashed
+    # one LPAR a side: two colours; more: one colour per LPAR name, so a pair reads dashed against solid
     names = [str(v) for f in frames.values() if len(f) and "lpar" in f.columns for v in dict.fromkeys(f["lpar"])]
     single = all(len(f) == 0 or "lpar" not in f.columns or f[["cec", "lpar"]].drop_duplicates().shape[0] <= 1
                  for f in frames.values())

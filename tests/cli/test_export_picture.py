@@ -119,7 +119,7 @@ def test_comparison_svg_of_one_overlaid_metric(cli, tmp_path):
     assert cli("--before", B, "--after", A, "--out", str(out), "--metric", "l1mp", "--size", "900x500") == 0
     root = ET.parse(out).getroot()
     texts = " ".join("".join(e.itertext()) for e in root.iter(f"{SVG}text"))
-    assert "before (solid), after (dashed)" in texts and "hours from the selection" in texts
+    assert "before (dashed), after (solid)" in texts and "hours from the selection" in texts
     assert "before: ZOSA" in texts and "after: ZOSA" in texts
 
 

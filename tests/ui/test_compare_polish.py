@@ -203,7 +203,7 @@ def test_charts_picture_without_the_combo_boxes(tab, ws, tmp_path):
     texts = [" ".join("".join(e.itertext()).split()) for e in ET.parse(out).getroot().iter(f"{SVG}text")]
     joined = " | ".join(texts)
     # the charts, their titles and legend and the numbers beside the waterfall are in the picture
-    assert "CPI change: ZOSB (z15 \u2192 z16)" in joined and "CPI: before (solid), after (dashed)" in joined
+    assert "CPI change: ZOSB (z15 \u2192 z16)" in joined and "CPI: before (dashed), after (solid)" in joined
     assert "before: ZOSA (8561-45A12 z15)" in joined and "CPI after (z16)" in joined
     # the combo boxes and their captions are not
     assert not any(t.startswith(("CPI change of", "Timelines of")) for t in texts), texts[:12]
