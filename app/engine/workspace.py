@@ -329,6 +329,29 @@ class Workspace:
             self._lv.popitem(last=False)
         return True
 
+    def prepare_cpus(self, cec: str, lpar: str, start=None, end=None) -> bool:
+        """Compute the CPU-level rows (with each CPU's summary row) of every CPU of one LPAR for the window
+        ``(start, end]`` and keep them, so that selecting one of its CPUs is a slice (the window prepares the
+        CPUs of the selected LPAR or class while it is idle).  The CPU level aggregates nothing across CPUs, so
+        a CPU's rows equal those computed for it alone.  False when the LPAR has no interval rows."""
+        key = ("cpu", str(start), str(end), str(cec), str(lpar))
+        if key in self._lv:
+            self._lv.move_to_end(key)
+            return True
+        rows = self._node_rows([("lpar", str(cec), str(lpar))])
+        if rows is None or not len(rows):
+            return False
+        body = level_metrics(rows, self.formula_sets, self.counters, "cpu", start, end, None, False)
+        window = level_metrics(rows, self.formula_sets, self.counters, WINDOW_OF["cpu"], start, end, None, True)
+        self._lv[key] = LevelFrame(with_summary(body, window, "cpu"))
+        while len(self._lv) > _LEVEL_FRAMES:
+            self._lv.popitem(last=False)
+        return True
+
+    def cpus_prepared(self, cec: str, lpar: str, start=None, end=None) -> bool:
+        """True when :meth:`prepare_cpus` has the LPAR's CPU rows for this window."""
+        return ("cpu", str(start), str(end), str(cec), str(lpar)) in self._lv
+
     def prepared(self, by: str, start=None, end=None) -> bool:
         """True when :meth:`prepare_level` has the frame of ``by`` for this window (CPU level: the index of the
         CPUs' interval rows, for any window)."""
@@ -394,11 +417,15 @@ class Workspace:
         if by not in LEVELS:
             raise ValueError(f"by must be one of {', '.join(LEVELS)}; got {by!r}")
         level = metrics_level(by)
-        lf = self._lv.get((level, str(start), str(end)))
+        lkey = (level, str(start), str(end))
+        if level == "cpu" and nodes and all(k[0] in ("lpar", "class", "cpu") for k in nodes) \
+                and len({tuple(k[1:3]) for k in nodes}) == 1:      # CPUs of one LPAR: its prepared CPU rows
+            lkey = (*lkey, *(str(v) for v in nodes[0][1:3]))
+        lf = self._lv.get(lkey)
         if lf is not None:
             hit = lf.rows(nodes, summary)
             if hit is not None:
-                self._lv.move_to_end((level, str(start), str(end)))
+                self._lv.move_to_end(lkey)
                 return hit
         if level in self._wm and start is None and end is None and nodes is None and WINDOW_OF[level] == level:
             return self._wm[level].copy()     # the tree's whole-window rows (the same computation)

@@ -277,6 +277,17 @@ class MainWindow(SessionMixin, QMainWindow):
             ws = self.ws
             self.runner.submit(lambda ws=ws, sel=sel, by=by: (lambda: compute_view(ws, sel, [], prepare=(by,))))
             return
+        if not hasattr(self.ws, "prepare_cpus"):
+            return
+        # then the CPU rows of the selected LPARs (a CPU picked under them next is a slice, issue 11)
+        for cec, lpar in dict.fromkeys(tuple(k[1:3]) for k in sel.nodes if k[0] in ("lpar", "class", "cpu")):
+            key = ("cpus", cec, lpar, str(sel.start), str(sel.end))
+            if key in self._prep_tried or self.ws.cpus_prepared(cec, lpar, sel.start, sel.end):
+                continue
+            self._prep_tried.add(key)
+            ws, item = self.ws, ("cpus", cec, lpar)
+            self.runner.submit(lambda ws=ws, sel=sel, item=item: (lambda: compute_view(ws, sel, [], prepare=(item,))))
+            return
 
     def _release_writes(self) -> None:
         pause, self._write_pause = self._write_pause, None

@@ -130,12 +130,16 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
     the first table come before them, a later job computing them).  ``deep=False``: a new tree has its CEC and
     LPAR levels only; ``deeper``: the whole tree (its class and CPU levels) in ``ViewData.deeper``.
     ``prepare``: only prepare these levels' rows of every node for the selection's window
-    (``Workspace.prepare_level``), so that later selections are sliced from them."""
+    (``Workspace.prepare_level``; an item ``("cpus", cec, lpar)``: the CPU rows of that LPAR,
+    ``Workspace.prepare_cpus``), so that later selections are sliced from them."""
     out = ViewData(selection=sel, added=list(added))
     if prepare:
         out.background = True
         for by in prepare:
-            if hasattr(ws, "prepare_level"):
+            if isinstance(by, tuple):      # ("cpus", cec, lpar): the CPU rows of one LPAR
+                if hasattr(ws, "prepare_cpus"):
+                    ws.prepare_cpus(by[1], by[2], sel.start, sel.end)
+            elif hasattr(ws, "prepare_level"):
                 ws.prepare_level(by, sel.start, sel.end)
         return out
     clock = [time.perf_counter()]
