@@ -61,6 +61,36 @@ def _phase(t: np.ndarray, L: int) -> int:
     return off
 
 
+def bucket_arrays(t: np.ndarray, s: np.ndarray, sys_rows: dict[int, np.ndarray],
+                  cec_systems: list[tuple[np.ndarray, list[int]]]) -> tuple[np.ndarray, ...]:
+    """The bucket rule on arrays: ``t`` interval ends (int64 ns), ``s`` interval lengths (s); ``sys_rows``: row
+    positions of each system (by any key); ``cec_systems``: per CEC its row positions and its systems' keys.
+    Returns (bucket, bucket_s, cec_bucket, cec_bucket_s), as :func:`add_buckets` describes them."""
+    b, cb = t.copy(), t.copy()
+    bl = np.full(len(t), np.nan)
+    cbl = np.full(len(t), np.nan)
+    sys_L: dict[int, tuple[int, int]] = {}
+    for k, idx in sys_rows.items():
+        L = _mode_len(s[idx])
+        if L <= 0:
+            continue
+        off = _phase(t[idx], L)
+        sys_L[k] = (L, off)
+        b[idx] = np.floor((t[idx] - off) / L + 0.5).astype(np.int64) * L + off
+        bl[idx] = L / _NS
+    for idx, systems in cec_systems:
+        syss = [sys_L[c] for c in systems if c in sys_L]
+        if not syss:
+            continue
+        L = max(x[0] for x in syss)
+        off = int(np.median([x[1] for x in syss if x[0] == L])) % L
+        own = bl[idx] * _NS / 2                       # tolerance: half the row's own usual length
+        own = np.where(np.isfinite(own), own, L / 2)
+        cb[idx] = np.ceil((t[idx] - off - own) / L).astype(np.int64) * L + off
+        cbl[idx] = L / _NS
+    return b, bl, cb, cbl
+
+
 def add_buckets(iv: pd.DataFrame) -> pd.DataFrame:
     """Add the time buckets the levels group by.
 
@@ -72,32 +102,14 @@ def add_buckets(iv: pd.DataFrame) -> pd.DataFrame:
     """
     t = iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64)
     s = iv["interval_s"].to_numpy(dtype=np.float64)
-    b, cb = t.copy(), t.copy()
-    bl = np.full(len(iv), np.nan)
-    cbl = np.full(len(iv), np.nan)
     sys_codes, sys_u = pd.factorize(iv["cec"].astype(str) + "\x00" + iv["system"].astype(str))
-    sys_L: dict[int, tuple[int, int]] = {}
-    for k in range(len(sys_u)):
-        idx = np.flatnonzero(sys_codes == k)
-        L = _mode_len(s[idx])
-        if L <= 0:
-            continue
-        off = _phase(t[idx], L)
-        sys_L[k] = (L, off)
-        b[idx] = np.floor((t[idx] - off) / L + 0.5).astype(np.int64) * L + off
-        bl[idx] = L / _NS
+    sys_rows = {k: np.flatnonzero(sys_codes == k) for k in range(len(sys_u))}
     cec_codes, cec_u = pd.factorize(iv["cec"].astype(str))
+    cecs = []
     for k in range(len(cec_u)):
         idx = np.flatnonzero(cec_codes == k)
-        syss = [sys_L[c] for c in np.unique(sys_codes[idx]) if c in sys_L]
-        if not syss:
-            continue
-        L = max(x[0] for x in syss)
-        off = int(np.median([x[1] for x in syss if x[0] == L])) % L
-        own = bl[idx] * _NS / 2                       # tolerance: half the row's own usual length
-        own = np.where(np.isfinite(own), own, L / 2)
-        cb[idx] = np.ceil((t[idx] - off - own) / L).astype(np.int64) * L + off
-        cbl[idx] = L / _NS
+        cecs.append((idx, [int(c) for c in np.unique(sys_codes[idx])]))
+    b, bl, cb, cbl = bucket_arrays(t, s, sys_rows, cecs)
     iv["bucket"] = b.view("datetime64[ns]")
     iv["bucket_s"] = bl
     iv["cec_bucket"] = cb.view("datetime64[ns]")

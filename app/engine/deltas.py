@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from app.engine.aggregate import _mode_len, _phase
+from app.engine.aggregate import bucket_arrays
 from app.engine.catalog import GENERIC, FormulaSet, select_generation
 from app.findings import Finding, make_finding
 from app.formats.schema import (
@@ -891,36 +891,15 @@ def _cut_uninstalled(O: _Cols, D: np.ndarray, counters: Sequence[str]) -> None:
 
 
 def _buckets(O: _Cols) -> None:
-    """``aggregate.add_buckets`` on the arrays, grouping by the CEC / system codes instead of their joined
-    strings: bucket, bucket_s, cec_bucket, cec_bucket_s."""
+    """``aggregate.add_buckets`` on the arrays (one rule: ``aggregate.bucket_arrays``), grouping by the CEC /
+    system codes instead of their joined strings: bucket, bucket_s, cec_bucket, cec_bucket_s."""
     t = O["interval_end"].view(np.int64)
-    s = O["interval_s"]
-    b, cb = t.copy(), t.copy()
-    bl = np.full(len(t), np.nan)
-    cbl = np.full(len(t), np.nan)
     sys_codes = _dense(*_key(O, ["cec", "system"]))[0]
     cec_codes = O["cec"]
-    sys_L: dict[int, tuple[int, int]] = {}
     sys_rows = _rows_by_code(sys_codes)
-    for k, idx in sys_rows.items():
-        L = _mode_len(s[idx])
-        if L <= 0:
-            continue
-        off = _phase(t[idx], L)
-        sys_L[k] = (L, off)
-        b[idx] = np.floor((t[idx] - off) / L + 0.5).astype(np.int64) * L + off
-        bl[idx] = L / _NS
     cec_of = {k: int(cec_codes[idx[0]]) for k, idx in sys_rows.items()}     # a system key holds one CEC
-    for kc, idx in _rows_by_code(cec_codes).items():
-        syss = [v for k, v in sys_L.items() if cec_of[k] == kc]
-        if not syss:
-            continue
-        L = max(x[0] for x in syss)
-        off = int(np.median([x[1] for x in syss if x[0] == L])) % L
-        own = bl[idx] * _NS / 2                       # tolerance: half the row's own usual length
-        own = np.where(np.isfinite(own), own, L / 2)
-        cb[idx] = np.ceil((t[idx] - off - own) / L).astype(np.int64) * L + off
-        cbl[idx] = L / _NS
+    cecs = [(idx, [k for k in sys_rows if cec_of[k] == kc]) for kc, idx in _rows_by_code(cec_codes).items()]
+    b, bl, cb, cbl = bucket_arrays(t, O["interval_s"], sys_rows, cecs)
     O.a["bucket"] = b.view("datetime64[ns]")
     O.a["bucket_s"] = bl
     O.a["cec_bucket"] = cb.view("datetime64[ns]")
