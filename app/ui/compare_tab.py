@@ -533,6 +533,32 @@ def waterfall_text(d: dict, gens: tuple[str, str]) -> str:
             + (f"<p style='font-size:8pt'><i>{note}</i></p>" if note else ""))
 
 
+def _fit_legend(plot: pg.PlotItem, names: list[tuple[str, str]]) -> int:
+    """Fit the legend across the plot (8pt text: ~6.5 px a character, plus the line sample): two columns where
+    two fit, else one; where even one does not, the short names (``names``: (full, short) per curve, the short
+    one without the CEC serial).  Checked again whenever the plot is resized (a picture is drawn at another size
+    than the window)."""
+    def need(texts: list[str]) -> float:
+        return max((len(t) for t in texts), default=0) * 6.5 + 45
+
+    def fit(width: float) -> int:
+        full = [f for f, _ in names]
+        short = len({s for _, s in names}) == len(names)          # short names only while they stay distinct
+        texts = [s for _, s in names] if short and width > 0 and need(full) > width else full
+        for (sample, label), text in zip(plot.legend.items, texts):
+            if label.text != text:
+                label.setText(text)
+        cols = 1 if len(names) <= 3 or (width > 0 and 2 * need(texts) > width) else 2
+        plot.legend.setColumnCount(cols)
+        plot.legend.updateSize()
+        return cols
+
+    if getattr(plot, "_legend_fit", None) is None:          # hooked once; the rule of the latest draw applies
+        plot.vb.sigResized.connect(lambda vb: plot._legend_fit(vb.width()))
+    plot._legend_fit = fit
+    return fit(plot.vb.width())
+
+
 def draw_overlay(plot: pg.PlotItem, axis: RelativeAxis | None, metric: str, header: str) -> int:
     """Both sides' interval values of ``metric`` on the relative axis; before dashed, after solid."""
     plot.clear()
@@ -547,6 +573,7 @@ def draw_overlay(plot: pg.PlotItem, axis: RelativeAxis | None, metric: str, head
     plot.setLabel("left", header)
     _title(plot, f"{header}: before (dashed), after (solid)")
     n = 0
+    legend_names: list[tuple[str, str]] = []
     ys: list[np.ndarray] = []
     frames = {"before": axis.before, "after": axis.after}
     # one LPAR a side: two colours; more: one colour per LPAR name, so a pair reads dashed against solid
@@ -569,11 +596,13 @@ def draw_overlay(plot: pg.PlotItem, axis: RelativeAxis | None, metric: str, head
             # a shift filter (or a pause in the data) leaves gaps: the line breaks there, as in the slides' charts
             gx, gy = gapped(g["x"].to_numpy(dtype=float), y)
             plot.plot(gx, gy, pen=pen, connect="finite", name=f"{side}: {label}")
+            gen = f" ({g['generation'].iloc[0]})" if "generation" in g.columns else ""
+            legend_names.append((f"{side}: {label}", f"{side}: {g['lpar'].iloc[0]}{gen}" if "lpar" in g.columns
+                                 else f"{side}: {label}"))
             ys.append(y[np.isfinite(y)])
             n += 1
     plot.enableAutoRange()
-    cols = 1 if n <= 3 else 2
-    plot.legend.setColumnCount(cols)
+    cols = _fit_legend(plot, legend_names)
     got = np.concatenate(ys) if ys else np.array([])
     if len(got):   # room above the lines for the legend
         lo, hi = float(got.min()), float(got.max())

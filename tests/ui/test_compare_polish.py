@@ -215,3 +215,30 @@ def test_charts_picture_without_the_combo_boxes(tab, ws, tmp_path):
     png = QImage(img)
     top_row_colours = {png.pixel(x, 2) for x in range(0, 700, 3)}
     assert len(top_row_colours) <= 2, "a combo box frame or text in the top row"
+
+
+# ------------------------------------------------------------------ 6. the overlay legend fits its plot
+def test_overlay_legend_fits_a_narrow_plot(qtbot, tab, ws):
+    """Four curves ("before: ZOSA (8561-45A12 z15)" ... 29 characters): two legend columns need about
+    2 x (29 x 6.5 + 45) = 467 px; the overlay of a 1100 px tab is wider than that, at 700 px it is not, so the
+    legend takes one column there and stays inside the plot."""
+    tab.set_data(data(ws, side(Z15), side(Z16)))
+    plot = tab.ov_plot
+    wide = plot.vb.width()
+    assert len(plot.listDataItems()) == 4
+    assert plot.legend.columnCount == (2 if wide > 467 else 1)
+    tab.resize(700, 800)
+    qtbot.waitUntil(lambda: plot.vb.width() < 467, timeout=5000)
+    qtbot.waitUntil(lambda: plot.legend.columnCount == 1, timeout=5000)
+
+    def rects():
+        return (plot.legend.mapRectToScene(plot.legend.boundingRect()), plot.vb.mapRectToScene(plot.vb.boundingRect()))
+    qtbot.waitUntil(lambda: rects()[0].right() <= rects()[1].right() + 1, timeout=5000)
+    legend, view = rects()
+    # narrower than one full name (~29 x 6.5 + 45 = 234 px): the short names, side + LPAR + generation
+    texts = [label.text for _, label in plot.legend.items]
+    if view.width() < 234:
+        assert "before: ZOSA (z15)" in texts and "after: ZOSB (z16)" in texts, texts
+    tab.resize(1400, 800)                                  # wide again: the full names come back
+    qtbot.waitUntil(lambda: plot.vb.width() > 467, timeout=5000)
+    qtbot.waitUntil(lambda: any(Z15 in label.text for _, label in plot.legend.items), timeout=5000)
