@@ -23,14 +23,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+class _Version(argparse._VersionAction):
+    """``--version`` names the SMF reader's path too; the reader is imported only when it is asked for."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from app.formats import kernel
+
+        self.version = f"{self.version} (SMF reader: {kernel.name()})"
+        super().__call__(parser, namespace, values, option_string)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from app import __version__
 
     p = _Parser(prog="nestscope", description="IBM Z CPU MF analyzer for SMF 113 and z/VM MONWRITE data. "
                 "With no command, opens the window (on the bundled sample when no file is given).")
-    from app.formats import kernel
-
-    p.add_argument("--version", action="version", version=f"nestscope {__version__} (SMF reader: {kernel.name()})")
+    p.add_argument("--version", action=_Version, version=f"nestscope {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     for name in COMMANDS:
         mod = importlib.import_module(f"app.commands.{name}")

@@ -25,6 +25,7 @@ import pandas as pd
 from app.engine.aggregate import bucket_arrays
 from app.engine.catalog import GENERIC, FormulaSet, select_generation
 from app.findings import Finding, make_finding
+from app.formats.common import categorical_from_codes
 from app.formats.schema import (
     BASE_OF_BIT,
     BIT_OF_LETTER,
@@ -630,14 +631,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
 def _quality_categorical(qb: np.ndarray) -> pd.Categorical:
     """``quality_strings(qb)`` as a categorical, the text made once per distinct bit mask."""
     codes, uniq = pd.factorize(qb)
-    return _categorical_of(quality_strings(uniq), codes)
-
-
-def _categorical_of(labels: np.ndarray, codes: np.ndarray) -> pd.Categorical:
-    """What ``astype("category")`` of the object array ``labels[codes]`` gives, without building it."""
-    labels = np.asarray(labels, dtype=object)
-    dtype = pd.Series(labels).astype("category").dtype
-    return pd.Categorical.from_codes(dtype.categories.get_indexer(labels)[codes], dtype=dtype)
+    return categorical_from_codes(quality_strings(uniq), codes)
 
 
 def _stated_intervals(O: _Cols, osame: np.ndarray, istart: np.ndarray, iend: np.ndarray) -> list[Finding]:
@@ -868,8 +862,8 @@ def _generations(O: _Cols, sets: dict[str, FormulaSet], qb: np.ndarray):
                     system=x.system, machine_type=mt, csvn=csvn))
     if qadd.any():
         qb = qb | qadd[combo]
-    return _categorical_of(np.array(gens, dtype=object), combo), \
-        _categorical_of(np.array(fsets, dtype=object), combo), qb, findings
+    return categorical_from_codes(np.array(gens, dtype=object), combo), \
+        categorical_from_codes(np.array(fsets, dtype=object), combo), qb, findings
 
 
 def _cut_uninstalled(O: _Cols, D: np.ndarray, counters: Sequence[str]) -> None:

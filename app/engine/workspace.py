@@ -324,10 +324,14 @@ class Workspace:
             frame = with_summary(body, window, level)
             if ckey is not None:
                 cache.store_frames("lv", ckey, {level: frame}, [{"path": r.file} for r in self._files])
+        self._keep_frame(key, frame)
+        return True
+
+    def _keep_frame(self, key: tuple, frame: pd.DataFrame) -> None:
+        """Keep a prepared frame (LRU of :data:`_LEVEL_FRAMES` level and CPU frames)."""
         self._lv[key] = LevelFrame(frame)
         while len(self._lv) > _LEVEL_FRAMES:
             self._lv.popitem(last=False)
-        return True
 
     def prepare_cpus(self, cec: str, lpar: str, start=None, end=None) -> bool:
         """Compute the CPU-level rows (with each CPU's summary row) of every CPU of one LPAR for the window
@@ -343,9 +347,7 @@ class Workspace:
             return False
         body = level_metrics(rows, self.formula_sets, self.counters, "cpu", start, end, None, False)
         window = level_metrics(rows, self.formula_sets, self.counters, WINDOW_OF["cpu"], start, end, None, True)
-        self._lv[key] = LevelFrame(with_summary(body, window, "cpu"))
-        while len(self._lv) > _LEVEL_FRAMES:
-            self._lv.popitem(last=False)
+        self._keep_frame(key, with_summary(body, window, "cpu"))
         return True
 
     def cpus_prepared(self, cec: str, lpar: str, start=None, end=None) -> bool:

@@ -193,10 +193,9 @@ static PyObject *rows_at(PyObject *self, PyObject *args)
         for (Py_ssize_t i = 0; i < n; i++, q += width) {
             int64_t a = o[i];
             Py_ssize_t have = (a < 0 || a >= len) ? 0 : (len - a < width ? len - a : width);
-            if (have > 0)
+            if (have)
                 memcpy(q, b + a, (size_t)have);
-            if (have < width)
-                memset(q + (have > 0 ? have : 0), 0, (size_t)(width - (have > 0 ? have : 0)));
+            memset(q + have, 0, (size_t)(width - have));            /* past the end of buf: zeros */
         }
         Py_END_ALLOW_THREADS
     }

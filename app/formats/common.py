@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 
 import numpy as np
+import pandas as pd
 
 TOD_UNIX_EPOCH = 0x7D91048BCA000000
 TOD_PER_US = 4096
@@ -97,3 +98,12 @@ def encode_packed_date(d: _dt.date) -> bytes:
     ddd = d.timetuple().tm_yday
     s = f"0{c}{yy:02d}{ddd:03d}F"
     return bytes.fromhex(s)
+
+
+def categorical_from_codes(labels, codes: np.ndarray) -> pd.Categorical:
+    """What ``astype("category")`` of the object array ``labels[codes]`` gives (sorted categories, None as
+    missing, equal labels one category), built from the codes: one label per distinct value instead of one
+    Python string per row."""
+    labels = np.asarray(labels, dtype=object)
+    dtype = pd.Series(labels).astype("category").dtype
+    return pd.Categorical.from_codes(dtype.categories.get_indexer(labels)[codes], dtype=dtype)

@@ -68,11 +68,7 @@ def _row_codes(a: np.ndarray) -> np.ndarray:
     pad = (-w) % 8
     a = np.concatenate([a, np.zeros((m, pad), np.uint8)], axis=1) if pad else np.ascontiguousarray(a)
     words = a.view(np.uint64)
-    codes = pd.factorize(words[:, 0])[0].astype(np.int64)
-    for j in range(1, words.shape[1]):
-        c = pd.factorize(words[:, j])[0].astype(np.int64)
-        codes = pd.factorize(codes * (int(c.max()) + 1) + c)[0].astype(np.int64)
-    return codes
+    return _word_codes([words[:, j] for j in range(words.shape[1])])
 
 
 def _word_codes(cols: list[np.ndarray]) -> np.ndarray:
@@ -158,15 +154,8 @@ class _Matrix(_Decoder):
 
 
 def _cat(codes: np.ndarray, labels) -> pd.Categorical:
-    """Categorical of ``labels[codes]`` with sorted, used-only categories (what ``astype('category')`` of the
-    strings gives), built from the codes instead of a column of Python strings."""
-    u, inv = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
-    used = np.zeros(len(u), bool)
-    used[inv.ravel()[np.bincount(codes, minlength=len(inv)) > 0]] = True
-    if not used.all():
-        remap = np.cumsum(used) - 1
-        inv, u = remap[inv], u[used]
-    return pd.Categorical.from_codes(inv.ravel()[codes], categories=pd.Index(list(u)).astype("str"))
+    """``common.categorical_from_codes`` in the (codes, labels) order the text fields come in."""
+    return common.categorical_from_codes(labels, codes)
 
 
 def _decode_shape(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray | pd.Categorical]:
