@@ -29,7 +29,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -473,12 +473,13 @@ class Cache:
         return n
 
     # -- read results ------------------------------------------------------------------
-    def load_result(self, path: str | Path) -> CachedReadResult | None:
-        """The cached read of ``path`` when its entry is valid for the file as it is now, else None."""
+    def load_result(self, path: str | Path, counters: Collection[str] | None = None) -> CachedReadResult | None:
+        """The cached read of ``path`` when its entry is valid for the file as it is now, else None
+        (``counters``: the counter columns the read was asked for, see :func:`app.formats.read_file`)."""
         ident = _file_identity(path)
         if ident is None:
             return None
-        expect = dict(ident, reader=reader_version(), format=FORMAT)
+        expect = dict(ident, reader=reader_version(), format=FORMAT, counters=counters_tag(counters))
         key = _key("read", expect)
         try:
             d, meta = self._load_entry("read", key, expect)
@@ -499,23 +500,24 @@ class Cache:
         res = CachedReadResult(file=now, kind=meta["kind"], framing=meta["framing"],
                                records=dict(meta["records"]), samples=_LAZY, findings=findings,
                                partitions=partitions, mt=mt, size=int(meta["size"]), meta=dict(meta["meta"]))
-        res._bind(self, d, meta, str(path))
+        res._bind(self, d, meta, str(path), counters)
         res._rename = mapping
         res.meta["cache_key"] = key
         res.meta["digest"] = meta.get("digest", "")
         return res
 
     def store_result(self, path: str | Path, result: Any, ident: dict | None = None,
-                     digest: str = "") -> str | None:
+                     digest: str = "", counters: Collection[str] | None = None) -> str | None:
         """Store a fresh read of ``path``; returns its cache key (None when not stored).
 
         ``ident`` is the file identity taken *before* the read, so a file that changed while it was being
-        read is stored under its old identity and never matches again.
+        read is stored under its old identity and never matches again.  ``counters``: what the read was asked
+        for (an entry of some counters never answers a read of others or of all).
         """
         ident = ident or _file_identity(path)
         if ident is None or result is None or result.kind == "unknown":
             return None
-        expect = dict(ident, reader=reader_version(), format=FORMAT)
+        expect = dict(ident, reader=reader_version(), format=FORMAT, counters=counters_tag(counters))
         key = _key("read", expect)
         meta = dict(expect, file=result.file, kind=result.kind, framing=result.framing, records=result.records,
                     size=int(result.size), meta=_json_safe(result.meta), digest=digest,
@@ -614,8 +616,8 @@ class CachedReadResult(ReadResult):
     intervals are cached too).  If the Parquet file has gone or is damaged by then, the file is decoded
     again (and a changed file is read as it is now)."""
 
-    def _bind(self, cache: Cache, d: Path, meta: dict, path: str) -> None:
-        self._cache, self._dir, self._meta, self._path = cache, d, meta, path
+    def _bind(self, cache: Cache, d: Path, meta: dict, path: str, counters: Collection[str] | None = None) -> None:
+        self._cache, self._dir, self._meta, self._path, self._counters = cache, d, meta, path, counters
 
     @property
     def samples(self) -> pd.DataFrame:  # type: ignore[override]
@@ -628,7 +630,7 @@ class CachedReadResult(ReadResult):
             if v is None:
                 from app.formats import read_file as decode
 
-                fresh = decode(self._path)
+                fresh = decode(self._path, counters=getattr(self, "_counters", None))
                 v = fresh.samples
             else:
                 v = _renamed_source(v, getattr(self, "_rename", {}))
@@ -689,31 +691,40 @@ def default_cache() -> Cache | None:
 
 def read_file(path: str | Path, progress: Callable[[float], None] | None = None,
               cancel: Callable[[], bool] | None = None, cache: Cache | None | bool = True,
-              digest: str = "") -> ReadResult:
+              digest: str = "", counters: Collection[str] | None = None) -> ReadResult:
     """:func:`app.formats.read_file` through the workspace cache (same result, same findings).
 
-    ``cache=True`` uses :func:`default_cache`, ``False``/``None`` decodes without a cache.
+    ``cache=True`` uses :func:`default_cache`, ``False``/``None`` decodes without a cache.  ``counters``: the
+    counter columns needed (None: all; a workspace asks for ``Workspace.counters_needed()``).
     """
     from app.formats import read_file as decode
 
     c = default_cache() if cache is True else (cache or None)
     if c is None:
-        return decode(path, progress=progress, cancel=cancel)
-    hit = c.load_result(path)
+        return decode(path, progress=progress, cancel=cancel, counters=counters)
+    hit = c.load_result(path, counters)
     if hit is not None:
         if progress:
             progress(1.0)
         return hit
     ident = _file_identity(path)
-    res = decode(path, progress=progress, cancel=cancel)
-    _store_fresh(c, path, res, ident, digest)
+    res = decode(path, progress=progress, cancel=cancel, counters=counters)
+    _store_fresh(c, path, res, ident, digest, counters)
     return res
 
 
-def _store_fresh(c: Cache | None, path: str | Path, res: ReadResult, ident: dict | None, digest: str) -> None:
+def counters_tag(counters: Collection[str] | None) -> str:
+    """The counter selection of a read as a short stable text for cache keys ("all", or a hash of the names)."""
+    if counters is None:
+        return "all"
+    return hashlib.sha1(",".join(sorted(counters)).encode(), usedforsecurity=False).hexdigest()[:16]
+
+
+def _store_fresh(c: Cache | None, path: str | Path, res: ReadResult, ident: dict | None, digest: str,
+                 counters: Collection[str] | None = None) -> None:
     """Store a fresh read unless the file changed while it was read (identity taken before the read)."""
     if c is not None and ident is not None and ident == _file_identity(path):
-        key = c.store_result(path, res, ident, digest=digest)
+        key = c.store_result(path, res, ident, digest=digest, counters=counters)
         if key:
             res.meta["cache_key"] = key
 
@@ -728,12 +739,13 @@ def intervals_key(results: list[ReadResult], extra: Any) -> str | None:
 
 def read_with_digest(path: str | Path, digest_fn: Callable[[str | Path], str],
                      progress: Callable[[float], None] | None = None,
-                     cancel: Callable[[], bool] | None = None) -> tuple[ReadResult, str]:
+                     cancel: Callable[[], bool] | None = None,
+                     counters: Collection[str] | None = None) -> tuple[ReadResult, str]:
     """(read result, content digest) of ``path``: both from the cache when its entry is valid, else the digest
     from ``digest_fn`` and a fresh read that is stored with it (the window uses the digest to notice a file
     opened twice under another name; hashing a big file again would cost as much as reading the cache)."""
     c = default_cache()
-    hit = c.load_result(path) if c is not None else None
+    hit = c.load_result(path, counters) if c is not None else None
     if hit is not None and hit.meta.get("digest"):
         if progress:
             progress(1.0)
@@ -753,11 +765,11 @@ def read_with_digest(path: str | Path, digest_fn: Callable[[str | Path], str],
 
     ident = _file_identity(path) if c is not None else None
     try:
-        res = decode(path, progress=progress, cancel=cancel)
+        res = decode(path, progress=progress, cancel=cancel, counters=counters)
     finally:
         th.join()
     if "error" in box:
         raise box["error"]
     digest = box.get("digest", "")
-    _store_fresh(c, path, res, ident, digest)
+    _store_fresh(c, path, res, ident, digest, counters)
     return res, digest

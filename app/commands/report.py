@@ -460,7 +460,7 @@ def run(args: argparse.Namespace, workspace=None) -> int:
         results = []
         for path in args.files:
             try:
-                results.append(read_file(path))
+                results.append(read_file(path, counters=ws.counters_needed()))
             except Exception as exc:  # a reader bug must not become a traceback
                 print(f"nestscope report: {path}: cannot be read ({type(exc).__name__}: {exc})", file=sys.stderr)
         ws.add_all([r for r in results if r.readable])

@@ -172,6 +172,11 @@ class Workspace:
         return out + list(self._engine_findings)
 
     # -- data --------------------------------------------------------------------------
+    def counters_needed(self) -> set[str] | None:
+        """The counter columns this workspace reads (None: every counter): files read for it need decode no
+        others (``app.cache.read_file(path, counters=ws.counters_needed())``)."""
+        return self._keep()
+
     def _keep(self) -> set[str] | None:
         if self._keep_all:
             return None

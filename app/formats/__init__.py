@@ -22,7 +22,7 @@ import mmap
 import os
 import stat
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import numpy as np
@@ -95,11 +95,13 @@ def _display(path: str | Path) -> str:
 
 
 def read_file(path: str | Path, progress: Progress | None = None, cancel: Cancel | None = None, *,
-              digest: bool = False) -> ReadResult:
+              digest: bool = False, counters: Collection[str] | None = None) -> ReadResult:
     """Read one SMF or MONWRITE file (gzip allowed).  Never raises for bad data or bad paths.
 
     With ``digest=True`` the SHA-1 of the file's bytes (as stored, computed from the
-    same read) is put in ``result.meta['sha1']``.
+    same read) is put in ``result.meta['sha1']``.  ``counters``: the counter columns
+    the caller needs (None: every counter); a reader may skip decoding the others
+    (the SMF 113 reader does; MONWRITE samples keep them all).
     """
     file = _display(path)
     try:
@@ -142,7 +144,7 @@ def read_file(path: str | Path, progress: Progress | None = None, cancel: Cancel
         os.close(fd)
     sha1 = hashlib.sha1(data, usedforsecurity=False).hexdigest() if digest else None
     try:
-        result = read_bytes(data, file, progress=progress, cancel=cancel)
+        result = read_bytes(data, file, progress=progress, cancel=cancel, counters=counters)
     except Cancelled:
         raise
     except MemoryError:
@@ -155,8 +157,9 @@ def read_file(path: str | Path, progress: Progress | None = None, cancel: Cancel
 
 
 def read_bytes(data, file: str, progress: Progress | None = None,
-               cancel: Cancel | None = None) -> ReadResult:
-    """Recognise and decode ``data`` (bytes or a read-only buffer) read from ``file``."""
+               cancel: Cancel | None = None, counters: Collection[str] | None = None) -> ReadResult:
+    """Recognise and decode ``data`` (bytes or a read-only buffer) read from ``file`` (``counters``: as for
+    :func:`read_file`)."""
     size = len(data)
     suffix = ""
     pre: list[Finding] = []
@@ -191,7 +194,7 @@ def read_bytes(data, file: str, progress: Progress | None = None,
     if monwrite.looks_like_monwrite(data):
         result = monwrite.read_monwrite(data, file, progress=progress, cancel=cancel)
     else:
-        result = smf113.read_smf(data, file, progress=progress, cancel=cancel)
+        result = smf113.read_smf(data, file, progress=progress, cancel=cancel, counters=counters)
     if suffix:
         result.framing += suffix
         result.meta["decompressed_size"] = len(data)

@@ -131,9 +131,11 @@ static PyObject *gather_fields(PyObject *self, PyObject *args)
     }
     {
         /* adjacent 8-byte fields (a counter set): one straight byte-swapping copy per row */
-        int run8 = nf > 0;
+        int run8 = nf > 0, all8 = nf > 0;
         for (Py_ssize_t j = 0; j < nf && run8; j++)
             run8 = fw[j] == 8 && fo[j] == fo[0] + 8 * j;
+        for (Py_ssize_t j = 0; j < nf && all8; j++)
+            all8 = fw[j] == 8;
         const unsigned char *base = (const unsigned char *)m.buf;
         uint64_t *o = (uint64_t *)out.buf;
         Py_BEGIN_ALLOW_THREADS
@@ -144,6 +146,17 @@ static PyObject *gather_fields(PyObject *self, PyObject *args)
                 for (Py_ssize_t j = 0; j < nf; j++) {
                     uint64_t v;
                     memcpy(&v, p + 8 * j, 8);
+                    q[j] = bswap64(v);
+                }
+            }
+        } else if (all8) {
+            /* 8-byte fields here and there (the counters a caller asked for): a byte-swapping load each */
+            for (Py_ssize_t r = 0; r < rows; r++) {
+                const unsigned char *p = base + r * step;
+                uint64_t *q = o + r * nf;
+                for (Py_ssize_t j = 0; j < nf; j++) {
+                    uint64_t v;
+                    memcpy(&v, p + fo[j], 8);
                     q[j] = bswap64(v);
                 }
             }

@@ -10,7 +10,7 @@ operation (``np.frombuffer`` views as ``>u2``/``>u4``/``>u8``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import numpy as np
 import pandas as pd
@@ -158,9 +158,11 @@ def _cat(codes: np.ndarray, labels) -> pd.Categorical:
     return common.categorical_from_codes(labels, codes)
 
 
-def _decode_shape(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray | pd.Categorical]:
+def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
+                  ) -> dict[str, np.ndarray | pd.Categorical]:
     """All identity fields and counters of the records of one shape (rows of ``dec.mat``): numbers as numpy
-    arrays, text as categoricals, the counter sets as blocks under ``_BLOCKS``."""
+    arrays, text as categoricals, the counter sets as blocks under ``_BLOCKS``; ``want``: the counters to
+    decode (None: all); the ``sets`` column still names every set the records carry."""
     d, dln, m = sh.dof, sh.dln, dec.mat.shape[0]
     c: dict = {}
     if sh.sty == 2:
@@ -233,7 +235,13 @@ def _decode_shape(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray | pd.Catego
     blocks = []
     for s in sh.sets:
         # one (records x counters) block per set, converted from big-endian in one pass
-        blocks.append(([counter_name(s.base + k) for k in range(s.count)], dec.block(s.offset, s.width, s.count)))
+        names = [counter_name(s.base + k) for k in range(s.count)]
+        ks = [k for k, name in enumerate(names) if want is None or name in want]
+        if len(ks) == s.count:
+            blocks.append((names, dec.block(s.offset, s.width, s.count)))
+        elif ks:             # only the counters asked for: the others are never copied out of the records
+            blocks.append(([names[k] for k in ks], kernel.gather_fields(dec.mat, [(s.offset + k * s.width, s.width)
+                                                                                  for k in ks])))
         sets |= s.bit
     c[_BLOCKS] = blocks
     c["sets"] = np.full(m, sets, dtype=np.int32)
@@ -241,7 +249,7 @@ def _decode_shape(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray | pd.Catego
 
 
 def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None = None,
-             cancel: Callable[[], bool] | None = None) -> ReadResult:
+             cancel: Callable[[], bool] | None = None, counters: Collection[str] | None = None) -> ReadResult:
     """Decode every SMF 113 subtype 1 and 2 record of ``data``.
 
     Parameters
@@ -255,6 +263,11 @@ def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None
     cancel : callable, optional
         Polled every 4096 records and between shapes; when it returns True
         :class:`app.formats.schema.Cancelled` is raised.
+    counters : collection of str, optional
+        Counter columns to decode (e.g. ``{"B0", "E143"}``); None decodes every
+        counter of every set.  The others are not copied out of the records
+        (the workspace asks only for what its formulas read: a third of a
+        z16 record's counters).  ``sets`` still names every set a record has.
 
     Returns
     -------
@@ -273,7 +286,8 @@ def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None
     samples = empty_samples()
     if recs:
         try:
-            samples = _decode_all(recs, file, fnd, counts, meta, cancel)
+            samples = _decode_all(recs, file, fnd, counts, meta, cancel,
+                                  None if counters is None else frozenset(counters))
         except (Cancelled, MemoryError):
             raise                 # read_file turns a MemoryError into one clear 'out of memory' finding
         except Exception as exc:  # noqa: BLE001 - last line of defence: bad data must never raise
@@ -301,7 +315,8 @@ def _compact(spans: RecordSpans):
     return b"".join(mv[x:y] for x, y in zip(a.tolist(), b.tolist()))
 
 
-def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel) -> pd.DataFrame:
+def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozenset[str] | None = None
+                ) -> pd.DataFrame:
     if isinstance(recs, RecordSpans):
         file_offs, lens, buf = recs.starts.astype(np.int64), (recs.ends - recs.starts).astype(np.int64), \
             _compact(recs)
@@ -374,7 +389,7 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel) -> pd.DataFram
                 if not sh.fatal:
                     _consistency(fnd, meta, file_offs[idx], rep, s0)
                 if not sh.fatal:
-                    parts.append((idx, _decode_shape(_Matrix(_shape_matrix(dec, recs, idx)), sh)))
+                    parts.append((idx, _decode_shape(_Matrix(_shape_matrix(dec, recs, idx)), sh, want)))
     _release(getattr(recs, "buf", None))
     return _assemble(parts, file, file_offs, fnd)
 

@@ -103,6 +103,7 @@ class LoadController(QObject):
         self.jobs: dict[str, Job] = {}
         self.opened: list[OpenedFile] = []
         self.status_bar = None  # set by the window: QStatusBar receiving the job widgets
+        self.counters = None    # set by the window: the counter columns its workspace reads (None: all)
         self._live: set[ReadWorker] = set()  # workers still running (kept alive until they end)
 
     # -- queries -------------------------------------------------------------------------------
@@ -157,7 +158,7 @@ class LoadController(QObject):
 
     # -- internals -----------------------------------------------------------------------------
     def _start(self, path: str, resolved: str) -> None:
-        worker = ReadWorker(path)
+        worker = ReadWorker(path, self.counters)
         job = Job(path, resolved, worker)
         self.jobs[resolved] = job
         name = Path(path).name

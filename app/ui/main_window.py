@@ -75,6 +75,7 @@ class MainWindow(SessionMixin, QMainWindow):
         self.runner.idle.connect(self._on_runner_idle)
         self.loader = LoadController(self)
         self.loader.status_bar = self.statusBar()
+        self.loader.counters = getattr(ws, "counters_needed", lambda: None)()   # decode only what it reads
         self.tree = TreePanel(self)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.tree.dock)
         self.table = IntervalTable()

@@ -77,10 +77,11 @@ def file_digest(path: str | Path, cancel: threading.Event | None = None) -> str:
 class ReadWorker(QRunnable):
     """Read one file; emits progress, then exactly one of finished / errored / cancelled."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, counters=None) -> None:
         super().__init__()
         self.setAutoDelete(False)  # the job tracker owns us until a terminal signal
         self.path = path
+        self.counters = counters   # the counter columns the workspace reads (None: all)
         self.cancel_flag = threading.Event()
         self.signals = WorkerSignals()
         self._last_pct = -1
@@ -100,7 +101,8 @@ class ReadWorker(QRunnable):
             from app import cache  # the workspace cache: a file read before comes back without decoding
 
             result, digest = cache.read_with_digest(self.path, lambda p: file_digest(p, self.cancel_flag),
-                                                    progress=self._progress, cancel=self.cancel_flag.is_set)
+                                                    progress=self._progress, cancel=self.cancel_flag.is_set,
+                                                    counters=self.counters)
             if self.cancel_flag.is_set():
                 raise Cancelled()
         except Cancelled:

@@ -84,6 +84,17 @@ def test_gather_fields_mixed_widths(pure):
 
 
 @pytest.mark.parametrize("pure", [False, True])
+def test_gather_fields_scattered_8_byte_fields(pure):
+    """Counters picked out of a set (the workspace's selection): 8-byte fields that are not adjacent."""
+    row = bytes(range(1, 33))                      # 01 02 ... 20 (32 bytes)
+    mat = np.frombuffer(row * 2, np.uint8).reshape(2, 32)
+    with kernel.pure() if pure else _null():
+        got = kernel.gather_fields(mat, [(0, 8), (16, 8), (24, 8)])
+    # bytes 1-8, 17-24 and 25-32 read big-endian
+    assert got.tolist() == [[0x0102030405060708, 0x1112131415161718, 0x191A1B1C1D1E1F20]] * 2
+
+
+@pytest.mark.parametrize("pure", [False, True])
 def test_rows_at_zero_fills_past_the_end(pure):
     buf = bytes([10, 11, 12, 13, 14])
     with kernel.pure() if pure else _null():

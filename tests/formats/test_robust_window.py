@@ -93,7 +93,7 @@ class Gate:
     def __init__(self, step: int) -> None:
         self.step, self.reached = step, threading.Event()
 
-    def __call__(self, path, digest_fn, progress=None, cancel=None):
+    def __call__(self, path, digest_fn, progress=None, cancel=None, counters=None):
         from app.formats import read_file
         from app.formats.schema import Cancelled
 
@@ -107,7 +107,7 @@ class Gate:
                 raise Cancelled()
             if progress:
                 progress(k / 4)
-        return read_file(path), ""
+        return read_file(path, counters=counters), ""
 
 
 @pytest.mark.parametrize("step", [0, 1, 3, 4])

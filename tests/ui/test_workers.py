@@ -29,7 +29,7 @@ def test_event_loop_turns_during_large_load(qtbot, window, large_smf):
 
 
 def _slow_reader(seen):
-    def read_file(path, progress=None, cancel=None):
+    def read_file(path, progress=None, cancel=None, **_kw):
         for i in range(1000):
             if cancel is not None and cancel():
                 seen.append("cancelled")
@@ -64,7 +64,7 @@ def test_cancel_stops_within_a_second(qtbot, window, monkeypatch, smf_a, smf_b):
 
 
 def test_reader_crash_is_reported_not_raised(qtbot, window, monkeypatch, smf_a):
-    def boom(path, progress=None, cancel=None):
+    def boom(path, progress=None, cancel=None, **_kw):
         raise RuntimeError("reader bug")
 
     shown = []
