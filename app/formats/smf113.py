@@ -356,7 +356,7 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
     use = ok & ((sty == 1) | (sty == 2))
     parts: list[tuple[np.ndarray, dict]] = []
     idx_all = np.flatnonzero(use)
-    key1 = head[idx_all][:, np.r_[0:2, 22:52]] if head is not None else \
+    key1 = (head if len(idx_all) == n else head[idx_all])[:, np.r_[0:2, 22:52]] if head is not None else \
         np.concatenate([dec.raw(starts[idx_all], 0, 2), dec.raw(starts[idx_all], 22, 30)], axis=1)
     for g1 in _groups(key1):
         if cancel is not None and cancel():
@@ -540,7 +540,7 @@ def check_samples(df: pd.DataFrame, fnd: _Findings) -> pd.DataFrame:
             fnd.add(int(g["offset"].iloc[0]), "warning", "set-missing", f"{system} {cls} CPU {cpu}: the {sets} "
                     f"counter set is missing although other records of this CPU carry it",
                     "metrics that need it are not computed for these intervals", count=len(g), system=system, cpu=cpu)
-    seen = df.drop_duplicates(["machine_type", "cfvn", "csvn"])
+    seen = df.take(_first_rows(df, ["machine_type", "cfvn", "csvn"]))
     for mt, cfvn, csvn, off in seen[["machine_type", "cfvn", "csvn", "offset"]].itertuples(index=False):
         mt = str(mt)
         if not mt:
@@ -564,9 +564,23 @@ def _summarise(df: pd.DataFrame, meta: dict) -> None:
         meta.update(time_range=None, machines=[], systems=[], classes={}, cpus=0)
         return
     meta["time_range"] = [df["time"].min().isoformat(), df["time"].max().isoformat()]
-    m = df.drop_duplicates("cec")[["cec", "machine_type", "model", "serial"]]
+    m = df[["cec", "machine_type", "model", "serial"]].take(_first_rows(df, ["cec"]))
     meta["machines"] = [{k: str(v) for k, v in r.items()} for r in m.to_dict("records")]
     meta["systems"] = sorted(str(s) for s in df["system"].unique())
-    cpus = df.drop_duplicates(["system", "class", "cpu"])
+    cpus = df[["class"]].take(_first_rows(df, ["system", "class", "cpu"]))
     meta["classes"] = {str(k): int(v) for k, v in cpus.groupby("class", observed=True).size().items()}
     meta["cpus"] = int(len(cpus))
+
+
+def _first_rows(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
+    """Row positions of the first occurrence of each distinct value tuple of ``cols`` in row order (the rows
+    ``df.drop_duplicates(cols)`` keeps), from categorical codes and integers instead of hashing the values."""
+    if not len(df):
+        return np.zeros(0, np.int64)
+    key = np.zeros(len(df), np.int64)
+    for c in cols:
+        v = df[c]
+        x = v.cat.codes.to_numpy() if isinstance(v.dtype, pd.CategoricalDtype) else v.to_numpy()
+        x = x.astype(np.int64) - int(x.min())                 # 0 .. span-1 (a missing category's -1 included)
+        key = key * (int(x.max()) + 1) + x
+    return _firsts(pd.factorize(key)[0])       # codes in first-seen order: their first rows, ascending
