@@ -737,19 +737,25 @@ def intervals_key(results: list[ReadResult], extra: Any) -> str | None:
     return _key("iv", keys, extra, engine_version())
 
 
-def read_with_digest(path: str | Path, digest_fn: Callable[[str | Path], str],
+def read_with_digest(path: str | Path, digest_fn: Callable[[str | Path], str] | None,
                      progress: Callable[[float], None] | None = None,
                      cancel: Callable[[], bool] | None = None,
                      counters: Collection[str] | None = None) -> tuple[ReadResult, str]:
     """(read result, content digest) of ``path``: both from the cache when its entry is valid, else the digest
     from ``digest_fn`` and a fresh read that is stored with it (the window uses the digest to notice a file
-    opened twice under another name; hashing a big file again would cost as much as reading the cache)."""
+    opened twice under another name; hashing a big file again would cost as much as reading the cache).
+    ``digest_fn=None``: no digest is taken (the one stored with a cached entry is still given, else "")."""
     c = default_cache()
+    if digest_fn is None:
+        res = read_file(path, progress=progress, cancel=cancel, cache=c if c is not None else False,
+                        counters=counters)
+        return res, (res.meta.get("digest", "") if isinstance(res.meta, dict) else "")
     hit = c.load_result(path, counters) if c is not None else None
-    if hit is not None and hit.meta.get("digest"):
+    if hit is not None:             # an entry stored without a digest (none was needed then): hash the file only
+        digest = hit.meta.get("digest") or digest_fn(path)
         if progress:
             progress(1.0)
-        return hit, hit.meta["digest"]
+        return hit, digest
     # the digest on a second thread while the file is decoded on this one (hashlib and the reader's kernel run
     # without the GIL): a month's 564 MB are hashed in the shadow of the decode instead of before it
     box: dict[str, Any] = {}

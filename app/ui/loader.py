@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
 from app.ui import messages as M
-from app.ui.workers import LoadOutcome, ReadWorker, failed_result, read_pool
+from app.ui.workers import LoadOutcome, ReadWorker, failed_result, file_digest, read_pool
 
 
 @dataclass
@@ -27,6 +27,7 @@ class Job:
     worker: ReadWorker
     widget: QWidget | None = None
     done: bool = False
+    size: int = -1
 
 
 @dataclass
@@ -158,8 +159,12 @@ class LoadController(QObject):
 
     # -- internals -----------------------------------------------------------------------------
     def _start(self, path: str, resolved: str) -> None:
-        worker = ReadWorker(path, self.counters)
-        job = Job(path, resolved, worker)
+        # two files can only have the same content when they have the same size: the content digest is taken
+        # (beside the decode) only then, not for every file (hashing a month's 564 MB slowed its first table)
+        size = _stat(path)[0]
+        same = size >= 0 and any(f.size == size for f in [*self.opened, *self.jobs.values()])
+        worker = ReadWorker(path, self.counters, digest=same)
+        job = Job(path, resolved, worker, size=size)
         self.jobs[resolved] = job
         name = Path(path).name
         if self.status_bar is not None:
@@ -194,7 +199,7 @@ class LoadController(QObject):
         if job.done:  # cancelled meanwhile: drop the late result
             return
         name = Path(job.path).name
-        dup = next((f for f in self.opened if outcome.digest and f.digest == outcome.digest), None)
+        dup = self._same_content(job, outcome)
         if dup is not None:
             self.message.emit(M.STATUS_DUPLICATE.format(name=name, other=dup.path))
         else:
@@ -202,6 +207,23 @@ class LoadController(QObject):
             self.opened.append(OpenedFile(job.path, job.resolved, size, mtime, outcome.digest))
             self.file_read.emit(outcome)
         self._end(job)
+
+    def _same_content(self, job: Job, outcome: LoadOutcome) -> OpenedFile | None:
+        """The opened file with the content of ``outcome``'s file (None: none).  Only files of the same size are
+        compared; a digest a read did not take (no file of its size was open or loading when it started) is
+        taken here, once per file: the rare case of two files of one size opened together."""
+        size = _stat(job.path)[0]
+        peers = [f for f in self.opened if f.size == size and size >= 0]
+        if not peers:
+            return None
+        if not outcome.digest:
+            outcome.digest = file_digest(job.path)
+        for f in peers:
+            if not f.digest:
+                f.digest = file_digest(f.path)
+            if outcome.digest and f.digest == outcome.digest:
+                return f
+        return None
 
     def _on_errored(self, job: Job, text: str, details: str) -> None:
         if job.done:

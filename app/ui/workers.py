@@ -77,11 +77,12 @@ def file_digest(path: str | Path, cancel: threading.Event | None = None) -> str:
 class ReadWorker(QRunnable):
     """Read one file; emits progress, then exactly one of finished / errored / cancelled."""
 
-    def __init__(self, path: str, counters=None) -> None:
+    def __init__(self, path: str, counters=None, digest: bool = True) -> None:
         super().__init__()
         self.setAutoDelete(False)  # the job tracker owns us until a terminal signal
         self.path = path
         self.counters = counters   # the counter columns the workspace reads (None: all)
+        self.digest = digest       # take the content digest beside the decode (a file of this size is open)
         self.cancel_flag = threading.Event()
         self.signals = WorkerSignals()
         self._last_pct = -1
@@ -100,9 +101,9 @@ class ReadWorker(QRunnable):
         try:
             from app import cache  # the workspace cache: a file read before comes back without decoding
 
-            result, digest = cache.read_with_digest(self.path, lambda p: file_digest(p, self.cancel_flag),
-                                                    progress=self._progress, cancel=self.cancel_flag.is_set,
-                                                    counters=self.counters)
+            hash_fn = (lambda p: file_digest(p, self.cancel_flag)) if self.digest else None
+            result, digest = cache.read_with_digest(self.path, hash_fn, progress=self._progress,
+                                                    cancel=self.cancel_flag.is_set, counters=self.counters)
             if self.cancel_flag.is_set():
                 raise Cancelled()
         except Cancelled:
