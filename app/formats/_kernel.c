@@ -6,7 +6,8 @@
  *   gather_fields  copies big-endian unsigned fields (1 to 8 bytes) of every row of a (rows x bytes) matrix into
  *                  a native uint64 (rows x fields) block: a record shape's identity fields, or a counter set
  *                  (adjacent 8-byte fields: one straight byte-swapping copy per row);
- *   rows_at        the first bytes of every record of a file as one (records x width) byte matrix.
+ *   rows_at        the first bytes of every record of a file as one (records x width) byte matrix;
+ *   first_other_row  whether the records of a group share some bytes (their layout fields), without copies.
  * Both only read their input and write into buffers the caller allocated; the pure-numpy path in
  * app/formats gives the same results and is used when this module is not built (tests compare the two).
  */
@@ -221,7 +222,63 @@ done:
     return result;
 }
 
+/* first_other_row(matrix, offsets, widths) -> int
+ *   ``matrix``: as for gather_fields.  The first row whose bytes in the spans (offsets[j], widths[j]) differ
+ *   from row 0's, or -1 when every row has row 0's bytes there (one record shape: the usual file), found in one
+ *   pass over the rows without copying them. */
+static PyObject *first_other_row(PyObject *self, PyObject *args)
+{
+    PyObject *mobj;
+    Py_buffer offs, widths, m;
+    if (!PyArg_ParseTuple(args, "Oy*y*", &mobj, &offs, &widths))
+        return NULL;
+    PyObject *result = NULL;
+    int have_m = 0;
+    Py_ssize_t ns = offs.len / (Py_ssize_t)sizeof(int64_t), found = -1;
+    const int64_t *so = (const int64_t *)offs.buf, *sw = (const int64_t *)widths.buf;
+    if (widths.len != offs.len) {
+        PyErr_SetString(PyExc_ValueError, "first_other_row: offsets and widths differ in length");
+        goto done;
+    }
+    if (PyObject_GetBuffer(mobj, &m, PyBUF_STRIDES) < 0)
+        goto done;
+    have_m = 1;
+    if (m.ndim != 2 || m.itemsize != 1 || m.strides[1] != 1) {
+        PyErr_SetString(PyExc_ValueError, "first_other_row: need a 2-D byte matrix with adjacent bytes in a row");
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < ns; j++) {
+        if (sw[j] < 0 || so[j] < 0 || so[j] + sw[j] > m.shape[1]) {
+            PyErr_SetString(PyExc_ValueError, "first_other_row: span outside the row");
+            goto done;
+        }
+    }
+    {
+        const unsigned char *base = (const unsigned char *)m.buf;
+        Py_ssize_t rows = m.shape[0], step = m.strides[0];
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t r = 1; r < rows && found < 0; r++) {
+            const unsigned char *p = base + r * step;
+            for (Py_ssize_t j = 0; j < ns; j++) {
+                if (memcmp(p + so[j], base + so[j], (size_t)sw[j]) != 0) {
+                    found = r;
+                    break;
+                }
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    result = PyLong_FromSsize_t(found);
+done:
+    if (have_m)
+        PyBuffer_Release(&m);
+    PyBuffer_Release(&offs);
+    PyBuffer_Release(&widths);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"first_other_row", first_other_row, METH_VARARGS, "First row differing from row 0 in some spans (see kernel.py)."},
     {"rdw_walk", rdw_walk, METH_VARARGS, "Record offsets along an RDW chain (see app/formats/kernel.py)."},
     {"gather_fields", gather_fields, METH_VARARGS, "Several big-endian fields of every row (see kernel.py)."},
     {"rows_at", rows_at, METH_VARARGS, "The first bytes of many records as one matrix (see kernel.py)."},

@@ -128,3 +128,23 @@ def rows_at(buf, offsets: np.ndarray, width: int) -> np.ndarray:
     inside = (pos >= 0) & (pos < len(u8))
     out[...] = np.where(inside, u8[np.clip(pos, 0, max(len(u8) - 1, 0))] if len(u8) else 0, 0)
     return out
+
+
+def first_other_row(mat: np.ndarray, spans: list[tuple[int, int]]) -> int:
+    """The first row of the uint8 matrix ``mat`` (rows may be strided) whose bytes in the spans ``(offset,
+    width)`` differ from row 0's, or -1 when every row has row 0's bytes there: one pass, no copy of the rows."""
+    m = mat.shape[0]
+    spans = [(o, w) for o, w in spans if w > 0]
+    if m < 2 or not spans:
+        return -1
+    offs = np.array([o for o, _ in spans], np.int64)
+    widths = np.array([w for _, w in spans], np.int64)
+    if available() and mat.ndim == 2 and mat.strides[1] == 1 and offs.min() >= 0 \
+            and int((offs + widths).max()) <= mat.shape[1]:
+        return int(_c.first_other_row(mat, offs, widths))
+    differ = np.zeros(m, bool)
+    for o, w in spans:
+        sub = mat[:, o:o + w]
+        differ |= (sub != sub[0]).any(axis=1)
+    hit = np.flatnonzero(differ)
+    return int(hit[0]) if len(hit) else -1

@@ -370,18 +370,14 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
         win = (slice(L.S2_CFVN, L.S2_CDON + 2),) if s0 == 2 else (slice(L.S1_V0, L.S1_FLAGS),
                                                                   slice(L.S1_CSOF, L.S1_CSON + 2))
         win = [w for w in win if dof + w.stop <= len(r0) and w.stop <= max(dln, 0) + 0]
-        key2 = np.concatenate([dec.raw(starts[idx1], dof + w.start, w.stop - w.start) for w in win] or
-                              [np.zeros((len(idx1), 0), np.uint8)], axis=1)
-        for g2 in _groups(key2):
+        for g2 in _split(dec, idx1, [(dof + w.start, w.stop - w.start) for w in win]):
             idx2 = idx1[g2]
             r1 = dec.record(int(idx2[0]))
             cs = L.S2_CSOF if s0 == 2 else L.S1_CSOF
             csof = int.from_bytes(r1[dof + cs:dof + cs + 4], "big") if dln >= cs + 8 else 0
             csn = int.from_bytes(r1[dof + cs + 4:dof + cs + 6], "big") * int.from_bytes(r1[dof + cs + 6:dof + cs + 8],
                                                                                        "big") if dln >= cs + 8 else 0
-            key3 = dec.raw(starts[idx2], csof, csn) if 0 < csof and csof + csn <= len(r1) else \
-                np.zeros((len(idx2), 0), np.uint8)
-            for g3 in _groups(key3):
+            for g3 in _split(dec, idx2, [(csof, csn)] if 0 < csof and csof + csn <= len(r1) else []):
                 idx = idx2[g3]
                 rep = dec.record(int(idx[0]))
                 sh = L.parse_shape(rep)
@@ -407,9 +403,21 @@ def _release(buf) -> None:
             pass
 
 
-def _shape_matrix(dec: _Decoder, recs, idx: np.ndarray) -> np.ndarray:
-    """The records ``idx`` (all of one length) as an (m, length) uint8 matrix: a view of the compact buffer
-    when they follow each other at a constant stride (the usual case), else a copy."""
+def _split(dec: _Decoder, idx: np.ndarray, spans: list[tuple[int, int]]):
+    """Yield index arrays (into ``idx``) of the records with equal bytes in ``spans`` (their layout fields),
+    first-seen order: one group at once when they all share the first record's bytes (checked in one pass over
+    the records in place), else grouped through a copy of the spans (:func:`_groups`)."""
+    spans = [(o, w) for o, w in spans if w > 0]
+    view = _stride_view(dec, idx)
+    if not spans or (view is not None and kernel.first_other_row(view, spans) < 0):
+        yield np.arange(len(idx))
+        return
+    yield from _groups(np.concatenate([dec.raw(dec.starts[idx], o, w) for o, w in spans], axis=1))
+
+
+def _stride_view(dec: _Decoder, idx: np.ndarray) -> np.ndarray | None:
+    """The records ``idx`` (all of one length) as an (m, length) uint8 view of the compact buffer when they
+    follow each other at a constant stride (the usual case), else None."""
     st = dec.starts[idx]
     L = int(dec.lens[idx[0]])
     m = len(idx)
@@ -418,7 +426,16 @@ def _shape_matrix(dec: _Decoder, recs, idx: np.ndarray) -> np.ndarray:
         base = dec.u8[int(st[0]):]
         if (m - 1) * step + L <= len(base):
             return np.lib.stride_tricks.as_strided(base, shape=(m, L), strides=(step, 1), writeable=False)
-    return np.frombuffer(b"".join([recs[i][1] for i in idx.tolist()]), np.uint8).reshape(m, -1)
+    return None
+
+
+def _shape_matrix(dec: _Decoder, recs, idx: np.ndarray) -> np.ndarray:
+    """The records ``idx`` (all of one length) as an (m, length) uint8 matrix: a view of the compact buffer
+    when they follow each other at a constant stride (the usual case), else a copy."""
+    view = _stride_view(dec, idx)
+    if view is not None:
+        return view
+    return np.frombuffer(b"".join([recs[i][1] for i in idx.tolist()]), np.uint8).reshape(len(idx), -1)
 
 
 def _consistency(fnd: _Findings, meta: dict, offs: np.ndarray, rep: bytes, sty: int) -> None:

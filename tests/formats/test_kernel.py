@@ -95,6 +95,19 @@ def test_gather_fields_scattered_8_byte_fields(pure):
 
 
 @pytest.mark.parametrize("pure", [False, True])
+def test_first_other_row_on_strided_rows(pure):
+    # three 6-byte records inside an 8-byte stride; record 2 differs from record 0 in byte 4 only
+    buf = np.frombuffer(bytes([1, 2, 3, 4, 5, 6, 0xEE, 0xEE] * 2 + [1, 2, 3, 4, 9, 6, 0xEE, 0xEE]), np.uint8)
+    mat = np.lib.stride_tricks.as_strided(buf, shape=(3, 6), strides=(8, 1), writeable=False)
+    with kernel.pure() if pure else _null():
+        assert kernel.first_other_row(mat, [(0, 4)]) == -1            # bytes 0-3 equal in every record
+        assert kernel.first_other_row(mat, [(0, 2), (3, 2)]) == 2     # bytes 3-4 of record 2: 04 09, not 04 05
+        assert kernel.first_other_row(mat, [(5, 1)]) == -1
+        assert kernel.first_other_row(mat[:1], [(0, 6)]) == -1        # one record: nothing differs
+        assert kernel.first_other_row(mat, []) == -1
+
+
+@pytest.mark.parametrize("pure", [False, True])
 def test_rows_at_zero_fills_past_the_end(pure):
     buf = bytes([10, 11, 12, 13, 14])
     with kernel.pure() if pure else _null():
