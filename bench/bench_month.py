@@ -48,6 +48,17 @@ def timed(label: str, fn, *a, **k):
     return out, dt_s
 
 
+def cpu_probe() -> float:
+    """CPU seconds of a fixed pure-Python loop (3 million additions): how fast this machine runs right now.  On a
+    shared virtual machine it varies between runs (0.29-0.6 s seen on the 2-core build machine); read the decode
+    figures against it."""
+    c0 = time.process_time()
+    s = 0
+    for i in range(3_000_000):
+        s += i
+    return time.process_time() - c0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--intervals", type=int, default=2880)
@@ -59,6 +70,7 @@ def main() -> None:
         n, _ = timed("model + encode + write (setup)", build, path, args.intervals)
     size = path.stat().st_size
     print(f"file: {path} ({size / 1e6:.1f} MB)")
+    probe0 = cpu_probe()
     print("baselines (same bytes, same run):")
     _, t_raw = timed("read + numpy sum of all 8-byte words", lambda: np.frombuffer(
         path.read_bytes()[: size // 8 * 8], ">u8").sum())
@@ -97,6 +109,7 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.1f}")
     print(f"SMF 113 decode of every counter (extract, info): {n / t_all:,.0f} records/s wall "
           f"({n / c_all:,.0f} records/s on CPU seconds), {t_all / t_raw:.1f}x the baseline")
+    print(f"machine probe (a fixed Python loop, CPU seconds) before / after the run: {probe0:.3f} / {cpu_probe():.3f} s")
     print(f"engine add + deltas: {t_add:.2f} s wall, {c_add:.2f} s CPU"
           + (f"; previous implementation in this run {t_prev:.2f} s ({t_prev / t_add:.1f}x)" if t_prev else ""))
     print(f"file -> metrics frame (interval level): {total:.2f} s = {n / total:,.0f} records/s, "
