@@ -101,7 +101,7 @@ def check_marked_columns_say_why(compared):
     compared.actions_.copy.trigger()
     lines = QGuiApplication.clipboard().text().splitlines()
     assert lines[0].startswith("Row\t") and len(lines) == 5
-    assert lines[3].startswith("Ratio before/after\tZOSA\t")
+    assert lines[3].startswith("Ratio\tZOSA\t")
 
 
 def check_waterfall_sums_to_cpi_change(compared):
