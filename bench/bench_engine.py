@@ -141,7 +141,7 @@ def _previous(df: pd.DataFrame, ws: Workspace) -> float | None:
         from _deltas_reference import compute_intervals as previous
     except ImportError:
         return None
-    t, _ = clock(lambda: previous([df], ws.formula_sets, ws._keep()))
+    t, _ = clock(lambda: previous([df], ws.formula_sets, ws.counters_needed()))
     return t
 
 

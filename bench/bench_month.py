@@ -126,7 +126,7 @@ def _previous_deltas(res, ws) -> float | None:
         from _deltas_reference import compute_intervals as previous
     except ImportError:
         return None
-    _, t = timed("  previous implementation (same samples)", previous, [res.samples], ws.formula_sets, ws._keep())
+    _, t = timed("  previous implementation (same samples)", previous, [res.samples], ws.formula_sets, ws.counters_needed())
     return t
 
 

@@ -173,11 +173,8 @@ class Workspace:
 
     # -- data --------------------------------------------------------------------------
     def counters_needed(self) -> set[str] | None:
-        """The counter columns this workspace reads (None: every counter): files read for it need decode no
-        others (``app.cache.read_file(path, counters=ws.counters_needed())``)."""
-        return self._keep()
-
-    def _keep(self) -> set[str] | None:
+        """The counter columns this workspace reads and keeps in its intervals (None: every counter): files
+        read for it need decode no others (``app.cache.read_file(path, counters=ws.counters_needed())``)."""
         if self._keep_all:
             return None
         keep: set[str] = {f"B{i}" for i in range(32)} | {f"P{i}" for i in range(32, 64)}
@@ -190,7 +187,7 @@ class Workspace:
         return self._iv is not None or self._iv_load is not None
 
     def _compute(self, lazy: bool = True) -> None:
-        keep = self._keep()
+        keep = self.counters_needed()
         cache, key = self._iv_cache(keep)
         if key is not None:
             names = [r.file for r in self._files]
@@ -219,7 +216,7 @@ class Workspace:
             self._compute()
         want = tuple(lv for lv in levels if lv not in self._wm)
         if want:
-            cache, key = self._iv_cache(self._keep())
+            cache, key = self._iv_cache(self.counters_needed())
             key = f"{key}-{'-'.join(want)}" if key is not None else None
             got = cache.load_frames("wm", key) if key is not None else None
             if got is None or set(got) != set(want):
@@ -270,7 +267,7 @@ class Workspace:
 
             if not self._computed():
                 self._compute()
-            cache, key = self._iv_cache(self._keep())
+            cache, key = self._iv_cache(self.counters_needed())
             key = f"{key}-coverage" if key is not None else None
             got = cache.load_frames("cov", key) if key is not None else None
             if got is None or set(got) != {"cec", "lpar", "ident"}:
@@ -311,7 +308,7 @@ class Workspace:
         if not self._computed():
             self._compute()
         whole = start is None and end is None
-        cache, ckey = self._iv_cache(self._keep()) if whole else (None, None)
+        cache, ckey = self._iv_cache(self.counters_needed()) if whole else (None, None)
         ckey = f"{ckey}-{level}" if ckey is not None else None
         got = cache.load_frames("lv", ckey) if ckey is not None else None
         frame = got.get(level) if got else None

@@ -92,6 +92,35 @@ static PyObject *rdw_walk(PyObject *self, PyObject *args)
     return Py_BuildValue("nni", k, pos, status);
 }
 
+/* The (rows x bytes) matrix and the int64 (offset, width) spans that gather_fields and first_other_row take,
+ * checked: 0 with ``m`` held, or -1 with an exception set and ``m`` not held.  Widths must lie in
+ * [wmin, wmax] and every span inside a row. */
+static int take_spans(const char *who, PyObject *mobj, const Py_buffer *offs, const Py_buffer *widths,
+                      int64_t wmin, int64_t wmax, Py_buffer *m)
+{
+    if (widths->len != offs->len) {
+        PyErr_Format(PyExc_ValueError, "%s: offsets and widths differ in length", who);
+        return -1;
+    }
+    if (PyObject_GetBuffer(mobj, m, PyBUF_STRIDES) < 0)
+        return -1;
+    if (m->ndim != 2 || m->itemsize != 1 || m->strides[1] != 1) {
+        PyErr_Format(PyExc_ValueError, "%s: need a 2-D byte matrix with adjacent bytes in a row", who);
+        PyBuffer_Release(m);
+        return -1;
+    }
+    Py_ssize_t n = offs->len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *o = (const int64_t *)offs->buf, *w = (const int64_t *)widths->buf;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (w[j] < wmin || w[j] > wmax || o[j] < 0 || o[j] + w[j] > m->shape[1]) {
+            PyErr_Format(PyExc_ValueError, "%s: field outside the row", who);
+            PyBuffer_Release(m);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* gather_fields(matrix, offsets, widths, out)
  *   ``matrix``: a 2-D byte buffer whose rows may be strided but whose bytes within a row are adjacent (a numpy
  *   uint8 view); ``offsets`` and ``widths``: int64 buffers of nf entries; ``out``: a writable C-contiguous
@@ -108,24 +137,10 @@ static PyObject *gather_fields(PyObject *self, PyObject *args)
     int have_m = 0;
     Py_ssize_t nf = offs.len / (Py_ssize_t)sizeof(int64_t);
     const int64_t *fo = (const int64_t *)offs.buf, *fw = (const int64_t *)widths.buf;
-    if (widths.len != offs.len) {
-        PyErr_SetString(PyExc_ValueError, "gather_fields: offsets and widths differ in length");
-        goto done;
-    }
-    if (PyObject_GetBuffer(mobj, &m, PyBUF_STRIDES) < 0)
+    if (take_spans("gather_fields", mobj, &offs, &widths, 1, 8, &m) < 0)
         goto done;
     have_m = 1;
-    if (m.ndim != 2 || m.itemsize != 1 || m.strides[1] != 1) {
-        PyErr_SetString(PyExc_ValueError, "gather_fields: need a 2-D byte matrix with adjacent bytes in a row");
-        goto done;
-    }
-    Py_ssize_t rows = m.shape[0], cols = m.shape[1], step = m.strides[0];
-    for (Py_ssize_t j = 0; j < nf; j++) {
-        if (fw[j] < 1 || fw[j] > 8 || fo[j] < 0 || fo[j] + fw[j] > cols) {
-            PyErr_SetString(PyExc_ValueError, "gather_fields: field outside the row");
-            goto done;
-        }
-    }
+    Py_ssize_t rows = m.shape[0], step = m.strides[0];
     if (out.len < rows * nf * (Py_ssize_t)sizeof(uint64_t)) {
         PyErr_SetString(PyExc_ValueError, "gather_fields: output buffer too small");
         goto done;
@@ -236,23 +251,9 @@ static PyObject *first_other_row(PyObject *self, PyObject *args)
     int have_m = 0;
     Py_ssize_t ns = offs.len / (Py_ssize_t)sizeof(int64_t), found = -1;
     const int64_t *so = (const int64_t *)offs.buf, *sw = (const int64_t *)widths.buf;
-    if (widths.len != offs.len) {
-        PyErr_SetString(PyExc_ValueError, "first_other_row: offsets and widths differ in length");
-        goto done;
-    }
-    if (PyObject_GetBuffer(mobj, &m, PyBUF_STRIDES) < 0)
+    if (take_spans("first_other_row", mobj, &offs, &widths, 0, PY_SSIZE_T_MAX, &m) < 0)
         goto done;
     have_m = 1;
-    if (m.ndim != 2 || m.itemsize != 1 || m.strides[1] != 1) {
-        PyErr_SetString(PyExc_ValueError, "first_other_row: need a 2-D byte matrix with adjacent bytes in a row");
-        goto done;
-    }
-    for (Py_ssize_t j = 0; j < ns; j++) {
-        if (sw[j] < 0 || so[j] < 0 || so[j] + sw[j] > m.shape[1]) {
-            PyErr_SetString(PyExc_ValueError, "first_other_row: span outside the row");
-            goto done;
-        }
-    }
     {
         const unsigned char *base = (const unsigned char *)m.buf;
         Py_ssize_t rows = m.shape[0], step = m.strides[0];

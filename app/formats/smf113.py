@@ -521,11 +521,7 @@ def _repeats(df: pd.DataFrame) -> np.ndarray:
     n = len(df)
     if n < 2:
         return np.zeros(n, bool)
-    ident = np.zeros(n, np.int64)
-    for col in ("system", "class", "kind"):
-        cat = df[col].cat
-        ident = ident * (len(cat.categories) + 1) + cat.codes.to_numpy().astype(np.int64)
-    ident = ident * 65536 + df["cpu"].to_numpy().astype(np.int64)
+    ident = _int_key(df, ["system", "class", "kind", "cpu"])
     t = df["time"].to_numpy().view(np.int64)
     order = np.lexsort((t, ident))                 # stable: equal keys stay in file order, the first is kept
     same = (ident[order][1:] == ident[order][:-1]) & (t[order][1:] == t[order][:-1])
@@ -594,10 +590,16 @@ def _first_rows(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
     ``df.drop_duplicates(cols)`` keeps), from categorical codes and integers instead of hashing the values."""
     if not len(df):
         return np.zeros(0, np.int64)
+    return _firsts(pd.factorize(_int_key(df, cols))[0])   # codes in first-seen order: their first rows, ascending
+
+
+def _int_key(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
+    """One int64 per row, equal exactly where the rows' values of ``cols`` (categoricals by code, integers) are
+    equal: each column shifted to 0 .. span-1 and mixed in by its span (``df`` not empty)."""
     key = np.zeros(len(df), np.int64)
     for c in cols:
         v = df[c]
         x = v.cat.codes.to_numpy() if isinstance(v.dtype, pd.CategoricalDtype) else v.to_numpy()
         x = x.astype(np.int64) - int(x.min())                 # 0 .. span-1 (a missing category's -1 included)
         key = key * (int(x.max()) + 1) + x
-    return _firsts(pd.factorize(key)[0])       # codes in first-seen order: their first rows, ascending
+    return key

@@ -199,20 +199,19 @@ class LoadController(QObject):
         if job.done:  # cancelled meanwhile: drop the late result
             return
         name = Path(job.path).name
-        dup = self._same_content(job, outcome)
+        size, mtime = _stat(job.path)
+        dup = self._same_content(job, size, outcome)
         if dup is not None:
             self.message.emit(M.STATUS_DUPLICATE.format(name=name, other=dup.path))
         else:
-            size, mtime = _stat(job.path)
             self.opened.append(OpenedFile(job.path, job.resolved, size, mtime, outcome.digest))
             self.file_read.emit(outcome)
         self._end(job)
 
-    def _same_content(self, job: Job, outcome: LoadOutcome) -> OpenedFile | None:
+    def _same_content(self, job: Job, size: int, outcome: LoadOutcome) -> OpenedFile | None:
         """The opened file with the content of ``outcome``'s file (None: none).  Only files of the same size are
         compared; a digest a read did not take (no file of its size was open or loading when it started) is
         taken here, once per file: the rare case of two files of one size opened together."""
-        size = _stat(job.path)[0]
         peers = [f for f in self.opened if f.size == size and size >= 0]
         if not peers:
             return None
