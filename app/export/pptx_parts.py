@@ -14,6 +14,8 @@ from xml.sax.saxutils import escape
 import numpy as np
 import pandas as pd
 
+from app.export.tables import SIDE_COLORS
+
 SLIDE_W, SLIDE_H = 13.333, 7.5          # inches, 16:9
 TABLE_PT = 11
 MIN_PT = 10
@@ -21,9 +23,7 @@ MAX_SERIES = 8                          # lines per chart; more nodes -> more sl
 MAX_NODE_SLIDES = 12                    # per-LPAR charts (CPI parts, sourcing) for at most this many LPARs
 _EPOCH = np.datetime64("1899-12-30T00:00:00", "ns")
 PALETTE = ["1F77B4", "D62728", "2CA02C", "FF7F0E", "9467BD", "8C564B", "E377C2", "7F7F7F", "BCBD22", "17BECF"]
-# before/after overlays: two colour families, so the sides differ by colour as well as by dash
-BEFORE_COLORS = ["1F77B4", "17BECF", "08519C", "6BAED6", "3182BD", "9ECAE1", "2171B5", "4292C6"]
-AFTER_COLORS = ["FF7F0E", "D62728", "A63603", "FDAE6B", "E6550D", "B2182B", "F16913", "CB181D"]
+BEFORE_COLORS, AFTER_COLORS = SIDE_COLORS["before"], SIDE_COLORS["after"]
 _TITLE_LAYOUT = "Title Only"
 
 
