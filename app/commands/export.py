@@ -278,10 +278,11 @@ def _wait(qapp, window) -> None:
 def _is_result_of(result, path: str) -> bool:
     """``result`` (a read result in the window) is the file ``path``.  A result from the workspace cache names the
     file as it was given when it was cached (e.g. relative to another folder): then name and size decide."""
-    if _same_file(str(result.file), path):
+    where = str(result.meta.get("path") or result.file)        # the path itself where the name is not UTF-8
+    if _same_file(where, path):
         return True
     try:
-        return os.path.basename(str(result.file)) == os.path.basename(path) and \
+        return os.path.basename(where) == os.path.basename(path) and \
             int(getattr(result, "size", -1)) == os.path.getsize(path)
     except (OSError, TypeError, ValueError):
         return False
