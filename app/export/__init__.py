@@ -56,7 +56,8 @@ class ExportRequest:
     ``start``/``end``: window (UTC, intervals ending in ``(start, end]``); ``nodes``: NodeKeys
     to restrict to (None = all); ``shift``: :class:`app.engine.shift.ShiftFilter`;
     ``comparison``: :class:`app.engine.compare.Comparison` (adds Compare sheet / slides; a CSV
-    then holds the comparison table); ``title``: deck / workbook title.
+    then holds the comparison table); ``title``: deck / workbook title; ``also_shift``: a shift filter of hours
+    (e.g. the night, 22-06) that a deck sets against each side's own shift (one table slide per side).
     """
 
     workspace: Any
@@ -68,6 +69,7 @@ class ExportRequest:
     comparison: Any = None
     title: str = "CPU MF analysis"
     subtitle: str = ""
+    also_shift: Any = None
 
     def metrics(self, by: str | None = None, summary: bool = False):
         """The request's metrics frame at a level (window, nodes and shift applied)."""

@@ -10,10 +10,11 @@ weights, capping, changes inside a window) -> each side's own slides over its ow
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pandas as pd
 
-from app.engine.compare import node_labels
+from app.engine.compare import compare, node_labels
 from app.engine.layout import compare_cell, gapped
 from app.export.pptx_parts import (AFTER_COLORS, BEFORE_COLORS, MAX_SERIES, MIN_PT, SLIDE_H, SLIDE_W, TABLE_PT, Deck,
                                    fit_rows, head, table, widths, xy_chart)
@@ -21,7 +22,7 @@ from app.export.pptx_slides import chart_deck, column_groups, deck_decimals, sum
 from app.export.provenance import LEVEL_NAMES
 from app.export.story import caveats, configuration, side_text, summary_points
 
-__all__ = ["compare_story", "footnotes", "MAX_WATERFALLS"]
+__all__ = ["compare_story", "footnotes", "shift_pair_slides", "MAX_WATERFALLS"]
 
 MAX_WATERFALLS = 12
 _SUPER = "¹²³⁴⁵⁶⁷⁸⁹"
@@ -94,14 +95,18 @@ def _group_caveats(lines: list[str]) -> list[str]:
     return out + rest
 
 
-def _table_slides(deck: Deck, c) -> None:
+def _table_slides(deck: Deck, c, title: str | None = None, kind: str = "compare", about: str = "",
+                  row_names: dict[str, str] | None = None) -> None:
     specs = c.main_columns()
     notes = footnotes(c)
     order = [s.id for s in specs if s.id in notes]
     sup = {mid: _mark(i) for i, mid in enumerate(order)}
     header = ["Row", "Name"] + [head(s) + (f" {sup[s.id]}" if s.id in sup else "") for s in specs]
     recs = c.table.to_dict("records")
-    rows = [[r["row"], _SHORT_ROWS.get(str(r["label"]), str(r["label"]))]
+    names = row_names or {}
+    labels = {"ratio": " ", "delta": " "} if names else {}      # the Row column and the ratio note say which
+    rows = [[names.get(r["row"], r["row"]),
+             labels.get(r["row"]) or _SHORT_ROWS.get(str(r["label"]), str(r["label"]))]
             + [compare_cell(r["row"], s.id, r.get(s.id), deck_decimals(s)) for s in specs] for r in recs]
     avail_w = SLIDE_W - 0.8
     pt = TABLE_PT
@@ -126,16 +131,16 @@ def _table_slides(deck: Deck, c) -> None:
         per = max(1, fit_rows(avail_h, pt) // per_pair)
     chunks = [pairs[i:i + per] for i in range(0, len(pairs), per)] or [[]]
     sub = [side_text(c.before), side_text(c.after)]
+    title = title or f"Before and after per {LEVEL_NAMES.get(c.by, c.by)}"
     layout = [(chunk, groups) for chunk in chunks] if stacked else [(chunk, [g]) for chunk in chunks for g in groups]
     n = len(layout)
-    about = ("Before and after per pair in the column layout of IBM's CPU MF presentations: each side's row from "
+    about = about or ("Before and after per pair in the column layout of IBM's CPU MF presentations: each side's row from "
              "its summed counter deltas over its window and shift; ratio = before/after (IBM's '% improvement' "
              "rows), delta = after - before. Footnotes:\n" + "\n".join(foot) +
              ("\nFormulas that differ:\n" + "\n".join(f"{k}: {v}" for k, v in c.marks.items()) if c.marks else ""))
     for k, (chunk, tables) in enumerate(layout, start=1):
         idx = [i for i, r in enumerate(recs) if r["pair"] in chunk]
-        s = deck.slide(f"Before and after per {LEVEL_NAMES.get(c.by, c.by)}" + (f" ({k}/{n})" if n > 1 else ""),
-                       "compare", "", about)
+        s = deck.slide(title + (f" ({k}/{n})" if n > 1 else ""), kind, "", about)
         deck.text(s, 0.4, 0.75, SLIDE_W - 0.8, 0.6, sub, pt=11)
         bold = {j for j, i in enumerate(idx) if recs[i]["row"] == "ratio"}
         shade = {j for j, i in enumerate(idx) if recs[i]["row"] in ("ratio", "delta")}
@@ -143,7 +148,7 @@ def _table_slides(deck: Deck, c) -> None:
         for cols in tables:
             body = [[rows[i][j] for j in cols] for i in idx]
             table(deck, s, top, [header[j] for j in cols], body, [w[j] for j in cols], pt, bold, shade, n_text=2)
-            top += (len(body) + 2) * row_h + 0.2
+            top += (len(body) + 2) * row_h + 0.3
         deck.text(s, 0.4, SLIDE_H - foot_h - 0.1, SLIDE_W - 0.8, foot_h, foot, pt=9)
 
 
@@ -269,6 +274,32 @@ def _waterfall_slide(deck: Deck, c, pair: str) -> None:
     deck.text(s, 9.0, 1.5, SLIDE_W - 9.4, 5.5, ["The numbers"] + lines, pt=14, bold_first=True)
 
 
+def shift_pair_slides(deck: Deck, sides, alt_hours, by: str = "lpar") -> None:
+    """For each side (a :class:`Selection`), its own shift against another one (``alt_hours``: a shift filter of
+    hours; the side's days apply to both), e.g. prime shift against the night: one table slide per side, rows of
+    the side's shift first, ratio = shift / other shift."""
+    for sel in sides:
+        main = sel.shift
+        alt = replace(alt_hours, days=main.days if main is not None else None)
+        a_name = main.describe() if main is not None and not main.is_empty else "all hours"
+        b_name = alt.describe()
+        first = replace(sel, name=a_name)
+        second = replace(sel, shift=alt, name=b_name)
+        short = {"before": a_name.split(",")[0].replace(" UTC", ""), "after": b_name.split(",")[0].replace(" UTC", "")}
+        c2 = replace(compare(first, second, by=by if by in ("lpar", "class") else "lpar"),
+                     ratio_note=f"ratio = {short['before']} / {short['after']}; delta = {short['after']} - "
+                                f"{short['before']}")
+        if not len(c2.table):
+            continue
+        side = f"{sel.name.capitalize()}: " if sel.name else ""
+        days = a_name.split(", ", 1)[1] if ", " in a_name else "all days"
+        _table_slides(deck, c2, title=f"{side}{short['before']} against {short['after']} (UTC, {days})",
+                      kind="shifts", row_names=short,
+                      about=f"The same LPARs and window in two shifts of the day: {a_name} (rows 'before') against "
+                            f"{b_name} (rows 'after'); each row from its shift's summed counter deltas; ratio = "
+                            f"{a_name} / {b_name}, delta = {b_name} - {a_name}.")
+
+
 def compare_story(deck: Deck, request, steps) -> None:
     """Every slide of the comparison after the title, in the story's order."""
     c = request.comparison
@@ -282,6 +313,9 @@ def compare_story(deck: Deck, request, steps) -> None:
     _overlay_slides(deck, c)
     steps(None, "overlays")
     _config_slide(deck, c)
+    if getattr(request, "also_shift", None) is not None:
+        shift_pair_slides(deck, (c.before, c.after), request.also_shift, c.by)
+        steps(None, "shift against shift")
     for sel in (c.before, c.after):
         prefix = f"{(sel.name or 'side').capitalize()}: "
         sub = side_text(sel)

@@ -152,3 +152,32 @@ def test_every_slide_has_a_title_placeholder_and_its_own_notes(zosb):
         assert not first.startswith("Made with")           # what this slide shows comes first
         firsts.append(first)
     assert len(set(firsts)) >= 8
+
+
+def test_also_shift_sets_each_sides_shift_against_the_night(tmp_path):
+    """--also-shift 22-06 with --hours 08-17 --days mon-fri: one slide per side, the rows of each shift equal that
+    side's metrics computed with the shift on its own."""
+    from pptx import Presentation
+
+    from app.cli import main
+    from app.engine.shift import make_shift, shifted_metrics
+
+    b, a = SAMPLES / "before_z15_ZOSA_smf113.rdw.gz", SAMPLES / "after_z16_ZOSA_smf113.rdw.gz"
+    out = tmp_path / "shifts.pptx"
+    assert main(["export", "--before", str(b), "--after", str(a), "--hours", "08-17", "--days", "mon-fri",
+                 "--also-shift", "22-06", "--out", str(out)]) == 0
+    prs = Presentation(str(out))
+    titles = [_title(s) for s in prs.slides]
+    assert "Before: 08:00-17:00 against 22:00-06:00 (UTC, Mon-Fri)" in titles
+    assert "After: 08:00-17:00 against 22:00-06:00 (UTC, Mon-Fri)" in titles
+    ws = Workspace()
+    ws.add(read_file(a))
+    night = shifted_metrics(ws, by="lpar", shift=make_shift("22-06", "mon-fri")).iloc[0]
+    prime = shifted_metrics(ws, by="lpar", shift=make_shift("08-17", "mon-fri")).iloc[0]
+    s = prs.slides[titles.index("After: 08:00-17:00 against 22:00-06:00 (UTC, Mon-Fri)")]
+    tbl = [sh.table for sh in s.shapes if sh.has_table][0]
+    rows = {tbl.cell(i, 0).text: tbl.cell(i, 2).text for i in range(1, len(tbl.rows))}
+    assert rows["08:00-17:00"] == f"{prime['CPI']:.2f}" and rows["22:00-06:00"] == f"{night['CPI']:.2f}"
+    assert rows["ratio"] == f"{prime['CPI'] / night['CPI']:.2f}"
+    # a deck-only option
+    assert main(["export", str(a), "--also-shift", "22-06", "--out", str(tmp_path / "x.csv")]) == 2
