@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -53,14 +55,43 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     mod = importlib.import_module(f"app.commands.{args.command}")
+    if args.command != "gui":
+        _stop_on_signals()
     try:
         return int(mod.run(args))
+    except Terminated as exc:
+        return 128 + exc.signum
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - last line of defence: a message naming the files, never a traceback
         return _unexpected(args, exc)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP reached a command: raised like Ctrl+C, so every ``finally`` runs (an export's temporary
+    file is removed, nothing half-written stays behind)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop_on_signals() -> None:
+    """Turn SIGTERM and SIGHUP (where the platform has them: Windows has no SIGHUP) into :class:`Terminated`."""
+    def stop(signum, _frame):
+        raise Terminated(signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            try:
+                signal.signal(sig, stop)
+            except (OSError, ValueError):      # not settable here (embedded interpreter): the default stays
+                pass
 
 
 def _unexpected(args: argparse.Namespace, exc: BaseException) -> int:

@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 from app.commands.report import _time
-from app.engine.layout import MISSING, format_value
+from app.engine.layout import MISSING, compare_cell, format_value
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
 
@@ -178,15 +178,7 @@ _SHORT = {"Est_Instr_Cmplx_CPI": "ICmplx", "Est_Finite_CPI": "FinCPI", "Est_SCPL
           "RNI": "RNI", "Eff_GHz": "GHz", "Workload_Hint": "Hint"}
 
 
-def cell_text(row_kind: str, mid: str, value: Any, decimals: int) -> str:
-    """A comparison cell as shown: before/after with the metric's rounding, ratio with 2 decimals, delta signed."""
-    if mid == "Workload_Hint":
-        return "" if row_kind in ("ratio", "delta") else _fmt(value, 0)
-    if row_kind == "ratio":
-        return _fmt(value, 2)
-    if row_kind == "delta":
-        return _fmt(value, decimals, sign=True)
-    return _fmt(value, decimals)
+cell_text = compare_cell      # one rule for comparison cells (app.engine.layout), shared with the exports
 
 
 def decomposition_lines(c) -> list[str]:

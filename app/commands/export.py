@@ -76,7 +76,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="comparison picture: the pair whose CPI waterfall is drawn, an LPAR name (with --compare-by "
                         "class 'LPAR CLASS', e.g. 'ZOSA zIIP'); default the first pair")
     add_shift_options(p)
-    p.add_argument("--title", default="CPU MF analysis", help="title of the deck / workbook / SVG picture")
+    p.add_argument("--title", default="CPU MF analysis",
+                   help="title of the deck / workbook / SVG picture (a comparison deck's default: '<LPARs>: <before "
+                        "generation> -> <after generation>')")
+    p.add_argument("--also-shift", metavar="HH-HH",
+                   help="deck (.pptx): set each side's shift against these hours too, e.g. prime shift against the "
+                        "night with --hours 08-17 --also-shift 22-06 (the days of --days apply to both); one table "
+                        "slide per side")
     p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")
     add_selection_options(p, required=False)
     return p
@@ -110,8 +116,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         shift = make_shift(args.hours, args.days)
+        also = make_shift(args.also_shift, None) if args.also_shift else None
     except ShiftError as exc:
         _err("export", f"error: {exc}")
+        return EXIT_USAGE
+    if also is not None and not args.out.lower().endswith(".pptx"):
+        _err("export", f"error: --also-shift adds slides to a deck (.pptx), not to {args.out}")
         return EXIT_USAGE
     comparison = None
     if args.before:
@@ -133,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         _err("export", f"error: --lpar {', '.join(unknown)}: not in the files")
         return EXIT_USAGE
     req = ExportRequest(ws, by=args.by, start=args.start, end=args.end, nodes=nodes, shift=shift,
-                        comparison=comparison, title=args.title)
+                        comparison=comparison, title=args.title, also_shift=also)
     try:
         res = export(req, args.out)
     except ExportError as exc:
@@ -278,10 +288,11 @@ def _wait(qapp, window) -> None:
 def _is_result_of(result, path: str) -> bool:
     """``result`` (a read result in the window) is the file ``path``.  A result from the workspace cache names the
     file as it was given when it was cached (e.g. relative to another folder): then name and size decide."""
-    if _same_file(str(result.file), path):
+    where = str(result.meta.get("path") or result.file)        # the path itself where the name is not UTF-8
+    if _same_file(where, path):
         return True
     try:
-        return os.path.basename(str(result.file)) == os.path.basename(path) and \
+        return os.path.basename(where) == os.path.basename(path) and \
             int(getattr(result, "size", -1)) == os.path.getsize(path)
     except (OSError, TypeError, ValueError):
         return False

@@ -53,7 +53,7 @@ ROW_KINDS = ("before", "after", "ratio", "delta")
 COMPARE_BY = ("lpar", "class")
 RATIO_LABEL = "ratio before/after"
 RATIO_NOTE = ("ratio = before / after, as IBM's '% improvement' rows divide the old value by the new one "
-              "(CPI 8.2 before, 7.5 after: 1.09 = 9% fewer cycles per instruction)")
+              "(CPI 8.2 before, 7.5 after: ratio 1.09; the CPI is 8.5 % lower: (7.5 - 8.2) / 8.2)")
 DELTA_LABEL = "delta after-before"
 _NOT_NUMERIC = {"Workload_Hint"}
 _IDENT = {"cec": ["cec"], "lpar": ["cec", "lpar", "system"], "class": ["cec", "lpar", "system", "class"],

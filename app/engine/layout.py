@@ -9,7 +9,7 @@ import numpy as np
 from app.engine.catalog import GENERIC, FormulaSet, builtin_formula_sets
 from app.engine.hint import HINT_STATUS, rules_text
 
-__all__ = ["ColumnSpec", "presentation_columns", "metric_info", "MEANINGS", "HINT_ID", "main_columns", "format_value",
+__all__ = ["ColumnSpec", "presentation_columns", "metric_info", "MEANINGS", "HINT_ID", "main_columns", "format_value", "compare_cell",
            "metric_decimals", "GAP_STEPS", "gap_cuts", "gapped"]
 
 HINT_ID = "Workload_Hint"
@@ -163,6 +163,18 @@ def format_value(value: object, decimals: int | None, missing: str = "", sign: b
     if round(f, d) == 0:
         return f"{0.0:.{d}f}"
     return f"{f:+.{d}f}" if sign else f"{f:.{d}f}"
+
+
+def compare_cell(row_kind: str, mid: str, value: object, decimals: int) -> str:
+    """A comparison cell as every output shows it: before/after rows with the metric's rounding, the ratio row with
+    2 decimals, the delta row signed; the workload hint only on before/after rows."""
+    if mid == "Workload_Hint":
+        return "" if row_kind in ("ratio", "delta") else format_value(value, 0, MISSING)
+    if row_kind == "ratio":
+        return format_value(value, 2, MISSING)
+    if row_kind == "delta":
+        return format_value(value, decimals, MISSING, sign=True)
+    return format_value(value, decimals, MISSING)
 
 
 _DECIMALS: dict[str, int] = {}

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ __all__ = ["ExportRequest", "ExportResult", "ExportError", "ExportCancelled", "F
 Progress = Callable[[float, str], None]
 FORMATS = {".csv": "CSV (UTF-8)", ".xlsx": "Excel workbook", ".pptx": "PowerPoint deck (16:9)"}
 IMAGE_FORMATS = (".png", ".svg")
+IMAGE_NAMES = {".png": "picture of the plots", ".svg": "vector picture of the plots"}
 LEVELS = ("interval", "cpu", "class", "lpar", "cec")
 
 
@@ -54,7 +56,8 @@ class ExportRequest:
     ``start``/``end``: window (UTC, intervals ending in ``(start, end]``); ``nodes``: NodeKeys
     to restrict to (None = all); ``shift``: :class:`app.engine.shift.ShiftFilter`;
     ``comparison``: :class:`app.engine.compare.Comparison` (adds Compare sheet / slides; a CSV
-    then holds the comparison table); ``title``: deck / workbook title.
+    then holds the comparison table); ``title``: deck / workbook title; ``also_shift``: a shift filter of hours
+    (e.g. the night, 22-06) that a deck sets against each side's own shift (one table slide per side).
     """
 
     workspace: Any
@@ -66,6 +69,7 @@ class ExportRequest:
     comparison: Any = None
     title: str = "CPU MF analysis"
     subtitle: str = ""
+    also_shift: Any = None
 
     def metrics(self, by: str | None = None, summary: bool = False):
         """The request's metrics frame at a level (window, nodes and shift applied)."""
@@ -77,11 +81,11 @@ class ExportRequest:
 
     def input_paths(self) -> list[str]:
         """Every input file of the request (workspace and both comparison sides)."""
-        paths = [r.file for r in self.workspace.files]
+        paths = [r.meta.get("path") or r.file for r in self.workspace.files]
         c = self.comparison
         if c is not None:
             for sel in (c.before, c.after):
-                paths += [r.file for r in sel.workspace.files]
+                paths += [r.meta.get("path") or r.file for r in sel.workspace.files]
         return list(dict.fromkeys(paths))
 
 
@@ -103,7 +107,8 @@ def format_of(path: str) -> str:
         raise ExportError(f"{path}: PNG and SVG pictures are drawn from the window's plots (File > Export, "
                           "right-click > Export on a plot, or `nestscope export ... --out FILE.png|.svg`); the "
                           "table writers take .csv, .xlsx or .pptx")
-    raise ExportError(f"{path}: unknown export format {ext or '(no extension)'!r}; use .csv, .xlsx or .pptx")
+    raise ExportError(f"{path}: unknown export format {ext or '(no extension)'!r}; NestScope writes "
+                      + ", ".join(f"{e} ({what})" for e, what in {**FORMATS, **IMAGE_NAMES}.items()))
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -137,7 +142,7 @@ def atomic_output(path: str, inputs: list[str] = (), suffix: str = "") -> Iterat
     try:
         yield tmp
         try:
-            os.chmod(tmp, 0o666 & ~_umask())     # mkstemp makes 0600; give the file the usual permissions
+            os.chmod(tmp, _mode_for(path))
             os.replace(tmp, path)
         except OSError as exc:
             raise ExportError(f"{path}: cannot be written ({exc.strerror or exc})") from None
@@ -145,6 +150,15 @@ def atomic_output(path: str, inputs: list[str] = (), suffix: str = "") -> Iterat
         if os.path.exists(tmp):
             with contextlib.suppress(OSError):
                 os.remove(tmp)
+
+
+def _mode_for(path: str) -> int:
+    """Permissions of the file written to ``path``: those of the file it replaces, else the usual ones (mkstemp
+    makes 0600)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
 
 
 def _umask() -> int:

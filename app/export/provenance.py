@@ -30,9 +30,19 @@ def iso(v: Any) -> str | None:
     return ts.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def shown_path(path: str) -> str:
+    """A file name as text every output can hold: bytes that are not UTF-8 (a name from another system, kept by
+    Python as lone surrogates) shown as ``\\xNN``."""
+    try:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    except (UnicodeError, TypeError, ValueError):
+        return str(path).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def file_info(path: str) -> dict[str, Any]:
     """``{"name", "path", "size", "sha256"}`` of one input file (size/sha256 None when it is gone)."""
-    out: dict[str, Any] = {"name": os.path.basename(path), "path": os.path.abspath(path), "size": None,
+    out: dict[str, Any] = {"name": shown_path(os.path.basename(path)), "path": shown_path(os.path.abspath(path)),
+                           "size": None,
                            "sha256": None}
     try:
         st = os.stat(path)
@@ -64,7 +74,7 @@ def _selection(ws, start, end, shift, nodes) -> dict[str, Any]:
         rows = apply_shift(select_rows(iv, start, end, nodes), shift)
         if len(rows):
             first, last = rows["interval_start"].min(), rows["interval_end"].max()
-    return {"files": [file_info(r.file) for r in ws.files],
+    return {"files": [file_info(r.meta.get("path") or r.file) for r in ws.files],
             "window": {"from": iso(start), "to": iso(end), "first": iso(first), "last": iso(last)},
             "shift": shift.to_dict() if shift is not None and not shift.is_empty else None,
             "nodes": [list(map(str, n)) for n in nodes] if nodes is not None else None,

@@ -35,6 +35,11 @@ class Column:
     tooltip: str = ""
 
 
+# before/after overlays of every export: two colour families (hex RGB), so the sides differ by colour as well as by
+# the dash of the before lines
+SIDE_COLORS = {"before": ["1F77B4", "17BECF", "08519C", "6BAED6", "3182BD", "9ECAE1", "2171B5", "4292C6"],
+               "after": ["FF7F0E", "D62728", "A63603", "FDAE6B", "E6550D", "B2182B", "F16913", "CB181D"]}
+
 def metric_specs(ws, generations: list[str]) -> list[ColumnSpec]:
     """Presentation columns of the generations present (first generation's order, then the others' extras)."""
     out: list[ColumnSpec] = []

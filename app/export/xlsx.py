@@ -23,7 +23,7 @@ import pandas as pd
 from app.engine.compare import node_labels
 from app.engine.layout import gap_cuts
 from app.export.provenance import LEVEL_NAMES, provenance, provenance_lines
-from app.export.tables import SHEETS, excel_format, level_columns, with_labels
+from app.export.tables import SHEETS, SIDE_COLORS, excel_format, level_columns, with_labels
 
 __all__ = ["write_xlsx", "MAX_ROWS", "excel_time"]
 
@@ -56,6 +56,29 @@ class _Formats:
         if key not in self._num:
             self._num[key] = self.wb.add_format({"num_format": fmt, "bold": bold})
         return self._num[key]
+
+
+def header_lines(text: str, width: float) -> int:
+    """Lines a wrapped header takes in a column ``width`` characters wide (words never broken: the column is at
+    least as wide as the longest word)."""
+    lines, used = 1, 0
+    for word in text.split():
+        need = len(word) + (1 if used else 0)
+        if used and used + need > width - 1:
+            lines, used = lines + 1, len(word)
+        else:
+            used += need
+    return lines
+
+
+def print_setup(sh, repeat_rows: int = 0) -> None:
+    """Landscape, one page wide, the header row(s) on every page, the sheet's name and page numbers."""
+    sh.set_landscape()
+    sh.fit_to_pages(1, 0)
+    if repeat_rows:
+        sh.repeat_rows(0, repeat_rows - 1)
+    sh.set_header("&L&A&RNestScope")
+    sh.set_footer("&CPage &P of &N")
 
 
 def _finite(v) -> bool:
@@ -111,7 +134,7 @@ def _write_level(wb, fm: _Formats, name: str, ws_, frame: pd.DataFrame, ident: l
     for j, (c, w) in enumerate(zip(cols, widths)):
         fmt = fm.time if c.kind == "time" else (fm.num(excel_format(c.decimals)) if c.kind == "metric" else None)
         sh.set_column(j, j, w, fmt)
-    sh.set_row(0, 45)
+    sh.set_row(0, 15 * max([header_lines(c.header, w) for c, w in zip(cols, widths)] + [2]))
     for j, c in enumerate(cols):
         sh.write_string(0, j, c.header, fm.head)
         if c.tooltip:
@@ -138,6 +161,7 @@ def _write_level(wb, fm: _Formats, name: str, ws_, frame: pd.DataFrame, ident: l
             steps(frac[0] + (frac[1] - frac[0]) * i / max(n, 1), f"sheet {name}: row {i:,} of {n:,}")
     sh.freeze_panes(1, 1)
     sh.autofilter(0, 0, max(n, 1), len(cols) - 1)
+    print_setup(sh, repeat_rows=1)
     return {"sheet": name, "col": {c.key: j for j, c in enumerate(cols)}, "rows": n, "truncated": truncated}
 
 
@@ -156,6 +180,8 @@ def _chart_axes(ch, x_name: str, y_name: str, x_fmt: str | None = None, x_min=No
 
 PALETTE = ["#1F77B4", "#D62728", "#2CA02C", "#FF7F0E", "#9467BD", "#8C564B", "#E377C2", "#7F7F7F", "#BCBD22",
            "#17BECF"]
+BEFORE_COLORS = ["#" + c for c in SIDE_COLORS["before"]]
+AFTER_COLORS = ["#" + c for c in SIDE_COLORS["after"]]
 _TIMELINE_METRICS = (("CPI", "CPI", "cycles per instruction"), ("LPARCPU", "LPARCPU", "% of one engine"))
 
 
@@ -199,10 +225,13 @@ def _charts(wb, sh, series, row: int, title: str, x_label: str, x_fmt: str | Non
             x_max=None) -> int:
     for k, (mid, head, unit) in enumerate(_TIMELINE_METRICS):
         ch = wb.add_chart({"type": "scatter", "subtype": "straight"})
-        colors: dict[str, str] = {}
+        index: dict[str, int] = {}
         for name, side, cc, r0, r1 in series[:16]:
-            base = name.split(": ", 1)[-1].split(" (")[0]            # same LPAR: same colour before and after
-            color = colors.setdefault(base if side else name, PALETTE[len(colors) % len(PALETTE)])
+            base = name.split(": ", 1)[-1].split(" (")[0]            # same LPAR: same shade before and after
+            i = index.setdefault(base if side else name, len(index))
+            # before in blues, after in oranges/reds (as the deck): the sides differ by colour, not only by dash
+            palette = {"before": BEFORE_COLORS, "after": AFTER_COLORS}.get(side, PALETTE)
+            color = palette[i % len(palette)]
             ch.add_series({"name": name, "categories": [sh.name, r0, cc, r1, cc],
                            "values": [sh.name, r0, cc + 1 + k, r1, cc + 1 + k],
                            "line": {"width": 1.5, "color": color,
@@ -218,8 +247,7 @@ def _timeline(wb, sh, frame: pd.DataFrame, comparison=None) -> None:
     """Scatter-with-lines charts of CPI and LPARCPU per LPAR over the interval end (and, with a comparison,
     both selections overlaid on a relative time axis first).  The charts' data sits to the right of the
     charts (from column Z), with a blank row where the data has a gap."""
-    sh.set_landscape()
-    sh.fit_to_pages(1, 0)
+    print_setup(sh)
     sh.set_column(0, 0, 12)
     row, c0 = 2, 25
     blocks = []
@@ -258,8 +286,7 @@ def _timeline(wb, sh, frame: pd.DataFrame, comparison=None) -> None:
 def _compare(wb, fm: _Formats, sh, c) -> None:
     """The Compare sheet: table, marks, CPI decomposition, waterfall chart per pair."""
 
-    sh.set_landscape()
-    sh.fit_to_pages(1, 0)
+    print_setup(sh)
     sh.write_string(0, 0, f"Comparison per {LEVEL_NAMES.get(c.by, c.by)}", fm.title)
     sh.write_string(1, 0, c.ratio_note)
     sh.write_string(2, 0, f"Before: {c.before.describe()}")
@@ -274,7 +301,7 @@ def _compare(wb, fm: _Formats, sh, c) -> None:
     for j, s in enumerate(cols):
         head = s.header + (" *" if s.id in c.marks else "")
         sh.write_string(r0, 2 + j, head, fm.head)
-        sh.set_column(2 + j, 2 + j, max(9, min(14, max(len(p) for p in head.split()) + 3)))
+        sh.set_column(2 + j, 2 + j, max(9, max(len(p) for p in head.split()) + 3))
         if s.id in c.marks:
             sh.write_comment(r0, 2 + j, c.marks[s.id], {"x_scale": 3, "y_scale": 1.5})
     r = r0 + 1
@@ -361,10 +388,7 @@ def _compare(wb, fm: _Formats, sh, c) -> None:
                            "data_labels": {"value": True, "custom": custom, "position": "inside_end"}})
         ch.set_title({"name": f"CPI change {p}: waterfall", "name_font": {"size": 12}})
         ch.set_legend({"none": True})
-        ends = [float(x) for x in wf["end"]] + [float(x) for x in wf["start"] if x]
-        lo, hi = min(ends), max(ends)
-        y_min = max(0.0, math.floor((lo - 1.5 * (hi - lo) - 1e-9) * 10) / 10)
-        ch.set_y_axis({"name": "cycles per instruction", "min": y_min,
+        ch.set_y_axis({"name": "cycles per instruction", "min": 0,      # from zero: bar lengths compare
                        "major_gridlines": {"visible": True, "line": {"color": "#E0E0E0"}}})
         ch.set_size({"width": 620, "height": 320})
         sh.insert_chart(r + 1, 0, ch)
@@ -374,8 +398,10 @@ def _compare(wb, fm: _Formats, sh, c) -> None:
 
 
 def _about(fm: _Formats, sh, doc: dict[str, Any], notes: list[str]) -> None:
-    sh.set_column(0, 0, 16)
-    sh.set_column(1, 1, 44)
+    files = _about_files(doc)
+    print_setup(sh)
+    sh.set_column(0, 0, max([16] + [len(f["name"]) + 2 for f in files]))     # file names in full
+    sh.set_column(1, 1, min(120, max([44] + [len(f["path"]) + 2 for f in files])))
     sh.set_column(2, 2, 14)
     sh.set_column(3, 3, 70)
     sh.write_string(0, 0, "About this workbook", fm.title)
@@ -393,12 +419,6 @@ def _about(fm: _Formats, sh, doc: dict[str, Any], notes: list[str]) -> None:
     for j, h in enumerate(("File", "Path", "Size (bytes)", "SHA-256")):
         sh.write_string(r, j, h, fm.head)
     r += 1
-    files = list(doc["files"])
-    if doc.get("comparison"):
-        seen = {f["path"] for f in files}
-        for side in ("before", "after"):
-            files += [f for f in doc["comparison"][side]["files"] if f["path"] not in seen]
-            seen |= {f["path"] for f in doc["comparison"][side]["files"]}
     for f in files:
         sh.write_string(r, 0, f["name"])
         sh.write_string(r, 1, f["path"])
@@ -412,6 +432,16 @@ def _about(fm: _Formats, sh, doc: dict[str, Any], notes: list[str]) -> None:
     for line in provenance_lines(doc) + notes:
         sh.write_string(r, 0, line)
         r += 1
+
+
+def _about_files(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    files = list(doc["files"])
+    if doc.get("comparison"):
+        seen = {f["path"] for f in files}
+        for side in ("before", "after"):
+            files += [f for f in doc["comparison"][side]["files"] if f["path"] not in seen]
+            seen |= {f["path"] for f in doc["comparison"][side]["files"]}
+    return files
 
 
 def write_xlsx(request, path: str, steps) -> dict[str, int]:

@@ -96,6 +96,18 @@ def _display(path: str | Path) -> str:
 
 def read_file(path: str | Path, progress: Progress | None = None, cancel: Cancel | None = None, *,
               digest: bool = False, counters: Collection[str] | None = None) -> ReadResult:
+    """Read one SMF or MONWRITE file (see :func:`_read_file`).  ``result.file`` is the path as printable text;
+    where that differs from the path (a name that is not UTF-8), ``result.meta['path']`` keeps the path itself so
+    the file can still be found (provenance: size and SHA-256)."""
+    result = _read_file(path, progress, cancel, digest=digest, counters=counters)
+    real = os.fsdecode(path) if isinstance(path, bytes) else str(path)
+    if real != result.file:
+        result.meta["path"] = real
+    return result
+
+
+def _read_file(path: str | Path, progress: Progress | None = None, cancel: Cancel | None = None, *,
+               digest: bool = False, counters: Collection[str] | None = None) -> ReadResult:
     """Read one SMF or MONWRITE file (gzip allowed).  Never raises for bad data or bad paths.
 
     With ``digest=True`` the SHA-1 of the file's bytes (as stored, computed from the

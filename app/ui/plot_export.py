@@ -160,7 +160,8 @@ def _central_at(view: pg.GraphicsView, size: tuple[int, int]):
     try:
         yield
     finally:
-        for item, low in squeezed:
+        for item, low, high in squeezed:
+            item.setMaximumHeight(high)
             item.setMinimumHeight(low)
         if ci is not None and old is not None:
             ci.setGeometry(old)
@@ -170,7 +171,7 @@ def _central_at(view: pg.GraphicsView, size: tuple[int, int]):
 MIN_SQUEEZED = 48   # px: a plot squeezed into a short picture keeps a title row and a few ticks
 
 
-def _fit_heights(ci: Any, height: float) -> list[tuple[Any, float]]:
+def _fit_heights(ci: Any, height: float) -> list[tuple[Any, float, float]]:
     """Lower the minimum heights of the layout's flexible rows (plots) so the shown rows fit ``height``
     (a panel taller than the picture would be cut at its bottom: on screen it scrolls); rows of a fixed
     height (time axis, overview) keep theirs.  Returns what to put back."""
@@ -184,13 +185,27 @@ def _fit_heights(ci: Any, height: float) -> list[tuple[Any, float]]:
     need = sum(it.minimumHeight() for it in flexible)
     if not flexible or need <= room:
         return []
-    factor = max(room, 0) / need
+    # every plot's data area gets the same height: a plot's rows beyond its view box (title with a legend, axes)
+    # are taken as laid out now, so the rows with a legend in their title (CPI, the first sourcing plot) keep as
+    # much data area as the others instead of collapsing
+    frames = [_frame_height(it) for it in flexible]
+    data = max(room - sum(frames), 0) / len(flexible)
     saved = []
-    for it in flexible:
-        low = it.minimumHeight()
-        saved.append((it, low))
-        it.setMinimumHeight(max(MIN_SQUEEZED, low * factor))
+    for it, frame in zip(flexible, frames):
+        low, high = it.minimumHeight(), it.maximumHeight()
+        saved.append((it, low, high))
+        share = max(MIN_SQUEEZED, frame + data)
+        it.setMinimumHeight(share)
+        it.setMaximumHeight(share)
     return saved
+
+
+def _frame_height(item: Any) -> float:
+    """Height of a plot's rows around its view box (title row, legend, axes) as laid out now."""
+    vb = item.getViewBox() if hasattr(item, "getViewBox") else None
+    if vb is None or item.size().height() <= 0:
+        return 0.0
+    return max(0.0, min(item.size().height() - vb.size().height(), item.minimumHeight() * 0.6))
 
 
 def _layout_items_of(ci: Any) -> list[Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 import numpy as np
 import pyqtgraph as pg
@@ -21,16 +22,35 @@ THEMES = {False: {"bg": "w", "hex_bg": "#ffffff", "fg": "#202020", "line": "#505
 
 
 class UtcDateAxis(pg.DateAxisItem):
-    """A UTC time axis whose day ticks carry the month name (``Nov 02``, ``Dec 01``), never a bare weekday.
+    """A UTC time axis with one level of labelled ticks that never run into each other.
 
-    pyqtgraph writes day ticks as ``Mon 02`` and, zoomed out, a bare ``02``: across a month boundary the reader
-    cannot tell which month a tick is in.  Year ticks keep the year; time-of-day ticks stay ``HH:MM``.
+    Up to :data:`OWN_TICKS_MAX_DAYS` of data the ticks are this axis's own, on one level: whole hours (1, 2, 3, 4,
+    6, 12) or whole days (1, 2, 3, 5, 7 or 14; weeks start on Mondays), the smallest step that leaves
+    :data:`LABEL_PX` per label, so a month-long axis shows day ticks (``Nov 03``) and no month or year tick
+    (``Nov 2026``) is printed over a day tick.  Day ticks carry the month name, never a bare weekday; a
+    time-of-day tick at midnight names its day.  Longer spans keep pyqtgraph's levels (months, years).
     """
+
+    LABEL_PX = 64              # px per label: "Nov 03" / "18:00" at the axis's 7-8 pt and a gap
+    OWN_TICKS_MAX_DAYS = 120
+    _HOURS = (1, 2, 3, 4, 6, 12)
+    _DAYS = (1, 2, 3, 5, 7, 14)
 
     def __init__(self, orientation: str = "bottom", **kwargs) -> None:
         super().__init__(orientation=orientation, utcOffset=0, **kwargs)
+        self._own = False
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802 (pyqtgraph name)
+        values = own_ticks(minVal, maxVal, size, self.LABEL_PX, self.OWN_TICKS_MAX_DAYS)
+        self._own = values is not None
+        return values if values is not None else super().tickValues(minVal, maxVal, size)
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
+        if self._own:
+            if spacing >= DAY:
+                return [_day(v) for v in values]
+            return [_day(v) if _is_midnight(v) else dt.datetime.fromtimestamp(v, dt.UTC).strftime("%H:%M")
+                    for v in values]
         out = super().tickStrings(values, scale, spacing)
         if spacing < DAY:
             # time-of-day ticks: a tick at midnight names its day (the day level may be skipped when crowded)
@@ -40,6 +60,22 @@ class UtcDateAxis(pg.DateAxisItem):
         if spacing >= 28 * DAY:
             return [dt.datetime.fromtimestamp(v, dt.UTC).strftime("%b %Y") for v in values]
         return [_day(v) for v in values]
+
+
+def own_ticks(lo: float, hi: float, size: float, label_px: float = 64,
+              max_days: float = 120) -> list[tuple[float, list[float]]] | None:
+    """One level of time ticks for ``lo..hi`` (UTC seconds) on an axis ``size`` px long: the smallest whole-hour or
+    whole-day step that leaves ``label_px`` per label, aligned to UTC midnight (weeks to Mondays); None when the
+    span is shorter than 6 hours or longer than ``max_days`` (pyqtgraph's own levels serve there)."""
+    span = hi - lo
+    if size <= 0 or span < 6 * 3600 or span > max_days * DAY:
+        return None
+    fit = max(1.0, size / label_px)
+    steps = [h * 3600.0 for h in UtcDateAxis._HOURS] + [d * float(DAY) for d in UtcDateAxis._DAYS]
+    step = next((st for st in steps if span / st <= fit), steps[-1])
+    shift = 4 * DAY if step >= 7 * DAY else 0          # 1970-01-01 was a Thursday: weeks from Monday 1970-01-05
+    first = math.ceil((lo - shift) / step) * step + shift
+    return [(step, [float(v) for v in np.arange(first, hi + 1e-6, step)])]
 
 
 def _is_midnight(v: float) -> bool:
@@ -63,6 +99,26 @@ class SparseAxis(pg.AxisItem):
     MIN_TICK_PX = 12   # the 7-8 pt tick labels are ~11 px high
     EDGE_PX = 3   # a label this close to the edge still shows (pyqtgraph lets labels overhang 8 px)
 
+    def setLabel(self, text=None, units=None, unitPrefix=None, **args):  # noqa: N802, N803 (pyqtgraph names)
+        if text is not None:
+            self._full_label = str(text)
+        super().setLabel(text=text, units=units, unitPrefix=unitPrefix, **args)
+
+    def resizeEvent(self, ev=None):  # noqa: N802 (Qt name)
+        self._fit_label()                 # the label as long as the axis now allows, then placed by pyqtgraph
+        super().resizeEvent(ev)
+
+    def _fit_label(self) -> None:
+        """The unit label as long as the axis lets it be: the full text, else its short form, else none, so the
+        vertical labels of short stacked plots never run into their neighbours'."""
+        full = getattr(self, "_full_label", None)
+        if not full or self.label is None:
+            return
+        text = fitted_label(full, self.size().height(), lambda t: label_width(self.label, t))
+        if text != self.labelText:
+            self.labelText = text
+            self.label.setHtml(self.labelString() if text else "")
+
     def tickSpacing(self, minVal, maxVal, size):  # noqa: N802 (Qt/pyqtgraph name)
         levels = super().tickSpacing(minVal, maxVal, size)
         if not levels or size <= 0 or maxVal == minVal:
@@ -76,6 +132,26 @@ class SparseAxis(pg.AxisItem):
             return levels
         step = next((st for st in roomy if inner_ticks(lo + edge, hi - edge, st) >= 3), roomy[-1])
         return [(step, 0), (step / 5 if str(step).lstrip("0.").startswith("1") else step / 2, 0)]
+
+
+# the value-axis labels' short forms, for plots too short for the full text (a picture of many stacked plots)
+SHORT_LABELS = {"cycles / instr": "CPI", "per 100 instr": "/100 instr", "% of L1 misses": "%", "% of one CPU": "%",
+                "IPC, threads": "IPC"}
+
+
+def fitted_label(full: str, height: float, width_of) -> str:
+    """``full``, its short form or "" -- the first whose rendered width fits ``height`` - 4 px."""
+    for text in (full, SHORT_LABELS.get(full, "")):
+        if text and width_of(text) <= height - 4:
+            return text
+    return ""
+
+
+def label_width(label, text: str) -> float:
+    """Rendered width in px of ``text`` in an axis label item's font."""
+    from PySide6.QtGui import QFontMetricsF
+
+    return QFontMetricsF(label.font()).horizontalAdvance(text)
 
 
 def nice_steps(span: float) -> list[float]:

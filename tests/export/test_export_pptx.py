@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 
+import pandas as pd
 import pytest
 
 from app.export import ExportRequest, export
 from app.export import pptx as P
+from app.export import pptx_slides as PS
 from app.export.tables import display
 
 
@@ -35,7 +37,9 @@ def _charts(slide):
 def test_slides_16_9_and_kinds(deck):
     res, prs = deck
     assert prs.slide_width / prs.slide_height == pytest.approx(16 / 9, rel=1e-3)
-    assert res.items["title"] == 1 and res.items["summary"] == 1 and res.items["waterfall"] == 1
+    # a comparison deck: one summary table per side (each over its own window), one waterfall per pair
+    assert res.items["title"] == 1 and res.items["summary"] == 2 and res.items["waterfall"] == 1
+    assert res.items["executive"] == 1 and res.items["config"] == 1 and res.items["appendix"] == 1
     assert _title(prs.slides[0]) == "z15 to z16"
     assert len(prs.slides) == sum(res.items.values())
 
@@ -49,46 +53,51 @@ def test_provenance_in_every_slides_notes(deck, joint):
         assert "z15 / 2026-11" in notes and "z16 / 2026-11" in notes and "NestScope" in notes
 
 
-def test_summary_table_in_presentation_layout(deck, joint):
+def test_summary_table_in_presentation_layout(deck, comparison):
     _, prs = deck
-    slide = next(s for s in prs.slides if _title(s).startswith("Summary per LPAR"))
-    (tbl,) = _tables(slide)
-    head = [tbl.cell(0, j).text.replace("\n", " ") for j in range(len(tbl.columns))]
-    assert head[:7] == ["Name", "CPI", "Prb State", "Est Instr Cmplx CPI", "Est Finite CPI", "Est SCPL1M", "L1MP"]
-    m = joint.metrics(by="lpar").set_index("cec")
-    for i in range(1, len(tbl.rows)):
-        name = tbl.cell(i, 0).text
-        cec = name.split("(")[1].split()[0]
-        assert tbl.cell(i, 1).text == display(m.loc[cec, "CPI"], 2)
-        assert tbl.cell(i, head.index("L1MP")).text == display(m.loc[cec, "L1MP"], 1)
-    sizes = {r.font.size.pt for row in tbl.rows for c in row.cells for p in c.text_frame.paragraphs for r in p.runs}
-    assert min(sizes) >= P.MIN_PT
+    for side in (comparison.before, comparison.after):
+        slide = next(s for s in prs.slides if _title(s) == f"{side.name.capitalize()}: Summary per LPAR")
+        (tbl,) = _tables(slide)
+        head = [tbl.cell(0, j).text.replace("\n", " ") for j in range(len(tbl.columns))]
+        assert head[:7] == ["Name", "CPI", "Prb State", "Est Instr Cmplx CPI", "Est Finite CPI", "Est SCPL1M", "L1MP"]
+        m = side.metrics("lpar").iloc[0]
+        assert len(tbl.rows) == 2 and tbl.cell(1, 0).text == "ZOSA"
+        assert tbl.cell(1, 1).text == display(m["CPI"], 2)
+        assert tbl.cell(1, head.index("L1MP")).text == display(m["L1MP"], 1)
+        assert tbl.cell(1, head.index("Est SCPL1M")).text == display(m["Est_SCPL1M"], 0)   # IBM: whole cycles
+        sizes = {r.font.size.pt for row in tbl.rows for c in row.cells for p in c.text_frame.paragraphs
+                 for r in p.runs}
+        assert min(sizes) >= P.MIN_PT
 
 
-def test_native_charts_carry_engine_values(deck, joint):
+def test_native_charts_carry_each_sides_own_window(deck, comparison):
     from pptx.enum.chart import XL_CHART_TYPE
 
     _, prs = deck
-    li = joint.metrics(by="lpar_interval")
-    z16 = li[li["generation"] == "z16"].sort_values("interval_end")
-    slide = next(s for s in prs.slides if _title(s) == "CPI and its two parts: ZOSA (3931-123F5 z16)")
+    z16 = comparison.after.metrics("lpar_interval").sort_values("interval_end")
+    slide = next(s for s in prs.slides if _title(s) == "After: CPI and its two parts: ZOSA")
     (ch,) = _charts(slide)
     assert ch.chart_type == XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS
     series = {s.name: s for s in ch.plots[0].series}
     assert set(series) == {"CPI", "Est Instr Cmplx CPI", "Est Finite CPI"}
     got = [v for v in series["CPI"].values if v is not None]
     assert got == pytest.approx(z16["CPI"].tolist(), rel=1e-12)
+    # the x values stay inside the after side's window (no union of both windows)
+    xs = [float(x) for x in ch.plots[0].series[0]._element.xpath(".//c:xVal//c:v/text()")]
+    first = (z16["interval_end"].min() - pd.Timestamp("1899-12-30")).total_seconds() / 86400
+    assert min(xs) == pytest.approx(first, abs=1e-9)
     titles = [_title(s) for s in prs.slides]
-    assert "L1MP" in titles and "LPARCPU" in titles
-    # RNI: only the z15 LPAR has a formula, so the RNI chart has one series
-    rni = next(s for s in prs.slides if _title(s) == "Rel Nest Intensity")
-    assert [s.name for s in _charts(rni)[0].plots[0].series] == ["ZOSA (8561-45A12 z15)"]
+    assert {"Before: L1MP", "After: L1MP", "Before: LPARCPU", "After: LPARCPU"} <= set(titles)
+    # RNI: only the z15 side has a formula: a chart there, a note on the after side
+    rni = next(s for s in prs.slides if _title(s) == "Before: Rel Nest Intensity")
+    assert [s.name for s in _charts(rni)[0].plots[0].series] == ["ZOSA"]
+    assert not _charts(next(s for s in prs.slides if _title(s) == "After: Rel Nest Intensity"))
 
 
 def test_comparison_table_and_waterfall(deck, comparison):
     _, prs = deck
     slide = next(s for s in prs.slides if _title(s).startswith("Before and after per LPAR"))
-    (tbl,) = _tables(slide)
+    tbl = _tables(slide)[0]          # the first of the column groups stacked on the slide
     kinds = [tbl.cell(i, 0).text for i in range(1, len(tbl.rows))]
     assert kinds == ["before", "after", "ratio", "delta"]
     t = comparison.table.set_index("row")
@@ -112,7 +121,7 @@ def test_comparison_table_and_waterfall(deck, comparison):
 def test_long_tables_split_over_slides(joint, tmp_path, monkeypatch):
     from pptx import Presentation
 
-    monkeypatch.setattr(P, "_fit_rows", lambda h, pt: 3)        # 3 body rows per slide
+    monkeypatch.setattr(PS, "fit_rows", lambda h, pt: 3)        # 3 body rows per slide
     path = tmp_path / "split.pptx"
     res = export(ExportRequest(joint, by="class"), str(path))       # 4 class rows -> 2 slides
     assert res.items["summary"] == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import zipfile
 
@@ -116,3 +117,50 @@ def test_same_export_same_bytes(joint, tmp_path):
     export(req, str(tmp_path / "a.xlsx"))
     export(req, str(tmp_path / "b.xlsx"))
     assert (tmp_path / "a.xlsx").read_bytes() == (tmp_path / "b.xlsx").read_bytes()
+
+
+def test_every_sheet_prints_one_page_wide_in_landscape(book):
+    _, _, wb = book
+    for sh in wb.worksheets:
+        assert sh.page_setup.orientation == "landscape", sh.title
+        assert sh.sheet_properties.pageSetUpPr.fitToPage and (sh.page_setup.fitToWidth or 1) == 1, sh.title   # OOXML default: 1
+        assert sh.page_setup.fitToHeight == 0, sh.title          # as many pages down as the rows need
+    for name, _, _ in SHEETS:                                     # level sheets repeat their header row
+        assert wb[name].print_title_rows == "$1:$1", name
+
+
+def test_headers_wrap_whole_words(book):
+    from app.export.xlsx import header_lines
+
+    # "Est Instr Cmplx CPI" in a column 11 characters wide: "Est Instr" / "Cmplx CPI" (hand count)
+    assert header_lines("Est Instr Cmplx CPI", 11) == 2
+    assert header_lines("Instr complexity", 12) == 2 and header_lines("CPI", 6) == 1
+    _, _, wb = book
+    sh = wb["LPAR"]
+    for j, c in enumerate(sh[1]):
+        if not c.value:
+            continue
+        letter = c.column_letter
+        width = sh.column_dimensions[letter].width
+        assert max(len(w) for w in str(c.value).split()) <= width, c.value        # no word is cut
+        lines = header_lines(str(c.value), width)
+        assert sh.row_dimensions[1].height >= 15 * lines, c.value
+
+
+def test_compare_waterfall_starts_at_zero_and_sides_differ_by_colour(book):
+    path, _, _ = book
+    with zipfile.ZipFile(path) as z:
+        charts = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
+    bars = [x for x in charts if "<c:barChart>" in x]
+    assert bars and all('<c:min val="0"/>' in x for x in bars)
+    overlay = next(x for x in charts if "before (dashed) and after" in x)
+    colours = re.findall(r'<c:spPr><a:ln w="\d+"><a:solidFill><a:srgbClr val="([0-9A-F]{6})"', overlay)
+    assert len(colours) >= 2 and len(set(colours)) == len(colours)
+
+
+def test_about_sheet_shows_file_names_in_full(book, joint):
+    _, _, wb = book
+    sh = wb["About"]
+    names = [os.path.basename(r.file) for r in joint.files]
+    col_a = sh.column_dimensions["A"].width
+    assert all(len(n) <= col_a for n in names)

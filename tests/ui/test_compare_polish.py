@@ -154,9 +154,9 @@ def test_overlay_lines_break_between_shifts(tab, ws):
 
 def test_gap_rule_is_shared_with_the_exports():
     from app.engine import layout
-    from app.export import pptx, xlsx
+    from app.export import pptx_slides, xlsx
 
-    assert pptx._gapped is layout.gapped and xlsx.gap_cuts is layout.gap_cuts
+    assert pptx_slides.gapped is layout.gapped and xlsx.gap_cuts is layout.gap_cuts
     # quarter hours with a 3-hour hole: 0.25 steps (median), 3.0 > 1.5 x 0.25 is a gap; 0.375 = 1.5 steps is not
     x = np.array([0.25, 0.5, 0.75, 1.0, 4.0, 4.25, 4.625])
     assert layout.gap_cuts(x).tolist() == [4]

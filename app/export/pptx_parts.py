@@ -1,0 +1,289 @@
+"""Building blocks of the PPTX decks (python-pptx, 16:9): the deck with its document properties, titled slides
+on a layout with a real title placeholder and per-slide notes, native tables sized to their text, and native XY
+line charts with readable time axes.  The slides themselves are in :mod:`app.export.pptx_slides` (one-sided) and
+:mod:`app.export.pptx_compare` (the before/after story); :mod:`app.export.pptx` writes the file.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import os
+from xml.sax.saxutils import escape
+
+import numpy as np
+import pandas as pd
+
+from app.export.tables import SIDE_COLORS
+
+SLIDE_W, SLIDE_H = 13.333, 7.5          # inches, 16:9
+TABLE_PT = 11
+MIN_PT = 10
+MAX_SERIES = 8                          # lines per chart; more nodes -> more slides
+MAX_NODE_SLIDES = 12                    # per-LPAR charts (CPI parts, sourcing) for at most this many LPARs
+_EPOCH = np.datetime64("1899-12-30T00:00:00", "ns")
+PALETTE = ["1F77B4", "D62728", "2CA02C", "FF7F0E", "9467BD", "8C564B", "E377C2", "7F7F7F", "BCBD22", "17BECF"]
+BEFORE_COLORS, AFTER_COLORS = SIDE_COLORS["before"], SIDE_COLORS["after"]
+_TITLE_LAYOUT = "Title Only"
+
+
+def xl_time(values) -> np.ndarray:
+    """Excel serial dates (days since 1899-12-30) of times."""
+    a = pd.to_datetime(pd.Series(values)).to_numpy(dtype="datetime64[ns]")
+    return (a - _EPOCH).astype("timedelta64[ns]").astype(np.int64) / 86_400e9
+
+
+def user_name() -> str:
+    """The user's name as the OS gives it (full name where known, else the login name); empty when unknown."""
+    try:
+        import pwd
+
+        ent = pwd.getpwuid(os.getuid())
+        full = (ent.pw_gecos or "").split(",")[0].strip()
+        return full or ent.pw_name
+    except (ImportError, KeyError, OSError, AttributeError):
+        return os.environ.get("USERNAME", "") or os.environ.get("USER", "")
+
+
+class Deck:
+    """A 16:9 presentation whose slides have a real title placeholder and notes (what the slide shows, then the
+    common provenance); core and app properties are the deck's own (title, author, now, NestScope)."""
+
+    def __init__(self, title: str, notes: str, app: str = "NestScope"):
+        from pptx import Presentation
+        from pptx.util import Inches
+
+        self.prs = Presentation()
+        self.prs.slide_width = Inches(SLIDE_W)
+        self.prs.slide_height = Inches(SLIDE_H)
+        self.layout = next(lay for lay in self.prs.slide_layouts if lay.name == _TITLE_LAYOUT)
+        self.notes = notes
+        self.title = title
+        self.app = app
+        self.count: dict[str, int] = {}
+        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, microsecond=0)
+        cp = self.prs.core_properties
+        who = user_name()
+        cp.title = title[:255]
+        cp.author = who
+        cp.last_modified_by = who
+        cp.created = now
+        cp.modified = now
+        cp.last_printed = now
+        cp.revision = 1
+        cp.subject = "IBM Z CPU MF counters"
+        cp.keywords = "CPU MF; SMF 113; HIS; CPI; RNI"
+        cp.comments = f"Written by {app}"
+        cp.category = ""
+        cp.content_status = ""
+
+    def slide(self, title: str, kind: str, subtitle: str = "", about: str = ""):
+        """A slide with ``title`` in its title placeholder, an optional subtitle line and notes: ``about`` (what the
+        slide shows and how it was computed) first, then the provenance."""
+        from pptx.enum.text import MSO_ANCHOR, PP_ALIGN
+        from pptx.util import Inches, Pt
+
+        s = self.prs.slides.add_slide(self.layout)
+        head = s.shapes.title
+        head.left, head.top, head.width, head.height = Inches(0.4), Inches(0.15), Inches(SLIDE_W - 0.8), Inches(0.65)
+        tf = head.text_frame
+        tf.word_wrap = True
+        tf.vertical_anchor = MSO_ANCHOR.TOP
+        tf.text = title
+        p = tf.paragraphs[0]
+        p.alignment = PP_ALIGN.LEFT
+        p.runs[0].font.size = Pt(24)
+        p.runs[0].font.bold = True
+        if subtitle:
+            sub = s.shapes.add_textbox(Inches(0.4), Inches(0.78), Inches(SLIDE_W - 0.8), Inches(0.4))
+            sub.text_frame.word_wrap = True
+            sub.text_frame.text = subtitle
+            sub.text_frame.paragraphs[0].runs[0].font.size = Pt(12)
+        s.notes_slide.notes_text_frame.text = ((about.strip() + "\n\n") if about else "") + self.notes
+        self.count[kind] = self.count.get(kind, 0) + 1
+        return s
+
+    def text(self, slide, x, y, w, h, lines: list[str], pt: int = 12, bold_first: bool = False,
+             bold: set[int] = frozenset()):
+        from pptx.util import Inches, Pt
+
+        box = slide.shapes.add_textbox(Inches(x), Inches(y), Inches(w), Inches(h))
+        tf = box.text_frame
+        tf.word_wrap = True
+        for i, line in enumerate(lines):
+            p = tf.paragraphs[0] if i == 0 else tf.add_paragraph()
+            r = p.add_run()
+            r.text = line
+            r.font.size = Pt(pt)
+            r.font.bold = (bold_first and i == 0) or i in bold
+        return box
+
+    def save(self, path: str) -> None:
+        """Write the file, with app properties that name NestScope and count the slides."""
+        n = len(self.prs.slides)
+        xml = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+               '<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties" '
+               'xmlns:vt="http://schemas.openxmlformats.org/officeDocument/2006/docPropsVTypes">'
+               f"<Application>{escape(self.app)}</Application><PresentationFormat>Widescreen</PresentationFormat>"
+               f"<Slides>{n}</Slides><Notes>{n}</Notes><HiddenSlides>0</HiddenSlides></Properties>")
+        for part in self.prs.part.package.iter_parts():
+            if str(part.partname) == "/docProps/app.xml":
+                part._blob = xml.encode("utf-8")
+        self.prs.save(path)
+
+
+def fit_rows(n_rows_avail_in: float, pt: int) -> int:
+    """Body rows that fit into a height (inches) at a font size (row = 2.1 x the font height)."""
+    row_h = pt * 2.1 / 72
+    return max(1, int((n_rows_avail_in - 2 * row_h) / row_h))
+
+
+def table(deck, slide, top: float, header: list[str], rows: list[list[str]], widths: list[float],
+           pt: int, bold_rows: set[int] = frozenset(), shade_rows: set[int] = frozenset(), n_text: int = 1):
+    from pptx.dml.color import RGBColor
+    from pptx.enum.text import PP_ALIGN
+    from pptx.util import Inches, Pt
+
+    n_r, n_c = len(rows) + 1, len(header)
+    row_h = pt * 2.1 / 72
+    total_w = sum(widths)
+    shape = slide.shapes.add_table(n_r, n_c, Inches(0.4), Inches(top), Inches(total_w), Inches(row_h * n_r))
+    tbl = shape.table
+    for j, w in enumerate(widths):
+        tbl.columns[j].width = Inches(w)
+    tbl.rows[0].height = Inches(row_h * (2 if any("\n" in h for h in header) else 1))
+    for i in range(1, n_r):
+        tbl.rows[i].height = Inches(row_h)
+
+    def put(cell, text, bold=False, align=None, fill=None):
+        cell.text = text
+        cell.margin_left = cell.margin_right = Inches(0.04)
+        cell.margin_top = cell.margin_bottom = Inches(0.02)
+        p = cell.text_frame.paragraphs[0]
+        if align is not None:
+            p.alignment = align
+        for r in p.runs:
+            r.font.size = Pt(pt)
+            r.font.bold = bold
+        if fill is not None:
+            cell.fill.solid()
+            cell.fill.fore_color.rgb = RGBColor.from_string(fill)
+
+    for j, h in enumerate(header):
+        put(tbl.cell(0, j), h, bold=True, align=PP_ALIGN.CENTER if j >= n_text else PP_ALIGN.LEFT)
+        for para in tbl.cell(0, j).text_frame.paragraphs:
+            for r in para.runs:
+                r.font.size = Pt(pt)
+                r.font.bold = True
+    for i, row in enumerate(rows, start=1):
+        for j, v in enumerate(row):
+            put(tbl.cell(i, j), v, bold=(i - 1) in bold_rows, align=PP_ALIGN.RIGHT if j >= n_text else PP_ALIGN.LEFT,
+                fill="EAF1FB" if (i - 1) in shade_rows else None)
+    return tbl
+
+
+def widths(header: list[str], rows: list[list[str]], pt: int, first_min: float = 1.2,
+            avail: float = SLIDE_W - 0.8) -> list[float]:
+    """Column widths (inches) from the longest text at ``pt`` (header lines as given, in bold), stretched
+    by up to 25% when the table is narrower than ``avail``."""
+    body = pt * 0.58 / 72                              # average character width (wide fonts: DejaVu)
+
+    def bold(line: str) -> float:                      # capitals and digits of a bold header are wider
+        return sum(0.78 if ch.isupper() or ch.isdigit() else 0.62 for ch in line) * pt / 72
+    out = []
+    for j, h in enumerate(header):
+        cells = max([len(r[j]) for r in rows] + [0]) * body
+        head = max(bold(line) for line in h.split("\n"))
+        out.append(max(first_min if j == 0 else 0.58, cells + 0.15, head + 0.15))
+    total = sum(out)
+    if total < avail:
+        out = [w * min(1.25, avail / total) for w in out]
+    return out
+
+
+def head(spec) -> str:
+    """Header on at most two lines, split where the longer line is shortest ("Est Instr" / "Cmplx CPI")."""
+    words = spec.header.split()
+    if len(words) <= 1:
+        return spec.header
+    best = min(range(1, len(words)), key=lambda k: max(len(" ".join(words[:k])), len(" ".join(words[k:]))))
+    return " ".join(words[:best]) + "\n" + " ".join(words[best:])
+
+
+
+def xy_chart(slide, x, y, w, h, series: list[tuple[str, np.ndarray, np.ndarray, dict]], title: str,
+              x_title: str, y_title: str, x_format: str | None, legend: bool = True):
+    from pptx.chart.data import XyChartData
+    from pptx.dml.color import RGBColor
+    from pptx.enum.chart import XL_CHART_TYPE, XL_LEGEND_POSITION
+    from pptx.util import Inches, Pt
+
+    cd = XyChartData()
+    for name, xs, ys, _ in series:
+        s = cd.add_series(name)
+        for a, b in zip(xs, ys):
+            if math.isfinite(a):
+                s.add_data_point(float(a), float(b) if math.isfinite(b) else None)
+    gf = slide.shapes.add_chart(XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS, Inches(x), Inches(y), Inches(w),
+                                Inches(h), cd)
+    ch = gf.chart
+    ch.has_title = False                 # the slide title names the chart
+    ch.font.size = Pt(11)
+    ch.has_legend = legend
+    if legend:
+        ch.legend.position = XL_LEGEND_POSITION.BOTTOM
+        ch.legend.include_in_layout = False
+        ch.legend.font.size = Pt(11)
+    xa, ya = ch.category_axis, ch.value_axis
+    if x_format:
+        xs = np.concatenate([np.asarray(sx, dtype=float) for _, sx, _, _ in series]) if series else np.array([])
+        xs = xs[np.isfinite(xs)]
+        if len(xs):
+            lo, hi, unit, fmt = time_ticks(float(xs.min()), float(xs.max()))
+            xa.minimum_scale, xa.maximum_scale, xa.major_unit = lo, hi, unit
+            x_format = fmt
+        xa.tick_labels.number_format = x_format
+        xa.tick_labels.number_format_is_linked = False
+    else:                                  # relative axis (hours or days): whole steps, no empty tail
+        xs = np.concatenate([np.asarray(sx, dtype=float) for _, sx, _, _ in series]) if series else np.array([])
+        xs = xs[np.isfinite(xs)]
+        if len(xs):
+            lo, hi = float(xs.min()), float(xs.max())
+            span = max(hi - min(lo, 0.0), 1e-9)
+            step = next((u for u in (0.25, 0.5, 1, 2, 3, 6, 12, 24, 48, 168) if span / u <= 10), 336)
+            xa.minimum_scale = math.floor(min(lo, 0.0) / step) * step
+            xa.maximum_scale = math.ceil(hi / step) * step
+            xa.major_unit = step
+    xa.has_title = True
+    xa.axis_title.text_frame.text = x_title
+    ya.has_title = True
+    ya.axis_title.text_frame.text = y_title
+    ya.has_major_gridlines = True
+    ya.major_gridlines.format.line.color.rgb = RGBColor(0xD9, 0xD9, 0xD9)
+    for plot in ch.plots:
+        for ser, (_, _, _, style) in zip(plot.series, series):
+            ser.smooth = False
+            line = ser.format.line
+            line.width = Pt(style.get("width", 1.75))
+            if style.get("color"):
+                line.color.rgb = RGBColor.from_string(style["color"])
+            if style.get("dash"):
+                from pptx.enum.dml import MSO_LINE_DASH_STYLE
+                line.dash_style = MSO_LINE_DASH_STYLE.DASH
+    for ax in (xa, ya):
+        ax.tick_labels.font.size = Pt(11)
+        ax.axis_title.text_frame.paragraphs[0].runs[0].font.size = Pt(11)
+    return ch
+
+
+_TICKS = [1 / 24, 2 / 24, 3 / 24, 6 / 24, 12 / 24, 1, 2, 7, 14, 28]
+
+
+def time_ticks(lo: float, hi: float) -> tuple[float, float, float, str]:
+    """Axis bounds, major unit (days) and number format for Excel serial times lo..hi: at most ~8 ticks on
+    whole hours / days."""
+    span = max(hi - lo, 1 / 24)
+    unit = next((u for u in _TICKS if span / u <= 8), _TICKS[-1])
+    a, b = math.floor(lo / unit + 1e-9) * unit, math.ceil(hi / unit - 1e-9) * unit
+    return a, max(b, a + unit), unit, ("mm-dd hh:mm" if unit < 1 else "yyyy-mm-dd")
+

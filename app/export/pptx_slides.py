@@ -1,0 +1,199 @@
+"""The one-sided slides of a deck: the summary table of a level in the presentation's column layout and the
+timeline charts (CPI with its two parts, L1MP, the sourcing mix, RNI, LPARCPU), each over the window of the
+metrics it is given; and the appendix slide with the provenance.
+
+Every function takes a ``metrics(by)`` callable (a request's or one comparison side's), so a side's slides cover
+that side's window and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from app.engine.compare import node_labels
+from app.engine.layout import gapped
+from app.export.pptx_parts import (MAX_NODE_SLIDES, MAX_SERIES, MIN_PT, PALETTE, SLIDE_H, SLIDE_W, TABLE_PT, Deck,
+                                   fit_rows, head, table, widths, xl_time, xy_chart)
+from app.export.story import span_text
+from app.export.tables import display, metric_specs, with_labels
+
+__all__ = ["summary_slides", "chart_deck", "chart_slides", "window_text", "appendix_slide", "column_groups",
+           "deck_decimals"]
+
+Metrics = Callable[..., pd.DataFrame]
+_SUMMARY_LEVEL = {"interval": "class", "cpu": "class", "class": "class", "lpar": "lpar", "cec": "cec"}
+_SOURCING = ("L15P", "L2LP", "L2RP", "L2P", "L3P", "L4LP", "L4RP", "MEMP")
+# IBM's CPU MF tables show Est SCPL1M in whole cycles
+_DECK_DECIMALS = {"Est_SCPL1M": 0}
+
+
+def deck_decimals(spec) -> int:
+    """Decimals of a metric on a slide (IBM's rounding)."""
+    return _DECK_DECIMALS.get(spec.id, spec.decimals)
+
+
+def column_groups(header: list[str], width: list[float], keep: int, avail: float) -> list[list[int]]:
+    """Column indexes per table when the columns do not fit ``avail`` inches: the first ``keep`` columns (row
+    labels) are repeated in every table, the others split in order; one group when everything fits."""
+    if sum(width) <= avail:
+        return [list(range(len(header)))]
+    groups, cur = [], list(range(keep))
+    used = sum(width[:keep])
+    for j in range(keep, len(header)):
+        if used + width[j] > avail and len(cur) > keep:
+            groups.append(cur)
+            cur, used = list(range(keep)), sum(width[:keep])
+        cur.append(j)
+        used += width[j]
+    groups.append(cur)
+    return groups
+
+
+def window_text(metrics: Metrics, shift) -> str:
+    """``Intervals 5 Oct - 4 Nov 2026 (UTC); shift 08:00-17:00 UTC, Mon-Fri``."""
+    m = metrics(by="cec")
+    span = span_text(m["interval_start"].min(), m["interval_end"].max()) if len(m) else "no intervals"
+    text = f"Intervals {span}"
+    if shift is not None and not shift.is_empty:
+        text += f"; shift {shift.describe()}"
+    return text
+
+
+def summary_slides(deck: Deck, metrics: Metrics, ws, by: str, steps, prefix: str = "", sub: str = "",
+                   about: str = "") -> None:
+    """The level's summary rows as native tables (split over slides by rows, and by columns before any column is
+    dropped)."""
+    from app.export import pptx_slides as me         # fit_rows looked up here, so tests can shrink the slides
+
+    level = _SUMMARY_LEVEL.get(by, "lpar")
+    frame = with_labels(metrics(by=level), level)
+    gens = list(dict.fromkeys(frame["generation"].astype(str))) if len(frame) else []
+    specs = [s for s in metric_specs(ws, gens) if s.group in ("Main", "Hint")]
+    header = ["Name"] + [head(s) for s in specs]
+    rows = [[str(r["label"])] + [display(r.get(s.id), deck_decimals(s)) if s.id != "Workload_Hint"
+                                 else str(r.get(s.id) or "") for s in specs] for r in frame.to_dict("records")]
+    title = prefix + {"lpar": "Summary per LPAR", "class": "Summary per processor class",
+                      "cec": "Summary per CEC"}[level]
+    about = about or (f"{title}: one row per {level if level != 'class' else 'processor class'} over the whole "
+                      "window, every metric computed from the summed counter deltas of its CPUs (never an average "
+                      "of ratios), in the column layout of IBM's CPU MF presentations.")
+    if not rows:
+        s = deck.slide(title, "summary", sub, about)
+        deck.text(s, 0.4, 1.4, 12, 1, ["(no intervals in the window)"])
+        return
+    avail_w = SLIDE_W - 0.8
+    pt = TABLE_PT
+    w = widths(header, rows, pt)
+    while sum(w) > avail_w and pt > MIN_PT:
+        pt -= 1
+        w = widths(header, rows, pt)
+    if sum(w) > avail_w:                   # wrap long names on two lines before splitting the table
+        w[0] = max(1.3, min(w[0], w[0] / 2 + 0.3, avail_w - sum(w[1:])))
+    groups = column_groups(header, w, 1, avail_w)
+    per = me.fit_rows(SLIDE_H - 1.5 - 0.3, pt)
+    chunks = [rows[i:i + per] for i in range(0, len(rows), per)]
+    n = len(chunks) * len(groups)
+    k = 0
+    for chunk in chunks:
+        for cols in groups:
+            k += 1
+            s = deck.slide(title + (f" ({k}/{n})" if n > 1 else ""), "summary", sub, about)
+            table(deck, s, 1.3, [header[j] for j in cols], [[r[j] for j in cols] for r in chunk],
+                  [w[j] for j in cols], pt)
+    steps(None, "summary tables")
+
+
+def _nodes(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    labels = node_labels(frame, "lpar_interval")
+    f = frame.assign(_label=labels.to_numpy())
+    return [(lab, part.sort_values("interval_end")) for lab, part in f.groupby("_label", sort=False)]
+
+
+def chart_slides(frame: pd.DataFrame, sets: dict | None = None) -> list[dict]:
+    """The timeline charts of the deck as data: ``{"title", "y", "series": [(name, x, y)], "key", "about"}`` per
+    chart (x = Excel serial date of the interval end).  Used by the writer and by the tests."""
+    out: list[dict] = []
+    nodes = _nodes(frame) if len(frame) else []
+
+    def col(part, mid):
+        return pd.to_numeric(part[mid], errors="coerce").to_numpy(dtype=float) if mid in part.columns \
+            else np.full(len(part), np.nan)
+
+    for lab, part in nodes[:MAX_NODE_SLIDES]:      # CPI with its two parts, one chart per node
+        x = xl_time(part["interval_end"])
+        ser = [(name, x, col(part, mid)) for mid, name in (("CPI", "CPI"), ("Est_Instr_Cmplx_CPI",
+                                                                            "Est Instr Cmplx CPI"),
+                                                            ("Est_Finite_CPI", "Est Finite CPI"))]
+        ser = [s for s in ser if np.isfinite(s[2]).any()]
+        if ser:
+            out.append({"title": f"CPI and its two parts: {lab}", "y": "cycles per instruction", "series": ser,
+                        "key": "cpi", "about": "CPI per interval with its two parts: Est Instr Cmplx CPI (CPI "
+                        "minus the finite part) and Est Finite CPI (cycles spent sourcing L1 misses: L1MP x "
+                        "Est SCPL1M / 100), each from the LPAR's summed counter deltas of the interval."})
+    for mid, title, unit in (("L1MP", "L1MP", "L1 misses per 100 instructions"),):
+        for i in range(0, len(nodes), MAX_SERIES):
+            ser = [(lab, xl_time(p["interval_end"]), col(p, mid)) for lab, p in nodes[i:i + MAX_SERIES]]
+            ser = [s for s in ser if np.isfinite(s[2]).any()]
+            if ser:
+                out.append({"title": title, "y": unit, "series": ser, "key": mid,
+                            "about": "L1MP per interval: L1 cache misses (instruction and data) per 100 "
+                                     "instructions, per LPAR."})
+    for lab, part in nodes[:MAX_NODE_SLIDES]:      # sourcing mix, one chart per node
+        x = xl_time(part["interval_end"])
+        ser = [(mid, x, col(part, mid)) for mid in _SOURCING]
+        ser = [s for s in ser if np.isfinite(s[2]).any()]
+        if ser:
+            out.append({"title": f"Sourcing of L1 misses: {lab}", "y": "% of L1 misses", "series": ser,
+                        "key": "sourcing", "about": "Where the L1 misses were sourced from, per interval: the "
+                        "share of L1 misses served by each cache level and memory (the generation's extended "
+                        "counters)."})
+    for mid, title, unit, about in (("RNI", "Rel Nest Intensity", "RNI", "Relative Nest Intensity per interval: "
+                                     "the weighted sourcing beyond L2 of the generation's formula set."),
+                                    ("LPARCPU", "LPARCPU", "% of one engine", "LPARCPU per interval: busy of the "
+                                     "LPAR's CPUs from their cycle counts, % of one CPU summed over the CPUs.")):
+        for i in range(0, len(nodes), MAX_SERIES):
+            ser = [(lab, xl_time(p["interval_end"]), col(p, mid)) for lab, p in nodes[i:i + MAX_SERIES]]
+            ser = [s for s in ser if np.isfinite(s[2]).any()]     # RNI only where a formula exists
+            if ser:
+                out.append({"title": title, "y": unit, "series": ser, "key": mid, "about": about})
+    return out
+
+
+def chart_deck(deck: Deck, metrics: Metrics, ws, steps, prefix: str = "", sub: str = "") -> None:
+    """The timeline chart slides of one selection, over its own window."""
+    frame = metrics(by="lpar_interval")
+    charts = chart_slides(frame, ws.formula_sets)
+    no_rni = len(frame) and not any(c["key"] == "RNI" for c in charts)
+    for k, c in enumerate(charts):
+        s = deck.slide(prefix + c["title"], "chart", sub, c["about"])
+        series = []
+        for i, (name, x, y) in enumerate(c["series"]):
+            gx, gy = gapped(x, y)
+            series.append((name, gx, gy, {"color": PALETTE[i % len(PALETTE)]}))
+        xy_chart(s, 0.4, 1.25, SLIDE_W - 0.8, SLIDE_H - 1.45, series, c["title"], "interval end (UTC)", c["y"],
+                 "mm-dd hh:mm")
+        steps(None, f"chart {k + 1} of {len(charts)}")
+    n_nodes = frame.groupby(["cec", "lpar"], observed=True).ngroups if len(frame) else 0
+    if n_nodes > MAX_NODE_SLIDES:
+        s = deck.slide(prefix + "More LPARs", "chart", sub, "Why some LPARs have no CPI-parts or sourcing chart.")
+        deck.text(s, 0.4, 1.4, 12, 2, [f"{n_nodes} LPARs are selected: the CPI-parts and sourcing charts show the first "
+                                       f"{MAX_NODE_SLIDES}; select fewer LPARs (--lpar) for the others. The L1MP, RNI "
+                                       "and LPARCPU charts show every LPAR."], pt=16)
+    if no_rni:
+        s = deck.slide(prefix + "Rel Nest Intensity", "chart", sub, "Why there is no RNI chart.")
+        deck.text(s, 0.4, 1.4, 12, 2, ["No RNI formula for the generation(s) in the data (e.g. z16/z17: IBM's "
+                                       "coefficients were not reachable); configure one with --formulas to chart "
+                                       "RNI and the LSPR workload hint."], pt=16)
+
+
+def appendix_slide(deck: Deck, lines: list[str], max_lines: int = 30) -> None:
+    """The provenance as a slide: files with size and SHA-256, windows, filters, formula sets, the app."""
+    s = deck.slide("Appendix: provenance", "appendix", "",
+                   "Where every number of this deck comes from; the same text is in every slide's notes.")
+    body = lines[:max_lines]
+    if len(lines) > max_lines:
+        body.append(f"... {len(lines) - max_lines} more line(s) in this slide's notes")
+    deck.text(s, 0.4, 1.0, SLIDE_W - 0.8, SLIDE_H - 1.2, body, pt=10)

@@ -1,0 +1,258 @@
+"""The before/after story of a comparison in words, for the deck's title and summary slides.
+
+* :func:`span_text` / :func:`side_text`: a window as the site says it ("5 Oct - 4 Nov 2026"), not ISO stamps.
+* :func:`default_title`: "<LPARs>: <before generation> -> <after generation>".
+* :func:`change_text`: a CPI change as an analyst says it (8.2 -> 7.5 is 8.5 % fewer cycles per instruction).
+* :func:`summary_points`: the executive summary of every pair: CPI before/after and the change, how much came from
+  instruction complexity and how much from the finite cache part (L1MP and SCPL1M effects), LPARCPU.
+* :func:`configuration` / :func:`config_changes`: processors, weights and capping of every LPAR on each side, and
+  every change of weight or processor count inside a side's window.
+* :func:`caveats`: what the reader of the numbers must know (formulas that differ between generations, an
+  unconfirmed or missing RNI, configuration changes inside a window, intervals with data-quality findings, LPARs
+  whose data covers only part of the window).
+
+Pure pandas over :class:`app.engine.compare.Comparison`; no pptx, no Qt.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from app.engine.partitions import coverage
+
+__all__ = ["span_text", "side_text", "default_title", "change_text", "summary_points", "configuration",
+           "config_changes", "caveats", "CONFIG_COLUMNS"]
+
+CONFIG_COLUMNS = ["side", "lpar", "cec", "generation", "processors", "weights", "capped", "changes"]
+
+
+def _ts(v) -> pd.Timestamp | None:
+    if v is None:
+        return None
+    t = pd.Timestamp(v)
+    if pd.isna(t):
+        return None
+    return t.tz_convert("UTC").tz_localize(None) if t.tzinfo is not None else t
+
+
+def _day(t: pd.Timestamp, year: bool) -> str:
+    text = f"{t.day} {t:%b}" + (f" {t.year}" if year else "")
+    return text + ("" if (t.hour, t.minute) == (0, 0) else f" {t:%H:%M}")
+
+
+def span_text(first, last, zone: str = "UTC") -> str:
+    """``5 Oct - 4 Nov 2026 (UTC)``; times of day only where a bound is not midnight; one year named once."""
+    a, b = _ts(first), _ts(last)
+    if a is None or b is None:
+        return "no intervals"
+    if a.year != b.year:
+        return f"{_day(a, True)} - {_day(b, True)} ({zone})"
+    return f"{_day(a, False)} - {_day(b, True)} ({zone})"
+
+
+def _float(v) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return f
+
+
+def side_text(sel) -> str:
+    """One line for a side: its LPARs with machine and generation, its window and its shift."""
+    m = sel.metrics("lpar")
+    name = sel.name or "selection"
+    name = name[:1].upper() + name[1:]
+    if not len(m):
+        return f"{name}: no intervals"
+    names = [f"{r['lpar']} on {r['cec']} ({r['generation']})" for r in m.to_dict("records")]
+    what = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    text = f"{name}: {what}, {span_text(m['interval_start'].min(), m['interval_end'].max())}"
+    if sel.shift is not None and not sel.shift.is_empty:
+        text += f", shift {sel.shift.describe()}"
+    return text
+
+
+def _gens(frame: pd.DataFrame) -> str:
+    return "/".join(dict.fromkeys(frame["generation"].astype(str))) if len(frame) else "?"
+
+
+def default_title(c) -> str:
+    """``ZOSA: z15 -> z16`` (several LPARs joined by commas, at most four named)."""
+    mb, ma = c.before.metrics("lpar"), c.after.metrics("lpar")
+    names = list(dict.fromkeys([*(mb["lpar"].astype(str) if len(mb) else []),
+                                *(ma["lpar"].astype(str) if len(ma) else [])]))
+    who = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return f"{who or 'CPU MF'}: {_gens(mb)} -> {_gens(ma)}"
+
+
+def change_text(before: float, after: float, unit: str = "cycles per instruction") -> str:
+    """``8.5 % fewer cycles per instruction``: the change relative to the before value, one decimal."""
+    b, a = _float(before), _float(after)
+    if not (math.isfinite(b) and math.isfinite(a)) or b == 0:
+        return "no change can be computed"
+    pct = (a - b) / b * 100.0
+    if abs(pct) < 0.05:
+        return f"no change in {unit}"
+    return f"{abs(pct):.1f} % {'fewer' if pct < 0 else 'more'} {unit}"
+
+
+def _share(part: float, whole: float) -> str:
+    if not (math.isfinite(part) and math.isfinite(whole)) or whole == 0:
+        return ""
+    return f" ({part / whole * 100:.0f} % of the change)"
+
+
+def summary_points(c, max_pairs: int = 4) -> list[str]:
+    """The executive summary, one paragraph per pair (the first ``max_pairs``), then a line on the rest."""
+    out: list[str] = []
+    tab = c.table
+    pairs = [p for p in c.pairs]
+    for pair in pairs[:max_pairs]:
+        rows = tab.loc[tab["pair"] == pair].set_index("row")
+        d = c.cpi.loc[c.cpi["pair"] == pair]
+        if not len(d):
+            side = "before" if pd.notna(rows.loc["before"].get("generation")) else "after"
+            out.append(f"{pair}: only in the {side} selection; nothing to compare.")
+            continue
+        d = d.iloc[0].to_dict()
+        b, a = _float(d["cpi_before"]), _float(d["cpi_after"])
+        ratio = b / a if a else math.nan
+        text = (f"{pair} ({d['generation_before']} -> {d['generation_after']}): CPI {b:.2f} -> {a:.2f}, "
+                f"{change_text(b, a)} (ratio before/after {ratio:.2f}).")
+        dc, di, df = _float(d["d_cpi"]), _float(d["d_instr_cmplx"]), _float(d["d_finite"])
+        if math.isfinite(di) and math.isfinite(df):
+            text += (f" Of the change of {dc:+.3f}: instruction complexity {di:+.3f}{_share(di, dc)}, "
+                     f"finite cache {df:+.3f}{_share(df, dc)}")
+            el, es = _float(d["d_l1mp_effect"]), _float(d["d_scpl1m_effect"])
+            if math.isfinite(el) and math.isfinite(es):
+                text += (f" (L1MP {_float(d['l1mp_before']):.2f} -> {_float(d['l1mp_after']):.2f}: {el:+.3f}; "
+                         f"Est SCPL1M {_float(d['scpl1m_before']):.0f} -> {_float(d['scpl1m_after']):.0f}: "
+                         f"{es:+.3f})")
+            text += "."
+        lb, la = _float(rows.loc["before"].get("LPARCPU")), _float(rows.loc["after"].get("LPARCPU"))
+        if math.isfinite(lb) and math.isfinite(la):
+            text += f" LPARCPU {lb:.1f} -> {la:.1f} (% of one CPU, summed over the CPUs)."
+        out.append(text)
+    if len(pairs) > max_pairs:
+        out.append(f"{len(pairs) - max_pairs} more pair(s) in the before/after table.")
+    return out
+
+
+def _window(sel) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
+    m = sel.metrics("lpar")
+    if not len(m):
+        return None, None
+    return _ts(m["interval_start"].min()), _ts(m["interval_end"].max())
+
+
+def _steps(values: pd.Series, times: pd.Series) -> list[tuple[Any, Any, pd.Timestamp]]:
+    """(old, new, time) at every change of a value along time."""
+    v = values.to_numpy()
+    t = times.to_numpy()
+    return [(v[i - 1], v[i], pd.Timestamp(t[i])) for i in range(1, len(v)) if v[i] != v[i - 1]]
+
+
+def config_changes(sel) -> dict[tuple[str, str], list[str]]:
+    """Per (cec, lpar) of a side: the changes of weight or processor count inside its window, as text."""
+    out: dict[tuple[str, str], list[str]] = {}
+    lo, hi = _window(sel)
+    if lo is None:
+        return out
+    m = sel.metrics("lpar")
+    keys = {(str(r["cec"]), str(r["lpar"])) for r in m.to_dict("records")}
+    parts = sel.workspace.partitions
+    if parts is not None and len(parts):
+        p = parts.loc[(parts["time"] > lo) & (parts["time"] <= hi)]
+        p = p.assign(cec=p["cec"].astype(str), lpar=p["lpar"].astype(str), cls=p["class"].astype(str))
+        for (cec, lpar, cls), g in p.groupby(["cec", "lpar", "cls"], sort=True):
+            if (cec, lpar) not in keys:
+                continue
+            g = g.sort_values("time")
+            for what, col in (("weight", "weight"), ("processors", "cpus")):
+                for old, new, t in _steps(g[col].astype("int64"), g["time"]):
+                    out.setdefault((cec, lpar), []).append(f"{cls} {what} {old} -> {new} at {_day(t, True)}")
+    ci = sel.metrics("class_interval")
+    if len(ci) and "n_cpus" in ci.columns:
+        ci = ci.assign(cec=ci["cec"].astype(str), lpar=ci["lpar"].astype(str), cls=ci["class"].astype(str))
+        for (cec, lpar, cls), g in ci.groupby(["cec", "lpar", "cls"], sort=True):
+            g = g.sort_values("interval_end")
+            steps = _steps(g["n_cpus"].astype("int64"), g["interval_end"])
+            if steps and len(steps) <= 3:        # a CPU varied on/offline a few times, not every interval
+                for old, new, t in steps:
+                    out.setdefault((cec, lpar), []).append(f"{cls} CPUs with counters {old} -> {new} at "
+                                                           f"{_day(t, True)}")
+            elif steps:
+                out.setdefault((cec, lpar), []).append(
+                    f"{cls} CPUs with counters vary between {int(g['n_cpus'].min())} and {int(g['n_cpus'].max())}")
+    return out
+
+
+def configuration(c) -> pd.DataFrame:
+    """One row per side and LPAR: processors by type, weights, capping (partition data where the files carry it,
+    else the CPUs with counters per class) and the changes inside the side's window."""
+    rows = []
+    for sel in (c.before, c.after):
+        lo, hi = _window(sel)
+        changes = config_changes(sel)
+        cls = sel.metrics("class")
+        parts = sel.workspace.partitions
+        for r in sel.metrics("lpar").to_dict("records"):
+            cec, lpar = str(r["cec"]), str(r["lpar"])
+            procs = weights = capped = ""
+            if parts is not None and len(parts):
+                p = parts.loc[(parts["cec"].astype(str) == cec) & (parts["lpar"].astype(str) == lpar)
+                              & (parts["time"] > lo) & (parts["time"] <= hi)]
+                if len(p):
+                    last = p.loc[p["time"] == p["time"].max()]
+                    procs = ", ".join(f"{k} {int(v)}" for k, v in last.groupby("class", sort=False)["cpus"].sum().items())
+                    weights = ", ".join(f"{k} {int(v)}" for k, v in last.groupby("class", sort=False)["weight"].max().items())
+                    capped = "yes" if bool(p["capped"].astype(bool).any()) else "no"
+            if not procs and len(cls):
+                mine = cls.loc[(cls["cec"].astype(str) == cec) & (cls["lpar"].astype(str) == lpar)]
+                procs = ", ".join(f"{k} {int(v)}" for k, v in zip(mine["class"].astype(str), mine["n_cpus"]))
+                weights = capped = "n/a (no partition data)"
+            rows.append({"side": sel.name or "", "lpar": lpar, "cec": cec, "generation": str(r["generation"]),
+                         "processors": procs, "weights": weights, "capped": capped,
+                         "changes": "; ".join(changes.get((cec, lpar), [])) or "none"})
+    return pd.DataFrame(rows, columns=CONFIG_COLUMNS)
+
+
+def caveats(c) -> list[str]:
+    """Every caveat that applies to the comparison, one line each (empty when none)."""
+    out: list[str] = []
+    for mid, why in c.marks.items():
+        out.append(f"{mid}: {why}.")
+    for sel in (c.before, c.after):
+        m = sel.metrics("lpar")
+        for gen in dict.fromkeys(m["generation"].astype(str)) if len(m) else []:
+            fs = sel.workspace.formula_sets.get(gen)
+            rni = fs.metrics.get("RNI") if fs is not None else None
+            if rni is None or not rni.expr:
+                out.append(f"RNI: no formula for {gen} ({sel.name}); the RNI cells stay empty.")
+            elif rni.status not in ("confirmed",):
+                out.append(f"RNI on {gen} ({sel.name}) uses {rni.status} coefficients ({fs.version}).")
+    for sel in (c.before, c.after):
+        for (cec, lpar), ch in config_changes(sel).items():
+            out.append(f"{lpar} on {cec} ({sel.name}): the configuration changed inside the window "
+                       f"({'; '.join(ch)}); its numbers mix both configurations.")
+    tab = c.table
+    if "quality" in tab.columns:
+        q = tab.loc[tab["row"].isin(["before", "after"]), ["label", "row", "quality"]]
+        for r in q.to_dict("records"):
+            if isinstance(r["quality"], str) and r["quality"]:
+                out.append(f"{r['label']} ({r['row']}): intervals with data-quality findings ({r['quality']}); "
+                           "see Data health.")
+    for sel in (c.before, c.after):
+        lo, hi = _window(sel)
+        if lo is None:
+            continue
+        cov = coverage(sel.workspace.intervals, "lpar", lo, hi)
+        mine = {(str(r["cec"]), str(r["lpar"])) for r in sel.metrics("lpar").to_dict("records")}
+        for r in cov.to_dict("records"):
+            if (str(r["cec"]), str(r["lpar"])) in mine and r["coverage_note"] and float(r["coverage_pct"]) < 99.0:
+                out.append(f"{r['lpar']} on {r['cec']} ({sel.name}): its CPUs' data {r['coverage_note']}.")
+    return list(dict.fromkeys(out))

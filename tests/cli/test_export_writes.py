@@ -1,0 +1,89 @@
+"""How exports write their files (issue 25): SIGTERM and SIGHUP leave nothing behind, a replaced file keeps its
+permissions, an unknown extension lists every format, a file name that is not UTF-8 reaches the provenance."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.export import ExportError, format_of
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "resources" / "samples"
+B = str(SAMPLES / "before_z15_ZOSA_smf113.rdw.gz")
+A = str(SAMPLES / "after_z16_ZOSA_smf113.rdw.gz")
+
+
+def test_unknown_extension_lists_every_format():
+    with pytest.raises(ExportError) as err:
+        format_of("review.docx")
+    msg = str(err.value)
+    assert "'.docx'" in msg
+    for ext in (".csv", ".xlsx", ".pptx", ".png", ".svg"):
+        assert ext in msg
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="the platform has no SIGHUP")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_signal_during_export_leaves_no_temporary_file(tmp_path, sig):
+    out = tmp_path / "deck.pptx"
+    env = dict(os.environ, NESTSCOPE_CACHE="0", QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.Popen([sys.executable, "-m", "app", "export", "--before", B, "--after", A, "--out", str(out)],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    try:
+        while not list(tmp_path.glob(".nestscope-*.part")):       # the writer's temporary file exists
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        proc.send_signal(getattr(signal, sig))
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 128 + getattr(signal, sig)
+    assert list(tmp_path.iterdir()) == []                          # no .part, no half deck
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_replaced_file_keeps_its_permissions(tmp_path):
+    out = tmp_path / "table.csv"
+    out.write_text("old\n")
+    os.chmod(out, 0o640)
+    assert main(["export", A, "--out", str(out), "--by", "lpar"]) == 0
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o640 and out.read_text() != "old\n"
+    fresh = tmp_path / "new.csv"
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert main(["export", A, "--out", str(fresh), "--by", "lpar"]) == 0
+    assert stat.S_IMODE(os.stat(fresh).st_mode) == 0o666 & ~mask
+
+
+@pytest.mark.skipif(sys.platform == "win32" or sys.platform == "darwin",
+                    reason="file names that are not UTF-8 exist on Linux file systems")
+def test_name_that_is_not_utf8_reaches_the_provenance(tmp_path):
+    from pptx import Presentation
+
+    odd = os.path.join(os.fsencode(tmp_path), b"z16_\xff\xfe_ZOSA.rdw.gz")
+    shutil.copyfile(A, odd)
+    name = os.fsdecode(odd)
+    out = tmp_path / "deck.pptx"
+    assert main(["export", name, "--out", str(out)]) == 0
+    notes = Presentation(str(out)).slides[0].notes_slide.notes_text_frame.text
+    size = os.path.getsize(A)
+    import hashlib
+
+    digest = hashlib.sha256(Path(A).read_bytes()).hexdigest()
+    assert "z16_\\xff\\xfe_ZOSA.rdw.gz" in notes and f"{size:,} bytes" in notes and digest in notes
+    svg = tmp_path / "plot.svg"
+    assert main(["export", name, "--out", str(svg), "--size", "1024x700"]) == 0
+    assert svg.stat().st_size > 0
