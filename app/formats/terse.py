@@ -147,13 +147,16 @@ def unterse(raw, file: str, *, write: Callable[[memoryview], object] | None = No
     run = _ct.step if compiled() else T.step
     info = Untersed(hdr)
     out = bytearray()
-    buf = bytearray(chunk + _CARRY + T.PACK_ROOM)
+    buf = bytearray(min(chunk, max(1 << 16, 16 * len(raw))) + _CARRY + T.PACK_ROOM)
     olen = 0
     n = len(raw)
     while True:
         if cancel is not None and cancel():
             raise Cancelled()
+        before = (olen, int(st[T.CODE]))
         olen = run(st, raw, buf, olen)
+        if (olen, int(st[T.CODE])) == before and st[T.STATUS] == T.RUN:    # cannot happen: the buffer
+            raise RuntimeError("the TERSE loop made no progress")          # always has room for a code
         status = int(st[T.STATUS])
         if status == T.END and hdr.variable and st[T.RECSTART] >= 0:     # a last record without its mark
             rs = int(st[T.RECSTART])

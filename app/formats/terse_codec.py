@@ -84,12 +84,12 @@ def step(s: np.ndarray, raw, out: bytearray, olen: int) -> int:
     """Decode from the state ``s`` into ``out`` (whose first ``olen`` bytes are kept) until ``out`` is nearly
     full or the stream stops (``s[STATUS]`` != RUN); returns the new output length."""
     st = s.tolist()
-    olen = (_pack if st[MODE] == PACK else _spack)(st, bytes(raw) if not isinstance(raw, bytes) else raw, out, olen)
+    olen = (_pack if st[MODE] == PACK else _spack)(st, raw, out, olen)
     s[:] = st
     return olen
 
 
-def _code(raw: bytes, n: int, base: int, k: int) -> int:
+def _code(raw, n: int, base: int, k: int) -> int:
     """The ``k``-th 12-bit code, or -1 when the input ends first."""
     b = base + ((3 * k) >> 1)
     if b + 1 >= n:
@@ -136,7 +136,7 @@ class _Out:
         return self.n
 
 
-def _pack(st: list, raw: bytes, buf: bytearray, olen: int) -> int:
+def _pack(st: list, raw, buf: bytearray, olen: int) -> int:
     o = _Out(st, buf, olen)
     n, base, k, x = len(raw), st[BASE], st[CODE], st[PREV]
     limit = len(buf) - PACK_ROOM
@@ -197,7 +197,7 @@ def _bad(i: int) -> bool:
     return not 0 <= i < TREE
 
 
-def _spack(st: list, raw: bytes, buf: bytearray, olen: int) -> int:
+def _spack(st: list, raw, buf: bytearray, olen: int) -> int:
     o = _Out(st, buf, olen)
     n, base, k = len(raw), st[BASE], st[CODE]
     L, R, B, C = A0, A1, A2, A3
