@@ -221,13 +221,22 @@ def read_bytes(data, file: str, progress: Progress | None = None,
 
 def _tersed_result(result: ReadResult, tersed, file: str) -> None:
     """Name the framing of a tersed file ('terse PACK + RDW') and say what it holds when it held no counters."""
-    result.framing = f"terse {tersed.header.mode} + {result.framing.upper()}"
+    inner = result.framing if result.kind != "unknown" and result.framing not in ("unknown", "none") else ""
+    result.framing = f"terse {tersed.header.mode}" + (f" + {inner.upper()}" if inner else "")
     result.meta["terse"] = {"mode": tersed.header.mode, "recfm": tersed.header.recfm,
                             "lrecl": tersed.header.dataset_lrecl, "records": tersed.records,
                             "untersed_size": tersed.size}
-    if not len(result.samples):
-        result.findings.append(make_finding(file, None, "info", "tersed-file", f"is a tersed data set "
-                                            f"({tersed.describe()})", "it holds no SMF 113 or MONWRITE counters"))
+    if len(result.samples):
+        return
+    what = f"is a tersed data set ({tersed.describe()})"
+    if inner:
+        result.findings.append(make_finding(file, None, "info", "tersed-file", what,
+                                            "it holds no SMF 113 or MONWRITE counters"))
+        return
+    result.findings = [f for f in result.findings if f.code != "unknown-framing"]
+    result.findings.insert(0, make_finding(file, None, "error", "tersed-not-smf", f"{what} that holds no SMF "
+                                           "or MONWRITE records", "nothing was read from it; `nestscope unterse "
+                                           "FILE --out OUT` writes the data set to look at"))
 
 
 # ----------------------------------------------------------------------------- gzip
