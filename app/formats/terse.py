@@ -99,7 +99,7 @@ def _be(b, p: int, w: int) -> int:
 
 def parse_header(data) -> TerseHeader | None:
     """The header of a tersed data set at the start of ``data``, or None when ``data`` does not start with one."""
-    if len(data) < HEADER_SIZE + 2:
+    if len(data) < HEADER_SIZE:
         return None
     version, recfm, flags, ratio = data[0], data[1], data[4], data[5]
     r1, blk, r2 = _be(data, 2, 2), _be(data, 6, 2), _be(data, 8, 4)
