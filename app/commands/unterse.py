@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_NOTHING
     try:
         with atomic_output(args.out, [args.file], suffix=".part") as tmp, open(tmp, "wb") as out:
-            _, info = terse.unterse(raw, file, write=out.write, ratio=max_ratio())
+            _, info = terse.unterse(raw, file, write=out.write, ratio=max_ratio(), floor=terse.RATIO_FLOOR)
             if info.stop:
                 raise _Stopped(info.stop)
     except _Stopped as exc:
