@@ -11,7 +11,8 @@
  *   length.  Every index read back from the dictionary is checked before use, exactly where the Python loop
  *   checks it, so damaged input gives the same status and the same bytes on both paths.
  *
- * The tables are copied into local int32 arrays for the call and written back at its end.
+ * The tables are copied into local arrays for the call and written back at its end: PACK's as one 8-byte record
+ * per node (the dictionary fits the first-level cache), SPACK's as int32 tables.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -84,11 +85,16 @@ static inline int32_t code_at(const unsigned char *raw, Py_ssize_t n, int64_t ba
 
 #define BAD(i) ((i) < 0 || (i) >= TREE)
 
-static void run_pack(int64_t *s, int32_t *t, const unsigned char *raw, Py_ssize_t n, Out *o, Py_ssize_t cap)
+/* One PACK node in 8 bytes (every value is below 4,097), so the whole dictionary (32 KB) stays in L1. */
+typedef struct {
+    int16_t fa, ext, bw, fw;
+} Node;
+
+static void run_pack(int64_t *s, Node *t, const unsigned char *raw, Py_ssize_t n, Out *o, Py_ssize_t cap)
 {
-    int32_t *fa = t, *ext = t + TREE, *bw = t + 2 * TREE, *fw = t + 3 * TREE;
     int64_t k = s[CODE], base = s[BASE];
     int32_t x = (int32_t)s[PREV];
+    int32_t path[CHAIN_MAX];
     Py_ssize_t limit = cap - PACK_ROOM;
     int status = RUN;
     while (o->n <= limit) {
@@ -103,46 +109,37 @@ static void run_pack(int64_t *s, int32_t *t, const unsigned char *raw, Py_ssize_
             status = END;
             break;
         }
-        int32_t y = bw[0], q = bw[y], r, e, h, p = 0;
-        bw[0] = q;
-        fw[q] = 0;
-        h = y;
-        int steps = 0;
-        while (d > CODESIZE) {
-            if (++steps > CHAIN_MAX) {
+        int32_t y = t[0].bw, q = t[y].bw, r, h = y, code = d, np = 0;
+        t[0].bw = (int16_t)q;
+        t[q].fw = 0;
+        while (d > CODESIZE) {        /* walk up to the root, moving each node of the path to the front */
+            if (np >= CHAIN_MAX) {
                 status = BAD_CHAIN;
                 break;
             }
-            q = fw[d];
-            r = bw[d];
-            fw[r] = q;
-            bw[q] = r;
-            fw[d] = h;
-            bw[h] = d;
+            q = t[d].fw;
+            r = t[d].bw;
+            t[r].fw = (int16_t)q;
+            t[q].bw = (int16_t)r;
+            t[d].fw = (int16_t)h;
+            t[h].bw = (int16_t)d;
             h = d;
-            e = fa[d];
-            fa[d] = p;
-            p = d;
-            d = e;
+            path[np++] = d;
+            d = t[d].fa;
         }
         if (status)
             break;
-        q = fw[0];
-        fw[y] = q;
-        bw[q] = y;
-        fw[0] = h;
-        bw[h] = 0;
-        ext[x] = d;
+        q = t[0].fw;
+        t[y].fw = (int16_t)q;
+        t[q].bw = (int16_t)y;
+        t[0].fw = (int16_t)h;
+        t[h].bw = 0;
+        t[x].ext = (int16_t)d;
         int ok = put(o, d);
+        while (np > 0)
+            ok = put(o, t[path[--np]].ext) && ok;
         x = y;
-        while (p != 0) {
-            e = fa[p];
-            ok = put(o, ext[p]) && ok;
-            fa[p] = d;
-            d = p;
-            p = e;
-        }
-        fa[y] = d;
+        t[y].fa = (int16_t)code;
         if (!ok) {
             status = LONG_RECORD;
             break;
@@ -316,22 +313,43 @@ static PyObject *step(PyObject *self, PyObject *args)
     }
     int64_t *s = (int64_t *)sb.buf;
     int32_t *t = (int32_t *)PyMem_Malloc((4 * TREE + STACK_MAX) * sizeof(int32_t));
-    if (t == NULL) {
+    Node *nodes = (Node *)PyMem_Malloc(TREE * sizeof(Node));
+    if (t == NULL || nodes == NULL) {
+        PyMem_Free(t);
+        PyMem_Free(nodes);
         PyErr_NoMemory();
         goto done;
     }
-    for (int i = 0; i < 4 * TREE + STACK_MAX; i++)
-        t[i] = (int32_t)s[HEAD + i];
     Out o = {(unsigned char *)ob.buf, olen, (int)s[VAR], s[MAXREC], s[RECSTART], s[RECORDS]};
-    Py_BEGIN_ALLOW_THREADS
-    if (s[MODE] == 0)
-        run_pack(s, t, (const unsigned char *)rb.buf, rb.len, &o, ob.len);
-    else
-        run_spack(s, t, (const unsigned char *)rb.buf, rb.len, &o, ob.len);
-    Py_END_ALLOW_THREADS
-    for (int i = 0; i < 4 * TREE + STACK_MAX; i++)
-        s[HEAD + i] = t[i];
+    const unsigned char *r = (const unsigned char *)rb.buf;
+    if (s[MODE] == 0) {               /* PACK: tables in -> nodes, run, nodes -> tables out */
+        int64_t *a = s + HEAD;
+        for (int i = 0; i < TREE; i++) {
+            nodes[i].fa = (int16_t)a[i];
+            nodes[i].ext = (int16_t)a[TREE + i];
+            nodes[i].bw = (int16_t)a[2 * TREE + i];
+            nodes[i].fw = (int16_t)a[3 * TREE + i];
+        }
+        Py_BEGIN_ALLOW_THREADS
+        run_pack(s, nodes, r, rb.len, &o, ob.len);
+        Py_END_ALLOW_THREADS
+        for (int i = 0; i < TREE; i++) {
+            a[i] = nodes[i].fa;
+            a[TREE + i] = nodes[i].ext;
+            a[2 * TREE + i] = nodes[i].bw;
+            a[3 * TREE + i] = nodes[i].fw;
+        }
+    } else {
+        for (int i = 0; i < 4 * TREE + STACK_MAX; i++)
+            t[i] = (int32_t)s[HEAD + i];
+        Py_BEGIN_ALLOW_THREADS
+        run_spack(s, t, r, rb.len, &o, ob.len);
+        Py_END_ALLOW_THREADS
+        for (int i = 0; i < 4 * TREE + STACK_MAX; i++)
+            s[HEAD + i] = t[i];
+    }
     PyMem_Free(t);
+    PyMem_Free(nodes);
     s[RECSTART] = o.rs;
     s[RECORDS] = o.recs;
     res = PyLong_FromSsize_t(o.n);

@@ -6,7 +6,9 @@ record mark that ends a variable-length record, and codes 258..4095 name entries
 ends rebuild as they go:
 
 * PACK keeps a tree of 3,838 nodes, each a parent link plus one extension symbol, recycled in least recently
-  used order; a code names a node whose path back to a root spells its symbols (IBM's original TERSE);
+  used order; a code names a node whose path back to a root spells its symbols (IBM's original TERSE; the
+  decoder published by the Open Mainframe Project reverses the parent links on the way up and restores them on
+  the way down, which leaves the same tree as walking with a stack, as here);
 * SPACK keeps pairs (left, right) of earlier codes, each new pair being (previous code, this code), with
   reference counts and a least-recently-used list of pairs nobody refers to, which are reused when the
   dictionary is full.
@@ -155,10 +157,9 @@ def _pack(st: list, raw, buf: bytearray, olen: int) -> int:
         q = st[A2 + y]
         st[A2 + 0] = q
         st[A3 + q] = 0
-        h, p, steps = y, 0, 0
-        while d > CODESIZE:               # walk up to the root, reversing the path and moving each node to front
-            steps += 1
-            if steps > CHAIN_MAX:
+        h, code, path = y, d, []
+        while d > CODESIZE:               # walk up to the root, moving each node of the path to the front
+            if len(path) >= CHAIN_MAX:
                 status = BAD_CHAIN
                 break
             q, r = st[A3 + d], st[A2 + d]
@@ -167,9 +168,8 @@ def _pack(st: list, raw, buf: bytearray, olen: int) -> int:
             st[A3 + d] = h
             st[A2 + h] = d
             h = d
-            e = st[A0 + d]
-            st[A0 + d] = p
-            p, d = d, e
+            path.append(d)
+            d = st[A0 + d]
         if status:
             break
         q = st[A3 + 0]
@@ -177,15 +177,12 @@ def _pack(st: list, raw, buf: bytearray, olen: int) -> int:
         st[A2 + q] = y
         st[A3 + 0] = h
         st[A2 + h] = 0
-        st[A1 + x] = d
+        st[A1 + x] = d                    # the previous new entry ends with this code's first symbol
         ok = o.put(d)
-        x = y
-        while p != 0:                     # back down the path: emit the extensions, restore the parent links
-            e = st[A0 + p]
+        for p in reversed(path):          # then the extensions from the root down
             ok = o.put(st[A1 + p]) and ok
-            st[A0 + p] = d
-            d, p = p, e
-        st[A0 + y] = d
+        x = y
+        st[A0 + y] = code                 # the new entry: this code's string and, later, one more symbol
         if not ok:
             status = LONG_RECORD
             break
