@@ -260,3 +260,27 @@ def test_state_layout_matches_the_compiled_loop():
     assert T.SIZE == 16 + 4 * 4097 + 4200
     src = (ROOT / "app" / "formats" / "_terse.c").read_text()
     assert "#define TREE 4097" in src and "#define STACK_MAX 4200" in src and "#define HEAD 16" in src
+
+
+# ----------------------------------------------------------------------------- the reader on damaged tersed SMF
+
+_RECS = rdw_records(gzip.decompress((SAMPLES / "after_z16_ZOSA_smf113.rdw.gz").read_bytes()))[:40]
+_TRS = tersed(_RECS, "PACK", variable=True, lrecl=32756, spanned=True)
+_END = terse.unterse(_TRS, "x")[1].consumed
+_PLAIN = read_bytes(_rdw(_RECS), "p.rdw").samples
+
+
+@settings(max_examples=30, deadline=None)
+@given(frac=st.floats(0.0, 1.0), xor=st.integers(0, 255))
+def test_reader_keeps_the_records_before_the_damage(frac, xor):
+    # cut the tersed SMF file at k (and flip byte k-1 when xor > 0): never an exception; the samples read are
+    # those of the first N records, N the records the unterse recovered
+    k = 13 + int(frac * (_END - 14))
+    raw = bytearray(_TRS[:k])
+    raw[-1] ^= xor
+    res = read_bytes(bytes(raw), "cut.trs")
+    assert any(f.code.startswith("terse-") or f.code in ("bad-terse",) for f in res.findings)
+    if res.kind == "smf" and xor == 0:
+        n = res.meta["terse"]["records"]
+        assert len(res.samples) == n
+        assert res.samples["B0"].tolist() == _PLAIN["B0"].iloc[:n].tolist()
