@@ -186,7 +186,9 @@ def read_bytes(data, file: str, progress: Progress | None = None,
 
     tersed = None
     if terse.looks_tersed(data):
-        out, tersed = terse.unterse(data, file, cap=max_bytes(), ratio=max_ratio(), cancel=cancel)
+        share = terse.PROGRESS_SHARE
+        out, tersed = terse.unterse(data, file, cap=max_bytes(), ratio=max_ratio(), cancel=cancel,
+                                    progress=(lambda f: progress(share * f)) if progress else None)
         pre.extend(tersed.findings)
         if tersed.stop or not out:
             return _unknown(file, size, "terse", tersed.stop or f"is a tersed data set ({tersed.describe()}) "
@@ -194,6 +196,8 @@ def read_bytes(data, file: str, progress: Progress | None = None,
                             "transfer the tersed file again in binary mode", "too-large" if tersed.stop
                             else "bad-terse", offset=None, extra=pre)
         data = out
+        if progress:                                   # the reader's progress fills the rest of the bar
+            progress = (lambda outer: lambda f: outer(share + (1.0 - share) * f))(progress)
     short = _memory_short(len(data))
     if short:
         return _unknown(file, size, "none", short, "nothing was read; close other programs, split the file, or "

@@ -48,6 +48,7 @@ BLOCK = 1024                      # a tersed data set is written in records of 1
 FLAG_MVS, FLAG_SPANNED = 0x04, 0x10
 OUT_CHUNK = 1 << 22               # output bytes per call of the loop
 RATIO_FLOOR = 256 << 20           # as for gzip: the ratio check starts once this much was untersed
+PROGRESS_SHARE = 0.3              # of a read's progress bar: the unterse (then the reader fills the rest)
 _CARRY = 65536 + 8                # the longest record kept back between chunks (an RDW holds 65,535)
 
 
@@ -130,14 +131,14 @@ def looks_tersed(data) -> bool:
 
 def unterse(raw, file: str, *, write: Callable[[memoryview], object] | None = None, cap: int | None = None,
             ratio: int = 0, cancel: Callable[[], bool] | None = None, floor: int = RATIO_FLOOR,
-            chunk: int = OUT_CHUNK) -> tuple[bytearray, Untersed]:
+            chunk: int = OUT_CHUNK, progress: Callable[[float], None] | None = None) -> tuple[bytearray, Untersed]:
     """Unterse ``raw`` (a tersed data set, bytes or a buffer; never modified).
 
     The output goes to ``write`` a chunk at a time (whole records only) when given, else into the returned
     bytearray.  ``cap``: most output bytes (None: no limit); ``ratio``: stop when the output grows past this
     many times the tersed bytes read, once past ``floor`` bytes (0: no check).  Damage keeps every record
     before it and is a finding; so are a cut and bytes after the end marker.  ``cancel`` is polled between
-    chunks (:class:`Cancelled`).
+    chunks (:class:`Cancelled`); ``progress`` is called with the fraction of the tersed bytes read after each.
     """
     hdr = parse_header(raw)
     if hdr is None:
@@ -184,6 +185,8 @@ def unterse(raw, file: str, *, write: Callable[[memoryview], object] | None = No
             info.stop = (f"expanded more than {ratio} times ({_size(info.consumed)} of tersed data gave over "
                          f"{_size(info.size)}): a decompression bomb or a file of nothing but repeats; if it is "
                          "real data, set NESTSCOPE_MAX_RATIO=0")
+        if progress is not None:
+            progress(min(info.consumed / max(n, 1), 1.0))
         if info.stop or status != T.RUN:
             break
         buf[:olen - keep] = buf[keep:olen]

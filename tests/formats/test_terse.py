@@ -284,3 +284,16 @@ def test_reader_keeps_the_records_before_the_damage(frac, xor):
         n = res.meta["terse"]["records"]
         assert len(res.samples) == n
         assert res.samples["B0"].tolist() == _PLAIN["B0"].iloc[:n].tolist()
+
+
+def test_progress_covers_the_unterse_then_the_reader(smf):
+    recs, plain = smf
+    raw = tersed(recs, "PACK", variable=True, lrecl=32756, spanned=True)
+    seen: list[float] = []
+    _, info = terse.unterse(raw, "x", progress=seen.append, chunk=1 << 16)
+    assert len(seen) >= 4 and seen == sorted(seen) and seen[-1] == pytest.approx(info.consumed / len(raw))
+    seen.clear()
+    read_bytes(raw, "x.trs", progress=seen.append)
+    share = terse.PROGRESS_SHARE
+    assert seen == sorted(seen) and seen[-1] == 1.0
+    assert any(0 < f <= share for f in seen) and any(f > share for f in seen)
