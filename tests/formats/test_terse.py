@@ -150,6 +150,7 @@ def test_an_rdw_chain_that_mimics_a_header_is_smf():
 
 SMALL = [(DATA / "TERSED" / n).read_bytes() for n in ("VB.XARGS.PACK", "VB.XARGS.SPACK", "FB.GRAMMAR.LSP.SPACK")]
 SMALL_END = [terse.unterse(raw, "x")[1].consumed for raw in SMALL]     # where the end marker ends
+DEEP = [(DATA / "TERSED" / n).read_bytes() for n in ("VB.CP.HTML.PACK", "VB.CP.HTML.SPACK")]
 
 
 def test_cut_keeps_whole_records_and_says_where():
@@ -187,6 +188,22 @@ def test_both_paths_agree_on_any_bytes(mode, variable, body):
     a, ai = terse.unterse(raw, "x")
     with kernel.pure():
         b, bi = terse.unterse(raw, "x")
+    assert bytes(a) == bytes(b) and ai.records == bi.records
+    assert [(f.code, f.offset, f.message) for f in ai.findings] == [(f.code, f.offset, f.message) for f in bi.findings]
+
+
+@needs_kernel
+@settings(max_examples=40, deadline=None)
+@given(which=st.integers(0, len(DEEP) - 1), frac=st.floats(0.0, 1.0), xor=st.integers(1, 255),
+       more=st.lists(st.tuples(st.floats(0.0, 1.0), st.integers(0, 255)), max_size=3))
+def test_both_paths_agree_on_damaged_real_data(which, frac, xor, more):
+    # damage anywhere in real AMATERSE streams long enough (over 3,838 codes) to fill and recycle the dictionary
+    raw = bytearray(DEEP[which])
+    for f, x in [(frac, xor), *more]:
+        raw[12 + int(f * (len(raw) - 13))] ^= x
+    a, ai = terse.unterse(bytes(raw), "x")
+    with kernel.pure():
+        b, bi = terse.unterse(bytes(raw), "x")
     assert bytes(a) == bytes(b) and ai.records == bi.records
     assert [(f.code, f.offset, f.message) for f in ai.findings] == [(f.code, f.offset, f.message) for f in bi.findings]
 
@@ -250,7 +267,8 @@ def test_chunked_output_is_the_same(smf):
     recs, plain = smf
     raw = tersed(recs, "PACK", variable=True, lrecl=32756, spanned=True)
     chunks = []
-    _, info = terse.unterse(raw, "x", write=lambda m: chunks.append(bytes(m)), chunk=1 << 16)
+    kept, info = terse.unterse(raw, "x", write=lambda m: chunks.append(bytes(m)), chunk=1 << 16)
+    assert kept == bytearray()                        # streamed: nothing is kept in memory
     assert b"".join(chunks) == plain and len(chunks) >= 4       # ~150 KB a call for 500 KB of output
     assert all(rdw_records(c) and _rdw(rdw_records(c)) == c for c in chunks)      # whole records per chunk
 
@@ -297,3 +315,22 @@ def test_progress_covers_the_unterse_then_the_reader(smf):
     share = terse.PROGRESS_SHARE
     assert seen == sorted(seen) and seen[-1] == 1.0
     assert any(0 < f <= share for f in seen) and any(f > share for f in seen)
+
+
+@settings(max_examples=40, deadline=None)
+@given(recs=st.lists(st.binary(min_size=0, max_size=300).map(lambda b: bytes(x % 3 + 0x40 for x in b)),
+                     min_size=1, max_size=40),
+       mode=st.sampled_from(["PACK", "SPACK"]))
+def test_any_variable_records_round_trip(recs, mode):
+    # the records of any VB data set (empty ones too: an RDW of length 4) come back with their RDWs
+    out, info = terse.unterse(tersed(recs, mode, variable=True, lrecl=300), "x")
+    assert bytes(out) == _rdw(recs) and info.records == len(recs) and info.findings == []
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_last_variable_record_without_its_mark_is_kept(path):
+    # literal SPACK codes: X'C1' X'C2', record mark, X'C3', end marker (no mark: the record still counts)
+    raw = header("SPACK", True, 100) + pack_codes([0xC2, 0xC3, 257, 0xC4, 0])
+    out, info = _unterse(raw, path)
+    assert bytes(out) == b"\x00\x06\x00\x00\xc1\xc2" + b"\x00\x05\x00\x00\xc3"
+    assert info.records == 2 and info.findings == []
