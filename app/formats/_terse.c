@@ -12,7 +12,7 @@
  *   checks it, so damaged input gives the same status and the same bytes on both paths.
  *
  * The tables are copied into local arrays for the call and written back at its end: PACK's as one 8-byte record
- * per node (the dictionary fits the first-level cache), SPACK's as int32 tables.
+ * per node (the dictionary fits the first-level cache), SPACK's as one 16-byte record per pair.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -150,8 +150,14 @@ static void run_pack(int64_t *s, Node *t, const unsigned char *raw, Py_ssize_t n
     s[STATUS] = status;
 }
 
+/* One SPACK entry in 16 bytes: left and right parts, and the links / reference count of the LRU list. */
 typedef struct {
-    int32_t *L, *R, *B, *C, *stk;
+    int32_t l, r, b, c;
+} Pair;
+
+typedef struct {
+    Pair *n;
+    int32_t *stk;
     int64_t *s;
     int64_t sp;
 } Spack;
@@ -160,23 +166,23 @@ typedef struct {
 static inline int32_t descend(Spack *z, int32_t x)
 {
     while (x > CODESIZE) {
-        if (BAD(x) || z->L[x] < 0 || z->sp >= STACK_MAX)
+        if (BAD(x) || z->n[x].l < 0 || z->sp >= STACK_MAX)
             return -1;
-        z->stk[z->sp++] = z->R[x];
-        x = z->L[x];
+        z->stk[z->sp++] = z->n[x].r;
+        x = z->n[x].l;
     }
     return x;
 }
 
 static inline int lru_add(Spack *z, int32_t m)
 {
-    int32_t back = z->B[0];
+    int32_t back = z->n[0].b;
     if (BAD(back))
         return 0;
-    z->C[m] = 0;
-    z->B[0] = m;
-    z->B[m] = back;
-    z->C[back] = m;
+    z->n[m].c = 0;
+    z->n[0].b = m;
+    z->n[m].b = back;
+    z->n[back].c = m;
     return 1;
 }
 
@@ -184,47 +190,48 @@ static inline int delete_ref(Spack *z, int32_t m)
 {
     if (BAD(m))
         return 0;
-    if (z->C[m] == NONE)
+    if (z->n[m].c == NONE)
         return lru_add(z, m);
-    z->C[m] += 1;
+    z->n[m].c += 1;
     return 1;
 }
 
 static inline int bump_ref(Spack *z, int32_t m)
 {
-    if (z->C[m] < 0) {
-        z->C[m] -= 1;
+    if (z->n[m].c < 0) {
+        z->n[m].c -= 1;
         return 1;
     }
-    int32_t f = z->C[m], pv = z->B[m];
+    int32_t f = z->n[m].c, pv = z->n[m].b;
     if (BAD(f) || BAD(pv))
         return 0;
-    z->C[pv] = f;
-    z->B[f] = pv;
-    z->C[m] = NONE;
+    z->n[pv].c = f;
+    z->n[f].b = pv;
+    z->n[m].c = NONE;
     return 1;
 }
 
 static inline int lru_kill(Spack *z)
 {
-    int32_t p = z->C[0];
+    int32_t p = z->n[0].c;
     if (BAD(p) || p == 0)
         return 0;
-    int32_t q = z->C[p], r = z->B[p];
+    int32_t q = z->n[p].c, r = z->n[p].b;
     if (BAD(q) || BAD(r))
         return 0;
-    z->B[q] = r;
-    z->C[r] = q;
-    if (!(delete_ref(z, z->L[p]) && delete_ref(z, z->R[p])))
+    z->n[q].b = r;
+    z->n[r].c = q;
+    if (!(delete_ref(z, z->n[p].l) && delete_ref(z, z->n[p].r)))
         return 0;
-    z->C[p] = (int32_t)z->s[AVAIL];
+    z->n[p].c = (int32_t)z->s[AVAIL];
     z->s[AVAIL] = p;
     return 1;
 }
 
-static void run_spack(int64_t *s, int32_t *t, const unsigned char *raw, Py_ssize_t n, Out *o, Py_ssize_t cap)
+static void run_spack(int64_t *s, Pair *t, int32_t *stk, const unsigned char *raw, Py_ssize_t n, Out *o,
+                      Py_ssize_t cap)
 {
-    Spack z = {t, t + TREE, t + 2 * TREE, t + 3 * TREE, t + 4 * TREE, s, s[SP]};
+    Spack z = {t, stk, s, s[SP]};
     int64_t k = s[CODE], base = s[BASE];
     Py_ssize_t limit = cap - SPACK_ROOM;
     int status = RUN;
@@ -254,10 +261,10 @@ static void run_spack(int64_t *s, int32_t *t, const unsigned char *raw, Py_ssize
                     status = BAD_CODE;
                     break;
                 }
-                s[AVAIL] = z.C[node];
+                s[AVAIL] = z.n[node].c;
                 int32_t h = (int32_t)s[PREV];
-                z.L[node] = h;
-                z.R[node] = g;
+                z.n[node].l = h;
+                z.n[node].r = g;
                 if (!(bump_ref(&z, h) && bump_ref(&z, g) && lru_add(&z, (int32_t)node))) {
                     status = BAD_CODE;
                     break;
@@ -339,14 +346,29 @@ static PyObject *step(PyObject *self, PyObject *args)
             a[2 * TREE + i] = nodes[i].bw;
             a[3 * TREE + i] = nodes[i].fw;
         }
-    } else {
-        for (int i = 0; i < 4 * TREE + STACK_MAX; i++)
-            t[i] = (int32_t)s[HEAD + i];
+    } else {                          /* SPACK: tables in -> pairs + stack, run, back out */
+        int64_t *a = s + HEAD;
+        Pair *pairs = (Pair *)t;
+        int32_t *stk = t + 4 * TREE;
+        for (int i = 0; i < TREE; i++) {
+            pairs[i].l = (int32_t)a[i];
+            pairs[i].r = (int32_t)a[TREE + i];
+            pairs[i].b = (int32_t)a[2 * TREE + i];
+            pairs[i].c = (int32_t)a[3 * TREE + i];
+        }
+        for (int i = 0; i < STACK_MAX; i++)
+            stk[i] = (int32_t)a[4 * TREE + i];
         Py_BEGIN_ALLOW_THREADS
-        run_spack(s, t, r, rb.len, &o, ob.len);
+        run_spack(s, pairs, stk, r, rb.len, &o, ob.len);
         Py_END_ALLOW_THREADS
-        for (int i = 0; i < 4 * TREE + STACK_MAX; i++)
-            s[HEAD + i] = t[i];
+        for (int i = 0; i < TREE; i++) {
+            a[i] = pairs[i].l;
+            a[TREE + i] = pairs[i].r;
+            a[2 * TREE + i] = pairs[i].b;
+            a[3 * TREE + i] = pairs[i].c;
+        }
+        for (int i = 0; i < STACK_MAX; i++)
+            a[4 * TREE + i] = stk[i];
     }
     PyMem_Free(t);
     PyMem_Free(nodes);
