@@ -156,8 +156,8 @@ def unterse(raw, file: str, *, write: Callable[[memoryview], object] | None = No
             raise Cancelled()
         before = (olen, int(st[T.CODE]))
         olen = run(st, raw, buf, olen)
-        if (olen, int(st[T.CODE])) == before and st[T.STATUS] == T.RUN:    # cannot happen: the buffer
-            raise RuntimeError("the TERSE loop made no progress")          # always has room for a code
+        if (olen, int(st[T.CODE])) == before and st[T.STATUS] == T.RUN:    # never expected (the buffer always
+            st[T.STATUS] = T.BAD_CODE                                      # has room for a code): stop, not hang
         status = int(st[T.STATUS])
         if status == T.END and hdr.variable and st[T.RECSTART] >= 0:     # a last record without its mark
             rs = int(st[T.RECSTART])
