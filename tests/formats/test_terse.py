@@ -334,3 +334,11 @@ def test_last_variable_record_without_its_mark_is_kept(path):
     out, info = _unterse(raw, path)
     assert bytes(out) == b"\x00\x06\x00\x00\xc1\xc2" + b"\x00\x05\x00\x00\xc3"
     assert info.records == 2 and info.findings == []
+
+
+def test_a_loop_without_progress_ends_as_damage(monkeypatch):
+    # guard against a hang: a loop call that neither reads a code nor writes a byte stops the stream
+    monkeypatch.setattr(T, "step", lambda st, raw, buf, olen: olen)
+    with kernel.pure():
+        out, info = terse.unterse(SMALL[0], "x")
+    assert out == bytearray() and [f.code for f in info.findings] == ["terse-damaged"]
