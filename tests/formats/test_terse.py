@@ -342,3 +342,15 @@ def test_a_loop_without_progress_ends_as_damage(monkeypatch):
     with kernel.pure():
         out, info = terse.unterse(SMALL[0], "x")
     assert out == bytearray() and [f.code for f in info.findings] == ["terse-damaged"]
+
+
+def test_misuse_is_refused():
+    with pytest.raises(ValueError):
+        terse.unterse(b"\x00" * 64, "x")                       # not a tersed data set: callers check first
+    if terse.compiled():
+        import numpy as np
+
+        with pytest.raises(ValueError):                          # a state vector of the wrong size
+            terse._ct.step(np.zeros(10, np.int64), SMALL[0], bytearray(1 << 16), 0)
+        with pytest.raises(ValueError):                          # an output length past the buffer
+            terse._ct.step(T.new_state(T.PACK, True, 100), SMALL[0], bytearray(16), 17)
