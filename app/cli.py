@@ -16,7 +16,7 @@ EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_NOTHING = 3
 
-COMMANDS = ["info", "report", "compare", "export", "sample", "snapshot", "cache", "extract", "query", "gui"]
+COMMANDS = ["info", "report", "compare", "export", "sample", "snapshot", "cache", "extract", "query", "unterse", "gui"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -3,9 +3,10 @@
 ``read_file`` is the one entry point: it opens the file once (never writes it),
 refuses what is not a regular file (a FIFO or a device would block or never
 end), maps or reads it once (the content digest comes from the same bytes),
-undoes gzip member by member in a streaming way with a size cap, recognises the
-kind of data by validating its structure (never by the file name) and hands the
-bytes to the SMF 113 or the MONWRITE reader.
+undoes gzip member by member in a streaming way with a size cap, unterses a
+tersed data set (AMATERSE PACK / SPACK, :mod:`app.formats.terse`) the same way,
+recognises the kind of data by validating its structure (never by the file
+name) and hands the bytes to the SMF 113 or the MONWRITE reader.
 
 Memory bound: the decompressed data of one file is capped at
 ``NESTSCOPE_MAX_BYTES`` (default 4 GiB; accepts suffixes K, M, G); a gzip
@@ -108,7 +109,7 @@ def read_file(path: str | Path, progress: Progress | None = None, cancel: Cancel
 
 def _read_file(path: str | Path, progress: Progress | None = None, cancel: Cancel | None = None, *,
                digest: bool = False, counters: Collection[str] | None = None) -> ReadResult:
-    """Read one SMF or MONWRITE file (gzip allowed).  Never raises for bad data or bad paths.
+    """Read one SMF or MONWRITE file (gzip and TERSE allowed).  Never raises for bad data or bad paths.
 
     With ``digest=True`` the SHA-1 of the file's bytes (as stored, computed from the
     same read) is put in ``result.meta['sha1']``.  ``counters``: the counter columns
@@ -193,6 +194,22 @@ def read_bytes(data, file: str, progress: Progress | None = None,
     if not data:
         return _unknown(file, size, "none", "is empty (0 bytes)", "nothing to read; check the transfer",
                         "empty-file", offset=None, extra=pre)
+    from app.formats import terse  # local: keep import of the package light
+
+    tersed = None
+    if terse.looks_tersed(data):
+        share = terse.PROGRESS_SHARE
+        out, tersed = terse.unterse(data, file, cap=max_bytes(), ratio=max_ratio(), cancel=cancel,
+                                    progress=(lambda f: progress(share * f)) if progress else None)
+        pre.extend(tersed.findings)
+        if tersed.stop or not out:
+            return _unknown(file, size, "terse", tersed.stop or f"is a tersed data set ({tersed.describe()}) "
+                            "from which no record could be untersed", "nothing was read" if tersed.stop else
+                            "transfer the tersed file again in binary mode", "too-large" if tersed.stop
+                            else "bad-terse", offset=None, extra=pre)
+        data = out
+        if progress:                                   # the reader's progress fills the rest of the bar
+            progress = (lambda outer: lambda f: outer(share + (1.0 - share) * f))(progress)
     short = _memory_short(len(data))
     if short:
         return _unknown(file, size, "none", short, "nothing was read; close other programs, split the file, or "
@@ -207,6 +224,8 @@ def read_bytes(data, file: str, progress: Progress | None = None,
         result = monwrite.read_monwrite(data, file, progress=progress, cancel=cancel)
     else:
         result = smf113.read_smf(data, file, progress=progress, cancel=cancel, counters=counters)
+    if tersed is not None:
+        _tersed_result(result, tersed, file)
     if suffix:
         result.framing += suffix
         result.meta["decompressed_size"] = len(data)
@@ -214,6 +233,26 @@ def read_bytes(data, file: str, progress: Progress | None = None,
         result.findings = [*pre, *result.findings]
     result.size = size
     return result
+
+
+def _tersed_result(result: ReadResult, tersed, file: str) -> None:
+    """Name the framing of a tersed file ('terse PACK + RDW') and say what it holds when it held no counters."""
+    inner = result.framing if result.kind != "unknown" and result.framing not in ("unknown", "none") else ""
+    result.framing = f"terse {tersed.header.mode}" + (f" + {inner.upper()}" if inner else "")
+    result.meta["terse"] = {"mode": tersed.header.mode, "recfm": tersed.header.recfm,
+                            "lrecl": tersed.header.dataset_lrecl, "records": tersed.records,
+                            "untersed_size": tersed.size}
+    if len(result.samples):
+        return
+    what = f"is a tersed data set ({tersed.describe()})"
+    if inner:
+        result.findings.append(make_finding(file, None, "info", "tersed-file", what,
+                                            "it holds no SMF 113 or MONWRITE counters"))
+        return
+    result.findings = [f for f in result.findings if f.code != "unknown-framing"]
+    result.findings.insert(0, make_finding(file, None, "error", "tersed-not-smf", f"{what} that holds no SMF "
+                                           "or MONWRITE records", "nothing was read from it; `nestscope unterse "
+                                           "FILE --out OUT` writes the data set to look at"))
 
 
 # ----------------------------------------------------------------------------- gzip

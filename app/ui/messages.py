@@ -61,10 +61,11 @@ WS_ERROR_TITLE = "Cannot open the workspace"
 ACT_ABOUT = "&About NestScope"
 
 FILE_FILTERS = ";;".join([
-    "SMF and MONWRITE data (*.smf *.bin *.dat *.mon *.monwrite *.gz *.dump *.raw)",
+    "SMF and MONWRITE data (*.smf *.bin *.dat *.mon *.monwrite *.gz *.dump *.raw *.trs *.terse)",
     "SMF 113 (*.smf *.bin *.dat *.dump *.raw)",
     "z/VM MONWRITE (*.mon *.monwrite *.bin *.dat)",
     "gzip compressed (*.gz)",
+    "tersed with AMATERSE (*.trs *.terse *.pack *.spack)",
     "All files (*)",
 ])
 OPEN_DIALOG_TITLE = "Open SMF 113 or MONWRITE files"
