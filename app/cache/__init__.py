@@ -1,9 +1,11 @@
 """The workspace cache: decoded files (and the intervals built from them) kept as Parquet.
 
 Opening a file again in a new process reads its counter samples from the cache instead of decoding the
-bytes again.  An entry is keyed by the file's absolute path, size, modification time (ns) and the reader
-version (a digest of the reader sources), and every one of those is checked again when the entry is read:
-an entry is never trusted when any of them changed.  Entries are plain folders under the user's cache
+bytes again.  An entry is keyed by the file's absolute path, size, modification time (ns), inode, change time
+(ns) and the reader version (a digest of the reader sources), and every one of those is checked again when the
+entry is read: an entry is never trusted when any of them changed.  Every part of an entry is checksummed
+(:mod:`app.cache.entry`); an entry failing a check is removed, the file decoded again and an info finding
+(``cache-damaged``) says so.  Entries are plain folders under the user's cache
 directory (platformdirs), written to a temporary folder first and renamed into place, so a cache that is
 deleted, cut short or corrupted costs only a new decode, never wrong numbers: a damaged entry is removed
 and the file is read again.  The cache keeps to a size cap (least recently used entries go first).
@@ -29,13 +31,13 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from app.cache.entry import (DEFAULT_MAX_MB, FORMAT, CacheError, _file_identity, _key, _versions, counters_tag,
-                             engine_version, reader_version)
+from app.cache.entry import (DEFAULT_MAX_MB, FORMAT, CacheError, DamagedEntry, _file_identity, _key, _versions,
+                             counters_tag, damaged_finding, engine_version, reader_version)
 from app.cache.store import _LAZY, Cache, CachedReadResult, CacheInfo
 from app.cache.writer import WritePause, pause_writes, wait_for_writes, writes_paused
 from app.formats.schema import ReadResult
 
-__all__ = ["Cache", "CacheError", "CacheInfo", "CachedReadResult", "WritePause", "default_cache", "read_file",
+__all__ = ["Cache", "CacheError", "DamagedEntry", "CacheInfo", "CachedReadResult", "WritePause", "default_cache", "read_file",
            "read_with_digest", "reader_version", "engine_version", "counters_tag", "intervals_key",
            "pause_writes", "writes_paused", "wait_for_writes", "FORMAT", "DEFAULT_MAX_MB", "_LAZY", "_versions",
            "_key"]
@@ -74,24 +76,27 @@ def read_file(path: str | Path, progress: Callable[[float], None] | None = None,
     c = default_cache() if cache is True else (cache or None)
     if c is None:
         return decode(path, progress=progress, cancel=cancel, counters=counters)
-    hit = c.load_result(path, counters)
+    hit, damage = c.lookup(path, counters)
     if hit is not None:
         if progress:
             progress(1.0)
         return hit
     ident = _file_identity(path)
     res = decode(path, progress=progress, cancel=cancel, counters=counters)
-    _store_fresh(c, path, res, ident, digest, counters)
+    _store_fresh(c, path, res, ident, digest, counters, damage)
     return res
 
 
 def _store_fresh(c: Cache | None, path: str | Path, res: ReadResult, ident: dict | None, digest: str,
-                 counters: Collection[str] | None = None) -> None:
-    """Store a fresh read unless the file changed while it was read (identity taken before the read)."""
+                 counters: Collection[str] | None = None, damage: str = "") -> None:
+    """Store a fresh read unless the file changed while it was read (identity taken before the read); ``damage``:
+    why the file's entry was removed (an info finding on this read, not stored with the new entry)."""
     if c is not None and ident is not None and ident == _file_identity(path):
         key = c.store_result(path, res, ident, digest=digest, counters=counters)
         if key:
             res.meta["cache_key"] = key
+    if damage:
+        res.findings = [*res.findings, damaged_finding(res.file, damage)]
 
 
 def intervals_key(results: list[ReadResult], extra: Any) -> str | None:
@@ -115,7 +120,7 @@ def read_with_digest(path: str | Path, digest_fn: Callable[[str | Path], str] | 
         res = read_file(path, progress=progress, cancel=cancel, cache=c if c is not None else False,
                         counters=counters)
         return res, (res.meta.get("digest", "") if isinstance(res.meta, dict) else "")
-    hit = c.load_result(path, counters) if c is not None else None
+    hit, damage = c.lookup(path, counters) if c is not None else (None, "")
     if hit is not None:             # an entry stored without a digest (none was needed then): hash the file only
         digest = hit.meta.get("digest") or digest_fn(path)
         if progress:
@@ -142,6 +147,6 @@ def read_with_digest(path: str | Path, digest_fn: Callable[[str | Path], str] | 
     if "error" in box:
         raise box["error"]
     digest = box.get("digest", "")
-    _store_fresh(c, path, res, ident, digest, counters)
+    _store_fresh(c, path, res, ident, digest, counters, damage)
     return res, digest
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import pandas as pd
 
-from app.cache.entry import (_ENTRY, DEFAULT_MAX_MB, FORMAT, CacheError, _dtypes, _file_identity,
+from app.cache.entry import (_ENTRY, DEFAULT_MAX_MB, FORMAT, CacheError, DamagedEntry, _dtypes, _file_identity,
                              _finding_from_json, _finding_to_json, _frame_from_parquet, _frame_to_parquet, _json_safe,
                              _key, _plain, _renamed_finding, _renamed_source, _restore_dtypes, counters_tag,
-                             engine_version, reader_version)
+                             damaged_finding, engine_version, footer_crc_of, reader_version, seal)
 from app.cache.writer import _submit, wait_for_writes
 from app.findings import Finding
 from app.formats.schema import ReadResult
@@ -64,8 +64,14 @@ class Cache:
             raise CacheError("no entry") from None
         except (OSError, ValueError) as exc:
             self._drop(d)
-            raise CacheError(f"damaged entry ({exc})") from None
-        if not isinstance(meta, dict) or any(meta.get(k) != v for k, v in expect.items()):
+            raise DamagedEntry(f"{_ENTRY} unreadable ({exc})") from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            self._drop(d)
+            raise CacheError("stale entry")
+        if meta.get("seal") != seal(meta):
+            self._drop(d)
+            raise DamagedEntry(f"{_ENTRY} does not match its checksum")
+        if any(meta.get(k) != v for k, v in expect.items()):
             self._drop(d)
             raise CacheError("stale entry")
         try:
@@ -104,11 +110,14 @@ class Cache:
                 if df is None:
                     continue
                 _frame_to_parquet(df, tmp / f"{name}.parquet")
-                meta["frames"][name] = {"rows": int(len(df)), "dtypes": _dtypes(df)}
+                meta["frames"][name] = {"rows": int(len(df)), "dtypes": _dtypes(df),
+                                        "footer_crc": footer_crc_of(tmp / f"{name}.parquet")}
             size = sum(p.stat().st_size for p in tmp.iterdir())
             if size > self.max_bytes:
                 raise CacheError("entry larger than the cache cap")
             meta["bytes"] = int(size)
+            meta = json.loads(json.dumps(meta, default=_plain))      # sealed as it will be read back
+            meta["seal"] = seal(meta)
             (tmp / _ENTRY).write_text(json.dumps(meta, default=_plain), encoding="utf-8")
             dest = self._entry_dir(kind, key)
             with self._lock:
@@ -132,16 +141,21 @@ class Cache:
         if info is None:
             return None
         try:
-            df = _frame_from_parquet(d / f"{name}.parquet")
+            df = _frame_from_parquet(d / f"{name}.parquet", footer_crc=info.get("footer_crc"))
             if len(df) != info["rows"]:
-                raise CacheError(f"{name}: {len(df)} rows instead of {info['rows']}")
+                raise DamagedEntry(f"{name}.parquet: {len(df)} rows instead of {info['rows']}")
+            if list(df.columns) != list(info["dtypes"]):
+                raise DamagedEntry(f"{name}.parquet: other columns than stored")
             return _restore_dtypes(df, info["dtypes"])
-        except CacheError:
+        except DamagedEntry:
             self._drop(d)
             raise
+        except FileNotFoundError:      # deleted meanwhile (cache cleared): a miss, not damage
+            self._drop(d)
+            raise CacheError(f"{name}.parquet has gone") from None
         except Exception as exc:  # noqa: BLE001 - any pyarrow/OS error means a damaged entry
             self._drop(d)
-            raise CacheError(f"damaged {name} ({type(exc).__name__}: {exc})") from None
+            raise DamagedEntry(f"{name}.parquet unreadable ({type(exc).__name__}: {exc})") from None
 
     # -- size cap ----------------------------------------------------------------------
     def _entries(self) -> list[tuple[Path, dict | None, float, int]]:
@@ -219,17 +233,25 @@ class Cache:
     def load_result(self, path: str | Path, counters: Collection[str] | None = None) -> CachedReadResult | None:
         """The cached read of ``path`` when its entry is valid for the file as it is now, else None
         (``counters``: the counter columns the read was asked for, see :func:`app.formats.read_file`)."""
+        return self.lookup(path, counters)[0]
+
+    def lookup(self, path: str | Path, counters: Collection[str] | None = None
+               ) -> tuple[CachedReadResult | None, str]:
+        """:meth:`load_result` and, when it is None because the entry failed a check (and was removed), what
+        failed ('' for a plain miss: no entry, or one of a changed file or reader)."""
         ident = _file_identity(path)
         if ident is None:
-            return None
+            return None, ""
         expect = dict(ident, reader=reader_version(), format=FORMAT, counters=counters_tag(counters))
         key = _key("read", expect)
         try:
             d, meta = self._load_entry("read", key, expect)
             partitions = self._frame(d, meta, "partitions")
             mt = self._frame(d, meta, "mt")
+        except DamagedEntry as exc:
+            return None, str(exc)
         except CacheError:
-            return None
+            return None, ""
         findings = [_finding_from_json(f) for f in meta.get("findings", [])]
         # the entry knows the file under the name it was first opened with (the key is the absolute path):
         # results, findings and the frames' source column name it as it is opened now
@@ -247,7 +269,7 @@ class Cache:
         res._rename = mapping
         res.meta["cache_key"] = key
         res.meta["digest"] = meta.get("digest", "")
-        return res
+        return res, ""
 
     def store_result(self, path: str | Path, result: Any, ident: dict | None = None,
                      digest: str = "", counters: Collection[str] | None = None) -> str | None:
@@ -356,8 +378,11 @@ class CachedReadResult(ReadResult):
     def samples(self) -> pd.DataFrame:  # type: ignore[override]
         v = self.__dict__.get("_samples", _LAZY)
         if v is _LAZY:
+            damage = ""
             try:
                 v = self._cache._frame(self._dir, self._meta, "samples")
+            except DamagedEntry as exc:
+                v, damage = None, str(exc)
             except CacheError:
                 v = None
             if v is None:
@@ -365,6 +390,8 @@ class CachedReadResult(ReadResult):
 
                 fresh = decode(self._path, counters=getattr(self, "_counters", None))
                 v = fresh.samples
+                if damage:
+                    self.findings = [*self.findings, damaged_finding(self.file, damage)]
             else:
                 v = _renamed_source(v, getattr(self, "_rename", {}))
             self.__dict__["_samples"] = v
