@@ -4,7 +4,7 @@
   checked when read: JSON, shape, its file name (the source file's SHA-256), part paths inside the dataset, seal.
 * A part file's size and CRC-32 are kept in its manifest entry (``part_keys[part]``: ``bytes``, ``crc32``, ``rows``)
   and checked before a query reads it (once per process for a part whose size, times and inode are unchanged);
-  a part of an older entry without them is checked by reading its Parquet footer.  Parts are written with page
+  a part of an older entry without them is checked by reading it whole with pyarrow.  Parts are written with page
   checksums too, so pyarrow finds damage inside a page when it reads one.
 * What fails is left out of the answer and said in a :class:`~app.findings.Finding` naming the manifest entry or
   part file and what the answer leaves out.
@@ -77,7 +77,7 @@ _CHECKED_LOCK = threading.Lock()
 
 def part_problem(path: Path, info: dict[str, Any]) -> str:
     """What is wrong with a committed part file ('' when nothing is): missing, another size, another CRC-32 than
-    its manifest entry recorded, or (entries without them) a Parquet footer that does not parse."""
+    its manifest entry recorded, or (entries without them) a Parquet file that pyarrow cannot read whole."""
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -97,11 +97,11 @@ def part_problem(path: Path, info: dict[str, Any]) -> str:
             return f"cannot be read ({exc.strerror or exc})"
         if got != info["crc32"]:
             why = f"CRC-32 {got:08X} instead of {int(info['crc32']):08X}"
-    else:
+    else:                  # a part of an entry written before issue 20: read it whole once (what DuckDB would)
         try:
             import pyarrow.parquet as pq
 
-            pq.ParquetFile(path).metadata
+            pq.read_table(path, page_checksum_verification=True)
         except Exception as exc:  # noqa: BLE001 - any pyarrow/OS error means a part that cannot be read
             why = f"not a readable Parquet file ({type(exc).__name__}: {str(exc)[:120]})"
     with _CHECKED_LOCK:

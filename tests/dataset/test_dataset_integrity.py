@@ -162,3 +162,26 @@ def test_query_cli_names_the_damage(ds, capsys):
     assert "nestscope query: warning: " in out.err and str(ds.root / part) in out.err
     assert main(["query", str(ds.root)]) == 0
     assert "left out: " + str(ds.root / part) in capsys.readouterr().out
+
+
+def test_part_of_an_older_entry_without_checks_is_read_whole(ds):
+    # an entry written before issue 20 records no size or CRC-32 of its parts (and no seal)
+    e = _entry(ds, Z16.name)
+    mpath = ds.root / "manifest" / f"{e['sha256']}.json"
+    for info in e["part_keys"].values():
+        for k in ("rows", "bytes", "crc32"):
+            info.pop(k)
+    e.pop("seal")
+    mpath.write_text(json.dumps(e), encoding="utf-8")
+    before = _lpar_rows(Dataset(ds.root))
+    assert len(before) == 2
+    (part,) = e["parts"]["intervals"]
+    path = ds.root / part
+    b = bytearray(path.read_bytes())
+    b[len(b) // 3:len(b) // 3 + 64] = b"\x00" * 64          # inside the compressed pages; the footer is intact
+    path.write_bytes(bytes(b))
+    fresh = Dataset(ds.root)
+    m = _lpar_rows(fresh)
+    pd.testing.assert_frame_equal(m, before[before["cec"] == "8561-45A12"].reset_index(drop=True))
+    (f,) = fresh.findings
+    assert f.code == "dataset-part-damaged" and "rows of" in f.message
