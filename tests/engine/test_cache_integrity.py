@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app import cache as wc
 from app.formats import read_file as decode
@@ -82,6 +84,38 @@ def test_flips_in_cached_samples_are_found_or_harmless(smf_entry):
     # have served the true frame (asserted above)
     assert found + harmless == len(bits)
     assert found >= 0.9 * len(bits)
+
+
+@pytest.fixture(scope="module")
+def flip_target(tmp_path_factory):
+    """A cached samples frame for the property test: (cache, entry folder, pristine copy, meta, true samples)."""
+    tmp = tmp_path_factory.mktemp("flips")
+    src = tmp / SMF
+    shutil.copy(SAMPLES / SMF, src)
+    cache = wc.Cache(tmp / "cache")
+    wc.read_file(src, cache=cache)
+    entry = _entry(cache)
+    good = tmp / "pristine"
+    shutil.copytree(entry, good)
+    return cache, entry, good, cache.lookup(src)[0]._meta, decode(src).samples
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(where=st.floats(min_value=0.0, max_value=1.0, exclude_max=True))
+def test_any_single_bit_flip_is_found_or_harmless(flip_target, where):
+    # property: whatever bit of a cached samples.parquet flips, the cache never serves other counters
+    cache, entry, good, meta, truth = flip_target
+    size = (good / "samples.parquet").stat().st_size
+    bit = int(where * size * 8)
+    shutil.rmtree(entry, ignore_errors=True)
+    shutil.copytree(good, entry)
+    _flip(entry / "samples.parquet", bit)
+    try:
+        got = cache._frame(entry, meta, "samples")
+    except wc.DamagedEntry:
+        assert not entry.exists()
+        return
+    pd.testing.assert_frame_equal(got, truth, obj=f"samples served after flipping bit {bit}")
 
 
 def test_damaged_samples_are_decoded_again_with_a_finding(smf_entry):
