@@ -48,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
         out = sys.stderr if r.status in ("unreadable", "error") else sys.stdout
         if not args.quiet or out is sys.stderr:
             print(f"[{r.status}] {r.message}", file=out)
+    if ds.cleaned:
+        print(f"{args.dataset}: removed {len(ds.cleaned)} leftover file(s) of interrupted extracts (an hour old "
+              "or more, listed by no manifest entry)", file=sys.stderr)
     print(f"{args.dataset}: {counts['added']} file(s) added ({samples:,} samples, {intervals:,} intervals), "
           f"{counts['present']} already present, {counts['unreadable']} without counter data, "
           f"{counts['error']} failed")

@@ -10,6 +10,10 @@ unless ``SPARK_MASTER`` names a cluster).  ``--every hour|day|week|month`` gives
 those whose midpoint falls on Monday..Friday.  ``--where`` takes column names of the dataset (cec, lpar, system, os,
 class, cpu, generation, machine_type...), 'strings', numbers, IN (...), AND, OR, NOT and comparisons.
 
+A damaged manifest entry or part file is left out of the answer and named on stderr (and under ``left_out`` in
+JSON, after the table): which file, what is wrong, what the answer leaves out.  Leftover files of killed extracts
+are listed there too (the next ``extract`` removes them).
+
 Exit codes: 0 ok, 2 usage error (bad option, bad --where, not a dataset), 3 the dataset holds no intervals.
 """
 
@@ -75,7 +79,8 @@ def to_csv(m: pd.DataFrame, by: str, ids: list[str], every: str | None) -> str:
     return report.to_csv(m, by, ids, lead=("period",) if every else ())
 
 
-def to_json(m: pd.DataFrame, by: str, ids: list[str], args, sets, n_files: int, spec=None) -> str:
+def to_json(m: pd.DataFrame, by: str, ids: list[str], args, sets, n_files: int, spec=None,
+            left_out: list | None = None) -> str:
     cols = _columns(by, ids, args.every)
     rows = []
     for rec in m.to_dict("records"):
@@ -87,7 +92,8 @@ def to_json(m: pd.DataFrame, by: str, ids: list[str], args, sets, n_files: int, 
                     "hours": args.hours, "days": args.days,
                     "shift": spec.shift.to_dict() if spec is not None and spec.shift is not None else None,
                     "where": args.where,
-                    "formula_sets": {g: sets[g].version for g in gens if g in sets}},
+                    "formula_sets": {g: sets[g].version for g in gens if g in sets},
+                    "left_out": [f.to_dict() for f in left_out or []]},
            "rows": rows}
     return json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
 
@@ -121,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
             from app.dataset.sql import DUCKDB, parse_where
             parse_where(args.where, DUCKDB)
         if not ds.parts("intervals"):
+            _say(_left_out(ds))
             print(f"nestscope query: {args.dataset}: the dataset holds no intervals yet "
                   "(nestscope extract FILE... --to DATASET)", file=sys.stderr)
             return EXIT_NOTHING
@@ -128,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
     except (DatasetError, QueryError, WhereError, FormulaFileError) as exc:
         return usage(str(exc))
     ids = metric_ids(sets)
+    left = _left_out(ds)
+    _say(left)
     n_files = sum(1 for e in ds.entries() if e.get("readable"))
     if args.format == "parquet":
         try:
@@ -139,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "csv":
         text = to_csv(m, args.by, ids, args.every)
     elif args.format == "json":
-        text = to_json(m, args.by, ids, args, sets, n_files, spec)
+        text = to_json(m, args.by, ids, args, sets, n_files, spec, left)
     else:
         ws = _Sets(sets, m)
         if args.every and len(m):
@@ -150,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             text = to_table(ws, m, args.by)
         text += f"dataset {args.dataset}: {n_files} file(s), engine {args.engine}\n"
+        text += "".join(f"left out: {f.message}\n" for f in left if f.severity != "info")
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8", newline="") as fh:
@@ -159,3 +169,20 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_OK
+
+
+def _left_out(ds) -> list:
+    """What the answer leaves out (damaged manifest entries and part files met), then the leftovers of killed
+    extracts (info: nothing is left out for them)."""
+    from app.dataset.integrity import leftover_finding
+
+    out = list(ds.findings)
+    rest = ds.leftovers()
+    if rest:
+        out.append(leftover_finding(ds.root, rest))
+    return out
+
+
+def _say(findings: list) -> None:
+    for f in findings:
+        print(f"nestscope query: {f.severity}: {f.message}", file=sys.stderr)

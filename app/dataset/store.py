@@ -16,7 +16,10 @@ manifest entry lists, so
 * two processes extracting at once never see each other's half-written files, and of two processes
   extracting the same content exactly one commits (the other deletes its parts);
 * an interrupted extract commits nothing: its parts are removed (or, after a hard kill, are orphans no
-  reader lists; ``Dataset.orphans()`` names them).
+  reader lists; ``Dataset.orphans()`` names them, the next extract removes them once they are an hour old);
+* a damaged manifest entry or part file is left out of every answer and named in a finding
+  (:mod:`app.dataset.integrity`: entries carry a checksum of their content, parts their size and CRC-32), and
+  ``extract`` adds a file whose manifest entry is damaged again.
 
 Intervals are the deltas of :func:`app.engine.deltas.compute_intervals` (the code behind ``report``), computed
 per file with the last earlier sample of each CPU already in the dataset as context, so a run of running
@@ -39,6 +42,9 @@ from urllib.parse import quote, unquote
 
 import numpy as np
 import pandas as pd
+
+from app.dataset import integrity
+from app.findings import Finding
 
 __all__ = ["Dataset", "DatasetError", "ExtractResult", "FORMAT", "INTERVAL_IDENT", "interval_counters"]
 
@@ -120,20 +126,84 @@ class Dataset:
             self._atomic_write(marker, json.dumps(FORMAT).encode())
         for d in ("manifest", "samples", "intervals"):
             (self.root / d).mkdir(exist_ok=True)
+        self._bad_entries: dict[str, Finding] = {}     # manifest entries and part files that failed a check
+        self._bad_parts: dict[str, Finding] = {}
+        self._cleaned = False
+        self.cleaned: list[Path] = []                  # leftovers the first extract of this object removed
 
     # -- reading ---------------------------------------------------------------------
-    def entries(self) -> list[dict[str, Any]]:
-        """Committed manifest entries, oldest extract first."""
-        out = []
+    def _scan(self) -> tuple[list[dict[str, Any]], set[str]]:
+        """(committed entries that pass their checks, part paths listed by any entry that parses)."""
+        out, listed = [], set()
         for p in (self.root / "manifest").glob("*.json"):
             if p.name.startswith("."):
                 continue
+            e: Any = None
             try:
-                out.append(json.loads(p.read_text(encoding="utf-8")))
-            except (OSError, ValueError):
-                continue           # never half-written (link of a complete file), but be tolerant
-        out.sort(key=lambda e: (e.get("extracted_at", ""), e.get("sha256", "")))
-        return out
+                e = json.loads(p.read_text(encoding="utf-8"))
+                why = integrity.entry_problem(p.name, e)
+            except FileNotFoundError:
+                continue           # removed meanwhile (a damaged entry replaced by an extract)
+            except (OSError, ValueError) as exc:
+                why = f"unreadable: {type(exc).__name__}: {str(exc)[:120]}"
+            if isinstance(e, dict) and isinstance(e.get("parts"), dict):
+                listed |= {str(self.root / q) for t in ("samples", "intervals") for q in e["parts"].get(t, [])
+                           if isinstance(q, str)}
+            if why:
+                self._bad_entries[str(p)] = integrity.manifest_finding(p, why, e)
+                continue
+            self._bad_entries.pop(str(p), None)
+            out.append(e)
+        out.sort(key=lambda e: (str(e.get("extracted_at", "")), str(e.get("sha256", ""))))
+        return out, listed
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Committed manifest entries, oldest extract first (an entry that fails its checks is left out and
+        named in :attr:`findings`)."""
+        return self._scan()[0]
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The damaged manifest entries and part files met so far (what answers have left out)."""
+        return list(self._bad_entries.values()) + list(self._bad_parts.values())
+
+    def leftovers(self, min_age_s: float = integrity.LEFTOVER_AGE_S) -> list[Path]:
+        """Temporary and unlisted part files of interrupted extracts, last written ``min_age_s`` ago or more."""
+        return integrity.leftovers(self.root, self._scan()[1], min_age_s)
+
+    def clean_leftovers(self, min_age_s: float = integrity.LEFTOVER_AGE_S) -> list[Path]:
+        """Remove :meth:`leftovers` (the next extract does, once per :class:`Dataset`); returns what went."""
+        gone = []
+        for p in self.leftovers(min_age_s):
+            try:
+                p.unlink()
+                gone.append(p)
+            except OSError:
+                continue
+        return gone
+
+    def _committed(self, sha: str) -> bool:
+        """True when the dataset holds a sound manifest entry of ``sha``; a damaged one is removed (its file can
+        then be added again) and its leftovers of killed extracts with it."""
+        if not self._cleaned:
+            self._cleaned = True
+            self.cleaned = self.clean_leftovers()
+        p = self.root / "manifest" / f"{sha}.json"
+        try:
+            e = json.loads(p.read_text(encoding="utf-8"))
+            why = integrity.entry_problem(p.name, e)
+        except FileNotFoundError:
+            return False
+        except (OSError, ValueError) as exc:
+            why = str(exc)
+        if not why:
+            return True
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            pass
+        self._bad_entries.pop(str(p), None)
+        return False
 
     def parts(self, table: str, cecs: Iterable[str] | None = None, months: Iterable[str] | None = None) -> list[str]:
         """Absolute paths of the committed part files of ``table`` ('samples' or 'intervals'), optionally only
@@ -148,7 +218,13 @@ class Dataset:
                     continue
                 if ms is not None and info.get("month") not in ms:
                     continue
-                out.append(str(self.root / p))
+                path = self.root / p
+                why = integrity.part_problem(path, info)
+                if why:                  # left out, and said
+                    self._bad_parts[str(path)] = integrity.part_finding(path, why, e, info)
+                    continue
+                self._bad_parts.pop(str(path), None)
+                out.append(str(path))
         return out
 
     def months(self) -> list[str]:
@@ -157,11 +233,11 @@ class Dataset:
                        if p.startswith("intervals/")})
 
     def orphans(self) -> list[Path]:
-        """Part files no manifest entry lists (left by a killed extract); safe to delete when no extract runs."""
-        listed = {str(self.root / p) for e in self.entries() for t in ("samples", "intervals")
-                  for p in e.get("parts", {}).get(t, [])}
-        return [p for t in ("samples", "intervals") for p in (self.root / t).rglob("*.parquet")
-                if str(p) not in listed] + [p for p in self.root.rglob(".tmp-*")]
+        """Part and temporary files no manifest entry lists (left by a killed extract), each once; safe to delete
+        when no extract runs (:meth:`clean_leftovers` removes those an hour old)."""
+        listed = self._scan()[1]
+        found = {p for t in ("samples", "intervals") for p in (self.root / t).rglob("*.parquet") if str(p) not in listed}
+        return sorted(found | set(self.root.rglob(".tmp-*")))
 
     def counters(self) -> list[str]:
         """Counter columns present in the intervals table."""
@@ -191,7 +267,7 @@ class Dataset:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(".tmp-" + path.name)
         tbl = pa.Table.from_pandas(frame, preserve_index=False)
-        pq.write_table(tbl, tmp, compression="zstd")
+        pq.write_table(tbl, tmp, compression="zstd", write_page_checksum=True)
         os.replace(tmp, path)
         return rel.as_posix()
 
@@ -344,7 +420,7 @@ class Dataset:
         except OSError as exc:
             return ExtractResult(file, "", "error", f"{file}: cannot be read ({exc.strerror or exc})")
         sha = _sha256(data)
-        if (self.root / "manifest" / f"{sha}.json").exists():
+        if self._committed(sha):
             return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
         return self.add_result(read_bytes(data, file), sha, len(data), sets or load_formula_sets())
 
@@ -352,7 +428,7 @@ class Dataset:
         """Add an already decoded file (:class:`app.formats.schema.ReadResult`) whose content hash is ``sha``
         (``extract`` does the reading; benchmarks hand over generated counter samples)."""
         file = r.file
-        if (self.root / "manifest" / f"{sha}.json").exists():
+        if self._committed(sha):
             return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
         samples = r.samples
         written: list[str] = []
@@ -376,7 +452,7 @@ class Dataset:
                     rel = self._write_part("samples", str(cec), month, sha, s.iloc[idx].reset_index(drop=True))
                     written.append(rel)
                     parts["samples"].append(rel)
-                    part_keys[rel] = {"cec": str(cec), "month": month}
+                    part_keys[rel] = {"cec": str(cec), "month": month, **self._part_check(rel, len(idx))}
                 if len(iv):
                     ivf, counters = self._interval_frame(iv, sha)
                     iv_rows = len(ivf)
@@ -384,7 +460,7 @@ class Dataset:
                         rel = self._write_part("intervals", str(cec), month, sha, ivf.iloc[idx].reset_index(drop=True))
                         written.append(rel)
                         parts["intervals"].append(rel)
-                        part_keys[rel] = {"cec": str(cec), "month": month}
+                        part_keys[rel] = {"cec": str(cec), "month": month, **self._part_check(rel, len(idx))}
                 t_first, t_last = samples["time"].min(), samples["time"].max()
                 ident = samples[["cec", "machine_type", "lpar", "system", "os", "class", "cpu"]].astype(
                     {"cpu": "int64"}).astype({c: str for c in ("cec", "machine_type", "lpar", "system", "os", "class")})
@@ -405,6 +481,8 @@ class Dataset:
                      "findings_sample": [f.message for f in findings[:20]],
                      "systems": systems, "interval_counters": counters, "parts": parts, "part_keys": part_keys,
                      "extracted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) + f".{time.time_ns() % 10**9:09d}"}
+            entry = json.loads(json.dumps(entry, default=str))      # sealed as it reads back
+            entry["seal"] = integrity.seal_entry(entry)
             if not self._commit(sha, entry):
                 self._remove(written)
                 return ExtractResult(file, sha, "present", f"{file}: already in the dataset (extracted by another "
@@ -416,6 +494,11 @@ class Dataset:
         msg = (f"{file}: {len(samples)} samples, {iv_rows} intervals, {len(findings)} finding(s)" if entry["readable"]
                else f"{file}: no counter data ({len(findings)} finding(s)); recorded in the manifest")
         return ExtractResult(file, sha, status, msg, int(len(samples)), iv_rows, len(findings), entry)
+
+    def _part_check(self, rel: str, rows: int) -> dict[str, int]:
+        """What a part file's manifest entry records to check it by: rows, bytes, CRC-32."""
+        path = self.root / rel
+        return {"rows": int(rows), "bytes": int(path.stat().st_size), "crc32": integrity.file_crc32(path)}
 
     def _remove(self, rels: Sequence[str]) -> None:
         for rel in rels:

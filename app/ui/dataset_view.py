@@ -244,17 +244,22 @@ class DatasetWindow(QMainWindow):
                     res = run_query(ds, spec, eng=eng)
                 finally:
                     del eng
-                return spec, res, time.perf_counter() - t
+                # what the answer leaves out (damaged manifest entries, part files), read on this thread
+                return spec, res, time.perf_counter() - t, ds.findings
             return job
         self.runner.submit(make_job)
 
     def _show(self, outcome) -> None:
-        spec, self.result, dt = outcome
+        spec, self.result, dt, left = outcome
         cols = [c for c in TABLE_COLUMNS if c in self.result.columns]
         self.table_model.set_frame(self.result[cols])
         self.table.resizeColumnsToContents()
         what = f"per {spec.every}" if spec.every else "per interval"
-        self.status.setText(f"{len(self.result):,} rows {what}, level {spec.by}, computed by DuckDB in {dt:.2f} s")
+        text = f"{len(self.result):,} rows {what}, level {spec.by}, computed by DuckDB in {dt:.2f} s"
+        if left:
+            text += f"; left out: {len(left)} damaged file(s) of the dataset (hover for which)"
+        self.status.setText(text)
+        self.status.setToolTip("\n".join(f.message for f in left))
         self._plot()
 
     def _plot(self) -> None:

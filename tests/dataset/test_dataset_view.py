@@ -99,3 +99,26 @@ def test_open_dataset_on_a_non_dataset_warns(qtbot, monkeypatch, tmp_path):
     monkeypatch.setattr(QMessageBox, "warning", lambda *a: shown.append(a[2]))
     assert dataset_view.open_dataset(None, tmp_path) is None
     assert "not a NestScope dataset" in shown[0]
+
+
+def test_window_says_what_a_damaged_part_leaves_out(qtbot, ds_root, tmp_path):
+    import shutil
+
+    from app.ui.dataset_view import DatasetWindow
+
+    root = tmp_path / "ds"
+    shutil.copytree(ds_root, root)
+    (e,) = [e for e in Dataset(root).entries() if e["name"] == SAMPLES[2].name]      # z16 ZOSB
+    (part,) = e["parts"]["intervals"]
+    (root / part).write_bytes(b"PAR1 damaged")
+    w = DatasetWindow(root)
+    qtbot.addWidget(w)
+    qtbot.waitUntil(lambda: not w.runner.busy() and "rows" in w.status.text(), timeout=30_000)
+    # the first CEC (z16) still answers, from VMPROD alone; the damaged ZOSB part is named
+    assert "left out: 1 damaged file(s) of the dataset" in w.status.text()
+    assert str(root / part) in w.status.toolTip() and "left out of this answer" in w.status.toolTip()
+    rest = run_query(Dataset(root), w.spec())
+    whole = run_query(Dataset(ds_root), w.spec())
+    cols = [c for c in w.result.columns if c in rest.columns]
+    pd.testing.assert_frame_equal(w.result[cols].reset_index(drop=True), rest[cols].reset_index(drop=True))
+    assert not rest["CPI"].equals(whole["CPI"])           # without ZOSB the CEC's numbers differ

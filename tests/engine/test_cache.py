@@ -1,4 +1,4 @@
-"""The workspace cache (app/cache.py): same results as decoding, never trusted when the file or reader changed,
+"""The workspace cache (app/cache/): same results as decoding, never trusted when the file or reader changed,
 safe against a deleted, corrupt or full cache; the intervals cache of the Workspace; ``nestscope cache``."""
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ def test_tree_from_the_cache_is_the_same_tree(files, cache):
 
 def test_big_frames_written_in_slices_read_back_identical(files, cache, monkeypatch):
     # frames over _CHUNK_ROWS rows are converted to Arrow slice by slice (memory); here with 500-row slices
-    monkeypatch.setattr(wc, "_CHUNK_ROWS", 500)
+    monkeypatch.setattr(wc.entry, "_CHUNK_ROWS", 500)
     for name in (SMF, MON):
         path = files / name
         fresh = wc.read_file(path, cache=cache)

@@ -1,4 +1,4 @@
-"""The workspace cache's background writer (app/cache.py, ``Cache(background=True)``, what the window and the
+"""The workspace cache's background writer (app/cache/writer.py, ``Cache(background=True)``, what the window and the
 CLI use): the first open goes on while the Parquet files are written; every later read of the cache, in this
 process or through another Cache object, sees complete entries; a frame changed by the caller after the store
 does not change what was stored."""
@@ -125,7 +125,7 @@ def test_a_pause_nobody_releases_stops_holding_the_writer(tmp_path, monkeypatch)
     import time
 
     path = _copy(tmp_path)
-    monkeypatch.setattr(wc, "PAUSE_LIMIT_S", 0.5)
+    monkeypatch.setattr(wc.writer, "PAUSE_LIMIT_S", 0.5)
     forgotten = wc.pause_writes()                    # e.g. a window closed in the middle of a load
     try:
         wc.read_file(path, cache=wc.Cache(tmp_path / "c", background=True))

@@ -1,0 +1,152 @@
+"""The workspace cache: decoded files (and the intervals built from them) kept as Parquet.
+
+Opening a file again in a new process reads its counter samples from the cache instead of decoding the
+bytes again.  An entry is keyed by the file's absolute path, size, modification time (ns), inode, change time
+(ns) and the reader version (a digest of the reader sources), and every one of those is checked again when the
+entry is read: an entry is never trusted when any of them changed.  Every part of an entry is checksummed
+(:mod:`app.cache.entry`); an entry failing a check is removed, the file decoded again and an info finding
+(``cache-damaged``) says so.  Entries are plain folders under the user's cache
+directory (platformdirs), written to a temporary folder first and renamed into place, so a cache that is
+deleted, cut short or corrupted costs only a new decode, never wrong numbers: a damaged entry is removed
+and the file is read again.  The cache keeps to a size cap (least recently used entries go first).
+
+Environment:
+
+* ``NESTSCOPE_CACHE_DIR``: the cache folder (default: platformdirs' user cache dir of ``nestscope``).
+* ``NESTSCOPE_CACHE=0``: do not use the cache at all.
+* ``NESTSCOPE_CACHE_MAX_MB``: size cap in MB (default 4096).
+* ``NESTSCOPE_CACHE_BACKGROUND=0``: write entries on the reading thread instead of the background writer.
+
+The package: :mod:`app.cache.entry` (the entry format: identity, versions, Parquet frames),
+:mod:`app.cache.store` (the cache folder, its size cap and the read results it serves) and
+:mod:`app.cache.writer` (the background writer).  Callers use the names below.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Collection
+from pathlib import Path
+from typing import Any
+
+from app.cache.entry import (DEFAULT_MAX_MB, FORMAT, CacheError, DamagedEntry, _file_identity, _key, _versions,
+                             counters_tag, damaged_finding, engine_version, reader_version)
+from app.cache.store import _LAZY, Cache, CachedReadResult, CacheInfo
+from app.cache.writer import WritePause, pause_writes, wait_for_writes, writes_paused
+from app.formats.schema import ReadResult
+
+__all__ = ["Cache", "CacheError", "DamagedEntry", "CacheInfo", "CachedReadResult", "WritePause", "default_cache", "read_file",
+           "read_with_digest", "reader_version", "engine_version", "counters_tag", "intervals_key",
+           "pause_writes", "writes_paused", "wait_for_writes", "FORMAT", "DEFAULT_MAX_MB", "_LAZY", "_versions",
+           "_key"]
+
+
+def default_cache() -> Cache | None:
+    """The user's cache (None when ``NESTSCOPE_CACHE=0``)."""
+    if os.environ.get("NESTSCOPE_CACHE", "1").strip().lower() in ("0", "no", "off", "false"):
+        return None
+    d = os.environ.get("NESTSCOPE_CACHE_DIR")
+    if not d:
+        try:
+            import platformdirs
+
+            d = platformdirs.user_cache_dir("nestscope", appauthor=False)
+        except Exception:  # noqa: BLE001 - no platformdirs: a folder in the temp dir still works
+            d = os.path.join(tempfile.gettempdir(), "nestscope-cache")
+    try:
+        cap = int(float(os.environ.get("NESTSCOPE_CACHE_MAX_MB", DEFAULT_MAX_MB)) * (1 << 20))
+    except ValueError:
+        cap = DEFAULT_MAX_MB << 20
+    background = os.environ.get("NESTSCOPE_CACHE_BACKGROUND", "1").strip().lower() not in ("0", "no", "off", "false")
+    return Cache(d, cap, background=background)
+
+
+def read_file(path: str | Path, progress: Callable[[float], None] | None = None,
+              cancel: Callable[[], bool] | None = None, cache: Cache | None | bool = True,
+              digest: str = "", counters: Collection[str] | None = None) -> ReadResult:
+    """:func:`app.formats.read_file` through the workspace cache (same result, same findings).
+
+    ``cache=True`` uses :func:`default_cache`, ``False``/``None`` decodes without a cache.  ``counters``: the
+    counter columns needed (None: all; a workspace asks for ``Workspace.counters_needed()``).
+    """
+    from app.formats import read_file as decode
+
+    c = default_cache() if cache is True else (cache or None)
+    if c is None:
+        return decode(path, progress=progress, cancel=cancel, counters=counters)
+    hit, damage = c.lookup(path, counters)
+    if hit is not None:
+        if progress:
+            progress(1.0)
+        return hit
+    ident = _file_identity(path)
+    res = decode(path, progress=progress, cancel=cancel, counters=counters)
+    _store_fresh(c, path, res, ident, digest, counters, damage)
+    return res
+
+
+def _store_fresh(c: Cache | None, path: str | Path, res: ReadResult, ident: dict | None, digest: str,
+                 counters: Collection[str] | None = None, damage: str = "") -> None:
+    """Store a fresh read unless the file changed while it was read (identity taken before the read); ``damage``:
+    why the file's entry was removed (an info finding on this read, not stored with the new entry)."""
+    if c is not None and ident is not None and ident == _file_identity(path):
+        key = c.store_result(path, res, ident, digest=digest, counters=counters)
+        if key:
+            res.meta["cache_key"] = key
+    if damage:
+        res.findings = [*res.findings, damaged_finding(res.file, damage)]
+
+
+def intervals_key(results: list[ReadResult], extra: Any) -> str | None:
+    """Cache key of the intervals of these files (None unless every file came through the cache)."""
+    keys = [r.meta.get("cache_key") for r in results]
+    if not keys or any(not k for k in keys):
+        return None
+    return _key("iv", keys, extra, engine_version())
+
+
+def read_with_digest(path: str | Path, digest_fn: Callable[[str | Path], str] | None,
+                     progress: Callable[[float], None] | None = None,
+                     cancel: Callable[[], bool] | None = None,
+                     counters: Collection[str] | None = None) -> tuple[ReadResult, str]:
+    """(read result, content digest) of ``path``: both from the cache when its entry is valid, else the digest
+    from ``digest_fn`` and a fresh read that is stored with it (the window uses the digest to notice a file
+    opened twice under another name; hashing a big file again would cost as much as reading the cache).
+    ``digest_fn=None``: no digest is taken (the one stored with a cached entry is still given, else "")."""
+    c = default_cache()
+    if digest_fn is None:
+        res = read_file(path, progress=progress, cancel=cancel, cache=c if c is not None else False,
+                        counters=counters)
+        return res, (res.meta.get("digest", "") if isinstance(res.meta, dict) else "")
+    hit, damage = c.lookup(path, counters) if c is not None else (None, "")
+    if hit is not None:             # an entry stored without a digest (none was needed then): hash the file only
+        digest = hit.meta.get("digest") or digest_fn(path)
+        if progress:
+            progress(1.0)
+        return hit, digest
+    # the digest on a second thread while the file is decoded on this one (hashlib and the reader's kernel run
+    # without the GIL): a month's 564 MB are hashed in the shadow of the decode instead of before it
+    box: dict[str, Any] = {}
+
+    def hash_it() -> None:
+        try:
+            box["digest"] = digest_fn(path)
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread (e.g. Cancelled)
+            box["error"] = exc
+    th = threading.Thread(target=hash_it, name="nestscope-digest", daemon=True)
+    th.start()
+    from app.formats import read_file as decode
+
+    ident = _file_identity(path) if c is not None else None
+    try:
+        res = decode(path, progress=progress, cancel=cancel, counters=counters)
+    finally:
+        th.join()
+    if "error" in box:
+        raise box["error"]
+    digest = box.get("digest", "")
+    _store_fresh(c, path, res, ident, digest, counters, damage)
+    return res, digest
+

@@ -1,0 +1,159 @@
+"""Checks that keep a damaged fleet dataset from lying (issue 20).
+
+* A manifest entry carries a SHA-256 of its own content (``seal``, entries written before it have none) and is
+  checked when read: JSON, shape, its file name (the source file's SHA-256), part paths inside the dataset, seal.
+* A part file's size and CRC-32 are kept in its manifest entry (``part_keys[part]``: ``bytes``, ``crc32``, ``rows``)
+  and checked before a query reads it (once per process for a part whose size, times and inode are unchanged);
+  a part of an older entry without them is checked by reading it whole with pyarrow.  Parts are written with page
+  checksums too, so pyarrow finds damage inside a page when it reads one.
+* What fails is left out of the answer and said in a :class:`~app.findings.Finding` naming the manifest entry or
+  part file and what the answer leaves out.
+* Leftovers of killed extracts (temporary files, parts no manifest entry lists) older than
+  :data:`LEFTOVER_AGE_S` are removed by the next extract and listed by a query.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+from app.findings import Finding, make_finding
+
+__all__ = ["LEFTOVER_AGE_S", "seal_entry", "entry_problem", "part_problem", "file_crc32", "manifest_finding",
+           "part_finding", "leftovers", "leftover_finding"]
+
+# a part is written and committed within the extract of one file; one not committed an hour after it was last
+# written belongs to an extract that died (a concurrent extract's parts are younger)
+LEFTOVER_AGE_S = 3600.0
+_TABLES = ("samples", "intervals")
+_CHUNK = 1 << 22
+
+
+def seal_entry(entry: dict[str, Any]) -> str:
+    """SHA-256 of a manifest entry's content without its ``seal`` (as it reads back from JSON)."""
+    body = {k: v for k, v in entry.items() if k != "seal"}
+    text = json.dumps(body, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def entry_problem(name: str, entry: Any) -> str:
+    """What is wrong with the manifest entry stored as ``manifest/<name>`` ('' when nothing is)."""
+    if not isinstance(entry, dict):
+        return "not a JSON object"
+    sha = name[:-5] if name.endswith(".json") else name
+    if entry.get("sha256") != sha:
+        return f"its sha256 {str(entry.get('sha256'))[:16]!r} is not the one of its name"
+    parts, keys = entry.get("parts"), entry.get("part_keys", {})
+    if not isinstance(parts, dict) or not isinstance(keys, dict) \
+            or not all(isinstance(parts.get(t, []), list) for t in _TABLES):
+        return "no list of part files"
+    for t in _TABLES:
+        for p in parts.get(t, []):
+            if not isinstance(p, str) or not p.startswith(t + "/") or ".." in p.split("/") \
+                    or not isinstance(keys.get(p, {}), dict):
+                return f"part path {str(p)[:80]!r} is not one of the dataset's"
+    if "seal" in entry and entry["seal"] != seal_entry(entry):
+        return "its content does not match its checksum"
+    return ""
+
+
+def file_crc32(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+_CHECKED: dict[tuple, str] = {}     # identity of a part file as checked -> its problem ('' = none)
+_CHECKED_LOCK = threading.Lock()
+
+
+def part_problem(path: Path, info: dict[str, Any]) -> str:
+    """What is wrong with a committed part file ('' when nothing is): missing, another size, another CRC-32 than
+    its manifest entry recorded, or (entries without them) a Parquet file that pyarrow cannot read whole."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    ident = (str(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, info.get("bytes"), info.get("crc32"))
+    with _CHECKED_LOCK:
+        known = _CHECKED.get(ident)
+    if known is not None:
+        return known
+    why = ""
+    if info.get("bytes") is not None and st.st_size != info["bytes"]:
+        why = f"{st.st_size:,} bytes instead of {int(info['bytes']):,}"
+    elif info.get("crc32") is not None:
+        try:
+            got = file_crc32(path)
+        except OSError as exc:
+            return f"cannot be read ({exc.strerror or exc})"
+        if got != info["crc32"]:
+            why = f"CRC-32 {got:08X} instead of {int(info['crc32']):08X}"
+    else:                  # a part of an entry written before issue 20: read it whole once (what DuckDB would)
+        try:
+            import pyarrow.parquet as pq
+
+            pq.read_table(path, page_checksum_verification=True)
+        except Exception as exc:  # noqa: BLE001 - any pyarrow/OS error means a part that cannot be read
+            why = f"not a readable Parquet file ({type(exc).__name__}: {str(exc)[:120]})"
+    with _CHECKED_LOCK:
+        _CHECKED[ident] = why
+    return why
+
+
+def manifest_finding(path: Path, why: str, entry: Any = None) -> Finding:
+    sha = path.name[:-5] if path.name.endswith(".json") else path.name
+    name = entry.get("name") if isinstance(entry, dict) and isinstance(entry.get("name"), str) else None
+    what = f"the source file with SHA-256 {sha}" + (f" ({name})" if name else "")
+    return make_finding(str(path), None, "warning", "dataset-manifest-damaged",
+                        f"manifest entry damaged ({why})",
+                        f"left out of every query: {what}; `nestscope extract` that file again to re-add it",
+                        sha256=sha)
+
+
+def part_finding(path: Path, why: str, entry: dict[str, Any], info: dict[str, Any]) -> Finding:
+    rows = info.get("rows")
+    what = (f"{int(rows):,} rows" if isinstance(rows, int) else "the rows") + \
+        f" of {entry.get('name', '?')} (CEC {info.get('cec', '?')}, month {info.get('month', '?')})"
+    return make_finding(str(path), None, "warning", "dataset-part-damaged", f"part file damaged ({why})",
+                        f"left out of this answer: {what}; remove the file's manifest entry "
+                        f"(manifest/{entry.get('sha256', '?')}.json) and extract it again to re-add them",
+                        sha256=entry.get("sha256"))
+
+
+def leftovers(root: Path, listed: set[str], min_age_s: float = LEFTOVER_AGE_S) -> list[Path]:
+    """Temporary files and unlisted part files of the dataset last written over ``min_age_s`` seconds ago."""
+    now = time.time()
+    out = []
+    for d in (*_TABLES, "manifest"):
+        base = root / d
+        if not base.is_dir():
+            continue
+        for p in base.rglob("*"):
+            if not p.is_file():
+                continue
+            temp = p.name.startswith(".tmp-")
+            unlisted = d != "manifest" and p.suffix == ".parquet" and str(p) not in listed
+            if not (temp or unlisted):
+                continue
+            try:
+                if now - p.stat().st_mtime >= min_age_s:
+                    out.append(p)
+            except OSError:
+                continue
+    return sorted(out)
+
+
+def leftover_finding(root: Path, paths: list[Path]) -> Finding:
+    return make_finding(str(root), None, "info", "dataset-leftovers",
+                        f"{len(paths)} leftover file(s) of interrupted extracts (e.g. "
+                        f"{paths[0].relative_to(root).as_posix()})",
+                        "no query reads them; the next `nestscope extract` to this dataset removes them")
