@@ -24,7 +24,7 @@ import pandas as pd
 
 from app.engine.aggregate import bucket_arrays
 from app.engine.catalog import GENERIC, FormulaSet, select_generation
-from app.engine.keys import Cols, dense, firsts_lasts, rising_within, row_key, time_order
+from app.engine.keys import LPAR_KEY, Cols, dense, firsts_lasts, rising_within, row_key, time_order
 from app.engine.record_checks import cpu_presence, run_start_changes, system_moves
 from app.findings import Finding, make_finding
 from app.formats.common import categorical_from_codes
@@ -41,8 +41,8 @@ from app.formats.schema import (
 
 __all__ = ["QUALITY_BITS", "compute_intervals", "interval_columns"]
 
-_KEY = ["cec", "system", "class", "cpu", "run_start"]
-_DUP_KEY = ["cec", "system", "cpu", "class", "time", "kind"]
+_KEY = [*LPAR_KEY, "class", "cpu", "run_start"]        # a run: one CPU of one LPAR of one machine
+_DUP_KEY = [*LPAR_KEY, "cpu", "class", "time", "kind"]
 STATED_COLUMNS = ("rec_start", "rec_end")   # SMF 113 identification section: the interval as the record states it
 STATED_TOLERANCE_S = 1.0     # HIS writes the record right after the interval: CTM and IntervalEnd within a second
 _ROWS = 2048           # rows gathered at a time (a MB or two of counters: stays in cache)
@@ -450,7 +450,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     s_len[(s_len <= 0) | ~np.isfinite(s_len)] = np.nan
     miss = np.isnan(s_len)
     if miss.any():   # a first delta record without run start (z/VM): assume the system's usual length
-        med = pd.Series(s_len).groupby(O["system"], sort=False).transform("median").to_numpy(dtype=np.float64)
+        med = _lpar_median(O, s_len)
         fill = miss & np.isfinite(med)
         if fill.any():
             s_len[fill] = med[fill]
@@ -460,19 +460,18 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     # both kinds for the same interval: keep the delta row
     if is_abs.any() and (~is_abs).any():
         okind = kind_abs[O["kind"]]
-        k = ["system", "cpu", "class", "time"]
-        kf = O.frame(cols=k)
+        kf = O.frame(cols=[*LPAR_KEY, "cpu", "class", "time"])    # the same CPU interval of the same machine
         dkeys = pd.MultiIndex.from_frame(kf.loc[~okind])
         akeys = pd.MultiIndex.from_frame(kf)
         drop = okind & akeys.isin(dkeys)
         if drop.any():
-            r = O.frame(np.flatnonzero(drop), ["system", "source", "offset"])
-            for system, g in r.groupby("system", sort=False):
+            r = O.frame(np.flatnonzero(drop), ["cec", "system", "source", "offset"])
+            for (cec, system), g in r.groupby(["cec", "system"], sort=False, observed=True):
                 findings.append(make_finding(
                     str(g["source"].iloc[0]), int(g["offset"].iloc[0]), "info", "both-kinds",
-                    f"system {system}: {len(g)} interval(s) are present both as subtype-1 style deltas and "
-                    "as running totals", "the delta records are used, the running totals only for the rest",
-                    system=system, count=len(g)))
+                    f"system {system} on {cec}: {len(g)} interval(s) are present both as subtype-1 style deltas "
+                    "and as running totals", "the delta records are used, the running totals only for the rest",
+                    system=system, cec=cec, count=len(g)))
             keep_rows = np.flatnonzero(~drop)
             O = O.take(keep_rows)
             D = D.T[:, keep_rows].T
@@ -555,7 +554,7 @@ def _data_checks(O: Cols, D: np.ndarray, counters: Sequence[str], S: Cols,
                              "MT-diagnostic counter data of system {system} was lost in the interval ending {time}",
                              "thread density and core-active metrics of the interval are not shown")
     s = O["interval_s"]
-    med = pd.Series(s).groupby(O["system"], sort=False).transform("median").to_numpy(dtype=np.float64)
+    med = _lpar_median(O, s)
     odd = np.isfinite(s) & np.isfinite(med) & (np.abs(s - med) > 0.1 * med)
     qb[odd] |= QUALITY_BITS["odd-length"]
     if odd.any():
@@ -594,7 +593,7 @@ def _generations(O: Cols, sets: dict[str, FormulaSet], qb: np.ndarray):
         qadd[cid] = QUALITY_BITS[code]
         idx = np.flatnonzero(combo == cid)
         if sysk is None:
-            sysk = O.codes("system")
+            sysk = row_key(O, LPAR_KEY)
         firsts = O.frame(idx[firsts_lasts(sysk[0][idx], sysk[1])], ["source", "offset", "system"])
         for x in firsts.itertuples(index=False):
             if code == "csvn-mismatch":
@@ -618,6 +617,12 @@ def _generations(O: Cols, sets: dict[str, FormulaSet], qb: np.ndarray):
         qb = qb | qadd[combo]
     return categorical_from_codes(np.array(gens, dtype=object), combo), \
         categorical_from_codes(np.array(fsets, dtype=object), combo), qb, findings
+
+
+def _lpar_median(O: Cols, v: np.ndarray) -> np.ndarray:
+    """Each row's median of ``v`` over the rows of its LPAR (``LPAR_KEY``: never another machine's clone)."""
+    g = dense(*row_key(O, LPAR_KEY))[0]
+    return pd.Series(v).groupby(g, sort=False).transform("median").to_numpy(dtype=np.float64)
 
 
 def _cut_uninstalled(O: Cols, D: np.ndarray, counters: Sequence[str]) -> None:

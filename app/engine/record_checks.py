@@ -13,14 +13,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from app.engine.keys import Cols, firsts_lasts, row_key, time_order
+from app.engine.keys import LPAR_KEY, Cols, firsts_lasts, row_key, time_order
 from app.findings import Finding, make_finding
 
 __all__ = ["cpu_presence", "run_start_changes", "system_moves"]
 
 
 def run_start_changes(S: Cols, t_order: np.ndarray) -> list[Finding]:
-    """One info finding per later collection run (run_start) of a system."""
+    """One info finding per later collection run (run_start) of an LPAR (of one machine)."""
     ok = ~np.isnat(S["run_start"])
     if not ok.any():
         return []
@@ -29,15 +29,15 @@ def run_start_changes(S: Cols, t_order: np.ndarray) -> list[Finding]:
     else:
         r = np.flatnonzero(ok)
         rows = r[time_order(S["time"][r])]
-    firsts = rows[firsts_lasts(*row_key(S, ["system", "run_start"], rows))]
-    return _later_runs(S.frame(firsts, ["system", "run_start", "source", "offset", "time"]))
+    firsts = rows[firsts_lasts(*row_key(S, [*LPAR_KEY, "run_start"], rows))]
+    return _later_runs(S.frame(firsts, [*LPAR_KEY, "run_start", "source", "offset", "time"]))
 
 
 def _later_runs(firsts: pd.DataFrame) -> list[Finding]:
-    """Findings from the first record (in time order) of every (system, run_start)."""
-    counts = firsts.groupby("system", sort=False)["run_start"].transform("size")
-    later = firsts.loc[counts.to_numpy() > 1].sort_values(["system", "run_start"])
-    later = later.loc[later.duplicated("system", keep="first")]
+    """Findings from the first record (in time order) of every (LPAR, run_start)."""
+    counts = firsts.groupby(LPAR_KEY, sort=False, observed=True)["run_start"].transform("size")
+    later = firsts.loc[counts.to_numpy() > 1].sort_values([*LPAR_KEY, "run_start"])
+    later = later.loc[later.duplicated(LPAR_KEY, keep="first")]
     return [make_finding(str(x.source), int(x.offset), "info", "new-run",
                          f"system {x.system}: a new collection run starts at {pd.Timestamp(x.run_start).isoformat()}",
                          "counters restart there; the first record of the run is a baseline only",
@@ -59,17 +59,17 @@ def cpu_presence(S: Cols, t_order: np.ndarray) -> list[Finding]:
     """
     if not len(S):
         return []
-    rows = t_order[_edges(S, t_order, ["system", "class", "cpu"])]
-    return _cpu_presence_sorted(S.frame(rows, ["source", "offset", "system", "class", "cpu", "time"]))
+    rows = t_order[_edges(S, t_order, [*LPAR_KEY, "class", "cpu"])]
+    return _cpu_presence_sorted(S.frame(rows, ["source", "offset", "system", "class", "cpu", "time", "cec", "lpar"]))
 
 
 def _cpu_presence_sorted(r: pd.DataFrame) -> list[Finding]:
     """``cpu_presence`` on records already in time order."""
-    span = r.groupby("system", sort=False)["time"].agg(["min", "max"])
-    per = r.groupby(["system", "class", "cpu"], sort=False, observed=True)
+    span = r.groupby(LPAR_KEY, sort=False, observed=True)["time"].agg(["min", "max"])
+    per = r.groupby([*LPAR_KEY, "class", "cpu"], sort=False, observed=True)
     firsts, lasts = per.head(1), per.tail(1)
-    f = firsts.join(span, on="system")
-    l_ = lasts.join(span, on="system")
+    f = firsts.join(span, on=LPAR_KEY)
+    l_ = lasts.join(span, on=LPAR_KEY)
     res = []
     for x in f.loc[f["time"] > f["min"]].itertuples(index=False):
         res.append(make_finding(str(x.source), int(x.offset), "info", "cpu-appeared",
@@ -96,8 +96,8 @@ def system_moves(S: Cols, t_order: np.ndarray) -> list[Finding]:
     matter: the frame is made of those.
     """
     pos = np.union1d(_edges(S, t_order, ["system", "cec"]),
-                     _edges(S, t_order, ["system", "cec", "machine_type", "cfvn", "csvn"], last=False))
-    cols = ["source", "offset", "system", "cec", "machine_type", "cfvn", "csvn", "time"]
+                     _edges(S, t_order, [*LPAR_KEY, "machine_type", "cfvn", "csvn"], last=False))
+    cols = ["source", "offset", "system", "cec", "lpar", "machine_type", "cfvn", "csvn", "time"]
     return _system_moves_sorted(S.frame(t_order[pos], cols))
 
 
@@ -118,8 +118,8 @@ def _system_moves_sorted(r: pd.DataFrame) -> list[Finding]:
                        "generation apply; compare the two with before/after, never average across them")
             res.append(make_finding(str(x["source"]), int(x["offset"]), "warning" if overlap else "info",
                                     "lpar-moved", what, meaning, system=system, cecs=f"{p['cec']},{x['cec']}"))
-    vers = r.drop_duplicates(["system", "cec", "machine_type", "cfvn", "csvn"])
-    for (system, _cec), g in vers.groupby(["system", "cec"], sort=False, observed=True):
+    vers = r.drop_duplicates([*LPAR_KEY, "machine_type", "cfvn", "csvn"])
+    for (_cec, _lpar, system), g in vers.groupby(LPAR_KEY, sort=False, observed=True):
         if len(g) > 1:
             x, p = g.iloc[1], g.iloc[0]
             res.append(make_finding(str(x["source"]), int(x["offset"]), "warning", "machine-change",
