@@ -61,15 +61,15 @@ def quality_strings(qbits: np.ndarray) -> np.ndarray:
 
 
 def emit(rows: pd.DataFrame, severity: str, code: str, what: str, meaning: str) -> list[Finding]:
-    """One finding per (file, system, time) of ``rows``; at most a few per file and system.
+    """One finding per (file, machine, system, time) of ``rows``; at most a few per file, machine and system.
 
     ``what`` may use ``{system}``, ``{time}``, ``{cpus}`` and ``{n}``.
     """
     if rows is None or not len(rows):
         return []
     out: list[Finding] = []
-    r = rows[["source", "offset", "system", "time", "cpu"]]
-    for (src, system), g in r.groupby(["source", "system"], sort=False, observed=True):
+    r = rows[["source", "offset", "cec", "system", "time", "cpu"]]
+    for (src, cec, system), g in r.groupby(["source", "cec", "system"], sort=False, observed=True):
         times = g.groupby("time", sort=True)
         for i, (tm, h) in enumerate(times):
             if i == _EMIT_LIMIT:
@@ -77,13 +77,14 @@ def emit(rows: pd.DataFrame, severity: str, code: str, what: str, meaning: str) 
                 out.append(make_finding(str(src), int(rest["offset"].min()), severity, code,
                                         f"system {system}: {rest['time'].nunique()} more interval(s) with the "
                                         f"same condition ({code}) up to {pd.Timestamp(g['time'].max()).isoformat()}",
-                                        meaning, system=system, count=int(rest["time"].nunique())))
+                                        meaning, system=system, cec=cec, count=int(rest["time"].nunique())))
                 break
             cpus = ",".join(str(c) for c in sorted(set(h["cpu"].tolist())))
             out.append(make_finding(str(src), int(h["offset"].min()), severity, code,
                                     what.format(system=system, time=pd.Timestamp(tm).isoformat(), cpus=cpus,
                                                 n=len(h)),
-                                    meaning, system=system, time=pd.Timestamp(tm).isoformat(), cpus=cpus))
+                                    meaning, system=system, cec=cec, time=pd.Timestamp(tm).isoformat(),
+                                    cpus=cpus))
     return out
 
 
