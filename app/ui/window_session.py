@@ -230,7 +230,13 @@ class SessionMixin:
                              epoch=self._epoch))
         self.load_summary.setText("")
         compare = getattr(self, "compare", None)
-        if compare is not None:
+        if compare is not None:      # the comparison of the closed files goes too (compare_tab.py is over the
+            if compare._token is not None:    # size limit: its parts are reset from here)
+                compare.jobs.discard(compare._token)
+                compare._token = None
+            compare.tab.data = None
+            compare.tab.model.set_comparison(None)
+            compare.tab._clear_charts()
             compare.tab.restore({"by": compare.tab.current_by()})    # both sides empty
         self._clean, self._clean_files_only = None, False
         return n
