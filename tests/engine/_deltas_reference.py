@@ -382,7 +382,7 @@ def _run_start_changes(df: pd.DataFrame, is_abs: np.ndarray) -> list[Finding]:
     return [make_finding(str(x.source), int(x.offset), "info", "new-run",
                          f"system {x.system}: a new collection run starts at {pd.Timestamp(x.run_start).isoformat()}",
                          "counters restart there; the first record of the run is a baseline only",
-                         system=x.system, run_start=pd.Timestamp(x.run_start).isoformat())
+                         system=x.system, cec=x.cec, run_start=pd.Timestamp(x.run_start).isoformat())
             for x in later.itertuples(index=False)]
 
 
@@ -446,13 +446,13 @@ def _cpu_presence(samples: pd.DataFrame) -> list[Finding]:
                                 f"system {x.system}: {x[3]} CPU {x.cpu} first appears in the record of "
                                 f"{pd.Timestamp(x.time).isoformat()}",
                                 "it was offline or not measured before; LPAR totals change there",
-                                system=x.system, cpu=int(x.cpu)))
+                                system=x.system, cec=x.cec, cpu=int(x.cpu)))
     for x in l_.loc[l_["time"] < l_["max"]].itertuples(index=False):
         res.append(make_finding(str(x.source), int(x.offset), "info", "cpu-vanished",
                                 f"system {x.system}: {x[3]} CPU {x.cpu} is last seen in the record of "
                                 f"{pd.Timestamp(x.time).isoformat()}",
                                 "it went offline or stopped being measured; LPAR totals change there",
-                                system=x.system, cpu=int(x.cpu)))
+                                system=x.system, cec=x.cec, cpu=int(x.cpu)))
     return res
 
 
