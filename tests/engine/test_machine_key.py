@@ -8,7 +8,9 @@ another machine's: the z16 ZOSB (running totals, subtype 2) kept losing the inte
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 
 import numpy as np
 import pandas as pd
@@ -186,3 +188,26 @@ def test_more_files_never_change_a_machines_numbers(machines, data):
         am = alone.metrics(by="lpar")
         pd.testing.assert_frame_equal(_plain(_rows(m, cec)), _plain(am), check_exact=True)
         assert len(exp) > 0 or not np.any([len(results[i].samples) for i in pick if cecs[i] == cec])
+
+
+def test_report_and_info_of_all_files(machines, capsys):
+    """What the analyst ran: `report --by lpar` over every file gives the z16 ZOSB from AFTER_START (the same row
+    as its file alone), and `info` no longer claims its running totals as duplicates of the z15's deltas."""
+    from app.cli import main
+
+    paths = [r.file for r in machines["results"]]
+    zosb16 = next(p for p in paths if "after_z16_ZOSB" in p)
+
+    def zosb_row(files: list[str]) -> dict:
+        assert main(["report", "--by", "lpar", "--format", "csv", *files]) == 0
+        rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+        return next(r for r in rows if r["cec"] == "3931-123F5" and r["lpar"] == "ZOSB")
+
+    together, alone = zosb_row(paths), zosb_row([zosb16])
+    assert together["interval_start"].startswith(AFTER_START.strftime("%Y-%m-%dT%H:%M"))
+    # every value of the file alone (the z/VM file adds the partition data of the machine's LPARs beside them)
+    assert {k: v for k, v in together.items() if alone[k] != ""} == {k: v for k, v in alone.items() if v != ""}
+    assert together["CPI"] != ""
+    assert main(["info", *paths]) == 0
+    assert "present both" not in "".join(line for line in capsys.readouterr().out.splitlines(True)
+                                          if "ZOSB" in line)
