@@ -105,8 +105,8 @@ def test_runs_cpus_and_lengths_are_judged_per_machine():
 
 
 def test_duplicates_are_per_machine():
-    """The same CPU, time and kind on two machines is no duplicate (it was dropped as one only when the machine
-    matched already; kept so): both machines keep their 4 intervals of 2 CPUs, no duplicate-record finding."""
+    """The same CPU, time and kind on two machines is no duplicate (the duplicate check held the machine before
+    issue 20 too; this keeps it so): both machines keep their 4 intervals of 2 CPUs, no duplicate-record finding."""
     a = _z15_deltas(4)
     b = _z15_deltas(4, cec=Z16, serial="ABCDE")
     iv, findings = compute_intervals([a, b], SETS)
