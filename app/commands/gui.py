@@ -85,4 +85,6 @@ def run(args: argparse.Namespace) -> int:
     files = list(args.files) or ([] if args.no_sample else sample_files())
     if files:
         window.open_files(files)
+        if not args.files:
+            window.mark_unchanged(files)     # the demo: opening a workspace replaces it without asking to save
     return int(qapp.exec())

@@ -24,6 +24,8 @@ import pandas as pd
 
 from app.engine.aggregate import bucket_arrays
 from app.engine.catalog import GENERIC, FormulaSet, select_generation
+from app.engine.keys import LPAR_KEY, Cols, dense, firsts_lasts, rising_within, row_key, time_order
+from app.engine.record_checks import cpu_presence, run_start_changes, system_moves
 from app.findings import Finding, make_finding
 from app.formats.common import categorical_from_codes
 from app.formats.schema import (
@@ -39,13 +41,13 @@ from app.formats.schema import (
 
 __all__ = ["QUALITY_BITS", "compute_intervals", "interval_columns"]
 
-_KEY = ["cec", "system", "class", "cpu", "run_start"]
-_DUP_KEY = ["cec", "system", "cpu", "class", "time", "kind"]
+_KEY = [*LPAR_KEY, "class", "cpu", "run_start"]        # a run: one CPU of one LPAR of one machine
+_DUP_KEY = [*LPAR_KEY, "cpu", "class", "time", "kind"]
 STATED_COLUMNS = ("rec_start", "rec_end")   # SMF 113 identification section: the interval as the record states it
 STATED_TOLERANCE_S = 1.0     # HIS writes the record right after the interval: CTM and IntervalEnd within a second
 _ROWS = 2048           # rows gathered at a time (a MB or two of counters: stays in cache)
 _NS = 1_000_000_000
-_EMIT = ["source", "offset", "system", "time", "cpu"]
+_EMIT = ["source", "offset", "cec", "system", "time", "cpu"]
 # quality codes carried per interval row (bit -> code); '' = clean
 QUALITY_BITS = {"lost-data": 1, "mt-lost-data": 2, "odd-length": 4, "csvn-mismatch": 8,
                 "generation-by-csvn": 16, "generic-formulas": 32, "partial-sets": 64}
@@ -63,15 +65,15 @@ def quality_strings(qbits: np.ndarray) -> np.ndarray:
 
 
 def emit(rows: pd.DataFrame, severity: str, code: str, what: str, meaning: str) -> list[Finding]:
-    """One finding per (file, system, time) of ``rows``; at most a few per file and system.
+    """One finding per (file, machine, system, time) of ``rows``; at most a few per file, machine and system.
 
     ``what`` may use ``{system}``, ``{time}``, ``{cpus}`` and ``{n}``.
     """
     if rows is None or not len(rows):
         return []
     out: list[Finding] = []
-    r = rows[["source", "offset", "system", "time", "cpu"]]
-    for (src, system), g in r.groupby(["source", "system"], sort=False, observed=True):
+    r = rows[["source", "offset", "cec", "system", "time", "cpu"]]
+    for (src, cec, system), g in r.groupby(["source", "cec", "system"], sort=False, observed=True):
         times = g.groupby("time", sort=True)
         for i, (tm, h) in enumerate(times):
             if i == _EMIT_LIMIT:
@@ -79,13 +81,14 @@ def emit(rows: pd.DataFrame, severity: str, code: str, what: str, meaning: str) 
                 out.append(make_finding(str(src), int(rest["offset"].min()), severity, code,
                                         f"system {system}: {rest['time'].nunique()} more interval(s) with the "
                                         f"same condition ({code}) up to {pd.Timestamp(g['time'].max()).isoformat()}",
-                                        meaning, system=system, count=int(rest["time"].nunique())))
+                                        meaning, system=system, cec=cec, count=int(rest["time"].nunique())))
                 break
             cpus = ",".join(str(c) for c in sorted(set(h["cpu"].tolist())))
             out.append(make_finding(str(src), int(h["offset"].min()), severity, code,
                                     what.format(system=system, time=pd.Timestamp(tm).isoformat(), cpus=cpus,
                                                 n=len(h)),
-                                    meaning, system=system, time=pd.Timestamp(tm).isoformat(), cpus=cpus))
+                                    meaning, system=system, cec=cec, time=pd.Timestamp(tm).isoformat(),
+                                    cpus=cpus))
     return out
 
 
@@ -133,53 +136,7 @@ def _categorical(parts: list[tuple[list[str], np.ndarray]]) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype=object).astype("str"))
 
 
-class _Cols:
-    """Columns of equal length as numpy arrays; string columns as category codes with their dtype.
-
-    Dense codes of a column (for grouping) are made once; a :meth:`take` reads them from its parent.
-    """
-
-    def __init__(self, a: dict[str, np.ndarray], cats: dict[str, pd.CategoricalDtype],
-                 parent: _Cols | None = None, rows: np.ndarray | None = None):
-        self.a, self.cats = a, cats
-        self._parent, self._rows = parent, rows
-        self._codes: dict[str, tuple[np.ndarray, int]] = {}
-
-    def __getitem__(self, c: str) -> np.ndarray:
-        return self.a[c]
-
-    def __len__(self) -> int:
-        return len(next(iter(self.a.values())))
-
-    def take(self, rows: np.ndarray) -> _Cols:
-        return _Cols({c: v[rows] for c, v in self.a.items()}, self.cats, self, rows)
-
-    def codes(self, c: str) -> tuple[np.ndarray, int]:
-        """Dense non-negative codes of column ``c`` and their count (NaT is a value of its own)."""
-        got = self._codes.get(c)
-        if got is None:
-            if c in self.cats:
-                got = self.a[c].astype(np.int64), max(len(self.cats[c].categories), 1)
-            elif self._parent is not None and c in self._parent.a:
-                pc, m = self._parent.codes(c)
-                got = pc[self._rows], m
-            else:
-                got = _codes(self.a[c])
-            self._codes[c] = got
-        return got
-
-    def series(self, c: str, rows: np.ndarray | None = None):
-        v = self.a[c] if rows is None else self.a[c][rows]
-        return pd.Categorical.from_codes(v, dtype=self.cats[c]) if c in self.cats else v
-
-    def frame(self, rows: np.ndarray | None = None, cols: Sequence[str] | None = None,
-              index: np.ndarray | None = None) -> pd.DataFrame:
-        """A DataFrame of ``cols`` (all) at ``rows`` (all), string columns as categoricals."""
-        cols = list(self.a) if cols is None else cols
-        return pd.DataFrame({c: self.series(c, rows) for c in cols}, index=index)
-
-
-def _identity(frames: Sequence[pd.DataFrame], stated: list[str]) -> _Cols:
+def _identity(frames: Sequence[pd.DataFrame], stated: list[str]) -> Cols:
     """Identity (and stated-interval) columns of the frames joined, as arrays (a view where one frame has the
     right dtype already)."""
     a: dict[str, np.ndarray] = {}
@@ -195,97 +152,7 @@ def _identity(frames: Sequence[pd.DataFrame], stated: list[str]) -> _Cols:
         parts = [f[c].to_numpy(dtype="datetime64[ns]") if c in f.columns else
                  np.full(len(f), np.datetime64("NaT"), "datetime64[ns]") for f in frames]
         a[c] = parts[0] if len(parts) == 1 else np.concatenate(parts)
-    return _Cols(a, cats)
-
-
-def _codes(v: np.ndarray) -> tuple[np.ndarray, int]:
-    """Dense non-negative codes of one array and their count (NaT is a value of its own)."""
-    if v.dtype.kind in "mM":
-        v = v.view(np.int64)
-    c, u = pd.factorize(v)
-    return c.astype(np.int64, copy=False), max(len(u), 1)
-
-
-def _key(cols: _Cols, names: Sequence[str], rows: np.ndarray | None = None) -> tuple[np.ndarray, int]:
-    """One int64 per row, equal exactly where all ``names`` columns are equal, and the bound of its values
-    (not densely numbered)."""
-    key, span = None, 1
-    for c in names:
-        cd, m = cols.codes(c)
-        if key is None:
-            key, span = cd, m
-        else:
-            if span * m >= 2 ** 62:            # keep the mixed key within int64: renumber it densely first
-                key, span = _codes(key)
-            key = key * m + cd
-            span *= m
-    if key is None:
-        return np.zeros(len(cols) if rows is None else len(rows), np.int64), 1
-    return (key if rows is None else key[rows]), span
-
-
-def _small(span: int, n: int) -> bool:
-    """A table of ``span`` entries is cheap beside ``n`` rows (first/last rows by ufunc.at, not hashing)."""
-    return span <= max(4 * n, 1 << 16)
-
-
-def _dense(key: np.ndarray, span: int) -> tuple[np.ndarray, int]:
-    """Group numbers in order of first appearance (``groupby(sort=False).ngroup()``) and their count."""
-    n = len(key)
-    if not n:
-        return np.zeros(0, np.int64), 0
-    if not _small(span, n):
-        c = pd.factorize(key)[0].astype(np.int64, copy=False)
-        return c, int(c.max()) + 1
-    first = np.full(span, n, np.int64)
-    np.minimum.at(first, key, np.arange(n))
-    present = np.flatnonzero(first < n)
-    rank = np.zeros(span, np.int64)
-    rank[present[np.argsort(first[present], kind="stable")]] = np.arange(len(present))
-    return rank[key], len(present)
-
-
-def _firsts_lasts(key: np.ndarray, span: int, last: bool = False) -> np.ndarray:
-    """True at the first row of each key value (``~duplicated(keep="first")``), with ``last`` also at the last."""
-    n = len(key)
-    if not n:
-        return np.zeros(0, bool)
-    if not _small(span, n):
-        key, span = _dense(key, span)
-    rows = np.arange(n)
-    first = np.full(span, n, np.int64)
-    np.minimum.at(first, key, rows)
-    out = np.zeros(n, bool)
-    out[first[first < n]] = True
-    if last:
-        lst = np.full(span, -1, np.int64)
-        np.maximum.at(lst, key, rows)
-        out[lst[lst >= 0]] = True
-    return out
-
-
-def _by_group(g: np.ndarray, count: int) -> np.ndarray:
-    """Rows ordered by group number, in row order within a group (a radix sort when the numbers are small)."""
-    return np.argsort(g.astype(np.int16) if count < 2 ** 15 else g, kind="stable")
-
-
-def _rising_within(g: np.ndarray, count: int, t: np.ndarray, strict: bool) -> tuple[np.ndarray, bool]:
-    """Rows by group (``_by_group``) and whether ``t`` rises (``strict``) or never falls within every group."""
-    o = _by_group(g, count)
-    gs, ts = g[o], t[o]
-    same = gs[1:] == gs[:-1]
-    bad = (ts[1:] <= ts[:-1]) if strict else (ts[1:] < ts[:-1])
-    return o, not (same & bad).any()
-
-
-def _time_order(t: np.ndarray) -> np.ndarray:
-    """The row order ``DataFrame.sort_values("time")`` gives (pandas: a quicksort of the non-NaT times, NaT
-    rows last); its order of equal times is what head/tail/drop_duplicates after that sort see."""
-    nat = np.isnat(t)
-    if not nat.any():
-        return t.argsort(kind="quicksort")
-    idx = np.arange(len(t))
-    return np.concatenate([idx[~nat][t[~nat].argsort(kind="quicksort")], idx[nat]])
+    return Cols(a, cats)
 
 
 class _Counters:
@@ -426,12 +293,12 @@ def _duplicate_findings(d: pd.DataFrame, first: pd.DataFrame) -> list[Finding]:
     return out
 
 
-def _duplicates(S: _Cols) -> tuple[np.ndarray | None, list[Finding]]:
+def _duplicates(S: Cols) -> tuple[np.ndarray | None, list[Finding]]:
     """Rows to keep (None = all) and findings: a repeat of (cec, system, cpu, class, time, kind) is dropped."""
-    g, count = _dense(*_key(S, [c for c in _DUP_KEY if c != "time"]))
-    if _rising_within(g, count, S["time"].view(np.int64), strict=True)[1]:
+    g, count = dense(*row_key(S, [c for c in _DUP_KEY if c != "time"]))
+    if rising_within(g, count, S["time"].view(np.int64), strict=True)[1]:
         return None, []                   # times rise within every CPU and kind: nothing can repeat
-    first = _firsts_lasts(*_key(S, _DUP_KEY))
+    first = firsts_lasts(*row_key(S, _DUP_KEY))
     if first.all():
         return None, []
     dup = ~first
@@ -488,9 +355,9 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     n = len(S)
     kind_abs = np.array([str(x) == "absolute" for x in S.cats["kind"].categories] + [False], bool)
     is_abs = kind_abs[S["kind"]]
-    gid, count = _dense(*_key(S, _KEY + ["kind"]))
+    gid, count = dense(*row_key(S, _KEY + ["kind"]))
     t = S["time"].view(np.int64)
-    order, rising = _rising_within(gid, count, t, strict=False)
+    order, rising = rising_within(gid, count, t, strict=False)
     if not rising:                    # records out of time order within a run: sort by time too
         order = np.lexsort((t, gid))
     g_s = gid[order]
@@ -549,8 +416,8 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     findings += emit(rows_at(a & firstmid & ~(verchg | setchg | spdchg)), "info", "new-run",
                      "a new collection run of system {system} starts at {time} (CPU {cpus})",
                      "the first record of a run is a baseline only")
-    t_order = _time_order(S["time"])           # the samples in time order, shared by the record-level checks
-    findings += _run_start_changes(S, t_order)
+    t_order = time_order(S["time"])           # the samples in time order, shared by the record-level checks
+    findings += run_start_changes(S, t_order)
 
     # deltas: (rows x counters), straight from the readers' blocks, each counter contiguous in memory (the
     # pandas block pandas' groupby sums read fastest: metrics by interval ~0.1 s less on the month)
@@ -584,7 +451,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     s_len[(s_len <= 0) | ~np.isfinite(s_len)] = np.nan
     miss = np.isnan(s_len)
     if miss.any():   # a first delta record without run start (z/VM): assume the system's usual length
-        med = pd.Series(s_len).groupby(O["system"], sort=False).transform("median").to_numpy(dtype=np.float64)
+        med = _lpar_median(O, s_len)
         fill = miss & np.isfinite(med)
         if fill.any():
             s_len[fill] = med[fill]
@@ -594,19 +461,18 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     # both kinds for the same interval: keep the delta row
     if is_abs.any() and (~is_abs).any():
         okind = kind_abs[O["kind"]]
-        k = ["system", "cpu", "class", "time"]
-        kf = O.frame(cols=k)
+        kf = O.frame(cols=[*LPAR_KEY, "cpu", "class", "time"])    # the same CPU interval of the same machine
         dkeys = pd.MultiIndex.from_frame(kf.loc[~okind])
         akeys = pd.MultiIndex.from_frame(kf)
         drop = okind & akeys.isin(dkeys)
         if drop.any():
-            r = O.frame(np.flatnonzero(drop), ["system", "source", "offset"])
-            for system, g in r.groupby("system", sort=False):
+            r = O.frame(np.flatnonzero(drop), ["cec", "system", "source", "offset"])
+            for (cec, system), g in r.groupby(["cec", "system"], sort=False, observed=True):
                 findings.append(make_finding(
                     str(g["source"].iloc[0]), int(g["offset"].iloc[0]), "info", "both-kinds",
-                    f"system {system}: {len(g)} interval(s) are present both as subtype-1 style deltas and "
-                    "as running totals", "the delta records are used, the running totals only for the rest",
-                    system=system, count=len(g)))
+                    f"system {system} on {cec}: {len(g)} interval(s) are present both as subtype-1 style deltas "
+                    "and as running totals", "the delta records are used, the running totals only for the rest",
+                    system=system, cec=cec, count=len(g)))
             keep_rows = np.flatnonzero(~drop)
             O = O.take(keep_rows)
             D = D.T[:, keep_rows].T
@@ -634,7 +500,7 @@ def _quality_categorical(qb: np.ndarray) -> pd.Categorical:
     return categorical_from_codes(quality_strings(uniq), codes)
 
 
-def _stated_intervals(O: _Cols, osame: np.ndarray, istart: np.ndarray, iend: np.ndarray) -> list[Finding]:
+def _stated_intervals(O: Cols, osame: np.ndarray, istart: np.ndarray, iend: np.ndarray) -> list[Finding]:
     """SMF 113 identification section (smf113.md 5): where a record states its interval, use it, after checking
     it against the CTMs of consecutive records of the same CPU (previous CTM = start, this CTM = end).
     Sets ``istart``/``iend`` in place."""
@@ -657,33 +523,7 @@ def _stated_intervals(O: _Cols, osame: np.ndarray, istart: np.ndarray, iend: np.
     return findings
 
 
-def _run_start_changes(S: _Cols, t_order: np.ndarray) -> list[Finding]:
-    """One info finding per later collection run (run_start) of a system."""
-    ok = ~np.isnat(S["run_start"])
-    if not ok.any():
-        return []
-    if ok.all():
-        rows = t_order
-    else:
-        r = np.flatnonzero(ok)
-        rows = r[_time_order(S["time"][r])]
-    firsts = rows[_firsts_lasts(*_key(S, ["system", "run_start"], rows))]
-    return _later_runs(S.frame(firsts, ["system", "run_start", "source", "offset", "time"]))
-
-
-def _later_runs(firsts: pd.DataFrame) -> list[Finding]:
-    """Findings from the first record (in time order) of every (system, run_start)."""
-    counts = firsts.groupby("system", sort=False)["run_start"].transform("size")
-    later = firsts.loc[counts.to_numpy() > 1].sort_values(["system", "run_start"])
-    later = later.loc[later.duplicated("system", keep="first")]
-    return [make_finding(str(x.source), int(x.offset), "info", "new-run",
-                         f"system {x.system}: a new collection run starts at {pd.Timestamp(x.run_start).isoformat()}",
-                         "counters restart there; the first record of the run is a baseline only",
-                         system=x.system, run_start=pd.Timestamp(x.run_start).isoformat())
-            for x in later.itertuples(index=False)]
-
-
-def _data_checks(O: _Cols, D: np.ndarray, counters: Sequence[str], S: _Cols,
+def _data_checks(O: Cols, D: np.ndarray, counters: Sequence[str], S: Cols,
                  t_order: np.ndarray) -> tuple[np.ndarray, list[Finding]]:
     """Quality bits and findings: lost data, MT per core, odd lengths, CPUs coming and going,
     systems moving between CECs or changing machine."""
@@ -715,109 +555,23 @@ def _data_checks(O: _Cols, D: np.ndarray, counters: Sequence[str], S: _Cols,
                              "MT-diagnostic counter data of system {system} was lost in the interval ending {time}",
                              "thread density and core-active metrics of the interval are not shown")
     s = O["interval_s"]
-    med = pd.Series(s).groupby(O["system"], sort=False).transform("median").to_numpy(dtype=np.float64)
+    med = _lpar_median(O, s)
     odd = np.isfinite(s) & np.isfinite(med) & (np.abs(s - med) > 0.1 * med)
     qb[odd] |= QUALITY_BITS["odd-length"]
     if odd.any():
         findings += emit(O.frame(np.flatnonzero(odd), _EMIT), "warning", "odd-length",
                          "an interval of system {system} ending {time} differs by more than 10% from the usual "
                          "length (CPU {cpus})", "busy and rates of that interval are less comparable")
-    findings += _cpu_presence(S, t_order)
-    findings += _system_moves(S, t_order)
+    findings += cpu_presence(S, t_order)
+    findings += system_moves(S, t_order)
     return qb, findings
 
 
-def _edges(S: _Cols, t_order: np.ndarray, names: Sequence[str], last: bool = True) -> np.ndarray:
-    """Positions in ``t_order`` of the first (and last) record of every ``names`` key, ascending."""
-    return np.flatnonzero(_firsts_lasts(*_key(S, names, t_order), last))
-
-
-def _cpu_presence(S: _Cols, t_order: np.ndarray) -> list[Finding]:
-    """Info findings for logical CPUs that appear late or vanish early within a system's data.
-
-    Judged on the records (baselines included), not on the intervals: a counter reset turns one record into a
-    new baseline and leaves a gap in the intervals, but the CPU did not go away (the reset is its own finding).
-    Only the first and last record of each CPU (in time order) matter: the frame is made of those.
-    """
-    if not len(S):
-        return []
-    rows = t_order[_edges(S, t_order, ["system", "class", "cpu"])]
-    return _cpu_presence_sorted(S.frame(rows, ["source", "offset", "system", "class", "cpu", "time"]))
-
-
-def _cpu_presence_sorted(r: pd.DataFrame) -> list[Finding]:
-    """``_cpu_presence`` on records already in time order."""
-    span = r.groupby("system", sort=False)["time"].agg(["min", "max"])
-    per = r.groupby(["system", "class", "cpu"], sort=False, observed=True)
-    firsts, lasts = per.head(1), per.tail(1)
-    f = firsts.join(span, on="system")
-    l_ = lasts.join(span, on="system")
-    res = []
-    for x in f.loc[f["time"] > f["min"]].itertuples(index=False):
-        res.append(make_finding(str(x.source), int(x.offset), "info", "cpu-appeared",
-                                f"system {x.system}: {x[3]} CPU {x.cpu} first appears in the record of "
-                                f"{pd.Timestamp(x.time).isoformat()}",
-                                "it was offline or not measured before; LPAR totals change there",
-                                system=x.system, cpu=int(x.cpu)))
-    for x in l_.loc[l_["time"] < l_["max"]].itertuples(index=False):
-        res.append(make_finding(str(x.source), int(x.offset), "info", "cpu-vanished",
-                                f"system {x.system}: {x[3]} CPU {x.cpu} is last seen in the record of "
-                                f"{pd.Timestamp(x.time).isoformat()}",
-                                "it went offline or stopped being measured; LPAR totals change there",
-                                system=x.system, cpu=int(x.cpu)))
-    return res
-
-
-def _system_moves(S: _Cols, t_order: np.ndarray) -> list[Finding]:
-    """A system seen on two CECs (moved LPAR, new machine) or changing versions on one CEC.
-
-    A system that leaves one CEC and later runs on another is the usual before/after
-    of a machine upgrade: an info finding.  The same system id on two CECs at the
-    same time means two LPARs share an SMF id: a warning, their numbers stay apart.
-    Only the first and last record (in time order) of each system and CEC and the first of each version
-    matter: the frame is made of those.
-    """
-    pos = np.union1d(_edges(S, t_order, ["system", "cec"]),
-                     _edges(S, t_order, ["system", "cec", "machine_type", "cfvn", "csvn"], last=False))
-    cols = ["source", "offset", "system", "cec", "machine_type", "cfvn", "csvn", "time"]
-    return _system_moves_sorted(S.frame(t_order[pos], cols))
-
-
-def _system_moves_sorted(r: pd.DataFrame) -> list[Finding]:
-    """``_system_moves`` on records already in time order."""
-    res = []
-    span = r.groupby(["system", "cec"], observed=True, sort=False)["time"].agg(["min", "max"])
-    first_per = r.drop_duplicates(["system", "cec"])
-    for system, g in first_per.groupby("system", sort=False):
-        for i in range(1, len(g)):
-            x, p = g.iloc[i], g.iloc[i - 1]
-            overlap = span.loc[(system, x["cec"]), "min"] <= span.loc[(system, p["cec"]), "max"]
-            when = pd.Timestamp(x["time"]).isoformat()
-            what = (f"system {system} runs on CEC {p['cec']} (type {p['machine_type']}) and on CEC {x['cec']} "
-                    f"(type {x['machine_type']}) from {when}")
-            meaning = ("both at the same time: two LPARs share this system id; they are shown apart under each CEC"
-                       if overlap else "a move or machine upgrade: shown under each CEC, formulas of each "
-                       "generation apply; compare the two with before/after, never average across them")
-            res.append(make_finding(str(x["source"]), int(x["offset"]), "warning" if overlap else "info",
-                                    "lpar-moved", what, meaning, system=system, cecs=f"{p['cec']},{x['cec']}"))
-    vers = r.drop_duplicates(["system", "cec", "machine_type", "cfvn", "csvn"])
-    for (system, _cec), g in vers.groupby(["system", "cec"], sort=False, observed=True):
-        if len(g) > 1:
-            x, p = g.iloc[1], g.iloc[0]
-            res.append(make_finding(str(x["source"]), int(x["offset"]), "warning", "machine-change",
-                                    f"system {system} changes from machine type {p['machine_type']} "
-                                    f"(CFVN {p['cfvn']}, CSVN {p['csvn']}) to {x['machine_type']} (CFVN {x['cfvn']}, "
-                                    f"CSVN {x['csvn']}) at {pd.Timestamp(x['time']).isoformat()}",
-                                    "formulas differ before and after; never average across the change",
-                                    system=system))
-    return res
-
-
-def _generations(O: _Cols, sets: dict[str, FormulaSet], qb: np.ndarray):
+def _generations(O: Cols, sets: dict[str, FormulaSet], qb: np.ndarray):
     """``catalog.assign_generations`` per distinct (machine type, CSVN): generation and formula-set
     categoricals, quality bits, findings."""
     findings: list[Finding] = []
-    combo, k = _dense(*_key(O, ["machine_type", "csvn"]))
+    combo, k = dense(*row_key(O, ["machine_type", "csvn"]))
     first_row = np.full(k, len(combo), np.int64)
     np.minimum.at(first_row, combo, np.arange(len(combo)))
     mts = O.cats["machine_type"].categories
@@ -840,8 +594,8 @@ def _generations(O: _Cols, sets: dict[str, FormulaSet], qb: np.ndarray):
         qadd[cid] = QUALITY_BITS[code]
         idx = np.flatnonzero(combo == cid)
         if sysk is None:
-            sysk = O.codes("system")
-        firsts = O.frame(idx[_firsts_lasts(sysk[0][idx], sysk[1])], ["source", "offset", "system"])
+            sysk = row_key(O, LPAR_KEY)
+        firsts = O.frame(idx[firsts_lasts(sysk[0][idx], sysk[1])], ["source", "offset", "system"])
         for x in firsts.itertuples(index=False):
             if code == "csvn-mismatch":
                 findings.append(make_finding(
@@ -866,11 +620,17 @@ def _generations(O: _Cols, sets: dict[str, FormulaSet], qb: np.ndarray):
         categorical_from_codes(np.array(fsets, dtype=object), combo), qb, findings
 
 
-def _cut_uninstalled(O: _Cols, D: np.ndarray, counters: Sequence[str]) -> None:
+def _lpar_median(O: Cols, v: np.ndarray) -> np.ndarray:
+    """Each row's median of ``v`` over the rows of its LPAR (``LPAR_KEY``: never another machine's clone)."""
+    g = dense(*row_key(O, LPAR_KEY))[0]
+    return pd.Series(v).groupby(g, sort=False).transform("median").to_numpy(dtype=np.float64)
+
+
+def _cut_uninstalled(O: Cols, D: np.ndarray, counters: Sequence[str]) -> None:
     """NaN counters beyond the set sizes implied by the row's CFVN/CSVN (metrics.md 1.1), per version pair."""
     if not len(O) or not counters:
         return
-    vers, k = _dense(*_key(O, ["cfvn", "csvn"]))
+    vers, k = dense(*row_key(O, ["cfvn", "csvn"]))
     for v in range(k):
         idx = np.flatnonzero(vers == v)
         cfvn, csvn = int(O["cfvn"][idx[0]]), int(O["csvn"][idx[0]])
@@ -884,11 +644,11 @@ def _cut_uninstalled(O: _Cols, D: np.ndarray, counters: Sequence[str]) -> None:
             D[idx[:, None], np.array(cut)[None, :]] = np.nan
 
 
-def _buckets(O: _Cols) -> None:
+def _buckets(O: Cols) -> None:
     """``aggregate.add_buckets`` on the arrays (one rule: ``aggregate.bucket_arrays``), grouping by the CEC /
     system codes instead of their joined strings: bucket, bucket_s, cec_bucket, cec_bucket_s."""
     t = O["interval_end"].view(np.int64)
-    sys_codes = _dense(*_key(O, ["cec", "system"]))[0]
+    sys_codes = dense(*row_key(O, ["cec", "system"]))[0]
     cec_codes = O["cec"]
     sys_rows = _rows_by_code(sys_codes)
     cec_of = {k: int(cec_codes[idx[0]]) for k, idx in sys_rows.items()}     # a system key holds one CEC

@@ -69,6 +69,7 @@ class MainWindow(SessionMixin, QMainWindow):
         self._write_pause = None               # app.cache.WritePause held from open_files to the first table
         self._smt_shown: Selection | None = None  # the selection the SMT tab shows (None: stale)
         self._loaded = False
+        self._epoch = 0              # which Workspace a view was computed from (close_all starts a new one)
         self.runner = SerialRunner(self)
         self.runner.done.connect(self._apply)
         self.runner.failed.connect(self._on_view_failed)
@@ -254,8 +255,14 @@ class MainWindow(SessionMixin, QMainWindow):
             self._want_deeper = True
         else:
             deeper, self._want_deeper = self._want_deeper, False
-        return lambda: compute_view(ws, sel, added, table=table, timeline=timeline, smt=smt, values=values,
-                                    deep=not added, deeper=deeper)
+        epoch = self._epoch
+
+        def job() -> ViewData:
+            view = compute_view(ws, sel, added, table=table, timeline=timeline, smt=smt, values=values,
+                                deep=not added, deeper=deeper)
+            view.epoch = epoch
+            return view
+        return job
 
     def _on_runner_idle(self) -> None:
         """Nothing to compute: prepare the rows of every node of the selection's levels (then the LPAR, class
@@ -306,7 +313,7 @@ class MainWindow(SessionMixin, QMainWindow):
 
     def _apply(self, view: ViewData) -> None:
         """Show a computed ViewData (GUI thread; models only)."""
-        if view.background:
+        if view.background or view.epoch != self._epoch:   # a job of a closed Workspace: never shown
             return
         if view.added:
             self._prep_tried.clear()

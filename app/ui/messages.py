@@ -52,12 +52,17 @@ GUIDE_MISSING = "The user guide was not found at {path}. It is docs/user-guide.m
 ACT_SAVE_WS = "&Save Workspace..."
 ACT_SAVE_WS_TIP = "Save the open files, the selection, the time window and the comparison in a small JSON file"
 ACT_OPEN_WS = "Open &Workspace..."
-ACT_OPEN_WS_TIP = "Reopen a saved workspace: its files, selection, time window and comparison"
+ACT_OPEN_WS_TIP = ("Reopen a saved workspace: its files, selection, time window and comparison (they replace "
+                   "what is open)")
 RECENT_WORKSPACES = "Workspaces"
 STATUS_WS_SAVED = "Workspace saved to {path}"
 STATUS_WS_OPENED = "Workspace {name}: {n} files"
 STATUS_WS_MISSING = "Workspace {name}: {n} of its files were not found ({names})"
 WS_ERROR_TITLE = "Cannot open the workspace"
+WS_UNSAVED_TITLE = "Save the open workspace?"
+WS_UNSAVED_TEXT = ("Opening {name} closes every open file: its files, selection, time window and comparison replace "
+                   "what is open now. Save the open files, selection, time window and comparison first?")
+STATUS_WS_CLOSED = "Closed {n} open file(s): the workspace {name} replaces them"
 ACT_ABOUT = "&About NestScope"
 
 FILE_FILTERS = ";;".join([

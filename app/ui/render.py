@@ -39,6 +39,7 @@ class ViewData:
     timings: dict[str, float] = field(default_factory=dict)  # seconds per step of compute_view (bench_window)
     deeper: list[Any] | None = None        # the whole tree, for the class and CPU levels shown after the rest
     background: bool = False               # a job preparing the engine (nothing to show)
+    epoch: int = 0                         # the window's Workspace it was computed from (MainWindow._epoch)
 
 
 def first_lpar(roots: list[Any]) -> tuple | None:

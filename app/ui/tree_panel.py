@@ -186,12 +186,15 @@ class TreePanel(QObject):
         return None
 
     def key_for_finding(self, key: dict) -> tuple:
-        """The most specific tree node a finding's key names (system/lpar, class, cpu)."""
+        """The most specific tree node a finding's key names (machine, system/lpar, class, cpu); a finding that
+        names its machine (``cec``) never selects a clone of its system id on another machine."""
         system = key.get("system") or key.get("lpar")
-        cpu = key.get("cpu")
+        cpu, cec = key.get("cpu"), key.get("cec")
         best: tuple = ()
         for node in self.model.all_nodes():
             info = node.info or {}
+            if node.level in ("lpar", "cpu") and cec is not None and node.key[1] != cec:
+                continue
             if node.level == "lpar" and system is not None and system in (info.get("system"), node.key[-1]):
                 best = best or tuple(node.key)
             if (node.level == "cpu" and cpu is not None and str(node.key[-1]) == str(cpu)

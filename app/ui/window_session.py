@@ -1,6 +1,8 @@
 """The main window's session: save/open workspace files, recent workspaces, the summary of a load.
 
-A mixin of MainWindow (it uses the window's loader, selection, workspace and status bar).
+A mixin of MainWindow (it uses the window's loader, selection, workspace and status bar).  Opening a workspace
+replaces what is open (issue 20: the bundled demo stayed loaded under a reopened workspace and moved its
+numbers): the window starts over on a new, empty Workspace, after asking to save changes that were not saved.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ class SessionMixin:
     def _init_session(self) -> None:
         self._batch: list[tuple[str, bool, str]] = []   # (file name, readable, worst severity) since the last idle
         self._ws_pending: wsf.WorkspaceState | None = None   # a workspace being reopened (applied once loaded)
+        self._ws_path: str | None = None                     # the workspace file last saved or opened
+        self._clean: tuple | None = None     # what was open when last saved / opened (``_snapshot``); None: nothing
+        self._clean_files_only = False       # the clean state is a set of files only (the demo): views may change
         self.load_summary = QLabel("")
         self.load_summary.setObjectName("load_summary")
         self.statusBar().addPermanentWidget(self.load_summary)
@@ -81,6 +86,8 @@ class SessionMixin:
         if not path.endswith(".json"):
             path += wsf.SUFFIX
         wsf.save(self.workspace_state(), path)
+        self._ws_path = path
+        self.mark_unchanged()
         settings.add_recent_workspace(path)
         self.statusBar().showMessage(M.STATUS_WS_SAVED.format(path=path), 8000)
 
@@ -97,8 +104,9 @@ class SessionMixin:
             self.open_workspace(path)
 
     def open_workspace(self, path: str) -> bool:
-        """Open a workspace's files (those not open yet) and restore its selection, window and comparison
-        once they are read.  A bad file gives a message naming it, never a traceback."""
+        """Open a workspace: every open file is closed first (after asking to save unsaved changes), then its
+        files are read and its selection, window and comparison restored once they are.  A bad file gives a
+        message naming it, never a traceback.  False when nothing was opened (bad file, or the user cancelled)."""
         try:
             state = wsf.load(path)
         except wsf.WorkspaceFileError as e:
@@ -107,18 +115,22 @@ class SessionMixin:
             box.open()
             self.statusBar().showMessage(str(e), 8000)
             return False
+        if not self._may_close_all(Path(path).name):
+            return False
         settings.add_recent_workspace(path)
+        closed = self.close_all()
         missing = [f for f in state.files if not Path(f).exists()]
-        present = [f for f in state.files if Path(f).exists()]
-        open_now = {str(Path(r.file).resolve()) for r in self.ws.files}
-        todo = [f for f in present if str(Path(f).resolve()) not in open_now]
+        todo = [f for f in state.files if Path(f).exists()]
         name = Path(path).name
+        if closed:
+            self.statusBar().showMessage(M.STATUS_WS_CLOSED.format(n=closed, name=name), 8000)
         if missing:
             self.statusBar().showMessage(M.STATUS_WS_MISSING.format(
                 name=name, n=len(missing), names=", ".join(Path(f).name for f in missing)), 0)
         else:
             self.statusBar().showMessage(M.STATUS_WS_OPENED.format(name=name, n=len(state.files)), 8000)
         self._ws_pending = state
+        self._ws_path = path
         if todo:
             self.open_files(todo)
         else:
@@ -137,6 +149,97 @@ class SessionMixin:
         setter = getattr(self, "restore_comparison", None)
         if state.comparison is not None and callable(setter):
             setter(state.comparison)
+        self.mark_unchanged()
+
+    # -- replacing what is open ---------------------------------------------------------------------
+    def _open_paths(self) -> frozenset[str]:
+        """Resolved paths of every file open, being read or waiting to be added."""
+        paths = [r.file for r in self.ws.files] + [o.path for o in self._pending] + \
+            [j.path for j in self.loader.jobs.values()]
+        return frozenset(str(Path(p).resolve()) for p in paths)
+
+    def _snapshot(self) -> tuple:
+        st = self.workspace_state()
+        return (self._open_paths(), tuple(st.selection), st.start, st.end, repr(st.comparison))
+
+    def mark_unchanged(self, paths: list[str] | None = None) -> None:
+        """What is open now counts as saved (after a save or an open).  With ``paths`` (the bundled demo, opened
+        by the window itself): those files count as saved whatever the selection, window and comparison."""
+        if paths is None:
+            self._clean, self._clean_files_only = self._snapshot(), False
+        else:
+            self._clean = (frozenset(str(Path(p).resolve()) for p in paths), (), None, None, repr(None))
+            self._clean_files_only = True
+
+    def has_unsaved_changes(self) -> bool:
+        """Files are open that no save or open accounts for, or the selection, window or comparison changed
+        since the workspace was saved or opened."""
+        now = self._snapshot()
+        if not now[0]:
+            return False
+        if self._clean is None or now[0] != self._clean[0]:
+            return True
+        return not self._clean_files_only and now != self._clean
+
+    def _may_close_all(self, name: str) -> bool:
+        """Ask to save unsaved changes before they are closed: Save (then go on once saved), Discard, Cancel."""
+        if not self.has_unsaved_changes():
+            return True
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(self, M.WS_UNSAVED_TITLE, M.WS_UNSAVED_TEXT.format(name=name),
+                                      buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+        if answer == buttons.Discard:
+            return True
+        if answer != buttons.Save:
+            return False
+        target = self._ws_path
+        if not target:
+            start = str(settings.get_value("dialog/dir", "") or "")
+            target, _ = QFileDialog.getSaveFileName(self, M.ACT_SAVE_WS.replace("&", "").rstrip("."), start,
+                                                    wsf.FILTER)
+        if not target:
+            return False
+        self.save_workspace(target)
+        return True
+
+    def close_all(self) -> int:
+        """Close every open file: reads are cancelled, the window starts over on a new, empty Workspace with the
+        same formulas, counters and cache, and views computed from the old one are never shown.  Returns the
+        number of files that were open."""
+        from app.engine import Workspace
+        from app.ui.render import ViewData
+        from app.ui.selection import Selection
+
+        n = len(self._open_paths())
+        self.loader.cancel_all()
+        self.loader.opened.clear()
+        self._pending = []
+        self._batch = []
+        old = self.ws
+        self.ws = Workspace(formula_sets=old.formula_sets, cache=old.cache,
+                            counters="all" if old.counters_needed() is None else "used")
+        self.ws.formula_file = old.formula_file
+        self._epoch += 1
+        self._loaded = False
+        self._prep_tried.clear()
+        self._smt_shown = None
+        self._ws_pending = None
+        self.selection.set_nodes([])
+        self.selection.clear_window()
+        self._apply(ViewData(selection=Selection(), roots=[], findings=[], files=[], loaded=False,
+                             epoch=self._epoch))
+        self.load_summary.setText("")
+        compare = getattr(self, "compare", None)
+        if compare is not None:      # the comparison of the closed files goes too (compare_tab.py is over the
+            if compare._token is not None:    # size limit: its parts are reset from here)
+                compare.jobs.discard(compare._token)
+                compare._token = None
+            compare.tab.data = None
+            compare.tab.model.set_comparison(None)
+            compare.tab._clear_charts()
+            compare.tab.restore({"by": compare.tab.current_by()})    # both sides empty
+        self._clean, self._clean_files_only = None, False
+        return n
 
     def _workspace_ready(self) -> None:
         if self._ws_pending is not None and not self.loader.busy() and not self._pending and self._loaded:

@@ -37,8 +37,9 @@ from app.formats.schema import (
 __all__ = ["compute_intervals"]
 
 _STR_COLS = [c for c, t in IDENTITY_COLUMNS.items() if t == "category"]
-_KEY = ["cec", "system", "class", "cpu", "run_start"]
-_DUP_KEY = ["cec", "system", "cpu", "class", "time", "kind"]
+_LPAR = ["cec", "lpar", "system"]    # issue 20: an LPAR of one machine, never a system id alone
+_KEY = [*_LPAR, "class", "cpu", "run_start"]
+_DUP_KEY = [*_LPAR, "cpu", "class", "time", "kind"]
 STATED_COLUMNS = ("rec_start", "rec_end")   # SMF 113 identification section: the interval as the record states it
 STATED_TOLERANCE_S = 1.0     # HIS writes the record right after the interval: CTM and IntervalEnd within a second
 _CHUNK = 24
@@ -60,15 +61,15 @@ def quality_strings(qbits: np.ndarray) -> np.ndarray:
 
 
 def emit(rows: pd.DataFrame, severity: str, code: str, what: str, meaning: str) -> list[Finding]:
-    """One finding per (file, system, time) of ``rows``; at most a few per file and system.
+    """One finding per (file, machine, system, time) of ``rows``; at most a few per file, machine and system.
 
     ``what`` may use ``{system}``, ``{time}``, ``{cpus}`` and ``{n}``.
     """
     if rows is None or not len(rows):
         return []
     out: list[Finding] = []
-    r = rows[["source", "offset", "system", "time", "cpu"]]
-    for (src, system), g in r.groupby(["source", "system"], sort=False, observed=True):
+    r = rows[["source", "offset", "cec", "system", "time", "cpu"]]
+    for (src, cec, system), g in r.groupby(["source", "cec", "system"], sort=False, observed=True):
         times = g.groupby("time", sort=True)
         for i, (tm, h) in enumerate(times):
             if i == _EMIT_LIMIT:
@@ -76,13 +77,14 @@ def emit(rows: pd.DataFrame, severity: str, code: str, what: str, meaning: str) 
                 out.append(make_finding(str(src), int(rest["offset"].min()), severity, code,
                                         f"system {system}: {rest['time'].nunique()} more interval(s) with the "
                                         f"same condition ({code}) up to {pd.Timestamp(g['time'].max()).isoformat()}",
-                                        meaning, system=system, count=int(rest["time"].nunique())))
+                                        meaning, system=system, cec=cec, count=int(rest["time"].nunique())))
                 break
             cpus = ",".join(str(c) for c in sorted(set(h["cpu"].tolist())))
             out.append(make_finding(str(src), int(h["offset"].min()), severity, code,
                                     what.format(system=system, time=pd.Timestamp(tm).isoformat(), cpus=cpus,
                                                 n=len(h)),
-                                    meaning, system=system, time=pd.Timestamp(tm).isoformat(), cpus=cpus))
+                                    meaning, system=system, cec=cec, time=pd.Timestamp(tm).isoformat(),
+                                    cpus=cpus))
     return out
 
 
@@ -303,7 +305,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     out["interval_s"] = s_len
     miss = np.isnan(s_len)
     if miss.any():   # a first delta record without run start (z/VM): assume the system's usual length
-        med = out.groupby("system", sort=False)["interval_s"].transform("median").to_numpy(dtype=np.float64)
+        med = out.groupby(_LPAR, sort=False, observed=True)["interval_s"].transform("median").to_numpy(dtype=np.float64)
         fill = miss & np.isfinite(med)
         if fill.any():
             s_len[fill] = med[fill]
@@ -315,18 +317,18 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     # both kinds for the same interval: keep the delta row
     if is_abs.any() and (~is_abs).any():
         okind = out["kind"].to_numpy(dtype=object)
-        k = ["system", "cpu", "class", "time"]
+        k = [*_LPAR, "cpu", "class", "time"]
         dkeys = pd.MultiIndex.from_frame(out.loc[okind == "delta", k])
         akeys = pd.MultiIndex.from_frame(out[k])
         drop = (okind == "absolute") & akeys.isin(dkeys)
         if drop.any():
             r = out.loc[drop]
-            for system, g in r.groupby("system", sort=False):
+            for (cec, system), g in r.groupby(["cec", "system"], sort=False, observed=True):
                 findings.append(make_finding(
                     str(g["source"].iloc[0]), int(g["offset"].iloc[0]), "info", "both-kinds",
-                    f"system {system}: {len(g)} interval(s) are present both as subtype-1 style deltas and "
-                    "as running totals", "the delta records are used, the running totals only for the rest",
-                    system=system, count=len(g)))
+                    f"system {system} on {cec}: {len(g)} interval(s) are present both as subtype-1 style deltas "
+                    "and as running totals", "the delta records are used, the running totals only for the rest",
+                    system=system, cec=cec, count=len(g)))
             out = out.loc[~drop].reset_index(drop=True)
 
     out, f = data_checks(out, df, counters)
@@ -370,17 +372,17 @@ def _stated_intervals(out: pd.DataFrame, osame: np.ndarray) -> list[Finding]:
 
 def _run_start_changes(df: pd.DataFrame, is_abs: np.ndarray) -> list[Finding]:
     """One info finding per later collection run (run_start) of a system."""
-    r = df.loc[df["run_start"].notna(), ["system", "run_start", "source", "offset", "time"]]
+    r = df.loc[df["run_start"].notna(), [*_LPAR, "run_start", "source", "offset", "time"]]
     if not len(r):
         return []
-    firsts = r.sort_values("time").drop_duplicates(["system", "run_start"])
-    counts = firsts.groupby("system", sort=False)["run_start"].transform("size")
-    later = firsts.loc[counts.to_numpy() > 1].sort_values(["system", "run_start"])
-    later = later.loc[later.duplicated("system", keep="first")]
+    firsts = r.sort_values("time").drop_duplicates([*_LPAR, "run_start"])
+    counts = firsts.groupby(_LPAR, sort=False, observed=True)["run_start"].transform("size")
+    later = firsts.loc[counts.to_numpy() > 1].sort_values([*_LPAR, "run_start"])
+    later = later.loc[later.duplicated(_LPAR, keep="first")]
     return [make_finding(str(x.source), int(x.offset), "info", "new-run",
                          f"system {x.system}: a new collection run starts at {pd.Timestamp(x.run_start).isoformat()}",
                          "counters restart there; the first record of the run is a baseline only",
-                         system=x.system, run_start=pd.Timestamp(x.run_start).isoformat())
+                         system=x.system, cec=x.cec, run_start=pd.Timestamp(x.run_start).isoformat())
             for x in later.itertuples(index=False)]
 
 
@@ -412,7 +414,7 @@ def data_checks(out: pd.DataFrame, df: pd.DataFrame, counters: Sequence[str]) ->
                          "MT-diagnostic counter data of system {system} was lost in the interval ending {time}",
                          "thread density and core-active metrics of the interval are not shown")
     s = out["interval_s"].to_numpy(dtype=np.float64)
-    med = out.groupby("system", sort=False)["interval_s"].transform("median").to_numpy(dtype=np.float64)
+    med = out.groupby(_LPAR, sort=False, observed=True)["interval_s"].transform("median").to_numpy(dtype=np.float64)
     odd = np.isfinite(s) & np.isfinite(med) & (np.abs(s - med) > 0.1 * med)
     qb[odd] |= QUALITY_BITS["odd-length"]
     findings += emit(out.loc[odd], "warning", "odd-length",
@@ -432,25 +434,25 @@ def _cpu_presence(samples: pd.DataFrame) -> list[Finding]:
     """
     if not len(samples):
         return []
-    r = samples[["source", "offset", "system", "class", "cpu", "time"]]
-    span = r.groupby("system", sort=False)["time"].agg(["min", "max"])
-    per = r.sort_values("time").groupby(["system", "class", "cpu"], sort=False, observed=True)
+    r = samples[["source", "offset", "system", "class", "cpu", "time", "cec", "lpar"]]
+    span = r.groupby(_LPAR, sort=False, observed=True)["time"].agg(["min", "max"])
+    per = r.sort_values("time").groupby([*_LPAR, "class", "cpu"], sort=False, observed=True)
     firsts, lasts = per.head(1), per.tail(1)
-    f = firsts.join(span, on="system")
-    l_ = lasts.join(span, on="system")
+    f = firsts.join(span, on=_LPAR)
+    l_ = lasts.join(span, on=_LPAR)
     res = []
     for x in f.loc[f["time"] > f["min"]].itertuples(index=False):
         res.append(make_finding(str(x.source), int(x.offset), "info", "cpu-appeared",
                                 f"system {x.system}: {x[3]} CPU {x.cpu} first appears in the record of "
                                 f"{pd.Timestamp(x.time).isoformat()}",
                                 "it was offline or not measured before; LPAR totals change there",
-                                system=x.system, cpu=int(x.cpu)))
+                                system=x.system, cec=x.cec, cpu=int(x.cpu)))
     for x in l_.loc[l_["time"] < l_["max"]].itertuples(index=False):
         res.append(make_finding(str(x.source), int(x.offset), "info", "cpu-vanished",
                                 f"system {x.system}: {x[3]} CPU {x.cpu} is last seen in the record of "
                                 f"{pd.Timestamp(x.time).isoformat()}",
                                 "it went offline or stopped being measured; LPAR totals change there",
-                                system=x.system, cpu=int(x.cpu)))
+                                system=x.system, cec=x.cec, cpu=int(x.cpu)))
     return res
 
 
@@ -462,7 +464,7 @@ def _system_moves(df: pd.DataFrame) -> list[Finding]:
     same time means two LPARs share an SMF id: a warning, their numbers stay apart.
     """
     res = []
-    r = df[["source", "offset", "system", "cec", "machine_type", "cfvn", "csvn", "time"]].sort_values("time")
+    r = df[["source", "offset", "system", "cec", "lpar", "machine_type", "cfvn", "csvn", "time"]].sort_values("time")
     span = r.groupby(["system", "cec"], observed=True, sort=False)["time"].agg(["min", "max"])
     first_per = r.drop_duplicates(["system", "cec"])
     for system, g in first_per.groupby("system", sort=False):
@@ -477,8 +479,8 @@ def _system_moves(df: pd.DataFrame) -> list[Finding]:
                        "generation apply; compare the two with before/after, never average across them")
             res.append(make_finding(str(x["source"]), int(x["offset"]), "warning" if overlap else "info",
                                     "lpar-moved", what, meaning, system=system, cecs=f"{p['cec']},{x['cec']}"))
-    vers = r.drop_duplicates(["system", "cec", "machine_type", "cfvn", "csvn"])
-    for (system, _cec), g in vers.groupby(["system", "cec"], sort=False, observed=True):
+    vers = r.drop_duplicates([*_LPAR, "machine_type", "cfvn", "csvn"])
+    for (_cec, _lpar, system), g in vers.groupby(_LPAR, sort=False, observed=True):
         if len(g) > 1:
             x, p = g.iloc[1], g.iloc[0]
             res.append(make_finding(str(x["source"]), int(x["offset"]), "warning", "machine-change",
@@ -509,7 +511,7 @@ def assign_generations(out: pd.DataFrame, sets: dict[str, FormulaSet],
         gen[idx] = g
         fset[idx] = sets[g].version
         sub = out.iloc[idx]
-        firsts = sub.drop_duplicates("system")
+        firsts = sub.drop_duplicates(_LPAR)
         if how == "csvn-mismatch":
             qb[idx] |= quality_bits["csvn-mismatch"]
             for x in firsts.itertuples(index=False):
