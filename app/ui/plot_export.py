@@ -257,12 +257,29 @@ def _paint(obj: Any, size: tuple[int, int], painter: QPainter, header: str = "")
         painter.restore()
     if isinstance(widget, pg.GraphicsView):
         area = (w, h - top)
-        with _alone(only) if only is not None else _null(), _central_at(widget, area):
+        with _alone(only) if only is not None else _null(), _central_at(widget, area), _screen_only_hidden(widget):
             painter.fillRect(QRectF(0, top, *area), widget.backgroundBrush())
             widget.scene().render(painter, QRectF(0, top, *area), QRectF(0, 0, *area))
         return
-    with _hidden(getattr(widget, "picture_controls", ())), _resized(widget, (w, h - top)):
+    with _hidden(getattr(widget, "picture_controls", ())), _resized(widget, (w, h - top)), \
+            _screen_only_hidden(widget):
         QWidget.render(widget, painter, QPoint(0, top))
+
+
+@contextmanager
+def _screen_only_hidden(widget: QWidget):
+    """Items marked ``on_screen_only`` (the mouse's crosshair) in the scenes of ``widget`` hidden while it is painted
+    for a picture: a picture shows the data, not where the mouse happened to be."""
+    views = [widget] if isinstance(widget, pg.GraphicsView) else widget.findChildren(pg.GraphicsView)
+    items = [it for v in views if v.scene() is not None for it in v.scene().items()
+             if getattr(it, "on_screen_only", False) and it.isVisible()]
+    for it in items:
+        it.setVisible(False)
+    try:
+        yield
+    finally:
+        for it in items:
+            it.setVisible(True)
 
 
 @contextmanager

@@ -259,6 +259,7 @@ class TimelineView(QWidget):
             if pid not in self.vlines:
                 line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(THEMES[self.dark]["line"], width=1))
                 line.setZValue(5)     # over the curves (drawn after it)
+                line.on_screen_only = True   # the mouse's crosshair: left out of pictures (plot_export)
                 p.addItem(line, ignoreBounds=True)
                 self.vlines[pid] = line
                 shade = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(*THEMES[self.dark]["shade"]),

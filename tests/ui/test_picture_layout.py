@@ -108,3 +108,24 @@ def test_four_class_nodes_at_1024x700(qtbot, window, smf_a, smf_b):
     assert max(heights) - min(heights) <= 10       # the data areas about equal (a legend may wrap at the new width)
     for text, width, axis_h in seen["labels"]:
         assert width <= axis_h - 4, text           # vertical labels never run into the next plot's
+
+
+def test_crosshair_left_out_of_pictures(qtbot, window, smf_a):
+    """The mouse's crosshair is on screen, not in a picture: the picture with the crosshair at a spot equals the
+    picture with it off the data, and the line is shown again afterwards."""
+    from app.ui import plot_export
+
+    window.open_files([smf_a])
+    wait_loaded(qtbot, window)
+    tl = window.timeline
+    window.tabs.setCurrentWidget(tl)
+    tl.ensure_drawn()
+    assert tl.vlines
+    lo, hi = tl.data_range()
+    plot = tl.plots["cpi"]
+    tl.show_cursor_at(lo)
+    off = plot_export.render_image(plot, (800, 400))
+    tl.show_cursor_at((lo + hi) / 2)
+    on = plot_export.render_image(plot, (800, 400))
+    assert on == off
+    assert tl.vlines["cpi"].isVisible()           # shown again on screen

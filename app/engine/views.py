@@ -1,0 +1,147 @@
+"""The views analysts ask for, computed the one way every level is: counter deltas summed, then the formulas.
+
+* :func:`profile`: hour-of-day, day-of-week or hour x day-of-week profiles of a level's nodes -- the counters of
+  every interval whose midpoint falls in an hour (of any day in the window) summed, then the metrics: the CPI of
+  08:00 is the CPI of all the 08:00-09:00 work, never a mean of per-interval CPIs.  LPARCPU is the mean busy of
+  that hour (busy time over the hour's time).
+* :func:`pools`: one row per CEC and processor type (all GCP, all zIIP, all IFL, all ICF of every LPAR with
+  counters) from the sums of all their CPUs; z/VM's general-purpose ``CP`` is the same pool as z/OS's ``GCP``.
+* :func:`peaks`: the top N intervals of a level by one metric, with the hour they fall in.
+* :func:`ranking`: the children of a CEC (its LPARs) or of an LPAR (its classes) sorted by a metric, with their
+  share of the parent's busy.
+
+Times are UTC (the interval midpoint's hour and weekday, as the shift filter uses).  Pandas/numpy; no Qt.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from app.engine.aggregate import select_rows
+from app.engine.metrics import level_metrics
+from app.engine.shift import ShiftFilter, apply_shift
+
+__all__ = ["profile", "pools", "peaks", "ranking", "PROFILES", "WEEKDAYS", "POOL_OF"]
+
+PROFILES = ("hour", "weekday", "hour-weekday")
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+# the processor type of a class, for CEC pools: z/VM calls the general-purpose CPs "CP", z/OS "GCP"
+POOL_OF = {"CP": "GCP"}
+_WINDOW_LEVEL = {"cec": "cec", "lpar": "lpar", "class": "class"}
+_IDENT = ["cec", "lpar", "system", "os", "class"]
+
+
+def _rows(ws, start, end, nodes, shift: ShiftFilter | None) -> pd.DataFrame:
+    return select_rows(apply_shift(ws.intervals, shift), start, end, nodes)
+
+
+def _midpoints(rows: pd.DataFrame) -> pd.DatetimeIndex:
+    a = rows["interval_start"].to_numpy(dtype="datetime64[ns]")
+    b = rows["interval_end"].to_numpy(dtype="datetime64[ns]")
+    return pd.DatetimeIndex(a + (b - a) // 2)
+
+
+def profile(ws, by: str = "hour", level: str = "lpar", start=None, end=None, nodes=None,
+            shift: ShiftFilter | None = None) -> pd.DataFrame:
+    """Metrics per node of ``level`` (cec, lpar or class) and hour of day (``by="hour"``, column ``hour`` 0..23),
+    day of week (``"weekday"``, column ``weekday`` Mon..Sun) or both (``"hour-weekday"``).  Only hours (days)
+    with intervals give rows.  ``interval_start``/``interval_end`` are the first and last interval of the
+    bucket; ``n_intervals`` counts the node's summed intervals (one per bucket step, whatever its CPUs)."""
+    if by not in PROFILES:
+        raise ValueError(f"by must be one of {', '.join(PROFILES)}; got {by!r}")
+    if level not in _WINDOW_LEVEL:
+        raise ValueError(f"level must be cec, lpar or class; got {level!r}")
+    rows = _rows(ws, start, end, nodes, shift)
+    cols = ["weekday"] * (by != "hour") + ["hour"] * (by != "weekday")
+    if not len(rows):
+        base = level_metrics(rows, ws.formula_sets, ws.counters, _WINDOW_LEVEL[level])
+        return base.assign(**{c: pd.Series(dtype=object) for c in cols})
+    mid = _midpoints(rows)
+    hour = mid.hour.to_numpy()
+    day = mid.day_of_week.to_numpy()
+    key = hour if by == "hour" else day if by == "weekday" else day * 24 + hour
+    frames = []
+    for k in np.unique(key):
+        sub = rows.loc[key == k]
+        m = level_metrics(sub, ws.formula_sets, ws.counters, _WINDOW_LEVEL[level])
+        m = m.drop(columns=["summary"], errors="ignore")
+        if by != "weekday":
+            m.insert(0, "hour", int(k % 24) if by == "hour-weekday" else int(k))
+        if by != "hour":
+            m.insert(0, "weekday", WEEKDAYS[int(k // 24) if by == "hour-weekday" else int(k)])
+        frames.append(m)
+    out = pd.concat(frames, ignore_index=True)
+    ident = [c for c in _IDENT if c in out.columns]
+    order = {d: i for i, d in enumerate(WEEKDAYS)}
+    sort = out.assign(_d=out["weekday"].map(order) if "weekday" in out.columns else 0)
+    sort = sort.sort_values(ident + ["_d"] + (["hour"] if "hour" in out.columns else []), kind="stable")
+    return sort.drop(columns="_d").reset_index(drop=True)[[*cols, *[c for c in out.columns if c not in cols]]]
+
+
+def pools(ws, start=None, end=None, nodes=None, shift: ShiftFilter | None = None,
+          per_interval: bool = False) -> pd.DataFrame:
+    """One row per CEC and processor type over the window (``per_interval``: per CEC, type and interval) from the
+    summed counters of every CPU of that type in every LPAR with counters.  Columns as a class row, with ``lpar``
+    and ``system`` set to ``(pool)``, ``class`` the type and ``n_lpars`` the LPARs in the pool."""
+    rows = _rows(ws, start, end, nodes, shift)
+    level = "class_interval" if per_interval else "class"
+    if not len(rows):
+        return level_metrics(rows, ws.formula_sets, ws.counters, level).assign(n_lpars=pd.Series(dtype=int))
+    cls = rows["class"].astype(str).map(lambda c: POOL_OF.get(c, c))
+    lpars = (rows.assign(_pool=cls.to_numpy()).groupby(["cec", "_pool"], observed=True)["lpar"]
+             .nunique().rename("n_lpars").reset_index().rename(columns={"_pool": "class"}))
+    pooled = rows.assign(lpar="(pool)", system="(pool)", os="", **{"class": cls.to_numpy()})
+    m = level_metrics(pooled, ws.formula_sets, ws.counters, level).drop(columns=["summary"], errors="ignore")
+    m = m.merge(lpars.astype({"cec": object, "class": object}), on=["cec", "class"], how="left")
+    return m.sort_values(["cec", "class"] + (["interval_end"] if per_interval else []),
+                         ignore_index=True, kind="stable")
+
+
+def peaks(ws, metric: str, level: str = "lpar", top: int = 10, start=None, end=None, nodes=None,
+          shift: ShiftFilter | None = None) -> pd.DataFrame:
+    """The ``top`` intervals of ``level`` (cec, lpar, class or cpu) with the largest ``metric``, largest first, with
+    ``rank`` and ``hour`` (the UTC hour of the interval's midpoint)."""
+    by = {"cec": "cec_interval", "lpar": "lpar_interval", "class": "class_interval", "cpu": "cpu"}.get(level)
+    if by is None:
+        raise ValueError(f"level must be cec, lpar, class or cpu; got {level!r}")
+    from app.engine.shift import shifted_metrics
+
+    m = shifted_metrics(ws, by=by, start=start, end=end, nodes=nodes, shift=shift)
+    if metric not in m.columns:
+        raise KeyError(metric)
+    v = pd.to_numeric(m[metric], errors="coerce")
+    m = m.loc[v.notna()].assign(_v=v[v.notna()])
+    m = m.sort_values(["_v", "interval_end"], ascending=[False, True], kind="stable").head(max(int(top), 0))
+    m = m.drop(columns="_v").reset_index(drop=True)
+    m.insert(0, "rank", np.arange(1, len(m) + 1))
+    m.insert(1, "hour", _midpoints(m).hour.to_numpy() if len(m) else np.array([], dtype=int))
+    return m
+
+
+def ranking(ws, parent: tuple, metric: str, start=None, end=None, shift: ShiftFilter | None = None,
+            descending: bool = True) -> pd.DataFrame:
+    """The children of ``parent`` (a CEC or LPAR NodeKey) over the window sorted by ``metric`` (largest first),
+    with ``busy_share_pct``: the child's share of the parent's busy CPU time (sum over its intervals and CPUs of
+    cycles / CPU speed, the time LPARCPU counts), so the shares of all children add up to 100."""
+    from app.engine.shift import shifted_metrics
+
+    kind = parent[0]
+    if kind not in ("cec", "lpar"):
+        raise ValueError("a ranking is of a CEC's LPARs or an LPAR's classes")
+    child = "lpar" if kind == "cec" else "class"
+    m = shifted_metrics(ws, by=child, start=start, end=end, nodes=[tuple(parent)], shift=shift)
+    if metric not in m.columns:
+        raise KeyError(metric)
+    rows = _rows(ws, start, end, [tuple(parent)], shift)
+    keys = ["cec", "lpar", "system"] + (["class"] if child == "class" else [])
+    busy = rows["B0"].to_numpy(dtype=np.float64) / rows["cpu_speed"].to_numpy(dtype=np.float64)
+    per = (rows[keys].assign(_busy=busy).astype({k: str for k in keys})
+           .groupby(keys, sort=False)["_busy"].sum())
+    total = float(np.nansum(per.to_numpy()))
+    share = (per / total * 100.0).rename("busy_share_pct").reset_index() if total > 0 else \
+        per.rename("busy_share_pct").reset_index().assign(busy_share_pct=np.nan)
+    m = m.astype({k: str for k in keys}).merge(share, on=keys, how="left")
+    v = pd.to_numeric(m[metric], errors="coerce")
+    m = m.assign(_v=v).sort_values("_v", ascending=not descending, na_position="last", kind="stable")
+    return m.drop(columns="_v").reset_index(drop=True)
