@@ -23,6 +23,7 @@ import pandas as pd
 
 from app.commands import report
 from app.commands.report import _iso, _num, _time, csv_columns, to_table
+from app.textsafe import json_text, terminal_text
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
 
@@ -89,7 +90,7 @@ def to_json(m: pd.DataFrame, by: str, ids: list[str], args, sets, n_files: int, 
                     "where": args.where,
                     "formula_sets": {g: sets[g].version for g in gens if g in sets}},
            "rows": rows}
-    return json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
+    return json_text(json.dumps(doc, indent=1, allow_nan=False, default=str)) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -150,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             text = to_table(ws, m, args.by)
         text += f"dataset {args.dataset}: {n_files} file(s), engine {args.engine}\n"
+        text = terminal_text(text)      # a guard over every line: nothing from the data acts on the terminal
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8", newline="") as fh:
