@@ -7,6 +7,9 @@ two parts, L1MP, the sourcing mix, RNI (only where a formula exists) and LPARCPU
 comparison: the comparison table (before / after / ratio / delta), a before/after CPI overlay on
 a relative time axis and a stacked-column CPI waterfall per pair with its numbers beside it.
 Every slide's notes carry the provenance (files with SHA-256, window, shift, formula sets, app).
+Names from the data are shown by :func:`app.textsafe.display_text` (``\x1b``) and every text that
+reaches a slide passes :func:`app.textsafe.terminal_text` (no control character reaches the XML); the
+charts' embedded workbooks hold names as text, never formulas (:mod:`app.export.chart_data`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from app.engine.compare import node_labels
 from app.engine.layout import gapped as _gapped
 from app.export.provenance import LEVEL_NAMES, provenance, provenance_lines
 from app.export.tables import display, metric_specs, with_labels
+from app.textsafe import display_text, terminal_text
 
 __all__ = ["write_pptx", "MIN_PT", "TABLE_PT", "SLIDE_W", "SLIDE_H", "chart_slides"]
 
@@ -60,16 +64,16 @@ class _Deck:
         box = s.shapes.add_textbox(Inches(0.4), Inches(0.2), Inches(SLIDE_W - 0.8), Inches(0.7))
         tf = box.text_frame
         tf.word_wrap = True
-        tf.text = title
+        tf.text = terminal_text(title)
         p = tf.paragraphs[0]
         p.runs[0].font.size = Pt(24)
         p.runs[0].font.bold = True
         if subtitle:
             sub = s.shapes.add_textbox(Inches(0.4), Inches(0.78), Inches(SLIDE_W - 0.8), Inches(0.4))
             sub.text_frame.word_wrap = True
-            sub.text_frame.text = subtitle
+            sub.text_frame.text = terminal_text(subtitle)
             sub.text_frame.paragraphs[0].runs[0].font.size = Pt(12)
-        s.notes_slide.notes_text_frame.text = self.notes
+        s.notes_slide.notes_text_frame.text = terminal_text(self.notes)
         self.count[kind] = self.count.get(kind, 0) + 1
         return s
 
@@ -82,7 +86,7 @@ class _Deck:
         for i, line in enumerate(lines):
             p = tf.paragraphs[0] if i == 0 else tf.add_paragraph()
             r = p.add_run()
-            r.text = line
+            r.text = terminal_text(line)
             r.font.size = Pt(pt)
             r.font.bold = bold_first and i == 0
         return box
@@ -113,7 +117,7 @@ def _table(deck: _Deck, slide, top: float, header: list[str], rows: list[list[st
         tbl.rows[i].height = Inches(row_h)
 
     def put(cell, text, bold=False, align=None, fill=None):
-        cell.text = text
+        cell.text = terminal_text(text)
         cell.margin_left = cell.margin_right = Inches(0.04)
         cell.margin_top = cell.margin_bottom = Inches(0.02)
         p = cell.text_frame.paragraphs[0]
@@ -180,8 +184,9 @@ def _summary_slides(deck: _Deck, request, steps) -> None:
     gens = list(dict.fromkeys(frame["generation"].astype(str))) if len(frame) else []
     specs = [s for s in metric_specs(request.workspace, gens) if s.group in ("Main", "Hint")]
     header = ["Name"] + [_head(s) for s in specs]
-    rows = [[str(r["label"])] + [display(r.get(s.id), s.decimals) if s.id != "Workload_Hint"
-                                 else str(r.get(s.id) or "") for s in specs] for r in frame.to_dict("records")]
+    rows = [[display_text(r["label"])] + [display(r.get(s.id), s.decimals) if s.id != "Workload_Hint"
+                                          else display_text(r.get(s.id) or "") for s in specs]
+            for r in frame.to_dict("records")]
     title = {"lpar": "Summary per LPAR", "class": "Summary per processor class", "cec": "Summary per CEC"}[level]
     sub = _window_text(request)
     if not rows:
@@ -236,12 +241,13 @@ def _window_text(request) -> str:
 # ------------------------------------------------------------------ charts
 def _xy_chart(slide, x, y, w, h, series: list[tuple[str, np.ndarray, np.ndarray, dict]], title: str,
               x_title: str, y_title: str, x_format: str | None, legend: bool = True):
-    from pptx.chart.data import XyChartData
     from pptx.dml.color import RGBColor
     from pptx.enum.chart import XL_CHART_TYPE, XL_LEGEND_POSITION
     from pptx.util import Inches, Pt
 
-    cd = XyChartData()
+    from app.export.chart_data import TextXyChartData
+
+    cd = TextXyChartData()
     for name, xs, ys, _ in series:
         s = cd.add_series(name)
         for a, b in zip(xs, ys):
@@ -314,7 +320,7 @@ def _time_ticks(lo: float, hi: float) -> tuple[float, float, float, str]:
 def _nodes(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     labels = node_labels(frame, "lpar_interval")
     f = frame.assign(_label=labels.to_numpy())
-    return [(lab, part.sort_values("interval_end")) for lab, part in f.groupby("_label", sort=False)]
+    return [(display_text(lab), part.sort_values("interval_end")) for lab, part in f.groupby("_label", sort=False)]
 
 
 def chart_slides(frame: pd.DataFrame, sets: dict) -> list[dict]:
@@ -393,7 +399,7 @@ def _compare_slides(deck: _Deck, request, steps) -> None:
     specs = c.main_columns()
     header = ["Row", "Name"] + [_head(s) + (" *" if s.id in c.marks else "") for s in specs]
     recs = c.table.to_dict("records")
-    rows = [[r["row"], str(r["label"])] + [cell_text(r["row"], s.id, r.get(s.id), s.decimals) for s in specs]
+    rows = [[r["row"], display_text(r["label"])] + [cell_text(r["row"], s.id, r.get(s.id), s.decimals) for s in specs]
             for r in recs]
     avail_w = SLIDE_W - 0.8
     pt = TABLE_PT
@@ -455,7 +461,7 @@ def _compare_slides(deck: _Deck, request, steps) -> None:
                 y = pd.to_numeric(part[mid], errors="coerce").to_numpy(dtype=float)
                 gx, gy = _gapped(x, y)
                 color = colors.setdefault(str(lab).split(" (")[0], PALETTE[len(colors) % len(PALETTE)])
-                series.append((f"{side}: {lab}", gx, gy, {"color": color, "dash": side == "before"}))
+                series.append((f"{side}: {display_text(lab)}", gx, gy, {"color": color, "dash": side == "before"}))
         if series:
             s = deck.slide(f"{head} before (dashed) and after", "compare", ax.label)
             _xy_chart(s, 0.4, 1.25, SLIDE_W - 0.8, SLIDE_H - 1.45, series[:2 * MAX_SERIES], head, ax.label,
@@ -480,18 +486,19 @@ def _sides_text(c) -> list[str]:
 
 
 def _waterfall_slide(deck: _Deck, c, pair: str) -> None:
-    from pptx.chart.data import CategoryChartData
     from pptx.dml.color import RGBColor
     from pptx.enum.chart import XL_CHART_TYPE, XL_LABEL_POSITION
     from pptx.util import Inches, Pt
+
+    from app.export.chart_data import TextCategoryChartData
 
     wf = c.waterfall(pair)
     rec = c.cpi.loc[c.cpi["pair"] == pair].iloc[0].to_dict()
     s = deck.slide(f"CPI change {pair}: what moved it", "waterfall",
                    f"{rec['generation_before']} -> {rec['generation_after']}; instruction complexity + finite cache "
                    "(L1MP effect + SCPL1M effect, midpoint split: the parts add up to the change)")
-    cd = CategoryChartData()
-    cd.categories = list(wf["label"])
+    cd = TextCategoryChartData()
+    cd.categories = [display_text(x) for x in wf["label"]]
     is_total = wf["kind"] == "total"
     up = (wf["kind"] == "delta") & (wf["value"] > 0)
     down = (wf["kind"] == "delta") & (wf["value"] <= 0)
