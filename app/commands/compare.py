@@ -64,7 +64,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _err(prog: str, text: str) -> None:
-    print(f"nestscope {prog}: {text}", file=sys.stderr)
+    print(display_text(f"nestscope {prog}: {text}"), file=sys.stderr)   # names from the data: escaped
 
 
 def read_files(paths: list[str], prog: str, cache: dict | None = None) -> list:

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.textsafe import display_text
 from app.ui import messages as M
 from app.ui import settings
 from app.ui.partition_data import stack_grid
@@ -346,7 +347,7 @@ class TimelineView(QWidget):
             # several nodes: each node's title in the node's colour
             p.setTitle(title, size="9pt", color=THEMES[self.dark]["fg"] if k is None else node_color(k))
         cec = self.cec_stack.attrs.get("cec", "") if self.has_cec() else ""
-        self.cec_plot.setTitle(M.CEC_TITLE.format(cec=cec), size="9pt", color=THEMES[self.dark]["fg"])
+        self.cec_plot.setTitle(M.CEC_TITLE.format(cec=display_text(cec)), size="9pt", color=THEMES[self.dark]["fg"])
 
     def _draw_overview(self) -> None:
         draw_overview(self.overview, self.region, self.series, self.data_range())

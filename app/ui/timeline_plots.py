@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem
 
 from app.ui import messages as M
+from app.textsafe import display_text
 from app.ui.frames import fmt_number, metric_decimals, node_texts, system_texts
 
 LEFT_AXIS_WIDTH = 66
@@ -105,7 +106,9 @@ def split_series(df: pd.DataFrame) -> list[Series]:
         gens = [str(r["generation"].iloc[0]) if "generation" in r.columns and pd.notna(r["generation"].iloc[0])
                 else "" for _, r in parts]
         labels = qualify_names(labels, [str(r["cec"].iloc[0]) for _, r in parts], gens)
-    return [Series(label, epoch_seconds(rows["interval_end"]), rows) for label, (_, rows) in zip(labels, parts)]
+    # names from the data shown escaped (app.textsafe): a control character never reaches a legend, title or picture
+    return [Series(display_text(label), epoch_seconds(rows["interval_end"]), rows)
+            for label, (_, rows) in zip(labels, parts)]
 
 
 def has_data(series: list[Series], plot_id: str) -> bool:
