@@ -16,6 +16,9 @@ program passes them through here:
   ``-``, ``@``, tab or carriage return gets a leading apostrophe, so a spreadsheet never runs it as a
   formula; :func:`csv_line` quotes such a cell (and any cell holding a comma or a quote), so the
   apostrophe stays inside one quoted cell.  A CSV line never holds a line break inside a cell.
+* :func:`paste_text` -- a cell of a table put on the clipboard (TSV and HTML, pasted into a spreadsheet):
+  :func:`display_text`, and text starting like a formula gets the apostrophe; a number as the window shows
+  it (``-0.38``, ``+1.2``, ``1,234``, ``12.5%``) stays a number.
 * :func:`json_text` -- JSON text written with ``ensure_ascii`` has every control character escaped
   except DEL (U+007F), which this escapes too.
 
@@ -25,13 +28,16 @@ formulas (``app.export.xlsx``, ``app.export.chart_data``); the cell text is :fun
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
-__all__ = ["display_text", "terminal_text", "csv_text", "csv_field", "csv_line", "json_text", "FORMULA_START"]
+__all__ = ["display_text", "terminal_text", "csv_text", "csv_field", "csv_line", "paste_text", "json_text",
+           "FORMULA_START"]
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")   # first characters a spreadsheet reads as a formula
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _QUOTE_IF = (",", '"', "\n", "\r")
+_SHOWN_NUMBER = re.compile(r"[+-]?(\d[\d,]*)?\.?\d+(e[+-]?\d+)?%?|[+-]")   # -0.38, +1.2, 1,234, 1e-05, 12.5%
 
 
 def _escape(ch: str) -> str:
@@ -79,6 +85,15 @@ def csv_line(cells: Iterable[str]) -> str:
     (a line of one empty cell is written ``""``, as the csv module does, so it is not read as no cell)."""
     fields = [csv_field(c) for c in cells]
     return ('""' if fields == [""] else ",".join(fields)) + "\n"
+
+
+def paste_text(value: object) -> str:
+    """A cell of a table pasted into a spreadsheet: :func:`display_text`, with a leading apostrophe when it
+    starts like a formula and is not a number as shown (``=1+2`` -> ``'=1+2``; ``-0.38`` stays)."""
+    s = display_text(value)
+    if s.startswith(FORMULA_START) and not _SHOWN_NUMBER.fullmatch(s):
+        return "'" + s
+    return s
 
 
 def json_text(text: str) -> str:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.textsafe import FORMULA_START, csv_line, csv_text, display_text, json_text, terminal_text
+from app.textsafe import FORMULA_START, csv_line, csv_text, display_text, json_text, paste_text, terminal_text
 
 # names as the readers make them: 4 or 8 EBCDIC bytes decoded with cp037 (every byte is a character),
 # and any text at all (a name may come through other paths too)
@@ -80,3 +81,19 @@ def test_json_text_escapes_every_control_character_and_reads_back(name):
     text = json_text(json.dumps({"system": name}))
     assert text.isprintable() and text.isascii()
     assert json.loads(text) == {"system": name}
+
+
+def test_paste_text_neutralises_formulas_and_keeps_numbers():
+    for name in ("=1+2", "@SUM", "+A1", "-A1", "=CMD|/C"):
+        assert paste_text(name) == "'" + name
+    for shown in ("-0.38", "+1.2", "1,234", "12.5%", "1e-05", "-", "n/a", "ZOSA", "3931-123F5"):
+        assert paste_text(shown) == shown
+    assert paste_text("\tX\r\n") == "\\tX\\r\\n"          # a tab or line break never splits a pasted cell
+
+
+@FAST
+@given(NAMES)
+def test_pasted_names_never_start_a_formula_nor_split_a_cell(name):
+    cell = paste_text(name)
+    assert cell.isprintable()
+    assert not cell.startswith(FORMULA_START) or re.fullmatch(r"[+-][\d.,e%+-]*", cell)
