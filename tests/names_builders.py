@@ -24,8 +24,9 @@ from app.textsafe import FORMULA_START
 MIX = {"L2P": 76.0, "L3P": 15.0, "L4LP": 5.0, "L4RP": 1.5, "MEMP": 2.5}
 START = dt.datetime(2026, 3, 2, 8, 0)
 # the names: a formula, a DDE command, a CR that started a new CSV row, ESC [ 2 J (X'27BAF2D1' in cp037:
-# clears the screen), NUL and ESC that broke the PPTX export
-NASTY = ["=1+2", "@SUM", "=CMD|/C", "A\r=1+", "\x1b[2J", "\x00\x1b", "+1", "-1", "X!A1", "\t=1"]
+# clears the screen), NUL and ESC that broke the PPTX export; a name XlsxWriter took for a cell reference; names
+# that rich text (the window's legends and titles) would read as markup
+NASTY = ["=1+2", "@SUM", "=CMD|/C", "A\r=1+", "\x1b[2J", "\x00\x1b", "+1", "-1", "X!A1", "\t=1", "&lt;", "<b>X"]
 
 
 def ebcdic_name(n: int):

@@ -55,3 +55,13 @@ def test_pictures_of_names_with_control_characters(qapp, nasty, tmp_path, monkey
     if ext == "svg":
         root = ET.parse(out).getroot()           # well-formed: no control character in the XML
         assert root.tag == f"{SVG}svg"
+
+
+@pytest.mark.parametrize("name", ["&lt;", "<b>X", "\x1b[2J"])
+def test_picture_legend_shows_the_name_as_written(qapp, nasty, tmp_path, monkeypatch, name):
+    monkeypatch.setenv("NESTSCOPE_SETTINGS_FILE", str(tmp_path / "settings.ini"))
+    out = tmp_path / "one.svg"
+    assert main(["export", str(nasty), "--lpar", name, "--out", str(out), "--size", "900x600"]) == 0
+    texts = ["".join(e.itertext()) for e in ET.parse(out).getroot().iter(f"{SVG}text")]
+    # the node's swatch label: the name as it is (escaped control characters), not read as markup
+    assert any(t.strip("\xa0 ") == display_text(name) for t in texts), texts

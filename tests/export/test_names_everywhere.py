@@ -28,7 +28,7 @@ from app.commands import info, report  # noqa: E402
 from app.engine import Workspace  # noqa: E402
 from app.export import ExportRequest, export  # noqa: E402
 from app.formats import read_file  # noqa: E402
-from app.textsafe import FORMULA_START, display_text  # noqa: E402
+from app.textsafe import FORMULA_START, csv_text, display_text  # noqa: E402
 
 
 def info_args(*a):
@@ -66,10 +66,10 @@ def every_output(folder: Path, files: list[Path], names: list[str], capsys) -> N
     shown_safely(table)
     assert report.run(report_args("x", "--by", "lpar", "--format", "csv"), workspace=ws) == 0
     rows = csv_safely(capsys.readouterr().out, n_rows)
-    lpars = {r[rows[0].index("lpar")].removeprefix("'") for r in rows[1:]}
+    lpars = {r[rows[0].index("lpar")] for r in rows[1:]}
     for n in names:
         if n in set(ws.intervals["lpar"].astype(str)):
-            assert display_text(n) in lpars
+            assert csv_text(n) in lpars                        # escaped, and neutralised where it must be
     export(ExportRequest(ws, by="lpar"), str(folder / "x.csv"))
     csv_safely((folder / "x.csv").read_text(encoding="utf-8"), n_rows)
     export(ExportRequest(ws, by="lpar"), str(folder / "x.xlsx"))
