@@ -83,6 +83,11 @@ def csv_field(cell: str) -> str:
 def csv_line(cells: Iterable[str]) -> str:
     """One CSV line (``\\n``-terminated) of cells already made by :func:`csv_text` or number formatting
     (a line of one empty cell is written ``""``, as the csv module does, so it is not read as no cell)."""
+    cells = cells if isinstance(cells, list) else list(cells)
+    line = ",".join(cells)
+    # the common row (numbers, plain names) needs no quoting: decided by a few scans of the joined line
+    if line and line.count(",") == len(cells) - 1 and not any(c in line for c in _QUOTE_IF[1:] + ("'",)):
+        return line + "\n"
     fields = [csv_field(c) for c in cells]
     return ('""' if fields == [""] else ",".join(fields)) + "\n"
 

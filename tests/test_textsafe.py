@@ -54,7 +54,7 @@ def test_any_names_give_one_csv_row_of_safe_cells(names):
     for n, cell in zip(names, rows[0]):
         assert not cell.startswith(FORMULA_START)
         assert cell.isprintable()
-        assert cell.lstrip("'") == display_text(n)
+        assert cell in (display_text(n), "'" + display_text(n))
 
 
 @FAST
