@@ -1,4 +1,4 @@
-"""Names from the data through ``nestscope extract``/``query`` (CSV, table, JSON) and the PNG/SVG pictures of
+"""Names from the data through ``nestscope extract``/``query`` and ``compare`` (CSV, table, JSON) and the PNG/SVG pictures of
 ``nestscope export`` (issue 20): nothing from the data acts on a terminal or a spreadsheet, and a picture of
 names holding control characters is still written (the SVG stays well-formed XML)."""
 
@@ -65,3 +65,18 @@ def test_picture_legend_shows_the_name_as_written(qapp, nasty, tmp_path, monkeyp
     texts = ["".join(e.itertext()) for e in ET.parse(out).getroot().iter(f"{SVG}text")]
     # the node's swatch label: the name as it is (escaped control characters), not read as markup
     assert any(t.strip("\xa0 ") == display_text(name) for t in texts), texts
+
+
+def test_compare_table_csv_json(nasty, capsys):
+    # the same file on both sides: one pair per LPAR, each labelled with its name
+    assert main(["compare", "--before", str(nasty), "--after", str(nasty), "--format", "table"]) == 0
+    table = capsys.readouterr().out
+    shown_safely(table)
+    assert all(display_text(s) in table for s in SIDS)
+    assert main(["compare", "--before", str(nasty), "--after", str(nasty), "--format", "json"]) == 0
+    json_safely(capsys.readouterr().out)
+    assert main(["compare", "--before", str(nasty), "--after", str(nasty), "--format", "csv"]) == 0
+    rows = csv_safely(capsys.readouterr().out, 4 * len(SIDS))          # before, after, ratio, delta per pair
+    col = rows[0].index("lpar")
+    assert {r[col] for r in rows[1:] if r[col]} <= {("'" if s.startswith(FORMULA_START) else "") + display_text(s)
+                                                    for s in SIDS}

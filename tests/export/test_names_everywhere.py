@@ -1,7 +1,7 @@
 """Names from the data reach every output safely (issue 20): system ids, LPAR and partition names, models and
 serials of arbitrary bytes, written into real SMF 113 / MONWRITE files with the project's writers, read back
-and sent through info (text, JSON), report (table, CSV, JSON), the CSV/XLSX/PPTX exports (the PPTX charts'
-embedded workbooks too), query (CSV) and the PNG/SVG pictures.
+and sent through info (text, JSON), report (table, CSV, JSON) and the CSV/XLSX/PPTX exports (the PPTX charts'
+embedded workbooks too); query, compare and the PNG/SVG pictures: tests/cli/test_names_cli.py.
 
 The rule (app/textsafe.py): control characters shown escaped, CSV cells that start like a formula
 neutralised and quoted, names stored as text (never formulas) in every workbook.
