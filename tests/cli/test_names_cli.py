@@ -1,6 +1,6 @@
-"""Names from the data through ``nestscope extract``/``query`` and ``compare`` (CSV, table, JSON) and the PNG/SVG pictures of
-``nestscope export`` (issue 20): nothing from the data acts on a terminal or a spreadsheet, and a picture of
-names holding control characters is still written (the SVG stays well-formed XML)."""
+"""Names from the data through ``nestscope extract``/``query`` and ``compare`` (CSV, table, JSON) and the
+PNG/SVG pictures of ``nestscope export`` (issue 20): nothing from the data acts on a terminal or a spreadsheet,
+and a picture of names holding control characters is still written (the SVG stays well-formed XML)."""
 
 from __future__ import annotations
 
