@@ -40,7 +40,8 @@ def main() -> None:
     assert list(csv.reader(io.StringIO(text))) == list(csv.reader(io.StringIO(buf.getvalue()))) == rows
     print(f"{a.rows:,} rows, {cells:,} cells, {a.nasty:.0%} neutralised names")
     print(f"baseline csv.writer (C):  {base:6.3f} s  {cells / base / 1e6:5.2f} M cells/s")
-    print(f"app.textsafe.csv_line:    {ours:6.3f} s  {cells / ours / 1e6:5.2f} M cells/s  ({ours / base:.2f}x the baseline)")
+    print(f"app.textsafe.csv_line:    {ours:6.3f} s  {cells / ours / 1e6:5.2f} M cells/s  "
+          f"({ours / base:.2f}x the baseline)")
 
 
 if __name__ == "__main__":

@@ -208,7 +208,8 @@ def _charts(wb, sh, series, row: int, title: str, x_label: str, x_fmt: str | Non
             color = colors.setdefault(base if side else name, PALETTE[len(colors) % len(PALETTE)])
             # the name by reference to its text cell (with that text as the cached value): a literal name is
             # parsed by XlsxWriter as a formula when it looks like one ("=...", "X!A1")
-            ch.add_series({"name": [sh.name, r0 - 2, cc], "name_data": [display_text(name)], "categories": [sh.name, r0, cc, r1, cc],
+            ch.add_series({"name": [sh.name, r0 - 2, cc], "name_data": [display_text(name)],
+                           "categories": [sh.name, r0, cc, r1, cc],
                            "values": [sh.name, r0, cc + 1 + k, r1, cc + 1 + k],
                            "line": {"width": 1.5, "color": color,
                                     "dash_type": "dash" if side == "before" else "solid"}})

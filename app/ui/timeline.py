@@ -349,7 +349,8 @@ class TimelineView(QWidget):
             # several nodes: each node's title in the node's colour
             p.setTitle(title, size="9pt", color=THEMES[self.dark]["fg"] if k is None else node_color(k))
         cec = self.cec_stack.attrs.get("cec", "") if self.has_cec() else ""
-        self.cec_plot.setTitle(M.CEC_TITLE.format(cec=html.escape(display_text(cec), quote=False)), size="9pt", color=THEMES[self.dark]["fg"])
+        title = M.CEC_TITLE.format(cec=html.escape(display_text(cec), quote=False))    # a name as written, rich text
+        self.cec_plot.setTitle(title, size="9pt", color=THEMES[self.dark]["fg"])
 
     def _draw_overview(self) -> None:
         draw_overview(self.overview, self.region, self.series, self.data_range())

@@ -55,7 +55,8 @@ def every_output(folder: Path, files: list[Path], names: list[str], capsys) -> N
                 assert s in out
         else:
             doc = json_safely(out)
-            got = {x for d in doc for x in d["systems"]} | {p["lpar"] for d in doc for p in d.get("partition_lpars", [])}
+            got = {x for d in doc for x in d["systems"]}
+            got |= {p["lpar"] for d in doc for p in d.get("partition_lpars", [])}
             assert set(names) <= got | {m["cec"] for d in doc for m in d["machines"]}   # the exact names, in JSON
     ws = Workspace()
     ws.add_all([read_file(str(f)) for f in files])
