@@ -21,6 +21,7 @@ from typing import Any
 
 from app.commands.report import _time
 from app.engine.layout import MISSING, compare_cell, format_value
+from app.textsafe import display_text
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
 
@@ -63,7 +64,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _err(prog: str, text: str) -> None:
-    print(f"nestscope {prog}: {text}", file=sys.stderr)
+    print(display_text(f"nestscope {prog}: {text}"), file=sys.stderr)   # names from the data: escaped
 
 
 def read_files(paths: list[str], prog: str, cache: dict | None = None) -> list:
@@ -97,7 +98,7 @@ def make_workspace(results: list, formulas: str | None):
 def report_unreadable(results: list, prog: str, what: str) -> None:
     for r in results:
         for f in r.findings:
-            print(f"[{f.severity}] {f.message}", file=sys.stderr)
+            print(f"[{f.severity}] {display_text(f.message)}", file=sys.stderr)
     _err(prog, f"nothing readable was found in the {what} files")
 
 
@@ -185,7 +186,7 @@ def decomposition_lines(c) -> list[str]:
     """One text line per pair: the CPI change and its parts."""
     out = []
     for r in c.cpi.to_dict("records"):
-        head = f"CPI change {r['pair']}: {_fmt(r['cpi_before'], 3)} -> {_fmt(r['cpi_after'], 3)} " \
+        head = f"CPI change {display_text(r['pair'])}: {_fmt(r['cpi_before'], 3)} -> {_fmt(r['cpi_after'], 3)} " \
                f"({_fmt(r['d_cpi'], 3, True)})"
         if math.isfinite(float(r["d_instr_cmplx"])):
             head += f" = instr complexity {_fmt(r['d_instr_cmplx'], 3, True)} + finite {_fmt(r['d_finite'], 3, True)}"
@@ -205,9 +206,9 @@ def to_table(c) -> str:
     heads = [_SHORT.get(s.id, s.header if len(s.header) <= 8 else s.id[:8]) + ("*" if s.id in c.marks else "")
              for s in cols]
     lines = [f"NestScope comparison per {c.by}, times UTC; {c.ratio_note}",
-             f"before: {c.before.describe()}", f"after:  {c.after.describe()}"]
+             display_text(f"before: {c.before.describe()}"), display_text(f"after:  {c.after.describe()}")]
     t = c.table
-    labels = [str(x) for x in t["label"]]
+    labels = [display_text(x) for x in t["label"]]
     kinds = list(t["row"])
     w0 = max([len("Row"), *(len(x) + 7 for x in labels)]) if len(t) else 10
     cells = []
@@ -261,23 +262,19 @@ def to_json(c, request_like) -> str:
                     "before": prov["comparison"]["before"], "after": prov["comparison"]["after"],
                     "columns": [s.id for s in c.columns]},
            "rows": rows, "cpi": cpi, "waterfall": wf}
-    return json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
+    from app.textsafe import json_text
+
+    return json_text(json.dumps(doc, indent=1, allow_nan=False, default=str)) + "\n"
 
 
 def to_csv(c) -> str:
-    import csv
-    import io
-
     from app.engine.metrics import metric_ids
     from app.export.csv import compare_columns, rows_csv
+    from app.textsafe import csv_line
 
     ids = list(dict.fromkeys(metric_ids(c.before.workspace.formula_sets) + metric_ids(c.after.workspace.formula_sets)))
     cols = compare_columns(c.by, ids)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(cols)
-    w.writerows(rows_csv(c.table, cols))
-    return buf.getvalue()
+    return csv_line(cols) + "".join(csv_line(r) for r in rows_csv(c.table, cols))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -288,7 +285,9 @@ def run(args: argparse.Namespace) -> int:
     if c is None:
         return code
     if args.format == "table":
-        text = to_table(c)
+        from app.textsafe import terminal_text
+
+        text = terminal_text(to_table(c))   # a guard over every line: nothing from the data acts on the terminal
     elif args.format == "csv":
         text = to_csv(c)
     else:

@@ -45,6 +45,7 @@ import time
 from app.commands.compare import (EXIT_NOTHING, EXIT_OK, EXIT_USAGE, _err, add_selection_options, add_shift_options,
                                   build_comparison, lpar_nodes, make_workspace, read_files, report_unreadable)
 from app.commands.report import _time
+from app.textsafe import display_text
 
 LEVELS = ("interval", "cpu", "class", "lpar", "cec")
 
@@ -150,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         _err("export", f"error: {exc}")
         return EXIT_USAGE
     what = ", ".join(f"{v} {k}" for k, v in res.items.items())
-    print(f"wrote {res.path} ({what})", file=sys.stderr)
+    print(display_text(f"wrote {res.path} ({what})"), file=sys.stderr)
     return EXIT_OK
 
 
@@ -339,7 +340,7 @@ def _picture(args: argparse.Namespace, size: tuple[int, int], qapp, window, path
     except ExportError as exc:
         _err("export", f"error: {exc}")
         return EXIT_USAGE
-    print(f"wrote {args.out} ({size[0]}x{size[1]}, {what})", file=sys.stderr)
+    print(display_text(f"wrote {args.out} ({size[0]}x{size[1]}, {what})"), file=sys.stderr)
     return EXIT_OK
 
 

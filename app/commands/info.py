@@ -17,6 +17,7 @@ from typing import Any
 
 from app.findings import Finding, make_finding
 from app.formats.schema import ReadResult
+from app.textsafe import display_text, json_text, terminal_text
 
 EXIT_OK, EXIT_NOTHING = 0, 3
 
@@ -95,8 +96,11 @@ def _type_key(k: Any) -> tuple[int, str]:
 
 
 def _text(d: dict[str, Any]) -> str:
+    """The text form of :func:`summary`; every name from the data (and every finding, which may quote one) is
+    shown by :func:`app.textsafe.display_text`, so it stays on its line and never acts on the terminal."""
+    t = display_text
     size = "" if d["size"] is None else f"   size: {d['size']:,} bytes"      # None: the file could not be opened
-    lines = [f"{d['file']}", f"  kind: {d['kind']}   framing: {d['framing']}{size}"]
+    lines = [t(d['file']), f"  kind: {d['kind']}   framing: {d['framing']}{size}"]
     if d["records"]:
         lines.append("  records: " + ", ".join(f"{k} {v:,}" for k, v in d["records"].items()))
     if d.get("other_types"):
@@ -107,18 +111,19 @@ def _text(d: dict[str, Any]) -> str:
     if d["time_range"]:
         lines.append(f"  time range: {d['time_range'][0]} .. {d['time_range'][1]} (UTC)")
     for m in d["machines"]:
-        lines.append(f"  machine: {m.get('cec', '')}  type {m.get('machine_type', '')}  model {m.get('model', '')}")
+        lines.append(f"  machine: {t(m.get('cec', ''))}  type {t(m.get('machine_type', ''))}  "
+                     f"model {t(m.get('model', ''))}")
     if d["systems"]:
-        lines.append("  systems: " + ", ".join(d["systems"]))
+        lines.append("  systems: " + ", ".join(t(x) for x in d["systems"]))
     if d["classes"]:
-        lines.append("  CPUs by class: " + ", ".join(f"{k} {v}" for k, v in d["classes"].items()))
+        lines.append("  CPUs by class: " + ", ".join(f"{t(k)} {v}" for k, v in d["classes"].items()))
     if d.get("partition_lpars"):
-        names = [p["lpar"] + ("" if p["counters"] else " (partition data only)") for p in d["partition_lpars"]]
+        names = [t(p["lpar"]) + ("" if p["counters"] else " (partition data only)") for p in d["partition_lpars"]]
         lines.append("  partitions (D0R16): " + ", ".join(names))
     n_eng = sum(1 for f in d["findings"] if f.get("origin") == "engine")
     lines.append(f"  findings: {len(d['findings'])}" + (f" ({n_eng} from the data-health checks)" if n_eng else ""))
     for f in d["findings"]:
-        lines.append(f"    [{f['severity']}] {f['message']}")
+        lines.append(f"    [{f['severity']}] {t(f['message'])}")
     return "\n".join(lines)
 
 
@@ -140,8 +145,7 @@ def run(args: argparse.Namespace) -> int:
     engine = _health(results)
     descs = [summary(r, engine.get(r.file, [])) for r in results]
     if args.format == "json":
-        json.dump(descs, sys.stdout, indent=2, default=str)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write("\n\n".join(_text(d) for d in descs) + "\n")
+        sys.stdout.write(json_text(json.dumps(descs, indent=2, default=str)) + "\n")
+    else:       # terminal_text: a guard over every line, nothing from the data acts on the terminal
+        sys.stdout.write(terminal_text("\n\n".join(_text(d) for d in descs)) + "\n")
     return EXIT_OK if any(r.readable for r in results) else EXIT_NOTHING

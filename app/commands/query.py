@@ -27,6 +27,7 @@ import pandas as pd
 
 from app.commands import report
 from app.commands.report import _iso, _num, _time, csv_columns, to_table
+from app.textsafe import json_text, terminal_text
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
 
@@ -95,7 +96,7 @@ def to_json(m: pd.DataFrame, by: str, ids: list[str], args, sets, n_files: int, 
                     "formula_sets": {g: sets[g].version for g in gens if g in sets},
                     "left_out": [f.to_dict() for f in left_out or []]},
            "rows": rows}
-    return json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
+    return json_text(json.dumps(doc, indent=1, allow_nan=False, default=str)) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -160,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
             text = to_table(ws, m, args.by)
         text += f"dataset {args.dataset}: {n_files} file(s), engine {args.engine}\n"
         text += "".join(f"left out: {f.message}\n" for f in left if f.severity != "info")
+        text = terminal_text(text)      # a guard over every line: nothing from the data acts on the terminal
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8", newline="") as fh:

@@ -24,8 +24,6 @@ message names the line), 3 nothing readable.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import math
 import sys
@@ -35,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from app.engine.layout import MISSING
+from app.textsafe import csv_line, csv_text, display_text, json_text, terminal_text
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
 BY_CHOICES = ("interval", "cpu", "class", "lpar", "cec", "smt-type", "smt-core")
@@ -149,14 +148,17 @@ def enrich(ws, m: pd.DataFrame, by: str, start=None, end=None) -> pd.DataFrame:
 
 
 def _csv_cell(v: Any) -> str:
-    """One CSV cell: full precision, empty when the value does not apply."""
+    """One CSV cell: full precision, empty when the value does not apply; text by :func:`app.textsafe.csv_text`
+    (control characters escaped, a formula neutralised)."""
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return ""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
         return repr(v)
-    return str(v)
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    return csv_text(v)
 
 
 def to_csv(m: pd.DataFrame, by: str, ids: list[str], lead: tuple[str, ...] = ()) -> str:
@@ -167,9 +169,7 @@ def to_csv(m: pd.DataFrame, by: str, ids: list[str], lead: tuple[str, ...] = ())
     """
     cols = list(lead) + csv_columns(by, ids)
     times = {"interval_start", "interval_end", *lead}
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(cols)
+    out = [csv_line(cols)]
     data = {c: (m[c].tolist() if c in m.columns else [None] * len(m)) for c in cols}
     for i in range(len(m)):
         row = []
@@ -181,8 +181,8 @@ def to_csv(m: pd.DataFrame, by: str, ids: list[str], lead: tuple[str, ...] = ())
                 row.append(str(int(v)))
             else:
                 row.append(_csv_cell(v))
-        w.writerow(row)
-    return buf.getvalue()
+        out.append(csv_line(row))
+    return "".join(out)
 
 
 def to_json(ws, m: pd.DataFrame, by: str, ids: list[str], args: argparse.Namespace) -> str:
@@ -203,7 +203,7 @@ def to_json(ws, m: pd.DataFrame, by: str, ids: list[str], args: argparse.Namespa
                     "level": by, "formulas_file": args.formulas,
                     "shift": {"hours": getattr(args, "hours", None), "days": getattr(args, "days", None)}},
            "rows": rows, "findings": [f.to_dict() for f in ws.findings]}
-    return json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
+    return json_text(json.dumps(doc, indent=1, allow_nan=False, default=str)) + "\n"
 
 
 def _files_meta(ws) -> list[dict]:
@@ -258,7 +258,7 @@ def _coverage_lines(m: pd.DataFrame, by: str) -> list[str]:
     out = []
     for r in notes.to_dict("records"):
         name = {"cec": "CEC {cec}", "lpar": "LPAR {lpar} ({cec})", "class": "{lpar} {class} ({cec})"}[by].format(**r)
-        out.append(f"* coverage {float(r['coverage_pct']):.0f}%: {name} {r['coverage_note']}")
+        out.append(display_text(f"* coverage {float(r['coverage_pct']):.0f}%: {name} {r['coverage_note']}"))
     return (["", "Rows whose parts cover different times (a step in a timeline is not a workload change):"] + out) \
         if out else []
 
@@ -271,13 +271,14 @@ def partition_table(m: pd.DataFrame) -> list[str]:
     if not len(p):
         return []
     heads = ["LPAR", "Data", "#CPU", "Processors", "Weights", "Capped", "Busy%sum", "Busy%/CPU"]
-    rows = [[str(r["lpar"]), str(r["data"]), str(int(r["partition_cpus"])), str(r["processors"]), str(r["weights"]),
+    rows = [[display_text(r["lpar"]), str(r["data"]), str(int(r["partition_cpus"])), display_text(r["processors"]),
+             display_text(r["weights"]),
              "yes" if bool(r["capped"]) else "no",
              _fmt(r["partition_busy_sum_pct"], 1), _fmt(r["partition_busy_per_cpu_pct"], 1)]
             for r in p.sort_values(["cec", "lpar"]).to_dict("records")]
     if p["cec"].nunique() > 1:
         heads = ["CEC"] + heads
-        rows = [[str(c)] + r for c, r in zip(p.sort_values(["cec", "lpar"])["cec"], rows)]
+        rows = [[display_text(c)] + r for c, r in zip(p.sort_values(["cec", "lpar"])["cec"], rows)]
     w = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
     right = {"#CPU", "Busy%sum", "Busy%/CPU"}
     fmt = [(">" if h in right else "<") for h in heads]
@@ -308,7 +309,7 @@ def _table_block(m: pd.DataFrame, by: str, main: list, width: int, show_cec: boo
     cols: list[tuple[str, list[str], str]] = []     # (header, cells, align)
     recs = m.to_dict("records")
     for c in ident:
-        cols.append((heads[c], [str(r[c]) for r in recs], "<"))
+        cols.append((heads[c], [display_text(r[c]) for r in recs], "<"))
     if by in ("cpu", "interval"):
         cols.append(("Interval end", [("total " if r.get("summary") else "")
                                       + pd.Timestamp(r["interval_end"]).strftime("%Y-%m-%d %H:%M") for r in recs], "<"))
@@ -366,15 +367,10 @@ def _smt_cell(c: str, v: Any) -> Any:
 def smt_to_csv(m: pd.DataFrame, level: str) -> str:
     """SMT frame -> CSV text (full precision, ISO UTC times, empty = not known; mean as true/false)."""
     cols = smt_columns(level)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(cols)
+    out = [csv_line(cols)]
     for rec in m[cols].to_dict("records"):
-        row = []
-        for c in cols:
-            row.append(_csv_cell(_smt_cell(c, rec[c])))
-        w.writerow(row)
-    return buf.getvalue()
+        out.append(csv_line([_csv_cell(_smt_cell(c, rec[c])) for c in cols]))
+    return "".join(out)
 
 
 def smt_to_json(ws, m: pd.DataFrame, level: str, args: argparse.Namespace) -> str:
@@ -390,7 +386,7 @@ def smt_to_json(ws, m: pd.DataFrame, level: str, args: argparse.Namespace) -> st
                               "mt_utilization": "%", "core_busy": "%", "thread_density": "threads",
                               "seconds": "s"}},
            "rows": rows, "findings": [f.to_dict() for f in ws.findings]}
-    return json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
+    return json_text(json.dumps(doc, indent=1, allow_nan=False, default=str)) + "\n"
 
 
 def smt_to_table(m: pd.DataFrame, level: str) -> str:
@@ -403,13 +399,13 @@ def smt_to_table(m: pd.DataFrame, level: str) -> str:
     recs = m.to_dict("records")
     cols: list[tuple[str, list[str], str]] = []
     if m["cec"].nunique() > 1:
-        cols.append(("CEC", [str(r["cec"]) for r in recs], "<"))
-    cols.append(("LPAR", [str(r["lpar"]) for r in recs], "<"))
+        cols.append(("CEC", [display_text(r["cec"]) for r in recs], "<"))
+    cols.append(("LPAR", [display_text(r["lpar"]) for r in recs], "<"))
     cols.append(("Interval end", ["mean" if r.get("mean") else pd.Timestamp(r["interval_end"]).strftime("%m-%d %H:%M")
                                   for r in recs], "<"))
     if level == "core":
         cols.append(("Core", [str(int(r["core_id"])) for r in recs], ">"))
-    cols.append(("Type", [str(r["core_type"]) for r in recs], "<"))
+    cols.append(("Type", [display_text(r["core_type"]) for r in recs], "<"))
     for c, head, dec in _SMT_TABLE[level]:
         cells = [str(r[c]) if dec is None else _fmt(r[c], dec) for r in recs]
         cols.append((head, cells, "<" if dec is None else ">"))
@@ -462,12 +458,13 @@ def run(args: argparse.Namespace, workspace=None) -> int:
             try:
                 results.append(read_file(path, counters=ws.counters_needed()))
             except Exception as exc:  # a reader bug must not become a traceback
-                print(f"nestscope report: {path}: cannot be read ({type(exc).__name__}: {exc})", file=sys.stderr)
+                print(display_text(f"nestscope report: {path}: cannot be read ({type(exc).__name__}: {exc})"),
+                      file=sys.stderr)
         ws.add_all([r for r in results if r.readable])
         if not any(r.readable for r in results):
             for r in results:
                 for f in r.findings:
-                    print(f"[{f.severity}] {f.message}", file=sys.stderr)
+                    print(f"[{f.severity}] {display_text(f.message)}", file=sys.stderr)
             print("nestscope report: nothing readable was found", file=sys.stderr)
             return EXIT_NOTHING
     smt = SMT_BY.get(args.by)
@@ -488,6 +485,8 @@ def run(args: argparse.Namespace, workspace=None) -> int:
         text = to_json(ws, m, args.by, ids, args)
     else:
         text = to_table(ws, m, args.by) + _findings_line(ws)
+    if args.format == "table":
+        text = terminal_text(text)      # a guard over every line: nothing from the data acts on the terminal
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8", newline="") as fh:

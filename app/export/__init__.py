@@ -210,9 +210,8 @@ def export_table(frame, path: str, columns: list[str] | None = None, headers: li
     names).  CSV cells follow the rules of the CSV export (no float noise, formulas neutralised); the
     XLSX sheet has a frozen, filtered header row.  Atomic like :func:`export`; never writes over ``inputs``.
     """
-    import csv as _csv
-
     from app.export.csv import cell
+    from app.textsafe import csv_line, csv_text
 
     kind = format_of(path)
     if kind == "pptx":
@@ -222,11 +221,10 @@ def export_table(frame, path: str, columns: list[str] | None = None, headers: li
     with atomic_output(str(path), list(inputs)) as tmp:
         if kind == "csv":
             with open(tmp, "w", encoding="utf-8", newline="") as fh:
-                w = _csv.writer(fh, lineterminator="\n")
-                w.writerow(headers)
+                fh.write(csv_line(csv_text(h) for h in headers))
                 data = {c: frame[c].tolist() for c in columns}
                 for i in range(len(frame)):
-                    w.writerow([cell(c, data[c][i]) for c in columns])
+                    fh.write(csv_line(cell(c, data[c][i]) for c in columns))
         else:
             from app.export.xlsx import write_table
             write_table(frame, tmp, columns, headers)

@@ -3,24 +3,25 @@ text cells that a spreadsheet would run as a formula neutralised.
 
 * Numbers are written with 12 significant digits and no trailing zeros, so 5.199999999999999
   becomes ``5.2`` (the counters behind the metrics carry far fewer significant digits).
-* A text cell starting with ``=``, ``+``, ``-``, ``@``, tab or carriage return gets a leading
-  apostrophe (``'=cmd``), so a system name never becomes an Excel formula.
+* Text cells follow the one rule of :mod:`app.textsafe`: non-printable characters escaped (``\x1b``),
+  a cell starting with ``=``, ``+``, ``-``, ``@``, tab or carriage return gets a leading apostrophe
+  (``'=cmd``) and is quoted, so a system name never becomes an Excel formula nor starts a new row.
 * With a comparison in the request, the file holds the comparison table instead: ``pair``,
   ``row`` (before / after / ratio / delta), ``label``, then the report columns.
 """
 
 from __future__ import annotations
 
-import csv as _csv
 import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from app.textsafe import csv_line, csv_text
+
 __all__ = ["number_text", "safe_text", "cell", "rows_csv", "write_csv", "compare_columns", "level_columns"]
 
-_DANGER = ("=", "+", "-", "@", "\t", "\r")
 _TIMES = ("interval_start", "interval_end")
 
 
@@ -35,8 +36,8 @@ def number_text(v: float) -> str:
 
 
 def safe_text(s: str) -> str:
-    """Neutralise text a spreadsheet would read as a formula (leading = + - @ tab CR)."""
-    return "'" + s if s.startswith(_DANGER) else s
+    """A text cell (:func:`app.textsafe.csv_text`): control characters escaped, a formula neutralised."""
+    return csv_text(s)
 
 
 def _iso(v: Any) -> str:
@@ -105,10 +106,9 @@ def write_csv(request, path: str, steps) -> dict[str, int]:
                 frame = enrich(request.workspace, frame, request.by, request.start, request.end)
     steps(0.5, "writing rows")
     with open(path, "w", encoding="utf-8", newline="") as fh:
-        w = _csv.writer(fh, lineterminator="\n")
-        w.writerow(columns)
+        fh.write(csv_line(csv_text(c) for c in columns))
         chunk = 20000
         for i in range(0, max(len(frame), 1), chunk):
-            w.writerows(rows_csv(frame.iloc[i:i + chunk], columns))
+            fh.writelines(csv_line(r) for r in rows_csv(frame.iloc[i:i + chunk], columns))
             steps(0.5 + 0.5 * min(1.0, (i + chunk) / max(len(frame), 1)), "writing rows")
     return {"rows": len(frame)}

@@ -21,6 +21,7 @@ from app.export.pptx_parts import (AFTER_COLORS, BEFORE_COLORS, MAX_SERIES, MIN_
 from app.export.pptx_slides import chart_deck, column_groups, deck_decimals, summary_slides
 from app.export.provenance import LEVEL_NAMES
 from app.export.story import caveats, configuration, side_text, summary_points
+from app.textsafe import display_text
 
 __all__ = ["compare_story", "footnotes", "shift_pair_slides", "MAX_WATERFALLS"]
 
@@ -106,7 +107,7 @@ def _table_slides(deck: Deck, c, title: str | None = None, kind: str = "compare"
     names = row_names or {}
     labels = {"ratio": " ", "delta": " "} if names else {}      # the Row column and the ratio note say which
     rows = [[names.get(r["row"], r["row"]),
-             labels.get(r["row"]) or _SHORT_ROWS.get(str(r["label"]), str(r["label"]))]
+             labels.get(r["row"]) or _SHORT_ROWS.get(str(r["label"]), display_text(r["label"]))]
             + [compare_cell(r["row"], s.id, r.get(s.id), deck_decimals(s)) for s in specs] for r in recs]
     avail_w = SLIDE_W - 0.8
     pt = TABLE_PT
@@ -167,7 +168,7 @@ def _overlay_slides(deck: Deck, c) -> None:
                 y = pd.to_numeric(part[mid], errors="coerce").to_numpy(dtype=float)
                 gx, gy = gapped(x, y)
                 i = index.setdefault(str(lab).split(" (")[0], len(index))
-                series.append((f"{side}: {lab}", gx, gy, {"color": palette[i % len(palette)],
+                series.append((f"{side}: {display_text(lab)}", gx, gy, {"color": palette[i % len(palette)],
                                                           "dash": side == "before"}))
         if series:
             s = deck.slide(f"{name} before (dashed) and after", "compare", ax.label,
@@ -182,8 +183,8 @@ def _config_slide(deck: Deck, c) -> None:
     if not len(cfg):
         return
     header = ["Side", "LPAR", "CEC", "Gen", "Processors", "Weights", "Capped", "Changes inside the window"]
-    rows = [[r["side"], r["lpar"], r["cec"], r["generation"], r["processors"], r["weights"], r["capped"],
-             r["changes"]] for r in cfg.to_dict("records")]
+    rows = [[display_text(r[k]) for k in ("side", "lpar", "cec", "generation", "processors", "weights", "capped",
+                                          "changes")] for r in cfg.to_dict("records")]
     s = deck.slide("LPAR configuration before and after", "config", "",
                    "Processors by type, weights and capping of every compared LPAR at the end of each side's window, "
                    "from the partition data the files carry (z/VM D0R16); without partition data the CPUs with "
@@ -203,7 +204,6 @@ def _config_slide(deck: Deck, c) -> None:
 
 
 def _waterfall_slide(deck: Deck, c, pair: str) -> None:
-    from pptx.chart.data import CategoryChartData
     from pptx.dml.color import RGBColor
     from pptx.enum.chart import XL_CHART_TYPE, XL_LABEL_POSITION
     from pptx.util import Inches, Pt
@@ -217,8 +217,10 @@ def _waterfall_slide(deck: Deck, c, pair: str) -> None:
                    "before) and the finite cache part, itself split into the L1MP effect (change of L1MP at the mean "
                    "SCPL1M) and the SCPL1M effect (change of SCPL1M at the mean L1MP), /100. The value axis starts "
                    "at zero so bar lengths compare.")
-    cd = CategoryChartData()
-    cd.categories = list(wf["label"])
+    from app.export.chart_data import TextCategoryChartData   # names as text in the chart's workbook
+
+    cd = TextCategoryChartData()
+    cd.categories = [display_text(x) for x in wf["label"]]
     is_total = wf["kind"] == "total"
     up = (wf["kind"] == "delta") & (wf["value"] > 0)
     down = (wf["kind"] == "delta") & (wf["value"] <= 0)

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from app.export.tables import SIDE_COLORS
+from app.textsafe import terminal_text
 
 SLIDE_W, SLIDE_H = 13.333, 7.5          # inches, 16:9
 TABLE_PT = 11
@@ -64,7 +65,7 @@ class Deck:
         now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, microsecond=0)
         cp = self.prs.core_properties
         who = user_name()
-        cp.title = title[:255]
+        cp.title = terminal_text(title)[:255]
         cp.author = who
         cp.last_modified_by = who
         cp.created = now
@@ -89,7 +90,7 @@ class Deck:
         tf = head.text_frame
         tf.word_wrap = True
         tf.vertical_anchor = MSO_ANCHOR.TOP
-        tf.text = title
+        tf.text = terminal_text(title)
         p = tf.paragraphs[0]
         p.alignment = PP_ALIGN.LEFT
         p.runs[0].font.size = Pt(24)
@@ -97,9 +98,9 @@ class Deck:
         if subtitle:
             sub = s.shapes.add_textbox(Inches(0.4), Inches(0.78), Inches(SLIDE_W - 0.8), Inches(0.4))
             sub.text_frame.word_wrap = True
-            sub.text_frame.text = subtitle
+            sub.text_frame.text = terminal_text(subtitle)
             sub.text_frame.paragraphs[0].runs[0].font.size = Pt(12)
-        s.notes_slide.notes_text_frame.text = ((about.strip() + "\n\n") if about else "") + self.notes
+        s.notes_slide.notes_text_frame.text = terminal_text(((about.strip() + "\n\n") if about else "") + self.notes)
         self.count[kind] = self.count.get(kind, 0) + 1
         return s
 
@@ -113,7 +114,7 @@ class Deck:
         for i, line in enumerate(lines):
             p = tf.paragraphs[0] if i == 0 else tf.add_paragraph()
             r = p.add_run()
-            r.text = line
+            r.text = terminal_text(line)
             r.font.size = Pt(pt)
             r.font.bold = (bold_first and i == 0) or i in bold
         return box
@@ -156,7 +157,7 @@ def table(deck, slide, top: float, header: list[str], rows: list[list[str]], wid
         tbl.rows[i].height = Inches(row_h)
 
     def put(cell, text, bold=False, align=None, fill=None):
-        cell.text = text
+        cell.text = terminal_text(text)
         cell.margin_left = cell.margin_right = Inches(0.04)
         cell.margin_top = cell.margin_bottom = Inches(0.02)
         p = cell.text_frame.paragraphs[0]
@@ -213,12 +214,13 @@ def head(spec) -> str:
 
 def xy_chart(slide, x, y, w, h, series: list[tuple[str, np.ndarray, np.ndarray, dict]], title: str,
               x_title: str, y_title: str, x_format: str | None, legend: bool = True):
-    from pptx.chart.data import XyChartData
     from pptx.dml.color import RGBColor
     from pptx.enum.chart import XL_CHART_TYPE, XL_LEGEND_POSITION
     from pptx.util import Inches, Pt
 
-    cd = XyChartData()
+    from app.export.chart_data import TextXyChartData   # names as text in the chart's workbook
+
+    cd = TextXyChartData()
     for name, xs, ys, _ in series:
         s = cd.add_series(name)
         for a, b in zip(xs, ys):

@@ -19,6 +19,7 @@ from app.export.pptx_parts import (MAX_NODE_SLIDES, MAX_SERIES, MIN_PT, PALETTE,
                                    fit_rows, head, table, widths, xl_time, xy_chart)
 from app.export.story import span_text
 from app.export.tables import display, metric_specs, with_labels
+from app.textsafe import display_text
 
 __all__ = ["summary_slides", "chart_deck", "chart_slides", "window_text", "appendix_slide", "column_groups",
            "deck_decimals"]
@@ -73,8 +74,9 @@ def summary_slides(deck: Deck, metrics: Metrics, ws, by: str, steps, prefix: str
     gens = list(dict.fromkeys(frame["generation"].astype(str))) if len(frame) else []
     specs = [s for s in metric_specs(ws, gens) if s.group in ("Main", "Hint")]
     header = ["Name"] + [head(s) for s in specs]
-    rows = [[str(r["label"])] + [display(r.get(s.id), deck_decimals(s)) if s.id != "Workload_Hint"
-                                 else str(r.get(s.id) or "") for s in specs] for r in frame.to_dict("records")]
+    rows = [[display_text(r["label"])] + [display(r.get(s.id), deck_decimals(s)) if s.id != "Workload_Hint"
+                                          else display_text(r.get(s.id) or "") for s in specs]
+            for r in frame.to_dict("records")]
     title = prefix + {"lpar": "Summary per LPAR", "class": "Summary per processor class",
                       "cec": "Summary per CEC"}[level]
     about = about or (f"{title}: one row per {level if level != 'class' else 'processor class'} over the whole "
@@ -109,7 +111,7 @@ def summary_slides(deck: Deck, metrics: Metrics, ws, by: str, steps, prefix: str
 def _nodes(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     labels = node_labels(frame, "lpar_interval")
     f = frame.assign(_label=labels.to_numpy())
-    return [(lab, part.sort_values("interval_end")) for lab, part in f.groupby("_label", sort=False)]
+    return [(display_text(lab), part.sort_values("interval_end")) for lab, part in f.groupby("_label", sort=False)]
 
 
 def chart_slides(frame: pd.DataFrame, sets: dict | None = None) -> list[dict]:

@@ -9,7 +9,9 @@ decomposition and a stacked-column waterfall chart per pair), one sheet per leve
 
 Level sheets: frozen header row and name column, number formats with the presentation's
 rounding (the cells hold full precision), fitted column widths, an autofilter; times are Excel
-date-times (UTC).  Strings are never turned into formulas.
+date-times (UTC).  Strings are never turned into formulas: every text is written as a text cell
+(``write_string``; the charts name their series by a cell reference, never by a literal that could start
+with ``=``), and names from the data are shown by :func:`app.textsafe.display_text` (``\x1b``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from app.engine.compare import node_labels
 from app.engine.layout import gap_cuts
 from app.export.provenance import LEVEL_NAMES, provenance, provenance_lines
 from app.export.tables import SHEETS, SIDE_COLORS, excel_format, level_columns, with_labels
+from app.textsafe import display_text
 
 __all__ = ["write_xlsx", "MAX_ROWS", "excel_time"]
 
@@ -156,7 +159,7 @@ def _write_level(wb, fm: _Formats, name: str, ws_, frame: pd.DataFrame, ident: l
                     else:
                         sh.write_number(r, j, float(v))
             elif v is not None and not (isinstance(v, float) and v != v):
-                sh.write_string(r, j, str(v))
+                sh.write_string(r, j, display_text(v))
         if i % step_every == 0:
             steps(frac[0] + (frac[1] - frac[0]) * i / max(n, 1), f"sheet {name}: row {i:,} of {n:,}")
     sh.freeze_panes(1, 1)
@@ -206,7 +209,7 @@ def _write_blocks(sh, c0: int, blocks, x_label: str) -> list[tuple[str, str, int
     series = []
     for k, (name, side, arrays) in enumerate(blocks):
         cc = c0 + k * width
-        sh.write_string(1, cc, name)
+        sh.write_string(1, cc, display_text(name))       # the series name: charts refer to this cell
         sh.write_string(2, cc, x_label)
         for m, (_, head, _) in enumerate(_TIMELINE_METRICS):
             sh.write_string(2, cc + 1 + m, head)
@@ -232,7 +235,10 @@ def _charts(wb, sh, series, row: int, title: str, x_label: str, x_fmt: str | Non
             # before in blues, after in oranges/reds (as the deck): the sides differ by colour, not only by dash
             palette = {"before": BEFORE_COLORS, "after": AFTER_COLORS}.get(side, PALETTE)
             color = palette[i % len(palette)]
-            ch.add_series({"name": name, "categories": [sh.name, r0, cc, r1, cc],
+            # the name by reference to its text cell (with that text as the cached value): a literal name is
+            # parsed by XlsxWriter as a formula when it looks like one ("=...", "X!A1")
+            ch.add_series({"name": [sh.name, r0 - 2, cc], "name_data": [display_text(name)],
+                           "categories": [sh.name, r0, cc, r1, cc],
                            "values": [sh.name, r0, cc + 1 + k, r1, cc + 1 + k],
                            "line": {"width": 1.5, "color": color,
                                     "dash_type": "dash" if side == "before" else "solid"}})
@@ -289,15 +295,15 @@ def _compare(wb, fm: _Formats, sh, c) -> None:
     print_setup(sh)
     sh.write_string(0, 0, f"Comparison per {LEVEL_NAMES.get(c.by, c.by)}", fm.title)
     sh.write_string(1, 0, c.ratio_note)
-    sh.write_string(2, 0, f"Before: {c.before.describe()}")
-    sh.write_string(3, 0, f"After: {c.after.describe()}")
+    sh.write_string(2, 0, display_text(f"Before: {c.before.describe()}"))
+    sh.write_string(3, 0, display_text(f"After: {c.after.describe()}"))
     cols = c.main_columns()
     r0 = 5
     sh.set_row(r0, 46)
     sh.write_string(r0, 0, "Row", fm.head)
     sh.write_string(r0, 1, "Name", fm.head)
     sh.set_column(0, 0, 8)
-    sh.set_column(1, 1, max([24] + [len(str(x)) + 2 for x in c.table["label"]]))
+    sh.set_column(1, 1, max([24] + [len(display_text(x)) + 2 for x in c.table["label"]]))
     for j, s in enumerate(cols):
         head = s.header + (" *" if s.id in c.marks else "")
         sh.write_string(r0, 2 + j, head, fm.head)
@@ -308,12 +314,12 @@ def _compare(wb, fm: _Formats, sh, c) -> None:
     for rec in c.table.to_dict("records"):
         kind = rec["row"]
         sh.write_string(r, 0, kind, fm.bold if kind in ("ratio", "delta") else None)
-        sh.write_string(r, 1, str(rec["label"]))
+        sh.write_string(r, 1, display_text(rec["label"]))
         for j, s in enumerate(cols):
             v = rec.get(s.id)
             if s.id == "Workload_Hint":
                 if kind in ("before", "after") and v is not None:
-                    sh.write_string(r, 2 + j, str(v))
+                    sh.write_string(r, 2 + j, display_text(v))
                 continue
             if not _finite(v):
                 continue
@@ -350,7 +356,7 @@ def _compare(wb, fm: _Formats, sh, c) -> None:
         for j, (k, _) in enumerate(heads):
             v = rec.get(k)
             if k in ("pair", "note"):
-                sh.write_string(r, j, str(v or ""))
+                sh.write_string(r, j, display_text(v or ""))
             elif _finite(v):
                 sh.write_number(r, j, float(v), fm.num("0.000" if k.startswith("cpi") else "+0.000;-0.000;0.000"))
         r += 1
@@ -358,14 +364,14 @@ def _compare(wb, fm: _Formats, sh, c) -> None:
     # waterfall data and charts, one per pair (max 8)
     for p in list(c.cpi["pair"])[:8] if len(c.cpi) else []:
         wf = c.waterfall(p)
-        sh.write_string(r, 0, f"Waterfall {p}", fm.bold)
+        sh.write_string(r, 0, display_text(f"Waterfall {p}"), fm.bold)
         hdr = ["Step", "Base", "Total", "Increase", "Decrease", "Value"]
         for j, h in enumerate(hdr):
             sh.write_string(r + 1, _WF + j, h, fm.head)
         top = r + 2
         for i, s in enumerate(wf.to_dict("records")):
             rr = top + i
-            sh.write_string(rr, _WF, s["label"])
+            sh.write_string(rr, _WF, display_text(s["label"]))
             sh.write_number(rr, _WF + 1, float(s["base"]) if s["kind"] == "delta" else 0.0, fm.num("0.000"))
             for j, ok in ((_WF + 2, s["kind"] == "total"), (_WF + 3, s["kind"] == "delta" and s["value"] > 0),
                           (_WF + 4, s["kind"] == "delta" and s["value"] <= 0)):
@@ -386,7 +392,7 @@ def _compare(wb, fm: _Formats, sh, c) -> None:
             ch.add_series({"name": nm, "categories": [sh.name, top, _WF, last, _WF],
                            "values": [sh.name, top, j, last, j], "fill": {"color": color}, "gap": 60,
                            "data_labels": {"value": True, "custom": custom, "position": "inside_end"}})
-        ch.set_title({"name": f"CPI change {p}: waterfall", "name_font": {"size": 12}})
+        ch.set_title({"name": display_text(f"CPI change {p}: waterfall"), "name_font": {"size": 12}})
         ch.set_legend({"none": True})
         ch.set_y_axis({"name": "cycles per instruction", "min": 0,      # from zero: bar lengths compare
                        "major_gridlines": {"visible": True, "line": {"color": "#E0E0E0"}}})
@@ -413,15 +419,15 @@ def _about(fm: _Formats, sh, doc: dict[str, Any], notes: list[str]) -> None:
                  ("Formula sets", ", ".join(doc["formula_sets"].values()) or "-"),
                  ("Formula file", doc.get("formulas_file") or "built-in sets")):
         sh.write_string(r, 0, k, fm.bold)
-        sh.write_string(r, 1, str(v))
+        sh.write_string(r, 1, display_text(v))
         r += 1
     r += 1
     for j, h in enumerate(("File", "Path", "Size (bytes)", "SHA-256")):
         sh.write_string(r, j, h, fm.head)
     r += 1
     for f in files:
-        sh.write_string(r, 0, f["name"])
-        sh.write_string(r, 1, f["path"])
+        sh.write_string(r, 0, display_text(f["name"]))
+        sh.write_string(r, 1, display_text(f["path"]))
         if f["size"] is not None:
             sh.write_number(r, 2, f["size"], fm.num("#,##0"))
         sh.write_string(r, 3, f["sha256"] or "unknown")
@@ -430,7 +436,7 @@ def _about(fm: _Formats, sh, doc: dict[str, Any], notes: list[str]) -> None:
     sh.write_string(r, 0, "Provenance (as in the slide notes)", fm.bold)
     r += 1
     for line in provenance_lines(doc) + notes:
-        sh.write_string(r, 0, line)
+        sh.write_string(r, 0, display_text(line))
         r += 1
 
 
@@ -515,7 +521,7 @@ def write_table(frame: pd.DataFrame, path: str, columns: list[str], headers: lis
                 v = d[i]
                 if kind == "text":
                     if v is not None and not (isinstance(v, float) and v != v):
-                        sh.write_string(i + 1, j, str(v))
+                        sh.write_string(i + 1, j, display_text(v))
                 elif v == v:
                     sh.write_number(i + 1, j, float(v), fm.time if kind == "time" else None)
         sh.freeze_panes(1, 0)

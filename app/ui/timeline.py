@@ -6,6 +6,8 @@ time-axis plot at the bottom of the stack, which is always in the scene.
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
@@ -20,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.textsafe import display_text
 from app.ui import messages as M
 from app.ui import settings
 from app.ui.partition_data import stack_grid
@@ -347,7 +350,8 @@ class TimelineView(QWidget):
             # several nodes: each node's title in the node's colour
             p.setTitle(title, size="9pt", color=THEMES[self.dark]["fg"] if k is None else node_color(k))
         cec = self.cec_stack.attrs.get("cec", "") if self.has_cec() else ""
-        self.cec_plot.setTitle(M.CEC_TITLE.format(cec=cec), size="9pt", color=THEMES[self.dark]["fg"])
+        title = M.CEC_TITLE.format(cec=html.escape(display_text(cec), quote=False))    # a name as written, rich text
+        self.cec_plot.setTitle(title, size="9pt", color=THEMES[self.dark]["fg"])
 
     def _draw_overview(self) -> None:
         draw_overview(self.overview, self.region, self.series, self.data_range())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem
 
 from app.ui import messages as M
+from app.textsafe import display_text
 from app.ui.frames import fmt_number, metric_decimals, node_texts, system_texts
 
 LEFT_AXIS_WIDTH = 66
@@ -55,7 +57,7 @@ def lighter(color: str, amount: float, background: str = "#ffffff") -> str:
 
 @dataclass
 class Series:
-    """One node's rows: label, epoch-second x values and the frame slice."""
+    """One node's rows: label (rich text: names escaped for HTML), epoch-second x values and the frame slice."""
 
     label: str
     x: np.ndarray
@@ -105,7 +107,11 @@ def split_series(df: pd.DataFrame) -> list[Series]:
         gens = [str(r["generation"].iloc[0]) if "generation" in r.columns and pd.notna(r["generation"].iloc[0])
                 else "" for _, r in parts]
         labels = qualify_names(labels, [str(r["cec"].iloc[0]) for _, r in parts], gens)
-    return [Series(label, epoch_seconds(rows["interval_end"]), rows) for label, (_, rows) in zip(labels, parts)]
+    # names from the data shown escaped (app.textsafe): a control character never reaches a legend, title or
+    # picture; and as rich text (every use of the label is HTML: titles, swatches, readout), so "&lt;" or "<b>"
+    # in a name is shown as written
+    return [Series(html.escape(display_text(label), quote=False), epoch_seconds(rows["interval_end"]), rows)
+            for label, (_, rows) in zip(labels, parts)]
 
 
 def has_data(series: list[Series], plot_id: str) -> bool:

@@ -25,8 +25,10 @@ def test_number_text_has_no_float_noise():
 
 
 def test_formula_text_is_neutralised():
-    for bad in ("=cmd|' /C calc'!A0", "+1", "-2+3", "@SUM(A1)", "\tx", "\rx"):
+    for bad in ("=cmd|' /C calc'!A0", "+1", "-2+3", "@SUM(A1)"):
         assert safe_text(bad) == "'" + bad
+    # tab and CR are neutralised too, and shown escaped (app.textsafe: no control character in any output)
+    assert safe_text("\tx") == "'\\tx" and safe_text("\rx") == "'\\rx"
     assert safe_text("ZOSA") == "ZOSA"
     assert cell("lpar", "=HYPERLINK()") == "'=HYPERLINK()"
     assert cell("CPI", -0.38) == "-0.38"            # numbers are numbers, never quoted
@@ -155,7 +157,7 @@ def test_export_table_csv_and_xlsx(tmp_path):
                       "interval_end": pd.to_datetime(["2026-11-02 08:15", "2026-11-02 08:30"])})
     export_table(f, str(tmp_path / "t.csv"), headers=["LPAR", "CPI", "End"])
     assert (tmp_path / "t.csv").read_text(encoding="utf-8").splitlines() == [
-        "LPAR,CPI,End", "'=X,5.2,2026-11-02T08:15:00Z", "ZOSA,2,2026-11-02T08:30:00Z"]
+        "LPAR,CPI,End", "\"'=X\",5.2,2026-11-02T08:15:00Z", "ZOSA,2,2026-11-02T08:30:00Z"]   # neutralised, quoted
     export_table(f, str(tmp_path / "t.xlsx"))
     sh = openpyxl.load_workbook(tmp_path / "t.xlsx")["Table"]
     assert [c.value for c in sh[2]][:2] == ["=X", 5.199999999999999]       # text stays text in Excel
