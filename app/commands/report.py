@@ -36,7 +36,9 @@ from app.engine.layout import MISSING
 from app.textsafe import csv_line, csv_text, display_text, json_text, terminal_text
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
-BY_CHOICES = ("interval", "cpu", "class", "lpar", "cec", "smt-type", "smt-core")
+BY_CHOICES = ("interval", "cpu", "class", "lpar", "cec", "smt-type", "smt-core", "hour", "weekday", "hour-weekday",
+              "pool")
+PROFILE_BY = ("hour", "weekday", "hour-weekday")
 SMT_BY = {"smt-type": "type", "smt-core": "core"}
 _IDENT = {"cpu": ["cec", "lpar", "system", "class", "cpu"], "interval": ["cec", "lpar", "system", "class"],
           "class": ["cec", "lpar", "system", "class"], "lpar": ["cec", "lpar", "system"], "cec": ["cec"]}
@@ -69,7 +71,17 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--by", choices=BY_CHOICES, default="lpar",
                    help="level: interval (LPAR x class x interval), cpu (per CPU and interval), class, lpar, "
                         "cec (whole window); smt-type / smt-core: multithreading metrics per core type "
-                        "(with a mean row) or per core (default lpar)")
+                        "(with a mean row) or per core; hour / weekday / hour-weekday: a profile of the --level's nodes "
+                        "by hour of day (column hour), day of week or both (counters summed per hour, then the "
+                        "formulas); pool: one row per CEC and processor type (class column) over all its LPARs "
+                        "(default lpar)")
+    p.add_argument("--level", choices=("cec", "lpar", "class"), default="lpar",
+                   help="nodes of a profile (--by hour|weekday|hour-weekday; default lpar)")
+    p.add_argument("--top", type=int, metavar="N",
+                   help="with --by cec|lpar|class|cpu and --metric: the N intervals of that level with the "
+                        "largest metric, largest first (rank, interval, the hour it falls in)")
+    p.add_argument("--metric", metavar="NAME", default=None,
+                   help="the metric --top ranks by (a metric id: CPI, RNI, L1MP, LPARCPU, ...)")
     p.add_argument("--from", dest="start", type=_time, metavar="T", help="only intervals ending after T (UTC)")
     p.add_argument("--to", dest="end", type=_time, metavar="T", help="only intervals ending at or before T (UTC)")
     p.add_argument("--hours", metavar="HH-HH", help="only intervals whose midpoint lies in these hours, UTC "
@@ -168,7 +180,7 @@ def to_csv(m: pd.DataFrame, by: str, ids: list[str], lead: tuple[str, ...] = ())
     column holding times is written as ISO UTC like the interval bounds.
     """
     cols = list(lead) + csv_columns(by, ids)
-    times = {"interval_start", "interval_end", *lead}
+    times = {"interval_start", "interval_end", *(c for c in lead if c not in ("hour", "weekday", "rank"))}
     out = [csv_line(cols)]
     data = {c: (m[c].tolist() if c in m.columns else [None] * len(m)) for c in cols}
     for i in range(len(m)):
@@ -177,7 +189,7 @@ def to_csv(m: pd.DataFrame, by: str, ids: list[str], lead: tuple[str, ...] = ())
             v = data[c][i]
             if c in times:
                 row.append(_iso(v))
-            elif c in ("cpu", "n_cpus") and _csv_cell(v):
+            elif c in ("cpu", "n_cpus", "hour", "rank") and _csv_cell(v):
                 row.append(str(int(v)))
             else:
                 row.append(_csv_cell(v))
@@ -185,9 +197,10 @@ def to_csv(m: pd.DataFrame, by: str, ids: list[str], lead: tuple[str, ...] = ())
     return "".join(out)
 
 
-def to_json(ws, m: pd.DataFrame, by: str, ids: list[str], args: argparse.Namespace) -> str:
-    """Metrics frame -> the JSON report document."""
-    cols = csv_columns(by, ids)
+def to_json(ws, m: pd.DataFrame, by: str, ids: list[str], args: argparse.Namespace,
+            lead: tuple[str, ...] = ()) -> str:
+    """Metrics frame -> the JSON report document (``lead``: columns before the level's, as in :func:`to_csv`)."""
+    cols = list(lead) + csv_columns(by, ids)
     rows = []
     for rec in m.to_dict("records"):
         r = {}
@@ -219,7 +232,7 @@ def _fmt(v: Any, decimals: int) -> str:
     return format_value(v, decimals, missing=NA)
 
 
-def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH) -> str:
+def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH, lead: tuple[str, ...] = ()) -> str:
     """Metrics frame -> fixed-width text in IBM presentation order, fitted to ``width`` columns.
 
     Generations whose presentations have different columns (z10's L15P/L2LP/L2RP against the
@@ -246,7 +259,7 @@ def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH) -> str:
             lines.append("")
         lines += _formula_lines(ws, members)
         sub = m[m["generation"].isin(members)]
-        lines += _table_block(sub, by, main, width, show_cec=m["cec"].nunique() > 1)
+        lines += _table_block(sub, by, main, width, show_cec=m["cec"].nunique() > 1, lead=lead)
     lines += _coverage_lines(m, by) + tail
     return "\n".join(lines) + "\n"
 
@@ -289,6 +302,36 @@ def partition_table(m: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _views(ws, args: argparse.Namespace, shift):
+    """A profile (--by hour|weekday|hour-weekday), the CEC pools (--by pool) or a top list (--top N --metric M):
+    ``(frame, level for the columns, lead columns)``; an exit code for a usage error; None for the other reports."""
+    from app.engine import views
+
+    top, metric = getattr(args, "top", None), getattr(args, "metric", None)
+    if top is not None or metric is not None:
+        if top is None or metric is None or top < 1:
+            print("nestscope report: error: --top N and --metric NAME go together (N >= 1)", file=sys.stderr)
+            return EXIT_USAGE
+        if args.by not in ("cec", "lpar", "class", "cpu"):
+            print("nestscope report: error: --top ranks the intervals of --by cec, lpar, class or cpu",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            m = views.peaks(ws, metric, level=args.by, top=top, start=args.start, end=args.end, shift=shift)
+        except KeyError:
+            from app.engine.metrics import metric_ids
+            print(f"nestscope report: error: --metric {metric}: not a metric (one of "
+                  f"{', '.join(metric_ids(ws.formula_sets))})", file=sys.stderr)
+            return EXIT_USAGE
+        return m, {"class": "interval"}.get(args.by, args.by), ("rank", "interval_end", "hour")
+    if args.by in PROFILE_BY:
+        m = views.profile(ws, by=args.by, level=args.level, start=args.start, end=args.end, shift=shift)
+        return m, args.level, tuple(c for c in ("weekday", "hour") if c in m.columns)
+    if args.by == "pool":
+        return views.pools(ws, start=args.start, end=args.end, shift=shift), "class", ()
+    return None
+
+
 def _formula_lines(ws, gens: list[str]) -> list[str]:
     out = []
     for g in gens:
@@ -299,8 +342,10 @@ def _formula_lines(ws, gens: list[str]) -> list[str]:
     return out
 
 
-def _table_block(m: pd.DataFrame, by: str, main: list, width: int, show_cec: bool) -> list[str]:
-    """Rows of one generation group; ``main`` are the group's Main/Hint :class:`ColumnSpec` s."""
+def _table_block(m: pd.DataFrame, by: str, main: list, width: int, show_cec: bool,
+                 lead: tuple[str, ...] = ()) -> list[str]:
+    """Rows of one generation group; ``main`` are the group's Main/Hint :class:`ColumnSpec` s; ``lead``: columns
+    before the node's (a profile's weekday and hour, a top list's rank and interval)."""
     ident = {"cpu": ["lpar", "class", "cpu"], "interval": ["lpar", "class"], "class": ["lpar", "class"],
              "lpar": ["lpar"], "cec": ["cec"]}[by]
     if by != "cec" and show_cec:
@@ -308,6 +353,11 @@ def _table_block(m: pd.DataFrame, by: str, main: list, width: int, show_cec: boo
     heads = {"lpar": "LPAR", "class": "Class", "cpu": "CPU", "cec": "CEC"}
     cols: list[tuple[str, list[str], str]] = []     # (header, cells, align)
     recs = m.to_dict("records")
+    for c in lead:
+        cells = [pd.Timestamp(r[c]).strftime("%Y-%m-%d %H:%M") if c == "interval_end" else display_text(r[c])
+                 for r in recs]
+        cols.append(({"interval_end": "Interval end"}.get(c, c.capitalize()), cells,
+                     ">" if c in ("rank", "hour") else "<"))
     for c in ident:
         cols.append((heads[c], [display_text(r[c]) for r in recs], "<"))
     if by in ("cpu", "interval"):
@@ -468,7 +518,14 @@ def run(args: argparse.Namespace, workspace=None) -> int:
             print("nestscope report: nothing readable was found", file=sys.stderr)
             return EXIT_NOTHING
     smt = SMT_BY.get(args.by)
-    if smt is not None:
+    lead: tuple[str, ...] = ()
+    by = args.by
+    views = _views(ws, args, shift)
+    if isinstance(views, int):
+        return views
+    if views is not None:
+        m, by, lead = views
+    elif smt is not None:
         m = ws.smt(by=smt, start=args.start, end=args.end)
     else:
         m = enrich(ws, shifted_metrics(ws, by=args.by, start=args.start, end=args.end, shift=shift), args.by,
@@ -480,11 +537,11 @@ def run(args: argparse.Namespace, workspace=None) -> int:
         if args.format == "table":
             text += _findings_line(ws)
     elif args.format == "csv":
-        text = to_csv(m, args.by, ids)
+        text = to_csv(m, by, ids, lead)
     elif args.format == "json":
-        text = to_json(ws, m, args.by, ids, args)
+        text = to_json(ws, m, by, ids, args, lead)
     else:
-        text = to_table(ws, m, args.by) + _findings_line(ws)
+        text = to_table(ws, m, by, lead=lead) + _findings_line(ws)
     if args.format == "table":
         text = terminal_text(text)      # a guard over every line: nothing from the data acts on the terminal
     if args.out:

@@ -91,7 +91,9 @@ def pools(ws, start=None, end=None, nodes=None, shift: ShiftFilter | None = None
     cls = rows["class"].astype(str).map(lambda c: POOL_OF.get(c, c))
     lpars = (rows.assign(_pool=cls.to_numpy()).groupby(["cec", "_pool"], observed=True)["lpar"]
              .nunique().rename("n_lpars").reset_index().rename(columns={"_pool": "class"}))
-    pooled = rows.assign(lpar="(pool)", system="(pool)", os="", **{"class": cls.to_numpy()})
+    # one CPU number per LPAR and CPU (CPU 0 of ZOSA and CPU 0 of ZOSB are two CPUs of the pool)
+    cpu = pd.factorize(pd.MultiIndex.from_arrays([rows["lpar"].astype(str), rows["cpu"]]))[0]
+    pooled = rows.assign(lpar="(pool)", system="(pool)", os="", cpu=cpu, **{"class": cls.to_numpy()})
     m = level_metrics(pooled, ws.formula_sets, ws.counters, level).drop(columns=["summary"], errors="ignore")
     m = m.merge(lpars.astype({"cec": object, "class": object}), on=["cec", "class"], how="left")
     return m.sort_values(["cec", "class"] + (["interval_end"] if per_interval else []),

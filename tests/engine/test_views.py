@@ -74,6 +74,8 @@ def test_pools_sum_every_lpar_of_a_type(ws):
         assert len(row) == 1, t
         assert row["CPI"].iloc[0] == pytest.approx(sub["B0"].sum() / sub["B1"].sum(), rel=1e-12)
         assert row["n_lpars"].iloc[0] == sub["lpar"].astype(str).nunique()
+        # the CPUs of every LPAR of the type (ZOSA's CPU 0 and ZOSB's CPU 0 are two)
+        assert row["n_cpus"].iloc[0] == len(sub.groupby(["lpar", "cpu"], observed=True))
     # GCP holds ZOSA's and ZOSB's general CPs; IFL is VMPROD's alone
     assert p.loc[p["class"] == "GCP", "n_lpars"].iloc[0] == 2
     assert set(p["lpar"]) == {"(pool)"}
