@@ -124,43 +124,35 @@ def chart_slides(frame: pd.DataFrame, sets: dict | None = None) -> list[dict]:
         return pd.to_numeric(part[mid], errors="coerce").to_numpy(dtype=float) if mid in part.columns \
             else np.full(len(part), np.nan)
 
-    for lab, part in nodes[:MAX_NODE_SLIDES]:      # CPI with its two parts, one chart per node
-        x = xl_time(part["interval_end"])
-        ser = [(name, x, col(part, mid)) for mid, name in (("CPI", "CPI"), ("Est_Instr_Cmplx_CPI",
-                                                                            "Est Instr Cmplx CPI"),
-                                                            ("Est_Finite_CPI", "Est Finite CPI"))]
-        ser = [s for s in ser if np.isfinite(s[2]).any()]
-        if ser:
-            out.append({"title": f"CPI and its two parts: {lab}", "y": "cycles per instruction", "series": ser,
-                        "key": "cpi", "about": "CPI per interval with its two parts: Est Instr Cmplx CPI (CPI "
-                        "minus the finite part) and Est Finite CPI (cycles spent sourcing L1 misses: L1MP x "
-                        "Est SCPL1M / 100), each from the LPAR's summed counter deltas of the interval."})
-    for mid, title, unit in (("L1MP", "L1MP", "L1 misses per 100 instructions"),):
-        for i in range(0, len(nodes), MAX_SERIES):
-            ser = [(lab, xl_time(p["interval_end"]), col(p, mid)) for lab, p in nodes[i:i + MAX_SERIES]]
+    def per_node(title, unit, parts, key, about):  # one chart per node (the first MAX_NODE_SLIDES)
+        for lab, part in nodes[:MAX_NODE_SLIDES]:
+            x = xl_time(part["interval_end"])
+            ser = [(name, x, col(part, mid)) for mid, name in parts]
             ser = [s for s in ser if np.isfinite(s[2]).any()]
             if ser:
-                out.append({"title": title, "y": unit, "series": ser, "key": mid,
-                            "about": "L1MP per interval: L1 cache misses (instruction and data) per 100 "
-                                     "instructions, per LPAR."})
-    for lab, part in nodes[:MAX_NODE_SLIDES]:      # sourcing mix, one chart per node
-        x = xl_time(part["interval_end"])
-        ser = [(mid, x, col(part, mid)) for mid in _SOURCING]
-        ser = [s for s in ser if np.isfinite(s[2]).any()]
-        if ser:
-            out.append({"title": f"Sourcing of L1 misses: {lab}", "y": "% of L1 misses", "series": ser,
-                        "key": "sourcing", "about": "Where the L1 misses were sourced from, per interval: the "
-                        "share of L1 misses served by each cache level and memory (the generation's extended "
-                        "counters)."})
-    for mid, title, unit, about in (("RNI", "Rel Nest Intensity", "RNI", "Relative Nest Intensity per interval: "
-                                     "the weighted sourcing beyond L2 of the generation's formula set."),
-                                    ("LPARCPU", "LPARCPU", "% of one engine", "LPARCPU per interval: busy of the "
-                                     "LPAR's CPUs from their cycle counts, % of one CPU summed over the CPUs.")):
+                out.append({"title": f"{title}: {lab}", "y": unit, "series": ser, "key": key, "about": about})
+
+    per_node("CPI and its two parts", "cycles per instruction",
+             (("CPI", "CPI"), ("Est_Instr_Cmplx_CPI", "Est Instr Cmplx CPI"), ("Est_Finite_CPI", "Est Finite CPI")),
+             "cpi", "CPI per interval with its two parts: Est Instr Cmplx CPI (CPI minus the finite part) and Est "
+             "Finite CPI (cycles spent sourcing L1 misses: L1MP x Est SCPL1M / 100), each from the LPAR's summed "
+             "counter deltas of the interval.")
+    def every_node(mid, title, unit, about):       # one line per node, MAX_SERIES nodes a chart
         for i in range(0, len(nodes), MAX_SERIES):
             ser = [(lab, xl_time(p["interval_end"]), col(p, mid)) for lab, p in nodes[i:i + MAX_SERIES]]
             ser = [s for s in ser if np.isfinite(s[2]).any()]     # RNI only where a formula exists
             if ser:
                 out.append({"title": title, "y": unit, "series": ser, "key": mid, "about": about})
+
+    every_node("L1MP", "L1MP", "L1 misses per 100 instructions",
+               "L1MP per interval: L1 cache misses (instruction and data) per 100 instructions, per LPAR.")
+    per_node("Sourcing of L1 misses", "% of L1 misses", [(mid, mid) for mid in _SOURCING], "sourcing",
+             "Where the L1 misses were sourced from, per interval: the share of L1 misses served by each cache "
+             "level and memory (the generation's extended counters).")
+    every_node("RNI", "Rel Nest Intensity", "RNI",
+               "Relative Nest Intensity per interval: the weighted sourcing beyond L2 of the generation's formula set.")
+    every_node("LPARCPU", "LPARCPU", "% of one engine",
+               "LPARCPU per interval: busy of the LPAR's CPUs from their cycle counts, % of one CPU summed over the CPUs.")
     return out
 
 
