@@ -385,9 +385,22 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
                 if not sh.fatal:
                     _consistency(fnd, meta, file_offs[idx], rep, s0)
                 if not sh.fatal:
-                    parts.append((idx, _decode_shape(_Matrix(_shape_matrix(dec, recs, idx)), sh, want)))
+                    _decode_guarded(parts, fnd, file_offs, idx, dec, recs, sh, want)
     _release(getattr(recs, "buf", None))
     return _assemble(parts, file, file_offs, fnd)
+
+
+def _decode_guarded(parts: list, fnd: _Findings, file_offs: np.ndarray, idx: np.ndarray, dec: _Decoder, recs,
+                    sh: L.Shape, want: frozenset[str] | None) -> None:
+    """Decode one shape; a failure costs only the records of that shape (a finding names them), never the file."""
+    try:
+        parts.append((idx, _decode_shape(_Matrix(_shape_matrix(dec, recs, idx)), sh, want)))
+    except (Cancelled, MemoryError):
+        raise
+    except (ValueError, IndexError, TypeError, OverflowError) as exc:
+        fnd.add(int(file_offs[idx[0]]), "error", "decode-failure", f"SMF 113 record could not be decoded "
+                f"({type(exc).__name__}: {exc})", "it was skipped; the other records of the file were read; please "
+                "report it", count=len(idx))
 
 
 def _release(buf) -> None:
@@ -508,7 +521,8 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.Dat
         for i, c in parts:
             pos = rank[i]
             for bn, b in c[_BLOCKS]:
-                full[pos[:, None], np.array([where[k] for k in bn])[None, :]] = b
+                if bn:
+                    full[pos[:, None], np.array([where[k] for k in bn], np.int64)[None, :]] = b
         ctr = [(cnames, full)]
     df = pd.DataFrame(cols)
     df = pd.concat([df] + [pd.DataFrame(b, columns=bn, copy=False) for bn, b in ctr], axis=1)
