@@ -24,14 +24,12 @@ from app.formats import kernel
 from app.formats.common import packed_date_ok
 from app.formats.smf_resync import (CAND_CHUNK, _IS_DIGITS, _IS_END, MAX_LEN, MIN_LEN, _candidates, _hdr_ok,
                                      _iter_candidates, _last_nonzero, _LNZ, _NP_DIGITS, _NP_END, _stripped113_length,
-                                     _zero_tail, be16)  # _last_nonzero: also for app.formats.monwrite
+                                     _zero_tail, be16, resync, whole_before, zero_stop)  # _last_nonzero: also for app.formats.monwrite
 
 __all__ = ["Framed", "detect_framing", "frame_records", "valid_smf_header", "MAX_LEN"]
 
 CHAIN_N = 8              # records validated by detection (spec 2.3)
 BACK_OFF = 32            # a bad block descriptor: the block may start up to this many bytes earlier (lost bytes)
-STRAY = 8                # stray bytes between records that resynchronisation steps over
-CUT_ZEROS = 64           # zero bytes at a last record's end, running into zero padding, that mean "cut"
 MAX_FINDINGS_PER_CODE = 25
 RDW_ADVICE = "re-transfer with FTP binary and `quote site rdw`"
 
@@ -269,46 +267,12 @@ class _Walker:
         return cand[np.searchsorted(cand, start):]
 
     def resync(self, start: int, inner: int = 0) -> int | None:
-        """Next position >= start where a valid header starts that is followed by another valid header
-        (directly or after up to STRAY stray bytes), by a zero tail or by the end of the file.
-
-        Candidates come from one vectorised scan per 1 MiB chunk (cached), so resynchronising
-        over damaged data is linear in its size."""
-        buf, n = self.buf, self.n
-        p = start
-        while p < n:
-            cand = self.candidates_from(p, inner)
-            for q in cand.tolist():
-                if not _hdr_ok(buf, q, n, inner):
-                    continue
-                end = q + be16(buf, q)
-                if end > n:
-                    continue
-                if (n - end <= STRAY or _zero_tail(buf, end)
-                        or any(_hdr_ok(buf, end + k, n, inner) for k in range(STRAY + 1))):
-                    return q
-            lo, hi, _c = self._cand[inner]
-            if hi >= n - 14 - inner:
-                return None
-            p = hi
-            self.poll(p)
-        return None
+        """Where reading resumes after damage at ``start``: :func:`app.formats.smf_resync.resync`."""
+        return resync(self, start, inner)
 
     def zero_stop(self, p: int) -> None:
-        """The rest of the file from ``p`` is zeros: a last record whose own tail is zeros running into that
-        padding was most likely cut and padded; it is not loaded as complete."""
-        if self.last is None or p >= self.n:
-            return
-        off, ln, wanted = self.last
-        end = off + ln
-        lnz = _LNZ.get(id(self.buf), (None, p - 1))[1]
-        if end == p and lnz < end - CUT_ZEROS:
-            if wanted and self.out.records and self.out.records[-1][0] == off:
-                self.out.records.pop()
-            self.find("warning", "truncated-record", lnz + 1, f"the record at offset {off} ends in {end - lnz - 1} "
-                      f"zero bytes that run on into {self.n - p} bytes of zero padding up to the end of the file: "
-                      "the file was most likely cut inside this record and padded with zeros",
-                      "the record was not loaded (its counters would be partly zeros)")
+        """The rest of the file from ``p`` is zeros: :func:`app.formats.smf_resync.zero_stop`."""
+        zero_stop(self, p)
 
     def close(self) -> None:
         for code, (off, k) in self._extra.items():
@@ -448,8 +412,9 @@ def walk_rdw(w: _Walker, inner: int = 0) -> None:
             good = end
         elif end < n and not _zero_tail(buf, end):
             q = w.resync(p + 4, inner)
-            if q is not None and q < end:
-                # a valid chain starts inside this record: its length field is wrong
+            if q is not None and q < end and not whole_before(buf, p, end, inner):
+                # a valid chain starts inside this record (and no header with only its length damaged follows
+                # it, see whole_before): its length field is wrong
                 w.find("error", "corrupt-length", p, f"record length {length} does not lead to a valid next "
                        f"record (expected a header at offset {end})",
                        f"the record was skipped; resumed at offset {q}")

@@ -138,3 +138,126 @@ def _stripped113_length(buf, p: int) -> int | None:
         return None
     length = max(ends) - 4
     return length if 14 <= length <= MAX_LEN else None
+
+
+STRAY = 8                # stray bytes between records that resynchronisation steps over
+
+
+def resync(w, start: int, inner: int = 0) -> int | None:
+    """Next position >= ``start`` where reading resumes after damage (``w``: the framing walker), or None.
+
+    A candidate is a valid header (:func:`_hdr_ok`) whose record fits the file.  It is *confirmed* when another
+    valid header follows its end (directly or after up to :data:`STRAY` stray bytes): two headers chained by
+    one length field.  A candidate whose end only reaches the end of the file or a zero tail is *weak*: a
+    false header inside damaged bytes has a random length, and a random length often lands in the zero
+    padding at the end of a file, where it would swallow every real record after it.  So a weak candidate is
+    taken only when no confirmed candidate follows it (it is then the file's last record).
+
+    Candidates come from one vectorised scan per 1 MiB chunk (cached by the walker), so resynchronising over
+    damaged data stays linear in its size: the scan goes past a weak candidate at most once, to the end.
+    """
+    buf, n = w.buf, w.n
+    weak: int | None = None
+    p = start
+    while p < n:
+        for q in w.candidates_from(p, inner).tolist():
+            if not _hdr_ok(buf, q, n, inner):
+                continue
+            end = q + be16(buf, q)
+            if end > n:
+                continue
+            if any(_hdr_ok(buf, end + k, n, inner) for k in range(STRAY + 1)):
+                return q
+            if weak is None and (n - end <= STRAY or _zero_tail(buf, end)):
+                weak = q
+        lo, hi, _c = w._cand[inner]
+        if hi >= n - 14 - inner:
+            return weak
+        p = hi
+        w.poll(p)
+    return weak
+
+
+def header_but_length(buf, p: int, n: int, inner: int = 0) -> bool:
+    """Does a record header start at ``p`` whose fields pass :func:`_hdr_ok` except the length (SEG zero, a
+    record type, a packed date)?  That is a record whose length field alone is damaged (X'0000', X'FFFF',
+    X'0003'...): random bytes pass this with a chance of about 1 in 10 million."""
+    if p + 14 + inner > n or buf[p + 2] or buf[p + 3] or (inner and (buf[p + inner + 2] or buf[p + inner + 3])):
+        return False
+    q = p + inner
+    c, y, d, e = buf[q + 10], buf[q + 11], buf[q + 12], buf[q + 13]
+    return (c <= 2 and bool(_IS_DIGITS[y] and _IS_DIGITS[d] and _IS_END[e])
+            and 1 <= (d >> 4) * 100 + (d & 0xF) * 10 + (e >> 4) <= 366)
+
+
+def whole_before(buf, p: int, end: int, inner: int = 0) -> bool:
+    """Was the record at ``p`` (ending at ``end``, where no valid header starts) read whole?  Yes when a header
+    with only its length damaged starts at ``end`` and, for an SMF 113 record, its own sections fill it exactly.
+    Resynchronisation then resumes after it, never at a header-like pattern inside it; without that evidence
+    (e.g. a record cut short and followed at once by the next), a valid chain inside it wins."""
+    if not header_but_length(buf, end, len(buf), inner):
+        return False
+    r, length = p + inner, end - p - inner
+    if length < 52 or buf[r + 5] != 113:
+        return True
+    sl = _stripped113_length(memoryview(buf)[:end], r + 4)
+    return sl is not None and sl + 4 == length
+
+
+CUT_ZEROS = 64           # zero bytes at a last record's end, running into zero padding, that may mean "cut"
+SAME_SHAPE_BACK = 16     # earlier records looked at for the zeros a record of the same type and length ends in
+
+
+def _trailing_zeros(rec) -> int:
+    a = np.frombuffer(rec, np.uint8)
+    nz = np.flatnonzero(a)
+    return len(a) - 1 - int(nz[-1]) if len(nz) else len(a)
+
+
+def _usual_zeros(records, off: int, ln: int) -> int | None:
+    """Most zero bytes an earlier record of the same type and length (among the last few) ends in; None when
+    there is none to compare with."""
+    if not isinstance(records, list):
+        return None
+    best = None
+    for o, rec in reversed(records[-SAME_SHAPE_BACK - 1:]):
+        if o == off or len(rec) != ln or rec[5] != records[-1][1][5]:
+            continue
+        z = _trailing_zeros(rec)
+        best = z if best is None else max(best, z)
+    return best
+
+
+def zero_stop(w, p: int) -> None:
+    """The rest of the file from ``p`` is zeros (``w``: the framing walker).  The last record, when it ends in
+    at least :data:`CUT_ZEROS` zero bytes running into that padding, was most likely cut and padded: it is not
+    loaded as complete, unless
+
+    * fewer than 4 zero bytes follow it (too short for padding to a block: the file was cut just inside the
+      next record's descriptor, whose first byte is zero for a record under 256 bytes), or
+    * an earlier record of the same type and length ends in as many zero bytes (then its zeros are its normal
+      content, e.g. counters that stay zero).
+    """
+    if w.last is None or p >= w.n:
+        return
+    off, ln, wanted = w.last
+    end = off + ln
+    lnz = _LNZ.get(id(w.buf), (None, p - 1))[1]
+    if end != p or lnz >= end - CUT_ZEROS:
+        return
+    zeros, pad = end - lnz - 1, w.n - p
+    mine = wanted and isinstance(w.out.records, list) and w.out.records and w.out.records[-1][0] == off
+    if pad < 4:
+        w.find("warning", "truncated-record", p, f"{pad} zero byte(s) after the last record are too short for a "
+               "record descriptor: the file was most likely cut just inside the next record's descriptor",
+               f"they were ignored; the record at offset {off} (ending in {zeros} zero bytes) was loaded whole")
+        return
+    usual = _usual_zeros(w.out.records, off, ln) if mine else None
+    if usual is not None and usual >= zeros:
+        return                 # its zeros are what records of its type and length hold: a complete record
+    if mine:
+        w.out.records.pop()
+    w.find("warning", "truncated-record", lnz + 1, f"the record at offset {off} ends in {zeros} zero bytes that "
+           f"run on into {pad} bytes of zero padding up to the end of the file: the file was most likely cut "
+           "inside this record and padded with zeros", "the record was not loaded (its counters would be partly "
+           "zeros)")

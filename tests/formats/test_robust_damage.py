@@ -74,3 +74,86 @@ def test_a_failing_shape_costs_only_its_records(monkeypatch):
     assert len(r.samples) == N - 1
     bad = [f for f in r.findings if f.code == "decode-failure"]
     assert len(bad) == 1 and bad[0].offset == 7 * REC
+
+
+# ------------------------------------------------------------------ resynchronisation after a damaged RDW
+
+def _fake_header(length: int) -> bytes:
+    """14 bytes that pass the header check (spec 2.3): LEN, SEG 0, FLG, RTY 30, TME 0, DTE 2024 day 075."""
+    return struct.pack(">HHBB", length, 0, 0x5E, 30) + struct.pack(">I", 0) + bytes.fromhex("0124075F")
+
+
+FAKE_AT = 196                  # record offset of counter B2 (B0 at 180, 8 bytes each): 14 bytes of counters
+
+
+@pytest.mark.parametrize("rdw", [b"\x00\x00", b"\xff\xff", b"\x00\x03"])
+def test_damaged_rdw_never_costs_the_intact_record_before_it(rdw):
+    """Record 10's RDW is damaged; record 9 holds a header-like pattern whose length leads exactly to record 11
+    (a confirmed chain).  Record 9 is an SMF 113 record its own sections fill exactly: it was read whole and is
+    kept; only record 10 is lost (before: records 9 and 10, and a false type-30 record was counted)."""
+    recs = [bytearray(r) for r in C.smf_records(N)]
+    recs[9][FAKE_AT:FAKE_AT + 14] = _fake_header(REC - FAKE_AT + REC)     # ends at record 11's start
+    data = bytearray(W.frame_rdw([bytes(r) for r in recs]))
+    data[10 * REC:10 * REC + 2] = rdw
+    r = read_bytes(bytes(data), F)
+    assert len(r.samples) == N - 1
+    assert set(ALL) - set(b0(r)) == {C.smf_b0(10)}
+    assert r.meta["type_counts"] == {"113": N - 1}                       # no false record of another type
+    bad = [f for f in r.findings if f.code == "corrupt-length"]
+    assert [f.offset for f in bad] == [10 * REC]
+
+
+@pytest.mark.parametrize("rdw", [b"\x00\x00", b"\xff\xff", b"\x00\x03"])
+def test_false_header_reaching_the_end_of_file_does_not_swallow_the_records_after_it(rdw):
+    """Inside the damaged record 10 a header-like pattern has a length that ends exactly at the end of the file
+    (a weak candidate).  Resynchronisation finds the real record 11 (a confirmed chain) and resumes there:
+    29 of 30 records (before: 10 of 30, the false record swallowed records 11 to 29)."""
+    recs = [bytearray(r) for r in C.smf_records(N)]
+    at = 10 * REC + FAKE_AT
+    recs[10][FAKE_AT:FAKE_AT + 14] = _fake_header(N * REC - at)
+    data = bytearray(W.frame_rdw([bytes(r) for r in recs]))
+    data[10 * REC:10 * REC + 2] = rdw
+    r = read_bytes(bytes(data), F)
+    assert set(ALL) - set(b0(r)) == {C.smf_b0(10)}
+    assert [f.message.split("resumed at offset ")[-1] for f in r.findings if f.code == "corrupt-length"] == \
+        [str(11 * REC)]
+
+
+# ------------------------------------------------------------------ a complete record that ends in zeros
+
+@pytest.fixture(scope="module")
+def zero_ending_records():
+    """16 subtype-1 records of the sample workload model (one z15 LPAR, 2 intervals): 1530 bytes, each ending in
+    928 zero bytes (counters that stay zero)."""
+    import datetime as dt
+
+    from app.sample.build import Z15_SEQ, _order_by_time, _smf, zos_lpars
+    from app.sample.model import CecModel, make_samples
+
+    s, _ = make_samples(CecModel("z15", Z15_SEQ, zos_lpars()[1:2]), dt.datetime(2026, 10, 5), 2, 900.0, seed=12)
+    recs = _order_by_time(_smf(s, (1,)))
+    assert all(len(r) - len(r.rstrip(b"\0")) >= 64 for r in recs)
+    return recs
+
+
+@pytest.mark.parametrize("pad", [1, 2, 3, 4, 100])
+def test_complete_record_ending_in_zeros_is_kept_when_zeros_follow(zero_ending_records, pad):
+    """The file cut 1-3 bytes into the next RDW (whose first byte is 0 for a record under 256 bytes), or zero
+    padding after it: the last record is complete (an earlier record of its type and length ends in the same
+    zeros) and is loaded (before: dropped as 'cut and padded')."""
+    recs = zero_ending_records
+    r = read_bytes(W.frame_rdw(recs) + b"\0" * pad, F)
+    assert len(r.samples) == len(recs)
+    tr = [f for f in r.findings if f.code == "truncated-record"]
+    assert len(tr) == (1 if pad < 4 else 0)
+    if tr:
+        assert tr[0].offset == sum(len(x) for x in recs)
+
+
+def test_record_cut_inside_its_counters_and_padded_is_still_not_loaded(zero_ending_records):
+    recs = zero_ending_records
+    data = W.frame_rdw(recs)
+    cut = data[:-1000] + b"\0" * 1000 + b"\0" * 512        # cut 1000 bytes before the end: 72 counter bytes lost
+    r = read_bytes(cut, F)
+    assert len(r.samples) == len(recs) - 1
+    assert "truncated-record" in codes(r)
