@@ -31,6 +31,7 @@ __all__ = ["Framed", "detect_framing", "frame_records", "valid_smf_header", "MAX
 CHAIN_N = 8              # records validated by detection (spec 2.3)
 BACK_OFF = 32            # a bad block descriptor: the block may start up to this many bytes earlier (lost bytes)
 MAX_FINDINGS_PER_CODE = 25
+HIS_WID = "HIS ".encode("cp037")   # SMF113WID: the writer id of every SMF 113 record (spec 3)
 RDW_ADVICE = "re-transfer with FTP binary and `quote site rdw`"
 
 # Candidate block start: BDW(2) 0000, SDW(2) code 00/01 then 00, then a record header
@@ -61,6 +62,7 @@ class Framed:
     records: list = field(default_factory=list)
     type_counts: dict = field(default_factory=dict)
     other_bytes: int = 0
+    retyped: list[tuple[int, int]] = field(default_factory=list)   # (offset, type) of unwanted records written by HIS
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -238,6 +240,8 @@ class _Walker:
             self.out.records.append((off, rec))
         else:
             self.out.other_bytes += len(rec)
+            if 113 in self.want and bytes(rec[18:22]) == HIS_WID:
+                self.out.retyped.append((off, rty))
         self.last = (off, len(rec), wanted)
 
     def poll(self, p: int) -> None:
@@ -361,6 +365,9 @@ def _clean_rdw(w: _Walker, inner: int) -> bool:
     wanted = np.isin(rty, np.fromiter(w.want, np.int64, len(w.want)))
     w.out.records = RecordSpans(buf, q[wanted], (o + ln)[wanted], h[wanted, :52])
     w.out.other_bytes += int((ln - inner)[~wanted].sum())
+    if 113 in w.want:                  # a record type byte damaged away from 113 (the writer id still says HIS)
+        his = np.flatnonzero(~wanted & (h[:, 18:22] == np.frombuffer(HIS_WID, np.uint8)).all(axis=1))
+        w.out.retyped = [(int(q[i]), int(rty[i])) for i in his]
     w.last = (int(q[-1]), int(ln[-1] - inner), bool(wanted[-1]))
     return True
 

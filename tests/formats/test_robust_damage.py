@@ -157,3 +157,41 @@ def test_record_cut_inside_its_counters_and_padded_is_still_not_loaded(zero_endi
     r = read_bytes(cut, F)
     assert len(r.samples) == len(recs) - 1
     assert "truncated-record" in codes(r)
+
+
+# ------------------------------------------------------------------ records that are not subtype 1 or 2
+
+@pytest.mark.parametrize("subtype", [0, 3, 0x0102])
+def test_subtype_other_than_1_or_2_is_a_finding(subtype):
+    recs = C.smf_records(N)
+    recs[4] = recs[4][:22] + struct.pack(">H", subtype) + recs[4][24:]      # SMF113STY at record offset 22
+    recs[6] = recs[6][:22] + struct.pack(">H", subtype) + recs[6][24:]
+    r = read_bytes(W.frame_rdw(recs), F)
+    assert r.records == {"113/1": 0, "113/2": N - 2, "other": 2}
+    f = [f for f in r.findings if f.code == "unknown-subtype"]
+    assert len(f) == 1 and f[0].offset == 4 * REC and f"subtype {subtype}" in f[0].message
+    assert "2 records like this" in f[0].message
+
+
+@pytest.mark.parametrize("careful", [False, True])
+@pytest.mark.parametrize("rty", [0x73, 0x31, 0xF1])          # 113 = X'71' with one bit flipped
+def test_record_type_byte_damaged_away_from_113_is_a_finding(rty, careful):
+    """The framing says the records go on (valid RDW and header), but the type byte of record 8 says another
+    type: the writer id 'HIS ' names it as a damaged SMF 113 record.  ``careful``: a damaged RDW elsewhere sends
+    the walk down its record-by-record path (the other path checks all headers at once)."""
+    recs = C.smf_records(N)
+    recs[8] = recs[8][:5] + bytes([rty]) + recs[8][6:]
+    data = bytearray(W.frame_rdw(recs))
+    if careful:
+        data[20 * REC:20 * REC + 2] = b"\xff\xff"
+    r = read_bytes(bytes(data), F)
+    assert r.records["113/2"] == N - 1 - careful and r.records["other"] == 1
+    f = [f for f in r.findings if f.code == "damaged-record-type"]
+    assert len(f) == 1 and f[0].offset == 8 * REC and f"type {rty}" in f[0].message
+
+
+def test_other_record_types_of_other_writers_give_no_damaged_type_finding():
+    recs = C.smf_records(N)
+    recs.insert(3, W.other_record(30, 200))
+    r = read_bytes(W.frame_rdw(recs), F)
+    assert r.records["other"] == 1 and "damaged-record-type" not in codes(r)
