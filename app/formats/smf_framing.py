@@ -22,9 +22,10 @@ import numpy as np
 from app.findings import Finding, make_finding
 from app.formats import kernel
 from app.formats.common import packed_date_ok
+# (_last_nonzero is also imported from here by app.formats.monwrite)
 from app.formats.smf_resync import (CAND_CHUNK, _IS_DIGITS, _IS_END, MAX_LEN, MIN_LEN, _candidates, _hdr_ok,
                                      _iter_candidates, _last_nonzero, _LNZ, _NP_DIGITS, _NP_END, _stripped113_length,
-                                     _zero_tail, be16, resync, whole_before, zero_stop)  # _last_nonzero: also for app.formats.monwrite
+                                     _zero_tail, be16, resync, whole_before, zero_stop)
 
 __all__ = ["Framed", "detect_framing", "frame_records", "valid_smf_header", "MAX_LEN"]
 
