@@ -29,6 +29,7 @@ import numpy as np
 
 from app.findings import Finding, make_finding
 from app.formats.schema import Cancelled, ReadResult, empty_samples
+from app.formats.stream_dedup import StreamDedup
 
 __all__ = ["Cancelled", "ReadResult", "read_file", "read_bytes", "open_data", "max_bytes"]
 
@@ -183,7 +184,8 @@ def read_bytes(data, file: str, progress: Progress | None = None,
     nesting = 0
     while data[:2] == b"\x1f\x8b" and nesting < MAX_GZIP_NESTING:
         nesting += 1
-        out, found, stop = gunzip(data, file if nesting == 1 else f"{file} (inner gzip)", cancel=cancel)
+        dedup = StreamDedup()           # repeated records dropped while decompressing (stream_dedup.py)
+        out, found, stop = gunzip(data, file if nesting == 1 else f"{file} (inner gzip)", cancel=cancel, dedup=dedup)
         pre.extend(found)
         if nesting > 1:
             pre.append(make_finding(file, None, "info", "nested-gzip", "is a gzip file inside a gzip file",
@@ -215,6 +217,8 @@ def read_bytes(data, file: str, progress: Progress | None = None,
     if suffix:
         result.framing += suffix
         result.meta["decompressed_size"] = len(data)
+    if suffix:
+        dedup.apply(result)
     if pre:
         result.findings = [*pre, *result.findings]
     result.size = size
@@ -245,7 +249,8 @@ def _salvage(saved, piece, limit: int) -> bytes:
 
 
 def gunzip(raw, file: str, *, cap: int | None = None, ratio: int | None = None,
-           cancel: Cancel | None = None) -> tuple[bytearray, list[Finding], str | None]:
+           cancel: Cancel | None = None, dedup: StreamDedup | None = None
+           ) -> tuple[bytearray, list[Finding], str | None]:
     """Decompress a gzip file member by member, keeping everything before any damage.
 
     Returns (data, findings, stop): ``stop`` is a sentence when the size cap or the
@@ -320,6 +325,8 @@ def gunzip(raw, file: str, *, cap: int | None = None, ratio: int | None = None,
                 pos = nxt if nxt is not None else n
                 break
             p += len(piece) - len(d.unused_data)
+            if dedup is not None:
+                dedup.step(out)
             if d.eof:
                 break
         if damaged:
@@ -332,6 +339,8 @@ def gunzip(raw, file: str, *, cap: int | None = None, ratio: int | None = None,
                                       f"decompressed offset {len(out)}); whatever followed is lost"))
             break
         pos = p
+    if dedup is not None:
+        dedup.step(out, final=True)
     return out, found, None
 
 

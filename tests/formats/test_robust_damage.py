@@ -195,3 +195,57 @@ def test_other_record_types_of_other_writers_give_no_damaged_type_finding():
     recs.insert(3, W.other_record(30, 200))
     r = read_bytes(W.frame_rdw(recs), F)
     assert r.records["other"] == 1 and "damaged-record-type" not in codes(r)
+
+
+# ------------------------------------------------------------------ repeated records dropped while decompressing
+
+import gzip  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from app.formats import gunzip  # noqa: E402
+from app.formats.stream_dedup import StreamDedup  # noqa: E402
+
+
+def test_gzip_of_one_record_repeated_keeps_one_copy_in_memory():
+    """10 distinct records, record 10 repeated 20,000 times (4.9 MB), 19 distinct records: the decompressed data
+    kept is the 30 distinct records only (7,320 bytes); the finding and every offset name the decompressed file."""
+    recs = C.smf_records(N)
+    rep = 20_000
+    body = W.frame_rdw(recs[:10]) + W.frame_rdw([recs[10]]) * rep + W.frame_rdw(recs[11:])
+    gz = gzip.compress(body, mtime=0)
+    dd = StreamDedup()
+    out, found, stop = gunzip(gz, F, dedup=dd)
+    assert stop is None and bytes(out) == W.frame_rdw(recs) and dd.count == rep - 1
+    r = read_bytes(gz, F)
+    assert b0(r) == ALL
+    offs = r.samples.sort_values("B0")["offset"].tolist()
+    assert offs == [i * REC for i in range(11)] + [(i + rep - 1) * REC for i in range(11, N)]   # unfiltered
+    d = [f for f in r.findings if f.code == "duplicate-record"]
+    assert len(d) == 1 and d[0].offset == 11 * REC and f"{rep - 1:,} records" in d[0].message
+
+
+def test_offsets_of_findings_after_dropped_repeats_are_those_of_the_decompressed_file():
+    recs = C.smf_records(N)
+    rep = 50
+    body = bytearray(W.frame_rdw(recs[:5]) + W.frame_rdw(recs[5:7]) * rep + W.frame_rdw(recs[7:]))
+    bad = (5 + 2 * rep + 3) * REC                    # record 10 (0-based) of the stream: damaged RDW
+    body[bad:bad + 2] = b"\xff\xff"
+    r = read_bytes(gzip.compress(bytes(body), mtime=0), F)
+    assert [f.offset for f in r.findings if f.code == "corrupt-length"] == [bad]
+    assert set(ALL) - set(b0(r)) == {C.smf_b0(10)}
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=60), st.integers(1, 40))
+def test_gzip_and_plain_give_the_same_samples_and_offsets(order, times):
+    """Any sequence of records (with repeats, near or far, in runs of any period): the gzip file gives the samples
+    and offsets of the plain file (whose duplicates the reader's own check drops), and the same kept records."""
+    recs = C.smf_records(6)
+    seq = [recs[i] for i in order] * times
+    plain = W.frame_rdw(seq)
+    a, b = read_bytes(plain, F), read_bytes(gzip.compress(plain, mtime=0), F)
+    cols = ["offset", "B0", "time"]
+    assert a.samples[cols].reset_index(drop=True).equals(b.samples[cols].reset_index(drop=True))
+    assert len(b.samples) == len(set(order))
