@@ -25,7 +25,8 @@ from app.formats.common import packed_date_ok
 # (_last_nonzero is also imported from here by app.formats.monwrite)
 from app.formats.smf_resync import (CAND_CHUNK, _IS_DIGITS, _IS_END, MAX_LEN, MIN_LEN, _candidates, _hdr_ok,
                                      _iter_candidates, _last_nonzero, _LNZ, _NP_DIGITS, _NP_END, _stripped113_length,
-                                     _zero_tail, be16, resync, whole_before, zero_stop)
+                                     _tiles, _zero_tail, be16, in_block, resync, whole_before,
+                                     zero_stop)
 
 __all__ = ["Framed", "detect_framing", "frame_records", "valid_smf_header", "MAX_LEN"]
 
@@ -498,6 +499,11 @@ def walk_bdw(w: _Walker) -> str:
                 if _zero_tail(buf, q) or not np.frombuffer(buf, np.uint8, count=end - q - 3, offset=q + 3).any():
                     break                              # a true null segment: the rest of the block is unused
                 if sl < 5 or buf[q + 3] or ctl & 0x7C or q + sl > end or not _tiles(buf, q + sl, end):
+                    r = in_block(w, q, b, end, f"null segment (control byte {ctl:02X}) with {end - q - 4} bytes "
+                                 "of data after it")
+                    if r is not None:
+                        pending, q = None, r
+                        continue
                     w.find("warning", "null-segment", q, f"null segment (control byte {ctl:02X}) with "
                            f"{end - q - 4} bytes of data after it in the block at offset {b}",
                            "the rest of the block was skipped as the null segment says")
@@ -513,6 +519,11 @@ def walk_bdw(w: _Walker) -> str:
                            f"(size {n})", "the last record is incomplete and was skipped")
                     pending = None
                     break
+                r = in_block(w, q, b, end, f"segment descriptor {bytes(buf[q:q + 4]).hex().upper()} does not fit "
+                             f"the block (block length {bl})")
+                if r is not None:
+                    pending, q = None, r
+                    continue
                 bad = True
                 break
             code = ctl & 3
@@ -596,18 +607,6 @@ def _resync_block(buf, start: int, stop: int | None = None) -> int | None:
         if bl >= 8 and 5 <= sl <= bl - 4 and (b + bl == n or _chain_bdw(buf, b) >= 1):
             return b
     return None
-
-
-def _tiles(buf, q: int, end: int) -> bool:
-    """Do valid segment descriptors tile [q, end) exactly?"""
-    while q < end:
-        if q + 4 > end:
-            return False
-        sl, ctl = be16(buf, q), buf[q + 2]
-        if sl < 5 or buf[q + 3] or ctl & 0xFC or q + sl > end or ((ctl & 3) == 0 and sl < MIN_LEN):
-            return False
-        q += sl
-    return True
 
 
 def _struct_len(w: _Walker, r: int, length: int) -> int:

@@ -261,3 +261,29 @@ def zero_stop(w, p: int) -> None:
            f"run on into {pad} bytes of zero padding up to the end of the file: the file was most likely cut "
            "inside this record and padded with zeros", "the record was not loaded (its counters would be partly "
            "zeros)")
+
+
+def _tiles(buf, q: int, end: int) -> bool:
+    """Do valid segment descriptors tile [q, end) exactly?"""
+    while q < end:
+        if q + 4 > end:
+            return False
+        sl, ctl = be16(buf, q), buf[q + 2]
+        if sl < 5 or buf[q + 3] or ctl & 0xFC or q + sl > end or ((ctl & 3) == 0 and sl < MIN_LEN):
+            return False
+        q += sl
+    return True
+
+
+def in_block(w, q: int, b: int, end: int, what: str) -> int | None:
+    """A bad segment descriptor at ``q`` in the block at ``b`` (ending at ``end``): the first offset after it
+    from which the descriptors of complete SMF records tile the rest of the block exactly (the records after
+    a damaged one are intact and are read), with a finding; None when there is none (the caller skips the
+    rest of the block as before)."""
+    buf = w.buf
+    for r in _candidates(buf, q + 1, end).tolist():
+        if _tiles(buf, r, end):
+            w.find("error", "corrupt-length", q, f"{what} in the block at offset {b}", f"skipped {r - q} bytes; "
+                   f"resumed at offset {r}, from where valid records fill the rest of the block")
+            return r
+    return None

@@ -249,3 +249,20 @@ def test_gzip_and_plain_give_the_same_samples_and_offsets(order, times):
     cols = ["offset", "B0", "time"]
     assert a.samples[cols].reset_index(drop=True).equals(b.samples[cols].reset_index(drop=True))
     assert len(b.samples) == len(set(order))
+
+
+# ------------------------------------------------------------------ a bad segment descriptor inside a block
+
+@pytest.mark.parametrize("sdw", [b"\x00\x00\x00\x00", b"\xff\xff\x00\x00", b"\x00\xf4\xb7\x00", b"\x12\x34\x56\x78"])
+def test_bad_segment_descriptor_costs_only_its_record_not_the_rest_of_the_block(sdw):
+    """RECFM=VB blocks of 4 records (BDW 4 + 4 x 244 = 980 bytes).  The descriptor of the second record of the
+    second block is damaged (zero, a huge length, the null-segment bit, random): the two records after it in
+    the block are intact and are read (before: the rest of the block was skipped)."""
+    data = bytearray(W.frame_bdw(C.smf_records(N), blksize=1000, spanned=False))
+    assert data[980:984] == bytes.fromhex("03D40000")          # second block: BDW 980
+    at = 980 + 4 + REC                                         # its second record (record 5 of the file)
+    data[at:at + 4] = sdw
+    r = read_bytes(bytes(data), F)
+    assert set(ALL) - set(b0(r)) == {C.smf_b0(5)}
+    f = [f for f in r.findings if f.code in ("corrupt-length", "null-segment")]
+    assert [x.offset for x in f] == [at] and f"resumed at offset {at + REC}" in f[0].message
