@@ -499,7 +499,7 @@ def walk_bdw(w: _Walker) -> str:
                 if _zero_tail(buf, q) or not np.frombuffer(buf, np.uint8, count=end - q - 3, offset=q + 3).any():
                     break                              # a true null segment: the rest of the block is unused
                 if sl < 5 or buf[q + 3] or ctl & 0x7C or q + sl > end or not _tiles(buf, q + sl, end):
-                    r = in_block(w, q, b, end, f"null segment (control byte {ctl:02X}) with {end - q - 4} bytes "
+                    r = in_block(w, q, b, bl, f"null segment (control byte {ctl:02X}) with {end - q - 4} bytes "
                                  "of data after it")
                     if r is not None:
                         pending, q = None, r
@@ -519,7 +519,7 @@ def walk_bdw(w: _Walker) -> str:
                            f"(size {n})", "the last record is incomplete and was skipped")
                     pending = None
                     break
-                r = in_block(w, q, b, end, f"segment descriptor {bytes(buf[q:q + 4]).hex().upper()} does not fit "
+                r = in_block(w, q, b, bl, f"segment descriptor {bytes(buf[q:q + 4]).hex().upper()} does not fit "
                              f"the block (block length {bl})")
                 if r is not None:
                     pending, q = None, r

@@ -275,12 +275,17 @@ def _tiles(buf, q: int, end: int) -> bool:
     return True
 
 
-def in_block(w, q: int, b: int, end: int, what: str) -> int | None:
-    """A bad segment descriptor at ``q`` in the block at ``b`` (ending at ``end``): the first offset after it
+def in_block(w, q: int, b: int, bl: int, what: str) -> int | None:
+    """A bad segment descriptor at ``q`` in the block at ``b`` of length ``bl``: the first offset after it
     from which the descriptors of complete SMF records tile the rest of the block exactly (the records after
-    a damaged one are intact and are read), with a finding; None when there is none (the caller skips the
-    rest of the block as before)."""
-    buf = w.buf
+    a damaged one are intact and are read), with a finding; None when there is none, or when the block's own
+    length is in doubt (it runs past the end of the file, or no block descriptor follows it): the caller then
+    skips to the next valid block as before."""
+    buf, n = w.buf, w.n
+    end = b + bl
+    if end > n or (end < n and (end + 8 > n or buf[end + 2] or buf[end + 3] or be16(buf, end) < 8
+                                or be16(buf, end + 4) < 5 or buf[end + 6] & 0xFC or buf[end + 7])):
+        return None
     for r in _candidates(buf, q + 1, end).tolist():
         if _tiles(buf, r, end):
             w.find("error", "corrupt-length", q, f"{what} in the block at offset {b}", f"skipped {r - q} bytes; "

@@ -266,3 +266,13 @@ def test_bad_segment_descriptor_costs_only_its_record_not_the_rest_of_the_block(
     assert set(ALL) - set(b0(r)) == {C.smf_b0(5)}
     f = [f for f in r.findings if f.code in ("corrupt-length", "null-segment")]
     assert [x.offset for x in f] == [at] and f"resumed at offset {at + REC}" in f[0].message
+
+
+def test_no_resumption_inside_a_block_whose_own_length_is_in_doubt():
+    """One byte inserted into the first BDW of a VBS file: the 'block' read there runs past the end of the file,
+    so records are not looked for inside it (its BDW and SDW bytes tile like segments); the walk goes to the next
+    valid block and loses only the first block's spanned record (found by the fuzz suite)."""
+    d = bytearray(C.smf_file(20, "vbs"))
+    d[2:2] = b"\x01"
+    r = read_bytes(bytes(d), F)
+    assert C.b0_values(r) == [C.smf_b0(i) for i in range(20) if i != 1]
