@@ -253,8 +253,12 @@ def zero_stop(w, p: int) -> None:
                f"they were ignored; the record at offset {off} (ending in {zeros} zero bytes) was loaded whole")
         return
     usual = _usual_zeros(w.out.records, off, ln) if mine else None
-    if usual is not None and usual >= zeros:
-        return                 # its zeros are what records of its type and length hold: a complete record
+    if usual is not None and usual >= zeros:       # its zeros are what records of its type and length hold
+        w.find("info", "zero-padding", p, f"the file ends in {pad} zero bytes after a record (at offset {off}) "
+               f"that ends in {zeros} zero bytes, as earlier records of its type and length do",
+               "the record was loaded as complete; should the file have been cut inside it and padded, the "
+               "records after it are missing: compare the record count with the source")
+        return
     if mine:
         w.out.records.pop()
     w.find("warning", "truncated-record", lnz + 1, f"the record at offset {off} ends in {zeros} zero bytes that "
