@@ -1,8 +1,7 @@
 """Drop records repeated byte for byte while a gzip file is decompressed (issue 20).
 
-A gzip file of one valid record repeated two billion times is 8 MB on disk; fully
-decompressed it would take gigabytes of memory before the reader's duplicate
-check ever saw it.  :class:`StreamDedup` walks the RDW records of the output as
+8 MB of gzip can hold one valid record repeated to 2 GB; fully decompressed it
+would take gigabytes of memory before the reader's duplicate check ever saw it.  :class:`StreamDedup` walks the RDW records of the output as
 it grows (between the decompressor's input pieces) and removes every record whose
 bytes equal a record it has seen among the last :data:`WINDOW` distinct ones,
 so the data kept in memory is the distinct records only.
@@ -18,6 +17,13 @@ filtered; at the first record whose header does not validate the filter stops fo
 the rest of the file, and the framing walk handles the damage as before.  File
 offsets stay those of the unfiltered stream: :meth:`StreamDedup.original` maps an
 offset of the filtered data back.
+
+Memory bound while decompressing such a file: the distinct records (at most
+``NESTSCOPE_MAX_BYTES``), plus what one 64 KiB piece of gzip expands to before it
+is filtered (deflate expands at most about 1032 times: under 66 MiB), plus the
+digest window (under 10 MiB).  Measured: 2 GB of one record in 9.5 MB of gzip
+peaks at 196 MB RSS, 37 MB above a process that only imports the reader
+(bench/damage_campaign.py).
 """
 
 from __future__ import annotations
