@@ -9,6 +9,7 @@ nothing.  Exit codes: 0 something was added or was already there, 2 usage error,
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
@@ -39,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             r = ds.extract(path)
         except Exception as exc:       # a machine problem (disk full...): this file added nothing
-            print(f"nestscope extract: {path}: not added ({type(exc).__name__}: {exc})", file=sys.stderr)
+            name = os.fsencode(path).decode("utf-8", "backslashreplace")       # printable even when not UTF-8
+            print(f"nestscope extract: {name}: not added ({type(exc).__name__}: {exc})", file=sys.stderr)
             counts["error"] += 1
             continue
         counts[r.status] += 1

@@ -412,13 +412,11 @@ class Dataset:
         """Add one source file (see the module docstring).  Never raises for bad data; an exception of the
         machine (disk full...) propagates after this file's part files are removed."""
         from app.engine.catalog import load_formula_sets
-        from app.formats import read_bytes
+        from app.formats import open_data, read_bytes
 
-        file = str(path)
-        try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            return ExtractResult(file, "", "error", f"{file}: cannot be read ({exc.strerror or exc})")
+        file, data, failed = open_data(path)           # the guards of every command (FIFO, devices, size, names)
+        if failed is not None:
+            return ExtractResult(file, "", "error", "; ".join(f.message for f in failed.findings))
         sha = _sha256(data)
         if self._committed(sha):
             return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")

@@ -30,8 +30,9 @@ import numpy as np
 
 from app.findings import Finding, make_finding
 from app.formats.schema import Cancelled, ReadResult, empty_samples
+from app.formats.stream_dedup import StreamDedup
 
-__all__ = ["Cancelled", "ReadResult", "read_file", "read_bytes", "max_bytes"]
+__all__ = ["Cancelled", "ReadResult", "read_file", "read_bytes", "open_data", "max_bytes"]
 
 Progress = Callable[[float], None]
 Cancel = Callable[[], bool]
@@ -91,8 +92,11 @@ def _unknown(file: str, size: int, framing: str, what: str, meaning: str, code: 
 
 def _display(path: str | Path) -> str:
     """The path as text that can always be printed (undecodable bytes shown as escapes)."""
-    text = os.fsdecode(path) if isinstance(path, bytes) else str(path)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    try:
+        raw = os.fsencode(path)       # a name from argv holds its undecodable bytes as surrogates: back to bytes
+    except (TypeError, UnicodeError):
+        raw = str(path).encode("utf-8", "backslashreplace")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def read_file(path: str | Path, progress: Progress | None = None, cancel: Cancel | None = None, *,
@@ -116,45 +120,10 @@ def _read_file(path: str | Path, progress: Progress | None = None, cancel: Cance
     the caller needs (None: every counter); a reader may skip decoding the others
     (the SMF 113 reader does; MONWRITE samples keep them all).
     """
-    file = _display(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except (OSError, ValueError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return _unknown(file, 0, "none", f"cannot be opened ({why})", "check the path and permissions",
-                        "unreadable-file", offset=None)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            what = ("a folder" if stat.S_ISDIR(st.st_mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(st.st_mode)
-                    else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
-                    else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
-            return _unknown(file, 0, "none", f"is {what}, not a regular file", "only regular files are read; "
-                            "copy the data into a file first", "not-a-file", offset=None)
-        size = st.st_size
-        cap = max_bytes()
-        head = os.pread(fd, 2, 0) if hasattr(os, "pread") else b""
-        if size > cap and head != b"\x1f\x8b":
-            return _unknown(file, size, "none", f"is {_fmt_size(size)}, more than the limit of {_fmt_size(cap)} "
-                            "for one file", "nothing was read; split the file, or raise the limit with the "
-                            "environment variable NESTSCOPE_MAX_BYTES (e.g. NESTSCOPE_MAX_BYTES=16G)",
-                            "too-large", offset=None)
-        if size == 0:
-            data: bytes | mmap.mmap = b""
-        else:
-            try:
-                data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-            except (OSError, ValueError):
-                with os.fdopen(os.dup(fd), "rb") as fh:
-                    data = fh.read(cap + 1)
-    except MemoryError:
-        return _unknown(file, 0, "none", "ran out of memory while opening the file", "close other programs or "
-                        "read a smaller file", "out-of-memory", offset=None)
-    except OSError as exc:
-        return _unknown(file, 0, "none", f"cannot be read ({exc.strerror or exc})", "check the path and "
-                        "permissions", "unreadable-file", offset=None)
-    finally:
-        os.close(fd)
+    file, data, failed = open_data(path)
+    if failed is not None:
+        return failed
+    size = len(data)
     sha1 = hashlib.sha1(data, usedforsecurity=False).hexdigest() if digest else None
     try:
         result = read_bytes(data, file, progress=progress, cancel=cancel, counters=counters)
@@ -169,6 +138,55 @@ def _read_file(path: str | Path, progress: Progress | None = None, cancel: Cance
     return result
 
 
+def open_data(path: str | Path) -> tuple[str, bytes | mmap.mmap, ReadResult | None]:
+    """The one guarded opening of an input file, for every command: (printable name, bytes or a read-only map,
+    None) or (name, b"", a ReadResult whose finding says why nothing was read).  The file is opened once and
+    never written; what is not a regular file (a FIFO, a device such as /dev/zero, a folder) is refused
+    without reading; a plain file over :func:`max_bytes` is refused before reading; a name that is not valid
+    UTF-8 is opened by its bytes and named with escapes."""
+    file = _display(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return file, b"", _unknown(file, 0, "none", f"cannot be opened ({why})", "check the path and permissions",
+                                   "unreadable-file", offset=None)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            what = ("a folder" if stat.S_ISDIR(st.st_mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(st.st_mode)
+                    else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                    else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+            return file, b"", _unknown(file, 0, "none", f"is {what}, not a regular file",
+                                       "only regular files are read; copy the data into a file first", "not-a-file",
+                                       offset=None)
+        size = st.st_size
+        cap = max_bytes()
+        head = os.pread(fd, 2, 0) if hasattr(os, "pread") else b""
+        if size > cap and head != b"\x1f\x8b":
+            return file, b"", _unknown(file, size, "none", f"is {_fmt_size(size)}, more than the limit of "
+                                       f"{_fmt_size(cap)} for one file", "nothing was read; split the file, or raise "
+                                       "the limit with the environment variable NESTSCOPE_MAX_BYTES (e.g. "
+                                       "NESTSCOPE_MAX_BYTES=16G)", "too-large", offset=None)
+        if size == 0:
+            data: bytes | mmap.mmap = b""
+        else:
+            try:
+                data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):
+                with os.fdopen(os.dup(fd), "rb") as fh:
+                    data = fh.read(cap + 1)
+    except MemoryError:
+        return file, b"", _unknown(file, 0, "none", "ran out of memory while opening the file",
+                                   "close other programs or read a smaller file", "out-of-memory", offset=None)
+    except OSError as exc:
+        return file, b"", _unknown(file, 0, "none", f"cannot be read ({exc.strerror or exc})",
+                                   "check the path and permissions", "unreadable-file", offset=None)
+    finally:
+        os.close(fd)
+    return file, data, None
+
+
 def read_bytes(data, file: str, progress: Progress | None = None,
                cancel: Cancel | None = None, counters: Collection[str] | None = None) -> ReadResult:
     """Recognise and decode ``data`` (bytes or a read-only buffer) read from ``file`` (``counters``: as for
@@ -179,7 +197,8 @@ def read_bytes(data, file: str, progress: Progress | None = None,
     nesting = 0
     while data[:2] == b"\x1f\x8b" and nesting < MAX_GZIP_NESTING:
         nesting += 1
-        out, found, stop = gunzip(data, file if nesting == 1 else f"{file} (inner gzip)", cancel=cancel)
+        dedup = StreamDedup()           # repeated records dropped while decompressing (stream_dedup.py)
+        out, found, stop = gunzip(data, file if nesting == 1 else f"{file} (inner gzip)", cancel=cancel, dedup=dedup)
         pre.extend(found)
         if nesting > 1:
             pre.append(make_finding(file, None, "info", "nested-gzip", "is a gzip file inside a gzip file",
@@ -229,6 +248,8 @@ def read_bytes(data, file: str, progress: Progress | None = None,
     if suffix:
         result.framing += suffix
         result.meta["decompressed_size"] = len(data)
+    if suffix:
+        dedup.apply(result)
     if pre:
         result.findings = [*pre, *result.findings]
     result.size = size
@@ -279,7 +300,8 @@ def _salvage(saved, piece, limit: int) -> bytes:
 
 
 def gunzip(raw, file: str, *, cap: int | None = None, ratio: int | None = None,
-           cancel: Cancel | None = None) -> tuple[bytearray, list[Finding], str | None]:
+           cancel: Cancel | None = None, dedup: StreamDedup | None = None
+           ) -> tuple[bytearray, list[Finding], str | None]:
     """Decompress a gzip file member by member, keeping everything before any damage.
 
     Returns (data, findings, stop): ``stop`` is a sentence when the size cap or the
@@ -354,6 +376,8 @@ def gunzip(raw, file: str, *, cap: int | None = None, ratio: int | None = None,
                 pos = nxt if nxt is not None else n
                 break
             p += len(piece) - len(d.unused_data)
+            if dedup is not None:
+                dedup.step(out)
             if d.eof:
                 break
         if damaged:
@@ -366,6 +390,8 @@ def gunzip(raw, file: str, *, cap: int | None = None, ratio: int | None = None,
                                       f"decompressed offset {len(out)}); whatever followed is lost"))
             break
         pos = p
+    if dedup is not None:
+        dedup.step(out, final=True)
     return out, found, None
 
 

@@ -293,6 +293,10 @@ def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None
         except Exception as exc:  # noqa: BLE001 - last line of defence: bad data must never raise
             fnd.add(int(recs[0][0]), "error", "decode-failure", f"SMF 113 records could not be decoded "
                     f"({type(exc).__name__}: {exc})", "no counters were read from this file; please report it")
+    for off, rty in fr.retyped:
+        fnd.add(off, "warning", "damaged-record-type", f"record of type {rty} carries the writer id 'HIS ' of SMF "
+                "113 records: its record type byte (offset 5) is most likely damaged", "it was not read as SMF 113 "
+                "(counted as another record type); check the file's transfer")
     if not recs and fr.framing in ("rdw", "bdw", "vbs", "double-rdw") and total:
         fnd.add(None, "info", "no-smf113", f"{total} SMF records read, none of type 113",
                 "there are no CPU MF counters in this file")
@@ -354,6 +358,11 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
                 f"{int(sty[noflag[0]])}", "the record was read by its subtype field; check the record if its "
                 "numbers look wrong", count=len(noflag))
     use = ok & ((sty == 1) | (sty == 2))
+    odd = np.flatnonzero(ok & ~use)
+    if len(odd):          # subtypes 1 and 2 are the only ones IBM documents for type 113 (spec 3)
+        fnd.add(int(file_offs[odd[0]]), "warning", "unknown-subtype", f"SMF 113 record of subtype {int(sty[odd[0]])}: "
+                "only subtypes 1 and 2 exist (a damaged subtype field, or a record this version does not know)",
+                "it was not read (counted as 'other')", count=len(odd))
     parts: list[tuple[np.ndarray, dict]] = []
     idx_all = np.flatnonzero(use)
     key1 = (head if len(idx_all) == n else head[idx_all])[:, np.r_[0:2, 22:52]] if head is not None else \
@@ -385,9 +394,22 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
                 if not sh.fatal:
                     _consistency(fnd, meta, file_offs[idx], rep, s0)
                 if not sh.fatal:
-                    parts.append((idx, _decode_shape(_Matrix(_shape_matrix(dec, recs, idx)), sh, want)))
+                    _decode_guarded(parts, fnd, file_offs, idx, dec, recs, sh, want)
     _release(getattr(recs, "buf", None))
     return _assemble(parts, file, file_offs, fnd)
+
+
+def _decode_guarded(parts: list, fnd: _Findings, file_offs: np.ndarray, idx: np.ndarray, dec: _Decoder, recs,
+                    sh: L.Shape, want: frozenset[str] | None) -> None:
+    """Decode one shape; a failure costs only the records of that shape (a finding names them), never the file."""
+    try:
+        parts.append((idx, _decode_shape(_Matrix(_shape_matrix(dec, recs, idx)), sh, want)))
+    except (Cancelled, MemoryError):
+        raise
+    except (ValueError, IndexError, TypeError, OverflowError) as exc:
+        fnd.add(int(file_offs[idx[0]]), "error", "decode-failure", f"SMF 113 record could not be decoded "
+                f"({type(exc).__name__}: {exc})", "it was skipped; the other records of the file were read; please "
+                "report it", count=len(idx))
 
 
 def _release(buf) -> None:
@@ -508,7 +530,8 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.Dat
         for i, c in parts:
             pos = rank[i]
             for bn, b in c[_BLOCKS]:
-                full[pos[:, None], np.array([where[k] for k in bn])[None, :]] = b
+                if bn:
+                    full[pos[:, None], np.array([where[k] for k in bn], np.int64)[None, :]] = b
         ctr = [(cnames, full)]
     df = pd.DataFrame(cols)
     df = pd.concat([df] + [pd.DataFrame(b, columns=bn, copy=False) for bn, b in ctr], axis=1)

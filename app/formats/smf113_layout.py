@@ -160,8 +160,8 @@ def _check_range(sh: Shape, what: str, off: int, size: int, low: int, ln: int) -
 
 
 def _add_set(sh: Shape, stype: int, off: int, width: int, count: int, cfvn: int, csvn: int) -> None:
-    if stype == ZOS_SET:
-        return                                   # IBM diagnostic set: no public numbering, kept out
+    if stype == ZOS_SET or count <= 0:            # the diagnostic set, or an entry without counters
+        return                                   # (the diagnostic set has no public numbering: kept out)
     if stype not in SMF_SET_TYPES:
         sh.problem("warning", "unknown-set", f"counter set type {stype} is not documented",
                    "its counters were ignored")
@@ -194,10 +194,18 @@ def _sets_st2(r: bytes, sh: Shape, cfvn: int, csvn: int, low: int) -> None:
         return
     if not _check_range(sh, "counter data", cdof, cdln * cdon, low, ln):
         return
+    entries = [(r[csof + i * csln + S2_CST], _u16(r, csof + i * csln + S2_CSN)) for i in range(cson)]
+    empty = [i for i, (_t, n) in enumerate(entries) if n == 0]
+    if empty and sum(n for _t, n in entries) != cdon:
+        i = empty[0]              # a damaged count: which slots belong to which set cannot be told
+        sh.problem("error", "bad-counter-set", f"counter-set entry {i + 1} of {cson} (set type {entries[i][0]}, "
+                   f"at record offset {csof + i * csln}) says it holds 0 counters, and the entries' counts do not "
+                   f"add up to CDON {cdon}", "the record was skipped (which counter belongs to which set cannot be "
+                   "told); the other records of the file were read", True)
+        return
     slot, total = 0, 0
     for i in range(cson):                        # entries stepped by CSLN: CST byte, reserved, CSN, CSP
-        e = csof + i * csln
-        cst, csn = r[e + S2_CST], _u16(r, e + S2_CSN)
+        cst, csn = entries[i]
         total += csn
         if slot + csn > cdon:
             sh.problem("error", "bad-section", f"counter sets claim {total} counters but CDON is {cdon}",

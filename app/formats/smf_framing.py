@@ -22,66 +22,20 @@ import numpy as np
 from app.findings import Finding, make_finding
 from app.formats import kernel
 from app.formats.common import packed_date_ok
+# (_last_nonzero is also imported from here by app.formats.monwrite)
+from app.formats.smf_resync import (CAND_CHUNK, _IS_DIGITS, _IS_END, MAX_LEN, MIN_LEN, _candidates, _hdr_ok,
+                                     _iter_candidates, _last_nonzero, _LNZ, _NP_DIGITS, _NP_END, _stripped113_length,
+                                     _tiles, _zero_tail, be16, in_block, resync, whole_before,
+                                     zero_stop)
 
 __all__ = ["Framed", "detect_framing", "frame_records", "valid_smf_header", "MAX_LEN"]
 
-MAX_LEN = 32767          # 32,756 documented; allow the known over-long records (spec 2.3)
-MIN_LEN = 18             # LEN SEG FLG RTY TME DTE SID
 CHAIN_N = 8              # records validated by detection (spec 2.3)
 BACK_OFF = 32            # a bad block descriptor: the block may start up to this many bytes earlier (lost bytes)
-STRAY = 8                # stray bytes between records that resynchronisation steps over
-CUT_ZEROS = 64           # zero bytes at a last record's end, running into zero padding, that mean "cut"
 MAX_FINDINGS_PER_CODE = 25
+HIS_WID = "HIS ".encode("cp037")   # SMF113WID: the writer id of every SMF 113 record (spec 3)
 RDW_ADVICE = "re-transfer with FTP binary and `quote site rdw`"
 
-# A byte that ends a packed date 0cyydddF: high nibble a digit, low nibble C or F.
-_DATE_END = bytes(sorted({(d << 4) | s for d in range(10) for s in (0xC, 0xF)}))
-_DIGITS = bytes(sorted({(a << 4) | b for a in range(10) for b in range(10)}))
-
-
-_IS_DIGITS = bytes(1 if x in _DIGITS else 0 for x in range(256))
-_IS_END = bytes(1 if x in _DATE_END else 0 for x in range(256))
-_NP_DIGITS = np.frombuffer(_IS_DIGITS, np.uint8).astype(bool)
-_NP_END = np.frombuffer(_IS_END, np.uint8).astype(bool)
-CAND_CHUNK = 1 << 20
-
-
-def _candidates(buf, start: int, stop: int, inner: int = 0) -> np.ndarray:
-    """Offsets p in [start, stop) where an RDW header could start: SEG zero, plausible length and a
-    packed date at p + inner + 10 (one vectorised pass over the bytes; no per-byte Python)."""
-    n = len(buf)
-    stop = min(stop, n - 14 - inner)
-    if stop <= start:
-        return np.zeros(0, np.int64)
-    u = np.frombuffer(buf, np.uint8, count=stop + 14 + inner - start, offset=start)
-    m = stop - start
-    d = inner + 10
-    ok = (u[d:d + m] <= 2) & _NP_END[u[d + 3:d + 3 + m]]
-    ok &= (u[2:2 + m] == 0) & (u[3:3 + m] == 0)
-    idx = np.flatnonzero(ok)
-    if len(idx):
-        idx = idx[_NP_DIGITS[u[idx + d + 1]] & _NP_DIGITS[u[idx + d + 2]]]
-        ln = (u[idx].astype(np.int64) << 8) | u[idx + 1]
-        idx = idx[(ln >= MIN_LEN + inner) & (ln <= MAX_LEN)]
-    return idx.astype(np.int64) + start
-
-
-def _iter_candidates(buf, start: int, stop: int, inner: int = 0):
-    """Candidate header offsets from ``start`` on, chunk by chunk (each byte examined once)."""
-    p = start
-    while p < stop:
-        e = min(stop, p + CAND_CHUNK)
-        for q in _candidates(buf, p, e, inner).tolist():
-            yield q
-        p = e
-
-
-def _cls(bs: bytes) -> bytes:
-    return b"[" + b"".join(re.escape(bytes([x])) for x in bs) + b"]"
-
-
-# Candidate record start for resynchronisation: LEN(2) SEG=0000 FLG RTY TME(4) DTE=0c yy dd dF
-_RESYNC_RE = re.compile(b"(?s)(?=..\x00\x00.{6}[\x00-\x02]" + _cls(_DIGITS) + _cls(_DIGITS) + _cls(_DATE_END) + b")")
 # Candidate block start: BDW(2) 0000, SDW(2) code 00/01 then 00, then a record header
 # (a block may start with a middle or last segment of a spanned record: no header date is required here;
 # _resync_block validates the block chain of every candidate)
@@ -110,62 +64,15 @@ class Framed:
     records: list = field(default_factory=list)
     type_counts: dict = field(default_factory=dict)
     other_bytes: int = 0
+    retyped: list[tuple[int, int]] = field(default_factory=list)   # (offset, type) of unwanted records written by HIS
     findings: list[Finding] = field(default_factory=list)
 
-
-def be16(b, p: int) -> int:
-    return (b[p] << 8) | b[p + 1]
 
 
 def valid_smf_header(buf, p: int, length: int) -> bool:
     """Spec 2.3 ``valid_smf_header``: plausible length, fits the file, packed date valid."""
     return (MIN_LEN <= length <= MAX_LEN and p + length <= len(buf)
             and packed_date_ok(bytes(buf[p + 10:p + 14])))
-
-
-def _hdr_ok(buf, p: int, n: int, inner: int = 0) -> bool:
-    """Fast check of an RDW header at ``p`` (SEG zero, length, packed date) without bounds on the end."""
-    if p + 14 + inner > n:
-        return False
-    q = p + inner
-    length = (buf[p] << 8) | buf[p + 1]
-    if buf[p + 2] or buf[p + 3] or length - inner < MIN_LEN or length > MAX_LEN:
-        return False
-    if inner and (((buf[q] << 8) | buf[q + 1]) != length - inner or buf[q + 2] or buf[q + 3]):
-        return False
-    c, y, d, e = buf[q + 10], buf[q + 11], buf[q + 12], buf[q + 13]
-    if c > 2 or not (_IS_DIGITS[y] and _IS_DIGITS[d] and _IS_END[e]):
-        return False
-    return 1 <= (d >> 4) * 100 + (d & 0xF) * 10 + (e >> 4) <= 366     # packed_date_ok, inlined for speed
-
-
-def _last_nonzero(buf) -> int:
-    """Offset of the last non-zero byte of ``buf`` (-1 when all zero), scanning back from the end in chunks."""
-    n = len(buf)
-    end = n
-    step = 1 << 16
-    while end > 0:
-        start = max(0, end - step)
-        a = np.frombuffer(buf, np.uint8, count=end - start, offset=start)
-        nz = np.flatnonzero(a)
-        if len(nz):
-            return start + int(nz[-1])
-        end = start
-        step = min(step * 4, 1 << 24)
-    return -1
-
-
-_LNZ: dict[int, tuple[object, int]] = {}
-
-
-def _zero_tail(buf, p: int) -> bool:
-    """True when every byte from ``p`` to the end is zero (the last non-zero offset is cached per buffer)."""
-    key = id(buf)
-    hit = _LNZ.get(key)
-    if hit is None or hit[0] is not buf:
-        _LNZ.clear()
-        hit = _LNZ[key] = (buf, _last_nonzero(buf))
-    return p > hit[1]
 
 
 # ----------------------------------------------------------------------------- detection
@@ -335,6 +242,8 @@ class _Walker:
             self.out.records.append((off, rec))
         else:
             self.out.other_bytes += len(rec)
+            if 113 in self.want and bytes(rec[18:22]) == HIS_WID:
+                self.out.retyped.append((off, rty))
         self.last = (off, len(rec), wanted)
 
     def poll(self, p: int) -> None:
@@ -364,46 +273,12 @@ class _Walker:
         return cand[np.searchsorted(cand, start):]
 
     def resync(self, start: int, inner: int = 0) -> int | None:
-        """Next position >= start where a valid header starts that is followed by another valid header
-        (directly or after up to STRAY stray bytes), by a zero tail or by the end of the file.
-
-        Candidates come from one vectorised scan per 1 MiB chunk (cached), so resynchronising
-        over damaged data is linear in its size."""
-        buf, n = self.buf, self.n
-        p = start
-        while p < n:
-            cand = self.candidates_from(p, inner)
-            for q in cand.tolist():
-                if not _hdr_ok(buf, q, n, inner):
-                    continue
-                end = q + be16(buf, q)
-                if end > n:
-                    continue
-                if (n - end <= STRAY or _zero_tail(buf, end)
-                        or any(_hdr_ok(buf, end + k, n, inner) for k in range(STRAY + 1))):
-                    return q
-            lo, hi, _c = self._cand[inner]
-            if hi >= n - 14 - inner:
-                return None
-            p = hi
-            self.poll(p)
-        return None
+        """Where reading resumes after damage at ``start``: :func:`app.formats.smf_resync.resync`."""
+        return resync(self, start, inner)
 
     def zero_stop(self, p: int) -> None:
-        """The rest of the file from ``p`` is zeros: a last record whose own tail is zeros running into that
-        padding was most likely cut and padded; it is not loaded as complete."""
-        if self.last is None or p >= self.n:
-            return
-        off, ln, wanted = self.last
-        end = off + ln
-        lnz = _LNZ.get(id(self.buf), (None, p - 1))[1]
-        if end == p and lnz < end - CUT_ZEROS:
-            if wanted and self.out.records and self.out.records[-1][0] == off:
-                self.out.records.pop()
-            self.find("warning", "truncated-record", lnz + 1, f"the record at offset {off} ends in {end - lnz - 1} "
-                      f"zero bytes that run on into {self.n - p} bytes of zero padding up to the end of the file: "
-                      "the file was most likely cut inside this record and padded with zeros",
-                      "the record was not loaded (its counters would be partly zeros)")
+        """The rest of the file from ``p`` is zeros: :func:`app.formats.smf_resync.zero_stop`."""
+        zero_stop(self, p)
 
     def close(self) -> None:
         for code, (off, k) in self._extra.items():
@@ -492,6 +367,9 @@ def _clean_rdw(w: _Walker, inner: int) -> bool:
     wanted = np.isin(rty, np.fromiter(w.want, np.int64, len(w.want)))
     w.out.records = RecordSpans(buf, q[wanted], (o + ln)[wanted], h[wanted, :52])
     w.out.other_bytes += int((ln - inner)[~wanted].sum())
+    if 113 in w.want:                  # a record type byte damaged away from 113 (the writer id still says HIS)
+        his = np.flatnonzero(~wanted & (h[:, 18:22] == np.frombuffer(HIS_WID, np.uint8)).all(axis=1))
+        w.out.retyped = [(int(q[i]), int(rty[i])) for i in his]
     w.last = (int(q[-1]), int(ln[-1] - inner), bool(wanted[-1]))
     return True
 
@@ -543,8 +421,9 @@ def walk_rdw(w: _Walker, inner: int = 0) -> None:
             good = end
         elif end < n and not _zero_tail(buf, end):
             q = w.resync(p + 4, inner)
-            if q is not None and q < end:
-                # a valid chain starts inside this record: its length field is wrong
+            if q is not None and q < end and not whole_before(buf, p, end, inner):
+                # a valid chain starts inside this record (and no header with only its length damaged follows
+                # it, see whole_before): its length field is wrong
                 w.find("error", "corrupt-length", p, f"record length {length} does not lead to a valid next "
                        f"record (expected a header at offset {end})",
                        f"the record was skipped; resumed at offset {q}")
@@ -620,6 +499,11 @@ def walk_bdw(w: _Walker) -> str:
                 if _zero_tail(buf, q) or not np.frombuffer(buf, np.uint8, count=end - q - 3, offset=q + 3).any():
                     break                              # a true null segment: the rest of the block is unused
                 if sl < 5 or buf[q + 3] or ctl & 0x7C or q + sl > end or not _tiles(buf, q + sl, end):
+                    r = in_block(w, q, b, bl, f"null segment (control byte {ctl:02X}) with {end - q - 4} bytes "
+                                 "of data after it")
+                    if r is not None:
+                        pending, q = None, r
+                        continue
                     w.find("warning", "null-segment", q, f"null segment (control byte {ctl:02X}) with "
                            f"{end - q - 4} bytes of data after it in the block at offset {b}",
                            "the rest of the block was skipped as the null segment says")
@@ -635,6 +519,11 @@ def walk_bdw(w: _Walker) -> str:
                            f"(size {n})", "the last record is incomplete and was skipped")
                     pending = None
                     break
+                r = in_block(w, q, b, bl, f"segment descriptor {bytes(buf[q:q + 4]).hex().upper()} does not fit "
+                             f"the block (block length {bl})")
+                if r is not None:
+                    pending, q = None, r
+                    continue
                 bad = True
                 break
             code = ctl & 3
@@ -720,18 +609,6 @@ def _resync_block(buf, start: int, stop: int | None = None) -> int | None:
     return None
 
 
-def _tiles(buf, q: int, end: int) -> bool:
-    """Do valid segment descriptors tile [q, end) exactly?"""
-    while q < end:
-        if q + 4 > end:
-            return False
-        sl, ctl = be16(buf, q), buf[q + 2]
-        if sl < 5 or buf[q + 3] or ctl & 0xFC or q + sl > end or ((ctl & 3) == 0 and sl < MIN_LEN):
-            return False
-        q += sl
-    return True
-
-
 def _struct_len(w: _Walker, r: int, length: int) -> int:
     """Length an SMF 113 record at ``r`` needs for its sections (cached per record shape); ``length`` when
     it cannot be told."""
@@ -765,41 +642,6 @@ def walk_nordw(w: _Walker) -> None:
         ln = length + 4
         w.emit(p, bytes((ln >> 8 & 0xFF, ln & 0xFF, 0, 0)) + bytes(buf[p:p + length]))
         p += length
-
-
-def _stripped113_length(buf, p: int) -> int | None:
-    """Largest end of all sections (record offsets that assume the RDW) minus 4 (spec 2.3)."""
-    r = p - 4                                  # virtual record start
-    n = len(buf)
-
-    def u(off: int, k: int) -> int:
-        a = r + off
-        if a < p or a + k > n:
-            raise IndexError
-        return int.from_bytes(bytes(buf[a:a + k]), "big")
-
-    try:
-        ends = [28 + u(26, 2)]
-        for t in (28, 36, 44):
-            o, ln, num = u(t, 4), u(t + 4, 2), u(t + 6, 2)
-            if num:
-                ends.append(o + ln * num)
-        dof, sty = u(44, 4), u(22, 2)
-        if sty == 2:
-            cs = dof + 24
-            ends += [u(cs, 4) + u(cs + 4, 2) * u(cs + 6, 2), u(cs + 8, 4) + u(cs + 12, 2) * u(cs + 14, 2)]
-        elif sty == 1:
-            csof, csln, cson = u(dof + 52, 4), u(dof + 56, 2), u(dof + 58, 2)
-            ends.append(csof + csln * cson)
-            if cson > 64:
-                raise IndexError
-            for i in range(cson):
-                e = csof + i * csln
-                ends.append(u(e + 4, 4) + u(e + 8, 2) * u(e + 10, 2))
-    except IndexError:
-        return None
-    length = max(ends) - 4
-    return length if 14 <= length <= MAX_LEN else None
 
 
 def frame_records(buf, file: str, *, want: frozenset[int] | set[int] = frozenset({113}),
