@@ -260,7 +260,7 @@ def run_picture(args: argparse.Namespace) -> int:
     from app.engine import FormulaFileError
 
     try:
-        qapp, window = open_window(present, size, args.formulas)
+        qapp, window = open_window(present, size, args.formulas, getattr(args, "keep_implausible", False))
     except FormulaFileError as exc:
         _err("export", f"error: --formulas {exc}")
         return EXIT_USAGE
