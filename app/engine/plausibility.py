@@ -99,95 +99,155 @@ def sourcing_counters(fs: FormulaSet | None) -> list[str]:
     return sorted(out, key=lambda c: int(c[1:]))
 
 
-def _col(iv: pd.DataFrame, c: str, idx: np.ndarray) -> np.ndarray | None:
-    return iv[c].to_numpy(dtype=np.float64)[idx] if c in iv.columns else None
+_CHUNK = 16_384      # rows tested at a time: their counters copied column by column (a few MB, stays in cache)
 
 
 class _Rules:
-    """Evaluates the bounds on the rows ``idx`` of one generation; keeps the first violation of each row."""
+    """Evaluates bounds on the rows ``base..`` of the current chunk; keeps the first violation of each row of the
+    frame as arrays (a file damaged throughout costs no Python loop per row)."""
 
-    def __init__(self, iv: pd.DataFrame, idx: np.ndarray):
-        self.iv, self.idx = iv, idx
-        self.first: dict[int, Violation] = {}
+    def __init__(self, n: int):
+        self.base = 0
+        self.hit = np.zeros(n, bool)
+        self.open = np.ones(n, bool)      # ~hit, kept up to date
+        self.value = np.zeros(n)
+        self.bound = np.zeros(n)
+        self.counter = np.full(n, "", dtype=object)
+        self.rule = np.full(n, "", dtype=object)
+        self.group = np.full(n, "", dtype=object)
 
-    def test(self, group: str, value: np.ndarray, bound: np.ndarray, counter, rule: str,
+    def test(self, group: str, value: np.ndarray, bound: np.ndarray, counter, rule,
              where: np.ndarray | None = None) -> None:
+        """Record rows where ``value > bound`` (and ``where``); ``counter``/``rule``: a text or one per row."""
         with np.errstate(invalid="ignore"):
             bad = value > bound           # NaN on either side: no violation
         if where is not None:
             bad &= where
-        for i in np.flatnonzero(bad):
-            r = int(self.idx[i])
-            if r not in self.first:
-                name = counter[i] if isinstance(counter, np.ndarray) else counter
-                self.first[r] = Violation(r, group, str(name), float(value[i]), float(bound[i]), rule)
+        bad &= self.open[self.base:self.base + len(bad)]     # the first bound a row breaks is the one named
+        i = np.flatnonzero(bad)
+        if not len(i):
+            return
+        r = self.base + i
+        self.hit[r], self.open[r] = True, False
+        self.value[r], self.bound[r] = value[i], bound[i]
+        self.counter[r] = counter[i] if isinstance(counter, np.ndarray) else counter
+        self.rule[r] = rule[i] if isinstance(rule, np.ndarray) else rule
+        self.group[r] = group
+
+    def violation(self, r: int) -> Violation:
+        return Violation(int(r), str(self.group[r]), str(self.counter[r]), float(self.value[r]),
+                         float(self.bound[r]), str(self.rule[r]))
+
+    def found(self) -> list[Violation]:
+        return [self.violation(r) for r in np.flatnonzero(self.hit)]
 
 
-def _wall_cycles(iv: pd.DataFrame, idx: np.ndarray) -> np.ndarray:
-    speed = iv["cpu_speed"].to_numpy(dtype=np.float64)[idx]
-    secs = iv["interval_s"].to_numpy(dtype=np.float64)[idx]
-    with np.errstate(invalid="ignore"):
-        return np.where(speed > 0, speed * 1e6 * (secs * (1 + CYCLE_TOLERANCE) + CLOCK_SKEW_S), np.nan)
+class _Gens:
+    """The generation of some rows as small integer codes; rows of the generations meeting a condition."""
+
+    def __init__(self, code: np.ndarray, names: list[str]):
+        self.code, self.names = code, names
+
+    def rows(self, pred) -> np.ndarray:
+        return np.array([bool(pred(g)) for g in self.names] + [False], bool)[self.code]
+
+    def per_row(self, values: list) -> np.ndarray:
+        return np.array(values, dtype=object if isinstance(values[0], str) else np.float64)[self.code]
 
 
-def _largest(iv: pd.DataFrame, cols: list[str], idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row sums of ``cols`` (NaN where every one is NaN) and the name of the largest counter of each row."""
-    m = np.column_stack([iv[c].to_numpy(dtype=np.float64)[idx] for c in cols])
-    allnan = np.isnan(m).all(axis=1)
-    total = np.where(allnan, np.nan, np.nansum(m, axis=1))
-    big = np.argmax(np.where(np.isnan(m), -1.0, m), axis=1)
-    return total, np.array(cols, dtype=object)[big]
-
-
-def _generation_rules(iv: pd.DataFrame, idx: np.ndarray, gen: str, fs: FormulaSet | None,
-                      counters: Sequence[str], R: _Rules) -> None:
-    wall = _wall_cycles(iv, idx)
-    clean = (iv["qbits"].to_numpy(dtype=np.int64)[idx] & QUALITY_BITS["lost-data"]) == 0
-    b = {c: _col(iv, c, idx) for c in ("B0", "B1", "B2", "B3", "B4", "B5")}
-    if b["B0"] is not None:
-        R.test("cycles", b["B0"], wall, "B0", "cycles <= interval x clock")
-    for c in counters:
-        k = EVENTS_PER_CYCLE * (2.0 if c[0] == "M" else 1.0)
-        R.test("any counter", iv[c].to_numpy(dtype=np.float64)[idx], k * wall, c,
-               f"any counter <= {k:g} x interval x clock")
-    if "M448" in counters and "M449" in counters:
-        R.test("MT core cycles", _col(iv, "M448", idx) + _col(iv, "M449", idx), wall, "M448+M449",
-               "core cycles <= interval x clock")
-    b0, b1 = b["B0"], b["B1"]
-    if b0 is None:
-        return
-    if b1 is not None:
-        ipc = MAX_IPC.get(gen, MAX_IPC_UNKNOWN)
-        R.test("instructions", b1, ipc * b0 + SLACK_EVENTS, "B1", f"instructions <= {ipc:g} x cycles", clean)
-    for p, total in PROBLEM_OF.items():
-        if p in counters and b[total] is not None:
-            R.test("problem state", _col(iv, p, idx), b[total] + SLACK_EVENTS, p, f"{p} <= {total}", clean)
-    cyc = [c for c in ("B3", "B5", *CYCLE_COUNTERS.get(gen, ())) if c in counters]
-    for c in cyc:
-        R.test("cycle counts", _col(iv, c, idx), b0 + SLACK_EVENTS, c, f"{c} (cycles) <= B0", clean)
-    for c in counters:
-        if c[0] in "BPKE" and c not in ("B0", "B1") and c not in cyc and c not in PROBLEM_OF:
-            R.test("events", _col(iv, c, idx), EVENTS_PER_CYCLE * b0 + SLACK_EVENTS, c,
-                   f"events <= {EVENTS_PER_CYCLE:g} x B0", clean)
-    src = [c for c in sourcing_counters(fs) if c in counters]
-    if src and b["B2"] is not None and b["B4"] is not None:
-        total, big = _largest(iv, src, idx)
-        misses = b["B2"] + b["B4"]
-        R.test("sourcing", total, misses * (1 + SOURCING_TOLERANCE) + SLACK_EVENTS, big,
-               f"sourcing counters <= (B2+B4) x {1 + SOURCING_TOLERANCE:g}", clean)
+def _sourcing(cols: dict[str, np.ndarray], G: _Gens, src: dict[str, set[str]]
+              ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per row the sum of its generation's sourcing counters ``src`` (NaN when none is present) and the largest
+    one's name; None when no generation has sourcing counters."""
+    every = sorted(set().union(*src.values()), key=lambda c: int(c[1:]))
+    if not every:
+        return None
+    n = len(G.code)
+    total, seen = np.zeros(n), np.zeros(n, bool)
+    big, name = np.full(n, -1.0), np.full(n, "", dtype=object)
+    for c in every:
+        v = cols[c]
+        ok = G.rows(lambda g, c=c: c in src[g]) & ~np.isnan(v)
+        np.add(total, v, out=total, where=ok)
+        seen |= ok
+        up = ok & (v > big)
+        big[up], name[up] = v[up], c
+    total[~seen] = np.nan
+    return total, name
 
 
 def violations(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str]) -> list[Violation]:
     """The first bound each row of the intervals frame breaks, in row order."""
-    if not len(iv):
-        return []
-    gens = iv["generation"].astype(object).to_numpy()
-    R = _Rules(iv, np.arange(len(iv)))
-    for g in pd.unique(gens):
-        idx = np.flatnonzero(gens == g)
-        R.idx = idx
-        _generation_rules(iv, idx, str(g), sets.get(g), list(counters), R)
-    return [R.first[r] for r in sorted(R.first)]
+    return _scan(iv, sets, counters).found()
+
+
+def _scan(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str]) -> _Rules:
+    """Test every row against the bounds, :data:`_CHUNK` rows at a time (the counter block of an intervals frame
+    is row-major: a chunk is read once and turned into contiguous columns)."""
+    n = len(iv)
+    R = _Rules(n)
+    counters = [c for c in counters if c in iv.columns]
+    if not n:
+        return R
+    code, names = pd.factorize(iv["generation"].astype(object).to_numpy())
+    names = [str(g) for g in names]
+    have = set(counters)
+    src = {g: set(sourcing_counters(sets.get(g))) & have for g in names}
+    speed = iv["cpu_speed"].to_numpy(dtype=np.float64)
+    secs = iv["interval_s"].to_numpy(dtype=np.float64)
+    qbits = iv["qbits"].to_numpy(dtype=np.int64)
+    for r0 in range(0, n, _CHUNK):
+        r1 = min(n, r0 + _CHUNK)
+        block = np.ascontiguousarray(iv.iloc[r0:r1][counters].to_numpy(dtype=np.float64).T)
+        with np.errstate(invalid="ignore"):
+            wall = np.where(speed[r0:r1] > 0,
+                            speed[r0:r1] * 1e6 * (secs[r0:r1] * (1 + CYCLE_TOLERANCE) + CLOCK_SKEW_S), np.nan)
+        R.base = r0
+        _scan_rows(dict(zip(counters, block)), wall, (qbits[r0:r1] & QUALITY_BITS["lost-data"]) == 0,
+                   _Gens(code[r0:r1], names), src, counters, R)
+    return R
+
+
+def _scan_rows(cols: dict[str, np.ndarray], wall: np.ndarray, clean: np.ndarray, G: _Gens,
+               src: dict[str, set[str]], counters: list[str], R: _Rules) -> None:
+    """The bounds in order: cycles; per counter the wall-clock bound, then (clean rows) the event bound; MT core
+    cycles; instructions; problem state; cycle counts; sourcing."""
+    b = {c: cols.get(c) for c in ("B0", "B1", "B2", "B3", "B4", "B5")}
+    b0, b1 = b["B0"], b["B1"]
+    if b0 is not None:
+        R.test("cycles", b0, wall, "B0", "cycles <= interval x clock")
+    # cycle-count counters: B3 and B5 everywhere, the others in the generations that count cycles in them
+    cyc: dict[str, np.ndarray | None] = {c: None for c in ("B3", "B5") if c in cols}
+    for c in sorted({c for g in G.names for c in CYCLE_COUNTERS.get(g, ())} & set(cols)):
+        cyc[c] = G.rows(lambda g, c=c: c in CYCLE_COUNTERS.get(g, ()))
+    limit = {k: k * wall for k in (EVENTS_PER_CYCLE, 2 * EVENTS_PER_CYCLE)}
+    events = EVENTS_PER_CYCLE * b0 + SLACK_EVENTS if b0 is not None else None
+    for c in counters:
+        v = cols[c]
+        k = EVENTS_PER_CYCLE * (2.0 if c[0] == "M" else 1.0)
+        R.test("any counter", v, limit[k], c, f"any counter <= {k:g} x interval x clock")
+        if events is not None and c[0] in "BPKE" and c not in ("B0", "B1", "B3", "B5") and c not in PROBLEM_OF:
+            where = clean if cyc.get(c) is None else clean & ~cyc[c]
+            R.test("events", v, events, c, f"events <= {EVENTS_PER_CYCLE:g} x B0", where)
+    if "M448" in cols and "M449" in cols:
+        R.test("MT core cycles", cols["M448"] + cols["M449"], wall, "M448+M449", "core cycles <= interval x clock")
+    if b0 is None:
+        return
+    if b1 is not None:
+        ipc = [MAX_IPC.get(g, MAX_IPC_UNKNOWN) for g in G.names]
+        R.test("instructions", b1, G.per_row(ipc) * b0 + SLACK_EVENTS, "B1",
+               G.per_row([f"instructions <= {k:g} x cycles" for k in ipc]), clean)
+    for p, total in PROBLEM_OF.items():
+        if p in cols and b[total] is not None:
+            R.test("problem state", cols[p], b[total] + SLACK_EVENTS, p, f"{p} <= {total}", clean)
+    for c, rows in cyc.items():
+        R.test("cycle counts", cols[c], b0 + SLACK_EVENTS, c, f"{c} (cycles) <= B0",
+               clean if rows is None else clean & rows)
+    got = _sourcing(cols, G, src) if b["B2"] is not None and b["B4"] is not None else None
+    if got is not None:
+        total, big = got
+        R.test("sourcing", total, (b["B2"] + b["B4"]) * (1 + SOURCING_TOLERANCE) + SLACK_EVENTS, big,
+               f"sourcing counters <= (B2+B4) x {1 + SOURCING_TOLERANCE:g}", clean)
 
 
 def _finding(iv: pd.DataFrame, v: Violation) -> Finding:
@@ -201,23 +261,24 @@ def _finding(iv: pd.DataFrame, v: Violation) -> Finding:
                         time=end, counter=v.counter, value=v.value, bound=v.bound, group=v.group)
 
 
-def _findings(iv: pd.DataFrame, found: list[Violation]) -> list[Finding]:
+def _findings(iv: pd.DataFrame, R: _Rules) -> list[Finding]:
     """One finding per violating row, at most :data:`_DETAIL_LIMIT` per file; the rest of a file in one."""
     out: list[Finding] = []
-    per_file: dict[str, list[Violation]] = {}
-    src = iv["source"].astype(str).to_numpy()
-    for v in found:
-        per_file.setdefault(src[v.row], []).append(v)
-    for file, vs in per_file.items():
-        out += [_finding(iv, v) for v in vs[:_DETAIL_LIMIT]]
-        rest = vs[_DETAIL_LIMIT:]
-        if rest:
-            groups = sorted({v.group for v in rest})
-            first = min(rest, key=lambda v: int(iv["offset"].iat[v.row]))
-            out.append(make_finding(file, int(iv["offset"].iat[first.row]), "warning", "implausible",
+    rows = np.flatnonzero(R.hit)
+    if not len(rows):
+        return out
+    files, file_of = np.unique(iv["source"].astype(str).to_numpy()[rows], return_inverse=True)
+    offsets = iv["offset"].to_numpy(dtype=np.int64)
+    for k, file in enumerate(files):
+        mine = rows[file_of == k]
+        out += [_finding(iv, R.violation(r)) for r in mine[:_DETAIL_LIMIT]]
+        rest = mine[_DETAIL_LIMIT:]
+        if len(rest):
+            groups = sorted(set(R.group[rest].tolist()))
+            out.append(make_finding(str(file), int(offsets[rest].min()), "warning", "implausible",
                                     f"{len(rest)} more CPU-interval(s) break physical bounds ({', '.join(groups)})",
                                     "they are left out of every sum (--keep-implausible keeps them)",
-                                    count=len(rest)))
+                                    count=len(rest), groups=",".join(groups)))
     return out
 
 
@@ -230,12 +291,11 @@ def _set_quality(iv: pd.DataFrame, qb: np.ndarray) -> None:
 def check(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str]) -> list[Finding]:
     """Mark (in place) every row of a fresh intervals frame that breaks a physical bound with
     :data:`IMPLAUSIBLE`; returns one finding per such row (see :func:`_findings`)."""
-    found = violations(iv, sets, counters)
-    if found:
-        qb = iv["qbits"].to_numpy(dtype=np.int64).copy()
-        qb[[v.row for v in found]] |= IMPLAUSIBLE
-        _set_quality(iv, qb)
-    return _findings(iv, found)
+    R = _scan(iv, sets, counters)
+    if R.hit.any():
+        _set_quality(iv, np.where(R.hit, iv["qbits"].to_numpy(dtype=np.int64) | IMPLAUSIBLE,
+                                  iv["qbits"].to_numpy(dtype=np.int64)))
+    return _findings(iv, R)
 
 
 def left_out(iv: pd.DataFrame, counters: Sequence[str], keep: bool) -> pd.DataFrame:
