@@ -3,10 +3,14 @@ every sum as ``report`` does (or keeps them with ``keep_implausible``), at every
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+import app.ui  # noqa: E402,F401  (pins None/True/False before Qt runs, as test_dataset_view)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
 from _fleet_helpers import assert_same  # noqa: E402
@@ -48,3 +52,18 @@ def test_query_command_says_what_was_left_out(damaged, capsys):
     assert "left out: 1 CPU-interval(s)" in capsys.readouterr().out
     assert main(["query", str(ds.root), "--keep-implausible"]) == 0
     assert "left out" not in capsys.readouterr().out
+
+
+def test_dataset_window_follows_the_switch(qtbot, damaged, tmp_path, monkeypatch):
+    """The dataset window queries with the main window's View > Keep implausible intervals setting."""
+    monkeypatch.setenv("NESTSCOPE_SETTINGS_FILE", str(tmp_path / "s.ini"))
+    from app.ui import settings
+    from app.ui.dataset_view import DatasetWindow
+    from app.ui.implausible import SETTING
+
+    ds, _ = damaged
+    w = DatasetWindow(ds.root)
+    qtbot.addWidget(w)
+    assert w.spec().keep_implausible is False
+    settings.set_value(SETTING, True)
+    assert w.spec().keep_implausible is True
