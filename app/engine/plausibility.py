@@ -1,7 +1,7 @@
 """Physical bounds on the counter deltas of every CPU-interval (issue 20; docs/physical-bounds.md).
 
 A flipped byte inside one counter (a damaged transfer, a bad tape) gives a delta no machine can count: an L3P of
-873 % in one interval moved an LPAR's L3P over a month from 12.4 to 16.2.  Before any interval enters a sum, its
+873.6 % in one interval moved a z16 LPAR's L3P over the range from 12.4 to 16.2 (issue 20).  Before any interval enters a sum, its
 deltas are checked against bounds that hold for every real interval of every generation:
 
 ========================  ==========================================================================  ===============
