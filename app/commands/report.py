@@ -6,7 +6,8 @@ Computes CPU MF metrics at one level of the CEC -> LPAR -> class -> CPU tree.
   interval_start, interval_end (ISO 8601 UTC), one column per metric id of
   ``metrics.json`` in full precision (empty cell = does not apply), then
   Workload_Hint, then n_cpus, generation, formula_set (the formula-set version
-  used) and quality.
+  used), quality and left_out (CPU-intervals of the row left out as implausible,
+  docs/physical-bounds.md; ``--keep-implausible`` keeps them).
 * ``json``: ``{"meta": {files, formula_sets, statuses, window, level}, "rows": [...], "findings": [...]}``.
 * ``table``: IBM presentation order and rounding, abbreviated to fit about 120
   columns, with the formula-set versions in the header.
