@@ -60,6 +60,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
     p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    from app.commands.report import add_keep_implausible
+
+    add_keep_implausible(p)
     return p
 
 
@@ -86,11 +89,12 @@ def read_files(paths: list[str], prog: str, cache: dict | None = None) -> list:
     return out
 
 
-def make_workspace(results: list, formulas: str | None):
-    """A workspace over already read results (unreadable ones skipped)."""
+def make_workspace(results: list, formulas: str | None, keep_implausible: bool = False):
+    """A workspace over already read results (unreadable ones skipped); ``keep_implausible``: see
+    :class:`app.engine.Workspace`."""
     from app.engine import Workspace
 
-    ws = Workspace(formula_file=formulas)
+    ws = Workspace(formula_file=formulas, keep_implausible=keep_implausible)
     ws.add_all([r for r in results if r.readable])
     return ws
 
@@ -145,7 +149,8 @@ def build_comparison(args: argparse.Namespace, prog: str, by: str) -> tuple[Any,
         key = tuple(sorted(r.file for r in results[side]))
         if key not in workspaces:
             try:
-                workspaces[key] = make_workspace(results[side], args.formulas)
+                workspaces[key] = make_workspace(results[side], args.formulas,
+                                                 getattr(args, "keep_implausible", False))
             except FormulaFileError as exc:
                 _err(prog, f"error: --formulas {exc}")
                 return None, EXIT_USAGE
@@ -285,9 +290,12 @@ def run(args: argparse.Namespace) -> int:
     if c is None:
         return code
     if args.format == "table":
+        from app.commands.report import left_out_line
         from app.textsafe import terminal_text
 
-        text = terminal_text(to_table(c))   # a guard over every line: nothing from the data acts on the terminal
+        text = terminal_text(to_table(c)) + "".join(f"{side}: {line}" for side, line in
+                                                    (("before", left_out_line(c.before.workspace)),
+                                                     ("after", left_out_line(c.after.workspace))) if line)
     elif args.format == "csv":
         text = to_csv(c)
     else:

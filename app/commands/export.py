@@ -86,6 +86,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "slide per side")
     p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")
     add_selection_options(p, required=False)
+    from app.commands.report import add_keep_implausible
+
+    add_keep_implausible(p)
     return p
 
 
@@ -135,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         report_unreadable(results, "export", "given")
         return EXIT_NOTHING
     try:
-        ws = make_workspace(results, args.formulas)
+        ws = make_workspace(results, args.formulas, getattr(args, "keep_implausible", False))
     except FormulaFileError as exc:
         _err("export", f"error: --formulas {exc}")
         return EXIT_USAGE
@@ -152,6 +155,11 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     what = ", ".join(f"{v} {k}" for k, v in res.items.items())
     print(display_text(f"wrote {res.path} ({what})"), file=sys.stderr)
+    from app.commands.report import left_out_line
+
+    note = left_out_line(ws)
+    if note:
+        print(note, end="", file=sys.stderr)
     return EXIT_OK
 
 
@@ -263,7 +271,7 @@ def run_picture(args: argparse.Namespace) -> int:
     from app.engine import FormulaFileError
 
     try:
-        qapp, window = open_window(present, size, args.formulas)
+        qapp, window = open_window(present, size, args.formulas, getattr(args, "keep_implausible", False))
     except FormulaFileError as exc:
         _err("export", f"error: --formulas {exc}")
         return EXIT_USAGE

@@ -55,6 +55,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb")
     p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (as report)")
     p.add_argument("--out", metavar="FILE", help="write to FILE (required for parquet)")
+    from app.commands.report import add_keep_implausible
+
+    add_keep_implausible(p)
     return p
 
 
@@ -123,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
         ds = Dataset(args.dataset)
         sets = load_formula_sets(args.formulas)
         spec = QuerySpec(by=args.by, every=args.every, start=args.start, end=args.end,
-                         shift=shift, where=args.where, formula_sets=sets)
+                         shift=shift, where=args.where, formula_sets=sets,
+                         keep_implausible=getattr(args, "keep_implausible", False))
         if args.where:   # validate before anything runs
             from app.dataset.sql import DUCKDB, parse_where
             parse_where(args.where, DUCKDB)
@@ -161,6 +165,10 @@ def run(args: argparse.Namespace) -> int:
             text = to_table(ws, m, args.by)
         text += f"dataset {args.dataset}: {n_files} file(s), engine {args.engine}\n"
         text += "".join(f"left out: {f.message}\n" for f in left if f.severity != "info")
+        n_out = int(m["left_out"].sum()) if "left_out" in m.columns and len(m) else 0
+        if n_out:
+            text += (f"left out: {n_out} CPU-interval(s) whose counter deltas break a physical bound (see the "
+                     "'implausible' findings of nestscope extract / info); --keep-implausible keeps them\n")
         text = terminal_text(text)      # a guard over every line: nothing from the data acts on the terminal
     if args.out:
         try:

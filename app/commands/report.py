@@ -6,7 +6,8 @@ Computes CPU MF metrics at one level of the CEC -> LPAR -> class -> CPU tree.
   interval_start, interval_end (ISO 8601 UTC), one column per metric id of
   ``metrics.json`` in full precision (empty cell = does not apply), then
   Workload_Hint, then n_cpus, generation, formula_set (the formula-set version
-  used) and quality.
+  used), quality and left_out (CPU-intervals of the row left out as implausible,
+  docs/physical-bounds.md; ``--keep-implausible`` keeps them).
 * ``json``: ``{"meta": {files, formula_sets, statuses, window, level}, "rows": [...], "findings": [...]}``.
 * ``table``: IBM presentation order and rounding, abbreviated to fit about 120
   columns, with the formula-set versions in the header.
@@ -90,7 +91,30 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
     p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    add_keep_implausible(p)
     return p
+
+
+def add_keep_implausible(p: argparse.ArgumentParser) -> None:
+    """The ``--keep-implausible`` switch of every command that computes metrics."""
+    p.add_argument("--keep-implausible", action="store_true",
+                   help="keep CPU-intervals whose counter deltas break a physical bound (docs/physical-bounds.md) "
+                        "in every sum; by default they are left out, each named in an 'implausible' finding")
+
+
+def left_out_line(ws, m: pd.DataFrame | None = None) -> str:
+    """One line saying how many implausible CPU-intervals were left out of (or kept in) ``m``'s sums and why
+    ('' when there are none)."""
+    n_bad, n_out = ws.left_out_count()
+    if m is not None and "left_out" in m.columns and len(m):
+        n_out = int(m["left_out"].sum())
+    if n_out:
+        return (f"left out: {n_out} CPU-interval(s) whose counter deltas break a physical bound (damaged "
+                "records?); the 'implausible' findings name file, offset, counter, value and bound; "
+                "--keep-implausible keeps them\n")
+    if n_bad and ws.keep_implausible:
+        return f"kept: {n_bad} implausible CPU-interval(s) are in the sums (--keep-implausible)\n"
+    return ""
 
 
 def _iso(v: Any) -> str:
@@ -123,7 +147,7 @@ def csv_columns(by: str, ids: list[str]) -> list[str]:
     """CSV column order for a level."""
     extra = (PARTITION_COLUMNS if by == "lpar" else []) + (COVERAGE_COLUMNS if by in ("cec", "lpar", "class") else [])
     return _IDENT[by] + ["interval_start", "interval_end"] + ids + ["Workload_Hint", "n_cpus", "generation",
-                                                                     "formula_set", "quality"] + extra
+                                                                     "formula_set", "quality", "left_out"] + extra
 
 
 def enrich(ws, m: pd.DataFrame, by: str, start=None, end=None) -> pd.DataFrame:
@@ -214,6 +238,8 @@ def to_json(ws, m: pd.DataFrame, by: str, ids: list[str], args: argparse.Namespa
     doc = {"meta": {"files": _files_meta(ws),
                     "formula_sets": ws.formula_versions(), "statuses": ws.statuses(), "window": window,
                     "level": by, "formulas_file": args.formulas,
+                    "left_out": int(m["left_out"].sum()) if "left_out" in m.columns and len(m) else 0,
+                    "keep_implausible": bool(getattr(args, "keep_implausible", False)),
                     "shift": {"hours": getattr(args, "hours", None), "days": getattr(args, "days", None)}},
            "rows": rows, "findings": [f.to_dict() for f in ws.findings]}
     return json_text(json.dumps(doc, indent=1, allow_nan=False, default=str)) + "\n"
@@ -497,7 +523,7 @@ def run(args: argparse.Namespace, workspace=None) -> int:
     ws = workspace
     if ws is None:
         try:
-            ws = Workspace(formula_file=args.formulas)
+            ws = Workspace(formula_file=args.formulas, keep_implausible=getattr(args, "keep_implausible", False))
         except FormulaFileError as exc:
             print(f"nestscope report: error: --formulas {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -541,7 +567,7 @@ def run(args: argparse.Namespace, workspace=None) -> int:
     elif args.format == "json":
         text = to_json(ws, m, by, ids, args, lead)
     else:
-        text = to_table(ws, m, by, lead=lead) + _findings_line(ws)
+        text = to_table(ws, m, by, lead=lead) + _findings_line(ws) + left_out_line(ws, m)
     if args.format == "table":
         text = terminal_text(text)      # a guard over every line: nothing from the data acts on the terminal
     if args.out:

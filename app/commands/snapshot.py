@@ -26,6 +26,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--select", metavar="NODE", help="tree node to select: LPAR, system, CEC or 'LPAR/CLASS'")
     p.add_argument("--dark", action="store_true", help="dark palette")
     p.add_argument("--formulas", metavar="FILE", help="formula override file (JSON)")
+    from app.commands.report import add_keep_implausible
+
+    add_keep_implausible(p)
 
 
 def _size(text: str) -> tuple[int, int] | None:
@@ -80,7 +83,8 @@ class QuietQt:
 _quiet = QuietQt()
 
 
-def open_window(files: list[str], size: tuple[int, int], formulas: str | None = None):
+def open_window(files: list[str], size: tuple[int, int], formulas: str | None = None,
+                keep_implausible: bool = False):
     """The real MainWindow, offscreen, at ``size``, with ``files`` opened and every read and view job ended.
 
     Returns ``(qapp, window)``.  The Qt platform is offscreen unless one was chosen (its "does not support
@@ -101,6 +105,7 @@ def open_window(files: list[str], size: tuple[int, int], formulas: str | None = 
     qapp = QApplication.instance() or QApplication(sys.argv[:1])
     apply_palette(False)
     window = MainWindow(make_workspace(formulas))
+    window.keep_implausible_action.setChecked(bool(keep_implausible))    # the temporary settings only
     window.resize(*size)
     window.show()
     window.open_files(files)
@@ -116,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     from app.commands.gui import sample_files
 
     files = list(args.files) or sample_files()
-    qapp, window = open_window(files, size, args.formulas)
+    qapp, window = open_window(files, size, args.formulas, getattr(args, "keep_implausible", False))
     if not any(getattr(r, "readable", True) for r in window.ws.files):
         print("nestscope snapshot: nothing readable in " + ", ".join(files or ["(no files)"]), file=sys.stderr)
         _teardown(qapp, window)

@@ -75,6 +75,7 @@ class QuerySpec:
     where: str | None = None
     nodes: list[tuple] | None = None
     formula_sets: dict | None = field(default=None, repr=False)
+    keep_implausible: bool = False    # rows marked implausible at extract time stay in the sums (issue 20)
 
 
 def shift_sql(shift: ShiftFilter | None, d: Dialect) -> list[str]:
@@ -374,7 +375,14 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     bcol = "cec_bucket" if cec_level else "bucket"
     where = _filters(spec, d)
     period = _period_sql(every, d)
-    b0 = q("B0") if "B0" in have else "CAST(NULL AS DOUBLE)"
+    # implausible CPU-intervals (qbits 128, app.engine.plausibility) add nothing to any sum unless kept: their
+    # counters are NULL, their rows counted in _lo and marked left-out (256), as the workspace does
+    lo = "0" if spec.keep_implausible else "CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END"
+
+    def val(c: str) -> str:
+        return q(c) if spec.keep_implausible else f"CASE WHEN qbits % 256 >= 128 THEN NULL ELSE {q(c)} END"
+
+    b0 = val("B0") if "B0" in have else "CAST(NULL AS DOUBLE)"
     busy = f"CASE WHEN cpu_speed > 0 THEN {b0} / cpu_speed END"
     ctes = [f"p AS ({_params_sql(params, d)})"]
     ctes.append(
@@ -397,9 +405,10 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     with_hint = not (by == "cpu")
     hc = [c for c in hint_counters(sets, counters)] if with_hint else []
     if per_cpu_interval:
-        sel = gen_sel + ["t_start AS _start", "t_end AS _end", "1 AS n_cpus", "qbits AS _q", "1 AS _size",
-                          "0 AS _cntP", "0 AS _cntE", "CAST(cpu_speed AS DOUBLE) AS _CPSP", "interval_s AS _INTERVAL"]
-        sel += [q(c) for c in counters]
+        sel = gen_sel + ["t_start AS _start", "t_end AS _end", "1 AS n_cpus", f"qbits + 256 * {lo} AS _q",
+                         "1 AS _size", f"{lo} AS _lo", "0 AS _cntP", "0 AS _cntE", "CAST(cpu_speed AS DOUBLE) AS _CPSP",
+                         "interval_s AS _INTERVAL"]
+        sel += [f"{val(c)} AS {q(c)}" for c in counters]
         ctes.append(f"a2 AS (SELECT {', '.join(sel)} FROM r)")
         out_keys = gen_keys
     else:
@@ -411,11 +420,11 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             "MIN(t_start) AS _start", "MAX(t_end) AS _end", f"{d.count_distinct('_uid')} AS n_cpus",
             "SUM(_busy_us) AS _sb", "SUM(_bf) AS _sf", "MAX(cpu_speed) AS _cpsp_max",
             f"{d.median('interval_s')} AS _ivs", f"MAX({bcol}_s) AS _blen", f"{d.count_distinct(bcol)} AS _nb",
-            "BIT_OR(qbits) AS _q", "COUNT(*) AS _size",
-            (f"COUNT({q(firstP)})" if firstP else "0") + " AS _cntP",
-            (f"COUNT({q(firstE)})" if firstE else "0") + " AS _cntE"]
-        sel += [f"SUM({q(c)}) AS {q(c)}" for c in counters]
-        sel += [f"SUM(CASE WHEN qbits % 2 = 0 THEN {q(c)} END) AS {q('_h_' + c)}" for c in hc]
+            f"BIT_OR(qbits + 256 * {lo}) AS _q", f"SUM(1 - {lo}) AS _size", f"SUM({lo}) AS _lo",
+            (f"COUNT({val(firstP)})" if firstP else "0") + " AS _cntP",
+            (f"COUNT({val(firstE)})" if firstE else "0") + " AS _cntE"]
+        sel += [f"SUM({val(c)}) AS {q(c)}" for c in counters]
+        sel += [f"SUM(CASE WHEN qbits % 2 = 0 THEN {val(c)} END) AS {q('_h_' + c)}" for c in hc]
         ctes.append(f"agg AS (SELECT {', '.join(sel)} FROM r GROUP BY {', '.join(group)})")
         if per_interval:
             interval = "CASE WHEN _sf > 0 THEN _sb / (1000000.0 * _sf) ELSE _ivs END"
@@ -459,7 +468,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
                     whens.append(f"WHEN {lit_str(g)} THEN {formula_set_sql(fs, hcolumn, {mid})[mid]}")
             mets.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)")
                         + f" AS {q('_hint_' + mid)}")
-    tail = ["_start", "_end", "n_cpus", "_q", "_size", "_cntP", "_cntE"]
+    tail = ["_start", "_end", "n_cpus", "_q", "_size", "_lo", "_cntP", "_cntE"]
     out_cols = [c for c in out_keys] + tail + mets
     order = [q(k) for k in keys] + (["_period"] if period else []) + ["_end"]
     final = f"SELECT {', '.join(out_cols)} FROM {prev} ORDER BY {', '.join(order)}"
@@ -490,7 +499,7 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
     if not files:
         return pd.DataFrame(columns=keys + (["period"] if spec.every else []) + ["interval_start", "interval_end",
                                                                               "n_cpus", "generation", "formula_set"]
-                            + ids + ["Workload_Hint", "quality", "summary"])
+                            + ids + ["Workload_Hint", "quality", "left_out", "summary"])
     own = eng is None
     eng = eng or open_engine(engine, files)
     try:
@@ -565,6 +574,7 @@ def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, NA, classify, _h
             cnt = raw[c].to_numpy(dtype=np.int64)
             qb = qb | np.where((cnt > 0) & (cnt < size), 64, 0)
     out["quality"] = quality_strings(qb) if n else []
+    out["left_out"] = raw["_lo"].fillna(0).to_numpy(dtype=np.int64) if n else np.zeros(0, np.int64)
     out["summary"] = False
     sort = [k for k in keys] + (["period"] if spec.every else []) + ["interval_end"]
     return out.sort_values(sort, kind="stable", ignore_index=True) if n else out

@@ -364,6 +364,9 @@ class Dataset:
             if (before is not None or after is not None) else None
         iv, findings = compute_intervals([f.drop(columns=["_orig_source", "_orig_sha"], errors="ignore")
                                           for f in frames], sets, interval_counters(sets))
+        from app.engine.plausibility import check    # implausible rows marked (qbits 128); queries leave them out
+
+        findings += check(iv, sets, list(iv.columns[list(iv.columns).index("qbits") + 1:]))
         src = iv["source"].astype(str)
         own = (src == path).to_numpy().copy()
         nxt = (src == _CONTEXT_SOURCE + "after").to_numpy().copy()

@@ -43,6 +43,7 @@ LEVEL_KEYS: dict[str, tuple[list[str], bool]] = {
 WINDOW_OF = {"cpu": "cpu_window", "interval": "class", "class_interval": "class", "lpar_interval": "lpar",
              "cec_interval": "cec", "class": "class", "lpar": "lpar", "cec": "cec", "cpu_window": "cpu_window"}
 _NS = 1_000_000_000
+LEFT_OUT_BIT = 256         # deltas.QUALITY_BITS["left-out"] (deltas imports this module): an implausible row left out
 
 
 def _mode_len(s: np.ndarray) -> int:
@@ -229,10 +230,11 @@ def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
         out["n_cpus"] = 1
         out["CPSP"] = iv["cpu_speed"].to_numpy(dtype=np.float64)
         out["INTERVAL"] = iv["interval_s"].to_numpy(dtype=np.float64)
+        out["left_out"] = ((iv["qbits"].to_numpy(dtype=np.int64) & LEFT_OUT_BIT) != 0).astype(np.int64)
         return out.reset_index(drop=True)
     if not len(iv):
         return pd.DataFrame(columns=base + ["interval_start", "interval_end", "n_cpus", "CPSP", "INTERVAL",
-                                            "qbits"] + counters + ["_h_" + c for c in hint_counters])
+                                            "qbits"] + counters + ["_h_" + c for c in hint_counters] + ["left_out"])
     node = _node_codes(iv, base)
     cec_level = level in ("cec", "cec_interval")
     bcol = "cec_bucket" if cec_level else "bucket"
@@ -301,11 +303,13 @@ def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
     qb = iv["qbits"].to_numpy(dtype=np.int64)
     q = _qbits_or(qb, by)
     q = np.zeros(len(out), dtype=np.int64) if q is None else q.astype(np.int64)
-    size = np.bincount(gid, minlength=ngroups)
+    gone = (qb & LEFT_OUT_BIT) != 0           # implausible rows left out (plausibility.py): counters all NaN
+    size = np.bincount(gid, weights=~gone, minlength=ngroups).astype(np.int64)
     for letter in ("P", "E"):
         cols = [c for c in counters if c[0] == letter]
         if cols:
             cnt = np.bincount(gid, weights=iv[cols[0]].notna().to_numpy(), minlength=ngroups).astype(np.int64)
             q |= np.where((cnt > 0) & (cnt < size), 64, 0)
     out["qbits"] = q
+    out["left_out"] = np.bincount(gid, weights=gone, minlength=ngroups).astype(np.int64)
     return out

@@ -49,8 +49,8 @@ _ROWS = 2048           # rows gathered at a time (a MB or two of counters: stays
 _NS = 1_000_000_000
 _EMIT = ["source", "offset", "cec", "system", "time", "cpu"]
 # quality codes carried per interval row (bit -> code); '' = clean
-QUALITY_BITS = {"lost-data": 1, "mt-lost-data": 2, "odd-length": 4, "csvn-mismatch": 8,
-                "generation-by-csvn": 16, "generic-formulas": 32, "partial-sets": 64}
+QUALITY_BITS = {"lost-data": 1, "mt-lost-data": 2, "odd-length": 4, "csvn-mismatch": 8, "generation-by-csvn": 16,
+                "generic-formulas": 32, "partial-sets": 64, "implausible": 128, "left-out": 256}  # plausibility.py
 _EMIT_LIMIT = 10
 
 

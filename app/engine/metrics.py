@@ -3,8 +3,9 @@
 Column layout (architecture.md): identity columns that apply to the level,
 ``interval_start``, ``interval_end``, ``n_cpus``, ``generation``,
 ``formula_set``, one column per metric id (:data:`METRIC_IDS` first, then any
-user-defined ids), ``Workload_Hint``, ``quality`` and ``summary`` (True for the
-whole-window rows added by ``summary=True``).  A metric that does not apply is
+user-defined ids), ``Workload_Hint``, ``quality``, ``left_out`` (CPU-intervals of the row left out as
+implausible, :mod:`app.engine.plausibility`) and ``summary`` (True for the whole-window rows added by
+``summary=True``).  A metric that does not apply is
 NaN, never 0.
 """
 
@@ -175,5 +176,6 @@ def _level_frame(rows: pd.DataFrame, level: str, sets: dict[str, FormulaSet], id
     out["formula_set"] = out["formula_set"].astype(object)
     out = pd.concat([out, mets], axis=1)
     out["quality"] = quality_strings(agg["qbits"].to_numpy(dtype=np.int64)) if len(agg) else []
+    out["left_out"] = agg["left_out"].to_numpy(dtype=np.int64) if len(agg) else np.zeros(0, np.int64)
     out["summary"] = is_summary
     return out

@@ -21,6 +21,8 @@ from app.engine.aggregate import LEVELS, WINDOW_OF, NodeKey
 from app.engine.catalog import FormulaSet, load_formula_sets
 from app.engine.deltas import compute_intervals
 from app.engine.metrics import level_metrics, metrics_level, with_summary
+from app.engine.plausibility import IMPLAUSIBLE, LEFT_OUT, left_out
+from app.engine.plausibility import check as check_bounds
 from app.findings import Finding
 from app.formats.schema import ReadResult
 
@@ -36,6 +38,11 @@ _NODE_COLS = ("cec", "lpar", "class", "cpu")    # NodeKey values after the level
 
 def _fid(f: Finding) -> tuple:
     return (f.file, f.offset, f.code, f.message)
+
+
+def _counter_columns(iv: pd.DataFrame) -> list[str]:
+    """Counter columns of an intervals frame (those after ``qbits``)."""
+    return list(iv.columns[list(iv.columns).index("qbits") + 1:])
 
 
 def _nodes_key(nodes: list[NodeKey] | None) -> tuple | None:
@@ -102,10 +109,14 @@ class Workspace:
     cache : app.cache.Cache or bool, optional
         Where the intervals of files read through :func:`app.cache.read_file` are kept (default: the
         user's cache; ``False``: never).  Files read otherwise are never cached.
+    keep_implausible : bool
+        Keep CPU-intervals that break a physical bound (:mod:`app.engine.plausibility`) in every sum; by
+        default their counters are NaN (left out), their rows marked ``implausible,left-out``.
     """
 
     def __init__(self, formula_file: str | Path | None = None, counters: str = "used",
-                 formula_sets: dict[str, FormulaSet] | None = None, cache: Any = None):
+                 formula_sets: dict[str, FormulaSet] | None = None, cache: Any = None,
+                 keep_implausible: bool = False):
         self.formula_sets: dict[str, FormulaSet] = formula_sets or load_formula_sets(formula_file)
         self.formula_file = str(formula_file) if formula_file else None
         self._keep_all = counters == "all"
@@ -123,6 +134,19 @@ class Workspace:
         # intervals of files read through app.cache are cached too: None/True = the user's cache, False = never,
         # or an app.cache.Cache
         self.cache = cache
+        self._keep_implausible = bool(keep_implausible)
+
+    @property
+    def keep_implausible(self) -> bool:
+        """Implausible CPU-intervals are kept in every sum (see the class docstring)."""
+        return self._keep_implausible
+
+    def set_keep_implausible(self, keep: bool) -> None:
+        """Keep (True) or leave out implausible CPU-intervals; the intervals are taken again (from the cache or
+        the samples) and every derived frame is recomputed."""
+        if bool(keep) != self._keep_implausible:
+            self._keep_implausible = bool(keep)
+            self._invalidate()
 
     # -- files -------------------------------------------------------------------------
     def add(self, result: ReadResult, defer: bool = False) -> list[Finding]:
@@ -200,12 +224,19 @@ class Workspace:
                     return
             hit = cache.load_intervals(key, names)
             if hit is not None:
-                self._iv, self._engine_findings = hit
+                self._iv, self._engine_findings = self._left_out(hit[0]), hit[1]
                 return
         frames = [r.samples for r in self._files if r.samples is not None and len(r.samples)]
-        self._iv, self._engine_findings = compute_intervals(frames, self.formula_sets, keep)
-        if key is not None:
-            cache.store_intervals(key, [{"path": r.file} for r in self._files], self._iv, self._engine_findings)
+        iv, findings = compute_intervals(frames, self.formula_sets, keep)
+        findings += check_bounds(iv, self.formula_sets, _counter_columns(iv))   # marks implausible rows
+        self._engine_findings = findings
+        if key is not None:       # cached as computed, implausible rows marked, not left out
+            cache.store_intervals(key, [{"path": r.file} for r in self._files], iv, findings)
+        self._iv = self._left_out(iv)
+
+    def _left_out(self, iv: pd.DataFrame) -> pd.DataFrame:
+        """``iv`` with its implausible rows left out of every sum unless they are kept."""
+        return left_out(iv, _counter_columns(iv), self._keep_implausible)
 
     def window_metrics(self, levels: tuple[str, ...] = ("cec", "lpar", "class", "cpu_window")) -> dict[str, pd.DataFrame]:
         """Whole-window metrics of all intervals per tree level (what the tree shows); with cached intervals they
@@ -216,7 +247,7 @@ class Workspace:
             self._compute()
         want = tuple(lv for lv in levels if lv not in self._wm)
         if want:
-            cache, key = self._iv_cache(self.counters_needed())
+            cache, key = self._iv_cache(self.counters_needed(), derived=True)
             key = f"{key}-{'-'.join(want)}" if key is not None else None
             got = cache.load_frames("wm", key) if key is not None else None
             if got is None or set(got) != set(want):
@@ -267,7 +298,7 @@ class Workspace:
 
             if not self._computed():
                 self._compute()
-            cache, key = self._iv_cache(self.counters_needed())
+            cache, key = self._iv_cache(self.counters_needed(), derived=True)
             key = f"{key}-coverage" if key is not None else None
             got = cache.load_frames("cov", key) if key is not None else None
             if got is None or set(got) != {"cec", "lpar", "ident"}:
@@ -308,7 +339,7 @@ class Workspace:
         if not self._computed():
             self._compute()
         whole = start is None and end is None
-        cache, ckey = self._iv_cache(self.counters_needed()) if whole else (None, None)
+        cache, ckey = self._iv_cache(self.counters_needed(), derived=True) if whole else (None, None)
         ckey = f"{ckey}-{level}" if ckey is not None else None
         got = cache.load_frames("lv", ckey) if ckey is not None else None
         frame = got.get(level) if got else None
@@ -363,8 +394,12 @@ class Workspace:
             return 4 in self._rows_index
         return (metrics_level(by), str(start), str(end)) in self._lv
 
-    def _iv_cache(self, keep: set[str] | None):
-        """(cache, key) of the intervals when every file came through the workspace cache, else (None, None)."""
+    def _iv_cache(self, keep: set[str] | None, derived: bool = False):
+        """(cache, key) of the intervals when every file came through the workspace cache, else (None, None);
+        ``derived``: the key of frames computed from them (they differ when implausible rows are kept)."""
+        if derived and self._keep_implausible:
+            c, k = self._iv_cache(keep)
+            return c, (f"{k}-keep-implausible" if k is not None else None)
         if self.cache is False or not self._files or any(not r.meta.get("cache_key") for r in self._files):
             return None, None
         from app import cache as wc
@@ -383,7 +418,7 @@ class Workspace:
                     load, self._iv_load = self._iv_load, None
                     iv = load()
                     if iv is not None:
-                        self._iv = iv
+                        self._iv = self._left_out(iv)
                     else:             # the cache entry went meanwhile: from the samples, as without a cache
                         self._compute(lazy=False)
                 elif self._iv is None:
@@ -398,9 +433,12 @@ class Workspace:
     @property
     def counters(self) -> list[str]:
         """Counter columns of :attr:`intervals`."""
-        iv = self._ensure()
-        start = list(iv.columns).index("qbits") + 1
-        return list(iv.columns[start:])
+        return _counter_columns(self._ensure())
+
+    def left_out_count(self) -> tuple[int, int]:
+        """(implausible CPU-intervals, of them left out of the sums) over every file."""
+        qb = self._ensure()["qbits"].to_numpy(dtype=np.int64)
+        return int(((qb & IMPLAUSIBLE) != 0).sum()), int(((qb & LEFT_OUT) != 0).sum())
 
     @property
     def partitions(self) -> pd.DataFrame:

@@ -8,7 +8,10 @@ import hashlib
 import os
 from typing import Any
 
+import numpy as np
 import pandas as pd
+
+from app.engine.plausibility import IMPLAUSIBLE, LEFT_OUT
 
 # level ids as analysts write them in titles
 LEVEL_NAMES = {"lpar": "LPAR", "class": "processor class", "cec": "CEC", "cpu": "CPU", "interval": "interval"}
@@ -67,6 +70,7 @@ def file_info(path: str) -> dict[str, Any]:
 def _selection(ws, start, end, shift, nodes) -> dict[str, Any]:
     iv = ws.intervals
     first = last = None
+    bad = out = 0
     if len(iv):
         from app.engine.aggregate import select_rows
         from app.engine.shift import apply_shift
@@ -74,12 +78,15 @@ def _selection(ws, start, end, shift, nodes) -> dict[str, Any]:
         rows = apply_shift(select_rows(iv, start, end, nodes), shift)
         if len(rows):
             first, last = rows["interval_start"].min(), rows["interval_end"].max()
+            qb = rows["qbits"].to_numpy(dtype=np.int64)
+            bad, out = int(((qb & IMPLAUSIBLE) != 0).sum()), int(((qb & LEFT_OUT) != 0).sum())
     return {"files": [file_info(r.meta.get("path") or r.file) for r in ws.files],
             "window": {"from": iso(start), "to": iso(end), "first": iso(first), "last": iso(last)},
             "shift": shift.to_dict() if shift is not None and not shift.is_empty else None,
             "nodes": [list(map(str, n)) for n in nodes] if nodes is not None else None,
             "formula_sets": ws.formula_versions(),
-            "formulas_file": getattr(ws, "formula_file", None)}
+            "formulas_file": getattr(ws, "formula_file", None),
+            "implausible": {"cpu_intervals": bad, "left_out": out}}
 
 
 def provenance(request) -> dict[str, Any]:
@@ -108,6 +115,14 @@ def _sel_lines(sel: dict[str, Any], indent: str = "") -> list[str]:
     lines.append(f"{indent}Shift filter: {sel['shift']['text'] if sel['shift'] else 'none (all hours, all days)'}")
     if sel.get("nodes"):
         lines.append(f"{indent}Nodes: " + "; ".join("/".join(n[1:]) for n in sel["nodes"]))
+    bad = sel.get("implausible") or {}
+    if bad.get("cpu_intervals"):
+        how = (f"{bad['left_out']} left out of every sum" if bad.get("left_out")
+               else "kept in the sums (--keep-implausible)")
+        lines.append(f"{indent}Implausible CPU-intervals (counter deltas beyond physical bounds, "
+                     f"docs/physical-bounds.md; see the 'implausible' findings): {bad['cpu_intervals']}, {how}")
+    else:
+        lines.append(f"{indent}Implausible CPU-intervals: none")
     fs = ", ".join(sel["formula_sets"].values()) or "-"
     lines.append(f"{indent}Formula sets: {fs}" + (f" (overrides: {sel['formulas_file']})"
                                                   if sel.get("formulas_file") else ""))

@@ -217,9 +217,13 @@ class DatasetWindow(QMainWindow):
         if pts == "auto":
             pts = auto_points(start, end)
         by = "cec" if nodes and all(n[0] == "cec" for n in nodes) else "lpar"
+        from app.ui import settings
+        from app.ui.implausible import SETTING    # View > Keep implausible intervals of the main window
+
+        keep = settings.get_bool(SETTING)
         if pts == "interval":
-            return QuerySpec(by="interval", start=start, end=end, nodes=nodes)
-        return QuerySpec(by=by, every=pts, start=start, end=end, nodes=nodes)
+            return QuerySpec(by="interval", start=start, end=end, nodes=nodes, keep_implausible=keep)
+        return QuerySpec(by=by, every=pts, start=start, end=end, nodes=nodes, keep_implausible=keep)
 
     def refresh(self) -> None:
         if self.engine is None:

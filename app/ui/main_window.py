@@ -21,6 +21,8 @@ from app.ui.actions import Actions
 from app.ui.frames import generations_of
 from app.ui.health import HealthPanel
 from app.ui.help import GlossaryDialog, show_about, show_error
+from app.ui.implausible import apply_keep
+from app.ui.implausible import install as install_implausible
 from app.ui.loader import LoadController
 from app.ui.render import ViewData, compute_view
 from app.ui.palette import apply_palette
@@ -109,6 +111,7 @@ class MainWindow(SessionMixin, QMainWindow):
         from app.ui.dataset_view import install as install_dataset  # issue 13: File > Open Dataset...
 
         install_dataset(self)
+        install_implausible(self)   # issue 20: View > Keep implausible intervals, status-bar count
         self._restore()
 
     def _connect(self) -> None:
@@ -256,8 +259,10 @@ class MainWindow(SessionMixin, QMainWindow):
         else:
             deeper, self._want_deeper = self._want_deeper, False
         epoch = self._epoch
+        keep = getattr(self, "keep_implausible", False)   # View > Keep implausible intervals (implausible.py)
 
         def job() -> ViewData:
+            apply_keep(ws, keep)
             view = compute_view(ws, sel, added, table=table, timeline=timeline, smt=smt, values=values,
                                 deep=not added, deeper=deeper)
             view.epoch = epoch

@@ -215,3 +215,19 @@ ABOUT_TEXT = ("<h3>NestScope {version}</h3><p>IBM Z CPU MF analyzer for SMF 113 
 ABOUT_OVERRIDE = "<p>Formula override file (--formulas): {path}</p>"
 ERROR_TITLE = "NestScope: unexpected error"
 ERROR_TEXT = "Something went wrong: {what}"
+
+# implausible CPU-intervals (app.engine.plausibility, docs/physical-bounds.md)
+ACT_KEEP_IMPLAUSIBLE = "Keep &implausible intervals"
+ACT_KEEP_IMPLAUSIBLE_TIP = ("Keep CPU-intervals whose counter deltas break a physical bound in every sum (as "
+                            "--keep-implausible); unchecked they are left out, each named in Data health")
+STATUS_LEFT_OUT = ("\u26a0 {n} implausible CPU-interval(s) left out of every sum (counter deltas beyond physical "
+                   "bounds; see Data health)")
+STATUS_KEPT = "\u26a0 {n} implausible CPU-interval(s) kept in the sums (View > Keep implausible intervals)"
+QUALITY_CODE_TIPS = {
+    "implausible": ("implausible: a CPU-interval summed here has counter deltas no machine can count (a damaged "
+                    "record?); Data health names file, offset, counter, value and bound"),
+    "left-out": "left-out: that CPU-interval is left out of every sum (View > Keep implausible intervals keeps it)",
+}
+LEFT_OUT_TIP = "{n} implausible CPU-interval(s) left out of this row's sums"
+READOUT_IMPLAUSIBLE = "\u26a0 implausible"
+READOUT_LEFT_OUT = "\u26a0 {n} implausible CPU-interval(s) left out"

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from app.ui import messages as M
 from app.ui.frames import FROZEN, ColDef, generations_of, interval_frame, is_summary, metric_columns
 from app.ui.selection import BY_OF_LEVEL, Selection
 
@@ -188,6 +189,7 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
         out.table = df
         out.columns = [*FROZEN, *metric_columns(ws, generations_of(df))]
         out.quality_details = {f.code: f.message for f in ws.findings}
+        out.quality_details.update(M.QUALITY_CODE_TIPS)    # one interval's finding would mislead on other rows
         step("table")
     if timeline:
         out.timeline = interval_frame(ws, Selection(nodes=sel.nodes), windowed=False, summary=False)

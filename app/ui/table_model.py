@@ -62,6 +62,8 @@ class IntervalTableModel(ColumnTableModel):
         self._values: list[np.ndarray | None] = [self._column_values(c) for c in self.columns]
         self._quality = (self.frame["quality"].fillna("").astype(str).to_numpy()
                          if "quality" in self.frame else np.full(n, "", dtype=object))
+        self._left_out = (self.frame["left_out"].fillna(0).to_numpy(dtype=np.int64)
+                          if "left_out" in self.frame else np.zeros(n, np.int64))   # implausible rows left out
         self._order = pinned_first(summ)
         self._texts: dict[tuple[int, int], str] = {}    # display texts of the cells painted so far
         self._loaded = min(n, ROWS_TO_LOAD)
@@ -201,6 +203,8 @@ class IntervalTableModel(ColumnTableModel):
         if codes:
             lines = [M.QUALITY_TIP.format(codes=codes)]
             lines += [self.quality_details[c] for c in codes.split(",") if c.strip() in self.quality_details]
+            if self._left_out[pos]:
+                lines.append(M.LEFT_OUT_TIP.format(n=int(self._left_out[pos])))
             return "\n".join(lines)
         if self._summary[pos]:
             rng = M.SUMMARY_RANGE_TIP.format(start=start, end=end) if start or end else ""

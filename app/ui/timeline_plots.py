@@ -344,8 +344,17 @@ def readout(series: list[Series], x: float, plots: list[str]) -> str:
                 v = row.get(col)
                 if v is not None and not pd.isna(v):
                     vals.append(f"{SHORT.get(col, col)} {fmt_number(v, metric_decimals(col))}")
+        vals += readout_marks(row)
         lines.append(f'<b style="color:{node_color(i)}">{s.label}</b> {when} UTC: ' + ", ".join(vals))
     return "<br>".join(lines)
+
+
+def readout_marks(row: pd.Series) -> list[str]:
+    """Marks of an interval row whose sums hold (or left out) an implausible CPU-interval (issue 20)."""
+    n = row.get("left_out")
+    if n is not None and not pd.isna(n) and int(n):
+        return [M.READOUT_LEFT_OUT.format(n=int(n))]
+    return [M.READOUT_IMPLAUSIBLE] if "implausible" in str(row.get("quality") or "") else []
 
 
 def draw_stack(plot: pg.PlotItem, x: np.ndarray, stacks: dict[str, np.ndarray],
@@ -369,11 +378,14 @@ def draw_stack(plot: pg.PlotItem, x: np.ndarray, stacks: dict[str, np.ndarray],
 
 
 def fit_y(plot: pg.PlotItem, plot_id: str, from_zero: bool) -> None:
-    """Value axis of a data plot: sourcing always 0..100; from zero to the data's top when ``from_zero``; else
+    """Value axis of a data plot: sourcing 0..100, or up to the stack's top when an implausible interval kept in
+    the sums goes beyond 100 (never hidden: issue 20); from zero to the data's top when ``from_zero``; else
     fitted to the data (autorange).  The CEC stack sets its own range (:func:`draw_stack`)."""
     if plot_id.startswith("sourcing"):
+        top = max((float(np.nanmax(item.yData)) for item in plot.listDataItems()
+                   if item.yData is not None and len(item.yData) and np.isfinite(item.yData).any()), default=100.0)
         plot.disableAutoRange(axis="y")
-        plot.setYRange(0, 100, padding=0)
+        plot.setYRange(0, 100 if top <= 100.5 else top * 1.05, padding=0)
     elif plot_id == "cec":
         return
     elif from_zero:
