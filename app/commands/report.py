@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 
 from app.engine.layout import MISSING
+from app.engine.partitions import enrich
+from app.export.tables import csv_columns
 from app.textsafe import csv_line, csv_text, display_text, json_text, terminal_text
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
@@ -41,8 +43,6 @@ BY_CHOICES = ("interval", "cpu", "class", "lpar", "cec", "smt-type", "smt-core",
               "pool")
 PROFILE_BY = ("hour", "weekday", "hour-weekday")
 SMT_BY = {"smt-type": "type", "smt-core": "core"}
-_IDENT = {"cpu": ["cec", "lpar", "system", "class", "cpu"], "interval": ["cec", "lpar", "system", "class"],
-          "class": ["cec", "lpar", "system", "class"], "lpar": ["cec", "lpar", "system"], "cec": ["cec"]}
 _ABBR = {"CPI": "CPI", "PRBSTATE": "PrbSt", "Est_Instr_Cmplx_CPI": "ICmplx", "Est_Finite_CPI": "FinCPI",
          "Est_SCPL1M": "SCPL1M", "L1MP": "L1MP", "L15P": "L15P", "L2LP": "L2LP", "L2RP": "L2RP", "L2P": "L2P",
          "L3P": "L3P", "L4LP": "L4LP", "L4RP": "L4RP", "MEMP": "MEMP", "RNI": "RNI", "LPARCPU": "LPARCPU",
@@ -134,53 +134,6 @@ def _num(v: Any) -> Any:
     if isinstance(v, (float, np.floating)):
         return None if not np.isfinite(v) else float(v)
     return v
-
-
-# Extra columns after quality: the coverage of CEC/LPAR/class rows by their children, and for LPAR rows what
-# the machine's partition data says (z/VM D0R16; partition_busy in % of one CPU summed over the LPAR's CPUs).
-COVERAGE_COLUMNS = ["coverage_pct", "coverage_note"]
-PARTITION_COLUMNS = ["data", "partition_cpus", "processors", "weights", "capped", "partition_busy_sum_pct",
-                     "partition_busy_per_cpu_pct"]
-
-
-def csv_columns(by: str, ids: list[str]) -> list[str]:
-    """CSV column order for a level."""
-    extra = (PARTITION_COLUMNS if by == "lpar" else []) + (COVERAGE_COLUMNS if by in ("cec", "lpar", "class") else [])
-    return _IDENT[by] + ["interval_start", "interval_end"] + ids + ["Workload_Hint", "n_cpus", "generation",
-                                                                     "formula_set", "quality", "left_out"] + extra
-
-
-def enrich(ws, m: pd.DataFrame, by: str, start=None, end=None) -> pd.DataFrame:
-    """Add coverage (CEC, LPAR, class rows) and partition data (LPAR rows) to a metrics frame; for ``lpar`` also
-    append one row per partition known only from partition data (no counters), marked in ``data``."""
-    from app.engine.partitions import coverage, partition_summary
-
-    if by not in ("cec", "lpar", "class"):
-        return m
-    cov = coverage(ws.intervals, by, start, end)
-    keys = [c for c in cov.columns if c not in COVERAGE_COLUMNS]
-    out = m.copy()
-    if len(out):
-        for c in keys:
-            out[c] = out[c].astype(str) if c != "cpu" else out[c]
-        cov = cov.assign(**{c: cov[c].astype(str) for c in keys})
-        out = out.merge(cov, on=keys, how="left") if len(cov) else out.assign(coverage_pct=np.nan, coverage_note="")
-    if by != "lpar":
-        return out
-    measured = {(str(a), str(b)) for a, b in zip(out["cec"], out["lpar"])} if len(out) else set()
-    ps = partition_summary(ws.partitions, measured, start, end)
-    if not len(ps):
-        return out.assign(data="counters") if len(out) else out
-    ps = ps.rename(columns={"busy_sum_pct": "partition_busy_sum_pct", "busy_per_cpu_pct": "partition_busy_per_cpu_pct"})
-    ps["partition_cpus"] = ps["n_cpus"]
-    pcols = ["cec", "lpar"] + [c for c in PARTITION_COLUMNS if c != "data"]
-    if len(out):
-        out = out.merge(ps[pcols], on=["cec", "lpar"], how="left")
-        out["data"] = "counters"
-    only = ps.loc[ps["data"] == "partition data only"].assign(system="", interval_start=lambda d: d["first"],
-                                                              interval_end=lambda d: d["last"])
-    only = only.drop(columns=["first", "last", "lpar_number"])
-    return pd.concat([out, only], ignore_index=True) if len(out) else only.reset_index(drop=True)
 
 
 def _csv_cell(v: Any) -> str:

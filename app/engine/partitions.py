@@ -18,11 +18,17 @@ import pandas as pd
 
 from app.engine.aggregate import window_mask
 
-__all__ = ["partition_summary", "coverage", "PARTITION_SUMMARY_COLUMNS", "BUSY_UNIT"]
+__all__ = ["partition_summary", "coverage", "enrich", "PARTITION_SUMMARY_COLUMNS", "BUSY_UNIT", "COVERAGE_COLUMNS",
+           "REPORT_PARTITION_COLUMNS"]
 
 BUSY_UNIT = "% of one CPU, summed over the LPAR's CPUs (as LPARCPU)"
 PARTITION_SUMMARY_COLUMNS = ["cec", "lpar", "lpar_number", "data", "n_cpus", "processors", "weights", "weight", "capped",
                              "busy_sum_pct", "busy_per_cpu_pct", "first", "last"]
+# columns a report row gains: the coverage of CEC/LPAR/class rows by their children, and for LPAR rows what the
+# machine's partition data says (z/VM D0R16; partition_busy in % of one CPU summed over the LPAR's CPUs)
+COVERAGE_COLUMNS = ["coverage_pct", "coverage_note"]
+REPORT_PARTITION_COLUMNS = ["data", "partition_cpus", "processors", "weights", "capped", "partition_busy_sum_pct",
+                     "partition_busy_per_cpu_pct"]
 _CHILD = {"cec": ["lpar", "system"], "lpar": ["class", "cpu"], "class": ["cpu"]}
 _KEYS = {"cec": ["cec"], "lpar": ["cec", "lpar", "system"], "class": ["cec", "lpar", "system", "class"]}
 _TYPE_ORDER = ["CP", "GCP", "IFL", "zIIP", "zAAP", "ICF"]
@@ -141,3 +147,34 @@ def _child_name(level: str, x: pd.Series) -> str:
     if level == "lpar":
         return f"{x['class']} CPU {int(x['cpu'])}"
     return f"CPU {int(x['cpu'])}"
+
+
+def enrich(ws, m: pd.DataFrame, by: str, start=None, end=None) -> pd.DataFrame:
+    """Add coverage (CEC, LPAR, class rows) and partition data (LPAR rows) to a metrics frame; for ``lpar`` also
+    append one row per partition known only from partition data (no counters), marked in ``data``."""
+    if by not in ("cec", "lpar", "class"):
+        return m
+    cov = coverage(ws.intervals, by, start, end)
+    keys = [c for c in cov.columns if c not in COVERAGE_COLUMNS]
+    out = m.copy()
+    if len(out):
+        for c in keys:
+            out[c] = out[c].astype(str) if c != "cpu" else out[c]
+        cov = cov.assign(**{c: cov[c].astype(str) for c in keys})
+        out = out.merge(cov, on=keys, how="left") if len(cov) else out.assign(coverage_pct=np.nan, coverage_note="")
+    if by != "lpar":
+        return out
+    measured = {(str(a), str(b)) for a, b in zip(out["cec"], out["lpar"])} if len(out) else set()
+    ps = partition_summary(ws.partitions, measured, start, end)
+    if not len(ps):
+        return out.assign(data="counters") if len(out) else out
+    ps = ps.rename(columns={"busy_sum_pct": "partition_busy_sum_pct", "busy_per_cpu_pct": "partition_busy_per_cpu_pct"})
+    ps["partition_cpus"] = ps["n_cpus"]
+    pcols = ["cec", "lpar"] + [c for c in REPORT_PARTITION_COLUMNS if c != "data"]
+    if len(out):
+        out = out.merge(ps[pcols], on=["cec", "lpar"], how="left")
+        out["data"] = "counters"
+    only = ps.loc[ps["data"] == "partition data only"].assign(system="", interval_start=lambda d: d["first"],
+                                                              interval_end=lambda d: d["last"])
+    only = only.drop(columns=["first", "last", "lpar_number"])
+    return pd.concat([out, only], ignore_index=True) if len(out) else only.reset_index(drop=True)

@@ -68,7 +68,7 @@ def cell(column: str, v: Any) -> str:
 
 def level_columns(by: str, ids: list[str]) -> list[str]:
     """The columns of ``report --format csv --by <by>``."""
-    from app.commands.report import csv_columns
+    from app.export.tables import csv_columns
 
     return csv_columns(by, ids)
 
@@ -99,11 +99,9 @@ def write_csv(request, path: str, steps) -> dict[str, int]:
         frame, columns = request.metrics(), level_columns(request.by, ids)
         if request.nodes is None:
             # the coverage and partition-data columns (and partition-only LPAR rows) of `report --format csv`
-            from app.commands import report
+            from app.engine.partitions import enrich
 
-            enrich = getattr(report, "enrich", None)
-            if enrich is not None:
-                frame = enrich(request.workspace, frame, request.by, request.start, request.end)
+            frame = enrich(request.workspace, frame, request.by, request.start, request.end)
     steps(0.5, "writing rows")
     with open(path, "w", encoding="utf-8", newline="") as fh:
         fh.write(csv_line(csv_text(c) for c in columns))

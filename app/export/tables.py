@@ -67,7 +67,19 @@ def level_columns(ws, frame: pd.DataFrame, ident: list[str], main_only: bool = F
         cols.append(Column(s.id, s.header, kind, s.decimals, s.tooltip))
     cols += [Column("n_cpus", _HEAD["n_cpus"], "int"), Column("generation", _HEAD["generation"], "text"),
              Column("formula_set", _HEAD["formula_set"], "text"), Column("quality", _HEAD["quality"], "text")]
+    # what `report` adds to a row (engine.partitions.enrich): the partition data of an LPAR and the coverage
+    cols += [Column(k, h, kind, dec, tip) for k, h, kind, dec, tip in _EXTRA if k in frame.columns]
     return cols
+
+
+_EXTRA = [("data", "Data", "text", 0, "counters, or partition data only (an LPAR known only from z/VM's D0R16)"),
+          ("processors", "Processors", "text", 0, "logical processors by type, from the partition data"),
+          ("weights", "Weights", "text", 0, "LPAR weight by processor type, from the partition data"),
+          ("capped", "Capped", "text", 0, "capping from the partition data"),
+          ("partition_busy_sum_pct", "Partition busy % (sum)", "metric", 1,
+           "busy from the partition data, % of one CPU summed over the LPAR's CPUs (as LPARCPU)"),
+          ("coverage_pct", "Coverage %", "metric", 0, "share of the row's time its parts cover"),
+          ("coverage_note", "Coverage note", "text", 0, "which part covers less of the time")]
 
 
 def with_labels(frame: pd.DataFrame, by: str) -> pd.DataFrame:
@@ -85,3 +97,18 @@ def excel_format(decimals: int) -> str:
 def display(v, decimals: int) -> str:
     """A metric as the presentations show it ("n/a" for no value, as the CLI)."""
     return format_value(v, decimals, MISSING)
+
+
+# identity columns of `report --format csv` per level, and the extra columns after quality: the coverage of
+# CEC/LPAR/class rows by their children and, for LPAR rows, the machine's partition data
+REPORT_IDENT = {"cpu": ["cec", "lpar", "system", "class", "cpu"], "interval": ["cec", "lpar", "system", "class"],
+                "class": ["cec", "lpar", "system", "class"], "lpar": ["cec", "lpar", "system"], "cec": ["cec"]}
+
+
+def csv_columns(by: str, ids: list[str]) -> list[str]:
+    """The columns of ``report --format csv --by <by>`` (and of every CSV export of that level)."""
+    from app.engine.partitions import COVERAGE_COLUMNS, REPORT_PARTITION_COLUMNS
+
+    extra = (REPORT_PARTITION_COLUMNS if by == "lpar" else []) + (COVERAGE_COLUMNS if by in ("cec", "lpar", "class") else [])
+    return REPORT_IDENT[by] + ["interval_start", "interval_end"] + ids + ["Workload_Hint", "n_cpus", "generation",
+                                                                          "formula_set", "quality", "left_out"] + extra

@@ -158,6 +158,8 @@ def _write_level(wb, fm: _Formats, name: str, ws_, frame: pd.DataFrame, ident: l
                         sh.write_number(r, j, float(v), fmts[j])
                     else:
                         sh.write_number(r, j, float(v))
+            elif isinstance(v, (bool, np.bool_)):
+                sh.write_string(r, j, "yes" if v else "no")
             elif v is not None and not (isinstance(v, float) and v != v):
                 sh.write_string(r, j, display_text(v))
         if i % step_every == 0:
@@ -474,6 +476,10 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
         for k, (name, level, ident) in enumerate(SHEETS):
             steps(0.05 + 0.85 * k / n, f"computing {name}")
             frame = request.metrics(by=level)
+            if level in ("cec", "lpar", "class") and request.nodes is None:
+                # processors, weights, capping (and partition-only LPARs) and coverage, as `report` shows them
+                from app.engine.partitions import enrich
+                frame = enrich(request.workspace, frame, level, request.start, request.end)
             if level == "lpar_interval":
                 timeline = frame
             info = _write_level(wb, fm, name, request.workspace, frame, ident, level, steps,

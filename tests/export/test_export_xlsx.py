@@ -164,3 +164,32 @@ def test_about_sheet_shows_file_names_in_full(book, joint):
     names = [os.path.basename(r.file) for r in joint.files]
     col_a = sh.column_dimensions["A"].width
     assert all(len(n) <= col_a for n in names)
+
+
+def test_lpar_sheet_carries_the_partition_data(tmp_path):
+    """ZOSB with the z16 CEC's partition data (VMSYS1's D0R16): processors, weights and capping as `report --by
+    lpar` shows them, and the partition-only LPARs (CF01, ZOSD) as rows of their own."""
+    import openpyxl
+
+    from app.engine import Workspace
+    from app.engine.partitions import enrich
+    from app.formats import read_file
+    from tests.export.conftest import SAMPLES
+
+    ws = Workspace()
+    ws.add_all([read_file(SAMPLES / "after_z16_ZOSB_smf113.vbs.gz"),
+                read_file(SAMPLES / "after_VMSYS1_monwrite.mondata.gz")])
+    path = tmp_path / "p.xlsx"
+    export(ExportRequest(ws), str(path))
+    sh = openpyxl.load_workbook(path)["LPAR"]
+    head = _header_index(sh)
+    for col in ("Processors", "Weights", "Capped", "Data"):
+        assert col in head
+    rows = {sh.cell(r, head["LPAR"] + 1).value: r for r in range(2, sh.max_row + 1)}
+    want = enrich(ws, ws.metrics(by="lpar"), "lpar").set_index("lpar")
+    for lpar in ("ZOSB", "VMPROD", "CF01", "ZOSD"):
+        r = rows[lpar]
+        assert sh.cell(r, head["Processors"] + 1).value == want.loc[lpar, "processors"]
+        assert sh.cell(r, head["Weights"] + 1).value == want.loc[lpar, "weights"]
+        assert sh.cell(r, head["Capped"] + 1).value == ("yes" if want.loc[lpar, "capped"] else "no")
+    assert sh.cell(rows["CF01"], head["Data"] + 1).value == "partition data only"
