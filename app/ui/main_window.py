@@ -102,7 +102,7 @@ class MainWindow(SessionMixin, QMainWindow):
         self.table.body_actions = [self.actions_.copy, None, self.actions_.window_from_rows,
                                    self.actions_.reset_window]
         self._connect()
-        from app.ui.compare_tab import install as install_compare  # issue 10: Compare tab, Export, pictures
+        from app.ui.compare_controller import install as install_compare  # issue 10: Compare tab, Export, pictures
 
         install_compare(self)
         from app.ui.dataset_view import install as install_dataset  # issue 13: File > Open Dataset...

@@ -38,13 +38,13 @@ def ws():
 
 
 def side(cec: str, lpars=("ZOSA", "ZOSB"), hours: str = "", days: str = ""):
-    from app.ui.compare_tab import Side
+    from app.ui.compare_model import Side
 
     return Side(tuple(("lpar", cec, lp) for lp in lpars), hours=hours, days=days)
 
 
 def data(ws, before, after, by="lpar"):
-    from app.ui.compare_tab import compute_compare
+    from app.ui.compare_model import compute_compare
 
     return compute_compare(ws, before, after, by)
 
