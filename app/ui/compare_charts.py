@@ -12,6 +12,7 @@ from PySide6.QtGui import QFontMetricsF
 
 from app.engine.compare import RelativeAxis, node_labels
 from app.engine.layout import gapped
+from app.ui.palette import recolor_legend
 
 SIDE_STYLE = {"before": Qt.PenStyle.DashLine, "after": Qt.PenStyle.SolidLine}   # as the XLSX and PPTX charts
 LINE_COLORS = ["#1f5fa8", "#c2410c", "#2e7d32", "#7b1fa2", "#00838f", "#6d4c41"]
@@ -46,7 +47,7 @@ def apply_plot_theme(view: pg.PlotWidget, dark: bool) -> None:
         plot.getAxis(name).setPen(pg.mkPen(t["fg"]))
         plot.getAxis(name).setTextPen(pg.mkPen(t["fg"]))
     if plot.legend is not None:
-        plot.legend.setLabelTextColor(t["fg"])
+        recolor_legend(plot.legend, t["fg"])
         plot.legend.setBrush(pg.mkBrush(*t["legend"]))
 
 
@@ -221,8 +222,10 @@ def _fit_legend(plot: pg.PlotItem, names: list[tuple[str, str]]) -> int:
     return fit(plot.vb.width())
 
 
-def draw_overlay(plot: pg.PlotItem, axis: RelativeAxis | None, metric: str, header: str) -> int:
-    """Both sides' interval values of ``metric`` on the relative axis; before dashed, after solid."""
+def draw_overlay(plot: pg.PlotItem, axis: RelativeAxis | None, metric: str, header: str,
+                 pair: str | None = None) -> int:
+    """Both sides' interval values of ``metric`` on the relative axis; before dashed, after solid.  With ``pair``
+    only that pair's rows (the ``pair`` column of :func:`app.ui.compare_model.with_pairs`): the waterfall's pair."""
     plot.clear()
     if plot.legend is not None:
         plot.legend.clear()
@@ -233,11 +236,13 @@ def draw_overlay(plot: pg.PlotItem, axis: RelativeAxis | None, metric: str, head
         return 0
     plot.setLabel("bottom", axis.label)
     plot.setLabel("left", header)
-    _title(plot, f"{header}: before (dashed), after (solid)")
+    frames = {"before": axis.before, "after": axis.after}
+    if pair is not None:
+        frames = {s: f.loc[f["pair"] == pair] if "pair" in f.columns else f for s, f in frames.items()}
+    _title(plot, f"{header}{'' if pair is None else ' of ' + str(pair)}: before (dashed), after (solid)")
     n = 0
     legend_names: list[tuple[str, str]] = []
     ys: list[np.ndarray] = []
-    frames = {"before": axis.before, "after": axis.after}
     # one LPAR a side: two colours; more: one colour per LPAR name, so a pair reads dashed against solid
     names = [str(v) for f in frames.values() if len(f) and "lpar" in f.columns for v in dict.fromkeys(f["lpar"])]
     single = all(len(f) == 0 or "lpar" not in f.columns or f[["cec", "lpar"]].drop_duplicates().shape[0] <= 1

@@ -5,7 +5,8 @@ All numbers come from :mod:`app.engine.compare`; this module only holds what the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ import pandas as pd
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
 
-from app.engine.compare import RATIO_NOTE, Comparison, RelativeAxis, Selection, compare
+from app.engine.compare import TIMELINE_BY, RATIO_NOTE, Comparison, RelativeAxis, Selection, compare, pair_keys
 from app.engine.shift import make_shift
 from app.ui.column_model import ColumnTableModel, Index
 from app.ui.compare_charts import THEMES
@@ -72,18 +73,31 @@ def _ts(v: Any) -> pd.Timestamp | None:
     return t.tz_localize("UTC") if t.tzinfo is None else t.tz_convert("UTC")
 
 
+# what a From / To field accepts: a date, optionally a time of day (UTC), "T" or a space between them
+_TIME_TEXT = re.compile(r"\d{4}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?", re.ASCII)
+YEARS = (1900, 2199)   # a window outside these years is a typing slip (pandas' nanosecond times end in 2262)
+
+
 def parse_time(text: str, what: str) -> pd.Timestamp | None:
-    """``"2026-10-05 08:00"`` (UTC) -> Timestamp; "" -> None; raises ValueError with a readable message."""
+    """``"2026-10-05 08:00"`` (UTC) -> Timestamp; "" -> None; raises ValueError with a readable message.
+
+    Only a full date (``YYYY-MM-DD``, optionally ``HH:MM`` or ``HH:MM:SS``) is a time: pandas reads ``08-17``
+    as the year 1 and ``now`` as the clock, which no analyst means in a window field."""
     text = str(text).strip()
     if not text:
         return None
+    bad = f"{what}: {text!r} is not a time (use YYYY-MM-DD HH:MM, UTC)"
+    if not _TIME_TEXT.fullmatch(text):
+        raise ValueError(bad)
     try:
         t = pd.Timestamp(text)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what}: {text!r} is not a time (use YYYY-MM-DD HH:MM, UTC)") from None
+    except (TypeError, ValueError):   # (OutOfBoundsDatetime and DateParseError are ValueErrors)
+        raise ValueError(bad) from None
     if pd.isna(t):
-        raise ValueError(f"{what}: {text!r} is not a time (use YYYY-MM-DD HH:MM, UTC)")
-    return t.tz_localize("UTC") if t.tzinfo is None else t.tz_convert("UTC")
+        raise ValueError(bad)
+    if not YEARS[0] <= t.year <= YEARS[1]:
+        raise ValueError(f"{what}: {text!r} is outside the years {YEARS[0]}-{YEARS[1]}")
+    return t.tz_localize("UTC")
 
 
 def _naive(t: pd.Timestamp | None) -> pd.Timestamp | None:
@@ -112,8 +126,27 @@ def compute_compare(ws: Any, before: Side, after: Side, by: str) -> CompareData:
     """The comparison of two sides (runs in the window's SerialRunner)."""
     sb, sa = selection_of(ws, before, "before"), selection_of(ws, after, "after")
     cmp = compare(sb, sa, by=by)
-    axis = cmp.timelines("lpar_interval")
+    axis = with_pairs(cmp.timelines(TIMELINE_BY[by]), by)
     return CompareData(cmp, axis, {"before": sb.describe(), "after": sa.describe()})
+
+
+def with_pairs(axis: RelativeAxis, by: str) -> RelativeAxis:
+    """The timelines with a ``pair`` column (the comparison table's pair keys), so that the overlay shows the
+    pair the waterfall shows: per processor class the class's intervals, not its LPAR's."""
+    b, a = axis.before, axis.after
+    if not len(b) and not len(a):
+        return axis
+    if (len(b) and "lpar" not in b.columns) or (len(a) and "lpar" not in a.columns):
+        return axis
+    b, a = _keyed(b), _keyed(a)
+    kb, ka = pair_keys(b, a, by)
+    return replace(axis, before=b.assign(pair=kb), after=a.assign(pair=ka))
+
+
+def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
+    """An empty side's frame with the identity columns the pairing reads."""
+    missing = {c: pd.Series(dtype=object) for c in ("cec", "lpar", "class") if c not in frame.columns}
+    return frame.assign(**missing) if missing and not len(frame) else frame
 
 # ------------------------------------------------------------------ the comparison table
 @dataclass(frozen=True)

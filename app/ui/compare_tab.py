@@ -43,6 +43,7 @@ from app.ui.compare_charts import OVERLAY_METRICS, FittedAxis, apply_plot_theme,
     waterfall_text
 from app.ui.compare_model import MARK, SIDES, CompareData, CompareModel, Side, _ts
 from app.ui.compare_sides import SideBox
+from app.ui.palette import error_style
 
 TAB_TITLE = "Compare"
 BY_TEXT = {"lpar": "per LPAR", "class": "per processor class"}
@@ -98,7 +99,7 @@ class CompareTab(QWidget):
         # waterfall
         self.pair = QComboBox()
         self.pair.setToolTip("The LPAR pair (or LPAR and processor class pair) whose CPI change the waterfall splits")
-        self.pair.currentIndexChanged.connect(lambda _i: self._show_waterfall())
+        self.pair.currentIndexChanged.connect(lambda _i: self._show_pair())
         self.wf_view = pg.PlotWidget(background="w", axisItems={"left": FittedAxis()})
         self.wf_plot = self.wf_view.getPlotItem()
         self.wf_plot.setMenuEnabled(False)
@@ -259,7 +260,8 @@ class CompareTab(QWidget):
 
     def show_message(self, text: str, error: bool = False) -> None:
         self.message.setText(text)
-        self.message.setStyleSheet("QLabel { color: #b00020; font-weight: bold; }" if error else "")
+        self._message_error = error
+        self.message.setStyleSheet(error_style(error))
         self.message.setVisible(bool(text))
 
     def set_data(self, data: CompareData) -> None:
@@ -316,6 +318,9 @@ class CompareTab(QWidget):
         """Follow the window's light / dark palette (View > Dark)."""
         for v in (self.wf_view, self.ov_view):
             apply_plot_theme(v, dark)
+        for box in self.boxes.values():
+            box.apply_theme()
+        self.message.setStyleSheet(error_style(getattr(self, "_message_error", False)))
         self.model.dark = dark
         self.table.viewport().update()
         self._show_waterfall()
@@ -343,7 +348,20 @@ class CompareTab(QWidget):
         data = self.data
         mid = self.metric_box.currentData() or "CPI"
         head = self.metric_box.currentText() or mid
-        draw_overlay(self.ov_plot, data.axis if data is not None else None, mid, head)
+        draw_overlay(self.ov_plot, data.axis if data is not None else None, mid, head, self.shown_pair())
+
+    def _show_pair(self) -> None:
+        """The pair box: both charts follow it."""
+        self._show_waterfall()
+        self._show_overlay()
+
+    def shown_pair(self) -> str | None:
+        """The pair both charts show (the waterfall's; None: no comparison)."""
+        cmp = self.comparison
+        if cmp is None or not len(cmp.cpi):
+            return None
+        pair = self.pair.currentData()
+        return str(pair if pair is not None else cmp.cpi.iloc[0]["pair"])
 
     def _fit_wf_labels(self) -> None:
         """Values on the bars only when the bars are wide enough to hold them (they are beside the chart too)."""
