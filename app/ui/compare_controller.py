@@ -208,8 +208,7 @@ class CompareController(QObject):
         if dlg is None:
             dlg = self.dialog = ExportDialog(self.w, self, what=what)
         elif not dlg.running():
-            dlg.set_what(what)
-            dlg._update()
+            dlg.reset(what)   # no "Written..." of the last run, a file name that names what is exported
         dlg.show()
         dlg.raise_()
         return dlg
