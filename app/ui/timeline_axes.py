@@ -127,15 +127,17 @@ def fix_axes(plot: pg.PlotItem, show_bottom: bool) -> None:
 
 def make_data_plot(title: str, unit: str, base_vb: pg.ViewBox, fixed_y: bool = False) -> pg.PlotItem:
     """A stacked data plot: UTC time axis (hidden; the base plot shows it) linked to ``base_vb``, value axis with
-    its unit, legend in the title row; ``fixed_y``: the y range is set by the drawing (no y mouse zoom)."""
+    its unit, legend in the title row; ``fixed_y``: the y range is set by the drawing, else it fits the data in view."""
     p = pg.PlotItem(axisItems={"bottom": UtcDateAxis("bottom"), "left": SparseAxis(orientation="left")})
     fix_axes(p, False)
     p.setTitle(title, size="9pt")
     legend_in_title_row(p)
     p.setLabel("left", unit, **{"font-size": "7pt"})
     p.setXLink(base_vb)
-    if fixed_y:
-        p.getViewBox().setMouseEnabled(y=False)
+    # the mouse wheel and drags zoom and pan time only: the value axis stays fitted to the data in view (a wheel
+    # over the CPI plot left it at 3.4-3.8 with the lines off the chart); "Axes from 0" still applies (fit_y)
+    p.getViewBox().setMouseEnabled(x=True, y=False)
+    p.getViewBox().setAutoVisible(y=not fixed_y)
     return p
 
 
