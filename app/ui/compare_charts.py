@@ -252,7 +252,8 @@ def draw_overlay(plot: pg.PlotItem, axis: RelativeAxis | None, metric: str, head
         if not len(frame) or metric not in frame.columns:
             continue
         other = frames["after" if side == "before" else "before"]
-        labels = node_labels(frame, "lpar_interval", [other] if len(other) else None)
+        level = "class_interval" if "class" in frame.columns else "lpar_interval"   # per class: "ZOSA zIIP"
+        labels = node_labels(frame, level, [other] if len(other) else None)
         frame = frame.assign(_label=labels.to_numpy())
         for label, g in frame.groupby("_label", sort=False):
             g = g.sort_values("x")
@@ -264,7 +265,8 @@ def draw_overlay(plot: pg.PlotItem, axis: RelativeAxis | None, metric: str, head
             gx, gy = gapped(g["x"].to_numpy(dtype=float), y)
             plot.plot(gx, gy, pen=pen, connect="finite", name=f"{side}: {label}")
             gen = f" ({g['generation'].iloc[0]})" if "generation" in g.columns else ""
-            legend_names.append((f"{side}: {label}", f"{side}: {g['lpar'].iloc[0]}{gen}" if "lpar" in g.columns
+            short = " ".join(str(g[c].iloc[0]) for c in ("lpar", "class") if c in g.columns)
+            legend_names.append((f"{side}: {label}", f"{side}: {short}{gen}" if "lpar" in g.columns
                                  else f"{side}: {label}"))
             ys.append(y[np.isfinite(y)])
             n += 1

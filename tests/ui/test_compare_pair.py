@@ -42,6 +42,8 @@ def test_overlay_follows_the_waterfalls_class_pair(tab, ws):  # noqa: F811
         assert np.allclose(got[name], want[np.isfinite(want)], rtol=1e-12)
         assert not np.allclose(got[name], lpar["CPI"].to_numpy(dtype=float)[:len(got[name])])   # not the LPAR's
     assert "ZOSA zIIP" in tab.ov_plot.titleLabel.text
+    legend = [label.text for _, label in tab.ov_plot.legend.items]    # the legend names the class too
+    assert legend and all("ZOSA zIIP" in t for t in legend), legend
     # another pair in the box: both charts follow it
     assert tab.set_pair("ZOSA GCP")
     rec = d.comparison.cpi.set_index("pair").loc["ZOSA GCP"]
