@@ -364,7 +364,11 @@ def draw_stack(plot: pg.PlotItem, x: np.ndarray, stacks: dict[str, np.ndarray],
 
 def fit_y(plot: pg.PlotItem, plot_id: str, from_zero: bool) -> None:
     """Value axis of a data plot: sourcing always 0..100; from zero to the data's top when ``from_zero``; else
-    fitted to the data (autorange).  The CEC stack sets its own range (:func:`draw_stack`)."""
+    fitted to the data (autorange).  The CEC stack sets its own range (:func:`draw_stack`).  A double click on
+    the plot applies this rule again after the user pinned the value axis (Shift+wheel, timeline_axes.TimeViewBox)."""
+    vb = plot.getViewBox()
+    if hasattr(vb, "refit"):
+        vb.refit = lambda: fit_y(plot, plot_id, from_zero)
     if plot_id.startswith("sourcing"):
         plot.disableAutoRange(axis="y")
         plot.setYRange(0, 100, padding=0)

@@ -164,6 +164,29 @@ def test_wheel_zooms_time_and_keeps_y_fitted(qtbot, loaded):
     ys = ys[np.isfinite(ys)]
     if len(ys):                                   # every line in view is on the chart
         assert y0 <= ys.min() and ys.max() <= y1, (y0, y1, ys.min(), ys.max())
+    # Shift+wheel zooms the value axis and pins it; time stays; a double click gives it back to the data
+    ev = QWheelEvent(QPointF(at), QPointF(view.mapToGlobal(at)), QPoint(0, 0), QPoint(0, 240),
+                     Qt.MouseButton.NoButton, Qt.KeyboardModifier.ShiftModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(view.viewport(), ev)
+    QApplication.processEvents()
+    (p0, p1), (q0, q1) = vb.viewRange()
+    assert (p0, p1) == pytest.approx((n0, n1)) and q1 - q0 < y1 - y0
+    assert not vb.state["autoRange"][1] and vb.state["mouseEnabled"] == [True, False]
+
+    class DoubleClick:
+        accepted = False
+
+        def double(self):
+            return True
+
+        def button(self):
+            return Qt.MouseButton.LeftButton
+
+        def accept(self):
+            self.accepted = True
+    click = DoubleClick()
+    vb.mouseClickEvent(click)
+    assert click.accepted and vb.state["autoRange"][1]
 
 
 # ------------------------------------------------------------------ File > Formula Sets...
