@@ -17,6 +17,7 @@ EXIT_USAGE = 2
 EXIT_NOTHING = 3
 
 COMMANDS = ["info", "report", "compare", "export", "sample", "snapshot", "cache", "extract", "query", "unterse", "gui"]
+GUI_OPTIONS = ("--no-sample", "--formulas")   # options of the window, given without the "gui" command
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     from app import __version__
 
     p = _Parser(prog="nestscope", description="IBM Z CPU MF analyzer for SMF 113 and z/VM MONWRITE data. "
-                "With no command, opens the window (on the bundled sample when no file is given).")
+                "With no command, opens the window: on the files given, else on the bundled sample set on a first "
+                "start and on your last session once you have opened files of your own; --no-sample starts with an "
+                "empty window, --formulas FILE loads a user formulas file (see `nestscope gui --help`).")
     p.add_argument("--version", action=_Version, version=f"nestscope {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     for name in COMMANDS:
@@ -50,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+    if not argv or (argv[0] not in COMMANDS and (not argv[0].startswith("-")
+                                                 or argv[0].split("=")[0] in GUI_OPTIONS)):
         argv = ["gui", *argv]
     parser = build_parser()
     args = parser.parse_args(argv)

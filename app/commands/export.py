@@ -236,7 +236,7 @@ def _picture_usage(args: argparse.Namespace, size_text: str) -> tuple[tuple[int,
 
 
 def _overlay_names() -> list[str]:
-    from app.ui.compare_tab import OVERLAY_METRICS
+    from app.ui.compare_charts import OVERLAY_METRICS
 
     return list(OVERLAY_METRICS)
 

@@ -1,4 +1,4 @@
-"""``nestscope gui [FILE...]``: open the window (on the bundled sample set when no file is given)."""
+"""``nestscope gui [FILE...]``: open the window (what a plain start opens: :func:`app.ui.window_files.start_plan`)."""
 
 from __future__ import annotations
 
@@ -7,40 +7,32 @@ import os
 import sys
 from pathlib import Path
 
-import app
-
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gui", help="open the window (default command)",
-                       description="Open the NestScope window. Files and folders given are opened; "
-                                   "with none, the bundled sample set is opened.")
+                       description="Open the NestScope window. Files and folders given are opened; with none, "
+                                   "the bundled sample set is opened on a first start, and once you have opened "
+                                   "files of your own, the files of your last session (or an empty window). "
+                                   "Help > Open Sample opens the samples at any time.")
     p.add_argument("files", nargs="*", metavar="FILE", help="SMF 113 or MONWRITE files or folders (gzip allowed)")
-    p.add_argument("--formulas", metavar="FILE", help="formula override file (JSON)")
-    p.add_argument("--no-sample", action="store_true", help="start empty instead of opening the sample set")
+    p.add_argument("--formulas", metavar="FILE", help="formula override file (JSON; File > Formula Sets... in the "
+                                                      "window loads one too)")
+    p.add_argument("--no-sample", action="store_true", help="start with an empty window even on a first start "
+                                                             "(no bundled sample set)")
 
 
 def samples_dir() -> Path:
     """The bundled sample folder (``NESTSCOPE_SAMPLES`` overrides it)."""
-    env = os.environ.get("NESTSCOPE_SAMPLES")
-    if env:
-        return Path(env)
-    return Path(app.__file__).resolve().parent.parent / "resources" / "samples"
+    from app.ui.window_files import samples_dir as folder
+
+    return folder()
 
 
 def sample_files() -> list[str]:
     """Every sample file except those under ``broken/`` (and hidden files / notes)."""
-    root = samples_dir()
-    if not root.is_dir():
-        return []
-    out = []
-    for f in sorted(root.rglob("*")):
-        rel = f.relative_to(root)
-        if not f.is_file() or rel.parts[0] == "broken" or any(p.startswith(".") for p in rel.parts):
-            continue
-        if f.suffix.lower() in (".md", ".txt", ".json", ".csv", ".py"):
-            continue
-        out.append(str(f))
-    return out
+    from app.ui.window_files import sample_files as files
+
+    return files()
 
 
 def make_workspace(formulas: str | None):
@@ -80,11 +72,15 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # a bad --formulas file: say so, no traceback
         print(f"nestscope: {exc}", file=sys.stderr)
         return 2
+    from app.ui.window_files import start_plan
+
     window = MainWindow(ws)
     window.show()
-    files = list(args.files) or ([] if args.no_sample else sample_files())
+    files, session = start_plan(list(args.files), args.no_sample)
     if files:
         window.open_files(files)
         if not args.files:
             window.mark_unchanged(files)     # the demo: opening a workspace replaces it without asking to save
+    elif session:
+        window.open_workspace(session)
     return int(qapp.exec())

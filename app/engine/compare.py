@@ -47,10 +47,11 @@ from app.engine.shift import ShiftFilter, shifted_metrics
 
 __all__ = ["Selection", "Comparison", "compare", "decompose_cpi", "waterfall", "formula_differences",
            "node_labels", "node_label", "qualify_names", "relative_axis", "RelativeAxis", "RATIO_LABEL", "DELTA_LABEL",
-           "ROW_KINDS", "COMPARE_BY", "ratio_delta"]
+           "ROW_KINDS", "COMPARE_BY", "ratio_delta", "pair_keys", "TIMELINE_BY"]
 
 ROW_KINDS = ("before", "after", "ratio", "delta")
 COMPARE_BY = ("lpar", "class")
+TIMELINE_BY = {"lpar": "lpar_interval", "class": "class_interval"}   # the interval level of each pairing
 RATIO_LABEL = "ratio before/after"
 RATIO_NOTE = ("ratio = before / after, as IBM's '% improvement' rows divide the old value by the new one "
               "(CPI 8.2 before, 7.5 after: ratio 1.09; the CPI is 8.5 % lower: (7.5 - 8.2) / 8.2)")
@@ -390,6 +391,14 @@ def _pair_keys(mb: pd.DataFrame, ma: pd.DataFrame, by: str) -> tuple[list[str], 
         nb = [f"{n} {c}" for n, c in zip(nb, mb["class"].astype(str))]
         na = [f"{n} {c}" for n, c in zip(na, ma["class"].astype(str))]
     return nb, na
+
+
+def pair_keys(before: pd.DataFrame, after: pd.DataFrame, by: str) -> tuple[list[str], list[str]]:
+    """The pair key of every row of two frames of the selections (whole-window or interval rows alike), the keys
+    of :func:`compare`'s ``pair`` column, so that a pair's interval rows can be picked from its timelines."""
+    if by not in COMPARE_BY:
+        raise ValueError(f"by must be one of {', '.join(COMPARE_BY)}; got {by!r}")
+    return _pair_keys(before, after, by)
 
 
 def compare(before: Selection, after: Selection, by: str = "lpar") -> Comparison:

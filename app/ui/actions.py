@@ -4,13 +4,48 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit, QMenu, QWidget
 
 from app.ui import messages as M
 
 if TYPE_CHECKING:
     from app.ui.main_window import MainWindow
+
+
+# keys a text field keeps for itself (copy, paste, undo... in the field); every other shortcut of the window's
+# actions works whatever has the focus
+TEXT_KEYS = (QKeySequence.StandardKey.Copy, QKeySequence.StandardKey.Paste, QKeySequence.StandardKey.Cut,
+             QKeySequence.StandardKey.SelectAll, QKeySequence.StandardKey.Undo, QKeySequence.StandardKey.Redo,
+             QKeySequence.StandardKey.Delete)
+
+
+class ShortcutGuard(QObject):
+    """Lets the window's shortcuts through text fields: a QLineEdit claims Ctrl+E (end of line, as in Emacs) and
+    other keys before shortcuts see them, so Ctrl+E did nothing while the tree's filter box had the focus (and it
+    has the focus at start).  Installed on the application; it only refuses a text field's claim on a key that one
+    of the window's actions has as its shortcut (its own editing keys excepted)."""
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self.window = window
+        self.editing = {k.toString() for std in TEXT_KEYS for k in QKeySequence.keyBindings(std)}
+        self.editing |= {"Esc", "Return", "Enter"}
+
+    def keys(self) -> set[str]:
+        """The shortcuts of the window's actions now (actions added later count too), its editing keys aside."""
+        return {k.toString() for a in self.window.actions() for k in a.shortcuts()} - self.editing
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:   # noqa: N802 - Qt's name
+        if event.type() != QEvent.Type.ShortcutOverride or not isinstance(obj, (QLineEdit, QAbstractSpinBox)):
+            return False
+        if obj.window() is not self.window:
+            return False
+        if QKeySequence(event.keyCombination()).toString() in self.keys():
+            event.ignore()      # not the field's: the shortcut map triggers the action
+            return True
+        return False
 
 
 class Actions:
@@ -30,7 +65,11 @@ class Actions:
             w.addAction(a)  # shortcuts work even when the menu bar is hidden
             return a
 
+        self.new = act(M.ACT_NEW, w.new_workspace, QKeySequence.StandardKey.New, M.ACT_NEW_TIP)
         self.open = act(M.ACT_OPEN, w.open_dialog, QKeySequence.StandardKey.Open, M.ACT_OPEN_TIP)
+        self.close_files = act(M.ACT_CLOSE_FILES, w.close_files_dialog, None, M.ACT_CLOSE_FILES_TIP)
+        self.sample = act(M.ACT_SAMPLE, w.open_sample, None, M.ACT_SAMPLE_TIP)
+        self.formulas = act(M.ACT_FORMULAS, w.formula_sets_dialog, None, M.ACT_FORMULAS_TIP)
         self.open_folder = act(M.ACT_OPEN_FOLDER, w.open_folder_dialog, "Ctrl+Shift+O")
         self.save_workspace = act(M.ACT_SAVE_WS, w.save_workspace_dialog, QKeySequence.StandardKey.Save,
                                   M.ACT_SAVE_WS_TIP)
@@ -50,18 +89,23 @@ class Actions:
         self.guide = act(M.ACT_GUIDE, w.show_guide)
         self.recent_menu = QMenu(M.ACT_RECENT, w)
         self.recent_menu.aboutToShow.connect(w.fill_recent_menu)
+        self.guard = ShortcutGuard(w)
+        QApplication.instance().installEventFilter(self.guard)
 
     def build_menus(self, w: MainWindow) -> None:
         bar = w.menuBar()
         file = bar.addMenu(M.MENU_FILE)
+        file.addAction(self.new)
         file.addAction(self.open)
         file.addAction(self.open_folder)
         file.addMenu(self.recent_menu)
+        file.addAction(self.close_files)
         file.addSeparator()
         file.addAction(self.open_workspace)
         file.addAction(self.save_workspace)
         file.addSeparator()
         file.addAction(self.export)
+        file.addAction(self.formulas)
         file.addSeparator()
         file.addAction(self.quit)
         edit = bar.addMenu(M.MENU_EDIT)
@@ -74,6 +118,7 @@ class Actions:
         self.view_menu = view
         helpm = bar.addMenu(M.MENU_HELP)
         helpm.addAction(self.guide)
+        helpm.addAction(self.sample)
         helpm.addAction(self.help)
         helpm.addAction(self.about)
         # the export tooltip must show in the menu too

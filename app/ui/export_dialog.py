@@ -30,6 +30,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.export import FORMATS, IMAGE_FORMATS, ExportCancelled, ExportError, ExportRequest, export
+from app.ui.palette import error_style
+from app.ui.plot_export import MAX_SIDE, MIN_SIDE, parse_size
 
 WHAT = {"table": "Current table: the selected nodes over the time window",
         "comparison": "Comparison: before / after table, CPI waterfall, both sides' sheets",
@@ -40,6 +42,8 @@ FILTERS = ";;".join(["PowerPoint deck (*.pptx)", "Excel workbook (*.xlsx)", "CSV
                      "PNG picture (*.png)", "SVG picture (*.svg)"])
 KINDS = {**FORMATS, ".png": "PNG picture", ".svg": "SVG picture"}
 DIR_KEY = "export/dir"
+# the file name the dialog suggests for each "What" (folder and extension are the last ones used)
+DEFAULT_NAMES = {"table": "nestscope_table", "comparison": "nestscope_comparison", "deck": "nestscope_deck"}
 
 
 class _Bridge(QObject):
@@ -88,6 +92,8 @@ class ExportDialog(QDialog):
         self.browse.clicked.connect(self._browse)
         self.size = QLineEdit("1600x900")
         self.size.setToolTip("Picture size in pixels, width x height (PNG and SVG only)")
+        self.size_error = QLabel("")   # the fields are checked as they are typed: red lines under them
+        self.size_error.setObjectName("export_size_error")
         self.kind = QLabel()
         self.title = QLineEdit("CPU MF analysis")
         self.progress = QProgressBar()
@@ -108,6 +114,7 @@ class ExportDialog(QDialog):
         form.addRow("File", file_row)
         form.addRow("Format", self.kind)
         form.addRow("Picture size", self.size)
+        form.addRow("", self.size_error)
         form.addRow("Title", self.title)
         self.buttons = QDialogButtonBox()
         self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
@@ -123,10 +130,33 @@ class ExportDialog(QDialog):
         lay.addWidget(self.state)
         lay.addWidget(self.buttons)
         self.path.textChanged.connect(self._update)
-        self.what.currentIndexChanged.connect(self._update)
+        self.size.textChanged.connect(self._update)
+        self.what.currentIndexChanged.connect(self._what_changed)
         folder = _settings_get(DIR_KEY) or os.path.expanduser("~")
-        self.path.setText(os.path.join(str(folder), "nestscope.pptx"))
+        self.path.setText(os.path.join(str(folder), DEFAULT_NAMES["table"] + ".pptx"))
         self.set_what(what)
+        self._what_changed()
+
+    def reset(self, what: str) -> None:
+        """Open again for ``what``: no result of the last run is shown, and a suggested file name names it."""
+        if self.running():
+            return
+        self.progress.setValue(0)
+        self.state.setStyleSheet("")
+        self.state.setText("")
+        self.last = ("", "")
+        self.set_what(what)
+        self._what_changed()
+
+    def _what_changed(self, *_args) -> None:
+        """A suggested file name follows "What" (a name the user typed stays); a deck is never a picture."""
+        what = self.what.currentData()
+        folder, name = os.path.split(self.path.text().strip())
+        stem, ext = os.path.splitext(name)
+        if not stem or stem in DEFAULT_NAMES.values() or stem == "nestscope":
+            if what == "deck" and ext.lower() in IMAGE_FORMATS or ext.lower() not in KINDS:
+                ext = ".pptx"
+            self.path.setText(os.path.join(folder, DEFAULT_NAMES.get(what, "nestscope") + ext))
         self._update()
 
     # -- fields ----------------------------------------------------------------------------------
@@ -151,7 +181,12 @@ class ExportDialog(QDialog):
             item.setEnabled(has_cmp)
             item.setToolTip("" if has_cmp else "Set a before and an after side first (tree: right-click)")
         self.kind.setText(KINDS.get(ext, "unknown: use .pptx, .xlsx, .csv, .png or .svg"))
+        self.kind.setStyleSheet(error_style(ext not in KINDS, bold=False))
         image = ext in IMAGE_FORMATS
+        size_bad = image and parse_size(self.size.text()) is None
+        self.size_error.setText(f"{self.size.text().strip()!r} is not WxH, each side {MIN_SIDE}..{MAX_SIDE} "
+                                "(e.g. 1600x900)" if size_bad else "")
+        self.size_error.setStyleSheet(error_style(size_bad, bold=False))
         self.size.setEnabled(image)
         self.level.setEnabled(not image)
         self.title.setEnabled(ext in (".pptx", ".xlsx"))
@@ -217,7 +252,7 @@ class ExportDialog(QDialog):
         return True
 
     def _picture(self, path: str) -> bool:
-        from app.ui.plot_export import parse_size, save_picture
+        from app.ui.plot_export import save_picture
 
         size = parse_size(self.size.text())
         if size is None:
@@ -280,7 +315,7 @@ class ExportDialog(QDialog):
         return False
 
     def _finish(self, kind: str, text: str, error: bool = False) -> None:
-        self.state.setStyleSheet("QLabel { color: #b00020; font-weight: bold; }" if error else "")
+        self.state.setStyleSheet(error_style(error))
         self.state.setText(text)
         self.last = (kind, text)
         if kind == "ok":

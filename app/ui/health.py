@@ -14,7 +14,6 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -30,13 +29,13 @@ from PySide6.QtWidgets import (
 
 from app.ui import messages as M
 from app.ui.clipboard import put_table
+from app.ui.palette import named
 from app.ui.roles import Role
 
 Index = QModelIndex | QPersistentModelIndex
 COL_FILE, COL_OFFSET, COL_SEVERITY, COL_CODE, COL_MESSAGE = range(5)
-FILE_MAX_W = 170       # px; long names elide in the middle, the full path is in the tooltip
+FILE_MAX_W = 170       # px; long names elide on the left, the full path is in the tooltip
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
-SEVERITY_COLORS = {"error": QColor(200, 40, 40), "warning": QColor(190, 120, 0)}
 
 
 class FindingsModel(QAbstractTableModel):
@@ -78,7 +77,7 @@ class FindingsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and col == COL_OFFSET:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and col == COL_SEVERITY:
-            return SEVERITY_COLORS.get(f.severity)
+            return named(f.severity) if f.severity in ("error", "warning") else None   # readable in both themes
         return None
 
     @staticmethod
@@ -109,12 +108,13 @@ class FindingsModel(QAbstractTableModel):
         return f.message
 
 
-class MiddleElide(QStyledItemDelegate):
-    """Elide in the middle (file names: the start and the extension stay readable)."""
+class LeftElide(QStyledItemDelegate):
+    """Elide on the left: a sample's name differs in its LPAR, near the end ("...ZOSA_smf113.rdw.gz"); the
+    whole path is the cell's tooltip."""
 
     def initStyleOption(self, option, index) -> None:
         super().initStyleOption(option, index)
-        option.textElideMode = Qt.TextElideMode.ElideMiddle
+        option.textElideMode = Qt.TextElideMode.ElideLeft
 
 
 class FindingsProxy(QSortFilterProxyModel):
@@ -159,7 +159,7 @@ class HealthPanel(QWidget):
         self.view.setModel(self.proxy)
         self.view.setSortingEnabled(True)
         self.view.setWordWrap(False)
-        self.view.setItemDelegateForColumn(COL_FILE, MiddleElide(self.view))  # names keep their start and end
+        self.view.setItemDelegateForColumn(COL_FILE, LeftElide(self.view))  # names keep their distinguishing end
         self.view.setAlternatingRowColors(True)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.verticalHeader().setVisible(False)

@@ -41,14 +41,40 @@ class OpenedFile:
     digest: str = ""
 
 
+LABEL_CHARS = 24   # a progress label's longest text
+
+
+def short_names(names: list[str]) -> list[str]:
+    """The part of each file name that tells it from the others loaded with it: the common start and end (cut
+    at a ``_``, ``-`` or ``.``) are left out ("after_z16_ZOSA_smf113.rdw.gz" and "after_z16_ZOSB_smf113.vbs.gz"
+    give "ZOSA_smf113.rdw" and "ZOSB_smf113.vbs"), and what is still long is cut at its end with "..." (the
+    distinguishing part starts it)."""
+    def cut_start(common: str) -> int:
+        k = max((common.rfind(c) for c in "_-."), default=-1)
+        return k + 1
+
+    out = list(names)
+    if len(names) > 1:
+        pre = os.path.commonprefix(names)
+        suf = os.path.commonprefix([n[::-1] for n in names])[::-1]
+        a = cut_start(pre)
+        b = min(len(n) for n in names) - a
+        tail = len(suf) - (min((suf.find(c) for c in "_-." if c in suf), default=len(suf)))
+        tail = min(tail, b)
+        out = [n[a:len(n) - tail] if len(n) - tail > a else n for n in names]
+    return [n if len(n) <= LABEL_CHARS else n[:LABEL_CHARS - 3] + "..." for n in out]
+
+
 class JobWidget(QWidget):
     """Progress bar and Cancel button of one job (indeterminate until the first real value)."""
 
-    def __init__(self, name: str, on_cancel, parent: QWidget | None = None) -> None:
+    def __init__(self, name: str, on_cancel, parent: QWidget | None = None, label: str | None = None) -> None:
         super().__init__(parent)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(2, 0, 2, 0)
-        self.label = QLabel(name)
+        self.label = QLabel(label or name)
+        self.label.setToolTip(name)
+        self.label.setMinimumWidth(self.label.fontMetrics().horizontalAdvance(self.label.text()) + 4)
         self.bar = QProgressBar()
         self.bar.setRange(0, 0)
         self.bar.setMaximumWidth(140)
@@ -130,7 +156,9 @@ class LoadController(QObject):
     def open(self, paths: list[str]) -> int:
         """Queue ``paths`` (files or folders); returns the number of jobs started."""
         started = 0
-        for path in expand_paths(paths):
+        todo = expand_paths(paths)
+        labels = dict(zip(todo, short_names([Path(p).name for p in todo])))
+        for path in todo:
             resolved = str(Path(path).resolve())
             name = Path(path).name
             dup = self.already_open(path)
@@ -140,7 +168,7 @@ class LoadController(QObject):
             if resolved in self.jobs:
                 self.message.emit(M.STATUS_QUEUED_DUP.format(name=name))
                 continue
-            self._start(path, resolved)
+            self._start(path, resolved, labels.get(path))
             started += 1
         return started
 
@@ -158,7 +186,7 @@ class LoadController(QObject):
         self._end(job)
 
     # -- internals -----------------------------------------------------------------------------
-    def _start(self, path: str, resolved: str) -> None:
+    def _start(self, path: str, resolved: str, label: str | None = None) -> None:
         # two files can only have the same content when they have the same size: the content digest is taken
         # (beside the decode) only then, not for every file (hashing a month's 564 MB slowed its first table)
         size = _stat(path)[0]
@@ -168,7 +196,7 @@ class LoadController(QObject):
         self.jobs[resolved] = job
         name = Path(path).name
         if self.status_bar is not None:
-            job.widget = JobWidget(name, lambda: self.cancel(resolved))
+            job.widget = JobWidget(name, lambda: self.cancel(resolved), label=label)
             self.status_bar.addPermanentWidget(job.widget)
             worker.signals.progress.connect(job.widget.set_progress)
         for sig in (worker.signals.finished, worker.signals.errored, worker.signals.cancelled):

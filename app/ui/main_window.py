@@ -25,13 +25,14 @@ from app.ui.implausible import apply_keep
 from app.ui.implausible import install as install_implausible
 from app.ui.loader import LoadController
 from app.ui.render import ViewData, compute_view
-from app.ui.palette import apply_palette
+from app.ui.palette import apply_palette, refresh_styles
 from app.ui.selection import Selection, SelectionState
 from app.ui.smt import SmtPanel, window_texts
 from app.ui.table_view import IntervalTable
 from app.ui.timeline import TimelineView
 from app.ui.tree_panel import TreePanel
 from app.ui.window_chip import WindowChip, window_text
+from app.ui.window_files import FilesMixin
 from app.ui.window_session import SessionMixin
 from app.ui.workers import SerialRunner
 
@@ -48,7 +49,7 @@ def _sample_count(result: Any) -> int:
     return len(getattr(result, "samples", []))
 
 
-class MainWindow(SessionMixin, QMainWindow):
+class MainWindow(FilesMixin, SessionMixin, QMainWindow):
     """NestScope's window over one Workspace."""
 
     def __init__(self, ws: Any = None) -> None:
@@ -105,7 +106,7 @@ class MainWindow(SessionMixin, QMainWindow):
         self.table.body_actions = [self.actions_.copy, None, self.actions_.window_from_rows,
                                    self.actions_.reset_window]
         self._connect()
-        from app.ui.compare_tab import install as install_compare  # issue 10: Compare tab, Export, pictures
+        from app.ui.compare_controller import install as install_compare  # issue 10: Compare tab, Export, pictures
 
         install_compare(self)
         from app.ui.dataset_view import install as install_dataset  # issue 13: File > Open Dataset...
@@ -119,6 +120,8 @@ class MainWindow(SessionMixin, QMainWindow):
         self.loader.message.connect(lambda text: self.statusBar().showMessage(text, STATUS_MS))
         self.loader.failed.connect(self._on_failed)
         self.loader.idle.connect(self._on_reads_done)
+        self.loader.job_started.connect(self._load_started)
+        self.loader.idle.connect(lambda: self.tree.set_loading(0))
         self.tree.nodes_selected.connect(self.selection.set_nodes)
         self.selection.nodes_changed.connect(self._on_nodes_changed)
         self.selection.window_changed.connect(self._on_window_changed)
@@ -149,6 +152,7 @@ class MainWindow(SessionMixin, QMainWindow):
             if Path(p).is_dir() and started == 0:
                 self.statusBar().showMessage(M.STATUS_NO_FILES.format(name=p), STATUS_MS)
         settings.add_recent(paths)
+        self.note_opened(paths)
         return started
 
     def open_dialog(self) -> None:
@@ -230,6 +234,8 @@ class MainWindow(SessionMixin, QMainWindow):
         self._want_table |= table
         self._want_timeline |= timeline
         self._want_smt |= self.tabs.currentWidget() is self.smt if smt is None else smt
+        if self._want_smt and self._loaded and self._smt_shown != self.selection.value:
+            self.smt.set_busy(M.SMT_COMPUTING.format(nodes=nodes_text(self.selection.value.nodes)))
         self.runner.submit(self._make_job)
 
     def _make_job(self):
@@ -359,9 +365,10 @@ class MainWindow(SessionMixin, QMainWindow):
         if not view.loaded:
             if not self.loader.busy() and not self._pending:
                 self._release_writes()     # nothing readable was loaded: no table is coming
-            self.table.set_placeholder(M.PLACEHOLDER)
+            loading = self.loader.busy() or bool(self._pending)
+            self.table.set_placeholder(M.LOADING if loading else M.PLACEHOLDER)
             self.timeline.set_frame(pd.DataFrame(), loaded=False)
-            self.smt.set_placeholder(M.PLACEHOLDER)
+            self.smt.set_placeholder(M.LOADING if loading else M.PLACEHOLDER, busy=loading)
             return
         if view.added:
             self._smt_shown = None  # new data: the SMT tables are stale
@@ -397,6 +404,7 @@ class MainWindow(SessionMixin, QMainWindow):
 
     def _show_health(self, view: ViewData) -> None:
         findings = view.findings or []
+        self._health_findings = findings   # the load summary counts these too (one source)
         self.health.set_findings(findings, view.files or [], view.loaded)
         i = self.tabs.indexOf(self.health)
         self.tabs.setTabText(i, M.TAB_HEALTH_N.format(n=len(findings)) if findings else M.TAB_HEALTH)
@@ -462,6 +470,7 @@ class MainWindow(SessionMixin, QMainWindow):
         self.table.frozen.viewport().update()
         self.smt.set_dark(dark)
         self.table.partition.set_dark(dark)
+        refresh_styles(self)
         settings.set_value("view/dark", dark)
 
     def show_glossary(self) -> GlossaryDialog:
@@ -522,9 +531,16 @@ class MainWindow(SessionMixin, QMainWindow):
     def closeEvent(self, event) -> None:
         self.loader.cancel_all()
         self._release_writes()
+        self.save_session()
         settings.set_value("window/geometry", self.saveGeometry())
         settings.set_value("window/state", self.saveState())
         super().closeEvent(event)
+
+
+def nodes_text(nodes: Any) -> str:
+    """The selected nodes for a message: their names (``ZOSA, ZOSB``), at most four."""
+    names = [str(k[-1]) for k in nodes or ()]
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "") or "the selection"
 
 
 def _same_time(a: Any, b: Any) -> bool:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 APP_TITLE = "NestScope"
 PLACEHOLDER = "Open SMF 113 or MONWRITE files (Ctrl+O) or drop them here"
+LOADING = "Reading the files..."
+SMT_COMPUTING = "Computing the SMT tables of {nodes}..."
 TREE_PLACEHOLDER = "No files open"
+TREE_LOADING = "Loading {n} file(s)..."
+FILTER_NO_MATCH = "No CEC, LPAR, class or CPU matches {text!r}"
 TABLE_NO_ROWS = "No intervals for the selection and time window"
 PARTITION_ONLY_TITLE = "{lpar}: no counters, partition data only"
 PARTITION_ONLY_WHY = ("{lpar} sends no CPU MF counters (a coupling facility, or an LPAR not recording SMF 113), so "
@@ -64,11 +68,43 @@ WS_UNSAVED_TEXT = ("Opening {name} closes every open file: its files, selection,
                    "what is open now. Save the open files, selection, time window and comparison first?")
 STATUS_WS_CLOSED = "Closed {n} open file(s): the workspace {name} replaces them"
 ACT_ABOUT = "&About NestScope"
+ACT_NEW = "&New"
+ACT_NEW_TIP = "An empty window: every file closed, no selection, no comparison"
+ACT_CLOSE_FILES = "&Close Files..."
+ACT_CLOSE_FILES_TIP = "Close some of the open files (those of the selected nodes are chosen) or all of them"
+ACT_SAMPLE = "Open &Sample"
+ACT_SAMPLE_TIP = "Open the bundled sample set (z15 and z16 SMF 113, z/VM MONWRITE)"
+ACT_FORMULAS = "&Formula Sets..."
+ACT_FORMULAS_TIP = "The formula sets in use and their versions; load a user formulas file (as --formulas)"
+STATUS_NEW = "New: no files open"
+STATUS_CLOSED = "Files closed: {n} still open"
+STATUS_WAIT_JOB = "A computation is running: try again when it has ended"
+STATUS_NO_SAMPLES = "No sample files in {path}"
+CLOSE_FILES_TITLE = "Close Files"
+CLOSE_FILES_TEXT = "Choose the files to close (those of the nodes selected in the tree are chosen):"
+CLOSE_SELECTED = "Close Chosen"
+CLOSE_ALL = "Close All"
+FORMULAS_TITLE = "Formula Sets"
+FORMULAS_BUILTIN = "NestScope's built-in sets"
+FORMULAS_TEXT = ("<p>In use: {source}</p><table cellspacing=4><tr><td><b>Generation</b></td>"
+                 "<td><b>Version</b></td></tr>{rows}</table><p>A user file overrides single formulas of a "
+                 "generation, e.g. z16/z17 Rel Nest Intensity from IBM's current CPU MF Formulas document: see "
+                 "docs/formulas-template.json and the user guide, section 9. Every table, report and export names "
+                 "the version in use.</p>")
+FORMULAS_LOAD = "Load File..."
+FORMULAS_PICK = "Load a formulas file"
+FORMULAS_ERROR_TITLE = "Cannot use the formulas file"
+STATUS_FORMULAS = "Formulas from {name}: {versions}"
 
+# the first (default) filter holds every name NestScope writes and reads, and names without an extension ("*" of a
+# name filter matches them only as "All files": so the default filter is every file, its title says what it is for)
+DATA_SUFFIXES = (".rdw", ".bdw", ".vbs", ".mondata", ".smf", ".gz", ".trs", ".bin", ".dat", ".mon", ".monwrite",
+                 ".dump", ".raw", ".terse")
 FILE_FILTERS = ";;".join([
-    "SMF and MONWRITE data (*.smf *.bin *.dat *.mon *.monwrite *.gz *.dump *.raw *.trs *.terse)",
-    "SMF 113 (*.smf *.bin *.dat *.dump *.raw)",
-    "z/VM MONWRITE (*.mon *.monwrite *.bin *.dat)",
+    "SMF 113 and MONWRITE data: " + " ".join(DATA_SUFFIXES) + ", names without extension (*)",
+    "SMF 113 (" + " ".join("*" + s for s in (".rdw", ".bdw", ".vbs", ".smf", ".trs", ".bin", ".dat", ".dump",
+                                            ".raw", ".gz")) + ")",
+    "z/VM MONWRITE (*.mondata *.mon *.monwrite *.bin *.dat *.gz)",
     "gzip compressed (*.gz)",
     "tersed with AMATERSE (*.trs *.terse *.pack *.spack)",
     "All files (*)",
@@ -106,6 +142,9 @@ TREE_TIP_LINES = {"busy": "Busy: {v} % of one CPU (summed over CPUs)", "cpi": "C
                   "busy_pct": "Busy per CPU (partition data): {v} %"}
 TREE_COVERAGE = ("◔ partial coverage ({pct:.0f}%): {note}. A level step in this row's timeline is data "
                  "coverage, not a workload change.")
+TREE_CEC_PENDING = "\u2026"
+TREE_CEC_PENDING_TIP = ("Files are still being read: the CEC's busy and CPI show once all its LPARs are in "
+                        "(until then they would be the sum of some of them)")
 TREE_PARTITION_ONLY = "No counters: known only from partition data (z/VM D0R16)"
 
 # status bar and loading
@@ -126,6 +165,8 @@ STATUS_LOAD_SUMMARY = "{read} of {total} files read: {errors} with errors, {warn
 STATUS_LOAD_SUMMARY_TIP = ("The last load: files with errors are missing data or could not be read at all; warnings "
                            "mark partial data (a cut last record...). Every finding is on the Data health tab")
 STATUS_LOAD_ERRORS_DETAIL = " ({names}): see Data health"
+STATUS_LOAD_WARNINGS = "; {n} warnings on Data health"
+STATUS_LOAD_RUNNING = "Reading {n} file(s)..."
 CHIP_TITLE = "Time window:"
 CHIP_WHOLE_RANGE = "whole range"
 CHIP_WINDOW = "{start} - {end} UTC"

@@ -17,6 +17,7 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
+    QProgressBar,
     QSplitter,
     QStackedWidget,
     QTableView,
@@ -222,17 +223,37 @@ class SmtPanel(QWidget):
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
         self.split = split
+        self.busy_bar = QProgressBar()   # shown while the tables are computed (no rows of another node meanwhile)
+        self.busy_bar.setRange(0, 0)
+        self.busy_bar.setMaximumWidth(220)
+        self.busy_bar.setVisible(False)
+        page = QWidget()
+        pl = QVBoxLayout(page)
+        pl.addStretch(1)
+        pl.addWidget(self.placeholder)
+        pl.addWidget(self.busy_bar, 0, Qt.AlignmentFlag.AlignHCenter)
+        pl.addStretch(1)
         self.stack = QStackedWidget()
-        self.stack.addWidget(self.placeholder)
+        self.stack.addWidget(page)
         self.stack.addWidget(split)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.stack)
 
-    def set_placeholder(self, text: str) -> None:
+    def set_placeholder(self, text: str, busy: bool = False) -> None:
         # rich text so that "z/VM" never breaks at its slash
         self.placeholder.setText(html.escape(text).replace("z/VM", "<span style='white-space:nowrap'>z/VM</span>"))
+        self.busy_bar.setVisible(busy)
         self.stack.setCurrentIndex(0)
+
+    def set_busy(self, text: str) -> None:
+        """The tables are being computed: their rows (another selection's) go, a busy bar and ``text`` show."""
+        self.type_model.set_frame(None)
+        self.core_model.set_frame(None)
+        self.set_placeholder(text, busy=True)
+
+    def busy(self) -> bool:
+        return self.busy_bar.isVisibleTo(self)
 
     def set_frames(self, by_type: pd.DataFrame | None, by_core: pd.DataFrame | None,
                    window: tuple[str, str] = ("", "")) -> None:
@@ -240,6 +261,7 @@ class SmtPanel(QWidget):
         self.type_model.window = self.core_model.window = window
         self.type_model.set_frame(by_type)
         self.core_model.set_frame(by_core)
+        self.busy_bar.setVisible(False)
         has = self.type_model.rowCount() > 0 or self.core_model.rowCount() > 0
         if not has:
             self.set_placeholder(M.SMT_NO_DATA)

@@ -146,6 +146,8 @@ class IntervalTable(QWidget):
         self.stack.setCurrentIndex(0)
 
     def _after_reset(self) -> None:
+        for v in (self.frozen, self.view):   # new rows come in time order: no sort arrow left from the last ones
+            v.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         has_rows = self.model.rowCount() > 0
         self.stack.setCurrentIndex(1 if has_rows else 0)
         if not has_rows and self.placeholder.text() != M.PLACEHOLDER:

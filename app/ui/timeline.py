@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from app.textsafe import display_text
 from app.ui import messages as M
 from app.ui import settings
+from app.ui.palette import recolor_legend
 from app.ui.partition_data import stack_grid
 from app.ui.timeline_axes import (
     THEMES,
@@ -442,8 +443,7 @@ class TimelineView(QWidget):
                 ax.setPen(pg.mkPen(t["fg"]))
                 ax.setTextPen(pg.mkPen(t["fg"]))
             p.titleLabel.setText(p.titleLabel.text, color=t["fg"])
-            if p.legend is not None:
-                p.legend.setLabelTextColor(t["fg"])
+            recolor_legend(p.legend, t["fg"])
         for line in self.vlines.values():
             line.setPen(pg.mkPen(t["line"], width=1))
         for shade in self.shades.values():

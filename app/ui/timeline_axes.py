@@ -201,17 +201,46 @@ def fix_axes(plot: pg.PlotItem, show_bottom: bool) -> None:
     plot.setMenuEnabled(False)
 
 
+class TimeViewBox(pg.ViewBox):
+    """The view of a data plot: the wheel and drags move time only (the value axis follows the data in view);
+    Shift+wheel zooms the value axis and pins it there; a double click gives it back to the data (``refit``, set
+    by :func:`app.ui.timeline_plots.fit_y`: the data's range, or 0 to the top with "Axes from 0")."""
+
+    refit = None   # callable restoring the value axis' rule
+
+    def wheelEvent(self, ev, axis=None) -> None:   # noqa: N802 - pyqtgraph's name
+        if axis is None and ev.modifiers() & Qt.KeyboardModifier.ShiftModifier and not self.fixed_y:
+            self.state["mouseEnabled"][1] = True      # just for this step: y only, which pins it (no auto range)
+            try:
+                super().wheelEvent(ev, axis=1)
+            finally:
+                self.state["mouseEnabled"][1] = False
+            return
+        super().wheelEvent(ev, axis)
+
+    def mouseClickEvent(self, ev) -> None:   # noqa: N802 - pyqtgraph's name
+        if ev.double() and ev.button() == Qt.MouseButton.LeftButton and callable(self.refit):
+            self.refit()
+            ev.accept()
+            return
+        super().mouseClickEvent(ev)
+
+
 def make_data_plot(title: str, unit: str, base_vb: pg.ViewBox, fixed_y: bool = False) -> pg.PlotItem:
     """A stacked data plot: UTC time axis (hidden; the base plot shows it) linked to ``base_vb``, value axis with
-    its unit, legend in the title row; ``fixed_y``: the y range is set by the drawing (no y mouse zoom)."""
-    p = pg.PlotItem(axisItems={"bottom": UtcDateAxis("bottom"), "left": SparseAxis(orientation="left")})
+    its unit, legend in the title row; ``fixed_y``: the y range is set by the drawing, else it fits the data in view."""
+    vb = TimeViewBox()
+    vb.fixed_y = fixed_y
+    p = pg.PlotItem(viewBox=vb, axisItems={"bottom": UtcDateAxis("bottom"), "left": SparseAxis(orientation="left")})
     fix_axes(p, False)
     p.setTitle(title, size="9pt")
     legend_in_title_row(p)
     p.setLabel("left", unit, **{"font-size": "7pt"})
     p.setXLink(base_vb)
-    if fixed_y:
-        p.getViewBox().setMouseEnabled(y=False)
+    # the mouse wheel and drags zoom and pan time only: the value axis stays fitted to the data in view (a wheel
+    # over the CPI plot left it at 3.4-3.8 with the lines off the chart); "Axes from 0" still applies (fit_y)
+    p.getViewBox().setMouseEnabled(x=True, y=False)
+    p.getViewBox().setAutoVisible(y=not fixed_y)
     return p
 
 

@@ -380,7 +380,11 @@ def draw_stack(plot: pg.PlotItem, x: np.ndarray, stacks: dict[str, np.ndarray],
 def fit_y(plot: pg.PlotItem, plot_id: str, from_zero: bool) -> None:
     """Value axis of a data plot: sourcing 0..100, or up to the stack's top when an implausible interval kept in
     the sums goes beyond 100 (never hidden: issue 20); from zero to the data's top when ``from_zero``; else
-    fitted to the data (autorange).  The CEC stack sets its own range (:func:`draw_stack`)."""
+    fitted to the data (autorange).  The CEC stack sets its own range (:func:`draw_stack`).  A double click on
+    the plot applies this rule again after the user pinned the value axis (Shift+wheel, timeline_axes.TimeViewBox)."""
+    vb = plot.getViewBox()
+    if hasattr(vb, "refit"):
+        vb.refit = lambda: fit_y(plot, plot_id, from_zero)
     if plot_id.startswith("sourcing"):
         top = max((float(np.nanmax(item.yData)) for item in plot.listDataItems()
                    if item.yData is not None and len(item.yData) and np.isfinite(item.yData).any()), default=100.0)

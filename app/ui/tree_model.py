@@ -15,6 +15,7 @@ from PySide6.QtGui import QColor, QFont
 
 from app.ui import messages as M
 from app.ui.frames import fmt_number
+from app.ui.palette import named
 from app.ui.roles import Role
 
 COL_NODE, COL_CPUS, COL_BUSY, COL_CPI = range(4)
@@ -55,6 +56,7 @@ class MachineTreeModel(QAbstractItemModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._values: dict[tuple, dict] = {}   # node key -> busy/cpi shown (render.tree_values)
+        self.loading = False                    # files are being read (CEC rows: no value yet)
         self.windowed = False                  # True: Busy and CPI are over a time window (missing = empty)
         self._set([])
 
@@ -68,6 +70,20 @@ class MachineTreeModel(QAbstractItemModel):
                 first, last = kids[0], kids[-1]
                 self.dataChanged.emit(self.createIndex(self._row[first - 1], COL_BUSY, first),
                                       self.createIndex(self._row[last - 1], COL_CPI, last))
+
+    def set_loading(self, on: bool) -> None:
+        """Files are being read: a CEC's LPARs may not all be in, so its rows show no value yet (``…``)."""
+        if on == self.loading:
+            return
+        self.loading = on
+        roots = self._kids.get(0, [])
+        if roots:
+            self.dataChanged.emit(self.createIndex(0, COL_BUSY, roots[0]),
+                                  self.createIndex(len(roots) - 1, COL_CPI, roots[-1]))
+
+    def partial(self, node: Any) -> bool:
+        """The node's value is not shown while files load (a CEC row)."""
+        return self.loading and node.level == "cec"
 
     def value(self, node: Any, name: str) -> float | None:
         """The Busy (``busy``) or CPI (``cpi``) of ``node`` as shown."""
@@ -102,8 +118,10 @@ class MachineTreeModel(QAbstractItemModel):
             stack.extend((nid, c, i) for i, c in reversed(list(enumerate(node.children or []))))
 
     def set_roots(self, roots: list[Any]) -> None:
-        """Replace the whole tree."""
+        """Replace the whole tree.  The values shown before are dropped: new files change a CEC's busy (a CEC
+        kept from before beside its new LPARs showed less than their sum), the new nodes bring their own."""
         self.beginResetModel()
+        self._values = {}
         self._set(list(roots))
         self.endResetModel()
 
@@ -201,7 +219,7 @@ class MachineTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and col != COL_NODE:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and info.get("partition_only"):
-            return QColor(128, 128, 128)
+            return named("muted")   # grey that stays readable on the dark theme's base too
         if role == Qt.ItemDataRole.FontRole and node.level in ("cec", "lpar") and col == COL_NODE:
             f = QFont()
             f.setBold(node.level == "cec")
@@ -225,6 +243,8 @@ class MachineTreeModel(QAbstractItemModel):
     def _text(self, node: Any, info: dict, col: int) -> str:
         if col == COL_NODE:
             return node_label(node)
+        if col in (COL_BUSY, COL_CPI) and self.partial(node):
+            return M.TREE_CEC_PENDING
         # partition-only rows: the weight is in the tooltip (keeps the Busy column narrow)
         text = fmt_number(self._raw(node, info, col), {COL_CPUS: 0, COL_BUSY: 1}.get(col, 2))
         return text + " ◔" if col == COL_BUSY and self._coverage(info) else text
@@ -236,6 +256,8 @@ class MachineTreeModel(QAbstractItemModel):
     def _tooltip(self, node: Any, info: dict) -> str:
         """Formatted lines: the presentation's rounding, yes/no, no raw Python values."""
         lines = [node_label(node)]
+        if self.partial(node):
+            lines.append(M.TREE_CEC_PENDING_TIP)
         if self._coverage(info):
             lines.append(M.TREE_COVERAGE.format(pct=float(info.get("coverage_pct") or 0), note=info["coverage_note"]))
         if info.get("partition_only"):

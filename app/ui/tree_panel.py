@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from app.ui import messages as M
 from app.ui.clipboard import put_table
+from app.ui.palette import error_style
 from app.ui.roles import Role
 from app.ui.tree_model import MachineTreeModel, TreeFilterProxy
 
@@ -46,6 +47,9 @@ class TreePanel(QObject):
         self.filter.setPlaceholderText(M.FILTER_PLACEHOLDER)
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(self._filter_changed)
+        self.filter_note = QLabel("")   # "nothing matches", under the filter box
+        self.filter_note.setObjectName("tree_filter_note")
+        self.filter_note.setVisible(False)
         self.placeholder = QLabel(M.TREE_PLACEHOLDER)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
@@ -60,6 +64,7 @@ class TreePanel(QObject):
         lay = QVBoxLayout(body)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.filter)
+        lay.addWidget(self.filter_note)
         lay.addWidget(self.note)
         lay.addWidget(self.stack, 1)
         self.dock = QDockWidget(M.DOCK_TREE, parent)
@@ -81,6 +86,7 @@ class TreePanel(QObject):
         finally:
             self._muted = False
         self.stack.setCurrentIndex(1 if roots else 0)
+        self.check_filter()
 
     def add_deeper(self, roots: list[Any], keys: list[tuple] | tuple[tuple, ...] = ()) -> None:
         """The class and CPU levels under the LPARs already shown (see MachineTreeModel.add_deeper); ``keys``
@@ -176,6 +182,23 @@ class TreePanel(QObject):
         self.proxy.setFilterFixedString(text)
         if text:
             self.view.expandAll()
+        self.check_filter()
+
+    def check_filter(self) -> str:
+        """The filter's inline message: what it does not find (empty when it finds something or is empty)."""
+        text = self.filter.text()
+        note = M.FILTER_NO_MATCH.format(text=text) if text and self.model.rowCount() and \
+            not self.proxy.rowCount() else ""
+        self.filter_note.setText(note)
+        self.filter_note.setToolTip(note)
+        self.filter_note.setStyleSheet(error_style(bool(note), bold=False))
+        self.filter_note.setVisible(bool(note))
+        return note
+
+    def set_loading(self, n: int) -> None:
+        """``n`` files are being read: the empty tree says so (not "No files open"); 0: back to normal."""
+        self.placeholder.setText(M.TREE_LOADING.format(n=n) if n else M.TREE_PLACEHOLDER)
+        self.model.set_loading(n > 0)
 
     # -- lookups -------------------------------------------------------------------------------
     def first_key(self, level: str) -> tuple | None:

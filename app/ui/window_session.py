@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QStyle
 from app.ui import messages as M
 from app.ui import settings
 from app.ui import workspace_file as wsf
+from app.ui.palette import error_style
 
 ERROR_TAB_COLOR = QColor(214, 39, 40)
 WARNING_TAB_COLOR = QColor(200, 120, 0)
@@ -49,16 +50,39 @@ class SessionMixin:
         """After the last file of a load: files read, files with errors and warnings (stays in the status bar)."""
         if not self._batch or self.loader.busy() or self._pending:
             return
-        bad = [name for name, _ok, sev in self._batch if sev == "error"]
-        warned = sum(1 for _n, _ok, sev in self._batch if sev == "warning")
+        # one source with the Data health tab: its findings (reader and engine alike), grouped by file
+        findings = getattr(self, "_health_findings", [])
+        worst: dict[str, str] = {}
+        for f in findings:
+            name, sev = Path(str(getattr(f, "file", "") or "")).name, getattr(f, "severity", "")
+            if sev == "error" or (sev == "warning" and worst.get(name) != "error"):
+                worst[name] = sev
+        batch = [(name, ok, "error" if sev == "error" or worst.get(name) == "error" else
+                  "warning" if sev == "warning" or worst.get(name) == "warning" else "")
+                 for name, ok, sev in self._batch]
+        bad = [name for name, _ok, sev in batch if sev == "error"]
+        warned = sum(1 for _n, _ok, sev in batch if sev == "warning")
+        n_warn = sum(1 for f in findings if getattr(f, "severity", "") == "warning")
         names = ", ".join(bad[:3]) + (", ..." if len(bad) > 3 else "")
-        text = M.STATUS_LOAD_SUMMARY.format(read=sum(1 for _n, ok, _s in self._batch if ok), total=len(self._batch),
+        text = M.STATUS_LOAD_SUMMARY.format(read=sum(1 for _n, ok, _s in batch if ok), total=len(batch),
                                             errors=len(bad), warnings=warned,
                                             detail=M.STATUS_LOAD_ERRORS_DETAIL.format(names=names) if bad else "")
+        if n_warn:
+            text += M.STATUS_LOAD_WARNINGS.format(n=n_warn)
         self.load_summary.setText(text)
         self.load_summary.setToolTip(M.STATUS_LOAD_SUMMARY_TIP)
-        self.load_summary.setStyleSheet(f"QLabel {{ color: {ERROR_TAB_COLOR.name()}; }}" if bad else "")
+        self.load_summary.setStyleSheet(error_style(bool(bad), bold=False))
         self._batch = []
+
+    def _load_started(self, _path: str = "") -> None:
+        """A load began: the last load's summary gives way to what is being read now."""
+        n = len(self.loader.jobs)
+        self.load_summary.setText(M.STATUS_LOAD_RUNNING.format(n=n))
+        self.load_summary.setStyleSheet("")
+        self.tree.set_loading(n)
+        if not self._loaded:   # nothing shown yet: the tabs say the files are being read, not "Open files"
+            self.table.set_placeholder(M.LOADING)
+            self.smt.set_placeholder(M.LOADING, busy=True)
 
     def _color_health_tab(self, findings: list[Any]) -> None:
         """The Data health tab in red with a warning icon while any finding is an error."""

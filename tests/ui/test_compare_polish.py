@@ -38,13 +38,13 @@ def ws():
 
 
 def side(cec: str, lpars=("ZOSA", "ZOSB"), hours: str = "", days: str = ""):
-    from app.ui.compare_tab import Side
+    from app.ui.compare_model import Side
 
     return Side(tuple(("lpar", cec, lp) for lp in lpars), hours=hours, days=days)
 
 
 def data(ws, before, after, by="lpar"):
-    from app.ui.compare_tab import compute_compare
+    from app.ui.compare_model import compute_compare
 
     return compute_compare(ws, before, after, by)
 
@@ -203,8 +203,10 @@ def test_charts_picture_without_the_combo_boxes(tab, ws, tmp_path):
     texts = [" ".join("".join(e.itertext()).split()) for e in ET.parse(out).getroot().iter(f"{SVG}text")]
     joined = " | ".join(texts)
     # the charts, their titles and legend and the numbers beside the waterfall are in the picture
-    assert "CPI change: ZOSB (z15 \u2192 z16)" in joined and "CPI: before (dashed), after (solid)" in joined
-    assert "before: ZOSA (8561-45A12 z15)" in joined and "CPI after (z16)" in joined
+    # both charts show the chosen pair (issue 21): the overlay's title and legend name ZOSB only
+    assert "CPI change: ZOSB (z15 \u2192 z16)" in joined and "CPI of ZOSB: before (dashed), after (solid)" in joined
+    assert "before: ZOSB (8561-45A12 z15)" in joined and "CPI after (z16)" in joined
+    assert "before: ZOSA (8561-45A12 z15)" not in joined
     # the combo boxes and their captions are not
     assert not any(t.startswith(("CPI change of", "Timelines of")) for t in texts), texts[:12]
     assert "ZOSB" not in texts          # the pair combo's current text
@@ -222,8 +224,12 @@ def test_overlay_legend_fits_a_narrow_plot(qtbot, tab, ws):
     """Four curves ("before: ZOSA (8561-45A12 z15)" ... 29 characters): two legend columns need about
     2 x (29 x 6.5 + 45) = 467 px; the overlay of a 1100 px tab is wider than that, at 700 px it is not, so the
     legend takes one column there and stays inside the plot."""
-    tab.set_data(data(ws, side(Z15), side(Z16)))
+    from app.ui.compare_charts import draw_overlay
+
+    d = data(ws, side(Z15), side(Z16))
+    tab.set_data(d)
     plot = tab.ov_plot
+    draw_overlay(plot, d.axis, "CPI", "CPI")   # every pair's lines (the tab shows the chosen pair's two)
     wide = plot.vb.width()
     assert len(plot.listDataItems()) == 4
     assert plot.legend.columnCount == (2 if wide > 467 else 1)

@@ -197,10 +197,10 @@ def check_tree_menu_and_modifier_drag(qtbot, window, monkeypatch):
     """Set as before / after from the tree's context menu; Shift / Ctrl while dragging the timelines' region."""
     from PySide6.QtCore import QRect
 
-    from app.ui.compare_tab import side_for_modifiers
+    from app.ui.compare_controller import side_for_modifiers
     from app.ui.roles import Role
 
-    from app.ui.compare_tab import Side
+    from app.ui.compare_model import Side
 
     ctl = window.compare
     wait_compared(qtbot, window)
@@ -228,7 +228,7 @@ def check_tree_menu_and_modifier_drag(qtbot, window, monkeypatch):
     end = pd.Timestamp("2026-11-02 18:00", tz="UTC")
     qtbot.waitUntil(lambda: not window.busy() and window.timeline.series
                     and window.timeline.series[0].label.startswith("ZOSA"), timeout=30_000)
-    import app.ui.compare_tab as ct
+    import app.ui.compare_controller as ct
 
     class CtrlHeld:   # the drag ends with Ctrl held
         @staticmethod

@@ -74,7 +74,7 @@ def check_export_action_xlsx_pptx_and_cancel(qtbot, compared, tmp_path):
 
     # Cancel: the export is queued behind a view job and cancelled before it runs -> nothing written
     gone = tmp_path / "cancelled.xlsx"
-    from app.ui.compare_tab import _Tagged
+    from app.ui.compare_jobs import _Tagged
 
     w.runner.submit(lambda: (lambda: time.sleep(0.8) or _Tagged(object())))   # keeps the runner busy (no-op)
     dlg.set_what("comparison")
