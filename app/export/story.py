@@ -239,11 +239,20 @@ def caveats(c) -> list[str]:
         for (cec, lpar), ch in config_changes(sel).items():
             out.append(f"{lpar} on {cec} ({sel.name}): the configuration changed inside the window "
                        f"({'; '.join(ch)}); its numbers mix both configurations.")
+    for sel in (c.before, c.after):
+        m = sel.metrics("lpar")
+        n_out = int(pd.to_numeric(m["left_out"], errors="coerce").fillna(0).sum()) if "left_out" in m.columns \
+            and len(m) else 0
+        if n_out:
+            out.append(f"{n_out} CPU-interval(s) of the {sel.name} side are left out of every sum: their counter "
+                       "deltas break a physical bound (a damaged record; see Data health, or --keep-implausible).")
     tab = c.table
     if "quality" in tab.columns:
         q = tab.loc[tab["row"].isin(["before", "after"]), ["label", "row", "quality"]]
         for r in q.to_dict("records"):
-            if isinstance(r["quality"], str) and r["quality"]:
+            codes = [q for q in str(r["quality"] or "").split(",") if q and q not in ("implausible", "left-out")]
+            if codes:
+                r["quality"] = ",".join(codes)
                 out.append(f"{r['label']} ({r['row']}): intervals with data-quality findings ({r['quality']}); "
                            "see Data health.")
     for sel in (c.before, c.after):

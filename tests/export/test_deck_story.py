@@ -181,3 +181,24 @@ def test_also_shift_sets_each_sides_shift_against_the_night(tmp_path):
     assert rows["ratio"] == f"{prime['CPI'] / night['CPI']:.2f}"
     # a deck-only option
     assert main(["export", str(a), "--also-shift", "22-06", "--out", str(tmp_path / "x.csv")]) == 2
+
+
+def test_caveat_names_intervals_left_out_as_implausible(tmp_path):
+    """A z16 file with one flipped counter byte (tests/engine/damaged.py, issue 20's case) on the after side: the
+    summary's caveats say one CPU-interval of the after side is left out."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
+    from damaged import samples as damaged_samples
+    from damaged import write as damaged_write
+
+    s = damaged_samples()
+    clean, _ = damaged_write(tmp_path, s)
+    bad, _ = damaged_write(tmp_path, s, (10, "E149"))
+    b, a = Workspace(), Workspace()
+    b.add(read_file(clean))
+    a.add(read_file(bad))
+    c = compare(Selection(b, name="before"), Selection(a, name="after"))
+    lines = story.caveats(c)
+    assert any(ln.startswith("1 CPU-interval(s) of the after side are left out") for ln in lines)
+    assert not any("of the before side are left out" in ln for ln in lines)
