@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["display_text", "terminal_text", "csv_text", "csv_field", "csv_line", "paste_text", "json_text",
+__all__ = ["display_text", "shown_text", "terminal_text", "csv_text", "csv_field", "csv_line", "paste_text", "json_text",
            "FORMULA_START"]
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")   # first characters a spreadsheet reads as a formula
@@ -57,6 +57,11 @@ def display_text(value: object) -> str:
     if s.isprintable():                     # the common case: nothing to do (C speed)
         return s
     return "".join(ch if ch.isprintable() else _escape(ch) for ch in s)
+
+
+def shown_text(value: object) -> object:
+    """A view's display value: text through :func:`display_text`, anything else (None, numbers) as it is."""
+    return display_text(value) if isinstance(value, str) else value
 
 
 def terminal_text(text: str) -> str:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.textsafe import shown_text
 from app.ui import messages as M
 from app.ui.clipboard import put_table
 from app.ui.palette import named
@@ -66,8 +67,8 @@ class FindingsModel(QAbstractTableModel):
             return None
         f = self.findings[index.row()]
         col = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._text(f, col)
+        if role == Qt.ItemDataRole.DisplayRole:    # names from the data in messages: control characters escaped
+            return shown_text(self._text(f, col))
         if role == Role.SORT:
             return self._raw(f, col)
         if role == Role.FINDING:

@@ -14,6 +14,7 @@ import pandas as pd
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
+from app.textsafe import shown_text
 from app.ui import messages as M
 from app.ui.column_model import ColumnTableModel, Index, pinned_first, pinned_sort
 from app.ui.frames import (
@@ -165,7 +166,7 @@ class IntervalTableModel(ColumnTableModel):
             key = (row, col)
             text = self._texts.get(key)
             if text is None:
-                text = self._texts[key] = self._display(row, col)
+                text = self._texts[key] = shown_text(self._display(row, col))   # names from the data: escaped
             return text
         if role == Role.SORT:
             return self.raw(row, col)

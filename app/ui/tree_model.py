@@ -13,6 +13,7 @@ import numpy as np
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QColor, QFont
 
+from app.textsafe import shown_text
 from app.ui import messages as M
 from app.ui.frames import fmt_number
 from app.ui.palette import named
@@ -208,8 +209,8 @@ class MachineTreeModel(QAbstractItemModel):
             return None
         info = node.info or {}
         col = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._text(node, info, col)
+        if role == Qt.ItemDataRole.DisplayRole:    # names from the data: control characters shown escaped
+            return shown_text(self._text(node, info, col))
         if role == Role.SORT:
             return self._raw(node, info, col)
         if role == Role.NODE_KEY:
