@@ -332,6 +332,9 @@ class Cache:
         def load() -> pd.DataFrame | None:
             try:
                 iv = self._frame(d, meta, "intervals")
+            except DamagedEntry as exc:       # removed; the caller computes them again and says so (load.damaged)
+                load.damaged = str(exc)
+                return None
             except CacheError:
                 return None
             if iv is None:

@@ -234,6 +234,15 @@ class Workspace:
             cache.store_intervals(key, [{"path": r.file} for r in self._files], iv, findings)
         self._iv = self._left_out(iv)
 
+    def _cache_damaged(self, why: str) -> list[Finding]:
+        """Info findings: the cached intervals of these files failed a check and were computed again."""
+        from app.findings import make_finding
+
+        return [make_finding(r.file, None, "info", "cache-damaged",
+                             f"its cached intervals failed a check ({why}) and were removed",
+                             "the intervals were computed again from the file's samples")
+                for r in self._files]
+
     def _left_out(self, iv: pd.DataFrame) -> pd.DataFrame:
         """``iv`` with its implausible rows left out of every sum unless they are kept."""
         return left_out(iv, _counter_columns(iv), self._keep_implausible)
@@ -421,6 +430,9 @@ class Workspace:
                         self._iv = self._left_out(iv)
                     else:             # the cache entry went meanwhile: from the samples, as without a cache
                         self._compute(lazy=False)
+                        why = getattr(load, "damaged", None)
+                        if why:               # a damaged entry is never silent (issue 20)
+                            self._engine_findings = [*self._engine_findings, *self._cache_damaged(why)]
                 elif self._iv is None:
                     self._compute()
         return self._iv

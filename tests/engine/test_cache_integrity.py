@@ -212,3 +212,30 @@ def test_same_size_restored_mtime_is_not_served_stale(tmp_path, replace):
     res = wc.read_file(path, cache=cache)
     assert not isinstance(res, wc.CachedReadResult)
     assert res.samples["B0"].tolist() == [10_000_000_001]
+
+
+def test_damaged_cached_intervals_are_computed_again_with_a_finding(tmp_path):
+    """The intervals a workspace cached beside the samples: a flipped bit in intervals.parquet is found when they
+    are first read, they are computed again from the samples (equal to a workspace without a cache) and an info
+    finding names the file."""
+    from app.engine import Workspace
+
+    src = tmp_path / SMF
+    shutil.copy(SAMPLES / SMF, src)
+    cache = wc.Cache(tmp_path / "cache", background=False)
+    first = Workspace(cache=cache)
+    first.add(wc.read_file(src, cache=cache))
+    truth = first.intervals.copy()
+    (entry,) = [p for p in cache.dir.iterdir() if (p / "intervals.parquet").exists()]
+    pq = entry / "intervals.parquet"
+    _flip(pq, 8 * (pq.stat().st_size // 3))
+    second = Workspace(cache=cache)
+    second.add(wc.read_file(src, cache=cache))
+    pd.testing.assert_frame_equal(second.intervals, truth)
+    found = [f for f in second.findings if f.code == "cache-damaged"]
+    assert len(found) == 1 and found[0].severity == "info" and "intervals" in found[0].message
+    # the damaged entry was replaced by the intervals computed again: the next open reads them without a finding
+    third = Workspace(cache=cache)
+    third.add(wc.read_file(src, cache=cache))
+    pd.testing.assert_frame_equal(third.intervals, truth)
+    assert not any(f.code == "cache-damaged" for f in third.findings)
