@@ -131,7 +131,7 @@ def _table_slides(deck: Deck, c, title: str | None = None, kind: str = "compare"
     if not stacked:
         per = max(1, fit_rows(avail_h, pt) // per_pair)
     chunks = [pairs[i:i + per] for i in range(0, len(pairs), per)] or [[]]
-    sub = [side_text(c.before), side_text(c.after)]
+    sub = [side_text(c.before, 2), side_text(c.after, 2)]      # two short lines above the table
     title = title or f"Before and after per {LEVEL_NAMES.get(c.by, c.by)}"
     layout = [(chunk, groups) for chunk in chunks] if stacked else [(chunk, [g]) for chunk in chunks for g in groups]
     n = len(layout)

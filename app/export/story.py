@@ -61,15 +61,16 @@ def _float(v) -> float:
     return f
 
 
-def side_text(sel) -> str:
-    """One line for a side: its LPARs with machine and generation, its window and its shift."""
+def side_text(sel, max_names: int = 4) -> str:
+    """One line for a side: its LPARs with machine and generation (the first ``max_names``), its window and its
+    shift."""
     m = sel.metrics("lpar")
     name = sel.name or "selection"
     name = name[:1].upper() + name[1:]
     if not len(m):
         return f"{name}: no intervals"
     names = [f"{r['lpar']} on {r['cec']} ({r['generation']})" for r in m.to_dict("records")]
-    what = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    what = ", ".join(names[:max_names]) + (f" and {len(names) - max_names} more" if len(names) > max_names else "")
     text = f"{name}: {what}, {span_text(m['interval_start'].min(), m['interval_end'].max())}"
     if sel.shift is not None and not sel.shift.is_empty:
         text += f", shift {sel.shift.describe()}"
