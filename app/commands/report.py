@@ -166,7 +166,7 @@ def to_csv(m: pd.DataFrame, by: str, ids: list[str], lead: tuple[str, ...] = ())
             v = data[c][i]
             if c in times:
                 row.append(_iso(v))
-            elif c in ("cpu", "n_cpus", "hour", "rank") and _csv_cell(v):
+            elif c in ("cpu", "n_cpus", "hour", "rank", "left_out") and _csv_cell(v):
                 row.append(str(int(v)))
             else:
                 row.append(_csv_cell(v))
