@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QFont
 
 from app.engine.compare import TIMELINE_BY, RATIO_NOTE, Comparison, RelativeAxis, Selection, compare, pair_keys
 from app.engine.shift import make_shift
+from app.textsafe import shown_text
 from app.ui.column_model import ColumnTableModel, Index
 from app.ui.compare_charts import THEMES
 from app.ui.frames import fmt_number
@@ -248,8 +249,8 @@ class CompareModel(ColumnTableModel):
             return None
         c = self.columns[col]
         kind = self.kind(row)
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self.text(row, col)
+        if role == Qt.ItemDataRole.DisplayRole:    # names from the data: control characters escaped
+            return shown_text(self.text(row, col))
         if role == Qt.ItemDataRole.TextAlignmentRole:
             h = Qt.AlignmentFlag.AlignRight if c.numeric else Qt.AlignmentFlag.AlignLeft
             return int(h | Qt.AlignmentFlag.AlignVCenter)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.textsafe import shown_text
 from app.ui import messages as M
 from app.ui.clipboard import put_table
 from app.ui.column_model import ColumnTableModel, Index, pinned_first, pinned_sort
@@ -135,8 +136,8 @@ class SmtModel(ColumnTableModel):
             return None
         c = self.columns[col]
         pos = self._order[row]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self.text(row, col)
+        if role == Qt.ItemDataRole.DisplayRole:    # names from the data: control characters escaped
+            return shown_text(self.text(row, col))
         if role == Role.SORT:
             v = self._values[col][pos]
             return None if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NaT else v
