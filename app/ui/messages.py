@@ -64,6 +64,8 @@ STATUS_WS_OPENED = "Workspace {name}: {n} files"
 STATUS_WS_MISSING = "Workspace {name}: {n} of its files were not found ({names})"
 WS_ERROR_TITLE = "Cannot open the workspace"
 WS_UNSAVED_TITLE = "Save the open workspace?"
+WS_UNSAVED_NEW_TEXT = ("File > New closes every open file, the selection, time window and comparison. Save them as a "
+                       "workspace first?")
 WS_UNSAVED_TEXT = ("Opening {name} closes every open file: its files, selection, time window and comparison replace "
                    "what is open now. Save the open files, selection, time window and comparison first?")
 STATUS_WS_CLOSED = "Closed {n} open file(s): the workspace {name} replaces them"

@@ -93,8 +93,10 @@ class FilesMixin:
 
     # -- New / Close Files ---------------------------------------------------------------------
     def new_workspace(self) -> bool:
-        """File > New: an empty window (an unsaved comparison or selection is not asked about: the files stay
-        where they are, and File > Open Recent has them)."""
+        """File > New: an empty window, after asking to save unsaved changes (Save / Discard / Cancel, as Open
+        Workspace does); False when the user cancelled."""
+        if not self._may_close_all("", M.WS_UNSAVED_NEW_TEXT):
+            return False
         return self._start_over([])
 
     def close_files(self, paths: list[str] | None = None) -> bool:

@@ -205,12 +205,12 @@ class SessionMixin:
             return True
         return not self._clean_files_only and now != self._clean
 
-    def _may_close_all(self, name: str) -> bool:
+    def _may_close_all(self, name: str, text: str | None = None) -> bool:
         """Ask to save unsaved changes before they are closed: Save (then go on once saved), Discard, Cancel."""
         if not self.has_unsaved_changes():
             return True
         buttons = QMessageBox.StandardButton
-        answer = QMessageBox.question(self, M.WS_UNSAVED_TITLE, M.WS_UNSAVED_TEXT.format(name=name),
+        answer = QMessageBox.question(self, M.WS_UNSAVED_TITLE, text or M.WS_UNSAVED_TEXT.format(name=name),
                                       buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
         if answer == buttons.Discard:
             return True

@@ -24,10 +24,34 @@ def lpars(w) -> set[str]:
 
 
 # ------------------------------------------------------------------ New and Close Files
-def test_file_new_empties_the_window(qtbot, loaded, smf_a):
+def _answer(monkeypatch, button, asked: list):
+    from PySide6.QtWidgets import QMessageBox
+
+    def question(parent, title, text, buttons, default):
+        asked.append(text)
+        return button
+    monkeypatch.setattr(QMessageBox, "question", question)
+
+
+def test_file_new_asks_to_save_and_cancel_keeps_everything(qtbot, loaded, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    w = loaded
+    asked: list[str] = []
+    _answer(monkeypatch, QMessageBox.StandardButton.Cancel, asked)
+    n = len(w.ws.files)
+    assert w.has_unsaved_changes() and not w.new_workspace()
+    assert asked == [M.WS_UNSAVED_NEW_TEXT] and len(w.ws.files) == n and w.tree.model.rowCount()
+
+
+def test_file_new_empties_the_window(qtbot, loaded, smf_a, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
     w = loaded
     assert w.ws.files and w.tree.model.rowCount()
-    assert w.new_workspace()
+    asked: list[str] = []
+    _answer(monkeypatch, QMessageBox.StandardButton.Discard, asked)
+    assert w.new_workspace() and asked == [M.WS_UNSAVED_NEW_TEXT]
     assert w.ws.files == [] and w.tree.model.rowCount() == 0 and w.selection.value.nodes == ()
     assert w.tree.placeholder.text() == M.TREE_PLACEHOLDER and w.table.model.rowCount() == 0
     assert not w.compare.tab.is_set() and w.compare.tab.comparison is None
