@@ -12,7 +12,7 @@ from PySide6.QtGui import QFontMetricsF
 
 from app.engine.compare import RelativeAxis, node_labels
 from app.engine.layout import gapped
-from app.ui.palette import recolor_legend
+from app.ui.palette import CHART_THEMES, recolor_legend
 
 SIDE_STYLE = {"before": Qt.PenStyle.DashLine, "after": Qt.PenStyle.SolidLine}   # as the XLSX and PPTX charts
 LINE_COLORS = ["#1f5fa8", "#c2410c", "#2e7d32", "#7b1fa2", "#00838f", "#6d4c41"]
@@ -20,11 +20,8 @@ BAR_TOTAL, BAR_UP, BAR_DOWN = "#5b7db1", "#d9534f", "#3c9d5d"
 SHORT_STEP = {"cpi_before": "CPI\nbefore", "d_instr_cmplx": "Instr\ncmplx", "d_l1mp_effect": "L1MP\neffect",
               "d_scpl1m_effect": "SCPL1M\neffect", "d_other": "Other\nfinite", "d_cpi": "CPI\nchange",
               "cpi_after": "CPI\nafter"}
-TEXT_COLOR = "#202020"
-THEMES = {False: {"bg": "w", "fg": TEXT_COLOR, "legend": (255, 255, 255, 220), "ratio": (228, 236, 248),
-                  "delta": (245, 245, 245), "text": (20, 20, 20)},
-          True: {"bg": "#1e1e1e", "fg": "#e0e0e0", "legend": (30, 30, 30, 220), "ratio": (45, 60, 85),
-                 "delta": (52, 52, 56), "text": (230, 230, 230)}}
+THEMES = CHART_THEMES          # the plots' colours come from app.ui.palette, as every other colour
+TEXT_COLOR = THEMES[False]["fg"]
 OVERLAY_METRICS = ["CPI", "Est_Finite_CPI", "Est_Instr_Cmplx_CPI", "L1MP", "Est_SCPL1M", "RNI", "LPARCPU",
                    "PRBSTATE", "MEMP", "Eff_GHz", "MIPS_per_CPU"]
 

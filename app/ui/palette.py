@@ -26,6 +26,18 @@ NAMED = {
 }
 
 
+# the plots' colours (pyqtgraph draws outside the widget palette): one table for every chart of the window, the
+# timelines' and the Compare tab's, in both themes
+CHART_THEMES = {
+    False: {"bg": "w", "hex_bg": "#ffffff", "fg": "#202020", "text": (20, 20, 20), "line": "#505050",
+            "region": (70, 130, 220, 50), "shade": (70, 130, 220, 28), "legend": (255, 255, 255, 220),
+            "ratio": (228, 236, 248), "delta": (245, 245, 245)},
+    True: {"bg": "#1e1e1e", "hex_bg": "#1e1e1e", "fg": "#e0e0e0", "text": (230, 230, 230), "line": "#c0c0c0",
+           "region": (120, 170, 255, 60), "shade": (120, 170, 255, 34), "legend": (30, 30, 30, 220),
+           "ratio": (45, 60, 85), "delta": (52, 52, 56)},
+}
+
+
 def is_dark() -> bool:
     """True while the application palette is the dark one (its window colour is dark)."""
     app = QApplication.instance()

@@ -11,14 +11,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGraphicsLinearLayout, QGraphicsWidget, QListWidget, QListWidgetItem
 
 from app.ui import messages as M
+from app.ui.palette import CHART_THEMES
 from app.ui.timeline_plots import LEFT_AXIS_WIDTH, Series, node_color
 
 LEGEND_SPACING = 6
 DAY = 86400
-THEMES = {False: {"bg": "w", "hex_bg": "#ffffff", "fg": "#202020", "line": "#505050",
-                  "region": (70, 130, 220, 50), "shade": (70, 130, 220, 28)},
-          True: {"bg": "#1e1e1e", "hex_bg": "#1e1e1e", "fg": "#e0e0e0", "line": "#c0c0c0",
-                 "region": (120, 170, 255, 60), "shade": (120, 170, 255, 34)}}
+THEMES = CHART_THEMES          # the plots' colours come from app.ui.palette, as every other colour
 
 
 class UtcDateAxis(pg.DateAxisItem):
