@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from app.fileio import open_read_flags, read_head
 from app.findings import Finding, make_finding
 from app.formats.schema import Cancelled, ReadResult, empty_samples
 
@@ -105,7 +106,7 @@ def read_file(path: str | Path, progress: Progress | None = None, cancel: Cancel
     """
     file = _display(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        fd = os.open(path, open_read_flags())
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return _unknown(file, 0, "none", f"cannot be opened ({why})", "check the path and permissions",
@@ -120,7 +121,7 @@ def read_file(path: str | Path, progress: Progress | None = None, cancel: Cancel
                             "copy the data into a file first", "not-a-file", offset=None)
         size = st.st_size
         cap = max_bytes()
-        head = os.pread(fd, 2, 0) if hasattr(os, "pread") else b""
+        head = read_head(fd, 2)
         if size > cap and head != b"\x1f\x8b":
             return _unknown(file, size, "none", f"is {_fmt_size(size)}, more than the limit of {_fmt_size(cap)} "
                             "for one file", "nothing was read; split the file, or raise the limit with the "

@@ -58,6 +58,7 @@ STATUS_WS_SAVED = "Workspace saved to {path}"
 STATUS_WS_OPENED = "Workspace {name}: {n} files"
 STATUS_WS_MISSING = "Workspace {name}: {n} of its files were not found ({names})"
 WS_ERROR_TITLE = "Cannot open the workspace"
+WS_SAVE_ERROR_TITLE = "Cannot save the workspace"
 ACT_ABOUT = "&About NestScope"
 
 FILE_FILTERS = ";;".join([

@@ -80,7 +80,13 @@ class SessionMixin:
     def save_workspace(self, path: str) -> None:
         if not path.endswith(".json"):
             path += wsf.SUFFIX
-        wsf.save(self.workspace_state(), path)
+        try:
+            wsf.save(self.workspace_state(), path)
+        except wsf.WorkspaceFileError as e:
+            QMessageBox(QMessageBox.Icon.Warning, M.WS_SAVE_ERROR_TITLE, str(e), QMessageBox.StandardButton.Ok,
+                        self).open()
+            self.statusBar().showMessage(str(e), 8000)
+            return
         settings.add_recent_workspace(path)
         self.statusBar().showMessage(M.STATUS_WS_SAVED.format(path=path), 8000)
 
