@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine: installs what NestScope needs, then
 #   packaging/dev.sh run [FILE...]   opens the window (bundled sample when no file is given)
-#   packaging/dev.sh test [ARGS...]  runs the whole test suite (Qt offscreen); without ARGS it then builds the
+#   packaging/dev.sh test [ARGS...]  runs the whole test suite (Qt offscreen, in parallel on every core: pytest
+#                                    -n auto; ARGS go to pytest, e.g. -m "not slow"); without ARGS it then builds the
 #                                    desktop bundle and smoke-runs it (packaging/build.sh --smoke) unless
 #                                    NESTSCOPE_SKIP_BUNDLE is set
 set -euo pipefail
@@ -42,7 +43,13 @@ cmd="${1:-run}"; shift || true
 case "$cmd" in
   run)  exec .venv/bin/nestscope "$@" ;;
   test) export QT_QPA_PLATFORM=offscreen
-        .venv/bin/python -m pytest -q "$@"
+        # in parallel over every core (pytest-xdist, one module per worker at a time) unless the caller
+        # chooses: -n N / --numprocesses N / -p no:xdist among ARGS
+        par=(-n auto --dist loadscope)
+        for a in "$@"; do
+          case "$a" in -n|-n[0-9]*|--numprocesses|--numprocesses=*|no:xdist) par=() ;; esac
+        done
+        .venv/bin/python -m pytest -q "${par[@]}" "$@"
         # then the desktop bundle: built from this checkout and run offscreen (info + snapshot);
         # NESTSCOPE_SKIP_BUNDLE=1 skips it (e.g. when running a subset of the tests)
         if [ -z "${NESTSCOPE_SKIP_BUNDLE:-}" ] && [ $# -eq 0 ]; then
