@@ -77,7 +77,7 @@ def smoke(exe: Path) -> list[str]:
     """Run the bundle offscreen with its own settings and no cache; returns the lines to print."""
     work = Path(tempfile.mkdtemp(prefix="nestscope-smoke-"))
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", NESTSCOPE_CACHE="0",
-               NESTSCOPE_SETTINGS_FILE=str(work / "settings.ini"), PYTHONIOENCODING="utf-8")
+               NESTSCOPE_SETTINGS_FILE=str(work / "settings.ini"))
     lines = []
     version = _run(exe, ["--version"], env).strip()
     if not version.startswith("nestscope "):
