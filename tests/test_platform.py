@@ -148,14 +148,19 @@ def test_replace_does_not_wait_on_posix(tmp_path, monkeypatch):
     assert not isinstance(err.value, fileio.TargetBusy) and held.calls == 1
 
 
+def _held_on_windows(monkeypatch, target: Path, text: str) -> None:
+    """``target`` exists with ``text`` and stays held open by another program, on Windows (no waiting)."""
+    target.write_text(text)
+    monkeypatch.setattr(os, "replace", _HeldOpen(times=99))
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(fileio, "REPLACE_FIRST_WAIT_S", 0.0)
+
+
 def test_export_to_a_file_held_open_says_so(tmp_path, monkeypatch):
     from app.export import ExportError, atomic_output
 
     target = tmp_path / "report.csv"
-    target.write_text("old")
-    monkeypatch.setattr(os, "replace", _HeldOpen(times=99))
-    monkeypatch.setattr(sys, "platform", "win32")
-    monkeypatch.setattr(fileio, "REPLACE_FIRST_WAIT_S", 0.0)
+    _held_on_windows(monkeypatch, target, "old")
     with pytest.raises(ExportError) as err:
         with atomic_output(str(target)) as tmp:
             Path(tmp).write_text("new")
@@ -168,10 +173,7 @@ def test_workspace_save_to_a_held_file_gives_a_sentence(tmp_path, monkeypatch):
     from app.ui import workspace_file as wsf
 
     target = tmp_path / "month.nsw.json"
-    target.write_text("{}")
-    monkeypatch.setattr(os, "replace", _HeldOpen(times=99))
-    monkeypatch.setattr(sys, "platform", "win32")
-    monkeypatch.setattr(fileio, "REPLACE_FIRST_WAIT_S", 0.0)
+    _held_on_windows(monkeypatch, target, "{}")
     with pytest.raises(wsf.WorkspaceFileError) as err:
         wsf.save(wsf.WorkspaceState([str(SMF)], [], None, None, None), target)
     assert str(err.value).startswith("month.nsw.json: cannot be saved (month.nsw.json is open in another program")
