@@ -51,7 +51,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _escape_what_cannot_print() -> None:
+    """Where the console or pipe cannot encode a character (Windows writes pipes in its ANSI code page, cp1252
+    on most analysts' laptops, and a file name may be in any script) print an escape instead of failing."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):   # not a text stream of io (None in a windowed bundle)
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    _escape_what_cannot_print()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and (not argv[0].startswith("-")
                                                  or argv[0].split("=")[0] in GUI_OPTIONS)):

@@ -1,10 +1,32 @@
-"""Test-wide setup: Qt runs offscreen everywhere (CI has no display)."""
+"""Test-wide setup: Qt offscreen, never the user's cache or settings, and what the parallel run needs.
+
+The suite runs in parallel with pytest-xdist (``./packaging/dev.sh test`` passes ``-n auto``): every worker is a
+process of its own, so each gets its own Qt application (offscreen), its own cache folder and settings file
+(below a private temporary folder, removed at its end), and every test writes only below its ``tmp_path``.
+What is expensive to make and never changed by a test (a generated month of SMF data, for instance) is made once
+for the whole run with :func:`shared_path`, whichever worker asks first, under a file lock.
+
+``pytest -m "not slow"`` skips the minute-long tests (the Spark engine, ...): a developer's fast loop.  CI runs
+everything.
+"""
+
+from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # tests never use the user's workspace cache (tests/engine/test_cache*.py give their own Cache folder)
 os.environ.setdefault("NESTSCOPE_CACHE", "0")
+# nor the user's cache folder or settings, nor a folder another worker uses: one private folder per process
+_PRIVATE = tempfile.mkdtemp(prefix="nestscope-tests-")
+os.environ["NESTSCOPE_CACHE_DIR"] = os.path.join(_PRIVATE, "cache")
+os.environ["NESTSCOPE_SETTINGS_FILE"] = os.path.join(_PRIVATE, "settings.ini")
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -13,3 +35,58 @@ def pytest_sessionfinish(session, exitstatus):
 
     if "app.ui" in sys.modules:
         sys.modules["app.ui"].release_clipboard()
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_PRIVATE, ignore_errors=True)
+
+
+def _run_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The temporary folder of the whole run: the parent of each xdist worker's folder, or the base folder of a
+    run without workers."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+class _NoLock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _lock(path: Path):
+    """A lock between the run's worker processes (none needed without workers)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _NoLock()
+    from filelock import FileLock     # the test extras bring it with pytest-xdist
+
+    return FileLock(str(path))
+
+
+@pytest.fixture(scope="session")
+def shared_path(tmp_path_factory) -> Callable[[str, Callable[[Path], None]], Path]:
+    """``shared_path(name, make)``: the folder ``name`` filled by ``make(folder)`` once for the whole run.
+
+    The first worker to ask makes it while the others wait on a lock; later calls (in any worker) find it made.
+    A ``make`` that fails leaves nothing behind, so the next caller tries again.  What is made there must be
+    read-only for the tests: copy a file to ``tmp_path`` before changing it."""
+    root = _run_root(tmp_path_factory) / "shared"
+    root.mkdir(exist_ok=True)
+
+    def get(name: str, make: Callable[[Path], None]) -> Path:
+        folder, done = root / name, root / f"{name}.done"
+        with _lock(root / f"{name}.lock"):
+            if not done.exists():
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir()
+                try:
+                    make(folder)
+                except BaseException:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    raise
+                done.touch()
+        return folder
+
+    return get

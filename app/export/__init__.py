@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.fileio import TargetBusy, replace
+
 __all__ = ["ExportRequest", "ExportResult", "ExportError", "ExportCancelled", "FORMATS", "IMAGE_FORMATS",
            "export", "atomic_output", "format_of", "Progress", "LEVELS", "export_table"]
 
@@ -143,7 +145,9 @@ def atomic_output(path: str, inputs: list[str] = (), suffix: str = "") -> Iterat
         yield tmp
         try:
             os.chmod(tmp, _mode_for(path))
-            os.replace(tmp, path)
+            replace(tmp, path)
+        except TargetBusy as exc:
+            raise ExportError(f"{path}: cannot be replaced: {exc.strerror}") from None
         except OSError as exc:
             raise ExportError(f"{path}: cannot be written ({exc.strerror or exc})") from None
     finally:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from app.fileio import open_read_flags, read_head
 from app.findings import Finding, make_finding
 from app.formats.schema import Cancelled, ReadResult, empty_samples
 from app.formats.stream_dedup import StreamDedup
@@ -146,7 +147,7 @@ def open_data(path: str | Path) -> tuple[str, bytes | mmap.mmap, ReadResult | No
     UTF-8 is opened by its bytes and named with escapes."""
     file = _display(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        fd = os.open(path, open_read_flags())
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return file, b"", _unknown(file, 0, "none", f"cannot be opened ({why})", "check the path and permissions",
@@ -162,7 +163,7 @@ def open_data(path: str | Path) -> tuple[str, bytes | mmap.mmap, ReadResult | No
                                        offset=None)
         size = st.st_size
         cap = max_bytes()
-        head = os.pread(fd, 2, 0) if hasattr(os, "pread") else b""
+        head = read_head(fd, 2)
         if size > cap and head != b"\x1f\x8b":
             return file, b"", _unknown(file, size, "none", f"is {_fmt_size(size)}, more than the limit of "
                                        f"{_fmt_size(cap)} for one file", "nothing was read; split the file, or raise "

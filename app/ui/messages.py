@@ -69,6 +69,7 @@ WS_UNSAVED_NEW_TEXT = ("File > New closes every open file, the selection, time w
 WS_UNSAVED_TEXT = ("Opening {name} closes every open file: its files, selection, time window and comparison replace "
                    "what is open now. Save the open files, selection, time window and comparison first?")
 STATUS_WS_CLOSED = "Closed {n} open file(s): the workspace {name} replaces them"
+WS_SAVE_ERROR_TITLE = "Cannot save the workspace"
 ACT_ABOUT = "&About NestScope"
 ACT_NEW = "&New"
 ACT_NEW_TIP = "An empty window: every file closed, no selection, no comparison"

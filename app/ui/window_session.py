@@ -109,7 +109,13 @@ class SessionMixin:
     def save_workspace(self, path: str) -> None:
         if not path.endswith(".json"):
             path += wsf.SUFFIX
-        wsf.save(self.workspace_state(), path)
+        try:
+            wsf.save(self.workspace_state(), path)
+        except wsf.WorkspaceFileError as e:
+            QMessageBox(QMessageBox.Icon.Warning, M.WS_SAVE_ERROR_TITLE, str(e), QMessageBox.StandardButton.Ok,
+                        self).open()
+            self.statusBar().showMessage(str(e), 8000)
+            return
         self._ws_path = path
         self.mark_unchanged()
         settings.add_recent_workspace(path)

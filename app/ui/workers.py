@@ -19,6 +19,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from app.fileio import open_read_flags
 from app.formats.schema import Cancelled
 
 HASH_CHUNK = 1 << 20
@@ -50,7 +51,7 @@ def file_digest(path: str | Path, cancel: threading.Event | None = None) -> str:
     try:
         # open without blocking and hash only regular files: a FIFO or a device would block or never end
         # (the reader refuses them with a message)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        fd = os.open(path, open_read_flags())
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             return ""

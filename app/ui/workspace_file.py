@@ -18,6 +18,8 @@ from typing import Any
 
 import pandas as pd
 
+from app.fileio import replace
+
 VERSION = 1
 SUFFIX = ".nsw.json"
 FILTER = "NestScope workspace (*.nsw.json *.json)"
@@ -67,11 +69,16 @@ def dumps(state: WorkspaceState, where: str | Path) -> str:
 
 
 def save(state: WorkspaceState, path: str | Path) -> None:
-    """Write atomically (temp file + rename)."""
+    """Write atomically (temp file + rename); raises WorkspaceFileError with a sentence naming the file when it
+    cannot be written (a read-only folder, or on Windows the file held open by another program)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps(state, path), encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(dumps(state, path), encoding="utf-8")
+        replace(tmp, path)      # tried again for a moment while Windows holds the file open
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise WorkspaceFileError(f"{path.name}: cannot be saved ({e.strerror or e})") from e
 
 
 def load(path: str | Path) -> WorkspaceState:

@@ -18,6 +18,8 @@ if shutil.which("java") is None:
     pytest.skip("no Java runtime on PATH: Spark cannot start (packaging/dev.sh installs default-jre-headless)",
                 allow_module_level=True)
 
+pytestmark = pytest.mark.slow      # a JVM and Spark local mode: minutes (skipped by `pytest -m "not slow"`)
+
 
 @pytest.fixture(scope="module")
 def ds(tmp_path_factory):

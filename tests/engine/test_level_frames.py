@@ -54,6 +54,7 @@ def _window(ws: Workspace) -> tuple[pd.Timestamp, pd.Timestamp]:
     return pd.Timestamp(ends[len(ends) // 4]), pd.Timestamp(ends[len(ends) // 2])
 
 
+@pytest.mark.slow                  # every node of every level, row by row: the engine tests' slowest
 @pytest.mark.parametrize("windowed", [False, True])
 def test_sliced_rows_equal_the_rows_computed_alone(results, windowed):
     old, new = _ws(results), _ws(results)
@@ -141,6 +142,7 @@ def test_shallow_tree_is_the_deep_tree_without_its_deeper_levels(results):
     assert {x[1] for x in _flat(deep)} == {"cec", "lpar", "class", "cpu"}
 
 
+@pytest.mark.slow                  # every node of every level, row by row: the engine tests' slowest
 @pytest.mark.parametrize("windowed", [False, True])
 def test_rows_taken_by_node_positions_equal_select_rows(results, windowed):
     """Workspace.metrics takes a selection's interval rows by their positions (an index per node depth): the

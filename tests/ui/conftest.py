@@ -65,15 +65,18 @@ def broken() -> str:
 
 
 @pytest.fixture(scope="session")
-def large_smf(tmp_path_factory) -> str:
-    """A real SMF 113 file about ten times the bundled ZOSA sample (several seconds to read)."""
+def large_smf(shared_path) -> str:
+    """A real SMF 113 file about ten times the bundled ZOSA sample (several seconds to read); written once for
+    the whole run (tests/conftest.py shared_path)."""
     from app.sample.build import Z16_SEQ, write_zos, zos_lpars
     from app.sample.model import CecModel
 
-    out = tmp_path_factory.mktemp("large")
-    cec = CecModel("z16", Z16_SEQ, zos_lpars())
-    paths = write_zos(out, cec, dt.datetime(2026, 1, 1), 96 * 24, "large", {"ZOSA": ((1,), "rdw")}, seed=3)
-    return str(paths[0])
+    def make(out: Path) -> None:
+        cec = CecModel("z16", Z16_SEQ, zos_lpars())
+        write_zos(out, cec, dt.datetime(2026, 1, 1), 96 * 24, "large", {"ZOSA": ((1,), "rdw")}, seed=3)
+
+    (path,) = sorted(p for p in shared_path("large_smf", make).iterdir() if p.is_file())
+    return str(path)
 
 
 @pytest.fixture
