@@ -12,6 +12,8 @@ import argparse
 import os
 import sys
 
+from app.textsafe import display_text
+
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
 
 
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
             r = ds.extract(path)
         except Exception as exc:       # a machine problem (disk full...): this file added nothing
             name = os.fsencode(path).decode("utf-8", "backslashreplace")       # printable even when not UTF-8
-            print(f"nestscope extract: {name}: not added ({type(exc).__name__}: {exc})", file=sys.stderr)
+            print(display_text(f"nestscope extract: {name}: not added ({type(exc).__name__}: {exc})"), file=sys.stderr)
             counts["error"] += 1
             continue
         counts[r.status] += 1
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         intervals += r.intervals
         out = sys.stderr if r.status in ("unreadable", "error") else sys.stdout
         if not args.quiet or out is sys.stderr:
-            print(f"[{r.status}] {r.message}", file=out)
+            print(display_text(f"[{r.status}] {r.message}"), file=out)   # names from the data: escaped
     if ds.cleaned:
         print(f"{args.dataset}: removed {len(ds.cleaned)} leftover file(s) of interrupted extracts (an hour old "
               "or more, listed by no manifest entry)", file=sys.stderr)

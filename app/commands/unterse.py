@@ -17,6 +17,8 @@ import mmap
 import os
 import sys
 
+from app.textsafe import display_text
+
 EXIT_OK, EXIT_NOTHING = 0, 3
 
 
@@ -36,7 +38,8 @@ class _Stopped(Exception):
 
 
 def _say(text: str) -> str:
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    """A message as printable text: names from the data and undecodable path bytes escaped (app.textsafe)."""
+    return display_text(text.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
 def run(args: argparse.Namespace) -> int:
