@@ -175,7 +175,7 @@ def config_changes(sel) -> dict[tuple[str, str], list[str]]:
             g = g.sort_values("time")
             for what, col in (("weight", "weight"), ("processors", "cpus")):
                 for old, new, t in _steps(g[col].astype("int64"), g["time"]):
-                    out.setdefault((cec, lpar), []).append(f"{cls} {what} {old} -> {new} at {_day(t, True)}")
+                    out.setdefault((cec, lpar), []).append(f"{cls} {what} {old} -> {new} at {_day(t, True)} UTC")
     ci = sel.metrics("class_interval")
     if len(ci) and "n_cpus" in ci.columns:
         ci = ci.assign(cec=ci["cec"].astype(str), lpar=ci["lpar"].astype(str), cls=ci["class"].astype(str))
@@ -185,7 +185,7 @@ def config_changes(sel) -> dict[tuple[str, str], list[str]]:
             if steps and len(steps) <= 3:        # a CPU varied on/offline a few times, not every interval
                 for old, new, t in steps:
                     out.setdefault((cec, lpar), []).append(f"{cls} CPUs with counters {old} -> {new} at "
-                                                           f"{_day(t, True)}")
+                                                           f"{_day(t, True)} UTC")
             elif steps:
                 out.setdefault((cec, lpar), []).append(
                     f"{cls} CPUs with counters vary between {int(g['n_cpus'].min())} and {int(g['n_cpus'].max())}")

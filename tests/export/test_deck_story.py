@@ -86,12 +86,12 @@ def test_configuration_flags_the_weight_change(zosb):
     c, _, prs, _ = zosb
     cfg = story.configuration(c).set_index("side")
     assert cfg.loc["after", "weights"] == "CP 450, zIIP 200" and cfg.loc["after", "processors"] == "CP 6, zIIP 2"
-    assert cfg.loc["after", "changes"] == "CP weight 300 -> 450 at 2 Nov 2026 14:00"
+    assert cfg.loc["after", "changes"] == "CP weight 300 -> 450 at 2 Nov 2026 14:00 UTC"
     assert cfg.loc["before", "changes"] == "none"
     s = next(s for s in prs.slides if _title(s) == "LPAR configuration before and after")
     (tbl,) = [sh.table for sh in s.shapes if sh.has_table]
     assert [tbl.cell(0, j).text for j in range(3)] == ["Side", "LPAR", "CEC"]
-    assert tbl.cell(2, 7).text == "CP weight 300 -> 450 at 2 Nov 2026 14:00"
+    assert tbl.cell(2, 7).text == "CP weight 300 -> 450 at 2 Nov 2026 14:00 UTC"
 
 
 def test_waterfall_value_axis_from_zero(zosb):
