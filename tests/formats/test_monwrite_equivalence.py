@@ -16,6 +16,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from app.formats import monwrite as M  # noqa: E402
+from app.formats import monwrite_fast as F  # noqa: E402
 from app.formats import monwrite_records as R  # noqa: E402
 from app.formats.monwrite_writer import (CounterRecord, MonwriteWriter, MtCounterRecord, MtRecord,  # noqa: E402
                                          Partition, PartitionCpu, _with_rdw)
@@ -177,9 +178,9 @@ def test_piecewise_join_equals_window_gather():
     s = w.fast["mfc"]
     idx = np.flatnonzero(~s["mt"])
     assert (s["npieces"][idx] == 8).all()              # 1504 bytes in pieces of <= 200 bytes
-    joined = M._series_words(data, s, idx)
+    joined = F._series_words(data, s, idx)
     full = np.zeros((len(idx), joined.shape[1] + 3), np.uint64)
-    assert M._put_series_words(data, s, idx, full, np.arange(len(idx)), 3)
+    assert F._put_series_words(data, s, idx, full, np.arange(len(idx)), 3)
     assert (full[:, 3:] == joined.astype(np.uint64)).all() and (full[:, :3] == 0).all()
     # the first counter word of the first series is the first 8 counter bytes of its first record
     f = int(s["pstart"][s["pfirst"][idx[0]]])
