@@ -29,6 +29,13 @@ class ColumnTableModel(QAbstractTableModel):
         """Position of the column ``col_id``, -1 when absent."""
         return next((i for i, c in enumerate(self.columns) if c.id == col_id), -1)
 
+    def cell(self, index: Index) -> tuple[int, int] | None:
+        """(row, column) of ``index`` when it is a valid cell of the table, else None."""
+        if not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        return (row, col) if 0 <= row < self._row_total() and 0 <= col < len(self.columns) else None
+
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 (Qt signature)
         return 0 if parent.isValid() else self._row_total()
 

@@ -129,11 +129,10 @@ class SmtModel(ColumnTableModel):
         return len(self.frame)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
+        at = self.cell(index)
+        if at is None:
             return None
-        row, col = index.row(), index.column()
-        if not (0 <= row < len(self.frame) and 0 <= col < len(self.columns)):
-            return None
+        row, col = at
         c = self.columns[col]
         pos = self._order[row]
         if role == Qt.ItemDataRole.DisplayRole:    # names from the data: control characters escaped
