@@ -6,6 +6,7 @@
   then :class:`TargetBusy` says which file is held and what to do.
 * :func:`read_head` reads the first bytes of an open file without moving its position where ``os.pread``
   exists, and with a seek where it does not (Windows on Python 3.11).
+* :func:`same_file`: two paths name one file (``os.path.samefile`` where both exist, else the absolute paths).
 * :func:`open_read_flags`: read-only, binary on Windows, and non-blocking where the flag exists (not on
   Windows), so that opening a named pipe (FIFO) on Linux or macOS never waits for a writer (the reader then
   refuses it as not a regular file).
@@ -26,6 +27,14 @@ REPLACE_FIRST_WAIT_S = 0.02
 
 class TargetBusy(PermissionError):
     """The target of :func:`replace` is held open by another program (Windows); the message says so."""
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """``a`` and ``b`` name one file: by the file system where both exist, else by their absolute paths."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
 
 
 def open_read_flags() -> int:

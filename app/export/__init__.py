@@ -27,9 +27,9 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
-from app.fileio import TargetBusy, replace
+from app.analysis.request import ExportRequest
+from app.fileio import TargetBusy, replace, same_file
 
 __all__ = ["ExportRequest", "ExportResult", "ExportError", "ExportCancelled", "FORMATS", "IMAGE_FORMATS",
            "export", "atomic_output", "format_of", "Progress", "LEVELS", "export_table"]
@@ -47,48 +47,6 @@ class ExportError(Exception):
 
 class ExportCancelled(ExportError):
     """The cancel callback asked to stop; no file was written."""
-
-
-@dataclass
-class ExportRequest:
-    """What to export.
-
-    ``workspace``: :class:`app.engine.Workspace`; ``by``: the level of the main table
-    (``interval``, ``cpu``, ``class``, ``lpar`` or ``cec``: CSV rows, the PPTX summary table);
-    ``start``/``end``: window (UTC, intervals ending in ``(start, end]``); ``nodes``: NodeKeys
-    to restrict to (None = all); ``shift``: :class:`app.engine.shift.ShiftFilter`;
-    ``comparison``: :class:`app.engine.compare.Comparison` (adds Compare sheet / slides; a CSV
-    then holds the comparison table); ``title``: deck / workbook title; ``also_shift``: a shift filter of hours
-    (e.g. the night, 22-06) that a deck sets against each side's own shift (one table slide per side).
-    """
-
-    workspace: Any
-    by: str = "lpar"
-    start: Any = None
-    end: Any = None
-    nodes: tuple | None = None
-    shift: Any = None
-    comparison: Any = None
-    title: str = "CPU MF analysis"
-    subtitle: str = ""
-    also_shift: Any = None
-
-    def metrics(self, by: str | None = None, summary: bool = False):
-        """The request's metrics frame at a level (window, nodes and shift applied)."""
-        from app.engine.shift import shifted_metrics
-
-        return shifted_metrics(self.workspace, by=by or self.by, start=self.start, end=self.end,
-                               nodes=list(self.nodes) if self.nodes is not None else None, shift=self.shift,
-                               summary=summary)
-
-    def input_paths(self) -> list[str]:
-        """Every input file of the request (workspace and both comparison sides)."""
-        paths = [r.meta.get("path") or r.file for r in self.workspace.files]
-        c = self.comparison
-        if c is not None:
-            for sel in (c.before, c.after):
-                paths += [r.meta.get("path") or r.file for r in sel.workspace.files]
-        return list(dict.fromkeys(paths))
 
 
 @dataclass
@@ -113,13 +71,6 @@ def format_of(path: str) -> str:
                       + ", ".join(f"{e} ({what})" for e, what in {**FORMATS, **IMAGE_NAMES}.items()))
 
 
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
-
-
 @contextlib.contextmanager
 def atomic_output(path: str, inputs: list[str] = (), suffix: str = "") -> Iterator[str]:
     """Yield a temporary path in the target folder; on success rename it to ``path``.
@@ -130,7 +81,7 @@ def atomic_output(path: str, inputs: list[str] = (), suffix: str = "") -> Iterat
     """
     path = str(path)
     for p in inputs:
-        if _same_file(path, p):
+        if same_file(path, p):
             raise ExportError(f"{path}: is an input file of this export; choose another name")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):

@@ -1,0 +1,111 @@
+"""A before/after comparison from files and options: :func:`build_comparison`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.analysis.outcome import BAD_REQUEST, NOTHING_READABLE, OK, Message, OptionNames, cli_option
+from app.analysis.reading import read_files
+from app.analysis.selection import lpar_names, lpar_nodes, make_selection, window_problem
+from app.analysis.workspace import make_workspace
+
+SIDES = ("before", "after")
+
+
+@dataclass
+class SideSpec:
+    """One side as asked for: its files, window ``(start, end]`` (UTC), LPAR names (None: all) and shift texts
+    (``hours`` such as "08-17", ``days`` such as "mon-fri"; None: every interval)."""
+
+    files: list[str]
+    start: Any = None
+    end: Any = None
+    lpars: list[str] | None = None
+    hours: str | None = None
+    days: str | None = None
+
+
+@dataclass
+class ComparisonRequest:
+    """Both sides, the rows (``by``: "lpar" or "class"), the formula file and ``keep_implausible``."""
+
+    before: SideSpec
+    after: SideSpec
+    by: str = "lpar"
+    formulas: str | None = None
+    keep_implausible: bool = False
+
+    def side(self, name: str) -> SideSpec:
+        return self.before if name == "before" else self.after
+
+
+@dataclass
+class ComparisonResult:
+    """The :class:`app.engine.compare.Comparison` (None when it could not be made), the outcome code
+    (:data:`OK`, :data:`BAD_REQUEST`, :data:`NOTHING_READABLE`) and the messages, in the order they arose."""
+
+    comparison: Any = None
+    code: int = OK
+    messages: list[Message] = field(default_factory=list)
+
+    def fail(self, code: int, *messages: Message) -> ComparisonResult:
+        self.messages.extend(messages)
+        self.comparison, self.code = None, code
+        return self
+
+
+def build_comparison(req: ComparisonRequest, cache: dict | None = None,
+                     names: OptionNames = cli_option) -> ComparisonResult:
+    """Check the request, read both sides (a file of both read once; ``cache`` as :func:`read_files`), build
+    one Workspace per distinct set of files, resolve the selections and compare.  ``names`` spell the options in
+    the messages."""
+    from app.engine import FormulaFileError
+    from app.engine.compare import compare
+    from app.engine.shift import ShiftError, make_shift
+
+    out = ComparisonResult()
+    for side in SIDES:
+        s = req.side(side)
+        problem = window_problem(s.start, s.end, (names(side, "from"), names(side, "to")))
+        if problem:
+            return out.fail(BAD_REQUEST, Message("error", problem))
+    try:
+        shifts = {side: make_shift(req.side(side).hours, req.side(side).days) for side in SIDES}
+    except ShiftError as exc:
+        return out.fail(BAD_REQUEST, Message("error", str(exc)))
+    cache = {} if cache is None else cache
+    reads = {}
+    for side in SIDES:
+        reads[side] = read_files(req.side(side).files, cache)
+        out.messages += reads[side].messages
+    workspaces: dict = {}
+    chosen = {}
+    for side in SIDES:
+        got = reads[side]
+        if not got.readable:
+            return out.fail(NOTHING_READABLE, *got.nothing_readable(side))
+        key = tuple(sorted(r.file for r in got.results))
+        if key not in workspaces:
+            try:
+                workspaces[key] = make_workspace(got.results, req.formulas, req.keep_implausible)
+            except FormulaFileError as exc:
+                return out.fail(BAD_REQUEST, Message("error", f"{names(None, 'formulas')} {exc}"))
+        chosen[side] = workspaces[key]
+    sels = {}
+    for side in SIDES:
+        ws, s = chosen[side], req.side(side)
+        nodes, unknown = lpar_nodes(ws, s.lpars)
+        if unknown:
+            return out.fail(BAD_REQUEST, Message("error", f"{names(side, 'lpar')} {', '.join(unknown)}: not in the "
+                                                          f"{side} files (LPARs with counters: "
+                                                          f"{', '.join(lpar_names(ws)) or 'none'})"))
+        sels[side] = make_selection(ws, nodes, s.start, s.end, shift=shifts[side], name=side)
+    c = compare(sels["before"], sels["after"], by=req.by)
+    for side in SIDES:
+        rows = c.table.loc[c.table["row"] == side]
+        if not rows["generation"].notna().any():
+            out.messages.append(Message("note", f"the {side} selection holds no intervals (check its window, LPARs "
+                                                "and shift); its rows, ratios and deltas stay empty"))
+    out.comparison = c
+    return out
