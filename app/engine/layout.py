@@ -9,7 +9,7 @@ import numpy as np
 from app.engine.catalog import GENERIC, FormulaSet, builtin_formula_sets
 from app.engine.hint import HINT_STATUS, rules_text
 
-__all__ = ["ColumnSpec", "presentation_columns", "metric_info", "MEANINGS", "HINT_ID", "main_columns", "format_value", "compare_cell",
+__all__ = ["ColumnSpec", "presentation_columns", "metric_info", "MEANINGS", "HINT_ID", "main_columns", "format_value", "display", "compare_cell",
            "metric_decimals", "GAP_STEPS", "gap_cuts", "gapped"]
 
 HINT_ID = "Workload_Hint"
@@ -163,6 +163,12 @@ def format_value(value: object, decimals: int | None, missing: str = "", sign: b
     if round(f, d) == 0:
         return f"{0.0:.{d}f}"
     return f"{f:+.{d}f}" if sign else f"{f:.{d}f}"
+
+
+def display(value: object, decimals: int | None, sign: bool = False) -> str:
+    """A value in a text table (CLI tables, slides, the comparison's numbers): :func:`format_value` with
+    :data:`MISSING` ("n/a") for a value that does not apply."""
+    return format_value(value, decimals, MISSING, sign=sign)
 
 
 def compare_cell(row_kind: str, mid: str, value: object, decimals: int) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from app.engine.compare import node_labels
-from app.engine.layout import MISSING, ColumnSpec, format_value, presentation_columns
+from app.engine.layout import ColumnSpec, display, presentation_columns
 
 __all__ = ["Column", "level_columns", "metric_specs", "SHEETS", "excel_format", "display"]
 
@@ -93,10 +93,6 @@ def excel_format(decimals: int) -> str:
     """Excel number format with ``decimals`` places."""
     return "0" if decimals <= 0 else "0." + "0" * decimals
 
-
-def display(v, decimals: int) -> str:
-    """A metric as the presentations show it ("n/a" for no value, as the CLI)."""
-    return format_value(v, decimals, MISSING)
 
 
 # identity columns of `report --format csv` per level, and the extra columns after quality: the coverage of
