@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 from app.commands.report import _time
-from app.engine.layout import MISSING, compare_cell, format_value
+from app.engine.layout import compare_cell, display
 from app.textsafe import display_text
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
@@ -70,114 +70,46 @@ def _err(prog: str, text: str) -> None:
     print(display_text(f"nestscope {prog}: {text}"), file=sys.stderr)   # names from the data: escaped
 
 
-def read_files(paths: list[str], prog: str, cache: dict | None = None) -> list:
-    """Read files (each once per ``cache``); unreadable ones are reported on stderr and left out."""
-    from app.formats import read_file
-
-    out = []
-    cache = {} if cache is None else cache
-    for path in paths:
-        if path not in cache:
-            try:
-                cache[path] = read_file(path)
-            except Exception as exc:  # a reader bug must not become a traceback
-                _err(prog, f"{path}: cannot be read ({type(exc).__name__}: {exc})")
-                cache[path] = None
-        r = cache[path]
-        if r is not None:
-            out.append(r)
-    return out
+def say(prog: str, messages: list) -> None:
+    """Print the application layer's messages (:class:`app.analysis.Message`) on stderr, as the commands do."""
+    for m in messages:
+        if m.kind == "finding":
+            print(f"[{m.severity}] {display_text(m.text)}", file=sys.stderr)
+        else:
+            _err(prog, m.line())
 
 
-def make_workspace(results: list, formulas: str | None, keep_implausible: bool = False):
-    """A workspace over already read results (unreadable ones skipped); ``keep_implausible``: see
-    :class:`app.engine.Workspace`."""
-    from app.engine import Workspace
+def side_specs(args: argparse.Namespace) -> dict:
+    """The ``--before...``/``--after...`` options as the two sides (a side's ``--{side}-hours`` wins over
+    ``--hours``)."""
+    from app.analysis import SideSpec
 
-    ws = Workspace(formula_file=formulas, keep_implausible=keep_implausible)
-    ws.add_all([r for r in results if r.readable])
-    return ws
-
-
-def report_unreadable(results: list, prog: str, what: str) -> None:
-    for r in results:
-        for f in r.findings:
-            print(f"[{f.severity}] {display_text(f.message)}", file=sys.stderr)
-    _err(prog, f"nothing readable was found in the {what} files")
+    return {side: SideSpec(list(getattr(args, side)), getattr(args, f"{side}_from"), getattr(args, f"{side}_to"),
+                           getattr(args, f"{side}_lpar"), getattr(args, f"{side}_hours") or args.hours,
+                           getattr(args, f"{side}_days") or args.days) for side in ("before", "after")}
 
 
-def lpar_nodes(ws, names: list[str] | None) -> tuple[tuple | None, list[str]]:
-    """NodeKeys of the named LPARs (all CECs); returns (nodes or None, unknown names)."""
-    if not names:
-        return None, []
-    iv = ws.intervals
-    pairs = iv[["cec", "lpar"]].drop_duplicates().astype(str) if len(iv) else None
-    nodes, unknown = [], []
-    for name in names:
-        hit = pairs.loc[pairs["lpar"].str.upper() == name.upper()] if pairs is not None else []
-        if not len(hit):
-            unknown.append(name)
-        for cec, lpar in hit.itertuples(index=False):
-            nodes.append(("lpar", cec, lpar))
-    return tuple(nodes), unknown
+def comparison_request(args: argparse.Namespace, by: str):
+    """The :class:`app.analysis.ComparisonRequest` of the options."""
+    from app.analysis import ComparisonRequest
+
+    sides = side_specs(args)
+    return ComparisonRequest(sides["before"], sides["after"], by=by, formulas=args.formulas,
+                             keep_implausible=getattr(args, "keep_implausible", False))
 
 
 def build_comparison(args: argparse.Namespace, prog: str, by: str) -> tuple[Any, int]:
-    """Read both sides and compare; returns (Comparison or None, exit code)."""
-    from app.engine import FormulaFileError
-    from app.engine.compare import Selection, compare
-    from app.engine.shift import ShiftError, make_shift
+    """Read both sides and compare (:func:`app.analysis.build_comparison`), telling what went wrong on stderr;
+    returns (Comparison or None, exit code)."""
+    from app.analysis import build_comparison as build
 
-    for side in ("before", "after"):
-        a, b = getattr(args, f"{side}_from"), getattr(args, f"{side}_to")
-        if a is not None and b is not None and a >= b:
-            _err(prog, f"error: --{side}-from {a} is not before --{side}-to {b}")
-            return None, EXIT_USAGE
-    try:
-        shifts = {side: make_shift(getattr(args, f"{side}_hours") or args.hours,
-                                   getattr(args, f"{side}_days") or args.days) for side in ("before", "after")}
-    except ShiftError as exc:
-        _err(prog, f"error: {exc}")
-        return None, EXIT_USAGE
-    cache: dict = {}
-    results = {side: read_files(getattr(args, side), prog, cache) for side in ("before", "after")}
-    workspaces: dict = {}
-    for side in ("before", "after"):
-        if not any(r.readable for r in results[side]):
-            report_unreadable(results[side], prog, side)
-            return None, EXIT_NOTHING
-        key = tuple(sorted(r.file for r in results[side]))
-        if key not in workspaces:
-            try:
-                workspaces[key] = make_workspace(results[side], args.formulas,
-                                                 getattr(args, "keep_implausible", False))
-            except FormulaFileError as exc:
-                _err(prog, f"error: --formulas {exc}")
-                return None, EXIT_USAGE
-        results[side] = workspaces[key]
-    sels = {}
-    for side in ("before", "after"):
-        ws = results[side]
-        nodes, unknown = lpar_nodes(ws, getattr(args, f"{side}_lpar"))
-        if unknown:
-            have = sorted(set(ws.intervals["lpar"].astype(str))) if len(ws.intervals) else []
-            _err(prog, f"error: --{side}-lpar {', '.join(unknown)}: not in the {side} files "
-                       f"(LPARs with counters: {', '.join(have) or 'none'})")
-            return None, EXIT_USAGE
-        sels[side] = Selection(ws, nodes=nodes, start=getattr(args, f"{side}_from"),
-                               end=getattr(args, f"{side}_to"), shift=shifts[side], name=side)
-    c = compare(sels["before"], sels["after"], by=by)
-    for side in ("before", "after"):
-        rows = c.table.loc[c.table["row"] == side]
-        if not rows["generation"].notna().any():
-            _err(prog, f"note: the {side} selection holds no intervals (check its window, LPARs and shift); its "
-                       "rows, ratios and deltas stay empty")
-    return c, EXIT_OK
+    got = build(comparison_request(args, by))
+    say(prog, got.messages)
+    return got.comparison, got.code
 
 
 # ------------------------------------------------------------------ output
-def _fmt(v: Any, decimals: int, sign: bool = False) -> str:
-    return format_value(v, decimals, MISSING, sign=sign)
+_fmt = display      # the one display form of a table value (app.engine.layout)
 
 
 _SHORT = {"Est_Instr_Cmplx_CPI": "ICmplx", "Est_Finite_CPI": "FinCPI", "Est_SCPL1M": "SCPL1M", "PRBSTATE": "PrbSt",

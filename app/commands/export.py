@@ -43,8 +43,9 @@ import sys
 import time
 
 from app.commands.compare import (EXIT_NOTHING, EXIT_OK, EXIT_USAGE, _err, add_selection_options, add_shift_options,
-                                  build_comparison, lpar_nodes, make_workspace, read_files, report_unreadable)
+                                  comparison_request, say)
 from app.commands.report import _time
+from app.fileio import same_file
 from app.textsafe import display_text
 
 LEVELS = ("interval", "cpu", "class", "lpar", "cec")
@@ -94,9 +95,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Read, compute and write the export; returns the exit code."""
-    from app.engine import FormulaFileError
-    from app.engine.shift import ShiftError, make_shift
-    from app.export import IMAGE_FORMATS, ExportError, ExportRequest, export, format_of
+    from app.export import IMAGE_FORMATS, ExportError, export, format_of
 
     if os.path.splitext(args.out)[1].lower() in IMAGE_FORMATS:
         return run_picture(args)
@@ -115,39 +114,18 @@ def run(args: argparse.Namespace) -> int:
     if not args.files and not args.before:
         _err("export", "error: give FILE... or --before FILE... --after FILE...")
         return EXIT_USAGE
-    if args.start is not None and args.end is not None and args.start >= args.end:
-        _err("export", f"error: --from {args.start} is not before --to {args.end}")
-        return EXIT_USAGE
-    try:
-        shift = make_shift(args.hours, args.days)
-        also = make_shift(args.also_shift, None) if args.also_shift else None
-    except ShiftError as exc:
-        _err("export", f"error: {exc}")
-        return EXIT_USAGE
-    if also is not None and not args.out.lower().endswith(".pptx"):
-        _err("export", f"error: --also-shift adds slides to a deck (.pptx), not to {args.out}")
-        return EXIT_USAGE
-    comparison = None
-    if args.before:
-        comparison, code = build_comparison(args, "export", args.compare_by or "lpar")
-        if comparison is None:
-            return code
-    paths = list(args.files) or list(dict.fromkeys(args.before + args.after))
-    results = read_files(paths, "export")
-    if not any(r.readable for r in results):
-        report_unreadable(results, "export", "given")
-        return EXIT_NOTHING
-    try:
-        ws = make_workspace(results, args.formulas, getattr(args, "keep_implausible", False))
-    except FormulaFileError as exc:
-        _err("export", f"error: --formulas {exc}")
-        return EXIT_USAGE
-    nodes, unknown = lpar_nodes(ws, args.lpar)
-    if unknown:
-        _err("export", f"error: --lpar {', '.join(unknown)}: not in the files")
-        return EXIT_USAGE
-    req = ExportRequest(ws, by=args.by, start=args.start, end=args.end, nodes=nodes, shift=shift,
-                        comparison=comparison, title=args.title, also_shift=also)
+    from app.analysis import ExportSpec, plan_export
+
+    spec = ExportSpec(list(args.files), by=args.by, start=args.start, end=args.end, lpars=args.lpar,
+                      hours=args.hours, days=args.days, also_hours=args.also_shift, title=args.title,
+                      formulas=args.formulas, keep_implausible=getattr(args, "keep_implausible", False),
+                      comparison=comparison_request(args, args.compare_by or "lpar") if args.before else None,
+                      deck=args.out.lower().endswith(".pptx"), target=args.out)
+    plan = plan_export(spec)
+    say("export", plan.messages)
+    if plan.request is None:
+        return plan.code
+    req, ws = plan.request, plan.request.workspace
     try:
         res = export(req, args.out)
     except ExportError as exc:
@@ -177,13 +155,6 @@ OVERVIEW_ZOOMED = "Whole range (UTC); the plots above show the shaded window"
 
 def _norm(name: str) -> str:
     return "_".join(str(name).strip().lower().replace("%", " ").replace("-", " ").split())
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
 
 
 def _picture_usage(args: argparse.Namespace, size_text: str) -> tuple[tuple[int, int] | None, str]:
@@ -255,7 +226,7 @@ def run_picture(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     paths = list(dict.fromkeys(list(args.files) + list(args.before or []) + list(args.after or [])))
     for p in paths:
-        if _same_file(args.out, p):
+        if same_file(args.out, p):
             _err("export", f"error: {args.out}: is an input file of this export; choose another name")
             return EXIT_USAGE
     present = []
@@ -298,7 +269,7 @@ def _is_result_of(result, path: str) -> bool:
     """``result`` (a read result in the window) is the file ``path``.  A result from the workspace cache names the
     file as it was given when it was cached (e.g. relative to another folder): then name and size decide."""
     where = str(result.meta.get("path") or result.file)        # the path itself where the name is not UTF-8
-    if _same_file(where, path):
+    if same_file(where, path):
         return True
     try:
         return os.path.basename(where) == os.path.basename(path) and \

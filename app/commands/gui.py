@@ -36,9 +36,9 @@ def sample_files() -> list[str]:
 
 
 def make_workspace(formulas: str | None):
-    from app.engine import Workspace
+    from app.analysis import new_workspace
 
-    return Workspace(formula_file=formulas) if formulas else Workspace()
+    return new_workspace(formulas)
 
 
 def _no_display() -> bool:

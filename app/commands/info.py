@@ -70,13 +70,13 @@ def summary(res: ReadResult, engine: list[Finding] | None = None) -> dict[str, A
 
 def _health(results: list[ReadResult]) -> dict[str, list[Finding]]:
     """The engine's data-health findings over all readable files together, by the file they concern."""
-    from app.engine import Workspace
+    from app.analysis import new_workspace
 
     readable = [r for r in results if len(r.samples)]
     if not readable:
         return {}
     try:
-        ws = Workspace()
+        ws = new_workspace()
         found = ws.add_all(readable)
     except Exception as exc:  # noqa: BLE001 - an engine bug must not hide what the reader found
         names = ", ".join(r.file for r in readable)
@@ -129,19 +129,11 @@ def _text(d: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Read every file, print the description, return the exit code."""
-    from app.cache import read_file  # through the workspace cache (NESTSCOPE_CACHE=0 turns it off)
+    from app.analysis import failed_result, read_files
 
-    results = []
-    for path in args.files:
-        try:
-            res = read_file(path)
-        except Exception as exc:  # a reader bug must not become a traceback for the analyst
-            from app.formats.schema import empty_samples
-            res = ReadResult(file=str(path), kind="unknown", framing="none", records={}, samples=empty_samples(),
-                             findings=[make_finding(str(path), None, "error", "reader-failure",
-                                                    f"could not be read ({type(exc).__name__}: {exc})",
-                                                    "please report this file")])
-        results.append(res)
+    # through the workspace cache (NESTSCOPE_CACHE=0 turns it off); a reader bug must not become a traceback
+    results = read_files(args.files, cached=True, failed=lambda path, exc: failed_result(
+        path, f"could not be read ({type(exc).__name__}: {exc})", "please report this file")).results
     engine = _health(results)
     descs = [summary(r, engine.get(r.file, [])) for r in results]
     if args.format == "json":

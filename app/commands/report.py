@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from app.engine.layout import MISSING
+from app.engine.layout import MISSING, display
 from app.engine.partitions import enrich
 from app.export.tables import csv_columns
 from app.textsafe import csv_line, csv_text, display_text, json_text, terminal_text
@@ -205,10 +205,7 @@ def _files_meta(ws) -> list[dict]:
 NA = MISSING    # a value that does not apply or cannot be computed, written the same way in every table
 
 
-def _fmt(v: Any, decimals: int) -> str:
-    from app.engine.layout import format_value   # the window's and the readout's formatter too
-
-    return format_value(v, decimals, missing=NA)
+_fmt = display      # the one display form of a table value (app.engine.layout), the window's and the exports' too
 
 
 def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH, lead: tuple[str, ...] = ()) -> str:
@@ -457,7 +454,7 @@ def run(args: argparse.Namespace, workspace=None) -> int:
 
     ``workspace`` (a ready :class:`app.engine.Workspace`) skips reading ``args.files``.
     """
-    from app.engine import FormulaFileError, Workspace
+    from app.engine import FormulaFileError
     from app.engine.metrics import metric_ids
 
     if args.start is not None and args.end is not None and args.start >= args.end:
@@ -475,26 +472,19 @@ def run(args: argparse.Namespace, workspace=None) -> int:
         return EXIT_USAGE
     ws = workspace
     if ws is None:
+        from app.analysis import load
+
         try:
-            ws = Workspace(formula_file=args.formulas, keep_implausible=getattr(args, "keep_implausible", False))
+            loaded = load(args.files, args.formulas, getattr(args, "keep_implausible", False))
         except FormulaFileError as exc:
             print(f"nestscope report: error: --formulas {exc}", file=sys.stderr)
             return EXIT_USAGE
-        from app.cache import read_file  # through the workspace cache (NESTSCOPE_CACHE=0 turns it off)
+        ws, read = loaded.workspace, loaded.read
+        messages = read.messages if read.readable else read.messages + read.nothing_readable()
+        from app.commands.compare import say
 
-        results = []
-        for path in args.files:
-            try:
-                results.append(read_file(path, counters=ws.counters_needed()))
-            except Exception as exc:  # a reader bug must not become a traceback
-                print(display_text(f"nestscope report: {path}: cannot be read ({type(exc).__name__}: {exc})"),
-                      file=sys.stderr)
-        ws.add_all([r for r in results if r.readable])
-        if not any(r.readable for r in results):
-            for r in results:
-                for f in r.findings:
-                    print(f"[{f.severity}] {display_text(f.message)}", file=sys.stderr)
-            print("nestscope report: nothing readable was found", file=sys.stderr)
+        say("report", messages)
+        if not read.readable:
             return EXIT_NOTHING
     smt = SMT_BY.get(args.by)
     lead: tuple[str, ...] = ()
