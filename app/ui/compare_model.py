@@ -15,7 +15,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
 
 from app.engine.compare import TIMELINE_BY, RATIO_NOTE, Comparison, RelativeAxis, Selection, compare, pair_keys
-from app.engine.shift import make_shift
 from app.textsafe import shown_text
 from app.ui.column_model import ColumnTableModel, Index
 from app.ui.compare_charts import THEMES
@@ -110,8 +109,9 @@ def _naive(t: pd.Timestamp | None) -> pd.Timestamp | None:
 
 def selection_of(ws: Any, side: Side, name: str) -> Selection:
     """The engine Selection of a side (raises ShiftError for bad hours/days)."""
-    return Selection(ws, nodes=tuple(side.nodes) or None, start=_naive(side.start), end=_naive(side.end),
-                     shift=make_shift(side.hours or None, side.days or None), name=name)
+    from app.analysis import make_selection
+
+    return make_selection(ws, side.nodes, _naive(side.start), _naive(side.end), side.hours, side.days, name=name)
 
 
 @dataclass

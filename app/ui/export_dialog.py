@@ -198,23 +198,17 @@ class ExportDialog(QDialog):
 
     def request(self) -> ExportRequest:
         """The ExportRequest for the fields (data formats)."""
-        what = self.what.currentData()
+        from app.analysis import NoComparison, window_request
+
         sel = self.w.selection.value
         cmp = self.ctl.tab.comparison if self.ctl is not None else None
-        by = self.level.currentData()
-        title = self.title.text().strip() or "CPU MF analysis"
-        if what == "comparison":
-            if cmp is None:
-                raise ExportError(f"{self.path.text().strip()}: no comparison is set (tree: right-click, "
-                                  "'Set as before' and 'Set as after')")
-            nodes = tuple(dict.fromkeys([*(cmp.before.nodes or ()), *(cmp.after.nodes or ())])) or None
-            desc = self.ctl.tab.data.describe   # computed with the comparison (never the workspace on this thread)
-            sub = f"before: {desc.get('before', '')}  |  after: {desc.get('after', '')}"
-            return ExportRequest(self.w.ws, by=by, nodes=nodes, comparison=cmp, title=title, subtitle=sub)
-        if what == "deck":
-            return ExportRequest(self.w.ws, by=by, comparison=cmp, title=title)
-        return ExportRequest(self.w.ws, by=by, start=sel.start, end=sel.end, nodes=tuple(sel.nodes) or None,
-                             title=title)
+        # the sides' descriptions were computed with the comparison (never the workspace on this thread)
+        desc = self.ctl.tab.data.describe if cmp is not None else None
+        try:
+            return window_request(self.w.ws, self.what.currentData(), self.level.currentData(), self.title.text(),
+                                  sel.start, sel.end, sel.nodes, cmp, desc)
+        except NoComparison as exc:
+            raise ExportError(f"{self.path.text().strip()}: {exc}") from None
 
     # -- running ---------------------------------------------------------------------------------
     def running(self) -> bool:

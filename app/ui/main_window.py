@@ -55,9 +55,9 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
     def __init__(self, ws: Any = None) -> None:
         super().__init__()
         if ws is None:
-            from app.engine import Workspace
+            from app.analysis import new_workspace
 
-            ws = Workspace()
+            ws = new_workspace()
         self.ws = ws
         self.errors: list[str] = []  # unexpected exceptions shown to the user (tests assert it stays empty)
         self.setWindowTitle(M.APP_TITLE)

@@ -110,7 +110,7 @@ class FilesMixin:
         if self.runner.busy():     # a job runs over the old workspace: start over once it has ended
             self.statusBar().showMessage(M.STATUS_WAIT_JOB, 8000)
             return False
-        from app.engine import Workspace
+        from app.analysis import new_workspace
         from app.ui.compare_model import Side
         from app.ui.render import ViewData
         from app.ui.selection import Selection
@@ -118,7 +118,7 @@ class FilesMixin:
 
         self.loader.cancel_all()
         ffile = self.ws.formula_file if formula_file == "same" else formula_file
-        ws = Workspace(formula_file=ffile) if ffile else Workspace()
+        ws = new_workspace(ffile)
         kept = {str(Path(r.file).resolve()) for r in keep}
         self.loader.opened = [f for f in self.loader.opened if f.resolved in kept]
         self.ws = ws

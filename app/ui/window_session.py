@@ -236,7 +236,7 @@ class SessionMixin:
         """Close every open file: reads are cancelled, the window starts over on a new, empty Workspace with the
         same formulas, counters and cache, and views computed from the old one are never shown.  Returns the
         number of files that were open."""
-        from app.engine import Workspace
+        from app.analysis.workspace import fresh_like
         from app.ui.render import ViewData
         from app.ui.selection import Selection
 
@@ -246,9 +246,7 @@ class SessionMixin:
         self._pending = []
         self._batch = []
         old = self.ws
-        self.ws = Workspace(formula_sets=old.formula_sets, cache=old.cache,
-                            counters="all" if old.counters_needed() is None else "used")
-        self.ws.formula_file = old.formula_file
+        self.ws = fresh_like(old)
         self._epoch += 1
         self._loaded = False
         self._prep_tried.clear()

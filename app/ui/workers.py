@@ -119,15 +119,11 @@ class ReadWorker(QRunnable):
 
 def failed_result(path: str, text: str, details: str = ""):
     """A read that raised: an unreadable ReadResult whose one finding names the file and the error."""
-    from app.findings import make_finding
-    from app.formats.schema import ReadResult, empty_samples
+    from app.analysis import failed_result as failed
 
     name = str(path).encode("utf-8", "backslashreplace").decode("utf-8")
-    what = f"could not be read: unexpected error ({text})"
-    f = make_finding(name, None, "error", "reader-failure", what,
-                     "nothing was read from it; please report this file")
-    return ReadResult(file=name, kind="unknown", framing="none", records={}, samples=empty_samples(),
-                      findings=[f], meta={"traceback": details})
+    return failed(name, f"could not be read: unexpected error ({text})",
+                  "nothing was read from it; please report this file", meta={"traceback": details})
 
 
 READ_THREADS = 1  # readers are GIL-bound Python: parallel reads were 3x slower than one after the other
