@@ -159,6 +159,7 @@ def _norm(name: str) -> str:
 
 def _picture_usage(args: argparse.Namespace, size_text: str) -> tuple[tuple[int, int] | None, str]:
     """Checks of a picture request that need no data: (size, "") or (None, the message)."""
+    from app.analysis.selection import window_problem
     from app.engine.shift import ShiftError, make_shift
     from app.ui.plot_export import MAX_SIDE, MIN_SIDE, parse_size
 
@@ -169,16 +170,17 @@ def _picture_usage(args: argparse.Namespace, size_text: str) -> tuple[tuple[int,
         return None, "a comparison needs both --before FILE... and --after FILE..."
     if not args.files and not args.before:
         return None, "give FILE... or --before FILE... --after FILE..."
-    if args.start is not None and args.end is not None and args.start >= args.end:
-        return None, f"--from {args.start} is not before --to {args.end}"
+    if window_problem(args.start, args.end):
+        return None, window_problem(args.start, args.end)
     if args.before:
         if args.lpar or args.start is not None or args.end is not None:
             return None, ("a comparison picture takes --before-lpar/--after-lpar and --before-from/--after-to..., "
                           "not --lpar/--from/--to")
         for side in ("before", "after"):
-            a, b = getattr(args, f"{side}_from"), getattr(args, f"{side}_to")
-            if a is not None and b is not None and a >= b:
-                return None, f"--{side}-from {a} is not before --{side}-to {b}"
+            problem = window_problem(getattr(args, f"{side}_from"), getattr(args, f"{side}_to"),
+                                     (f"--{side}-from", f"--{side}-to"))
+            if problem:
+                return None, problem
             try:
                 make_shift(getattr(args, f"{side}_hours") or args.hours, getattr(args, f"{side}_days") or args.days)
             except ShiftError as exc:

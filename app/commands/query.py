@@ -114,8 +114,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"nestscope query: error: {msg}", file=sys.stderr)
         return EXIT_USAGE
 
-    if args.start is not None and args.end is not None and args.start >= args.end:
-        return usage(f"--from {args.start} is not before --to {args.end}")
+    from app.analysis.selection import window_problem
+
+    if window_problem(args.start, args.end):
+        return usage(window_problem(args.start, args.end))
     if args.format == "parquet" and not args.out:
         return usage("--format parquet needs --out FILE")
     try:

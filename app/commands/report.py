@@ -457,8 +457,10 @@ def run(args: argparse.Namespace, workspace=None) -> int:
     from app.engine import FormulaFileError
     from app.engine.metrics import metric_ids
 
-    if args.start is not None and args.end is not None and args.start >= args.end:
-        print(f"nestscope report: error: --from {args.start} is not before --to {args.end}", file=sys.stderr)
+    from app.analysis.selection import window_problem
+
+    if window_problem(args.start, args.end):
+        print(f"nestscope report: error: {window_problem(args.start, args.end)}", file=sys.stderr)
         return EXIT_USAGE
     from app.engine.shift import ShiftError, make_shift, shifted_metrics
 
