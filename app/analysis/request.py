@@ -48,6 +48,13 @@ class ExportRequest:
                                nodes=list(self.nodes) if self.nodes is not None else None, shift=self.shift,
                                summary=summary)
 
+    def selection(self, name: str = ""):
+        """The request's window, nodes and shift as one :class:`app.engine.compare.Selection` (a deck's shift
+        slides)."""
+        from app.engine.compare import Selection
+
+        return Selection(self.workspace, self.nodes, self.start, self.end, self.shift, name=name)
+
     def input_paths(self) -> list[str]:
         """Every input file of the request (workspace and both comparison sides)."""
         paths = [r.meta.get("path") or r.file for r in self.workspace.files]

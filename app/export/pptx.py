@@ -76,10 +76,8 @@ def write_pptx(request, path: str, steps) -> dict[str, int]:
         sub = window_text(request.metrics, request.shift)
         summary_slides(deck, request.metrics, request.workspace, request.by, ticks, "", sub)
         if request.also_shift is not None:
-            from app.engine.compare import Selection
             from app.export.pptx_compare import shift_pair_slides
-            whole = Selection(request.workspace, request.nodes, request.start, request.end, request.shift)
-            shift_pair_slides(deck, (whole,), request.also_shift, request.by)
+            shift_pair_slides(deck, (request.selection(),), request.also_shift, request.by)
         chart_deck(deck, request.metrics, request.workspace, ticks, "", sub)
     appendix_slide(deck, lines)
     ticks(0.97, "saving")
