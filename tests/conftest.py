@@ -90,3 +90,24 @@ def shared_path(tmp_path_factory) -> Callable[[str, Callable[[Path], None]], Pat
         return folder
 
     return get
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "resources" / "samples"
+
+
+@pytest.fixture(scope="session")
+def sample_result() -> Callable[[str], object]:
+    """``sample_result(name)``: the read result of the bundled sample ``resources/samples/NAME``, decoded once per
+    test process (a worker of the parallel run) however many modules ask for it (each decode takes about a second
+    to six on a loaded machine).  Read-only: tests add it to their own Workspaces (which never change a read
+    result) and never change it themselves."""
+    from app.formats import read_file
+
+    done: dict[str, object] = {}
+
+    def get(name: str) -> object:
+        if name not in done:
+            done[name] = read_file(SAMPLES / name)
+        return done[name]
+
+    return get

@@ -13,7 +13,6 @@ import pytest
 from app.cli import main
 from app.engine import Workspace
 from app.engine.views import peaks, pools, profile
-from app.formats import read_file
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 A = str(SAMPLES / "after_z16_ZOSA_smf113.rdw.gz")
@@ -21,9 +20,9 @@ B = str(SAMPLES / "after_z16_ZOSB_smf113.vbs.gz")
 
 
 @pytest.fixture(scope="module")
-def ws():
+def ws(sample_result):
     w = Workspace()
-    w.add_all([read_file(A), read_file(B)])
+    w.add_all([sample_result("after_z16_ZOSA_smf113.rdw.gz"), sample_result("after_z16_ZOSB_smf113.vbs.gz")])
     return w
 
 

@@ -15,7 +15,6 @@ from app.engine.catalog import builtin_formula_sets
 from app.engine.compare import (Selection, compare, decompose_cpi, formula_differences, node_labels,
                                 ratio_delta, relative_axis, waterfall)
 from app.engine.shift import make_shift
-from app.formats import read_file
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 
@@ -93,12 +92,10 @@ def test_formula_differences():
 
 # ------------------------------------------------------------------ samples: z15 before, z16 after
 @pytest.fixture(scope="module")
-def sides():
+def sides(sample_result):
     before, after = Workspace(), Workspace()
-    before.add_all([read_file(SAMPLES / "before_z15_ZOSA_smf113.rdw.gz"),
-                    read_file(SAMPLES / "before_z15_ZOSB_smf113.rdw.gz")])
-    after.add_all([read_file(SAMPLES / "after_z16_ZOSA_smf113.rdw.gz"),
-                   read_file(SAMPLES / "after_z16_ZOSB_smf113.vbs.gz")])
+    before.add_all([sample_result("before_z15_ZOSA_smf113.rdw.gz"), sample_result("before_z15_ZOSB_smf113.rdw.gz")])
+    after.add_all([sample_result("after_z16_ZOSA_smf113.rdw.gz"), sample_result("after_z16_ZOSB_smf113.vbs.gz")])
     return before, after
 
 

@@ -11,15 +11,14 @@ import pytest
 
 from app.engine import Workspace
 from app.engine import workspace as wsmod
-from app.formats import read_file
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 FILES = ["after_z16_ZOSA_smf113.rdw.gz", "after_VMSYS1_monwrite.mondata.gz"]      # z/OS and z/VM CPUs
 
 
 @pytest.fixture(scope="module")
-def results():
-    return [read_file(SAMPLES / f) for f in FILES]
+def results(sample_result):
+    return [sample_result(f) for f in FILES]      # decoded once per test process (tests/conftest.py)
 
 
 def _ws(results) -> Workspace:

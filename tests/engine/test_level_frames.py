@@ -10,18 +10,17 @@ import pytest
 
 from app.engine import Workspace
 from app.engine.workspace import SLICED_LEVELS
-from app.formats import read_file
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 FILES = ["after_z16_ZOSA_smf113.rdw.gz", "after_z16_ZOSB_smf113.vbs.gz", "after_VMSYS1_monwrite.mondata.gz"]
 
 
 @pytest.fixture(scope="module")
-def results():
+def results(sample_result):
     paths = [SAMPLES / f for f in FILES]
     if not all(p.exists() for p in paths):
         pytest.skip("sample set not generated")
-    return [read_file(p) for p in paths]
+    return [sample_result(f) for f in FILES]      # decoded once per test process (tests/conftest.py)
 
 
 def _ws(results) -> Workspace:

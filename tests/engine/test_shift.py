@@ -11,7 +11,6 @@ import pytest
 from app.engine import Workspace
 from app.engine.shift import (ShiftError, ShiftFilter, apply_shift, make_shift, parse_days, parse_hours,
                               shift_mask, shifted_metrics)
-from app.formats import read_file
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 
@@ -75,9 +74,9 @@ def test_days_and_night_shift():
 
 
 @pytest.fixture(scope="module")
-def ws():
+def ws(sample_result):
     w = Workspace()
-    w.add(read_file(SAMPLES / "after_z16_ZOSB_smf113.vbs.gz"))
+    w.add(sample_result("after_z16_ZOSB_smf113.vbs.gz"))
     return w
 
 

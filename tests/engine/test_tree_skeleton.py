@@ -9,14 +9,13 @@ from pathlib import Path
 import pytest
 
 from app.engine import Workspace
-from app.formats import read_file
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 
 
 @pytest.fixture(scope="module")
-def results():
-    return [read_file(p) for p in sorted(SAMPLES.glob("*.gz"))]         # z15, z16 and the z/VM LPAR
+def results(sample_result):
+    return [sample_result(p.name) for p in sorted(SAMPLES.glob("*.gz"))]         # z15, z16 and the z/VM LPAR
 
 
 @pytest.fixture

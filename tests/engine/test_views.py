@@ -11,16 +11,15 @@ import pytest
 
 from app.engine import Workspace
 from app.engine.views import WEEKDAYS, peaks, pools, profile, ranking
-from app.formats import read_file
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 
 
 @pytest.fixture(scope="module")
-def ws():
+def ws(sample_result):
     w = Workspace()
-    w.add_all([read_file(SAMPLES / "after_z16_ZOSA_smf113.rdw.gz"), read_file(SAMPLES / "after_z16_ZOSB_smf113.vbs.gz"),
-               read_file(SAMPLES / "after_VMSYS1_monwrite.mondata.gz")])
+    w.add_all([sample_result("after_z16_ZOSA_smf113.rdw.gz"), sample_result("after_z16_ZOSB_smf113.vbs.gz"),
+               sample_result("after_VMSYS1_monwrite.mondata.gz")])
     return w
 
 

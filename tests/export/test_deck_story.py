@@ -22,15 +22,14 @@ def _title(slide) -> str:
 
 
 @pytest.fixture(scope="module")
-def zosb(tmp_path_factory):
+def zosb(tmp_path_factory, sample_result):
     """ZOSB z15 -> z16 with the z16 CEC's partition data (VMSYS1): ZOSB's CP weight rises 300 -> 450 at
     2026-11-02 14:00 inside the after window (the sample model's weight change)."""
     from pptx import Presentation
 
     b, a = Workspace(), Workspace()
-    b.add(read_file(SAMPLES / "before_z15_ZOSB_smf113.rdw.gz"))
-    a.add_all([read_file(SAMPLES / "after_z16_ZOSB_smf113.vbs.gz"),
-               read_file(SAMPLES / "after_VMSYS1_monwrite.mondata.gz")])
+    b.add(sample_result("before_z15_ZOSB_smf113.rdw.gz"))      # decoded once per test process (tests/conftest.py)
+    a.add_all([sample_result("after_z16_ZOSB_smf113.vbs.gz"), sample_result("after_VMSYS1_monwrite.mondata.gz")])
     c = compare(Selection(b, name="before"), Selection(a, nodes=(("lpar", "3931-123F5", "ZOSB"),), name="after"))
     path = tmp_path_factory.mktemp("story") / "deck.pptx"
     res = export(ExportRequest(a, comparison=c), str(path))

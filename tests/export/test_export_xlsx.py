@@ -166,19 +166,16 @@ def test_about_sheet_shows_file_names_in_full(book, joint):
     assert all(len(n) <= col_a for n in names)
 
 
-def test_lpar_sheet_carries_the_partition_data(tmp_path):
+def test_lpar_sheet_carries_the_partition_data(tmp_path, sample_result):
     """ZOSB with the z16 CEC's partition data (VMSYS1's D0R16): processors, weights and capping as `report --by
     lpar` shows them, and the partition-only LPARs (CF01, ZOSD) as rows of their own."""
     import openpyxl
 
     from app.engine import Workspace
     from app.engine.partitions import enrich
-    from app.formats import read_file
-    from tests.export.conftest import SAMPLES
 
     ws = Workspace()
-    ws.add_all([read_file(SAMPLES / "after_z16_ZOSB_smf113.vbs.gz"),
-                read_file(SAMPLES / "after_VMSYS1_monwrite.mondata.gz")])
+    ws.add_all([sample_result("after_z16_ZOSB_smf113.vbs.gz"), sample_result("after_VMSYS1_monwrite.mondata.gz")])
     path = tmp_path / "p.xlsx"
     export(ExportRequest(ws), str(path))
     sh = openpyxl.load_workbook(path)["LPAR"]
