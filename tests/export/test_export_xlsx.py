@@ -178,15 +178,18 @@ def test_lpar_sheet_carries_the_partition_data(tmp_path, sample_result):
     ws.add_all([sample_result("after_z16_ZOSB_smf113.vbs.gz"), sample_result("after_VMSYS1_monwrite.mondata.gz")])
     path = tmp_path / "p.xlsx"
     export(ExportRequest(ws), str(path))
-    sh = openpyxl.load_workbook(path)["LPAR"]
-    head = _header_index(sh)
+    # read-only: only the LPAR sheet is parsed (loading the whole book parsed the day's CPU and interval sheets too)
+    book = openpyxl.load_workbook(path, read_only=True)
+    values = list(book["LPAR"].iter_rows(values_only=True))
+    book.close()
+    head = {v: i for i, v in enumerate(values[0]) if v}
     for col in ("Processors", "Weights", "Capped", "Data"):
         assert col in head
-    rows = {sh.cell(r, head["LPAR"] + 1).value: r for r in range(2, sh.max_row + 1)}
+    rows = {row[head["LPAR"]]: row for row in values[1:]}
     want = enrich(ws, ws.metrics(by="lpar"), "lpar").set_index("lpar")
     for lpar in ("ZOSB", "VMPROD", "CF01", "ZOSD"):
-        r = rows[lpar]
-        assert sh.cell(r, head["Processors"] + 1).value == want.loc[lpar, "processors"]
-        assert sh.cell(r, head["Weights"] + 1).value == want.loc[lpar, "weights"]
-        assert sh.cell(r, head["Capped"] + 1).value == ("yes" if want.loc[lpar, "capped"] else "no")
-    assert sh.cell(rows["CF01"], head["Data"] + 1).value == "partition data only"
+        row = rows[lpar]
+        assert row[head["Processors"]] == want.loc[lpar, "processors"]
+        assert row[head["Weights"]] == want.loc[lpar, "weights"]
+        assert row[head["Capped"]] == ("yes" if want.loc[lpar, "capped"] else "no")
+    assert rows["CF01"][head["Data"]] == "partition data only"
