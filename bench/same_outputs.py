@@ -1,6 +1,7 @@
 """Do two checkouts print the same reports?  A behaviour check for refactoring moves (not a test).
 
     python bench/same_outputs.py /work/main .            # main's code against this worktree's
+    python bench/same_outputs.py /work/main . lpar       # only the cases whose name holds "lpar"
 
 Runs ``nestscope report`` (csv and table; --by lpar, class, cpu), ``compare`` (table, csv, json; by lpar and
 class, with a shift) and ``export`` (csv; with and without a comparison) plus a few error cases (exit code and
@@ -65,6 +66,7 @@ def export_csv(root: str, argv: list[str], tmp: str) -> tuple[int, bytes, bytes]
 
 def main() -> int:
     a, b = sys.argv[1], sys.argv[2]
+    only = sys.argv[3] if len(sys.argv) > 3 else ""
     s = sorted(str(p) for p in SAMPLES.glob("*.gz"))
     zos = [p for p in s if "smf113" in p]
     before = [p for p in zos if "before_" in Path(p).name]
@@ -73,6 +75,8 @@ def main() -> int:
                ("export-compare-csv", ["export", "--before", *before, "--after", *after, "--out", "{tmp}/out.csv"])]
     bad = 0
     for name, argv in cases() + exports:
+        if only not in name:
+            continue
         got = []
         for root in (a, b):
             with tempfile.TemporaryDirectory(prefix="nestscope-same-") as tmp:
