@@ -308,7 +308,7 @@ class Workspace:
             if not self._computed():
                 self._compute()
             cache, key = self._iv_cache(self.counters_needed(), derived=True)
-            key = f"{key}-coverage" if key is not None else None
+            key = f"{key}-coverage-cores" if key is not None else None   # the ident has core ids (issue 26)
             got = cache.load_frames("cov", key) if key is not None else None
             if got is None or set(got) != {"cec", "lpar", "ident"}:
                 iv = self._ensure()
@@ -470,6 +470,11 @@ class Workspace:
         """
         if by not in LEVELS:
             raise ValueError(f"by must be one of {', '.join(LEVELS)}; got {by!r}")
+        if nodes and any(tuple(k)[0] in ("pool", "core") for k in nodes):   # CEC pools, SMT cores (issue 26)
+            from app.engine.node_rows import extra_metrics
+
+            return self._cached(("extra", by, str(start), str(end), _nodes_key(nodes), summary),
+                                lambda: extra_metrics(self, by, start, end, list(nodes), summary))
         level = metrics_level(by)
         lkey = (level, str(start), str(end))
         if level == "cpu" and nodes and all(k[0] in ("lpar", "class", "cpu") for k in nodes) \
