@@ -47,7 +47,7 @@ from app.commands.compare import (EXIT_NOTHING, EXIT_OK, EXIT_USAGE, _err, add_s
 from app.commands.report import _time
 from app.textsafe import display_text
 
-LEVELS = ("interval", "cpu", "class", "lpar", "cec")
+LEVELS = ("interval", "cpu", "class", "lpar", "cec", "pool")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -373,7 +373,7 @@ def _timeline_target(args: argparse.Namespace, qapp, window):
     else:
         chosen = lpars[:1]
     pairs = [tuple(n.key[1:3]) for n in chosen]
-    level = {"interval": "lpar"}.get(args.by, args.by)
+    level = {"interval": "lpar", "pool": "lpar"}.get(args.by, args.by)
     if level == "cec":
         keys = list(dict.fromkeys(("cec", p[0]) for p in pairs))
     elif level == "lpar":

@@ -38,7 +38,7 @@ Progress = Callable[[float, str], None]
 FORMATS = {".csv": "CSV (UTF-8)", ".xlsx": "Excel workbook", ".pptx": "PowerPoint deck (16:9)"}
 IMAGE_FORMATS = (".png", ".svg")
 IMAGE_NAMES = {".png": "picture of the plots", ".svg": "vector picture of the plots"}
-LEVELS = ("interval", "cpu", "class", "lpar", "cec")
+LEVELS = ("interval", "cpu", "class", "lpar", "cec", "pool")
 
 
 class ExportError(Exception):
@@ -54,7 +54,7 @@ class ExportRequest:
     """What to export.
 
     ``workspace``: :class:`app.engine.Workspace`; ``by``: the level of the main table
-    (``interval``, ``cpu``, ``class``, ``lpar`` or ``cec``: CSV rows, the PPTX summary table);
+    (``interval``, ``cpu``, ``class``, ``lpar``, ``cec`` or ``pool``, the CEC pools: CSV rows, the PPTX summary table);
     ``start``/``end``: window (UTC, intervals ending in ``(start, end]``); ``nodes``: NodeKeys
     to restrict to (None = all); ``shift``: :class:`app.engine.shift.ShiftFilter`;
     ``comparison``: :class:`app.engine.compare.Comparison` (adds Compare sheet / slides; a CSV
