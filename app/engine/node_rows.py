@@ -174,15 +174,22 @@ def extra_values(ws, start=None, end=None) -> dict[tuple, dict]:
     from app.engine.views import pools
 
     out: dict[tuple, dict] = {}
-    p = pools(ws, start, end)
+    p = _cached(ws, ("tree-pools", str(start), str(end)), lambda: pools(ws, start, end))
     for cec, typ, busy, cpi in zip(p["cec"], p["class"], p["LPARCPU"], p["CPI"], strict=True):
         out[("pool", str(cec), str(typ))] = {"busy": _num(busy), "cpi": _num(cpi)}
-    keys = [("core", *ck, core) for ck, cores in core_map(ws.intervals).items() for core in cores]
+    cmap = _cached(ws, ("tree-cores",), lambda: pd.DataFrame({"map": [core_map(ws.intervals)]}))["map"].iloc[0]
+    keys = [("core", *ck, core) for ck, cores in cmap.items() for core in cores]
     if keys:
-        c = core_metrics(ws, keys, start, end, per_interval=False)
+        c = _cached(ws, ("tree-core-rows", str(start), str(end)),
+                    lambda: core_metrics(ws, keys, start, end, per_interval=False))
         for r in c[["cec", "lpar", "class", "core", "LPARCPU", "CPI"]].itertuples(index=False):
             out[("core", str(r[0]), str(r[1]), str(r[2]), int(r[3]))] = {"busy": _num(r[4]), "cpi": _num(r[5])}
     return out
+
+
+def _cached(ws, key: tuple, compute):
+    """A frame kept in the workspace's cache of derived frames (dropped when files are added)."""
+    return ws._cached(key, compute) if hasattr(ws, "_cached") else compute()
 
 
 def _num(v) -> float | None:

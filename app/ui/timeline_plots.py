@@ -79,7 +79,7 @@ def split_series(df: pd.DataFrame) -> list[Series]:
     their rows never merge into one line."""
     if df.empty or "interval_end" not in df.columns:
         return []
-    ident = [c for c in ("cec", "lpar", "class", "cpu") if c in df.columns]
+    ident = [c for c in ("cec", "lpar", "class", "core", "cpu") if c in df.columns]     # core: SMT core rows
     # one group number per node (first-appearance order), then the label from each node's first row: the
     # labels of every row would be the same per node (2,880 rows of one node: no per-row Python, issue 11)
     if ident:
