@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["EXTRA_KINDS", "POOL_LABEL", "is_extra", "node_mask", "pool_of", "pool_type_of", "extra_metrics",
-           "core_map", "core_metrics", "extra_values"]
+           "core_map", "core_metrics", "extra_values", "window_frame"]
 
 EXTRA_KINDS = ("pool", "core")
 POOL_LABEL = "{type} pool"
@@ -169,19 +169,29 @@ def core_map(iv_or_ident: pd.DataFrame) -> dict[tuple, dict[int, list[int]]]:
     return out
 
 
-def extra_values(ws, start=None, end=None) -> dict[tuple, dict]:
-    """Busy (LPARCPU) and CPI over ``(start, end]`` of every pool and core node (the tree's values)."""
+def window_frame(ws, kind: str, start=None, end=None) -> pd.DataFrame:
+    """Every pool's (``kind="pool"``) or every SMT core's (``"core"``) rows over ``(start, end]``."""
     from app.engine.views import pools
 
+    if kind == "pool":
+        return pools(ws, start, end)
+    keys = [("core", *ck, core) for ck, cores in core_map(ws.intervals).items() for core in cores]
+    return core_metrics(ws, keys, start, end, per_interval=False)
+
+
+def extra_values(ws, start=None, end=None) -> dict[tuple, dict]:
+    """Busy (LPARCPU) and CPI over ``(start, end]`` of every pool and core node (the tree's values); over the
+    whole range from the workspace's window frames (kept in its cache beside cached intervals)."""
     out: dict[tuple, dict] = {}
-    p = _cached(ws, ("tree-pools", str(start), str(end)), lambda: pools(ws, start, end))
+    if start is None and end is None and hasattr(ws, "window_metrics"):
+        # one level a call: the frames cached by the tree's own calls
+        p, c = ws.window_metrics(("pool",))["pool"], ws.window_metrics(("core",))["core"]
+    else:
+        p = _cached(ws, ("tree-pools", str(start), str(end)), lambda: window_frame(ws, "pool", start, end))
+        c = _cached(ws, ("tree-cores", str(start), str(end)), lambda: window_frame(ws, "core", start, end))
     for cec, typ, busy, cpi in zip(p["cec"], p["class"], p["LPARCPU"], p["CPI"], strict=True):
         out[("pool", str(cec), str(typ))] = {"busy": _num(busy), "cpi": _num(cpi)}
-    cmap = _cached(ws, ("tree-cores",), lambda: pd.DataFrame({"map": [core_map(ws.intervals)]}))["map"].iloc[0]
-    keys = [("core", *ck, core) for ck, cores in cmap.items() for core in cores]
-    if keys:
-        c = _cached(ws, ("tree-core-rows", str(start), str(end)),
-                    lambda: core_metrics(ws, keys, start, end, per_interval=False))
+    if len(c):
         for r in c[["cec", "lpar", "class", "core", "LPARCPU", "CPI"]].itertuples(index=False):
             out[("core", str(r[0]), str(r[1]), str(r[2]), int(r[3]))] = {"busy": _num(r[4]), "cpi": _num(r[5])}
     return out

@@ -116,7 +116,7 @@ def build_tree(ws: Workspace, deep: bool = True, values: bool = True) -> list[Tr
         _add_coverage(roots, iv, cov)
     _add_partitions(roots, ws.partitions)
     if len(ident):
-        _add_pools(ws, ident, roots, deep)
+        _add_pools(ws, ident, roots, values or deep)
     return [roots[k] for k in sorted(roots)]
 
 
@@ -130,9 +130,10 @@ def _add_pools(ws: Workspace, ident: pd.DataFrame, roots: dict[str, TreeNode], v
                       "cpu": ident["cpu"].to_numpy()}).drop_duplicates()
     vals: dict[tuple, dict] = {}
     if values:
-        from app.engine.views import pools
+        from app.engine.node_rows import window_frame
 
-        vals = _index(pools(ws), ["cec", "class"])
+        frame = ws.window_metrics(("pool",))["pool"] if hasattr(ws, "window_metrics") else window_frame(ws, "pool")
+        vals = _index(frame, ["cec", "class"])
     for (cec, typ), g in f.groupby(["cec", "pool"], sort=True):
         root = roots.get(str(cec))
         if root is None:
@@ -148,13 +149,13 @@ def _add_pools(ws: Workspace, ident: pd.DataFrame, roots: dict[str, TreeNode], v
 def _add_cores(ws: Workspace, ident: pd.DataFrame, classes: dict[tuple, TreeNode]) -> None:
     """Core -> thread nodes under the processor classes whose CPUs share core ids (SMT): a core row sums its
     threads' counters (``node_rows.core_metrics``); other classes keep their CPUs directly."""
-    from app.engine.node_rows import core_map, core_metrics
+    from app.engine.node_rows import core_map, window_frame
 
     cmap = core_map(ident)
     if not cmap:
         return
-    keys = [("core", *ck, core) for ck, cores in cmap.items() for core in cores]
-    m = _index(core_metrics(ws, keys, per_interval=False), ["cec", "lpar", "class", "core"])
+    frame = ws.window_metrics(("core",))["core"] if hasattr(ws, "window_metrics") else window_frame(ws, "core")
+    m = _index(frame, ["cec", "lpar", "class", "core"])
     for ck, cores in cmap.items():
         node = classes.get(ck)
         if node is None:
