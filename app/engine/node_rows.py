@@ -125,13 +125,13 @@ def core_metrics(ws, keys: list, start=None, end=None, per_interval: bool = True
     from app.engine.shift import apply_shift
 
     iv = apply_shift(ws.intervals, shift) if shift is not None else ws.intervals
-    mask = np.zeros(len(iv), dtype=bool)
-    for k in keys:
-        mask |= node_mask(iv, k)
-    rows = select_rows(iv.loc[mask], start, end)
-    # one class name per core (zero-padded so cores sort by number), split again after the sums
-    tagged = rows.assign(**{"class": [f"{c}{_SEP}{int(n):06d}" for c, n in
-                                      zip(rows["class"].astype(str), rows["core"].to_numpy(), strict=True)]})
+    rows = select_rows(iv.loc[_cores_mask(iv, keys)], start, end)
+    # one class name per core (zero-padded so cores sort by number), split again after the sums; the names are
+    # made once per distinct (class, core), not per row
+    codes, uniq = pd.factorize(pd.MultiIndex.from_arrays([_str_col(rows, "class"), rows["core"].to_numpy()]))
+    names = np.array([f"{c}{_SEP}{int(n):06d}" for c, n in uniq], dtype=object) if len(uniq) else \
+        np.zeros(0, dtype=object)
+    tagged = rows.assign(**{"class": names[codes] if len(codes) else np.zeros(0, dtype=object)})
     level = "class_interval" if per_interval else "class"
 
     def frame(lv: str, is_summary: bool) -> pd.DataFrame:
@@ -145,6 +145,21 @@ def core_metrics(ws, keys: list, start=None, end=None, per_interval: bool = True
     out["class"] = parts[0].to_numpy(dtype=object)
     out.insert(out.columns.get_loc("class") + 1, "core", parts[1].astype(np.int64).to_numpy())
     return out
+
+
+def _cores_mask(iv: pd.DataFrame, keys: list) -> np.ndarray:
+    """True at the rows of the core ``keys`` (one pass per SMT class, the text columns taken once)."""
+    by_class: dict[tuple, set[int]] = {}
+    for k in keys:
+        by_class.setdefault((str(k[1]), str(k[2]), str(k[3])), set()).add(int(k[4]))
+    mask = np.zeros(len(iv), dtype=bool)
+    if not by_class:
+        return mask
+    cec, lpar, cls = (_str_col(iv, c) for c in ("cec", "lpar", "class"))
+    core = iv["core"].to_numpy()
+    for (c, lp, k), cores in by_class.items():
+        mask |= (cec == c) & (lpar == lp) & (cls == k) & np.isin(core, sorted(cores))
+    return mask
 
 
 def core_map(iv_or_ident: pd.DataFrame) -> dict[tuple, dict[int, list[int]]]:
