@@ -226,9 +226,9 @@ class SmtPanel(QWidget):
             lay.addWidget(label)
             lay.addWidget(view, 1)
             split.addWidget(box)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        split.setStretchFactor(2, 2)
+        for i in range(3):
+            split.setStretchFactor(i, 1)
+        split.setSizes([340, 300, 300])     # the charts a third, each table a third (the charts' hint is larger)
         self.split = split
         self.busy_bar = QProgressBar()   # shown while the tables are computed (no rows of another node meanwhile)
         self.busy_bar.setRange(0, 0)

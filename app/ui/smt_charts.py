@@ -14,17 +14,18 @@ from PySide6.QtWidgets import QWidget
 
 from app.textsafe import shown_text
 from app.ui.palette import CHART_THEMES
-from app.ui.timeline_axes import UtcDateAxis
+from app.ui.timeline_axes import SparseAxis, UtcDateAxis
 from app.ui.timeline_plots import epoch_seconds, node_color
 
 __all__ = ["SmtCharts", "CHARTS"]
 
 # engine column, plot title, value-axis label (what it draws, with its unit)
 CHARTS = (
-    ("thread_density", "Thread density", "Avg thread density (threads per core, 1-2)"),
-    ("capacity_factor", "Capacity factor", "Capacity factor (% of 1 thread per core)"),
+    ("thread_density", "Thread density", "Thread density (threads per core)"),
+    ("capacity_factor", "Capacity factor", "Capacity factor (% of 1 thread/core)"),
     ("mt_utilization", "MT utilization", "MT utilization (% of core capacity)"),
 )
+# (their shorter forms, where a plot is too short for the whole label: timeline_axes.SHORT_LABELS)
 NO_VALUES = "no values for this selection"
 TIME_LABEL = "Interval end (UTC)"
 
@@ -40,15 +41,16 @@ class SmtCharts(pg.GraphicsLayoutWidget):
         self.lines: dict[str, list[tuple[str, pg.PlotDataItem]]] = {}
         first = None
         for i, (col, title, axis) in enumerate(CHARTS):
-            p = self.addPlot(row=0, col=i, axisItems={"bottom": UtcDateAxis("bottom")})
+            p = self.addPlot(row=0, col=i, axisItems={"bottom": UtcDateAxis("bottom"),
+                                                      "left": SparseAxis(orientation="left")})
             p.setTitle(title, size="9pt")
-            p.setLabel("left", axis, **{"font-size": "8pt"})
+            p.setLabel("left", axis, **{"font-size": "7pt"})
             p.setLabel("bottom", TIME_LABEL, **{"font-size": "8pt"})
             p.showGrid(x=True, y=True, alpha=0.2)
             p.getViewBox().setMouseEnabled(y=False)
             if first is None:
                 first = p
-                p.addLegend(offset=(4, 4), labelTextSize="8pt")
+                p.addLegend(offset=(4, 4), labelTextSize="8pt", brush=(255, 255, 255, 210))
             else:
                 p.setXLink(first)
             note = pg.TextItem(NO_VALUES, color="#777777", anchor=(0.5, 0.5))
@@ -98,9 +100,10 @@ class SmtCharts(pg.GraphicsLayoutWidget):
                 ax.setTextPen(theme["fg"])
             p.titleLabel.setText(p.titleLabel.text, color=theme["fg"])
 
-    def axis_label(self, col: str) -> str:
-        """The value axis' text of the plot of ``col``."""
-        return str(self.plots[col].getAxis("left").labelText)
+    def axis_label(self, col: str, shown: bool = False) -> str:
+        """The value axis' whole label of the plot of ``col`` (``shown``: the form the axis' height lets it show)."""
+        ax = self.plots[col].getAxis("left")
+        return str(ax.labelText if shown else ax._full_label)
 
 
 def _interval_rows(by_type: pd.DataFrame | None) -> pd.DataFrame:

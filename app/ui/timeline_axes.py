@@ -135,7 +135,11 @@ class SparseAxis(pg.AxisItem):
 
 # the value-axis labels' short forms, for plots too short for the full text (a picture of many stacked plots)
 SHORT_LABELS = {"cycles / instr": "CPI", "per 100 instr": "/100 instr", "% of L1 misses": "%", "% of one CPU": "%",
-                MT_AXIS: (MT_AXIS_SHORT, "IPC · threads/core", "IPC · threads", "IPC/TD")}
+                MT_AXIS: (MT_AXIS_SHORT, "IPC · threads/core", "IPC · threads", "IPC/TD"),
+                # the SMT tab's charts (app.ui.smt_charts.CHARTS)
+                "Thread density (threads per core)": ("Thread density (thr/core)", "threads/core"),
+                "Capacity factor (% of 1 thread/core)": ("Capacity factor (%)", "CF (%)"),
+                "MT utilization (% of core capacity)": ("MT utilization (%)", "MT util (%)")}
 
 
 def fitted_label(full: str, height: float, width_of) -> str:

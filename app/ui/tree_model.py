@@ -49,8 +49,8 @@ def node_label(node: Any) -> str:
                 extras.append(str(v))
     elif node.level == "cpu" and not label.lower().startswith("cpu"):
         label = f"CPU {label}"
-    if node.level == "cpu" and info.get("thread") is not None:     # a thread of an SMT core
-        extras.append(f"thread {info['thread']}")
+    if node.level == "cpu" and info.get("thread") is not None:     # a thread of an SMT core: "CPU 2 (t1)"
+        label += f" (t{info['thread']})"
     return " · ".join([label, *extras])
 
 

@@ -38,6 +38,7 @@ class TreePanel(QObject):
         self.view.setModel(self.proxy)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.setUniformRowHeights(True)
+        self.view.setIndentation(14)     # CEC > LPAR > class > core > thread: the labels keep room in a narrow dock
         # sorting by any column (click a header; a third click: the engine's tree order); the proxy keeps the sort
         # column over a data reload (dynamic sort), children sorted within their parent
         self.view.header().setSortIndicatorClearable(True)

@@ -64,7 +64,7 @@ def test_core_and_thread_rows_under_the_smt_class(qtbot, with_vm):
     ifl, _ = _node(w, ("class", cec, "VMPROD", "IFL"))
     assert [c.label for c in ifl.children] == ["Core 0", "Core 1"]
     core, idx = _node(w, ("core", cec, "VMPROD", "IFL", 1))
-    assert [node_label(t) for t in core.children] == ["CPU 2 · thread 0", "CPU 3 · thread 1"]
+    assert [node_label(t) for t in core.children] == ["CPU 2 (t0)", "CPU 3 (t1)"]
     assert idx.siblingAtColumn(COL_CPUS).data() == "2"
     # the core row is the sum of its threads: its busy is theirs added up
     threads = [w.tree.model.value(t, "busy") for t in core.children]
@@ -87,6 +87,7 @@ def test_smt_tab_charts_over_time_with_named_axes(qtbot, with_vm):
     for col, _, axis in CHARTS:
         assert charts.axis_label(col) == axis                # what it draws and its unit
         assert "(" in axis and ")" in axis
+        assert charts.axis_label(col, shown=True)            # a form of it fits the axis (never none)
         (name, item), = charts.lines[col]                   # one line: VMPROD's IFL cores
         assert name == "VMPROD IFL"
         x, y = item.getData()
