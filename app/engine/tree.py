@@ -171,7 +171,8 @@ def _add_cores(ws: Workspace, ident: pd.DataFrame, classes: dict[tuple, TreeNode
                     "system": node.info.get("system"), "n_cpus": len(threads), "threads": len(threads),
                     "busy": _num(r.get("LPARCPU")), "cpi": _num(r.get("CPI")), "formula_set": r.get("formula_set")}
             kids.append(TreeNode(("core", *ck, core), "core", f"Core {core}", threads, info))
-        node.children = kids
+        placed = {c for cpus in cores.values() for c in cpus}
+        node.children = kids + [c for c in node.children if int(c.key[-1]) not in placed]   # CPUs without a core id
         node.info["cores"] = len(kids)
 
 
