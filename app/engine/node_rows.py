@@ -56,14 +56,27 @@ def _str_col(iv: pd.DataFrame, c: str) -> np.ndarray:
     return col.astype(str).to_numpy(dtype=object)
 
 
+def _isin(iv: pd.DataFrame, c: str, values) -> np.ndarray:
+    """True where column ``c`` (as text) is one of ``values``; a categorical column is compared on its codes."""
+    want = {str(v) for v in values}
+    col = iv[c]
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        hit = [i for i, cat in enumerate(col.cat.categories.astype(str)) if cat in want]
+        return np.isin(col.cat.codes.to_numpy(), hit) if hit else np.zeros(len(col), dtype=bool)
+    return np.isin(col.astype(str).to_numpy(dtype=object), list(want))
+
+
 def node_mask(iv: pd.DataFrame, key: tuple) -> np.ndarray:
     """True at the interval rows of a pool or core node (``key``)."""
     kind = key[0]
-    m = _str_col(iv, "cec") == str(key[1])
+    m = _isin(iv, "cec", [key[1]])
     if kind == "pool":
-        return m & (pool_of(iv["class"]) == str(key[2]))
+        col = iv["class"]
+        names = pd.unique(col.cat.categories.astype(str) if isinstance(col.dtype, pd.CategoricalDtype)
+                          else col.astype(str))
+        return m & _isin(iv, "class", [c for c in names if pool_type_of(c) == str(key[2])])
     if kind == "core":
-        m &= (_str_col(iv, "lpar") == str(key[2])) & (_str_col(iv, "class") == str(key[3]))
+        m &= _isin(iv, "lpar", [key[2]]) & _isin(iv, "class", [key[3]])
         return m & (iv["core"].to_numpy() == int(key[4]))
     raise ValueError(f"not a pool or core node: {key!r}")
 
@@ -155,10 +168,9 @@ def _cores_mask(iv: pd.DataFrame, keys: list) -> np.ndarray:
     mask = np.zeros(len(iv), dtype=bool)
     if not by_class:
         return mask
-    cec, lpar, cls = (_str_col(iv, c) for c in ("cec", "lpar", "class"))
     core = iv["core"].to_numpy()
     for (c, lp, k), cores in by_class.items():
-        mask |= (cec == c) & (lpar == lp) & (cls == k) & np.isin(core, sorted(cores))
+        mask |= _isin(iv, "cec", [c]) & _isin(iv, "lpar", [lp]) & _isin(iv, "class", [k]) & np.isin(core, sorted(cores))
     return mask
 
 
