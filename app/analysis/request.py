@@ -21,7 +21,7 @@ class ExportRequest:
     """What to export.
 
     ``workspace``: :class:`app.engine.Workspace`; ``by``: the level of the main table
-    (``interval``, ``cpu``, ``class``, ``lpar`` or ``cec``: CSV rows, the PPTX summary table);
+    (``interval``, ``cpu``, ``class``, ``lpar``, ``cec`` or ``pool``, the CEC pools: CSV rows, the PPTX summary table);
     ``start``/``end``: window (UTC, intervals ending in ``(start, end]``); ``nodes``: NodeKeys
     to restrict to (None = all); ``shift``: :class:`app.engine.shift.ShiftFilter`;
     ``comparison``: :class:`app.engine.compare.Comparison` (adds Compare sheet / slides; a CSV

@@ -48,7 +48,7 @@ from app.commands.report import _time
 from app.fileio import same_file
 from app.textsafe import display_text
 
-LEVELS = ("interval", "cpu", "class", "lpar", "cec")
+LEVELS = ("interval", "cpu", "class", "lpar", "cec", "pool")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -346,7 +346,7 @@ def _timeline_target(args: argparse.Namespace, qapp, window):
     else:
         chosen = lpars[:1]
     pairs = [tuple(n.key[1:3]) for n in chosen]
-    level = {"interval": "lpar"}.get(args.by, args.by)
+    level = {"interval": "lpar", "pool": "lpar"}.get(args.by, args.by)
     if level == "cec":
         keys = list(dict.fromkeys(("cec", p[0]) for p in pairs))
     elif level == "lpar":

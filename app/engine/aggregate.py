@@ -142,13 +142,18 @@ def select_rows(iv: pd.DataFrame, start=None, end=None, nodes: Iterable[NodeKey]
     """Rows whose interval ends in ``(start, end]`` and that belong to one of ``nodes``.
 
     ``nodes`` are NodeKeys: ``("cec", cec)``, ``("lpar", cec, lpar)``,
-    ``("class", cec, lpar, cls)``, ``("cpu", cec, lpar, cls, cpu)``.
+    ``("class", cec, lpar, cls)``, ``("cpu", cec, lpar, cls, cpu)``, and the pool and core nodes
+    ``("pool", cec, type)``, ``("core", cec, lpar, cls, core)`` (:mod:`app.engine.node_rows`).
     """
     m = window_mask(iv["interval_end"], start, end)
     if nodes is not None:
         nm = np.zeros(len(iv), dtype=bool)
         cols = ["cec", "lpar", "class", "cpu"]
         for key in nodes:
+            if key[0] in ("pool", "core"):          # a CEC pool or an SMT core (app.engine.node_rows)
+                from app.engine.node_rows import node_mask
+                nm |= node_mask(iv, tuple(key))
+                continue
             vals = key[1:]
             k = np.ones(len(iv), dtype=bool)
             for c, v in zip(cols, vals):

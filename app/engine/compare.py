@@ -113,7 +113,9 @@ def node_label(rec: dict, by: str, qualified: bool = False) -> str:
     if by == "cec":
         return f"{rec['cec']} ({rec.get('generation', '')})".replace(" ()", "")
     parts = [str(rec["lpar"])]
-    if by in ("class", "cpu", "interval", "class_interval") and rec.get("class") is not None:
+    if parts[0] == "(pool)" and rec.get("class") is not None:     # a CEC pool row (views.pools): "zIIP pool"
+        parts = [f"{rec['class']} pool"]
+    elif by in ("class", "cpu", "interval", "class_interval") and rec.get("class") is not None:
         parts.append(str(rec["class"]))
     if by == "cpu" and rec.get("cpu") is not None:
         parts.append(str(int(rec["cpu"])))

@@ -213,7 +213,15 @@ def apply_shift(iv: pd.DataFrame, shift: ShiftFilter | None) -> pd.DataFrame:
 
 def shifted_metrics(ws, by: str = "interval", start=None, end=None, nodes=None, shift: ShiftFilter | None = None,
                     summary: bool = False) -> pd.DataFrame:
-    """``Workspace.metrics`` restricted to a shift (the same frame as ``ws.metrics`` when ``shift`` is empty)."""
+    """``Workspace.metrics`` restricted to a shift (the same frame as ``ws.metrics`` when ``shift`` is empty);
+    ``by="pool"``: the CEC pools of :func:`app.engine.views.pools` over the window."""
+    if by == "pool":
+        from app.engine.views import pools
+        return pools(ws, start=start, end=end, nodes=list(nodes) if nodes is not None else None, shift=shift)
+    if nodes is not None and any(tuple(k)[0] in ("pool", "core") for k in nodes) and shift is not None \
+            and not shift.is_empty:
+        from app.engine.node_rows import extra_metrics
+        return extra_metrics(ws, by, start, end, list(nodes), summary, shift=shift)
     if shift is None or shift.is_empty:
         return ws.metrics(by=by, start=start, end=end, nodes=list(nodes) if nodes is not None else None,
                           summary=summary)

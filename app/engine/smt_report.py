@@ -236,6 +236,13 @@ def _select(cs: pd.DataFrame, start=None, end=None, nodes: Iterable[NodeKey] | N
         for key in nodes:
             vals = list(key[1:])
             k = np.ones(len(cs), dtype=bool)
+            if key[0] == "pool":            # a CEC pool: its type's cores of every LPAR (app.engine.node_rows)
+                from app.engine.node_rows import pool_of
+                nm |= (cec == str(vals[0])) & (pool_of(cs["core_type"]) == str(vals[1]))
+                continue
+            if key[0] == "core":
+                k &= cs["core_id"].to_numpy() == int(vals[3])
+                vals = vals[:3]
             for arr, v in zip((cec, lpar, cls), vals[:3]):
                 k &= arr == str(v)
             if len(vals) >= 4:

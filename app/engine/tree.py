@@ -1,4 +1,9 @@
-"""The CEC -> LPAR -> processor class -> logical CPU tree."""
+"""The CEC -> LPAR -> processor class -> logical CPU tree.
+
+Beside the LPARs, each CEC has its pool rows (``("pool", cec, type)``); under a processor class whose CPUs share
+core ids (SMT), the CPUs are the threads of core rows (``("core", cec, lpar, class, core)``), see
+:mod:`app.engine.node_rows`.
+"""
 
 from __future__ import annotations
 
@@ -105,10 +110,70 @@ def build_tree(ws: Workspace, deep: bool = True, values: bool = True) -> list[Tr
                 lpars[lk].children.append(classes[ck])
             info = {"generation": r.generation, "os": r.os, "system": r.system, **minfo("cpu", (*ck, cpu))}
             classes[ck].children.append(TreeNode(("cpu", cec, lpar, cls, cpu), "cpu", f"CPU {cpu}", [], info))
+        if deep:
+            _add_cores(ws, ident, classes)
         cov = ws.coverage_frames() if hasattr(ws, "coverage_frames") else None
         _add_coverage(roots, iv, cov)
     _add_partitions(roots, ws.partitions)
+    if len(ident):
+        _add_pools(ws, ident, roots, values or deep)
     return [roots[k] for k in sorted(roots)]
+
+
+def _add_pools(ws: Workspace, ident: pd.DataFrame, roots: dict[str, TreeNode], values: bool) -> None:
+    """Pool rows under each CEC, after its LPARs: every CPU of one processor type of the CEC's LPARs with
+    counters (``app.engine.node_rows``); ``values``: with the whole-window busy and CPI of ``views.pools``."""
+    from app.engine.node_rows import POOL_LABEL, pool_of
+
+    f = pd.DataFrame({"cec": ident["cec"].astype(str).to_numpy(), "pool": pool_of(ident["class"]),
+                      "lpar": ident["lpar"].astype(str).to_numpy(), "system": ident["system"].astype(str).to_numpy(),
+                      "cpu": ident["cpu"].to_numpy()}).drop_duplicates()
+    vals: dict[tuple, dict] = {}
+    if values:
+        from app.engine.node_rows import window_frame
+
+        frame = ws.window_metrics(("pool",))["pool"] if hasattr(ws, "window_metrics") else window_frame(ws, "pool")
+        vals = _index(frame, ["cec", "class"])
+    for (cec, typ), g in f.groupby(["cec", "pool"], sort=True):
+        root = roots.get(str(cec))
+        if root is None:
+            continue
+        r = vals.get((cec, typ), {})
+        info = {"generation": root.info.get("generation"), "n_cpus": len(g), "n_lpars": int(g["lpar"].nunique()),
+                "pool": True}
+        if values:
+            info.update(busy=_num(r.get("LPARCPU")), cpi=_num(r.get("CPI")), formula_set=r.get("formula_set"))
+        root.children.append(TreeNode(("pool", cec, typ), "pool", POOL_LABEL.format(type=typ), [], info))
+
+
+def _add_cores(ws: Workspace, ident: pd.DataFrame, classes: dict[tuple, TreeNode]) -> None:
+    """Core -> thread nodes under the processor classes whose CPUs share core ids (SMT): a core row sums its
+    threads' counters (``node_rows.core_metrics``); other classes keep their CPUs directly."""
+    from app.engine.node_rows import core_map, window_frame
+
+    cmap = core_map(ident)
+    if not cmap:
+        return
+    frame = ws.window_metrics(("core",))["core"] if hasattr(ws, "window_metrics") else window_frame(ws, "core")
+    m = _index(frame, ["cec", "lpar", "class", "core"])
+    for ck, cores in cmap.items():
+        node = classes.get(ck)
+        if node is None:
+            continue
+        by_cpu = {int(c.key[-1]): c for c in node.children}
+        kids = []
+        for core, cpus in sorted(cores.items()):
+            threads = [by_cpu[c] for c in cpus if c in by_cpu]
+            for i, t in enumerate(threads):
+                t.info.update(core=core, thread=i)
+            r = m.get((*ck, core), {})
+            info = {"generation": node.info.get("generation"), "os": node.info.get("os"),
+                    "system": node.info.get("system"), "n_cpus": len(threads), "threads": len(threads),
+                    "busy": _num(r.get("LPARCPU")), "cpi": _num(r.get("CPI")), "formula_set": r.get("formula_set")}
+            kids.append(TreeNode(("core", *ck, core), "core", f"Core {core}", threads, info))
+        placed = {c for cpus in cores.values() for c in cpus}
+        node.children = kids + [c for c in node.children if int(c.key[-1]) not in placed]   # CPUs without a core id
+        node.info["cores"] = len(kids)
 
 
 def tree_ident(iv: pd.DataFrame) -> pd.DataFrame:
@@ -118,7 +183,7 @@ def tree_ident(iv: pd.DataFrame) -> pd.DataFrame:
     return _ident(iv, ["cec", "lpar", "class", "cpu"]).reset_index(drop=True)
 
 
-_IDENT_COLS = ["cec", "machine_type", "model", "serial", "lpar", "system", "os", "class", "cpu", "generation"]
+_IDENT_COLS = ["cec", "machine_type", "model", "serial", "lpar", "system", "os", "class", "cpu", "generation", "core"]
 
 
 def _ident(iv: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

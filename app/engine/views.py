@@ -88,16 +88,34 @@ def pools(ws, start=None, end=None, nodes=None, shift: ShiftFilter | None = None
     level = "class_interval" if per_interval else "class"
     if not len(rows):
         return level_metrics(rows, ws.formula_sets, ws.counters, level).assign(n_lpars=pd.Series(dtype=int))
-    cls = rows["class"].astype(str).map(lambda c: POOL_OF.get(c, c))
-    lpars = (rows.assign(_pool=cls.to_numpy()).groupby(["cec", "_pool"], observed=True)["lpar"]
-             .nunique().rename("n_lpars").reset_index().rename(columns={"_pool": "class"}))
+    cls = _pool_classes(rows["class"])
+    lpars = (pd.DataFrame({"cec": rows["cec"].to_numpy(), "class": cls, "lpar": rows["lpar"].to_numpy()})
+             .groupby(["cec", "class"], observed=True)["lpar"].nunique().rename("n_lpars").reset_index())
     # one CPU number per LPAR and CPU (CPU 0 of ZOSA and CPU 0 of ZOSB are two CPUs of the pool)
-    cpu = pd.factorize(pd.MultiIndex.from_arrays([rows["lpar"].astype(str), rows["cpu"]]))[0]
-    pooled = rows.assign(lpar="(pool)", system="(pool)", os="", cpu=cpu, **{"class": cls.to_numpy()})
+    lp = pd.factorize(rows["lpar"].to_numpy())[0].astype(np.int64)
+    c = rows["cpu"].to_numpy(dtype=np.int64)
+    cpu = pd.factorize(lp * (int(c.max()) + 1) + c)[0]
+    # the rows as pool rows, without copying the counters (issue 26: a selected pool's rows in the window)
+    one = np.zeros(len(rows), np.int8)
+    pooled = rows.copy(deep=False)
+    for col, text in (("lpar", "(pool)"), ("system", "(pool)"), ("os", "")):
+        pooled[col] = pd.Categorical.from_codes(one, categories=[text])
+    pooled["cpu"] = cpu
+    pooled["class"] = cls
     m = level_metrics(pooled, ws.formula_sets, ws.counters, level).drop(columns=["summary"], errors="ignore")
     m = m.merge(lpars.astype({"cec": object, "class": object}), on=["cec", "class"], how="left")
     return m.sort_values(["cec", "class"] + (["interval_end"] if per_interval else []),
                          ignore_index=True, kind="stable")
+
+
+def _pool_classes(col: pd.Series) -> pd.Categorical:
+    """The pool type of every row's class (``POOL_OF``), mapped once per category."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        mapped = [POOL_OF.get(str(c), str(c)) for c in col.cat.categories]
+        cats = list(dict.fromkeys(mapped))
+        lut = np.array([cats.index(m) for m in mapped] + [-1], dtype=np.int64)
+        return pd.Categorical.from_codes(lut[col.cat.codes.to_numpy()], categories=cats)
+    return pd.Categorical(col.astype(str).map(lambda c: POOL_OF.get(c, c)))
 
 
 def peaks(ws, metric: str, level: str = "lpar", top: int = 10, start=None, end=None, nodes=None,

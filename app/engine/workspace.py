@@ -249,9 +249,8 @@ class Workspace:
 
     def window_metrics(self, levels: tuple[str, ...] = ("cec", "lpar", "class", "cpu_window")) -> dict[str, pd.DataFrame]:
         """Whole-window metrics of all intervals per tree level (what the tree shows); with cached intervals they
-        are kept in the workspace cache beside them, so a second open does not aggregate again."""
-        from app.engine.metrics import compute_metrics
-
+        are kept in the workspace cache beside them, so a second open does not aggregate again.  Besides the
+        levels of ``compute_metrics``: ``pool`` (the CEC pools) and ``core`` (every SMT core), issue 26."""
         if not self._computed():
             self._compute()
         want = tuple(lv for lv in levels if lv not in self._wm)
@@ -261,11 +260,20 @@ class Workspace:
             got = cache.load_frames("wm", key) if key is not None else None
             if got is None or set(got) != set(want):
                 iv = self._ensure()
-                got = {lv: compute_metrics(iv, self.formula_sets, self.counters, by=lv) for lv in want}
+                got = {lv: self._window_frame(iv, lv) for lv in want}
                 if key is not None:
                     cache.store_frames("wm", key, got, [{"path": r.file} for r in self._files])
             self._wm.update(got)
         return {lv: self._wm[lv] for lv in levels}
+
+    def _window_frame(self, iv: pd.DataFrame, lv: str) -> pd.DataFrame:
+        """One level's whole-window rows for :meth:`window_metrics`."""
+        from app.engine.metrics import compute_metrics
+
+        if lv in ("pool", "core"):
+            from app.engine.node_rows import window_frame
+            return window_frame(self, lv)
+        return compute_metrics(iv, self.formula_sets, self.counters, by=lv)
 
     def _node_rows(self, nodes: list[NodeKey] | None) -> pd.DataFrame | None:
         """The interval rows of ``nodes`` in the intervals' order, as ``select_rows`` gives them (None: no nodes,
@@ -308,7 +316,7 @@ class Workspace:
             if not self._computed():
                 self._compute()
             cache, key = self._iv_cache(self.counters_needed(), derived=True)
-            key = f"{key}-coverage" if key is not None else None
+            key = f"{key}-coverage-cores" if key is not None else None   # the ident has core ids (issue 26)
             got = cache.load_frames("cov", key) if key is not None else None
             if got is None or set(got) != {"cec", "lpar", "ident"}:
                 iv = self._ensure()
@@ -470,6 +478,11 @@ class Workspace:
         """
         if by not in LEVELS:
             raise ValueError(f"by must be one of {', '.join(LEVELS)}; got {by!r}")
+        if nodes and any(tuple(k)[0] in ("pool", "core") for k in nodes):   # CEC pools, SMT cores (issue 26)
+            from app.engine.node_rows import extra_metrics
+
+            return self._cached(("extra", by, str(start), str(end), _nodes_key(nodes), summary),
+                                lambda: extra_metrics(self, by, start, end, list(nodes), summary))
         level = metrics_level(by)
         lkey = (level, str(start), str(end))
         if level == "cpu" and nodes and all(k[0] in ("lpar", "class", "cpu") for k in nodes) \

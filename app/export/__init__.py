@@ -38,7 +38,7 @@ Progress = Callable[[float, str], None]
 FORMATS = {".csv": "CSV (UTF-8)", ".xlsx": "Excel workbook", ".pptx": "PowerPoint deck (16:9)"}
 IMAGE_FORMATS = (".png", ".svg")
 IMAGE_NAMES = {".png": "picture of the plots", ".svg": "vector picture of the plots"}
-LEVELS = ("interval", "cpu", "class", "lpar", "cec")
+LEVELS = ("interval", "cpu", "class", "lpar", "cec", "pool")
 
 
 class ExportError(Exception):

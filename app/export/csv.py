@@ -97,7 +97,7 @@ def write_csv(request, path: str, steps) -> dict[str, int]:
         ids = metric_ids(request.workspace.formula_sets)
         steps(0.1, "computing metrics")
         frame, columns = request.metrics(), level_columns(request.by, ids)
-        if request.nodes is None:
+        if request.nodes is None and request.by != "pool":
             # the coverage and partition-data columns (and partition-only LPAR rows) of `report --format csv`
             from app.engine.partitions import enrich
 

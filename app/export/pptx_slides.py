@@ -71,6 +71,11 @@ def summary_slides(deck: Deck, metrics: Metrics, ws, by: str, steps, prefix: str
 
     level = _SUMMARY_LEVEL.get(by, "lpar")
     frame = with_labels(metrics(by=level), level)
+    if level == "lpar":         # the CEC pools (every CPU of a type of the CEC's LPARs) after the LPARs; a pool of
+        pools = metrics(by="pool")  # one LPAR would repeat that LPAR's class: pools of two LPARs or more only
+        pools = pools.loc[pools["n_lpars"].to_numpy() >= 2] if "n_lpars" in pools.columns else pools.iloc[:0]
+        if len(pools):
+            frame = pd.concat([frame, with_labels(pools, "class")], ignore_index=True)
     gens = list(dict.fromkeys(frame["generation"].astype(str))) if len(frame) else []
     specs = [s for s in metric_specs(ws, gens) if s.group in ("Main", "Hint")]
     header = ["Name"] + [head(s) for s in specs]
@@ -80,7 +85,9 @@ def summary_slides(deck: Deck, metrics: Metrics, ws, by: str, steps, prefix: str
     title = prefix + {"lpar": "Summary per LPAR", "class": "Summary per processor class",
                       "cec": "Summary per CEC"}[level]
     about = about or (f"{title}: one row per {level if level != 'class' else 'processor class'} over the whole "
-                      "window, every metric computed from the summed counter deltas of its CPUs (never an average "
+                      "window" + (", then one row per CEC pool of two LPARs or more (every CPU of one processor "
+                                  "type of the CEC's LPARs with counters)" if level == "lpar" else "")
+                      + ", every metric computed from the summed counter deltas of its CPUs (never an average "
                       "of ratios), in the column layout of IBM's CPU MF presentations.")
     if not rows:
         s = deck.slide(title, "summary", sub, about)

@@ -15,6 +15,7 @@ __all__ = ["Column", "level_columns", "metric_specs", "SHEETS", "excel_format", 
 # sheet title, level (Workspace.metrics by=), identity columns shown
 SHEETS = [("CEC", "cec", ["cec"]), ("LPAR", "lpar", ["cec", "lpar", "system"]),
           ("Class", "class", ["cec", "lpar", "system", "class"]),
+          ("Pools", "pool", ["cec", "class"]),
           ("LPAR intervals", "lpar_interval", ["cec", "lpar", "system"]),
           ("Intervals", "interval", ["cec", "lpar", "system", "class"]),
           ("CPU intervals", "cpu", ["cec", "lpar", "system", "class", "cpu"])]
@@ -72,7 +73,8 @@ def level_columns(ws, frame: pd.DataFrame, ident: list[str], main_only: bool = F
     return cols
 
 
-_EXTRA = [("data", "Data", "text", 0, "counters, or partition data only (an LPAR known only from z/VM's D0R16)"),
+_EXTRA = [("n_lpars", "LPARs", "int", 0, "LPARs with counters whose CPUs of the type make up the CEC pool"),
+          ("data", "Data", "text", 0, "counters, or partition data only (an LPAR known only from z/VM's D0R16)"),
           ("processors", "Processors", "text", 0, "logical processors by type, from the partition data"),
           ("weights", "Weights", "text", 0, "LPAR weight by processor type, from the partition data"),
           ("capped", "Capped", "text", 0, "capping from the partition data"),
@@ -85,7 +87,7 @@ _EXTRA = [("data", "Data", "text", 0, "counters, or partition data only (an LPAR
 def with_labels(frame: pd.DataFrame, by: str) -> pd.DataFrame:
     """The frame with an unambiguous ``label`` column (CEC and generation added where names repeat)."""
     out = frame.copy()
-    out["label"] = node_labels(frame, by) if len(frame) else pd.Series(dtype=object)
+    out["label"] = node_labels(frame, "class" if by == "pool" else by) if len(frame) else pd.Series(dtype=object)
     return out
 
 
@@ -97,7 +99,7 @@ def excel_format(decimals: int) -> str:
 
 # identity columns of `report --format csv` per level, and the extra columns after quality: the coverage of
 # CEC/LPAR/class rows by their children and, for LPAR rows, the machine's partition data
-REPORT_IDENT = {"cpu": ["cec", "lpar", "system", "class", "cpu"], "interval": ["cec", "lpar", "system", "class"],
+REPORT_IDENT = {"pool": ["cec", "lpar", "system", "class"], "cpu": ["cec", "lpar", "system", "class", "cpu"], "interval": ["cec", "lpar", "system", "class"],
                 "class": ["cec", "lpar", "system", "class"], "lpar": ["cec", "lpar", "system"], "cec": ["cec"]}
 
 
@@ -105,6 +107,6 @@ def csv_columns(by: str, ids: list[str]) -> list[str]:
     """The columns of ``report --format csv --by <by>`` (and of every CSV export of that level)."""
     from app.engine.partitions import COVERAGE_COLUMNS, REPORT_PARTITION_COLUMNS
 
-    extra = (REPORT_PARTITION_COLUMNS if by == "lpar" else []) + (COVERAGE_COLUMNS if by in ("cec", "lpar", "class") else [])
+    extra = (REPORT_PARTITION_COLUMNS if by == "lpar" else []) + (["n_lpars"] if by == "pool" else []) + (COVERAGE_COLUMNS if by in ("cec", "lpar", "class") else [])
     return REPORT_IDENT[by] + ["interval_start", "interval_end"] + ids + ["Workload_Hint", "n_cpus", "generation",
                                                                           "formula_set", "quality", "left_out"] + extra

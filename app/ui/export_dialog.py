@@ -37,7 +37,8 @@ WHAT = {"table": "Current table: the selected nodes over the time window",
         "comparison": "Comparison: before / after table, CPI waterfall, both sides' sheets",
         "deck": "Whole deck: every LPAR of the open files (with the comparison when one is set)"}
 LEVELS = {"lpar": "LPAR (one row per LPAR)", "class": "Processor class", "cpu": "Logical CPU",
-          "cec": "CEC (machine)", "interval": "Intervals (class per interval)"}
+          "cec": "CEC (machine)", "interval": "Intervals (class per interval)",
+          "pool": "CEC pools (one row per CEC and processor type)"}
 FILTERS = ";;".join(["PowerPoint deck (*.pptx)", "Excel workbook (*.xlsx)", "CSV, UTF-8 (*.csv)",
                      "PNG picture (*.png)", "SVG picture (*.svg)"])
 KINDS = {**FORMATS, ".png": "PNG picture", ".svg": "SVG picture"}

@@ -115,7 +115,7 @@ def _col(df: pd.DataFrame, name: str) -> list[Any]:
 
 def node_texts(df: pd.DataFrame, qualify: bool = True) -> list[str]:
     """node_text of every row, column-wise (fast on large frames); qualified by CEC where names repeat."""
-    cols = ("_by", "cec", "lpar", "class", "cpu")
+    cols = ("_by", "cec", "lpar", "class", "cpu", "core")
     texts = _per_distinct(node_text, cols, zip(*(_col(df, c) for c in cols), strict=True))
     return _qualified(df, texts) if qualify else texts
 
@@ -167,6 +167,8 @@ def node_text(row: Any) -> str:
     parts: list[str] = []
     if by == "cec_interval":
         return str(row.get("cec", ""))
+    if row.get("lpar") == "(pool)":                  # a CEC pool (engine.node_rows): "zIIP pool"
+        return f"{row.get('class')} pool"
     for col in ("lpar", "class"):
         v = row.get(col)
         if _present(v):
@@ -174,10 +176,15 @@ def node_text(row: Any) -> str:
     cpu = row.get("cpu")
     if by == "cpu" and _present(cpu):
         parts.append(f"CPU {int(cpu)}")
+    core = row.get("core")
+    if by != "cpu" and _present(core):             # an SMT core row (the sum of its threads)
+        parts.append(f"core {int(core)}")
     return " ".join(parts)
 
 
 def system_text(row: Any) -> str:
+    if row.get("system") == "(pool)":              # a CEC pool spans the CEC's systems: the CEC names it
+        return str(row.get("cec", ""))
     for col in ("system", "lpar", "cec"):
         v = row.get(col)
         if _present(v):

@@ -127,7 +127,9 @@ HEALTH_TAB_ERRORS_TIP = "Some files or records had errors: their data is missing
 TAB_SMT = "SMT"
 FILTER_PLACEHOLDER = "Filter (Ctrl+F): CEC, LPAR, class..."
 TREE_HEADERS = ("Node", "CPUs", "Busy %", "CPI")
-TREE_HEADER_TIPS = ("CEC, LPAR, processor class, logical CPU",
+TREE_HEADER_TIPS = ("CEC, LPAR, processor class, logical CPU; CEC pools (every CPU of one processor type of the "
+                    "CEC's LPARs) after the LPARs; SMT classes: core, then its threads. Click a header to sort "
+                    "(numbers numerically, no value last; a third click: tree order)",
                     "Logical CPUs (for partition-only LPARs: from the partition data)",
                     "Busy in % of one CPU, summed over the node's logical CPUs (LPARCPU): 400 = four CPUs fully "
                     "busy. LPARs known only from partition data: the z/VM D0R16 busy in the same unit. "
@@ -142,7 +144,11 @@ TREE_TIP_LINES = {"busy": "Busy: {v} % of one CPU (summed over CPUs)", "cpi": "C
                   "weight": "Weight: {v}", "capped": "Capped: {v}", "lpar_number": "LPAR number: {v}",
                   "partition_cpus": "Logical CPUs (partition data): {v}",
                   "partition_class": "Processors (partition data): {v}",
-                  "busy_pct": "Busy per CPU (partition data): {v} %"}
+                  "busy_pct": "Busy per CPU (partition data): {v} %",
+                  "n_lpars": "LPARs in the pool: {v}", "cores": "Cores (SMT): {v}", "core": "Core id: {v}",
+                  "thread": "Thread {v} of its core", "threads": "Threads: {v} (the core row sums them)"}
+TREE_POOL_TIP = ("CEC pool: every logical CPU of this processor type in the CEC's LPARs with counters, their "
+                 "counter deltas summed (the numbers of report --by pool)")
 TREE_COVERAGE = ("◔ partial coverage ({pct:.0f}%): {note}. A level step in this row's timeline is data "
                  "coverage, not a workload change.")
 TREE_CEC_PENDING = "\u2026"

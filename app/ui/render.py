@@ -82,6 +82,9 @@ def tree_values(ws: Any, start: Any, end: Any) -> dict[tuple, dict]:
                        m["cpu"].astype(int), strict=True)
             for key, busy, cpi in zip(keys, _values(m, "LPARCPU"), _values(m, "CPI"), strict=True):
                 out[("cpu", *key)] = {"busy": busy, "cpi": cpi}
+        from app.engine.node_rows import extra_values   # the CEC pools and SMT cores
+
+        out.update(extra_values(ws, start, end))
     b = busy_series(ws.partitions)
     if len(b):
         t = pd.to_datetime(b["time"], utc=True)

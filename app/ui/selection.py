@@ -14,8 +14,10 @@ from PySide6.QtCore import QObject, Signal
 NodeKey = tuple[str, ...]
 
 # tree level -> ws.metrics(by=...) giving one row per node per interval
-BY_OF_LEVEL = {"cec": "cec_interval", "lpar": "lpar_interval", "class": "class_interval", "cpu": "cpu"}
-LEVEL_ORDER = ("cec", "lpar", "class", "cpu")
+# (pool and SMT core nodes are class-like rows, app.engine.node_rows)
+BY_OF_LEVEL = {"cec": "cec_interval", "pool": "class_interval", "lpar": "lpar_interval", "class": "class_interval",
+               "core": "class_interval", "cpu": "cpu"}
+LEVEL_ORDER = ("cec", "pool", "lpar", "class", "core", "cpu")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """SMT tab: the multithreading metrics per core type and per core (IBM SMTMET layout), over ``ws.smt``.
 
-Two tables follow the tree selection and the time window like the interval table.  Values are
+Charts over time (thread density, capacity factor, MT utilization per LPAR and core type, :mod:`app.ui.smt_charts`)
+above two tables; they follow the tree selection and the time window like the interval table.  Values are
 read from numpy arrays of the engine frame (no item per cell); mean rows are pinned on top and bold.
 """
 
@@ -211,7 +212,12 @@ class SmtPanel(QWidget):
         self.placeholder.setWordWrap(True)
         self.placeholder.setTextFormat(Qt.TextFormat.RichText)
         self.placeholder.setMargin(24)
+        from app.ui.smt_charts import SmtCharts
+
+        self.charts = SmtCharts()     # thread density, capacity factor, MT utilization over time (issue 26)
+        self.charts.setMinimumHeight(170)
         split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.charts)
         for title, view in ((M.SMT_TYPE_TITLE, self.type_view), (M.SMT_CORE_TITLE, self.core_view)):
             box = QWidget()
             lay = QVBoxLayout(box)
@@ -220,8 +226,9 @@ class SmtPanel(QWidget):
             lay.addWidget(label)
             lay.addWidget(view, 1)
             split.addWidget(box)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 1)
+        for i in range(3):
+            split.setStretchFactor(i, 1)
+        split.setSizes([340, 300, 300])     # the charts a third, each table a third (the charts' hint is larger)
         self.split = split
         self.busy_bar = QProgressBar()   # shown while the tables are computed (no rows of another node meanwhile)
         self.busy_bar.setRange(0, 0)
@@ -250,6 +257,7 @@ class SmtPanel(QWidget):
         """The tables are being computed: their rows (another selection's) go, a busy bar and ``text`` show."""
         self.type_model.set_frame(None)
         self.core_model.set_frame(None)
+        self.charts.set_frame(None)
         self.set_placeholder(text, busy=True)
 
     def busy(self) -> bool:
@@ -261,6 +269,7 @@ class SmtPanel(QWidget):
         self.type_model.window = self.core_model.window = window
         self.type_model.set_frame(by_type)
         self.core_model.set_frame(by_core)
+        self.charts.set_frame(by_type)
         self.busy_bar.setVisible(False)
         has = self.type_model.rowCount() > 0 or self.core_model.rowCount() > 0
         if not has:
@@ -274,6 +283,7 @@ class SmtPanel(QWidget):
         for m, v in ((self.type_model, self.type_view), (self.core_model, self.core_view)):
             m.dark = dark
             v.viewport().update()
+        self.charts.set_dark(dark)
 
     def copy_selection(self) -> str:
         """The selected cells of the table with focus (or the by-type table), TSV with headers and HTML."""

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QGraphicsLinearLayout, QGraphicsWidget, QListWidge
 
 from app.ui import messages as M
 from app.ui.palette import CHART_THEMES
-from app.ui.timeline_plots import LEFT_AXIS_WIDTH, Series, node_color
+from app.ui.timeline_plots import LEFT_AXIS_WIDTH, MT_AXIS, MT_AXIS_SHORT, Series, node_color
 
 LEGEND_SPACING = 6
 DAY = 86400
@@ -100,6 +100,7 @@ class SparseAxis(pg.AxisItem):
     def setLabel(self, text=None, units=None, unitPrefix=None, **args):  # noqa: N802, N803 (pyqtgraph names)
         if text is not None:
             self._full_label = str(text)
+            self.setToolTip(str(text))      # the whole label, also where the axis shows its short form
         super().setLabel(text=text, units=units, unitPrefix=unitPrefix, **args)
 
     def resizeEvent(self, ev=None):  # noqa: N802 (Qt name)
@@ -134,12 +135,17 @@ class SparseAxis(pg.AxisItem):
 
 # the value-axis labels' short forms, for plots too short for the full text (a picture of many stacked plots)
 SHORT_LABELS = {"cycles / instr": "CPI", "per 100 instr": "/100 instr", "% of L1 misses": "%", "% of one CPU": "%",
-                "IPC, threads": "IPC"}
+                MT_AXIS: (MT_AXIS_SHORT, "IPC · threads/core", "IPC · threads", "IPC/TD"),
+                # the SMT tab's charts (app.ui.smt_charts.CHARTS)
+                "Thread density (threads per core)": ("Thread density (thr/core)", "threads/core"),
+                "Capacity factor (% of 1 thread/core)": ("Capacity factor (%)", "CF (%)"),
+                "MT utilization (% of core capacity)": ("MT utilization (%)", "MT util (%)")}
 
 
 def fitted_label(full: str, height: float, width_of) -> str:
     """``full``, its short form or "" -- the first whose rendered width fits ``height`` - 4 px."""
-    for text in (full, SHORT_LABELS.get(full, "")):
+    short = SHORT_LABELS.get(full, "")
+    for text in (full, *(short if isinstance(short, tuple) else (short,))):
         if text and width_of(text) <= height - 4:
             return text
     return ""

@@ -36,9 +36,11 @@ AREA_COLORS = ("#4e79a7", "#59a14f", "#8cd17d", "#f28e2b", "#ffbe7d", "#e15759",
 MAX_SOURCING_NODES = 4  # stacked sourcing plots: one per node (small multiples), at most this many
 SHORT = {"Est_Instr_Cmplx_CPI": "Est Instr Cmplx CPI", "Est_Finite_CPI": "Est Finite CPI",
          "MT_IPC_per_thread": "MT IPC/thread", "Thread_Density": "Thread density"}
-# value-axis label (with its unit) of every plot
+# value-axis label (with its unit) of every plot; the MT plot names its two lines (issue 26)
+MT_AXIS = "MT IPC/thread (instr/cycle) · thread density (threads/core)"
+MT_AXIS_SHORT = "IPC/thread · threads/core"
 UNITS = {"cpi": "cycles / instr", "l1mp": "per 100 instr", "rni": "RNI", "sourcing": "% of L1 misses",
-         "lparcpu": "% of one CPU", "mt": "IPC, threads", "cec": "% of one CPU"}
+         "lparcpu": "% of one CPU", "mt": MT_AXIS, "cec": "% of one CPU"}
 # a part of a metric keeps its node's colour, lighter (blended this far towards the background) and dashed
 PART_LIGHTEN = (0.0, 0.45, 0.25)
 
@@ -79,7 +81,7 @@ def split_series(df: pd.DataFrame) -> list[Series]:
     their rows never merge into one line."""
     if df.empty or "interval_end" not in df.columns:
         return []
-    ident = [c for c in ("cec", "lpar", "class", "cpu") if c in df.columns]
+    ident = [c for c in ("cec", "lpar", "class", "core", "cpu") if c in df.columns]     # core: SMT core rows
     # one group number per node (first-appearance order), then the label from each node's first row: the
     # labels of every row would be the same per node (2,880 rows of one node: no per-row Python, issue 11)
     if ident:

@@ -7,6 +7,7 @@ the node's position + 1 (0 would be the invisible root).
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,8 @@ def node_label(node: Any) -> str:
                 extras.append(str(v))
     elif node.level == "cpu" and not label.lower().startswith("cpu"):
         label = f"CPU {label}"
+    if node.level == "cpu" and info.get("thread") is not None:     # a thread of an SMT core: "CPU 2 (t1)"
+        label += f" (t{info['thread']})"
     return " · ".join([label, *extras])
 
 
@@ -259,6 +262,8 @@ class MachineTreeModel(QAbstractItemModel):
         lines = [node_label(node)]
         if self.partial(node):
             lines.append(M.TREE_CEC_PENDING_TIP)
+        if node.level == "pool":
+            lines.append(M.TREE_POOL_TIP)
         if self._coverage(info):
             lines.append(M.TREE_COVERAGE.format(pct=float(info.get("coverage_pct") or 0), note=info["coverage_note"]))
         if info.get("partition_only"):
@@ -285,7 +290,11 @@ def _tip_value(key: str, v: Any) -> str:
 
 
 class TreeFilterProxy(QSortFilterProxyModel):
-    """Case-insensitive, recursive filter on the Node column; sorting by raw values."""
+    """Case-insensitive, recursive filter on the Node column; sorting by raw values (issue 26).
+
+    Children are sorted within their parent; numbers numerically, names naturally (``CPU 2`` before ``CPU 10``);
+    a node without a value (no CPI: partition-only LPARs) is last in both orders, and a CEC's pool rows stay
+    after its LPARs.  Sort column -1 is the engine's tree order."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -294,3 +303,20 @@ class TreeFilterProxy(QSortFilterProxyModel):
         self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.setFilterKeyColumn(COL_NODE)
         self.setSortRole(Role.SORT)
+
+    def lessThan(self, left: Index, right: Index) -> bool:  # noqa: N802 (Qt name)
+        desc = self.sortOrder() == Qt.SortOrder.DescendingOrder
+        ga, gb = (int(i.data(Role.LEVEL) == "pool") for i in (left, right))
+        if ga != gb:                      # pools after the LPARs in both orders
+            return (ga < gb) != desc
+        a, b = left.data(Role.SORT), right.data(Role.SORT)
+        if a is None or b is None:        # no value: last in both orders
+            return a is not None if not desc else b is not None
+        if isinstance(a, str) or isinstance(b, str):
+            return natural_key(str(a)) < natural_key(str(b))
+        return float(a) < float(b)
+
+
+def natural_key(text: str) -> tuple:
+    """``"CPU 10"`` after ``"CPU 2"``: runs of digits compare as numbers."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p.casefold()) for p in re.split(r"(\d+)", text) if p)

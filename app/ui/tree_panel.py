@@ -38,7 +38,12 @@ class TreePanel(QObject):
         self.view.setModel(self.proxy)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.setUniformRowHeights(True)
-        self.view.setSortingEnabled(False)
+        self.view.setIndentation(14)     # CEC > LPAR > class > core > thread: the labels keep room in a narrow dock
+        # sorting by any column (click a header; a third click: the engine's tree order); the proxy keeps the sort
+        # column over a data reload (dynamic sort), children sorted within their parent
+        self.view.header().setSortIndicatorClearable(True)
+        self.view.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.view.setSortingEnabled(True)
         self.view.setAlternatingRowColors(True)
         self.view.header().setStretchLastSection(False)
         self.view.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)

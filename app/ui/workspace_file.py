@@ -46,9 +46,9 @@ def _ts(t: pd.Timestamp | None) -> str | None:
 
 
 def _key(k: list) -> tuple:
-    """A node key from JSON: the CPU number of a CPU key is an int again."""
+    """A node key from JSON: the CPU number of a CPU key (the core id of an SMT core key) is an int again."""
     out: list = [str(x) for x in k]
-    if out and out[0] == "cpu" and len(out) == 5:
+    if out and out[0] in ("cpu", "core") and len(out) == 5:
         out[4] = int(out[4])
     return tuple(out)
 

@@ -57,7 +57,10 @@ def test_tree_with_partitions():
     assert len(roots) == 1
     cec = roots[0]
     assert cec.key == ("cec", "3931-ABCDE") and cec.info["generation"] == "z16" and cec.info["n_cpus"] == 3
-    sysa, cf01 = cec.children
+    sysa, cf01 = [c for c in cec.children if c.level == "lpar"]
+    # the CEC pools after the LPARs (issue 26): SYSA's GCP CPUs and its zIIP
+    assert [c.key for c in cec.children[2:]] == [("pool", "3931-ABCDE", "GCP"), ("pool", "3931-ABCDE", "zIIP")]
+    assert cec.children[2].info["n_cpus"] == 2 and cec.children[2].info["cpi"] == 2.0
     assert sysa.key == ("lpar", "3931-ABCDE", "SYSA") and not sysa.info["partition_only"]
     assert sysa.info["weight"] == 700 and sysa.info["weights"] == "CP 700" and sysa.info["cpi"] == 2.0
     assert sysa.info["partition_cpus"] == 3

@@ -52,7 +52,7 @@ def test_second_open_reads_intervals_only_when_needed(cache):
     second = _open(c, paths)
     assert second._iv is None and second._iv_load is not None      # cached, not read
     assert [f.code for f in second.findings] == [f.code for f in plain.findings]
-    assert _flat(second.tree(deep=False)) == [x for x in tree if x[0][0] in ("cec", "lpar")]
+    assert _flat(second.tree(deep=False)) == [x for x in tree if x[0][0] in ("cec", "lpar", "pool")]
     assert _flat(second.tree()) == tree
     assert second.has_intervals()
     assert second.prepare_level("lpar_interval", cached_only=True)

@@ -32,12 +32,12 @@ def test_first_table_before_the_deeper_tree_levels(qtbot, window, smf_a, smf_b, 
     kinds = [e[0] for e in events]
     assert "table rows" in kinds and "tree values" in kinds, kinds
     first = events[kinds.index("table rows")]
-    # the first table's rows are shown while the tree has its CEC and LPAR levels only ...
-    assert first[1] > 0 and first[2] == {"cec", "lpar"}, first
+    # the first table's rows are shown while the tree has its CEC and LPAR levels (and the CEC pools) only ...
+    assert first[1] > 0 and first[2] == {"cec", "lpar", "pool"}, first
     # ... and before the tree's Busy/CPI values are computed
     assert kinds.index("table rows") < kinds.index("tree values"), kinds
     # then the class and CPU levels were inserted under the LPARs (no model reset: rows inserted)
-    assert _levels(window) == {"cec", "lpar", "class", "cpu"}
+    assert _levels(window) == {"cec", "lpar", "pool", "class", "cpu"}
     assert window.tree.model.depth() == 4 and inserted
     lpars = [n for n in window.tree.model.all_nodes() if n.level == "lpar" and not n.info.get("partition_only")]
     assert len(lpars) == 2 and all(n.children for n in lpars)
