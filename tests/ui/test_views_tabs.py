@@ -1,0 +1,170 @@
+"""Profile and Rankings & peaks tabs (issue 26): the tables are engine.views' frames, the heat map's cells are the
+hour x weekday profile (empty cells stay empty), rankings and busy shares, a peak click sets the time window."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from PySide6.QtCore import Qt
+
+from app.engine.views import peaks, profile, ranking
+from app.ui.frames import fmt_number
+from app.ui.views_model import DAYS
+from tests.ui.conftest import wait_loaded
+
+
+def _idle(qtbot, w) -> None:
+    qtbot.waitUntil(lambda: not w.busy() and not w.views.busy() and not w.compare.jobs.busy(), timeout=60_000)
+
+
+
+
+def _show(qtbot, w, tab, key) -> None:
+    w.tree.select_keys([key])
+    _idle(qtbot, w)
+    w.tabs.setCurrentWidget(tab)
+    _idle(qtbot, w)
+
+
+@pytest.fixture
+def zosa(qtbot, loaded):
+    w = loaded
+    wait_loaded(qtbot, w)
+    key = next(tuple(n.key) for n in w.tree.model.all_nodes() if n.level == "lpar" and n.key[2] == "ZOSA")
+    _show(qtbot, w, w.views.profile, key)
+    return w, key
+
+
+def _mid_hours(iv: pd.DataFrame) -> pd.DatetimeIndex:
+    a = iv["interval_start"].to_numpy(dtype="datetime64[ns]")
+    return pd.DatetimeIndex(a + (iv["interval_end"].to_numpy(dtype="datetime64[ns]") - a) // 2)
+
+
+def test_profile_table_is_the_engines_profile(qtbot, zosa):
+    w, key = zosa
+    tab = w.views.profile
+    want = profile(w.ws, by="hour", level="lpar", nodes=[key])
+    m = tab.model
+    assert m.rowCount() == len(want) == 24
+    cols = {c.id: i for i, c in enumerate(m.columns)}
+    assert "hour" in cols and "CPI" in cols and "LPARCPU" in cols
+    for r in range(m.rowCount()):
+        row = want.iloc[m.frame_row(r)]
+        assert m.text(r, cols["hour"]) == str(int(row["hour"]))
+        for mid in ("CPI", "L1MP", "LPARCPU"):
+            assert m.text(r, cols[mid]) == fmt_number(row[mid], m.columns[cols[mid]].decimals), (r, mid)
+    # hand check of one hour: 08:00 of ZOSA is all its cycles over all its instructions of the intervals whose
+    # midpoint falls in 08:00-08:59, both days, every CPU summed (metrics.md: CPI = B0 / B1), not a mean of CPIs
+    iv = w.ws.intervals
+    part = iv[iv["lpar"].astype(str) == "ZOSA"]
+    part = part[_mid_hours(part).hour == 8]
+    cpi8 = part["B0"].sum() / part["B1"].sum()
+    r8 = next(r for r in range(m.rowCount()) if m.text(r, cols["hour"]) == "8")
+    assert float(m.frame["CPI"].iloc[m.frame_row(r8)]) == pytest.approx(cpi8, rel=1e-12)
+    assert m.text(r8, cols["CPI"]) == fmt_number(cpi8, m.columns[cols["CPI"]].decimals)
+
+
+def test_profile_by_weekday_and_both(qtbot, zosa):
+    w, key = zosa
+    tab = w.views.profile
+    tab.by.setCurrentIndex(tab.by.findData("weekday"))
+    _idle(qtbot, w)
+    ids = [c.id for c in tab.model.columns]
+    assert "weekday" in ids and "hour" not in ids
+    want = profile(w.ws, by="weekday", level="lpar", nodes=[key])
+    assert tab.model.rowCount() == len(want) == 2            # the sample holds a Monday and a Tuesday
+    assert sorted(tab.model.frame["weekday"]) == ["Mon", "Tue"]
+    tab.by.setCurrentIndex(tab.by.findData("hour-weekday"))
+    _idle(qtbot, w)
+    assert tab.model.rowCount() == 48
+    assert {"weekday", "hour"} <= {c.id for c in tab.model.columns}
+
+
+def test_heat_map_cells_are_the_hour_weekday_profile(qtbot, zosa):
+    w, key = zosa
+    tab = w.views.profile
+    hw = profile(w.ws, by="hour-weekday", level="lpar", nodes=[key])
+    hm = tab.heat_model
+    for metric in ("CPI", "L1MP", "LPARCPU"):
+        tab.metric.setCurrentIndex(tab.metric.findData(metric))
+        assert hm.metric == tab.metric.currentText()
+        for _, row in hw.iterrows():
+            d, h = DAYS.index(row["weekday"]), int(row["hour"])
+            assert hm.value(d, h) == pytest.approx(float(row[metric]), rel=1e-12)
+            assert hm.data(hm.index(d, h)) == fmt_number(row[metric], hm.decimals)
+            assert metric in hm.data(hm.index(d, h), Qt.ItemDataRole.ToolTipRole) or \
+                tab.metric.currentText() in hm.data(hm.index(d, h), Qt.ItemDataRole.ToolTipRole)
+        # the scale spans the grid's values
+        vals = hw[metric].to_numpy(dtype=float)
+        assert (hm.lo, hm.hi) == pytest.approx((np.nanmin(vals), np.nanmax(vals)))
+        assert tab.bar.labels()[0] == fmt_number(np.nanmin(vals), hm.decimals)
+    # Wednesday to Sunday have no intervals: empty, hatched, said so -- never 0
+    for d in range(2, 7):
+        for h in (0, 12, 23):
+            idx = hm.index(d, h)
+            assert np.isnan(hm.value(d, h))
+            assert hm.data(idx) == ""
+            assert hm.data(idx, Qt.ItemDataRole.BackgroundRole).style() == Qt.BrushStyle.BDiagPattern
+            assert "no intervals" in hm.data(idx, Qt.ItemDataRole.ToolTipRole)
+    assert hm.headerData(0, Qt.Orientation.Vertical) == "Mon" and hm.headerData(23, Qt.Orientation.Horizontal) == "23"
+
+
+def test_ranking_orders_children_with_busy_shares(qtbot, loaded):
+    w = loaded
+    cec = next(tuple(n.key) for n in w.tree.model.all_nodes() if n.level == "cec")
+    _show(qtbot, w, w.views.rank, cec)
+    tab = w.views.rank
+    tab.rank_metric.setCurrentIndex(tab.rank_metric.findData("CPI"))
+    _idle(qtbot, w)
+    m = tab.rank_model
+    got = [m.value(r, "lpar") for r in range(m.rowCount())]
+    cpi = [float(m.value(r, "CPI")) for r in range(m.rowCount())]
+    assert got == ["ZOSA", "ZOSB"] and cpi == sorted(cpi, reverse=True)     # largest CPI first
+    want = ranking(w.ws, cec, "CPI")
+    assert got == want["lpar"].tolist()
+    # share of the CEC's busy: each LPAR's sum of cycles / CPU speed over the whole CEC's (hand sum)
+    iv = w.ws.intervals
+    busy = (iv["B0"] / iv["cpu_speed"]).groupby(iv["lpar"].astype(str)).sum()
+    shares = [float(m.value(r, "busy_share_pct")) for r in range(m.rowCount())]
+    assert shares == pytest.approx([100 * busy[n] / busy.sum() for n in got])
+    assert sum(shares) == pytest.approx(100.0)
+    # a double-click selects the row's node in the tree
+    view = tab.rank_view
+    rect = view.visualRect(m.index(1, 1))
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())   # a click, then the double
+    _idle(qtbot, w)
+    assert w.selection.value.nodes == (("lpar", cec[1], "ZOSB"),)
+    assert w.tree.selected_keys() == [("lpar", cec[1], "ZOSB")]
+
+
+def test_clicking_a_peak_sets_the_time_window(qtbot, loaded):
+    w = loaded
+    cec = next(tuple(n.key) for n in w.tree.model.all_nodes() if n.level == "cec")
+    _show(qtbot, w, w.views.rank, cec)
+    tab = w.views.rank
+    assert tab.peak_level.currentData() == "lpar"          # a CEC selected: its LPARs' intervals
+    tab.peak_metric.setCurrentIndex(tab.peak_metric.findData("L1MP"))
+    tab.top.setValue(5)
+    _idle(qtbot, w)
+    want = peaks(w.ws, "L1MP", level="lpar", top=5, nodes=[cec])
+    m = tab.peak_model
+    assert m.rowCount() == 5
+    assert [m.value(r, "lpar") for r in range(5)] == want["lpar"].tolist()
+    assert [float(m.value(r, "L1MP")) for r in range(5)] == pytest.approx(want["L1MP"].tolist())
+    view = tab.peak_view
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(m.index(2, 1)).center())
+    _idle(qtbot, w)
+    start = pd.Timestamp(want["interval_start"].iloc[2]).tz_localize("UTC")
+    end = pd.Timestamp(want["interval_end"].iloc[2]).tz_localize("UTC")
+    sel = w.selection.value
+    assert (sel.start, sel.end) == (start, end)
+    assert w.timeline.window == (start.timestamp(), end.timestamp())      # the timelines shade the interval
+    assert w.chip.active
+    # the list stays (the next peak is one click away) though the window changed
+    assert m.rowCount() == 5 and float(m.value(0, "L1MP")) == pytest.approx(want["L1MP"].iloc[0])
+    # the window's own views follow: the interval table shows that one interval
+    assert set(pd.to_datetime(w.table.model.frame["interval_end"].dropna()).dt.tz_localize(None)) <= \
+        {pd.Timestamp(want["interval_end"].iloc[2])}
+    assert not w.errors
