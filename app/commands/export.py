@@ -84,6 +84,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="deck (.pptx): set each side's shift against these hours too, e.g. prime shift against the "
                         "night with --hours 08-17 --also-shift 22-06 (the days of --days apply to both); one table "
                         "slide per side")
+    p.add_argument("--profile", choices=("hour", "weekday", "hour-weekday"),
+                   help="add the hour-of-day / day-of-week profile of the --by level's nodes (cec, lpar or class; "
+                        "other levels: their classes): a Profile sheet (.xlsx) or slides with hour x day-of-week "
+                        "heat maps of CPI, RNI, L1MP and LPARCPU (.pptx)")
     p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")
     add_selection_options(p, required=False)
     from app.commands.report import add_keep_implausible
@@ -99,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
     from app.export import IMAGE_FORMATS, ExportError, ExportRequest, export, format_of
 
     if os.path.splitext(args.out)[1].lower() in IMAGE_FORMATS:
+        if getattr(args, "profile", None):
+            _err("export", f"error: --profile adds a sheet (.xlsx) or slides (.pptx), not {args.out}")
+            return EXIT_USAGE
         return run_picture(args)
     for opt, value in (("--size", args.size), ("--metric", args.metric), ("--pair", args.pair)):
         if value is not None:
@@ -124,6 +131,10 @@ def run(args: argparse.Namespace) -> int:
     except ShiftError as exc:
         _err("export", f"error: {exc}")
         return EXIT_USAGE
+    if args.profile and not args.out.lower().endswith((".xlsx", ".pptx")):
+        _err("export", f"error: --profile adds a sheet (.xlsx) or slides (.pptx), not {args.out}; for CSV use "
+                       f"`nestscope report --by {args.profile} --format csv`")
+        return EXIT_USAGE
     if also is not None and not args.out.lower().endswith(".pptx"):
         _err("export", f"error: --also-shift adds slides to a deck (.pptx), not to {args.out}")
         return EXIT_USAGE
@@ -147,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         _err("export", f"error: --lpar {', '.join(unknown)}: not in the files")
         return EXIT_USAGE
     req = ExportRequest(ws, by=args.by, start=args.start, end=args.end, nodes=nodes, shift=shift,
-                        comparison=comparison, title=args.title, also_shift=also)
+                        comparison=comparison, title=args.title, also_shift=also, profile=args.profile)
     try:
         res = export(req, args.out)
     except ExportError as exc:

@@ -59,7 +59,9 @@ class ExportRequest:
     to restrict to (None = all); ``shift``: :class:`app.engine.shift.ShiftFilter`;
     ``comparison``: :class:`app.engine.compare.Comparison` (adds Compare sheet / slides; a CSV
     then holds the comparison table); ``title``: deck / workbook title; ``also_shift``: a shift filter of hours
-    (e.g. the night, 22-06) that a deck sets against each side's own shift (one table slide per side).
+    (e.g. the night, 22-06) that a deck sets against each side's own shift (one table slide per side);
+    ``profile``: ``hour``, ``weekday`` or ``hour-weekday`` adds the profile (:mod:`app.export.profile`) as a
+    "Profile" sheet (XLSX) or slides with the heat maps (PPTX).
     """
 
     workspace: Any
@@ -72,6 +74,7 @@ class ExportRequest:
     title: str = "CPU MF analysis"
     subtitle: str = ""
     also_shift: Any = None
+    profile: str | None = None
 
     def metrics(self, by: str | None = None, summary: bool = False):
         """The request's metrics frame at a level (window, nodes and shift applied)."""
@@ -190,6 +193,13 @@ def export(request: ExportRequest, path: str, progress: Progress | None = None,
     kind = format_of(path)
     if request.by not in LEVELS:
         raise ExportError(f"{path}: level {request.by!r} cannot be exported; use one of {', '.join(LEVELS)}")
+    if request.profile is not None:
+        from app.export.profile import PROFILES
+        if request.profile not in PROFILES:
+            raise ExportError(f"{path}: profile {request.profile!r} is none of {', '.join(PROFILES)}")
+        if kind == "csv":
+            raise ExportError(f"{path}: the profile is a sheet of a workbook (.xlsx) or slides of a deck (.pptx); "
+                              "for CSV use `nestscope report --by hour|weekday|hour-weekday --format csv`")
     steps = _Steps(progress, cancel)
     steps(0.0, f"exporting {os.path.basename(str(path))}")
     with atomic_output(str(path), request.input_paths()) as tmp:

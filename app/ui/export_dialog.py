@@ -96,6 +96,12 @@ class ExportDialog(QDialog):
         self.size_error.setObjectName("export_size_error")
         self.kind = QLabel()
         self.title = QLineEdit("CPU MF analysis")
+        self.profile = QComboBox()   # issue 26: the profile sheet / slides
+        for key, text in ((None, "none"), ("hour", "by hour of day"), ("weekday", "by day of week"),
+                          ("hour-weekday", "by hour and day of week")):
+            self.profile.addItem(text, key)
+        self.profile.setToolTip("Add the profile of the level's nodes: a Profile sheet (.xlsx) or slides with hour x "
+                                "day-of-week heat maps of CPI, RNI, L1MP and LPARCPU (.pptx)")
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setValue(0)
@@ -116,6 +122,7 @@ class ExportDialog(QDialog):
         form.addRow("Picture size", self.size)
         form.addRow("", self.size_error)
         form.addRow("Title", self.title)
+        form.addRow("Profile", self.profile)
         self.buttons = QDialogButtonBox()
         self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
         self.cancel_button = self.buttons.addButton("Cancel export", QDialogButtonBox.ButtonRole.ActionRole)
@@ -190,6 +197,7 @@ class ExportDialog(QDialog):
         self.size.setEnabled(image)
         self.level.setEnabled(not image)
         self.title.setEnabled(ext in (".pptx", ".xlsx"))
+        self.profile.setEnabled(ext in (".pptx", ".xlsx") and self.what.currentData() != "comparison")
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path.text(), FILTERS)
@@ -203,6 +211,7 @@ class ExportDialog(QDialog):
         cmp = self.ctl.tab.comparison if self.ctl is not None else None
         by = self.level.currentData()
         title = self.title.text().strip() or "CPU MF analysis"
+        profile = self.profile.currentData() if self.profile.isEnabled() else None
         if what == "comparison":
             if cmp is None:
                 raise ExportError(f"{self.path.text().strip()}: no comparison is set (tree: right-click, "
@@ -212,9 +221,9 @@ class ExportDialog(QDialog):
             sub = f"before: {desc.get('before', '')}  |  after: {desc.get('after', '')}"
             return ExportRequest(self.w.ws, by=by, nodes=nodes, comparison=cmp, title=title, subtitle=sub)
         if what == "deck":
-            return ExportRequest(self.w.ws, by=by, comparison=cmp, title=title)
+            return ExportRequest(self.w.ws, by=by, comparison=cmp, title=title, profile=profile)
         return ExportRequest(self.w.ws, by=by, start=sel.start, end=sel.end, nodes=tuple(sel.nodes) or None,
-                             title=title)
+                             title=title, profile=profile)
 
     # -- running ---------------------------------------------------------------------------------
     def running(self) -> bool:
@@ -325,7 +334,7 @@ class ExportDialog(QDialog):
     def _set_running(self, on: bool) -> None:
         self.export_button.setEnabled(not on)
         self.cancel_button.setEnabled(on)
-        for wdg in (self.what, self.level, self.path, self.browse, self.size, self.title):
+        for wdg in (self.what, self.level, self.path, self.browse, self.size, self.title, self.profile):
             wdg.setEnabled(not on)
         if not on:
             self._update()

@@ -13,6 +13,7 @@ from PySide6.QtCore import QModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QLinearGradient, QPainter
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QWidget
 
+from app.export.profile import SCALE_STOPS, heat_grid
 from app.textsafe import shown_text
 from app.ui.column_model import ColumnTableModel, Index
 from app.ui.frames import fmt_number
@@ -20,8 +21,8 @@ from app.ui.roles import Role
 
 TIME_FMT = "%Y-%m-%d %H:%M"
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-# a sequential scale readable in light and dark themes (viridis' stops): low = dark blue, high = yellow
-_STOPS = np.array([(68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37)], dtype=float)
+# a sequential scale readable in light and dark themes (viridis' stops, as the exported pictures)
+_STOPS = SCALE_STOPS
 EMPTY_BRUSH = QBrush(QColor(128, 128, 128, 110), Qt.BrushStyle.BDiagPattern)   # no intervals: hatched, no value
 
 
@@ -279,20 +280,6 @@ class ColourBar(QWidget):
         p.drawRect(sw.adjusted(0, 0, -1, -1))
         p.drawText(QRect(sw.right() + 6, 4, empty_w, fh), int(Qt.AlignmentFlag.AlignVCenter), empty_text)
         p.end()
-
-
-def heat_grid(frame: pd.DataFrame, metric: str) -> np.ndarray:
-    """A 7 x 24 array (Mon..Sun x hours) of ``metric`` from an hour-weekday profile frame of one node; NaN where
-    the profile has no row (or no value)."""
-    grid = np.full((7, 24), np.nan)
-    if frame is None or not len(frame) or metric not in frame.columns:
-        return grid
-    day = frame["weekday"].map({d: i for i, d in enumerate(DAYS)}).to_numpy()
-    hour = pd.to_numeric(frame["hour"], errors="coerce").to_numpy()
-    vals = pd.to_numeric(frame[metric], errors="coerce").to_numpy(dtype=float)
-    ok = ~pd.isna(day) & ~np.isnan(hour)
-    grid[day[ok].astype(int), hour[ok].astype(int)] = vals[ok]
-    return grid
 
 
 __all__ = ["FrameCol", "FrameModel", "HeatModel", "FitTextDelegate", "ColourBar", "heat_grid", "scale_colour",
