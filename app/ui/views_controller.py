@@ -42,6 +42,7 @@ class ViewsController(QObject):
         window.selection.window_changed.connect(self._window_changed)
         window.runner.done.connect(self._on_view)
         window.tabs.currentChanged.connect(lambda _i: self.refresh())
+        window.tree_menu_hooks = [*getattr(window, "tree_menu_hooks", ()), self.add_tree_actions]
 
     # -- when -----------------------------------------------------------------------------------
     def _nodes_changed(self, sel: Any) -> None:
@@ -118,6 +119,48 @@ class ViewsController(QObject):
 
     def busy(self) -> bool:
         return bool(self._tokens)
+
+    # -- the tree's context menu -------------------------------------------------------------------
+    def add_tree_actions(self, menu: Any, keys: list) -> None:
+        """Rank children by... (a CEC or an LPAR) and Peak intervals by... (any node): one click to the answer."""
+        from app.ui.rank_tab import METRICS
+
+        keys = [tuple(k) for k in keys]
+        menu.addSeparator()
+        rank = menu.addMenu("Rank children by")
+        peak = menu.addMenu("Peak intervals by")
+        for metric in METRICS[:4]:
+            rank.addAction(metric, lambda m=metric: self.rank_by(keys, m))
+            peak.addAction(metric, lambda m=metric: self.peaks_by(keys, m))
+        rank.setEnabled(ranking_parent(tuple(keys)) is not None)
+        rank.setToolTip("The LPARs of a CEC, or the processor classes of an LPAR, largest first")
+        peak.setEnabled(bool(keys))
+
+    def _focus(self, keys: list) -> None:
+        if keys and tuple(keys) != self.w.selection.value.nodes:
+            self.w.tree.select_keys(keys)
+            self.w.selection.set_nodes(keys)
+        self.w.tabs.setCurrentWidget(self.rank)
+
+    def rank_by(self, keys: list, metric: str) -> None:
+        """Tree menu: select ``keys``, show the ranking by ``metric``."""
+        combo = self.rank.rank_metric
+        combo.blockSignals(True)
+        combo.setCurrentIndex(max(0, combo.findData(metric)))
+        combo.blockSignals(False)
+        self._stale.add("rank")
+        self._focus(keys)
+        self.refresh()
+
+    def peaks_by(self, keys: list, metric: str) -> None:
+        """Tree menu: select ``keys``, show their peak intervals by ``metric``."""
+        combo = self.rank.peak_metric
+        combo.blockSignals(True)
+        combo.setCurrentIndex(max(0, combo.findData(metric)))
+        combo.blockSignals(False)
+        self._stale.add("peaks")
+        self._focus(keys)
+        self.refresh()
 
     # -- clicks --------------------------------------------------------------------------------
     def select_node(self, key: tuple) -> None:

@@ -168,3 +168,54 @@ def test_clicking_a_peak_sets_the_time_window(qtbot, loaded):
     assert set(pd.to_datetime(w.table.model.frame["interval_end"].dropna()).dt.tz_localize(None)) <= \
         {pd.Timestamp(want["interval_end"].iloc[2])}
     assert not w.errors
+
+
+def test_highest_rni_and_when_from_the_tree_menu(qtbot, window):
+    """The issue's question, "which LPAR had the highest RNI, and when": right-click the CEC, Peak intervals by >
+    RNI (the answer is the first row), a click on it moves the time window there."""
+    from tests.ui.conftest import sample
+
+    w = window
+    w.open_files([sample("before_z15_ZOSA_smf113.rdw.gz"), sample("before_z15_ZOSB_smf113.rdw.gz")])
+    _idle(qtbot, w)
+    cec = next(tuple(n.key) for n in w.tree.model.all_nodes() if n.level == "cec")
+    view = w.tree.view
+    idx = w.tree.proxy.mapFromSource(w.tree.model.index_of_key(cec))
+    menu = w.compare.tree_menu(view.visualRect(idx).center())                      # click 1: right-click
+    sub = next(a.menu() for a in menu.actions() if a.text() == "Peak intervals by")
+    next(a for a in sub.actions() if a.text() == "RNI").trigger()                  # click 2: RNI
+    _idle(qtbot, w)
+    tab = w.views.rank
+    assert w.tabs.currentWidget() is tab and w.selection.value.nodes == (cec,)
+    want = peaks(w.ws, "RNI", level="lpar", top=10, nodes=[cec])
+    iv = w.views.rank.peak_model
+    assert iv.rowCount() == 10 and iv.value(0, "lpar") == want["lpar"].iloc[0]
+    # the top row is the largest RNI of every LPAR interval of the CEC
+    every = w.ws.metrics(by="lpar_interval")
+    assert float(iv.value(0, "RNI")) == pytest.approx(float(every["RNI"].max()))
+    pv = tab.peak_view
+    qtbot.mouseClick(pv.viewport(), Qt.MouseButton.LeftButton, pos=pv.visualRect(iv.index(0, 1)).center())  # 3
+    _idle(qtbot, w)
+    assert (w.selection.value.start, w.selection.value.end) == (
+        pd.Timestamp(want["interval_start"].iloc[0]).tz_localize("UTC"),
+        pd.Timestamp(want["interval_end"].iloc[0]).tz_localize("UTC"))
+    # Rank children by > RNI: the LPARs by RNI, largest first
+    menu = w.compare.tree_menu(view.visualRect(idx).center())
+    sub = next(a.menu() for a in menu.actions() if a.text() == "Rank children by")
+    next(a for a in sub.actions() if a.text() == "RNI").trigger()
+    _idle(qtbot, w)
+    rm = tab.rank_model
+    rni = [float(rm.value(r, "RNI")) for r in range(rm.rowCount())]
+    assert rm.rowCount() == 2 and rni == sorted(rni, reverse=True)
+    assert not w.errors
+
+
+def test_export_dialog_offers_the_profile(qtbot, loaded, tmp_path):
+    w = loaded
+    dlg = w.compare.export_dialog("table")
+    dlg.path.setText(str(tmp_path / "p.xlsx"))
+    dlg.profile.setCurrentIndex(dlg.profile.findData("hour-weekday"))
+    assert dlg.profile.isEnabled() and dlg.request().profile == "hour-weekday"
+    dlg.path.setText(str(tmp_path / "p.csv"))            # a CSV has no profile sheet
+    assert not dlg.profile.isEnabled() and dlg.request().profile is None
+    dlg.close()
