@@ -151,6 +151,8 @@ class ProfileTab(QWidget):
         self.metric.setToolTip("The metric the heat map colours")
         self.node = QComboBox()
         self.node.setToolTip("The node the heat map shows")
+        for combo in (self.by, self.metric, self.node):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.metric.currentIndexChanged.connect(lambda _i: self.show_heat())
         self.node.currentIndexChanged.connect(lambda _i: self.show_heat())
         hrow = QHBoxLayout()

@@ -204,6 +204,8 @@ class RankPeaksTab(QWidget):
         self.split.addWidget(rbox)
         self.split.addWidget(pbox)
         self.split.setChildrenCollapsible(False)
+        self.split.setStretchFactor(0, 2)     # a ranking has a few rows, the peaks ten or more
+        self.split.setStretchFactor(1, 3)
         lay = QVBoxLayout(self)
         lay.addWidget(self.split)
         self.rank_data: RankData | None = None

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 
 from app.ui.profile_tab import TAB_TITLE as PROFILE_TITLE
 from app.ui.profile_tab import ProfileTab, compute_profile
 from app.ui.rank_tab import TAB_TITLE as RANK_TITLE
 from app.ui.rank_tab import RankPeaksTab, compute_peaks, compute_ranking, peak_level, ranking_parent
+
+PEAK_CONTEXT_S = 3 * 3600     # the timelines show at least this much either side of a double-clicked peak
 
 
 class ViewsController(QObject):
@@ -32,6 +34,7 @@ class ViewsController(QObject):
         self._peak_window: tuple | None = None    # the window a peak click set (it does not re-run the search)
         self._search: tuple = (None, None)        # the window the peaks on show were searched in
         self._keep_peaks = False                  # a peak's node being selected: the list stays
+        self._zoom_to: tuple[float, float] | None = None   # a peak to show on the timelines once they are drawn
         self.profile.recompute_requested.connect(lambda: self.request("profile"))
         self.rank.rank_requested.connect(lambda: self.request("rank"))
         self.rank.peaks_requested.connect(lambda: self.request("peaks"))
@@ -41,6 +44,7 @@ class ViewsController(QObject):
         window.selection.nodes_changed.connect(self._nodes_changed)
         window.selection.window_changed.connect(self._window_changed)
         window.runner.done.connect(self._on_view)
+        window.runner.idle.connect(self._zoom_timelines)
         window.tabs.currentChanged.connect(lambda _i: self.refresh())
         window.tree_menu_hooks = [*getattr(window, "tree_menu_hooks", ()), self.add_tree_actions]
 
@@ -184,6 +188,19 @@ class ViewsController(QObject):
         finally:
             self._keep_peaks = False
         self.w.tabs.setCurrentWidget(self.w.timeline)
+        self._zoom_to = (start.timestamp(), end.timestamp())
+        QTimer.singleShot(0, self._zoom_timelines)
+
+    def _zoom_timelines(self) -> None:
+        """The timelines (once drawn) show a few hours around the peak, the crosshair and readout on it."""
+        if self._zoom_to is None or self.w.busy() or self.w.tabs.currentWidget() is not self.w.timeline:
+            return
+        (a, b), self._zoom_to = self._zoom_to, None
+        tl = self.w.timeline
+        lo, hi = tl.data_range()
+        pad = max(8 * (b - a), PEAK_CONTEXT_S)
+        tl.base_vb.setXRange(max(lo, a - pad), min(hi, b + pad) if hi > lo else b + pad, padding=0)
+        tl.show_cursor_at((a + b) / 2)
 
 
 def install(window: Any) -> ViewsController:

@@ -219,3 +219,26 @@ def test_export_dialog_offers_the_profile(qtbot, loaded, tmp_path):
     dlg.path.setText(str(tmp_path / "p.csv"))            # a CSV has no profile sheet
     assert not dlg.profile.isEnabled() and dlg.request().profile is None
     dlg.close()
+
+
+def test_double_clicking_a_peak_shows_it_on_the_timelines(qtbot, loaded):
+    w = loaded
+    cec = next(tuple(n.key) for n in w.tree.model.all_nodes() if n.level == "cec")
+    _show(qtbot, w, w.views.rank, cec)
+    tab = w.views.rank
+    _idle(qtbot, w)
+    m, view = tab.peak_model, tab.peak_view
+    first = [m.value(r, "interval_end") for r in range(m.rowCount())]
+    lpar = m.value(0, "lpar")
+    rect = view.visualRect(m.index(0, 1))
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    _idle(qtbot, w)
+    qtbot.waitUntil(lambda: w.views._zoom_to is None, timeout=30_000)
+    start, end = tab.peak_span(0)
+    assert w.tabs.currentWidget() is w.timeline
+    assert w.selection.value.nodes == (("lpar", cec[1], lpar),)                  # the peak's LPAR
+    assert (w.selection.value.start, w.selection.value.end) == (start, end)
+    lo, hi = w.timeline.base_vb.viewRange()[0]                                    # a few hours around the peak
+    assert lo <= start.timestamp() and end.timestamp() <= hi and hi - lo <= 2 * 3 * 3600 + (end - start).seconds
+    assert [m.value(r, "interval_end") for r in range(m.rowCount())] == first    # the peak list stays
