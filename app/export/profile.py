@@ -9,6 +9,7 @@ intervals stay empty, never 0.  The heat-map picture is drawn with Pillow (pytho
 from __future__ import annotations
 
 import io
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -244,7 +245,7 @@ def heat_png(grid: np.ndarray, title: str, decimals: int | None, width: int = 12
 def profile_slides(deck, request: Any, ticks) -> None:
     """The profile table (split over slides by rows) and, per node (the first :data:`MAX_HEAT_NODES`), one slide
     with the heat maps of CPI, RNI, L1MP and LPARCPU (those with values) as pictures."""
-    from app.export.pptx_parts import MIN_PT, SLIDE_H, SLIDE_W, TABLE_PT, fit_rows, table, widths
+    from app.export.pptx_parts import MIN_PT, SLIDE_H, SLIDE_W, TABLE_PT, fit_rows, head, table, widths
     from app.export.pptx_slides import column_groups
 
     table_f, heat, level = profile_frames(request)
@@ -255,7 +256,7 @@ def profile_slides(deck, request: Any, ticks) -> None:
              "the hour's mean busy. Hours without intervals have no row.")
     metrics = _metrics(request.workspace, table_f)
     header = ["Node"] + (["Day"] if by != "hour" else []) + ([f"Hour\n({ZONE})"] if by != "weekday" else []) + \
-        [m[1].replace(" ", "\n", 1) if len(m[1]) > 9 else m[1] for m in metrics]
+        [head(SimpleNamespace(header=m[1])) for m in metrics]
     names = node_names(table_f, level).tolist()
     rows = []
     for i, r in enumerate(table_f.to_dict("records")):

@@ -47,6 +47,7 @@ class PeakData:
     metric: str
     level: str
     frame: pd.DataFrame
+    nodes: tuple = ()
 
 
 def ranking_parent(nodes: tuple) -> tuple | None:
@@ -89,7 +90,7 @@ def compute_peaks(ws: Any, nodes: tuple, metric: str, level: str, top: int, star
         frame = pd.DataFrame()
     if len(frame):
         frame = frame.assign(node=[_node_text(r, level) for _, r in frame.iterrows()])
-    return PeakData(metric, level, frame)
+    return PeakData(metric, level, frame, tuple(nodes))
 
 
 def _node_text(row: Any, level: str) -> str:
@@ -249,7 +250,7 @@ class RankPeaksTab(QWidget):
         self.rank_model.set_frame(frame, cols)
         self.rank_view.resizeColumnsToContents()
         empty = " (no values: no formula for this metric in the data)" if data.metric not in frame.columns else ""
-        self.rank_title.setText(f"{what} {data.parent[-1]} by {data.metric}, largest first{empty}"
+        self.rank_title.setText(f"{what[0].upper() + what[1:]} {data.parent[-1]} by {data.metric}, largest first{empty}"
                                 + (f"; {window}" if window else ""))
 
     def set_peaks(self, data: PeakData, window: str = "") -> None:
@@ -268,8 +269,9 @@ class RankPeaksTab(QWidget):
         self.peak_title.setText(f"The {n} {level} intervals with the highest {data.metric}" if n else
                                 f"No {level} interval has a {data.metric} value in the selection")
         if window and n:
-            self.peak_title.setText(self.peak_title.text() + f" (searched: {window}); click one to move the "
-                                    "time window there")
+            names = ", ".join(str(k[-1]) for k in data.nodes[:3]) + (" ..." if len(data.nodes) > 3 else "")
+            self.peak_title.setText(self.peak_title.text() + f" (searched: {names or 'every LPAR'}, {window}); "
+                                    "click one to move the time window there")
 
     # -- clicks --------------------------------------------------------------------------------
     def _rank_double(self, index) -> None:
