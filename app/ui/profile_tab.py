@@ -259,11 +259,20 @@ class ProfileTab(QWidget):
         self.heat_model.set_grid(heat_grid(part, metric), header, dec, node)
         self.bar.set_range(self.heat_model.lo, self.heat_model.hi, dec, f"{header} of {node}")
 
-    def copy_table(self) -> str:
+    def copy_table(self) -> int:
+        """The profile table to the clipboard (TSV + HTML, as shown); returns the rows copied."""
         rows = range(self.model.rowCount())
         cols = range(self.model.columnCount())
-        return put_table([self.model.columns[c].header for c in cols],
-                         [[self.model.text(r, c) for c in cols] for r in rows])
+        put_table([self.model.columns[c].header for c in cols], [[self.model.text(r, c) for c in cols] for r in rows])
+        return len(rows)
+
+    def copy_heat(self) -> int:
+        """The heat map's grid (days down, hours across; empty cells empty) to the clipboard; returns 7."""
+        hm = self.heat_model
+        put_table([f"{hm.metric} {hm.node}".strip()] + [f"{h:02d}" for h in range(24)],
+                  [[hm.headerData(d, Qt.Orientation.Vertical)] + [hm.data(hm.index(d, h)) for h in range(24)]
+                   for d in range(7)])
+        return 7
 
 
 __all__ = ["ProfileTab", "ProfileData", "compute_profile", "profiles", "metric_columns", "TAB_TITLE"]

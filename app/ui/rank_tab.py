@@ -273,6 +273,15 @@ class RankPeaksTab(QWidget):
             self.peak_title.setText(self.peak_title.text() + f" (searched: {names or 'every LPAR'}, {window}); "
                                     "click one to move the time window there")
 
+    def copy_table(self, ranking: bool = False) -> int:
+        """The peaks (or the ranking) to the clipboard as shown; returns the rows copied."""
+        from app.ui.clipboard import put_table
+
+        m = self.rank_model if ranking else self.peak_model
+        cols = range(m.columnCount())
+        put_table([m.columns[c].header for c in cols], [[m.text(r, c) for c in cols] for r in range(m.rowCount())])
+        return m.rowCount()
+
     # -- clicks --------------------------------------------------------------------------------
     def _rank_double(self, index) -> None:
         if self.rank_data is None or self.rank_data.parent is None or not index.isValid():

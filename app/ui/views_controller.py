@@ -47,6 +47,12 @@ class ViewsController(QObject):
         window.runner.idle.connect(self._zoom_timelines)
         window.tabs.currentChanged.connect(lambda _i: self.refresh())
         window.tree_menu_hooks = [*getattr(window, "tree_menu_hooks", ()), self.add_tree_actions]
+        copy = window.actions_.copy       # Edit > Copy (Ctrl+C): these tabs' tables while they are shown
+        try:
+            copy.triggered.disconnect(window.compare.copy)
+        except (RuntimeError, TypeError):
+            pass
+        copy.triggered.connect(self.copy)
 
     # -- when -----------------------------------------------------------------------------------
     def _nodes_changed(self, sel: Any) -> None:
@@ -123,6 +129,28 @@ class ViewsController(QObject):
 
     def busy(self) -> bool:
         return bool(self._tokens)
+
+    def copy(self, *_args) -> None:
+        """Ctrl+C on the Profile tab: its table (the heat map's grid when that has the focus); on Rankings & peaks:
+        the table with the focus (the peaks by default); elsewhere the window's (and Compare's) copy."""
+        from PySide6.QtWidgets import QApplication
+
+        focus = QApplication.focusWidget()
+        current = self.w.tabs.currentWidget()
+        tree = self.w.tree.view
+        if focus is not None and (focus is tree or tree.isAncestorOf(focus)) or current not in (self.profile,
+                                                                                                self.rank):
+            self.w.compare.copy()
+            return
+        if current is self.profile:
+            heat = focus is not None and (focus is self.profile.heat or self.profile.heat.isAncestorOf(focus))
+            n = self.profile.copy_heat() if heat else self.profile.copy_table()
+            what = "heat map" if heat else "profile table"
+        else:
+            ranked = focus is not None and (focus is self.rank.rank_view or self.rank.rank_view.isAncestorOf(focus))
+            n = self.rank.copy_table(ranked)
+            what = "ranking" if ranked else "peaks"
+        self.w.statusBar().showMessage(f"Copied the {what} ({n} rows)", 8000)
 
     # -- the tree's context menu -------------------------------------------------------------------
     def add_tree_actions(self, menu: Any, keys: list) -> None:

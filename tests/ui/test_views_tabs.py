@@ -242,3 +242,18 @@ def test_double_clicking_a_peak_shows_it_on_the_timelines(qtbot, loaded):
     lo, hi = w.timeline.base_vb.viewRange()[0]                                    # a few hours around the peak
     assert lo <= start.timestamp() and end.timestamp() <= hi and hi - lo <= 2 * 3 * 3600 + (end - start).seconds
     assert [m.value(r, "interval_end") for r in range(m.rowCount())] == first    # the peak list stays
+
+
+def test_copy_on_the_new_tabs(qtbot, zosa):
+    from PySide6.QtGui import QGuiApplication
+
+    w, _key = zosa
+    w.views.profile.table.setFocus()
+    w.actions_.copy.trigger()
+    lines = QGuiApplication.clipboard().text().splitlines()
+    assert lines[0].split("\t")[:3] == ["Node", "Hour (UTC)", "CPI"] and len(lines) == 25
+    w.views.profile.heat.setFocus()
+    w.actions_.copy.trigger()
+    grid = [r.split("\t") for r in QGuiApplication.clipboard().text().splitlines()]
+    assert [r[0] for r in grid[1:]] == list(DAYS) and grid[3][1:] == [""] * 24     # Wednesday: empty
+    assert "heat map" in w.statusBar().currentMessage()
