@@ -41,7 +41,7 @@ class ProfileData:
 
     by: str
     table: pd.DataFrame
-    heat: pd.DataFrame
+    heat: pd.DataFrame | None          # None: computed by a second job (the table is shown first)
     metrics: list[tuple[str, str, int]] = field(default_factory=list)   # (id, header, decimals) with values
     nodes: tuple = ()
     start: Any = None
@@ -99,11 +99,22 @@ def metric_columns(ws: Any, frame: pd.DataFrame) -> list[tuple[str, str, int]]:
     return list(out.values())
 
 
-def compute_profile(ws: Any, sel: Any, by: str) -> ProfileData:
-    """The Profile tab's frames for a Selection (off the GUI thread)."""
+def compute_profile(ws: Any, sel: Any, by: str, heat: Any = True) -> ProfileData:
+    """The Profile tab's frames for a Selection (off the GUI thread).  ``heat``: True computes the hour x weekday
+    profile too, False leaves it (None) to :func:`heat_profile`, a frame is used as it is (the same selection's)."""
     table = profiles(ws, by, sel.nodes, sel.start, sel.end)
-    heat = table if by == "hour-weekday" else profiles(ws, "hour-weekday", sel.nodes, sel.start, sel.end)
+    if by == "hour-weekday":
+        heat = table
+    elif heat is True:
+        heat = heat_profile(ws, sel)
+    elif heat is False:
+        heat = None
     return ProfileData(by, table, heat, metric_columns(ws, table), sel.nodes, sel.start, sel.end)
+
+
+def heat_profile(ws: Any, sel: Any) -> pd.DataFrame:
+    """The hour x weekday profile of a Selection's nodes (the heat map's frame)."""
+    return profiles(ws, "hour-weekday", sel.nodes, sel.start, sel.end)
 
 
 def table_columns(by: str, metrics: list[tuple[str, str, int]]) -> list[FrameCol]:
@@ -218,7 +229,7 @@ class ProfileTab(QWidget):
         self.table.resizeColumnsToContents()
         from app.ui.window_chip import window_text
 
-        nodes = list(dict.fromkeys(data.heat["node"].astype(str))) if len(data.heat) else []
+        nodes = list(dict.fromkeys(data.table["node"].astype(str))) if len(data.table) else []
         if not len(data.table):
             self.show_message("No intervals for the selection in this time window.")
         else:
@@ -252,12 +263,22 @@ class ProfileTab(QWidget):
             self.heat_model.set_grid(np.full((7, 24), np.nan), "", None)
             self.bar.set_range(np.nan, np.nan, None, "")
             return
+        if data.heat is None:
+            self.heat_model.set_grid(np.full((7, 24), np.nan), "", None)
+            self.bar.set_range(np.nan, np.nan, None, "Computing the heat map...")
+            return
         node = self.node.currentText()
         part = data.heat[data.heat["node"].astype(str) == node] if len(data.heat) else data.heat
         dec = next((m[2] for m in data.metrics if m[0] == metric), 2)
         header = self.metric.currentText()
         self.heat_model.set_grid(heat_grid(part, metric), header, dec, node)
         self.bar.set_range(self.heat_model.lo, self.heat_model.hi, dec, f"{header} of {node}")
+
+    def set_heat(self, frame: pd.DataFrame) -> None:
+        """The hour x weekday frame of the data on show, computed after its table."""
+        if self.data is not None:
+            self.data.heat = frame
+            self.show_heat()
 
     def copy_table(self) -> int:
         """The profile table to the clipboard (TSV + HTML, as shown); returns the rows copied."""
@@ -275,4 +296,4 @@ class ProfileTab(QWidget):
         return 7
 
 
-__all__ = ["ProfileTab", "ProfileData", "compute_profile", "profiles", "metric_columns", "TAB_TITLE"]
+__all__ = ["ProfileTab", "ProfileData", "compute_profile", "heat_profile", "profiles", "metric_columns", "TAB_TITLE"]

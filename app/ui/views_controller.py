@@ -10,7 +10,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer
 
 from app.ui.profile_tab import TAB_TITLE as PROFILE_TITLE
-from app.ui.profile_tab import ProfileTab, compute_profile
+from app.ui.profile_tab import ProfileTab, compute_profile, heat_profile
 from app.ui.rank_tab import TAB_TITLE as RANK_TITLE
 from app.ui.rank_tab import RankPeaksTab, compute_peaks, compute_ranking, peak_level, ranking_parent
 
@@ -35,6 +35,7 @@ class ViewsController(QObject):
         self._search: tuple = (None, None)        # the window the peaks on show were searched in
         self._keep_peaks = False                  # a peak's node being selected: the list stays
         self._zoom_to: tuple[float, float] | None = None   # a peak to show on the timelines once they are drawn
+        self._heat: tuple[tuple, Any] | None = None   # (selection key, hour x weekday frame): kept while it holds
         self.profile.recompute_requested.connect(lambda: self.request("profile"))
         self.rank.rank_requested.connect(lambda: self.request("rank"))
         self.rank.peaks_requested.connect(lambda: self.request("peaks"))
@@ -71,6 +72,7 @@ class ViewsController(QObject):
 
     def _on_view(self, view: Any) -> None:
         if getattr(view, "added", None):          # new files: everything is stale
+            self._heat = None
             self._stale |= {"profile", "rank", "peaks"}
             self.refresh()
 
@@ -93,8 +95,12 @@ class ViewsController(QObject):
         ws, sel = self.w.ws, self.w.selection.value
         if what == "profile":
             by = self.profile.current_by()
-            fn = lambda: compute_profile(ws, sel, by)  # noqa: E731
+            key = (sel.nodes, sel.start, sel.end)
+            heat = self._heat[1] if self._heat is not None and self._heat[0] == key else False
+            fn = lambda: compute_profile(ws, sel, by, heat)  # noqa: E731
             self.profile.show_message("Computing the profile...")
+        elif what == "heat":      # after the table: the hour x weekday profile (seven times its buckets)
+            fn = lambda: heat_profile(ws, sel)  # noqa: E731
         elif what == "rank":
             parent, metric = ranking_parent(sel.nodes), self.rank.rank_choice()
             fn = lambda: compute_ranking(ws, parent, metric, sel.start, sel.end)  # noqa: E731
@@ -116,8 +122,18 @@ class ViewsController(QObject):
 
         self._tokens.pop(what, None)
         window = window_text(sel.start, sel.end)
+        key = (sel.nodes, sel.start, sel.end)
         if what == "profile":
             self.profile.set_data(data)
+            if data.heat is None:
+                self.request("heat")
+            else:
+                self._heat = (key, data.heat)
+        elif what == "heat":
+            self._heat = (key, data)
+            if self.profile.data is not None and (self.profile.data.nodes, self.profile.data.start,
+                                                  self.profile.data.end) == key:
+                self.profile.set_heat(data)
         elif what == "rank":
             self.rank.set_ranking(data, window)
         else:
@@ -125,7 +141,7 @@ class ViewsController(QObject):
 
     def _failed(self, what: str, text: str, details: str) -> None:
         self._tokens.pop(what, None)
-        self.w._unexpected(f"{'Profile' if what == 'profile' else 'Rankings & peaks'}: {text}", details)
+        self.w._unexpected(f"{'Profile' if what in ('profile', 'heat') else 'Rankings & peaks'}: {text}", details)
 
     def busy(self) -> bool:
         return bool(self._tokens)

@@ -68,8 +68,11 @@ def test_profile_table_is_the_engines_profile(qtbot, zosa):
 def test_profile_by_weekday_and_both(qtbot, zosa):
     w, key = zosa
     tab = w.views.profile
+    heat = tab.data.heat
+    assert heat is not None and len(heat) == 48              # the heat map's job followed the table's
     tab.by.setCurrentIndex(tab.by.findData("weekday"))
     _idle(qtbot, w)
+    assert tab.data.heat is heat                             # same selection and window: not computed again
     ids = [c.id for c in tab.model.columns]
     assert "weekday" in ids and "hour" not in ids
     want = profile(w.ws, by="weekday", level="lpar", nodes=[key])
