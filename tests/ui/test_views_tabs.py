@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 
 from app.engine.views import peaks, profile, ranking
@@ -260,3 +262,29 @@ def test_copy_on_the_new_tabs(qtbot, zosa):
     grid = [r.split("\t") for r in QGuiApplication.clipboard().text().splitlines()]
     assert [r[0] for r in grid[1:]] == list(DAYS) and grid[3][1:] == [""] * 24     # Wednesday: empty
     assert "heat map" in w.statusBar().currentMessage()
+
+
+def test_tabs_before_any_file(qtbot, window):
+    w = window
+    for tab in (w.views.profile, w.views.rank):
+        w.tabs.setCurrentWidget(tab)
+        _idle(qtbot, w)
+    assert w.views.profile.model.rowCount() == 0 and "Open files" in w.views.profile.what.text()
+    assert w.views.rank.peak_model.rowCount() == 0 and "Select a CEC" in w.views.rank.rank_title.text()
+    assert not w.views.busy() and not w.errors
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.one_of(st.floats(-1e6, 1e6, allow_nan=False), st.just(float("nan"))), max_size=30),
+       st.booleans())
+def test_frame_model_sorts_by_value_missing_last(qapp, values, ascending):
+    from app.ui.views_model import FrameCol, FrameModel
+
+    m = FrameModel()
+    m.set_frame(pd.DataFrame({"v": values}), [FrameCol("v", "V", 2)])
+    m.sort(0, Qt.SortOrder.AscendingOrder if ascending else Qt.SortOrder.DescendingOrder)
+    got = [m.value(r, "v") for r in range(m.rowCount())]
+    finite = [v for v in got if v == v]
+    assert finite == sorted(finite, reverse=not ascending)
+    assert all(v != v for v in got[len(finite):])                 # every missing value after the numbers
+    assert sorted(map(str, got)) == sorted(map(str, values))        # a permutation of the rows
