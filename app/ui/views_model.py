@@ -23,7 +23,7 @@ TIME_FMT = "%Y-%m-%d %H:%M"
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 # a sequential scale readable in light and dark themes (viridis' stops, as the exported pictures)
 _STOPS = SCALE_STOPS
-EMPTY_BRUSH = QBrush(QColor(128, 128, 128, 110), Qt.BrushStyle.BDiagPattern)   # no intervals: hatched, no value
+EMPTY_BRUSH = QBrush(QColor(150, 150, 150, 170), Qt.BrushStyle.BDiagPattern)   # no intervals: hatched, no value
 
 
 def scale_colour(t: float) -> QColor:
