@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     ws._mcache.clear()
     print(f"baseline  ws.metrics(by='lpar') over the window ({len(m)} rows):       {tb:8.2f} s")
     nodes = (("lpar", "3931-BENCH", "LP00"),)
+    t0, d0 = clock(lambda: compute_profile(ws, Selection(nodes), "hour", heat=False))
+    print(f"profile   one LPAR: the table by hour alone, shown first ({len(d0.table)} rows):      {t0:8.2f} s")
     t1, d1 = clock(lambda: compute_profile(ws, Selection(nodes), "hour"))
     print(f"profile   one LPAR: by hour + hour x weekday ({len(d1.table)} + {len(d1.heat)} rows): {t1:8.2f} s")
     t2, d2 = clock(lambda: compute_profile(ws, Selection((("cec", "3931-BENCH"),)), "hour"))
