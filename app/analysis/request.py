@@ -26,7 +26,9 @@ class ExportRequest:
     to restrict to (None = all); ``shift``: :class:`app.engine.shift.ShiftFilter`;
     ``comparison``: :class:`app.engine.compare.Comparison` (adds Compare sheet / slides; a CSV
     then holds the comparison table); ``title``: deck / workbook title; ``also_shift``: a shift filter of hours
-    (e.g. the night, 22-06) that a deck sets against each side's own shift (one table slide per side).
+    (e.g. the night, 22-06) that a deck sets against each side's own shift (one table slide per side);
+    ``profile``: ``hour``, ``weekday`` or ``hour-weekday`` adds the profile (:mod:`app.export.profile`) as a
+    "Profile" sheet (XLSX) or slides with the heat maps (PPTX).
     """
 
     workspace: Any
@@ -39,6 +41,7 @@ class ExportRequest:
     title: str = DEFAULT_TITLE
     subtitle: str = ""
     also_shift: Any = None
+    profile: str | None = None
 
     def metrics(self, by: str | None = None, summary: bool = False):
         """The request's metrics frame at a level (window, nodes and shift applied)."""
@@ -86,6 +89,7 @@ class ExportSpec:
     comparison: ComparisonRequest | None = None
     deck: bool = False
     target: str = ""
+    profile: str | None = None
 
 
 @dataclass
@@ -120,6 +124,10 @@ def plan_export(spec: ExportSpec, names: OptionNames = cli_option) -> ExportPlan
     if also is not None and not spec.deck:
         return out.fail(BAD_REQUEST, Message("error", f"{names(None, 'also-shift')} adds slides to a deck (.pptx), "
                                                       f"not to {spec.target}"))
+    if spec.profile and not spec.target.lower().endswith((".xlsx", ".pptx")):
+        return out.fail(BAD_REQUEST, Message("error", f"{names(None, 'profile')} adds a sheet (.xlsx) or slides "
+                                                      f"(.pptx), not {spec.target}; for CSV use `nestscope report "
+                                                      f"--by {spec.profile} --format csv`"))
     cache: dict = {}
     comparison = None
     if spec.comparison is not None:
@@ -141,7 +149,8 @@ def plan_export(spec: ExportSpec, names: OptionNames = cli_option) -> ExportPlan
     if unknown:
         return out.fail(BAD_REQUEST, Message("error", f"{names(None, 'lpar')} {', '.join(unknown)}: not in the files"))
     out.request = ExportRequest(ws, by=spec.by, start=spec.start, end=spec.end, nodes=nodes, shift=shift,
-                                comparison=comparison, title=spec.title, also_shift=also)
+                                comparison=comparison, title=spec.title, also_shift=also,
+                                profile=spec.profile)
     return out
 
 
@@ -150,11 +159,13 @@ class NoComparison(ValueError):
 
 
 def window_request(ws: Any, what: str, by: str, title: str = "", start: Any = None, end: Any = None,
-                   nodes: Any = (), comparison: Any = None, describe: dict | None = None) -> ExportRequest:
+                   nodes: Any = (), comparison: Any = None, describe: dict | None = None,
+                   profile: str | None = None) -> ExportRequest:
     """The request for what a window shows: ``what`` is ``table`` (the selected ``nodes`` over the window
     ``start``/``end``), ``comparison`` (the comparison's table and both sides' nodes; raises
     :class:`NoComparison` without one; ``describe``: the sides' one-line descriptions for the subtitle) or
-    ``deck`` (every LPAR, with the comparison when one is set)."""
+    ``deck`` (every LPAR, with the comparison when one is set); ``profile``: see :class:`ExportRequest` (table
+    and deck)."""
     title = title.strip() or DEFAULT_TITLE
     if what == "comparison":
         if comparison is None:
@@ -164,5 +175,5 @@ def window_request(ws: Any, what: str, by: str, title: str = "", start: Any = No
         sub = f"before: {desc.get('before', '')}  |  after: {desc.get('after', '')}"
         return ExportRequest(ws, by=by, nodes=both, comparison=comparison, title=title, subtitle=sub)
     if what == "deck":
-        return ExportRequest(ws, by=by, comparison=comparison, title=title)
-    return ExportRequest(ws, by=by, start=start, end=end, nodes=tuple(nodes) or None, title=title)
+        return ExportRequest(ws, by=by, comparison=comparison, title=title, profile=profile)
+    return ExportRequest(ws, by=by, start=start, end=end, nodes=tuple(nodes) or None, title=title, profile=profile)

@@ -85,6 +85,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="deck (.pptx): set each side's shift against these hours too, e.g. prime shift against the "
                         "night with --hours 08-17 --also-shift 22-06 (the days of --days apply to both); one table "
                         "slide per side")
+    p.add_argument("--profile", choices=("hour", "weekday", "hour-weekday"),
+                   help="add the hour-of-day / day-of-week profile of the --by level's nodes (cec, lpar or class; "
+                        "other levels: their classes): a Profile sheet (.xlsx) or slides with hour x day-of-week "
+                        "heat maps of CPI, RNI, L1MP and LPARCPU (.pptx)")
     p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")
     add_selection_options(p, required=False)
     from app.commands.report import add_keep_implausible
@@ -98,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
     from app.export import IMAGE_FORMATS, ExportError, export, format_of
 
     if os.path.splitext(args.out)[1].lower() in IMAGE_FORMATS:
+        if getattr(args, "profile", None):
+            _err("export", f"error: --profile adds a sheet (.xlsx) or slides (.pptx), not {args.out}")
+            return EXIT_USAGE
         return run_picture(args)
     for opt, value in (("--size", args.size), ("--metric", args.metric), ("--pair", args.pair)):
         if value is not None:
@@ -120,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
                       hours=args.hours, days=args.days, also_hours=args.also_shift, title=args.title,
                       formulas=args.formulas, keep_implausible=getattr(args, "keep_implausible", False),
                       comparison=comparison_request(args, args.compare_by or "lpar") if args.before else None,
-                      deck=args.out.lower().endswith(".pptx"), target=args.out)
+                      deck=args.out.lower().endswith(".pptx"), target=args.out,
+                      profile=args.profile)
     plan = plan_export(spec)
     say("export", plan.messages)
     if plan.request is None:

@@ -141,6 +141,13 @@ def export(request: ExportRequest, path: str, progress: Progress | None = None,
     kind = format_of(path)
     if request.by not in LEVELS:
         raise ExportError(f"{path}: level {request.by!r} cannot be exported; use one of {', '.join(LEVELS)}")
+    if request.profile is not None:
+        from app.export.profile import PROFILES
+        if request.profile not in PROFILES:
+            raise ExportError(f"{path}: profile {request.profile!r} is none of {', '.join(PROFILES)}")
+        if kind == "csv":
+            raise ExportError(f"{path}: the profile is a sheet of a workbook (.xlsx) or slides of a deck (.pptx); "
+                              "for CSV use `nestscope report --by hour|weekday|hour-weekday --format csv`")
     steps = _Steps(progress, cancel)
     steps(0.0, f"exporting {os.path.basename(str(path))}")
     with atomic_output(str(path), request.input_paths()) as tmp:

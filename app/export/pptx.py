@@ -79,6 +79,9 @@ def write_pptx(request, path: str, steps) -> dict[str, int]:
             from app.export.pptx_compare import shift_pair_slides
             shift_pair_slides(deck, (request.selection(),), request.also_shift, request.by)
         chart_deck(deck, request.metrics, request.workspace, ticks, "", sub)
+    if getattr(request, "profile", None):
+        from app.export.profile import profile_slides
+        profile_slides(deck, request, ticks)
     appendix_slide(deck, lines)
     ticks(0.97, "saving")
     deck.save(path)

@@ -494,6 +494,10 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
         if cmp_sheet is not None:
             _compare(wb, fm, cmp_sheet, request.comparison)
             items["Compare"] = len(request.comparison.table)
+        if getattr(request, "profile", None):
+            from app.export.profile import write_profile_sheet
+            steps(0.94, "profile")
+            items["Profile"] = write_profile_sheet(wb, fm, request)
         _about(fm, wb.add_worksheet("About"), doc, notes)
         steps(0.96, "saving")
     finally:

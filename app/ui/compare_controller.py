@@ -109,6 +109,8 @@ class CompareController(QObject):
         a.setEnabled(bool(keys))
         b.setEnabled(bool(keys))
         a.setToolTip("Compare: the selected nodes with the current time window become the before side")
+        for add_actions in getattr(self.w, "tree_menu_hooks", ()):   # other views' entries (views_controller)
+            add_actions(menu, keys)
         menu.addSeparator()
         menu.addAction("Copy", self.w.tree.copy_selection)
         return menu

@@ -97,6 +97,12 @@ class ExportDialog(QDialog):
         self.size_error.setObjectName("export_size_error")
         self.kind = QLabel()
         self.title = QLineEdit("CPU MF analysis")
+        self.profile = QComboBox()   # issue 26: the profile sheet / slides
+        for key, text in ((None, "none"), ("hour", "by hour of day"), ("weekday", "by day of week"),
+                          ("hour-weekday", "by hour and day of week")):
+            self.profile.addItem(text, key)
+        self.profile.setToolTip("Add the profile of the level's nodes: a Profile sheet (.xlsx) or slides with hour x "
+                                "day-of-week heat maps of CPI, RNI, L1MP and LPARCPU (.pptx)")
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setValue(0)
@@ -117,6 +123,7 @@ class ExportDialog(QDialog):
         form.addRow("Picture size", self.size)
         form.addRow("", self.size_error)
         form.addRow("Title", self.title)
+        form.addRow("Profile", self.profile)
         self.buttons = QDialogButtonBox()
         self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
         self.cancel_button = self.buttons.addButton("Cancel export", QDialogButtonBox.ButtonRole.ActionRole)
@@ -191,6 +198,7 @@ class ExportDialog(QDialog):
         self.size.setEnabled(image)
         self.level.setEnabled(not image)
         self.title.setEnabled(ext in (".pptx", ".xlsx"))
+        self.profile.setEnabled(ext in (".pptx", ".xlsx") and self.what.currentData() != "comparison")
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path.text(), FILTERS)
@@ -207,7 +215,8 @@ class ExportDialog(QDialog):
         desc = self.ctl.tab.data.describe if cmp is not None else None
         try:
             return window_request(self.w.ws, self.what.currentData(), self.level.currentData(), self.title.text(),
-                                  sel.start, sel.end, sel.nodes, cmp, desc)
+                                  sel.start, sel.end, sel.nodes, cmp, desc,
+                                  self.profile.currentData() if self.profile.isEnabled() else None)
         except NoComparison as exc:
             raise ExportError(f"{self.path.text().strip()}: {exc}") from None
 
@@ -320,7 +329,7 @@ class ExportDialog(QDialog):
     def _set_running(self, on: bool) -> None:
         self.export_button.setEnabled(not on)
         self.cancel_button.setEnabled(on)
-        for wdg in (self.what, self.level, self.path, self.browse, self.size, self.title):
+        for wdg in (self.what, self.level, self.path, self.browse, self.size, self.title, self.profile):
             wdg.setEnabled(not on)
         if not on:
             self._update()

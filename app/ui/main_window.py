@@ -109,6 +109,9 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         from app.ui.compare_controller import install as install_compare  # issue 10: Compare tab, Export, pictures
 
         install_compare(self)
+        from app.ui.views_controller import install as install_views  # issue 26: Profile, Rankings & peaks tabs
+
+        install_views(self)
         from app.ui.dataset_view import install as install_dataset  # issue 13: File > Open Dataset...
 
         install_dataset(self)
