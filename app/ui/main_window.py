@@ -285,16 +285,22 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
 
         sel = self.selection.value
         todo = [BY_OF_LEVEL[lv] for lv in sel.levels()]
+        own = set(todo)
         if not sel.has_window:
             todo += list(SLICED_LEVELS)
         todo.append("cpu")       # the index of every CPU's interval rows
+        batch = []
         for by in dict.fromkeys(b for b in todo if b in (*SLICED_LEVELS, "cpu")):
             key = (by, str(sel.start), str(sel.end))
             if key in self._prep_tried or self.ws.prepared(by, sel.start, sel.end):
                 continue
             self._prep_tried.add(key)
-            ws = self.ws
-            self.runner.submit(lambda ws=ws, sel=sel, by=by: (lambda: compute_view(ws, sel, [], prepare=(by,))))
+            batch.append(by)
+            if len(batch) == 1 and by in own:   # the selection's own level alone: its next click is a slice soonest
+                break
+        if batch:    # the other levels in one job: computed together on two threads (Workspace.prepare_levels)
+            ws, bys = self.ws, tuple(batch)
+            self.runner.submit(lambda ws=ws, sel=sel, bys=bys: (lambda: compute_view(ws, sel, [], prepare=bys)))
             return
         if not hasattr(self.ws, "prepare_cpus"):
             return
