@@ -32,9 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-CACHE_DIR = Path(tempfile.gettempdir()) / "nestscope_bench_window_cache"
 os.environ.setdefault("NESTSCOPE_CACHE", "1")
-os.environ.setdefault("NESTSCOPE_CACHE_DIR", str(CACHE_DIR))
+os.environ.setdefault("NESTSCOPE_CACHE_DIR", str(Path(tempfile.gettempdir()) / "nestscope_bench_window_cache"))
+CACHE_DIR = Path(os.environ["NESTSCOPE_CACHE_DIR"])    # the folder the window uses (--cold empties it)
 os.environ.setdefault("NESTSCOPE_SETTINGS_FILE", str(Path(tempfile.gettempdir()) / "nestscope_bench_window.ini"))
 
 import app.ui  # noqa: E402,F401  (pins None/True/False before Qt runs)

@@ -333,9 +333,12 @@ def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
     extra["_bf"] = bf
     # sums per column (each column on its own, as one frame would): the counters without a copy, the rest apart
     g = iv[counters].groupby(gid, sort=True)
-    sums = pd.concat([g.sum(min_count=1), pd.DataFrame(extra).groupby(gid, sort=True).sum(min_count=1)], axis=1)
-    aux = pd.DataFrame({"_cpsp_max": cpsp, "_ivs": ivs, "_blen": blen, "_start": iv["interval_start"].to_numpy(),
-                        "_end": iv["interval_end"].to_numpy(), "_row": np.arange(len(iv))})
+    # the frames of the per-row extras are the same for every level of this frame: built once (no copies per level)
+    extra_frame = rows.get(("extra", tuple(hcols)), lambda: pd.DataFrame(extra))
+    sums = pd.concat([g.sum(min_count=1), extra_frame.groupby(gid, sort=True).sum(min_count=1)], axis=1)
+    aux = rows.get(("aux", bcol), lambda: pd.DataFrame({
+        "_cpsp_max": cpsp, "_ivs": ivs, "_blen": blen, "_start": iv["interval_start"].to_numpy(),
+        "_end": iv["interval_end"].to_numpy(), "_row": np.arange(len(iv))}))
     ga = aux.groupby(gid, sort=True)
     agg = ga.agg(_cpsp_max=("_cpsp_max", "max"), _ivs=("_ivs", "median"), _blen=("_blen", "max"),
                  _start=("_start", "min"), _end=("_end", "max"), _row=("_row", "first"))
