@@ -233,6 +233,14 @@ _ROWS_LOCK = threading.Lock()
 _ROWS_MIN = 20_000         # frames below this (a node's rows) are aggregated once: nothing kept for them
 
 
+def forget_rows(iv: pd.DataFrame) -> None:
+    """Drop the per-row arrays kept for ``iv`` (the levels that share them are computed; memory back)."""
+    with _ROWS_LOCK:
+        got = _ROWS.get(id(iv))
+        if got is not None and got[0]() is iv:
+            _ROWS.pop(id(iv), None)
+
+
 def _row_arrays(iv: pd.DataFrame) -> _RowArrays:
     """The :class:`_RowArrays` of ``iv`` (a new, unkept one for small frames)."""
     if len(iv) < _ROWS_MIN:

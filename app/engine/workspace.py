@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from app.engine.aggregate import LEVELS, WINDOW_OF, NodeKey
+from app.engine.aggregate import LEVELS, WINDOW_OF, NodeKey, forget_rows
 from app.engine.catalog import FormulaSet, load_formula_sets
 from app.engine.deltas import compute_intervals
 from app.engine.metrics import level_metrics, metrics_level, with_summary
@@ -394,6 +394,8 @@ class Workspace:
                 frames[lv] = with_summary(done[(lv, False)], window, lv)
                 if base is not None:
                     cache.store_frames("lv", f"{base}-{lv}", {lv: frames[lv]}, [{"path": r.file} for r in self._files])
+            if whole and all((lv, "None", "None") in self._lv or lv in frames for lv in SLICED_LEVELS):
+                forget_rows(iv)      # every whole-range level is computed: the shared per-row arrays go
         for level in todo:
             if level in frames:
                 self._keep_frame((level, str(start), str(end)), frames[level])
