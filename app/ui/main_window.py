@@ -37,7 +37,7 @@ from app.ui.window_session import SessionMixin
 from app.ui.workers import SerialRunner
 
 STATUS_MS = 8000
-FIRST_PAINT_MS = 1000   # after_first_paint runs its functions by then even when no paint came
+FIRST_PAINT_MS = 3000   # after_first_paint runs its functions by then even when no paint came
 
 
 def _sample_count(result: Any) -> int:
