@@ -32,9 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-CACHE_DIR = Path(tempfile.gettempdir()) / "nestscope_bench_window_cache"
 os.environ.setdefault("NESTSCOPE_CACHE", "1")
-os.environ.setdefault("NESTSCOPE_CACHE_DIR", str(CACHE_DIR))
+os.environ.setdefault("NESTSCOPE_CACHE_DIR", str(Path(tempfile.gettempdir()) / "nestscope_bench_window_cache"))
+CACHE_DIR = Path(os.environ["NESTSCOPE_CACHE_DIR"])    # the folder the window uses (--cold empties it)
 os.environ.setdefault("NESTSCOPE_SETTINGS_FILE", str(Path(tempfile.gettempdir()) / "nestscope_bench_window.ini"))
 
 import app.ui  # noqa: E402,F401  (pins None/True/False before Qt runs)
@@ -216,6 +216,23 @@ def measure(app, label: str, paths: list[str]) -> None:
     first = compute_view(Workspace(), Selection(), outcomes, table=True, timeline=False, values=False)
     print(f"baseline: the first view's job alone (add, tree, first table) {time.perf_counter() - t:.3f} s "
           f"({len(first.table)} rows)")
+    # baseline of the tree's deeper levels and the level frames: the engine alone, without the cache (issue 23)
+    eng = Workspace(cache=False)
+    t = time.perf_counter()
+    eng.add_all([o.result for o in outcomes])
+    eng.tree(deep=False, values=False)
+    t_first = time.perf_counter() - t
+    t = time.perf_counter()
+    eng.tree()
+    t_deep = time.perf_counter() - t
+    t = time.perf_counter()
+    levels = ("lpar_interval", "class_interval", "cec_interval")
+    eng.prepare_levels(levels) if hasattr(eng, "prepare_levels") else [eng.prepare_level(lv) for lv in levels]
+    t_prep = time.perf_counter() - t
+    print(f"baseline: the engine alone (no cache): add + CEC/LPAR levels {t_first:.3f} s, then the class/CPU levels "
+          f"{t_deep:.3f} s, then the LPAR/class/CEC level frames {t_prep:.3f} s "
+          f"(total {t_first + t_deep + t_prep:.3f} s); load average {os.getloadavg()[0]:.1f}")
+    del eng
     print("selection (s)           table updated | timelines drawn | idle  || baseline engine: table rows | "
           "timeline rows | whole job | table rows computed from the intervals (no prepared level frame)")
     for tab, lvl, key, tab_t, drawn, idle in results:

@@ -77,10 +77,13 @@ def run(args: argparse.Namespace) -> int:
     window = MainWindow(ws)
     window.show()
     files, session = start_plan(list(args.files), args.no_sample)
-    if files:
-        window.open_files(files)
-        if not args.files:
-            window.mark_unchanged(files)     # the demo: opening a workspace replaces it without asking to save
-    elif session:
-        window.open_workspace(session)
+
+    def start() -> None:
+        if files:
+            window.open_files(files)
+            if not args.files:
+                window.mark_unchanged(files)     # the demo: opening a workspace replaces it without asking to save
+        elif session:
+            window.open_workspace(session)
+    window.after_first_paint(start)      # the window on screen first, then the reads (issue 23)
     return int(qapp.exec())

@@ -17,7 +17,10 @@ sum(B1) / sum(B0_i/CPSP_i).  ``INTERVAL`` is chosen so that the per-CPU formula
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -186,8 +189,11 @@ def _qbits_or(qbits: np.ndarray, by) -> np.ndarray | None:
 
 def _node_codes(iv: pd.DataFrame, base: list[str]) -> np.ndarray:
     """Group number per row for the ``base`` columns, numbered in first-appearance order (as
-    ``groupby(base, sort=False, observed=True, dropna=False).ngroup()``), from the category codes."""
+    ``groupby(base, sort=False, observed=True, dropna=False).ngroup()``), from the category codes.  The columns'
+    codes are combined into one number per row (mixed radix, compressed only if it would overflow) and sorted
+    once: its first occurrences give the order of appearance."""
     key = np.zeros(len(iv), np.int64)
+    span = 1
     for c in base:
         col = iv[c]
         if isinstance(col.dtype, pd.CategoricalDtype):
@@ -196,13 +202,69 @@ def _node_codes(iv: pd.DataFrame, base: list[str]) -> np.ndarray:
         else:
             codes, uniq = pd.factorize(col.to_numpy(), use_na_sentinel=False)
             codes, k = codes.astype(np.int64), len(uniq)
-        _, key = np.unique(key * np.int64(k) + codes, return_inverse=True)
-        key = key.ravel().astype(np.int64)
-    first = np.full(int(key.max()) + 1 if len(key) else 0, len(key), np.int64)
-    np.minimum.at(first, key, np.arange(len(key)))
-    rank = np.empty_like(first)
+        k = max(int(k), 1)
+        if span * k >= 1 << 62:                                        # keep the number in int64
+            _, key = np.unique(key, return_inverse=True)
+            key = key.ravel().astype(np.int64)
+            span = int(key.max()) + 1 if len(key) else 1
+        key = key * np.int64(k) + codes
+        span *= k
+    if not len(key):
+        return key
+    _, first, key = np.unique(key, return_index=True, return_inverse=True)
+    key = key.ravel().astype(np.int64)
+    rank = np.empty(len(first), np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(len(first))
     return rank[key]
+
+
+class _RowArrays:
+    """Per-row arrays of one intervals frame that the aggregation of every level computes alike (node codes,
+    CPU ids, buckets, busy fractions): kept while the frame lives, so the tree's levels and the prepared level
+    frames of one workspace compute them once (and threads computing several levels share them)."""
+
+    def __init__(self) -> None:
+        self._items: dict[Any, Any] = {}
+
+    def get(self, name: Any, compute: Callable[[], Any]) -> Any:
+        hit = self._items.get(name)
+        if hit is None:               # two threads may both compute it: the same value, one is kept
+            hit = self._items.setdefault(name, compute())
+        return hit
+
+
+_ROWS: dict[int, tuple[weakref.ref, _RowArrays]] = {}
+_ROWS_LOCK = threading.Lock()
+_ROWS_MIN = 20_000         # frames below this (a node's rows) are aggregated once: nothing kept for them
+
+
+def forget_rows(iv: pd.DataFrame) -> None:
+    """Drop the per-row arrays kept for ``iv`` (the levels that share them are computed; memory back)."""
+    with _ROWS_LOCK:
+        got = _ROWS.get(id(iv))
+        if got is not None and got[0]() is iv:
+            _ROWS.pop(id(iv), None)
+
+
+def _row_arrays(iv: pd.DataFrame) -> _RowArrays:
+    """The :class:`_RowArrays` of ``iv`` (a new, unkept one for small frames)."""
+    if len(iv) < _ROWS_MIN:
+        return _RowArrays()
+    k = id(iv)
+    with _ROWS_LOCK:
+        got = _ROWS.get(k)
+        if got is not None and got[0]() is iv:
+            return got[1]
+        arrays = _RowArrays()
+
+        def gone(ref: weakref.ref, k: int = k) -> None:     # the frame is freed: its arrays go with it
+            if _ROWS.get(k, (None,))[0] is ref:
+                _ROWS.pop(k, None)
+        try:
+            _ROWS[k] = (weakref.ref(iv, gone), arrays)
+        except TypeError:
+            pass
+        return arrays
 
 
 def _nunique(gid: np.ndarray, vals: np.ndarray, ngroups: int) -> np.ndarray:
@@ -213,6 +275,20 @@ def _nunique(gid: np.ndarray, vals: np.ndarray, ngroups: int) -> np.ndarray:
     if len(pairs):
         pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]]
     return np.bincount(pairs // k, minlength=ngroups)
+
+
+def _bucket_codes(bucket: np.ndarray) -> tuple[np.ndarray, int]:
+    codes, uniq = pd.factorize(bucket, sort=True)
+    return codes.astype(np.int64), len(uniq)
+
+
+def _busy(iv: pd.DataFrame, cpsp: np.ndarray, ivs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: busy microseconds (B0 / CPSP) and the busy fraction of the interval."""
+    b0 = iv["B0"].to_numpy(dtype=np.float64) if "B0" in iv.columns else np.full(len(iv), np.nan)
+    with np.errstate(all="ignore"):
+        busy_us = np.where(cpsp > 0, b0 / cpsp, np.nan)
+        bf = np.where(ivs > 0, busy_us / (1e6 * ivs), np.nan)
+    return busy_us, bf
 
 
 def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
@@ -240,44 +316,47 @@ def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
     if not len(iv):
         return pd.DataFrame(columns=base + ["interval_start", "interval_end", "n_cpus", "CPSP", "INTERVAL",
                                             "qbits"] + counters + ["_h_" + c for c in hint_counters] + ["left_out"])
-    node = _node_codes(iv, base)
+    rows = _row_arrays(iv)      # what every level computes alike, once per frame
+    node = rows.get(("node", tuple(base)), lambda: _node_codes(iv, base))
     cec_level = level in ("cec", "cec_interval")
     bcol = "cec_bucket" if cec_level else "bucket"
     bucket = iv[bcol].to_numpy(dtype="datetime64[ns]").view(np.int64)
     blen = iv[bcol + "_s"].to_numpy(dtype=np.float64)
+    # the buckets numbered in time order (their codes count the distinct buckets of a group, _nb)
+    b_codes, n_buckets = rows.get(("bucket", bcol), lambda: _bucket_codes(bucket))
     # one integer group id per row, groups numbered in the order of groupby([node, bucket], sort=True)
     if per_interval:
-        b_codes, b_uniq = pd.factorize(bucket, sort=True)
-        gid = np.unique(node * np.int64(len(b_uniq)) + b_codes, return_inverse=True)[1].ravel()
+        gid = np.unique(node * np.int64(n_buckets) + b_codes, return_inverse=True)[1].ravel()
     else:
         gid = np.unique(node, return_inverse=True)[1].ravel()
     by = gid
     ngroups = int(gid.max()) + 1
     cpsp = iv["cpu_speed"].to_numpy(dtype=np.float64)
-    b0 = iv["B0"].to_numpy(dtype=np.float64) if "B0" in iv.columns else np.full(len(iv), np.nan)
     ivs = iv["interval_s"].to_numpy(dtype=np.float64)
-    with np.errstate(all="ignore"):
-        busy_us = np.where(cpsp > 0, b0 / cpsp, np.nan)
-        bf = np.where(ivs > 0, busy_us / (1e6 * ivs), np.nan)
-    cpu_uid = _node_codes(iv, ["cec", "system", "cpu"])
+    busy_us, bf = rows.get("busy", lambda: _busy(iv, cpsp, ivs))
+    cpu_uid = rows.get("cpu_uid", lambda: _node_codes(iv, ["cec", "system", "cpu"]))
     extra = {"_busy_us": busy_us}
     hcols = []
     if hint_counters:
-        lost = (iv["qbits"].to_numpy(dtype=np.int64) & 1) != 0
+        lost = rows.get("lost", lambda: (iv["qbits"].to_numpy(dtype=np.int64) & 1) != 0)
         for c in hint_counters:
-            extra["_h_" + c] = np.where(lost, np.nan, iv[c].to_numpy(dtype=np.float64))
+            extra["_h_" + c] = rows.get(("hint", c), lambda c=c: np.where(lost, np.nan,
+                                                                          iv[c].to_numpy(dtype=np.float64)))
             hcols.append("_h_" + c)
     extra["_bf"] = bf
     # sums per column (each column on its own, as one frame would): the counters without a copy, the rest apart
     g = iv[counters].groupby(gid, sort=True)
-    sums = pd.concat([g.sum(min_count=1), pd.DataFrame(extra).groupby(gid, sort=True).sum(min_count=1)], axis=1)
-    aux = pd.DataFrame({"_cpsp_max": cpsp, "_ivs": ivs, "_blen": blen, "_start": iv["interval_start"].to_numpy(),
-                        "_end": iv["interval_end"].to_numpy(), "_row": np.arange(len(iv))})
+    # the frames of the per-row extras are the same for every level of this frame: built once (no copies per level)
+    extra_frame = rows.get(("extra", tuple(hcols)), lambda: pd.DataFrame(extra))
+    sums = pd.concat([g.sum(min_count=1), extra_frame.groupby(gid, sort=True).sum(min_count=1)], axis=1)
+    aux = rows.get(("aux", bcol), lambda: pd.DataFrame({
+        "_cpsp_max": cpsp, "_ivs": ivs, "_blen": blen, "_start": iv["interval_start"].to_numpy(),
+        "_end": iv["interval_end"].to_numpy(), "_row": np.arange(len(iv))}))
     ga = aux.groupby(gid, sort=True)
     agg = ga.agg(_cpsp_max=("_cpsp_max", "max"), _ivs=("_ivs", "median"), _blen=("_blen", "max"),
                  _start=("_start", "min"), _end=("_end", "max"), _row=("_row", "first"))
     agg["_n"] = _nunique(gid, cpu_uid, ngroups)
-    agg["_nb"] = _nunique(gid, pd.factorize(bucket)[0], ngroups)
+    agg["_nb"] = _nunique(gid, b_codes, ngroups)
     first_rows = iv.iloc[agg["_row"].to_numpy()]
     out = first_rows[base].reset_index(drop=True)
     if per_interval and level == "cec_interval":

@@ -64,7 +64,8 @@ def build_tree(ws: Workspace, deep: bool = True, values: bool = True) -> list[Tr
     roots: dict[str, TreeNode] = {}
     if len(ident):
         if values or deep:
-            m = ws.window_metrics(("cec", "lpar"))
+            # every level the tree shows in one call: they are computed together (on two threads)
+            m = ws.window_metrics(("cec", "lpar", "class", "cpu_window") if deep else ("cec", "lpar"))
             mi = {"cec": _index(m["cec"], ["cec"]), "lpar": _index(m["lpar"], ["cec", "lpar"])}
         else:       # CPU counts as the metrics count them: distinct (system, CPU) under the node
             cpus = ident[["cec", "lpar", "system", "cpu"]].astype(str)

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from app.engine.aggregate import LEVELS, WINDOW_OF, NodeKey
+from app.engine.aggregate import LEVELS, WINDOW_OF, NodeKey, forget_rows
 from app.engine.catalog import FormulaSet, load_formula_sets
 from app.engine.deltas import compute_intervals
 from app.engine.metrics import level_metrics, metrics_level, with_summary
+from app.engine.parallel import parallel_map
 from app.engine.plausibility import IMPLAUSIBLE, LEFT_OUT, left_out
 from app.engine.plausibility import check as check_bounds
 from app.findings import Finding
@@ -256,13 +257,24 @@ class Workspace:
         want = tuple(lv for lv in levels if lv not in self._wm)
         if want:
             cache, key = self._iv_cache(self.counters_needed(), derived=True)
-            key = f"{key}-{'-'.join(want)}" if key is not None else None
-            got = cache.load_frames("wm", key) if key is not None else None
-            if got is None or set(got) != set(want):
+            got = {}
+            for lv in want:     # each level in its own entry: any set of levels is answered from the cache
+                hit = cache.load_frames("wm", f"{key}-{lv}") if key is not None else None
+                if hit is not None and set(hit) == {lv}:
+                    got[lv] = hit[lv]
+            missing = [lv for lv in want if lv not in got]
+            if missing:
                 iv = self._ensure()
-                got = {lv: self._window_frame(iv, lv) for lv in want}
-                if key is not None:
-                    cache.store_frames("wm", key, got, [{"path": r.file} for r in self._files])
+                # the levels on two threads, sharing the per-row arrays of the intervals (aggregate._row_arrays)
+                # pools and cores go through the workspace's own calls (its locks): on this thread, after the rest
+                plain = [lv for lv in missing if lv not in ("pool", "core")]
+                frames = parallel_map(lambda lv: self._window_frame(iv, lv), plain)
+                frames += [self._window_frame(iv, lv) for lv in missing if lv in ("pool", "core")]
+                order = plain + [lv for lv in missing if lv in ("pool", "core")]
+                for lv, frame in zip(order, frames, strict=True):
+                    got[lv] = frame
+                    if key is not None:
+                        cache.store_frames("wm", f"{key}-{lv}", {lv: frame}, [{"path": r.file} for r in self._files])
             self._wm.update(got)
         return {lv: self._wm[lv] for lv in levels}
 
@@ -343,39 +355,63 @@ class Workspace:
         instead of a pass over the intervals).  Whole-range frames of cached intervals are kept in the workspace
         cache too.  Returns False when ``by`` is not a sliced level (:data:`SLICED_LEVELS`), or with
         ``cached_only`` when the frame is neither prepared nor in the workspace cache (then nothing is computed)."""
-        level = metrics_level(by)
-        if level == "cpu" and not cached_only:    # the CPU level is not kept whole: its rows index instead
-            self._node_rows([("cpu", "", "", "", 0)])
-            return 4 in self._rows_index
-        if level not in SLICED_LEVELS:
-            return False
-        key = (level, str(start), str(end))
-        if key in self._lv:
-            self._lv.move_to_end(key)
-            return True
+        return self.prepare_levels((by,), start, end, cached_only)
+
+    def prepare_levels(self, bys: Iterable[str], start=None, end=None, cached_only: bool = False) -> bool:
+        """:meth:`prepare_level` of several levels at once: the frames not prepared nor cached are computed
+        together, their interval rows and summary rows on two threads (:mod:`app.engine.parallel`).  True when
+        every level is prepared."""
+        ok, todo = True, []
+        for by in dict.fromkeys(bys):
+            level = metrics_level(by)
+            if level == "cpu" and not cached_only:    # the CPU level is not kept whole: its rows index instead
+                self._node_rows([("cpu", "", "", "", 0)])
+                ok &= 4 in self._rows_index
+            elif level not in SLICED_LEVELS:
+                ok = False
+            elif (level, str(start), str(end)) in self._lv:
+                self._lv.move_to_end((level, str(start), str(end)))
+            else:
+                todo.append(level)
+        if not todo:
+            return ok
         if not self._computed():
             self._compute()
         whole = start is None and end is None
-        cache, ckey = self._iv_cache(self.counters_needed(), derived=True) if whole else (None, None)
-        ckey = f"{ckey}-{level}" if ckey is not None else None
-        got = cache.load_frames("lv", ckey) if ckey is not None else None
-        frame = got.get(level) if got else None
-        if frame is None and cached_only:
-            return False
-        if frame is None:
+        cache, base = self._iv_cache(self.counters_needed(), derived=True) if whole else (None, None)
+        frames: dict[str, pd.DataFrame] = {}
+        for level in todo:
+            got = cache.load_frames("lv", f"{base}-{level}") if base is not None else None
+            if got and got.get(level) is not None:
+                frames[level] = got[level]
+        missing = [lv for lv in todo if lv not in frames]
+        if missing and cached_only:
+            ok = False
+        elif missing:
             iv = self._ensure()
-            wl = WINDOW_OF[level]
-            body = level_metrics(iv, self.formula_sets, self.counters, level, start, end, None, False)
-            if whole and wl in self._wm:      # the tree's whole-window rows are these summary rows
-                window = self._wm[wl].copy()
-                window["summary"] = True
-            else:
-                window = level_metrics(iv, self.formula_sets, self.counters, wl, start, end, None, True)
-            frame = with_summary(body, window, level)
-            if ckey is not None:
-                cache.store_frames("lv", ckey, {level: frame}, [{"path": r.file} for r in self._files])
-        self._keep_frame(key, frame)
-        return True
+            # (level, True): its whole-window summary rows; the tree's whole-window rows are those rows
+            parts = [(lv, False) for lv in missing] + [(lv, True) for lv in missing
+                                                       if not (whole and WINDOW_OF[lv] in self._wm)]
+
+            def compute(part: tuple[str, bool]) -> pd.DataFrame:
+                lv, is_summary = part
+                return level_metrics(iv, self.formula_sets, counters, WINDOW_OF[lv] if is_summary else lv,
+                                     start, end, None, is_summary)
+            done = dict(zip(parts, parallel_map(compute, parts), strict=True))
+            for lv in missing:
+                window = done.get((lv, True))
+                if window is None:
+                    window = self._wm[WINDOW_OF[lv]].copy()
+                    window["summary"] = True
+                frames[lv] = with_summary(done[(lv, False)], window, lv)
+                if base is not None:
+                    cache.store_frames("lv", f"{base}-{lv}", {lv: frames[lv]}, [{"path": r.file} for r in self._files])
+            if whole and all((lv, "None", "None") in self._lv or lv in frames for lv in SLICED_LEVELS):
+                forget_rows(iv)      # every whole-range level is computed: the shared per-row arrays go
+        for level in todo:
+            if level in frames:
+                self._keep_frame((level, str(start), str(end)), frames[level])
+        return ok
 
     def _keep_frame(self, key: tuple, frame: pd.DataFrame) -> None:
         """Keep a prepared frame (LRU of :data:`_LEVEL_FRAMES` level and CPU frames)."""

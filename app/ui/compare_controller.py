@@ -84,6 +84,7 @@ class CompareController(QObject):
             self.tab.apply_theme(True)
         window.comparison_state = self.tab.state
         window.restore_comparison = self.tab.restore
+        window.show_comparison_sides = self.show_sides
         window.runner.done.connect(self._on_view)
         window.tabs.currentChanged.connect(self._on_tab)
 
@@ -186,9 +187,29 @@ class CompareController(QObject):
     def busy(self) -> bool:
         return self._token is not None
 
+    def show_sides(self, doc: Any) -> None:
+        """Open Workspace: the saved comparison's sides on the Compare tab at once, shown while the workspace's
+        files are read; it is computed once they are (``restore_comparison``, issue 23)."""
+        if not isinstance(doc, dict):
+            return
+        from app.ui.compare_model import SIDES, Side
+
+        self.tab.by.blockSignals(True)
+        self.tab.set_by(str(doc.get("by") or "lpar"))
+        self.tab.by.blockSignals(False)
+        for s in SIDES:
+            self.tab.boxes[s].set_side(Side.from_json(doc.get(s)))
+        if self.tab.is_set():
+            self._dirty = False
+            self.tab.show_message("Reading the workspace's files; the comparison follows.")
+            self.w.tabs.setCurrentWidget(self.tab)
+
     def _on_view(self, view: Any) -> None:
-        """New files were added: the comparison is recomputed (now when its tab is shown, else when it is)."""
+        """New files were added: the comparison is recomputed (now when its tab is shown, else when it is); while
+        a workspace's files are read, once they all are (its restore asks for it)."""
         if isinstance(view, _Tagged) or not getattr(view, "added", None) or not self.tab.is_set():
+            return
+        if getattr(self.w, "_ws_pending", None) is not None:
             return
         if self.w.tabs.currentWidget() is self.tab:
             self.tab.request()

@@ -37,6 +37,7 @@ from app.ui.window_session import SessionMixin
 from app.ui.workers import SerialRunner
 
 STATUS_MS = 8000
+FIRST_PAINT_MS = 3000   # after_first_paint runs its functions by then even when no paint came
 
 
 def _sample_count(result: Any) -> int:
@@ -72,6 +73,8 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         self._write_pause = None               # app.cache.WritePause held from open_files to the first table
         self._smt_shown: Selection | None = None  # the selection the SMT tab shows (None: stale)
         self._loaded = False
+        self._painted = False        # the window has been painted once (after_first_paint)
+        self._after_paint: list[Any] = []
         self._epoch = 0              # which Workspace a view was computed from (close_all starts a new one)
         self.runner = SerialRunner(self)
         self.runner.done.connect(self._apply)
@@ -279,28 +282,44 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         return job
 
     def _on_runner_idle(self) -> None:
-        """Nothing to compute: prepare the rows of every node of the selection's levels (then the LPAR, class
-        and CEC levels) for the current window, one level per job, so that selections are sliced from them."""
-        if not self._loaded or self.busy() or not hasattr(self.ws, "prepare_level"):
+        """Nothing to compute: prepare what selections are sliced from (:meth:`_prepare_next`); once nothing is
+        left, the workspace cache may write what it holds (its writes would compete with the tree's deeper levels
+        and the prepared frames for the two cores: issue 23)."""
+        if not self._loaded or self.busy():
             return
+        if not self._prepare_next():
+            self._release_writes()
+
+    def _prepare_next(self) -> bool:
+        """Prepare the rows of every node of the selection's levels (then the LPAR, class and CEC levels) for the
+        current window, so that selections are sliced from them: the selection's level in one job, the others
+        together in the next; then the CPU rows of the selected LPARs.  False when nothing was left to do."""
+        if not hasattr(self.ws, "prepare_level"):
+            return False
         from app.engine.workspace import SLICED_LEVELS
         from app.ui.selection import BY_OF_LEVEL
 
         sel = self.selection.value
         todo = [BY_OF_LEVEL[lv] for lv in sel.levels()]
+        own = set(todo)
         if not sel.has_window:
             todo += list(SLICED_LEVELS)
         todo.append("cpu")       # the index of every CPU's interval rows
+        batch = []
         for by in dict.fromkeys(b for b in todo if b in (*SLICED_LEVELS, "cpu")):
             key = (by, str(sel.start), str(sel.end))
             if key in self._prep_tried or self.ws.prepared(by, sel.start, sel.end):
                 continue
             self._prep_tried.add(key)
-            ws = self.ws
-            self.runner.submit(lambda ws=ws, sel=sel, by=by: (lambda: compute_view(ws, sel, [], prepare=(by,))))
-            return
+            batch.append(by)
+            if len(batch) == 1 and by in own:   # the selection's own level alone: its next click is a slice soonest
+                break
+        if batch:    # the other levels in one job: computed together on two threads (Workspace.prepare_levels)
+            ws, bys = self.ws, tuple(batch)
+            self.runner.submit(lambda ws=ws, sel=sel, bys=bys: (lambda: compute_view(ws, sel, [], prepare=bys)))
+            return True
         if not hasattr(self.ws, "prepare_cpus"):
-            return
+            return False
         # then the CPU rows of the selected LPARs (a CPU picked under them next is a slice, issue 11)
         for cec, lpar in dict.fromkeys(tuple(k[1:3]) for k in sel.nodes if k[0] in ("lpar", "class", "cpu")):
             key = ("cpus", cec, lpar, str(sel.start), str(sel.end))
@@ -309,7 +328,8 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             self._prep_tried.add(key)
             ws, item = self.ws, ("cpus", cec, lpar)
             self.runner.submit(lambda ws=ws, sel=sel, item=item: (lambda: compute_view(ws, sel, [], prepare=(item,))))
-            return
+            return True
+        return False
 
     def _release_writes(self) -> None:
         pause, self._write_pause = self._write_pause, None
@@ -401,8 +421,6 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         for show in ((show_timeline, show_table) if self.tabs.currentWidget() is self.timeline else
                      (show_table, show_timeline)):
             show()
-        if view.table is not None and not self.loader.busy() and not self._pending:
-            self._release_writes()     # the first table of the load is on screen: the cache may write now
         self._workspace_ready()
 
     def _show_health(self, view: ViewData) -> None:
@@ -518,6 +536,31 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         if settings.get_bool("view/dark"):
             self.actions_.dark.setChecked(True)
         self._apply(ViewData(selection=Selection(), roots=[], findings=[], files=[], loaded=False))
+
+    def after_first_paint(self, fn) -> None:
+        """Run ``fn`` once the window has been painted (the start opens its files then: a read's worker thread
+        started before would hold the GIL while the window is still black, issue 23); at once, through the event
+        loop, when it has been painted already; after ``FIRST_PAINT_MS`` at the latest (a window never exposed)."""
+        from PySide6.QtCore import QTimer
+
+        if self._painted:
+            QTimer.singleShot(0, fn)
+            return
+        self._after_paint.append(fn)
+        QTimer.singleShot(FIRST_PAINT_MS, self._run_after_paint)
+
+    def _run_after_paint(self) -> None:
+        fns, self._after_paint = self._after_paint, []
+        for fn in fns:
+            fn()
+
+    def paintEvent(self, event) -> None:
+        super().paintEvent(event)
+        if not self._painted:
+            from PySide6.QtCore import QTimer
+
+            self._painted = True
+            QTimer.singleShot(0, self._run_after_paint)   # after this paint has reached the screen
 
     def showEvent(self, event) -> None:
         super().showEvent(event)

@@ -140,11 +140,15 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
     out = ViewData(selection=sel, added=list(added))
     if prepare:
         out.background = True
+        levels = [by for by in prepare if not isinstance(by, tuple)]
+        if len(levels) > 1 and hasattr(ws, "prepare_levels"):     # computed together, on two threads
+            ws.prepare_levels(levels, sel.start, sel.end)
+            levels = []
         for by in prepare:
             if isinstance(by, tuple):      # ("cpus", cec, lpar): the CPU rows of one LPAR
                 if hasattr(ws, "prepare_cpus"):
                     ws.prepare_cpus(by[1], by[2], sel.start, sel.end)
-            elif hasattr(ws, "prepare_level"):
+            elif by in levels and hasattr(ws, "prepare_level"):
                 ws.prepare_level(by, sel.start, sel.end)
         return out
     clock = [time.perf_counter()]

@@ -161,6 +161,9 @@ class SessionMixin:
             self.statusBar().showMessage(M.STATUS_WS_OPENED.format(name=name, n=len(state.files)), 8000)
         self._ws_pending = state
         self._ws_path = path
+        sides = getattr(self, "show_comparison_sides", None)
+        if todo and state.comparison is not None and callable(sides):
+            sides(state.comparison)      # the Compare tab with its sides now, computed once the files are read
         if todo:
             self.open_files(todo)
         else:

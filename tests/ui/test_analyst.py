@@ -362,3 +362,33 @@ def test_workspace_keeps_the_comparison(qtbot, with_vm, tmp_path):
     qtbot.waitUntil(lambda: not w2.busy() and w2.compare.tab.state() is not None, timeout=60_000)
     assert w2.compare.tab.state() == state
     w2.loader.cancel_all()
+
+
+def test_open_workspace_shows_the_comparison_sides_before_the_files_are_read(qtbot, with_vm, tmp_path):
+    """Issue 23: Open Workspace of a comparison: the Compare tab with its two sides is shown at once (the files
+    are still being read), and the comparison is computed once, after every file is read."""
+    from app.engine import Workspace
+    from app.ui.main_window import MainWindow
+
+    w = with_vm
+    zosb = _key(w, "lpar", "ZOSB")
+    w.compare.set_side("before", [zosb], W_START, W_START + pd.Timedelta(hours=6))
+    w.compare.set_side("after", [zosb], W_END - pd.Timedelta(hours=6), W_END)
+    wait_loaded(qtbot, w)
+    state = w.compare.tab.state()
+    path = tmp_path / "cmp.nsw.json"
+    w.save_workspace(str(path))
+    w2 = MainWindow(Workspace())
+    qtbot.addWidget(w2)
+    w2.show()
+    asked: list[bool] = []
+    w2.compare.tab.compare_requested.connect(lambda: asked.append(w2.loader.busy() or bool(w2._pending)))
+    assert w2.open_workspace(str(path))
+    assert w2.loader.busy()                                  # the files are being read ...
+    assert w2.tabs.currentWidget() is w2.compare.tab         # ... and the Compare tab is shown with its sides
+    assert w2.compare.tab.state() == state
+    assert "Reading" in w2.compare.tab.message.text()
+    qtbot.waitUntil(lambda: not w2.busy() and w2.compare.tab.comparison is not None, timeout=60_000)
+    assert asked and not any(asked)          # computed only once every file was read and added
+    assert w2.compare.tab.state() == state
+    w2.loader.cancel_all()

@@ -1,0 +1,113 @@
+"""The window's start with the demo (the bundled sample set): process start -> first paint -> first table.
+
+Each run is a new process doing what ``nestscope`` (the ``gui`` command) does on a first start: the window, then
+the sample set (``start_plan``).  The child records when the main window is first painted and when the interval
+table first has rows; the parent prints them from the moment it started the process.  Runs: a first start with an
+empty cache folder, then a second start (the sample set from the workspace cache).
+
+Baselines in the same run: a process that only imports what the start imports (Qt, pandas, the window's modules)
+and creates the QApplication, and an empty Python process.  The machine may be shared: the load average is
+printed with every figure (``os.getloadavg()``).
+
+    QT_QPA_PLATFORM=offscreen python bench/bench_start.py [--runs N]
+    (on a real display: xvfb-run -a -s "-screen 0 1440x900x24" env QT_QPA_PLATFORM=xcb python bench/bench_start.py)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = r"""
+import json, os, sys, time
+marks = {}
+def mark(name):
+    marks.setdefault(name, time.time())
+if sys.argv[1] == "imports":
+    from PySide6.QtWidgets import QApplication
+    import app.commands.gui
+    from app.ui.main_window import MainWindow
+    qapp = QApplication.instance() or QApplication(sys.argv[:1])
+    mark("imports")
+    print(json.dumps(marks))
+    raise SystemExit(0)
+import argparse
+from app.commands import gui
+from app.ui import main_window as mw
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+mark("imports")
+paint = mw.MainWindow.paintEvent
+
+def painted(self, event):
+    paint(self, event)
+    if "paint" not in marks:
+        mark("paint")
+        timer = QTimer(self)
+        timer.timeout.connect(lambda: poll(self))
+        timer.start(5)
+
+def poll(w):
+    if w.table.model.rowCount() > 0:
+        mark("table")
+        if not w.busy():
+            mark("idle")
+            QApplication.instance().quit()
+
+mw.MainWindow.paintEvent = painted
+QTimer.singleShot(120_000, lambda: QApplication.instance().quit())
+gui.run(argparse.Namespace(files=[], no_sample=False, formulas=None))
+print(json.dumps(marks))
+"""
+
+
+def child(mode: str, env: dict) -> dict:
+    t = time.time()
+    p = subprocess.run([sys.executable, "-c", CHILD, mode], capture_output=True, text=True, env=env, check=True)
+    out = {k: v - t for k, v in json.loads(p.stdout.strip().splitlines()[-1]).items()}
+    out["process"] = time.time() - t
+    out["load"] = os.getloadavg()[0]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=1, help="first + second starts to run")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="nestscope_bench_start_"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NESTSCOPE_CACHE="1", NESTSCOPE_CACHE_DIR=str(work / "cache"))
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    try:
+        t = time.time()
+        subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
+        empty = time.time() - t
+        imports = child("imports", dict(env, NESTSCOPE_SETTINGS_FILE=str(work / "imports.ini")))
+        print(f"platform {env['QT_QPA_PLATFORM']}; load average {os.getloadavg()[0]:.1f}")
+        print(f"baseline  empty Python process:                   {empty:6.2f} s")
+        print(f"baseline  imports of the start + QApplication:     {imports['imports']:6.2f} s "
+              f"(load {imports['load']:.1f})")
+        for run in range(args.runs):
+            shutil.rmtree(work / "cache", ignore_errors=True)
+            for name in ("first start (empty cache)", "second start (cache)     "):
+                r = child("start", dict(env, NESTSCOPE_SETTINGS_FILE=str(work / f"start{run}.ini")))
+                print(f"{name}  imports {r['imports']:5.2f} s, first paint {r.get('paint', float('nan')):5.2f} s, "
+                      f"first table {r.get('table', float('nan')):5.2f} s, all idle {r.get('idle', float('nan')):5.2f} s "
+                      f"from process start ({r.get('paint', float('nan')) - imports['imports']:+.2f} s paint beyond the "
+                      f"imports baseline); load {r['load']:.1f}")
+                (work / f"start{run}.ini").unlink(missing_ok=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
