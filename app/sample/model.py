@@ -81,6 +81,8 @@ class LparModel:
     batch: bool = False       # runs a batch window at night (see the module docstring)
     change_at: dt.datetime | None = None         # a visible change from this moment on (naive UTC)
     change_mix: dict[str, float] | None = None   # the sourcing mix after the change (all classes)
+    zone: str | None = None   # IANA time zone of the system (e.g. 'Europe/Berlin'): records carry its local time
+    tme_lag_s: float = 0.0    # SMF TME: seconds after the interval end the record enters the SMF buffer
 
 
 @dataclass
@@ -259,8 +261,21 @@ def make_samples(cec: CecModel, start: dt.datetime, intervals: int, interval_s: 
                                        **{"class": cm.cls}))
     samples = pd.concat(frames, ignore_index=True)
     samples = _finish_identity(samples, cec, t0)
+    zoned = [lp for lp in cec.lpars if lp.zone]
+    if zoned:                  # records state the local time of their system (SMF TME/DTE, z/VM D1R4 zone)
+        loc = np.full(len(samples), np.datetime64("NaT"), "datetime64[ns]")
+        for lp in zoned:
+            rows = (samples["system"] == lp.system).to_numpy()
+            loc[rows] = local_times(samples["time"].to_numpy("datetime64[ns]")[rows], lp.zone, lp.tme_lag_s)
+        samples["local_time"] = loc
     expected = pd.concat(exp_frames, ignore_index=True)
     return samples, expected
+
+
+def local_times(utc: np.ndarray, zone: str, lag_s: float = 0.0) -> np.ndarray:
+    """Naive UTC times -> the naive local wall time in ``zone`` (zoneinfo) ``lag_s`` seconds later."""
+    t = pd.DatetimeIndex(utc) + pd.Timedelta(seconds=lag_s)
+    return t.tz_localize("UTC").tz_convert(zone).tz_localize(None).to_numpy("datetime64[ns]")
 
 
 def _finish_identity(df: pd.DataFrame, cec: CecModel, run_start: np.datetime64) -> pd.DataFrame:
@@ -298,6 +313,8 @@ def to_absolute(samples: pd.DataFrame, seed: int = 7) -> pd.DataFrame:
     start_vals[first_rows[counters].to_numpy() == 0] = 0      # counters never counted stay 0
     base = first_rows.copy()
     base[counters] = start_vals
+    if "local_time" in base.columns:        # the baseline's local time: the same offset as the CPU's first row
+        base["local_time"] = base["local_time"] - (base["time"] - base["run_start"])
     base["time"] = base["run_start"]
     base["first"] = True
     grp = df.groupby(keys, observed=True, sort=False)
