@@ -174,7 +174,8 @@ class Zones:
         return bool(self.points)
 
     def default(self) -> str:
-        return LOCAL if self.known else UTC
+        """``local`` once some system's offset is known and not 0 (local time that is UTC is shown as UTC)."""
+        return LOCAL if any(np.any(off != 0) for _t, off in self.points.values()) else UTC
 
     def switches(self) -> list[tuple[tuple[str, str, str], pd.Timestamp, float, float]]:
         """Every offset change: (system key, UTC time of the first record with the new offset, from, to)."""
