@@ -43,7 +43,7 @@ import sys
 import time
 
 from app.commands.compare import (EXIT_NOTHING, EXIT_OK, EXIT_USAGE, _err, add_selection_options, add_shift_options,
-                                  build_comparison, lpar_nodes, make_workspace, read_files, report_unreadable)
+                                  build_comparison, lpar_nodes, make_workspace, read_files, report_unreadable, zoned)
 from app.commands.report import _time
 from app.textsafe import display_text
 
@@ -146,8 +146,9 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         _err("export", f"error: --lpar {', '.join(unknown)}: not in the files")
         return EXIT_USAGE
-    req = ExportRequest(ws, by=args.by, start=args.start, end=args.end, nodes=nodes, shift=shift,
-                        comparison=comparison, title=args.title, also_shift=also)
+    tz = getattr(args, "tz", None) or ws.zones.default()
+    req = ExportRequest(ws, by=args.by, start=args.start, end=args.end, nodes=nodes, shift=zoned(shift, ws, tz),
+                        comparison=comparison, title=args.title, also_shift=zoned(also, ws, tz), tz=tz)
     try:
         res = export(req, args.out)
     except ExportError as exc:

@@ -72,6 +72,7 @@ class ExportRequest:
     title: str = "CPU MF analysis"
     subtitle: str = ""
     also_shift: Any = None
+    tz: str = "utc"           # zone of the CSV's times (app.engine.timezone: utc, local or an IANA name)
 
     def metrics(self, by: str | None = None, summary: bool = False):
         """The request's metrics frame at a level (window, nodes and shift applied)."""
