@@ -175,9 +175,9 @@ def build_comparison(args: argparse.Namespace, prog: str, by: str) -> tuple[Any,
             _err(prog, f"error: --{side}-lpar {', '.join(unknown)}: not in the {side} files "
                        f"(LPARs with counters: {', '.join(have) or 'none'})")
             return None, EXIT_USAGE
+        shift = zoned(shifts[side], ws, getattr(args, "tz", None))     # hours and days in the --tz zone
         sels[side] = Selection(ws, nodes=nodes, start=getattr(args, f"{side}_from"),
-                               end=getattr(args, f"{side}_to"), shift=zoned(shifts[side], ws, getattr(args, "tz", None)),
-                               name=side)
+                               end=getattr(args, f"{side}_to"), shift=shift, name=side)
     c = compare(sels["before"], sels["after"], by=by)
     for side in ("before", "after"):
         rows = c.table.loc[c.table["row"] == side]

@@ -11,7 +11,8 @@ encode them byte for byte, and the engine must give the model's numbers back.
 The story the model tells (what an analyst sees in the bundled sample):
 
 * **Online day, batch night.**  An LPAR with ``batch`` runs a batch window from about 00:00 to 06:00 UTC
-  (ramps of an hour): its busy rises to the class's ``batch_busy`` instead of the night low, L1MP is
+  (its local time when the LPAR has a ``zone``, as the day's cycle; ramps of an hour): its busy rises to the
+  class's ``batch_busy`` instead of the night low, L1MP is
   ``batch_l1mp`` times the day's, and L1 misses go further out (``BATCH_MIX``: more L3/L4/memory, so a
   higher RNI), with more problem state and more TLB misses.
 * **A change.**  ``change_at`` / ``change_mix`` on an LPAR: from that moment its L1 misses are sourced
@@ -128,11 +129,12 @@ def _class_block(lay: GenerationLayout, lpar: LparModel, cm: ClassModel, times: 
     """Counters (name -> array[n_int, cpus]) and the model's own metric values."""
     n, c = len(times), cm.cpus
     noise = lambda s: rng.normal(1.0, s, (n, c))  # noqa: E731
-    b = (batch_weight(times) if lpar.batch else np.zeros(n))[:, None]
+    clock = local_times(times, lpar.zone) if lpar.zone else times     # the day and the batch follow local time
+    b = (batch_weight(clock) if lpar.batch else np.zeros(n))[:, None]
     after = np.zeros((n, 1))
     if lpar.change_at is not None and lpar.change_mix is not None:
         after = (times >= np.datetime64(lpar.change_at.replace(tzinfo=None), "ns")).astype(float)[:, None]
-    day_busy = cm.busy * _day_factor(times, lpar.night)[:, None]
+    day_busy = cm.busy * _day_factor(clock, lpar.night)[:, None]
     busy_target = day_busy if cm.batch_busy is None else day_busy * (1 - b) + cm.batch_busy * b
     busy = np.clip(busy_target * noise(0.04), 0.5, 100.0)
     cycles_avail = lay.cpu_speed * 1e6 * interval_s
