@@ -111,7 +111,14 @@ def _naive(t: pd.Timestamp | None) -> pd.Timestamp | None:
 def selection_of(ws: Any, side: Side, name: str) -> Selection:
     """The engine Selection of a side (raises ShiftError for bad hours/days)."""
     return Selection(ws, nodes=tuple(side.nodes) or None, start=_naive(side.start), end=_naive(side.end),
-                     shift=make_shift(side.hours or None, side.days or None), name=name)
+                     shift=make_shift(side.hours or None, side.days or None, tz=_zone_mode()), name=name)
+
+
+def _zone_mode() -> str:
+    """The window's time zone (View > Local time, :mod:`app.ui.time_zone`): shift hours are read in it."""
+    from app.ui.time_zone import ZONE
+
+    return ZONE.mode
 
 
 @dataclass
