@@ -30,10 +30,10 @@ from app.analysis.comparison import ComparisonRequest, ComparisonResult, SideSpe
 from app.analysis.outcome import BAD_REQUEST, NOTHING_READABLE, OK, Message, OptionNames, cli_option
 from app.analysis.reading import ReadOutcome, failed_result, read_files
 from app.analysis.request import ExportPlan, ExportRequest, ExportSpec, NoComparison, plan_export, window_request
-from app.analysis.selection import lpar_nodes, make_selection
+from app.analysis.selection import lpar_nodes, make_selection, zoned
 from app.analysis.workspace import load, make_workspace, new_workspace
 
 __all__ = ["ComparisonRequest", "ComparisonResult", "SideSpec", "build_comparison", "BAD_REQUEST",
            "NOTHING_READABLE", "OK", "Message", "OptionNames", "cli_option", "ReadOutcome", "failed_result",
            "read_files", "ExportPlan", "ExportRequest", "ExportSpec", "NoComparison", "plan_export",
-           "window_request", "lpar_nodes", "make_selection", "load", "make_workspace", "new_workspace"]
+           "window_request", "lpar_nodes", "make_selection", "zoned", "load", "make_workspace", "new_workspace"]

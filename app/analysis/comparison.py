@@ -7,7 +7,7 @@ from typing import Any
 
 from app.analysis.outcome import BAD_REQUEST, NOTHING_READABLE, OK, Message, OptionNames, cli_option
 from app.analysis.reading import read_files
-from app.analysis.selection import lpar_names, lpar_nodes, make_selection, window_problem
+from app.analysis.selection import lpar_names, lpar_nodes, make_selection, window_problem, zoned
 from app.analysis.workspace import make_workspace
 
 SIDES = ("before", "after")
@@ -28,13 +28,16 @@ class SideSpec:
 
 @dataclass
 class ComparisonRequest:
-    """Both sides, the rows (``by``: "lpar" or "class"), the formula file and ``keep_implausible``."""
+    """Both sides, the rows (``by``: "lpar" or "class"), the formula file, ``keep_implausible`` and the zone
+    ``tz`` the shift hours and days are read in (None: each workspace's default, local once an offset is
+    known)."""
 
     before: SideSpec
     after: SideSpec
     by: str = "lpar"
     formulas: str | None = None
     keep_implausible: bool = False
+    tz: str | None = None
 
     def side(self, name: str) -> SideSpec:
         return self.before if name == "before" else self.after
@@ -100,7 +103,8 @@ def build_comparison(req: ComparisonRequest, cache: dict | None = None,
             return out.fail(BAD_REQUEST, Message("error", f"{names(side, 'lpar')} {', '.join(unknown)}: not in the "
                                                           f"{side} files (LPARs with counters: "
                                                           f"{', '.join(lpar_names(ws)) or 'none'})"))
-        sels[side] = make_selection(ws, nodes, s.start, s.end, shift=shifts[side], name=side)
+        # hours and days in the --tz zone
+        sels[side] = make_selection(ws, nodes, s.start, s.end, shift=zoned(shifts[side], ws, req.tz), name=side)
     c = compare(sels["before"], sels["after"], by=req.by)
     for side in SIDES:
         rows = c.table.loc[c.table["row"] == side]

@@ -10,7 +10,7 @@ from typing import Any
 from app.analysis.comparison import ComparisonRequest, build_comparison
 from app.analysis.outcome import BAD_REQUEST, NOTHING_READABLE, OK, Message, OptionNames, cli_option
 from app.analysis.reading import read_files
-from app.analysis.selection import lpar_nodes, window_problem
+from app.analysis.selection import lpar_nodes, window_problem, zoned
 from app.analysis.workspace import make_workspace
 
 DEFAULT_TITLE = "CPU MF analysis"
@@ -42,6 +42,7 @@ class ExportRequest:
     subtitle: str = ""
     also_shift: Any = None
     profile: str | None = None
+    tz: str = "utc"           # zone of the CSV's times (app.engine.timezone: utc, local or an IANA name)
 
     def metrics(self, by: str | None = None, summary: bool = False):
         """The request's metrics frame at a level (window, nodes and shift applied)."""
@@ -90,6 +91,7 @@ class ExportSpec:
     deck: bool = False
     target: str = ""
     profile: str | None = None
+    tz: str | None = None
 
 
 @dataclass
@@ -148,9 +150,10 @@ def plan_export(spec: ExportSpec, names: OptionNames = cli_option) -> ExportPlan
     nodes, unknown = lpar_nodes(ws, spec.lpars)
     if unknown:
         return out.fail(BAD_REQUEST, Message("error", f"{names(None, 'lpar')} {', '.join(unknown)}: not in the files"))
-    out.request = ExportRequest(ws, by=spec.by, start=spec.start, end=spec.end, nodes=nodes, shift=shift,
-                                comparison=comparison, title=spec.title, also_shift=also,
-                                profile=spec.profile)
+    tz = spec.tz or ws.zones.default()
+    out.request = ExportRequest(ws, by=spec.by, start=spec.start, end=spec.end, nodes=nodes,
+                                shift=zoned(shift, ws, tz), comparison=comparison, title=spec.title,
+                                also_shift=zoned(also, ws, tz), profile=spec.profile, tz=tz)
     return out
 
 

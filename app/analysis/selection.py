@@ -37,13 +37,21 @@ def window_problem(start: Any, end: Any, names: tuple[str, str] = ("--from", "--
 
 
 def make_selection(ws: Any, nodes: Any = None, start: Any = None, end: Any = None, hours: str | None = None,
-                   days: str | None = None, name: str = "", shift: Any = None):
+                   days: str | None = None, name: str = "", shift: Any = None, tz: str = "utc"):
     """The engine Selection of a side: ``nodes`` (empty or None: everything), window, and the shift of
-    ``hours``/``days`` texts (raises :class:`app.engine.shift.ShiftError` for bad ones) unless a ready
-    ``shift`` is given."""
+    ``hours``/``days`` texts read in ``tz`` (raises :class:`app.engine.shift.ShiftError` for bad ones) unless a
+    ready ``shift`` is given."""
     from app.engine.compare import Selection
     from app.engine.shift import make_shift
 
     if shift is None:
-        shift = make_shift(hours or None, days or None)
+        shift = make_shift(hours or None, days or None, tz=tz)
     return Selection(ws, nodes=tuple(nodes) if nodes else None, start=start, end=end, shift=shift, name=name)
+
+
+def zoned(shift: Any, ws: Any, tz: str | None):
+    """``shift`` read in ``tz`` (None: the workspace's default, local once a system's offset is known)."""
+    import dataclasses
+
+    tz = tz or ws.zones.default()
+    return shift if shift is None or shift.tz == tz else dataclasses.replace(shift, tz=tz)

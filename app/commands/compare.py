@@ -43,9 +43,20 @@ def add_selection_options(p: argparse.ArgumentParser, required: bool) -> None:
 
 
 def add_shift_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--hours", metavar="HH-HH", help="only intervals whose midpoint lies in these hours, UTC "
-                                                    "(e.g. 08-17, 08:00-17:30, 22-06, a list 08-12,13-17)")
+    p.add_argument("--hours", metavar="HH-HH", help="only intervals whose midpoint lies in these hours, in the "
+                                                    "--tz zone (e.g. 08-17, 08:00-17:30, 22-06, a list 08-12,13-17)")
     p.add_argument("--days", metavar="DAYS", help="only these days of the week (e.g. mon-fri, sat,sun)")
+    from app.commands.report import add_tz
+
+    add_tz(p)
+
+
+def zoned(shift, ws, tz: str | None):
+    """``shift`` read in ``tz`` (None: the workspace's default, local once a system's offset is known)."""
+    import dataclasses
+
+    tz = tz or ws.zones.default()
+    return shift if shift is None or shift.tz == tz else dataclasses.replace(shift, tz=tz)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -95,7 +106,8 @@ def comparison_request(args: argparse.Namespace, by: str):
 
     sides = side_specs(args)
     return ComparisonRequest(sides["before"], sides["after"], by=by, formulas=args.formulas,
-                             keep_implausible=getattr(args, "keep_implausible", False))
+                             keep_implausible=getattr(args, "keep_implausible", False),
+                             tz=getattr(args, "tz", None))
 
 
 def build_comparison(args: argparse.Namespace, prog: str, by: str) -> tuple[Any, int]:

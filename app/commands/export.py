@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
                       formulas=args.formulas, keep_implausible=getattr(args, "keep_implausible", False),
                       comparison=comparison_request(args, args.compare_by or "lpar") if args.before else None,
                       deck=args.out.lower().endswith(".pptx"), target=args.out,
-                      profile=args.profile)
+                      profile=args.profile, tz=getattr(args, "tz", None))
     plan = plan_export(spec)
     say("export", plan.messages)
     if plan.request is None:

@@ -28,6 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                        description="Describe SMF 113 / MONWRITE files without computing metrics.")
     p.add_argument("files", nargs="+", metavar="FILE", help="SMF or MONWRITE file (gzip allowed)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    from app.commands.report import add_tz
+
+    add_tz(p)
     return p
 
 
@@ -55,6 +58,7 @@ def summary(res: ReadResult, engine: list[Finding] | None = None) -> dict[str, A
                           if str(k) != "113" and v}
     if len(s):
         out["time_range"] = [s["time"].min().isoformat(), s["time"].max().isoformat()]
+        out["utc_offsets"] = _offsets(s)
         m = s.drop_duplicates("cec")[["cec", "machine_type", "model", "serial"]]
         out["machines"] = [{k: str(v) for k, v in r.items()} for r in m.to_dict("records")]
         out["systems"] = sorted(str(x) for x in s["system"].unique())
@@ -66,6 +70,43 @@ def summary(res: ReadResult, engine: list[Finding] | None = None) -> dict[str, A
         if not out[k] and meta.get(k):
             out[k] = meta[k]
     return out
+
+
+def _offsets(s) -> dict[str, list[str] | None]:
+    """Each system's UTC offsets in time order as its records state them (None: not derivable, UTC)."""
+    from app.engine.timezone import offset_text, record_offsets
+
+    rec = record_offsets([s])
+    out: dict[str, list[str] | None] = {str(x): None for x in s["system"].unique()}
+    for name, g in rec.groupby("system", sort=True):
+        out[str(name)] = [offset_text(o) for o in dict.fromkeys(g["offset_s"].tolist())]
+    return dict(sorted(out.items()))
+
+
+def _zoned_range(d: dict[str, Any], tz: str | None) -> str:
+    """The time range line in the chosen zone (``local``: the file's own offsets; UTC where none is known)."""
+    from app.engine.timezone import UTC, iso_time, offset_text
+
+    a, b = (pd_ts(x) for x in d["time_range"])
+    offs = [o for v in (d.get("utc_offsets") or {}).values() if v for o in v]
+    if tz is None:
+        tz = "local" if any(o != "UTC+00:00" for o in offs) else UTC
+    if tz == UTC or (tz == "local" and not offs):
+        return f"  time range: {d['time_range'][0]} .. {d['time_range'][1]} (UTC)"
+    if tz == "local":
+        def sec(o: str) -> int:
+            sign = -1 if o[3] == "-" else 1
+            return sign * (int(o[4:6]) * 3600 + int(o[7:9]) * 60)
+        return (f"  time range: {iso_time(a, sec(offs[0]))} .. {iso_time(b, sec(offs[-1]))} "
+                f"(local, {'/'.join(dict.fromkeys(offs))})")
+    la, lb = (x.tz_localize("UTC").tz_convert(tz) for x in (a, b))
+    return f"  time range: {la.isoformat()} .. {lb.isoformat()} ({tz}, {offset_text(la.utcoffset().total_seconds())})"
+
+
+def pd_ts(text: str):
+    import pandas as pd
+
+    return pd.Timestamp(text)
 
 
 def _health(results: list[ReadResult]) -> dict[str, list[Finding]]:
@@ -95,7 +136,7 @@ def _type_key(k: Any) -> tuple[int, str]:
     return (int(text), "") if text.isdigit() else (10**6, text)
 
 
-def _text(d: dict[str, Any]) -> str:
+def _text(d: dict[str, Any], tz: str | None = None) -> str:
     """The text form of :func:`summary`; every name from the data (and every finding, which may quote one) is
     shown by :func:`app.textsafe.display_text`, so it stays on its line and never acts on the terminal."""
     t = display_text
@@ -109,7 +150,12 @@ def _text(d: dict[str, Any]) -> str:
     lines.append(f"  counter samples: {d['samples']:,}" + (f"   partition rows: {d['partitions']:,}"
                                                             if d["partitions"] else ""))
     if d["time_range"]:
-        lines.append(f"  time range: {d['time_range'][0]} .. {d['time_range'][1]} (UTC)")
+        lines.append(_zoned_range(d, tz) if d.get("utc_offsets") is not None else
+                     f"  time range: {d['time_range'][0]} .. {d['time_range'][1]} (UTC)")
+    offs = d.get("utc_offsets") or {}
+    if any(v != ["UTC+00:00"] for v in offs.values()):
+        lines.append("  local time: " + ", ".join(f"{t(k)} " + (" -> ".join(v) if v else "not stated (UTC)")
+                                                  for k, v in offs.items()))
     for m in d["machines"]:
         lines.append(f"  machine: {t(m.get('cec', ''))}  type {t(m.get('machine_type', ''))}  "
                      f"model {t(m.get('model', ''))}")
@@ -139,5 +185,5 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(json_text(json.dumps(descs, indent=2, default=str)) + "\n")
     else:       # terminal_text: a guard over every line, nothing from the data acts on the terminal
-        sys.stdout.write(terminal_text("\n\n".join(_text(d) for d in descs)) + "\n")
+        sys.stdout.write(terminal_text("\n\n".join(_text(d, getattr(args, "tz", None)) for d in descs)) + "\n")
     return EXIT_OK if any(r.readable for r in results) else EXIT_NOTHING

@@ -25,6 +25,7 @@ message names the line), 3 nothing readable.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -63,6 +64,55 @@ def _time(text: str) -> pd.Timestamp:
     return ts
 
 
+def tz_arg(text: str) -> str:
+    """``--tz`` value: ``local``, ``utc`` or an IANA zone name (a usage error otherwise)."""
+    from app.engine.timezone import TzError, parse_tz
+
+    try:
+        return parse_tz(text)
+    except TzError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--tz ")) from None
+
+
+def add_tz(p: argparse.ArgumentParser) -> None:
+    """The ``--tz`` option of every command that prints or filters times."""
+    p.add_argument("--tz", type=tz_arg, default=None, metavar="local|utc|ZONE",
+                   help="time zone of the times shown and of --hours/--days: local (each system's own UTC offset, "
+                        "from its records; the default once an offset is known, else UTC), utc, or an IANA zone "
+                        "name such as Europe/Berlin; --from/--to stay UTC unless they carry an offset")
+
+
+def zone_times(ws, tz: str | None, m: pd.DataFrame, cols=("interval_start", "interval_end")):
+    """(tz, {column: seconds east of UTC per row}, label) of the time columns of ``m`` in the choice ``tz``
+    (None: the default, local once an offset is known)."""
+    z = ws.zones
+    tz = tz or z.default()
+    offs = {c: z.offsets(tz, m[c], m) for c in cols if c in m.columns}
+    allo = np.concatenate(list(offs.values())) if offs else None
+    return tz, offs, z.label(tz, allo if allo is not None and len(allo) else None)
+
+
+def zone_meta(ws, tz: str, label: str) -> dict:
+    """``meta.tz`` of a JSON document: the choice, its label and each system's offsets and switches."""
+    from app.engine.timezone import offset_text
+
+    z = ws.zones
+    return {"mode": tz, "label": label,
+            "systems": [{"cec": k[0], "lpar": k[1], "system": k[2],
+                         "utc_offsets": [offset_text(o) for o in offs]} for k, offs in z.system_offsets().items()]
+            + [{"cec": k[0], "lpar": k[1], "system": k[2], "utc_offsets": None,
+                "note": "offset cannot be derived: UTC"} for k in z.unknown],
+            "switches": [{"lpar": k[1], "time": _iso(t), "from": offset_text(a), "to": offset_text(b)}
+                         for k, t, a, b in z.switches()]}
+
+
+def shown_in_zone(m: pd.DataFrame, offs: dict) -> pd.DataFrame:
+    """``m`` with its time columns moved to the wall-clock times of their offsets (tables, charts)."""
+    if not offs or not any(np.any(o != 0) for o in offs.values()):
+        return m
+    return m.assign(**{c: m[c] + pd.to_timedelta(o, unit="s") for c, o in offs.items()})
+
+
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register the ``report`` subcommand."""
     p = sub.add_parser("report", help="compute CPU MF metrics (CPI, L1MP, sourcing, RNI, LPARCPU...) per level",
@@ -88,6 +138,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--hours", metavar="HH-HH", help="only intervals whose midpoint lies in these hours, UTC "
                                                     "(e.g. 08-17, 22-06, a list 08-12,13-17)")
     p.add_argument("--days", metavar="DAYS", help="only these days of the week (e.g. mon-fri, sat,sun)")
+    add_tz(p)
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
     p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
@@ -117,13 +168,13 @@ def left_out_line(ws, m: pd.DataFrame | None = None) -> str:
     return ""
 
 
-def _iso(v: Any) -> str:
+def _iso(v: Any, offset_s: float | None = None) -> str:
+    """A UTC time as ISO 8601: ``...Z``, or the wall-clock time with its offset (``...+02:00``)."""
     if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NaT:
         return ""
-    ts = pd.Timestamp(v)
-    if pd.isna(ts):
-        return ""
-    return ts.strftime("%Y-%m-%dT%H:%M:%S") + (f".{ts.microsecond:06d}" if ts.microsecond else "") + "Z"
+    from app.engine.timezone import iso_time
+
+    return iso_time(v, offset_s)
 
 
 def _num(v: Any) -> Any:
@@ -150,12 +201,14 @@ def _csv_cell(v: Any) -> str:
     return csv_text(v)
 
 
-def to_csv(m: pd.DataFrame, by: str, ids: list[str], lead: tuple[str, ...] = ()) -> str:
-    """Metrics frame -> CSV text (full precision, ISO UTC times, empty = does not apply).
+def to_csv(m: pd.DataFrame, by: str, ids: list[str], lead: tuple[str, ...] = (), offsets: dict | None = None) -> str:
+    """Metrics frame -> CSV text (full precision, ISO times, empty = does not apply).
 
     ``lead``: columns before the level's identity columns (``query --every`` puts ``period`` there); a lead
-    column holding times is written as ISO UTC like the interval bounds.
+    column holding times is written as ISO UTC like the interval bounds.  ``offsets``: seconds east of UTC per
+    row of a time column (:func:`zone_times`): the cell carries its offset (``2026-03-29T03:00:00+02:00``).
     """
+    offsets = offsets or {}
     cols = list(lead) + csv_columns(by, ids)
     times = {"interval_start", "interval_end", *(c for c in lead if c not in ("hour", "weekday", "rank"))}
     out = [csv_line(cols)]
@@ -165,7 +218,7 @@ def to_csv(m: pd.DataFrame, by: str, ids: list[str], lead: tuple[str, ...] = ())
         for c in cols:
             v = data[c][i]
             if c in times:
-                row.append(_iso(v))
+                row.append(_iso(v, offsets[c][i] if c in offsets else None))
             elif c in ("cpu", "n_cpus", "hour", "rank", "left_out") and _csv_cell(v):
                 row.append(str(int(v)))
             else:
@@ -175,15 +228,18 @@ def to_csv(m: pd.DataFrame, by: str, ids: list[str], lead: tuple[str, ...] = ())
 
 
 def to_json(ws, m: pd.DataFrame, by: str, ids: list[str], args: argparse.Namespace,
-            lead: tuple[str, ...] = ()) -> str:
-    """Metrics frame -> the JSON report document (``lead``: columns before the level's, as in :func:`to_csv`)."""
+            lead: tuple[str, ...] = (), offsets: dict | None = None, zone: dict | None = None) -> str:
+    """Metrics frame -> the JSON report document (``lead``: columns before the level's, as in :func:`to_csv`;
+    ``offsets`` as there; ``zone``: the time-zone facts for ``meta.tz``)."""
     cols = list(lead) + csv_columns(by, ids)
+    offsets = offsets or {}
     rows = []
-    for rec in m.to_dict("records"):
+    for i, rec in enumerate(m.to_dict("records")):
         r = {}
         for c in cols + ["summary"]:
             v = rec.get(c)
-            r[c] = (_iso(v) or None) if c in ("interval_start", "interval_end") else _num(v)
+            r[c] = (_iso(v, offsets[c][i] if c in offsets else None) or None) \
+                if c in ("interval_start", "interval_end") else _num(v)
         rows.append(r)
     window = {"from": _iso(args.start) or None, "to": _iso(args.end) or None,
               "first": _iso(m["interval_start"].min()) or None if len(m) else None,
@@ -193,7 +249,8 @@ def to_json(ws, m: pd.DataFrame, by: str, ids: list[str], args: argparse.Namespa
                     "level": by, "formulas_file": args.formulas,
                     "left_out": int(m["left_out"].sum()) if "left_out" in m.columns and len(m) else 0,
                     "keep_implausible": bool(getattr(args, "keep_implausible", False)),
-                    "shift": {"hours": getattr(args, "hours", None), "days": getattr(args, "days", None)}},
+                    "shift": {"hours": getattr(args, "hours", None), "days": getattr(args, "days", None)},
+                    **({"tz": zone} if zone is not None else {})},
            "rows": rows, "findings": [f.to_dict() for f in ws.findings]}
     return json_text(json.dumps(doc, indent=1, allow_nan=False, default=str)) + "\n"
 
@@ -208,7 +265,8 @@ NA = MISSING    # a value that does not apply or cannot be computed, written the
 _fmt = display      # the one display form of a table value (app.engine.layout), the window's and the exports' too
 
 
-def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH, lead: tuple[str, ...] = ()) -> str:
+def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH, lead: tuple[str, ...] = (),
+             zone: str = "UTC") -> str:
     """Metrics frame -> fixed-width text in IBM presentation order, fitted to ``width`` columns.
 
     Generations whose presentations have different columns (z10's L15P/L2LP/L2RP against the
@@ -222,7 +280,7 @@ def to_table(ws, m: pd.DataFrame, by: str, width: int = TABLE_WIDTH, lead: tuple
         m = m.drop(index=parts.index)
     present = set(m["generation"]) if len(m) else set()
     gens = [g for g in vers if g in present] or list(vers)[:1]
-    lines = [f"NestScope report, level {by}, {len(m)} row(s), times UTC"]
+    lines = [f"NestScope report, level {by}, {len(m)} row(s), times {zone}"]
     tail = partition_table(pd.concat([m, parts]) if len(parts) else m)
     if not len(m):
         return "\n".join(lines + _formula_lines(ws, gens) + ["(no intervals in the window)"] + tail) + "\n"
@@ -382,32 +440,37 @@ def smt_columns(level: str) -> list[str]:
     return list(TYPE_COLUMNS if level == "type" else CORE_COLUMNS)
 
 
-def _smt_cell(c: str, v: Any) -> Any:
+def _smt_cell(c: str, v: Any, off: float | None = None) -> Any:
     if c == "interval_end":
-        return _iso(v) or None
+        return _iso(v, off) or None
     if c == "mean":
         return bool(v)
     return _num(v)
 
 
-def smt_to_csv(m: pd.DataFrame, level: str) -> str:
-    """SMT frame -> CSV text (full precision, ISO UTC times, empty = not known; mean as true/false)."""
+def smt_to_csv(m: pd.DataFrame, level: str, offsets: dict | None = None) -> str:
+    """SMT frame -> CSV text (full precision, ISO times with their offset, empty = not known; mean as
+    true/false)."""
     cols = smt_columns(level)
+    off = (offsets or {}).get("interval_end")
     out = [csv_line(cols)]
-    for rec in m[cols].to_dict("records"):
-        out.append(csv_line([_csv_cell(_smt_cell(c, rec[c])) for c in cols]))
+    for i, rec in enumerate(m[cols].to_dict("records")):
+        out.append(csv_line([_csv_cell(_smt_cell(c, rec[c], None if off is None else off[i])) for c in cols]))
     return "".join(out)
 
 
-def smt_to_json(ws, m: pd.DataFrame, level: str, args: argparse.Namespace) -> str:
-    """SMT frame -> ``{"meta": {files, window, level}, "rows": [...], "findings": [...]}``."""
+def smt_to_json(ws, m: pd.DataFrame, level: str, args: argparse.Namespace, offsets: dict | None = None,
+                zone: dict | None = None) -> str:
+    """SMT frame -> ``{"meta": {files, window, level, tz}, "rows": [...], "findings": [...]}``."""
     cols = smt_columns(level)
-    rows = [{c: _smt_cell(c, rec[c]) for c in cols} for rec in m[cols].to_dict("records")]
+    off = (offsets or {}).get("interval_end")
+    rows = [{c: _smt_cell(c, rec[c], None if off is None else off[i]) for c in cols}
+            for i, rec in enumerate(m[cols].to_dict("records"))]
     ends = m["interval_end"].dropna() if len(m) else pd.Series(dtype="datetime64[ns]")
     window = {"from": _iso(args.start) or None, "to": _iso(args.end) or None,
               "last": (_iso(ends.max()) or None) if len(ends) else None}
     doc = {"meta": {"files": _files_meta(ws),
-                    "window": window, "level": args.by,
+                    "window": window, "level": args.by, **({"tz": zone} if zone is not None else {}),
                     "units": {"productivity": "%", "capacity_factor": "%", "max_capacity_factor": "%",
                               "mt_utilization": "%", "core_busy": "%", "thread_density": "threads",
                               "seconds": "s"}},
@@ -415,10 +478,10 @@ def smt_to_json(ws, m: pd.DataFrame, level: str, args: argparse.Namespace) -> st
     return json_text(json.dumps(doc, indent=1, allow_nan=False, default=str)) + "\n"
 
 
-def smt_to_table(m: pd.DataFrame, level: str) -> str:
+def smt_to_table(m: pd.DataFrame, level: str, zone: str = "UTC") -> str:
     """SMT frame -> fixed-width text in SMTMET column order (mean rows labelled ``mean``)."""
     what = "core type" if level == "type" else "core"
-    lines = [f"NestScope multithreading (SMT) report by {what}, {len(m)} row(s), times UTC; "
+    lines = [f"NestScope multithreading (SMT) report by {what}, {len(m)} row(s), times {zone}; "
              "productivity, CF, MT util, core busy in %; source: reported (z/VM D0R2) / derived (counters)"]
     if not len(m):
         return "\n".join(lines + ["(no multithreading data in the window)"]) + "\n"
@@ -488,6 +551,9 @@ def run(args: argparse.Namespace, workspace=None) -> int:
         say("report", messages)
         if not read.readable:
             return EXIT_NOTHING
+    tz = getattr(args, "tz", None) or ws.zones.default()
+    if shift is not None and shift.tz != tz:          # --hours/--days are read in the zone of the times shown
+        shift = dataclasses.replace(shift, tz=tz)
     smt = SMT_BY.get(args.by)
     lead: tuple[str, ...] = ()
     by = args.by
@@ -502,17 +568,22 @@ def run(args: argparse.Namespace, workspace=None) -> int:
         m = enrich(ws, shifted_metrics(ws, by=args.by, start=args.start, end=args.end, shift=shift), args.by,
                    args.start, args.end)
     ids = metric_ids(ws.formula_sets)
+    tz, offs, label = zone_times(ws, tz, m)
+    zone = zone_meta(ws, tz, label)
     if smt is not None:
-        text = {"csv": smt_to_csv, "table": smt_to_table}[args.format](m, smt) if args.format != "json" \
-            else smt_to_json(ws, m, smt, args)
-        if args.format == "table":
-            text += _findings_line(ws)
+        if args.format == "csv":
+            text = smt_to_csv(m, smt, offs)
+        elif args.format == "json":
+            text = smt_to_json(ws, m, smt, args, offs, zone)
+        else:
+            text = smt_to_table(shown_in_zone(m, offs), smt, label) + _findings_line(ws)
     elif args.format == "csv":
-        text = to_csv(m, by, ids, lead)
+        text = to_csv(m, by, ids, lead, offs)
     elif args.format == "json":
-        text = to_json(ws, m, by, ids, args, lead)
+        text = to_json(ws, m, by, ids, args, lead, offs, zone)
     else:
-        text = to_table(ws, m, by, lead=lead) + _findings_line(ws) + left_out_line(ws, m)
+        text = to_table(ws, shown_in_zone(m, offs), by, lead=lead, zone=label) + _findings_line(ws) \
+            + left_out_line(ws, m)
     if args.format == "table":
         text = terminal_text(text)      # a guard over every line: nothing from the data acts on the terminal
     if args.out:

@@ -26,6 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--select", metavar="NODE", help="tree node to select: LPAR, system, CEC or 'LPAR/CLASS'")
     p.add_argument("--dark", action="store_true", help="dark palette")
     p.add_argument("--formulas", metavar="FILE", help="formula override file (JSON)")
+    p.add_argument("--tz", choices=("local", "utc"), default=None,
+                   help="times in the systems' local time (the default once the data states an offset) or UTC")
     from app.commands.report import add_keep_implausible
 
     add_keep_implausible(p)
@@ -128,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_NOTHING
     if args.dark:
         window.actions_.dark.setChecked(True)
+    if getattr(args, "tz", None) and hasattr(window, "local_time_action"):     # View > Local time
+        window.local_time_action.setChecked(args.tz == "local")
     select(window, args.select)
     _wait(qapp, window)
     window.tabs.setCurrentWidget({"table": window.table, "timeline": window.timeline, "health": window.health,

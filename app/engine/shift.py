@@ -2,8 +2,8 @@
 
 A shift such as the prime shift "08:00-17:00, Monday to Friday" is a
 :class:`ShiftFilter`.  An interval belongs to the shift when its *midpoint*
-(``interval_start + (interval_end - interval_start) / 2``, UTC like every time in
-NestScope) falls into the hours ``[first, last)`` on one of the days.  Hours may
+(``interval_start + (interval_end - interval_start) / 2``, read in the filter's zone: UTC,
+each system's local time or an IANA zone, :mod:`app.engine.timezone`) falls into the hours ``[first, last)`` on one of the days.  Hours may
 wrap midnight (``22-06`` is the night shift); the day is the midpoint's day.  A
 comma list of ranges (``08-12,13-17``, ``0-6,22-24``) keeps a midpoint that lies
 in any of them.
@@ -48,12 +48,15 @@ class ShiftFilter:
     ``days``: weekday numbers (0 = Monday ... 6 = Sunday); ``None`` = every day.
     ``more``: further ``(start, end)`` minute ranges of a comma list (``08-12,13-17``); a midpoint in
     any range is in the shift (:attr:`hour_ranges` lists them all).
+    ``tz``: the zone the hours and days are read in (:mod:`app.engine.timezone`: ``utc``, ``local`` = each
+    system's own offsets, or an IANA zone name).
     """
 
     start_min: int | None = None
     end_min: int | None = None
     days: frozenset[int] | None = None
     more: tuple[tuple[int, int], ...] = ()
+    tz: str = "utc"
 
     @property
     def hour_ranges(self) -> tuple[tuple[int, int], ...]:
@@ -73,17 +76,21 @@ class ShiftFilter:
             return "all hours, all days"
         parts = []
         if self.start_min is not None:
-            parts.append(f"{_ranges_text(self.hour_ranges)} UTC")
+            parts.append(f"{_ranges_text(self.hour_ranges)} {self.zone_name}")
         else:
             parts.append("all hours")
         parts.append(_days_text(self.days) if self.days is not None else "all days")
         return ", ".join(parts)
 
+    @property
+    def zone_name(self) -> str:
+        return {"utc": "UTC", "local": "local time"}.get(self.tz, self.tz)
+
     def to_dict(self) -> dict:
         """JSON-friendly form (``hours`` as "HH:MM-HH:MM" or None, ``days`` as names or None)."""
         hours = None if self.start_min is None else _ranges_text(self.hour_ranges)
         days = None if self.days is None else [DAY_NAMES[d] for d in sorted(self.days)]
-        return {"hours": hours, "days": days, "text": self.describe()}
+        return {"hours": hours, "days": days, "tz": self.tz, "text": self.describe()}
 
 
 def _hhmm(m: int | None) -> str:
@@ -170,8 +177,9 @@ def parse_days(text: str) -> frozenset[int]:
     return frozenset(out)
 
 
-def make_shift(hours: str | None = None, days: str | None = None) -> ShiftFilter | None:
-    """Build a filter from the CLI texts; ``None`` when neither is given. Raises :class:`ShiftError`."""
+def make_shift(hours: str | None = None, days: str | None = None, tz: str = "utc") -> ShiftFilter | None:
+    """Build a filter from the CLI texts (hours and days read in ``tz``); ``None`` when neither is given.
+    Raises :class:`ShiftError`."""
     if not hours and not days:
         return None
     a = b = None
@@ -179,11 +187,13 @@ def make_shift(hours: str | None = None, days: str | None = None) -> ShiftFilter
     if hours:
         (a, b), *rest = parse_hour_ranges(hours)
         more = tuple(rest)
-    return ShiftFilter(a, b, parse_days(days) if days else None, more)
+    return ShiftFilter(a, b, parse_days(days) if days else None, more, tz)
 
 
-def shift_mask(starts: pd.Series, ends: pd.Series, shift: ShiftFilter | None) -> np.ndarray:
-    """True where the interval's midpoint lies in the shift (all True for ``None`` / an empty filter)."""
+def shift_mask(starts: pd.Series, ends: pd.Series, shift: ShiftFilter | None,
+               offsets_s: np.ndarray | None = None) -> np.ndarray:
+    """True where the interval's midpoint lies in the shift (all True for ``None`` / an empty filter);
+    ``offsets_s``: seconds east of UTC of each midpoint in the shift's zone (None: UTC)."""
     n = len(ends)
     if shift is None or shift.is_empty:
         return np.ones(n, dtype=bool)
@@ -191,6 +201,8 @@ def shift_mask(starts: pd.Series, ends: pd.Series, shift: ShiftFilter | None) ->
     s = starts.to_numpy(dtype="datetime64[ns]").view(np.int64)
     s = np.where(s == np.iinfo(np.int64).min, e, s)       # NaT start: use the end
     mid = s + (e - s) // 2
+    if offsets_s is not None:
+        mid = mid + np.round(np.asarray(offsets_s, np.float64) * 1e9).astype(np.int64)
     keep = np.ones(n, dtype=bool)
     if shift.start_min is not None:
         minute = (mid // _NS_MIN) % 1440
@@ -204,11 +216,17 @@ def shift_mask(starts: pd.Series, ends: pd.Series, shift: ShiftFilter | None) ->
     return keep
 
 
-def apply_shift(iv: pd.DataFrame, shift: ShiftFilter | None) -> pd.DataFrame:
-    """Interval rows of ``iv`` (``interval_start``/``interval_end`` columns) that fall into ``shift``."""
+def apply_shift(iv: pd.DataFrame, shift: ShiftFilter | None, zones=None) -> pd.DataFrame:
+    """Interval rows of ``iv`` (``interval_start``/``interval_end`` columns) that fall into ``shift``, read in
+    the shift's zone (``zones``: the workspace's :class:`app.engine.timezone.Zones`, else made from ``iv``)."""
     if shift is None or shift.is_empty or not len(iv):
         return iv
-    return iv.loc[shift_mask(iv["interval_start"], iv["interval_end"], shift)]
+    offs = None
+    if shift.tz != "utc":
+        from app.engine.timezone import Zones
+
+        offs = (zones if zones is not None else Zones(iv)).midpoint_offsets(shift.tz, iv)
+    return iv.loc[shift_mask(iv["interval_start"], iv["interval_end"], shift, offs)]
 
 
 def shifted_metrics(ws, by: str = "interval", start=None, end=None, nodes=None, shift: ShiftFilter | None = None,
@@ -225,6 +243,6 @@ def shifted_metrics(ws, by: str = "interval", start=None, end=None, nodes=None, 
     if shift is None or shift.is_empty:
         return ws.metrics(by=by, start=start, end=end, nodes=list(nodes) if nodes is not None else None,
                           summary=summary)
-    iv = apply_shift(ws.intervals, shift)
+    iv = apply_shift(ws.intervals, shift, ws.zones if shift.tz != "utc" else None)
     return compute_metrics(iv, ws.formula_sets, ws.counters, by=by, start=start, end=end,
                            nodes=list(nodes) if nodes is not None else None, summary=summary)

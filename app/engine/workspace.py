@@ -24,6 +24,7 @@ from app.engine.metrics import level_metrics, metrics_level, with_summary
 from app.engine.parallel import parallel_map
 from app.engine.plausibility import IMPLAUSIBLE, LEFT_OUT, left_out
 from app.engine.plausibility import check as check_bounds
+from app.engine.timezone import Zones, add_utc_offsets
 from app.findings import Finding
 from app.formats.schema import ReadResult
 
@@ -229,6 +230,7 @@ class Workspace:
                 return
         frames = [r.samples for r in self._files if r.samples is not None and len(r.samples)]
         iv, findings = compute_intervals(frames, self.formula_sets, keep)
+        findings += add_utc_offsets(iv, frames)         # each system's UTC offset from its records' local time
         findings += check_bounds(iv, self.formula_sets, _counter_columns(iv))   # marks implausible rows
         self._engine_findings = findings
         if key is not None:       # cached as computed, implausible rows marked, not left out
@@ -485,6 +487,15 @@ class Workspace:
     def intervals(self) -> pd.DataFrame:
         """One row per logical CPU per interval with float64 counter deltas (see architecture.md)."""
         return self._ensure()
+
+    @property
+    def zones(self) -> Zones:
+        """Each system's UTC offsets (from its records' local time) and the time-zone conversions."""
+        iv = self._ensure()
+        z = getattr(self, "_zones", None)
+        if z is None or z[0] is not iv:
+            z = self._zones = (iv, Zones(iv))
+        return z[1]
 
     @property
     def counters(self) -> list[str]:

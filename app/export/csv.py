@@ -78,10 +78,15 @@ def compare_columns(by: str, ids: list[str]) -> list[str]:
     return ["pair", "row", "label"] + level_columns(by, ids)
 
 
-def rows_csv(frame: pd.DataFrame, columns: list[str]) -> list[list[str]]:
-    """Rows of cells (without the header) for ``columns`` of ``frame`` (missing columns stay empty)."""
+def rows_csv(frame: pd.DataFrame, columns: list[str], offsets: dict | None = None) -> list[list[str]]:
+    """Rows of cells (without the header) for ``columns`` of ``frame`` (missing columns stay empty);
+    ``offsets``: seconds east of UTC per row of a time column: its cells carry that offset."""
+    from app.engine.timezone import iso_time
+
     data = {c: (frame[c].tolist() if c in frame.columns else [None] * len(frame)) for c in columns}
-    return [[cell(c, data[c][i]) for c in columns] for i in range(len(frame))]
+    offsets = offsets or {}
+    return [[iso_time(data[c][i], offsets[c][i]) if c in offsets else cell(c, data[c][i]) for c in columns]
+            for i in range(len(frame))]
 
 
 def write_csv(request, path: str, steps) -> dict[str, int]:
@@ -103,10 +108,16 @@ def write_csv(request, path: str, steps) -> dict[str, int]:
 
             frame = enrich(request.workspace, frame, request.by, request.start, request.end)
     steps(0.5, "writing rows")
+    tz = getattr(request, "tz", "utc")
+    offs = {}
+    if c is None and tz != "utc" and len(frame):      # times in the request's zone, each cell with its offset
+        z = request.workspace.zones
+        offs = {t: z.offsets(tz, frame[t], frame) for t in _TIMES if t in frame.columns}
     with open(path, "w", encoding="utf-8", newline="") as fh:
         fh.write(csv_line(csv_text(c) for c in columns))
         chunk = 20000
         for i in range(0, max(len(frame), 1), chunk):
-            fh.writelines(csv_line(r) for r in rows_csv(frame.iloc[i:i + chunk], columns))
+            part = {t: o[i:i + chunk] for t, o in offs.items()}
+            fh.writelines(csv_line(r) for r in rows_csv(frame.iloc[i:i + chunk], columns, part))
             steps(0.5 + 0.5 * min(1.0, (i + chunk) / max(len(frame), 1)), "writing rows")
     return {"rows": len(frame)}

@@ -100,6 +100,30 @@ def encode_packed_date(d: _dt.date) -> bytes:
     return bytes.fromhex(s)
 
 
+def smf_local_datetime64(tme: np.ndarray, dte: np.ndarray) -> np.ndarray:
+    """SMF header local time -> naive ``datetime64[ns]`` (NaT where a field is invalid), vectorized.
+
+    ``tme``: SMFxxTME, binary hundredths of a second since local midnight (< 8,640,000); ``dte``: SMFxxDTE as
+    the 4-byte big-endian value of the packed date ``0cyydddF`` (smf113.md 3 and 9; sign nibble C or F).
+    """
+    tme = np.asarray(tme, np.uint64).astype(np.int64)
+    v = np.asarray(dte, np.uint64)
+    nib = [((v >> np.uint64(4 * k)) & np.uint64(0xF)).astype(np.int64) for k in range(8)]   # nib[0] = sign
+    digits = nib[1:7]
+    ok = (nib[7] == 0) & (nib[6] <= 2) & ((nib[0] == 0xF) | (nib[0] == 0xC)) & (tme < 8_640_000)
+    for d in digits:
+        ok &= d <= 9
+    ddd = nib[3] * 100 + nib[2] * 10 + nib[1]
+    year = 1900 + 100 * nib[6] + 10 * nib[5] + nib[4]
+    leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
+    ok &= (ddd >= 1) & (ddd <= np.where(leap, 366, 365))
+    jan1 = (np.where(ok, year, 1970) - 1970).astype("datetime64[Y]").astype("datetime64[D]")
+    days = jan1 + np.where(ok, ddd - 1, 0).astype("timedelta64[D]")
+    out = days.astype("datetime64[ns]") + (np.where(ok, tme, 0) * 10_000_000).astype("timedelta64[ns]")
+    out[~ok] = np.datetime64("NaT")
+    return out
+
+
 def categorical_from_codes(labels, codes: np.ndarray) -> pd.Categorical:
     """What ``astype("category")`` of the object array ``labels[codes]`` gives (sorted categories, None as
     missing, equal labels one category), built from the codes: one label per distinct value instead of one

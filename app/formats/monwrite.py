@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pandas as pd
+
 from app.findings import make_finding
 from app.formats import monwrite_records as R
 from app.formats.common import cec_id, normalize_serial
@@ -420,9 +422,27 @@ def _result(w: _Walk, data, file: str) -> ReadResult:
                         size=len(data), meta={"other_records": other, "page_mapping": w.mode or "page",
                                               "intervals": w.interval, "d0r16_time_unit": getattr(w, "unit", None),
                                               **ident})
+    _local_time(w, result)
     w.close_findings()
     result.findings = w.findings
     return result
+
+
+def _local_time(w: _Walk, result: ReadResult) -> None:
+    """Column ``local_time`` (naive local time) from the D1R4 time-zone offset MTRSYS_SYSZONE, as SMF 113 has
+    from its header TME/DTE, so the engine derives the offset of both the same way; no usable offset: no
+    column, and a finding says why the system stays in UTC."""
+    s, df = w.sys or {}, result.samples
+    zone = s.get("zone_offset_s")
+    if not len(df) or not s:          # no D1R4: already said (no-configuration)
+        return
+    if R.zone_offset_ok(zone):
+        df["local_time"] = df["time"] + pd.Timedelta(seconds=int(zone))
+        return
+    what = ("the D1R4 record is too short for MTRSYS_SYSZONE" if zone is None
+            else f"D1R4 MTRSYS_SYSZONE holds {zone}, not a whole quarter hour of seconds within 14 hours")
+    w.find(s.get("offset"), "info", "no-zone-offset", f"the time-zone offset of z/VM system "
+           f"{s.get('system') or '?'} cannot be derived: {what}", "its times are shown in UTC")
 
 
 def walk_monwrite(data, file: str, *, progress: Callable[[float], None] | None = None,

@@ -101,6 +101,11 @@ SYS_MODEL = (112, 16)
 SYS_SEQC = (128, 16)
 SYS_LPNUM = 148                           # 2 bytes
 SYS_LPARNAME = (160, 8)
+# +80 MTRSYS_SYSZONE, signed fullword, time-zone offset (monwrite.md 3.3: offset from the zpmd 5.3 reconstruction,
+# unit UNCONFIRMED).  Read as seconds east of UTC, as CP's time-zone definitions (HCPTZDBK TZDZONE "+/- seconds
+# adjustment") hold them; a value that is no whole quarter hour within 14 hours is not used (zone_offset_ok).
+SYS_ZONE = 80
+ZONE_MAX_S = 14 * 3600
 SYS_LEN = 420                             # z/VM 6.1 length, CONFIRMED (monwrite.md §3.7 [S18])
 
 # ---------------------------------------------------------------- D1R5 MTRPRP
@@ -170,7 +175,14 @@ def decode_d1r4(rec: bytes) -> dict:
     out = {"system": txt(SYS_SYSTMID), "machine_type": txt(SYS_MTYPE), "model": txt(SYS_MODEL),
            "seqcode": txt(SYS_SEQC), "lpar": txt(SYS_LPARNAME)}
     out["lpar_number"] = int.from_bytes(rec[SYS_LPNUM:SYS_LPNUM + 2], "big") if SYS_LPNUM + 2 <= n else None
+    out["zone_offset_s"] = int.from_bytes(rec[SYS_ZONE:SYS_ZONE + 4], "big", signed=True) if SYS_ZONE + 4 <= n \
+        else None
     return out
+
+
+def zone_offset_ok(seconds: int | None) -> bool:
+    """A D1R4 time-zone offset usable as a UTC offset: whole quarter hours, at most 14 hours either way."""
+    return seconds is not None and seconds % 900 == 0 and abs(seconds) <= ZONE_MAX_S
 
 
 def decode_d1r5(rec: bytes) -> tuple[int, int | None, int | None]:

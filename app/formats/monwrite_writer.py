@@ -118,8 +118,10 @@ class MonwriteWriter:
 
     def __init__(self, system: str, lpar: str, lpar_number: int, machine_type: str, model: str, seqcode: str,
                  *, max_counter_bytes: int = 1000, time_unit: str = "us", msgid: int = 1, pathid: int = 1,
-                 mca_addr: int = 0x0A000000, dcss_first: int = 0x0A100000, dcss_end: int = 0x0C000000) -> None:
+                 mca_addr: int = 0x0A000000, dcss_first: int = 0x0A100000, dcss_end: int = 0x0C000000,
+                 zone_offset_s: int = 0) -> None:
         self.ident = (system, lpar, lpar_number, machine_type, model, seqcode)
+        self.zone_offset_s = zone_offset_s      # D1R4 MTRSYS_SYSZONE: seconds east of UTC
         self.chunk = max(8, max_counter_bytes // 8 * 8)
         self.tscale = 4096 if time_unit == "tod" else 1
         self.msgid, self.pathid, self.mca = msgid, pathid, mca_addr
@@ -140,6 +142,7 @@ class MonwriteWriter:
                            (R.SYS_SEQC, seq), (R.SYS_LPARNAME, lpar)):
             b[o - 20:o - 20 + ln] = to_ebcdic(s, ln)
         b[R.SYS_LPNUM - 20:R.SYS_LPNUM - 18] = lpnum.to_bytes(2, "big")
+        b[R.SYS_ZONE - 20:R.SYS_ZONE - 16] = int(self.zone_offset_s).to_bytes(4, "big", signed=True)
         return self.record(1, 4, tod, bytes(b))
 
     def d1r5(self, tod: int, cpu: int, type_code: int, core: int | None) -> bytes:
@@ -285,13 +288,14 @@ def _by_time(times: np.ndarray) -> dict[int, np.ndarray]:
 
 def write_samples(samples: pd.DataFrame, partitions: pd.DataFrame | None = None, mt: pd.DataFrame | None = None,
                   *, path: str | Path | None = None, gzip: bool = False, rdw: bool = False,
-                  max_counter_bytes: int = 1000, interval_s: float = 60.0) -> bytes:
+                  max_counter_bytes: int = 1000, interval_s: float = 60.0, zone_offset_s: int = 0) -> bytes:
     """Counter-sample frame (absolute counters, one z/VM system) -> MONWRITE bytes.
 
     ``partitions``: rows cec, lpar, lpar_number, class, cpus, weight, capped, busy_pct, time
     (cumulative dispatch times are integrated from ``busy_pct``).  ``mt``: rows of the
     ``ReadResult.mt`` shape.  Counters missing from the frame are written as 0 (an MT set is
-    always written with its architected 48 counters).  Returns the bytes (also written to
+    always written with its architected 48 counters).  ``zone_offset_s``: the system's UTC offset in seconds
+    (D1R4 MTRSYS_SYSZONE; z/VM states one offset per monitor start).  Returns the bytes (also written to
     ``path`` when given).
     """
     s0 = samples.iloc[0]
@@ -301,7 +305,8 @@ def write_samples(samples: pd.DataFrame, partitions: pd.DataFrame | None = None,
         own = partitions[partitions["lpar"] == lpar]
         lpnum = int(own["lpar_number"].iloc[0]) if len(own) else 1
     w = MonwriteWriter(str(s0["system"]), lpar, lpnum, str(s0["machine_type"]), str(s0["model"]),
-                       str(s0["serial"]).rjust(16, "0"), max_counter_bytes=max_counter_bytes)
+                       str(s0["serial"]).rjust(16, "0"), max_counter_bytes=max_counter_bytes,
+                       zone_offset_s=zone_offset_s)
     procs = samples.drop_duplicates("cpu").sort_values("cpu")
     w.config([(int(c), R.TYPE_CODES.get(str(k), 0), None if int(co) < 0 else int(co))
               for c, k, co in zip(procs["cpu"], procs["class"], procs["core"])])

@@ -27,7 +27,7 @@ __all__ = ["looks_like_smf", "read_smf"]
 _BLOCKS = "\0blocks"      # key of the counter blocks in a decoded shape's column dict
 
 # Columns only SMF 113 records with an identification section give (spec 5): the interval as HIS states it.
-OPTIONAL_COLUMNS = ("rec_start", "rec_end")
+OPTIONAL_COLUMNS = ("rec_start", "rec_end", "local_time")   # local_time: header TME/DTE, naive local time
 MAX_DETAIL = 10          # individual findings per code before they are only counted
 
 
@@ -177,6 +177,7 @@ def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
         if dln >= L.S1_CORE + 2:
             f["core"] = (L.S1_CORE, 2)
     fields = {k: (d + off, w) for k, (off, w) in f.items()}
+    fields.update(tme=(L.OFF_TME, 4), dte=(L.OFF_DTE, 4))     # header local time (spec 3), beside the UTC TODs
     texts = {"system": (L.OFF_SID, 4)}
     if sh.sty == 2:
         for name, off, w in (("mt", L.S2_MTYPE, 4), ("model", L.S2_MODEL, 16), ("seq", L.S2_SEQ, 16)):
@@ -230,6 +231,7 @@ def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
     c["cec"] = _cat(p_codes, [common.cec_id(mt_labels[k // len(s_labels)], s_labels[k % len(s_labels)])
                               for k in p_uniq])
     c["run_start"], c["time"] = common.tod_to_datetime64(v["cts"]), common.tod_to_datetime64(v["ctm"])
+    c["local_time"] = common.smf_local_datetime64(v["tme"], v["dte"])
     c["kind"] = _cat(np.zeros(m, np.int64), [kind])
     sets = 0
     blocks = []

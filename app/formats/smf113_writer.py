@@ -46,7 +46,8 @@ WIDE_SETS = (1, 4)        # basic and extended are always written as 8-byte LCDS
 
 
 def _tod_to_local(tod: int) -> tuple[int, bytes]:
-    """TOD -> (SMF TME hundredths since midnight, packed DTE), zone = UTC."""
+    """TOD of the local time (the record time itself when the zone is UTC) -> (SMF TME hundredths since
+    midnight, packed DTE)."""
     t = _dt.datetime(1970, 1, 1) + _dt.timedelta(microseconds=(tod - common.TOD_UNIX_EPOCH) >> 12)
     tme = ((t.hour * 60 + t.minute) * 60 + t.second) * 100 + t.microsecond // 10_000
     return tme, common.encode_packed_date(t.date())
@@ -60,7 +61,7 @@ def _dof(rec: dict) -> int:
 def _header(length: int, subtype: int, rec: dict) -> bytes:
     """Standard header, self-defining section, subsystem section and (with ``rec['interval']``) the
     identification section: job 'HIS', step 'HIS', reader start = record time, interval start/end TOD."""
-    tme, dte = _tod_to_local(int(rec["time_tod"]))
+    tme, dte = _tod_to_local(int(rec.get("local_tod", rec["time_tod"])))
     ident = rec.get("interval")
     hdr = _HDR.pack(length, 0, 0xDE, 113, tme, dte, common.to_ebcdic(rec.get("system", "SYSA"), 4),
                     common.to_ebcdic("HIS", 4), subtype, 0, 24,
@@ -140,6 +141,13 @@ def encode_subtype1(rec: dict) -> bytes:
     return _header(cd, 1, rec) + data + b"".join(entries) + b"".join(values)
 
 
+def _local_tod(samples: pd.DataFrame) -> np.ndarray:
+    """The header local time of each row as a TOD value: column ``local_time`` (naive local time, e.g. from
+    ``app.sample.model.with_local_time``), the UTC record time where it is NaT."""
+    loc = samples["local_time"].to_numpy("datetime64[ns]")
+    return common.datetime64_to_tod(np.where(np.isnat(loc), samples["time"].to_numpy("datetime64[ns]"), loc))
+
+
 def _has_interval(samples: pd.DataFrame) -> bool:
     """Write identification sections when the frame states every row's interval (columns rec_start/rec_end)."""
     return all(c in samples.columns and samples[c].notna().all() for c in ("rec_start", "rec_end")) and len(samples) > 0
@@ -161,6 +169,7 @@ def _encode_samples_rowwise(samples: pd.DataFrame, subtype: int) -> list[bytes]:
     if _has_interval(samples):
         tod.update({c: common.datetime64_to_tod(samples[c].to_numpy("datetime64[ns]")) for c in ("rec_start", "rec_end")})
     zero = np.zeros(n, np.uint64)
+    ltod = _local_tod(samples) if "local_time" in cols else None
     for i in range(n):
         cls = str(get["class"][i]) if "class" in get else "GCP"
         cfvn, csvn = int(get["cfvn"][i]), int(get["csvn"][i])
@@ -189,6 +198,8 @@ def _encode_samples_rowwise(samples: pd.DataFrame, subtype: int) -> list[bytes]:
                "run_start_tod": int(tod["run_start"][i]), "time_tod": int(tod["time"][i]), "counters": counters}
         if "rec_start" in tod:
             rec["interval"] = (int(tod["rec_start"][i]), int(tod["rec_end"][i]))
+        if ltod is not None:
+            rec["local_tod"] = int(ltod[i])
         out.append(enc(rec))
     return out
 
@@ -304,9 +315,10 @@ def encode_samples(samples: pd.DataFrame, subtype: int) -> list[bytes]:
     seq = (_text(*_factor_str(col[seqsrc]), 16, lambda s: s.rjust(16, "0")) if seqsrc
            else _text(np.zeros(n, np.intp), ["0"], 16, lambda s: s.rjust(16, "0")))
     t = tod["time"]
+    lt = _local_tod(samples) if "local_time" in cols else t     # TME/DTE: the system's local time
     ep = np.uint64(common.TOD_UNIX_EPOCH)
-    d = t - ep
-    us = np.where(t >= ep, (d >> np.uint64(12)).astype(np.int64), d.view(np.int64) >> 12)
+    d = lt - ep
+    us = np.where(lt >= ep, (d >> np.uint64(12)).astype(np.int64), d.view(np.int64) >> 12)
     day = us // _DAY_US
     tme = (us - day * _DAY_US) // 10_000
     udays, dinv = np.unique(day, return_inverse=True)

@@ -156,7 +156,8 @@ def _partitions(times: np.ndarray, lpars: list[LparModel], zvm: LparModel, cec: 
 
 
 def write_zvm(out: Path, intervals: int = 1440, seed: int = 5, name: str = "after_VMSYS1_monwrite.mondata.gz",
-              gzip: bool = True) -> Path:
+              gzip: bool = True, zone: str | None = None) -> Path:
+    """``zone``: the z/VM system's IANA zone; D1R4 states its UTC offset at the start of the data (0 = UTC)."""
     rng = np.random.default_rng(seed)
     cec = CecModel("z16", Z16_SEQ, [zvm_lpar()])
     samples, _ = make_samples(cec, ZVM_START, intervals, 60.0, seed=seed)
@@ -165,7 +166,11 @@ def write_zvm(out: Path, intervals: int = 1440, seed: int = 5, name: str = "afte
     parts = _partitions(times, zos_lpars(), zvm_lpar(), cec.cec, rng)
     absolute = to_absolute(samples)
     p = out / name
-    monwrite_writer.write_samples(absolute, parts, mt, path=p, gzip=gzip, interval_s=60.0)
+    zone_s = 0
+    if zone:
+        t0 = pd.Timestamp(ZVM_START).tz_localize("UTC")
+        zone_s = int(t0.tz_convert(zone).utcoffset().total_seconds())
+    monwrite_writer.write_samples(absolute, parts, mt, path=p, gzip=gzip, interval_s=60.0, zone_offset_s=zone_s)
     return p
 
 

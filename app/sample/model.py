@@ -11,7 +11,8 @@ encode them byte for byte, and the engine must give the model's numbers back.
 The story the model tells (what an analyst sees in the bundled sample):
 
 * **Online day, batch night.**  An LPAR with ``batch`` runs a batch window from about 00:00 to 06:00 UTC
-  (ramps of an hour): its busy rises to the class's ``batch_busy`` instead of the night low, L1MP is
+  (its local time when the LPAR has a ``zone``, as the day's cycle; ramps of an hour): its busy rises to the
+  class's ``batch_busy`` instead of the night low, L1MP is
   ``batch_l1mp`` times the day's, and L1 misses go further out (``BATCH_MIX``: more L3/L4/memory, so a
   higher RNI), with more problem state and more TLB misses.
 * **A change.**  ``change_at`` / ``change_mix`` on an LPAR: from that moment its L1 misses are sourced
@@ -81,6 +82,8 @@ class LparModel:
     batch: bool = False       # runs a batch window at night (see the module docstring)
     change_at: dt.datetime | None = None         # a visible change from this moment on (naive UTC)
     change_mix: dict[str, float] | None = None   # the sourcing mix after the change (all classes)
+    zone: str | None = None   # IANA time zone of the system (e.g. 'Europe/Berlin'): records carry its local time
+    tme_lag_s: float = 0.0    # SMF TME: seconds after the interval end the record enters the SMF buffer
 
 
 @dataclass
@@ -126,11 +129,12 @@ def _class_block(lay: GenerationLayout, lpar: LparModel, cm: ClassModel, times: 
     """Counters (name -> array[n_int, cpus]) and the model's own metric values."""
     n, c = len(times), cm.cpus
     noise = lambda s: rng.normal(1.0, s, (n, c))  # noqa: E731
-    b = (batch_weight(times) if lpar.batch else np.zeros(n))[:, None]
+    clock = local_times(times, lpar.zone) if lpar.zone else times     # the day and the batch follow local time
+    b = (batch_weight(clock) if lpar.batch else np.zeros(n))[:, None]
     after = np.zeros((n, 1))
     if lpar.change_at is not None and lpar.change_mix is not None:
         after = (times >= np.datetime64(lpar.change_at.replace(tzinfo=None), "ns")).astype(float)[:, None]
-    day_busy = cm.busy * _day_factor(times, lpar.night)[:, None]
+    day_busy = cm.busy * _day_factor(clock, lpar.night)[:, None]
     busy_target = day_busy if cm.batch_busy is None else day_busy * (1 - b) + cm.batch_busy * b
     busy = np.clip(busy_target * noise(0.04), 0.5, 100.0)
     cycles_avail = lay.cpu_speed * 1e6 * interval_s
@@ -259,8 +263,21 @@ def make_samples(cec: CecModel, start: dt.datetime, intervals: int, interval_s: 
                                        **{"class": cm.cls}))
     samples = pd.concat(frames, ignore_index=True)
     samples = _finish_identity(samples, cec, t0)
+    zoned = [lp for lp in cec.lpars if lp.zone]
+    if zoned:                  # records state the local time of their system (SMF TME/DTE, z/VM D1R4 zone)
+        loc = np.full(len(samples), np.datetime64("NaT"), "datetime64[ns]")
+        for lp in zoned:
+            rows = (samples["system"] == lp.system).to_numpy()
+            loc[rows] = local_times(samples["time"].to_numpy("datetime64[ns]")[rows], lp.zone, lp.tme_lag_s)
+        samples["local_time"] = loc
     expected = pd.concat(exp_frames, ignore_index=True)
     return samples, expected
+
+
+def local_times(utc: np.ndarray, zone: str, lag_s: float = 0.0) -> np.ndarray:
+    """Naive UTC times -> the naive local wall time in ``zone`` (zoneinfo) ``lag_s`` seconds later."""
+    t = pd.DatetimeIndex(utc) + pd.Timedelta(seconds=lag_s)
+    return t.tz_localize("UTC").tz_convert(zone).tz_localize(None).to_numpy("datetime64[ns]")
 
 
 def _finish_identity(df: pd.DataFrame, cec: CecModel, run_start: np.datetime64) -> pd.DataFrame:
@@ -298,6 +315,8 @@ def to_absolute(samples: pd.DataFrame, seed: int = 7) -> pd.DataFrame:
     start_vals[first_rows[counters].to_numpy() == 0] = 0      # counters never counted stay 0
     base = first_rows.copy()
     base[counters] = start_vals
+    if "local_time" in base.columns:        # the baseline's local time: the same offset as the CPU's first row
+        base["local_time"] = base["local_time"] - (base["time"] - base["run_start"])
     base["time"] = base["run_start"]
     base["first"] = True
     grp = df.groupby(keys, observed=True, sort=False)

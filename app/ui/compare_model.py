@@ -111,7 +111,15 @@ def selection_of(ws: Any, side: Side, name: str) -> Selection:
     """The engine Selection of a side (raises ShiftError for bad hours/days)."""
     from app.analysis import make_selection
 
-    return make_selection(ws, side.nodes, _naive(side.start), _naive(side.end), side.hours, side.days, name=name)
+    return make_selection(ws, side.nodes, _naive(side.start), _naive(side.end), side.hours, side.days, name=name,
+                          tz=_zone_mode())
+
+
+def _zone_mode() -> str:
+    """The window's time zone (View > Local time, :mod:`app.ui.time_zone`): shift hours are read in it."""
+    from app.ui.time_zone import ZONE
+
+    return ZONE.mode
 
 
 @dataclass

@@ -68,7 +68,8 @@ class SideBox(QGroupBox):
             e.setToolTip(tip)
         self.hours = QLineEdit()
         self.hours.setPlaceholderText("all hours, e.g. 08-17")
-        self.hours.setToolTip("Shift hours (UTC): intervals whose midpoint is in [first, last); 22-06 wraps midnight")
+        self.hours.setToolTip("Shift hours in the window's time zone (UTC, or local time with View > Local time): "
+                              "intervals whose midpoint is in [first, last); 22-06 wraps midnight")
         self.days = QLineEdit()
         self.days.setPlaceholderText("all days, e.g. mon-fri")
         self.days.setToolTip("Shift days: mon..sun, ranges and lists, e.g. mon-fri or sat,sun")

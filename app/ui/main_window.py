@@ -119,6 +119,9 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
 
         install_dataset(self)
         install_implausible(self)   # issue 20: View > Keep implausible intervals, status-bar count
+        from app.ui.time_zone import install as install_time_zone  # issue 26: View > Local time, chip toggle
+
+        install_time_zone(self)
         self._restore()
 
     def _connect(self) -> None:
@@ -278,6 +281,8 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             view = compute_view(ws, sel, added, table=table, timeline=timeline, smt=smt, values=values,
                                 deep=not added, deeper=deeper)
             view.epoch = epoch
+            if table or timeline:         # each system's UTC offsets (time_zone.py), from the intervals just used
+                view.zones = getattr(ws, "zones", None)
             return view
         return job
 

@@ -26,6 +26,7 @@ from app.ui.frames import (
     system_texts,
 )
 from app.ui.roles import Role
+from app.ui.time_zone import ZONE
 
 ROWS_TO_LOAD = 2000
 _ROLES = frozenset(int(r) for r in (Qt.ItemDataRole.DisplayRole, Role.SORT, Qt.ItemDataRole.TextAlignmentRole,
@@ -208,11 +209,35 @@ class IntervalTableModel(ColumnTableModel):
                 lines.append(M.LEFT_OUT_TIP.format(n=int(self._left_out[pos])))
             return "\n".join(lines)
         if self._summary[pos]:
-            rng = M.SUMMARY_RANGE_TIP.format(start=start, end=end) if start or end else ""
+            rng = _zoned(M.SUMMARY_RANGE_TIP.format(start=start, end=end)) if start or end else ""
             return "\n".join(t for t in (rng, M.SUMMARY_TIP) if t)
         if 0 <= col < len(self.columns) and self.columns[col].frozen and (start or end):
-            return M.INTERVAL_TIP.format(start=start, end=end)
+            return _zoned(M.INTERVAL_TIP.format(start=start, end=end))
         return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        """The Date and End headers name the time zone when the window shows local time (tooltip: always)."""
+        out = super().headerData(section, orientation, role)
+        if (orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.columns)
+                and self.columns[section].id in ("_date", "_end") and out is not None):
+            if role == Qt.ItemDataRole.DisplayRole and ZONE.local:
+                return f"{out}\nlocal"
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return f"{out} ({ZONE.label()})"
+        return out
+
+    def zone_changed(self) -> None:
+        """The window's time zone changed (:mod:`app.ui.time_zone`): the time texts are written again."""
+        self._texts = {}
+        self._ranges_cache = False
+        if not self.frame.empty:
+            for i, c in enumerate(self.columns):
+                if c.id in ("_date", "_end"):
+                    self._values[i] = _time_texts(self.frame, c.id, self._summary)
+        if self.columnCount():
+            self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, self.columnCount() - 1)
+        if self.rowCount() and self.columnCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1))
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """Sort interval rows by raw value (NaN last); summary rows stay on top."""
@@ -227,6 +252,11 @@ class IntervalTableModel(ColumnTableModel):
         self.layoutChanged.emit()
 
 
+def _zoned(text: str) -> str:
+    """A tooltip that names UTC, naming the window's time zone instead when it shows local time."""
+    return text.replace("UTC", ZONE.label()) if ZONE.local else text
+
+
 def _time_texts(df: pd.DataFrame, col_id: str, summary: np.ndarray) -> np.ndarray:
     """Compact identification texts: ``2026-11-02`` dates, ``00:15`` times (seconds only when some interval has them).
 
@@ -237,6 +267,7 @@ def _time_texts(df: pd.DataFrame, col_id: str, summary: np.ndarray) -> np.ndarra
     end = pd.to_datetime(df["interval_end"])
     if getattr(end.dt, "tz", None) is not None:        # the wall-clock texts strftime gave
         end = end.dt.tz_localize(None)
+    end = ZONE.wall_series(end)                        # in the window's time zone (UTC or local)
     ns = end.to_numpy(dtype="datetime64[ns]")
     iso = np.datetime_as_string(ns.astype("datetime64[s]"), unit="s")     # 2026-11-02T00:15:00, 'NaT'
     if col_id == "_date":
@@ -254,7 +285,7 @@ def _range_texts(df: pd.DataFrame) -> np.ndarray | None:
     """(start, end) texts per frame row, full date and time, for tooltips."""
     if df.empty or "interval_end" not in df.columns:
         return None
-    end = pd.to_datetime(df["interval_end"]).dt.strftime("%Y-%m-%d %H:%M:%S").fillna("")
-    start = (pd.to_datetime(df["interval_start"]).dt.strftime("%Y-%m-%d %H:%M:%S").fillna("")
+    end = ZONE.wall_series(pd.to_datetime(df["interval_end"])).dt.strftime("%Y-%m-%d %H:%M:%S").fillna("")
+    start = (ZONE.wall_series(pd.to_datetime(df["interval_start"])).dt.strftime("%Y-%m-%d %H:%M:%S").fillna("")
              if "interval_start" in df.columns else pd.Series("", index=df.index))
     return np.array(list(zip(start.tolist(), end.tolist())), dtype=object)

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QGraphicsLinearLayout, QGraphicsWidget, QListWidge
 
 from app.ui import messages as M
 from app.ui.palette import CHART_THEMES
+from app.ui.time_zone import ZONE
 from app.ui.timeline_plots import LEFT_AXIS_WIDTH, MT_AXIS, MT_AXIS_SHORT, Series, node_color
 
 LEGEND_SPACING = 6
@@ -39,11 +40,16 @@ class UtcDateAxis(pg.DateAxisItem):
         self._own = False
 
     def tickValues(self, minVal, maxVal, size):  # noqa: N802 (pyqtgraph name)
-        values = own_ticks(minVal, maxVal, size, self.LABEL_PX, self.OWN_TICKS_MAX_DAYS)
+        off = ZONE.offset_at(minVal)       # ticks on whole hours / midnights of the shown zone (app.ui.time_zone)
+        values = own_ticks(minVal + off, maxVal + off, size, self.LABEL_PX, self.OWN_TICKS_MAX_DAYS)
         self._own = values is not None
+        if values is not None and off:
+            values = [(st, [v - off for v in vs]) for st, vs in values]
         return values if values is not None else super().tickValues(minVal, maxVal, size)
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
+        if ZONE.local:
+            values = [v + ZONE.offset_at(v) for v in values]    # labels in the shown zone's wall-clock time
         if self._own:
             if spacing >= DAY:
                 return [_day(v) for v in values]

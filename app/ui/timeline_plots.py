@@ -337,7 +337,7 @@ def readout(series: list[Series], x: float, plots: list[str]) -> str:
         if k > 0 and abs(s.x[k - 1] - x) < abs(s.x[k] - x):
             k -= 1
         row = s.rows.iloc[k]
-        when = pd.Timestamp(s.x[k], unit="s").strftime("%Y-%m-%d %H:%M:%S")
+        when = _zone_wall(pd.Timestamp(s.x[k], unit="s")).strftime("%Y-%m-%d %H:%M:%S")
         vals = []
         for pid in plots:
             if pid == "cec":
@@ -347,7 +347,7 @@ def readout(series: list[Series], x: float, plots: list[str]) -> str:
                 if v is not None and not pd.isna(v):
                     vals.append(f"{SHORT.get(col, col)} {fmt_number(v, metric_decimals(col))}")
         vals += readout_marks(row)
-        lines.append(f'<b style="color:{node_color(i)}">{s.label}</b> {when} UTC: ' + ", ".join(vals))
+        lines.append(f'<b style="color:{node_color(i)}">{s.label}</b> {when} {_zone_label()}: ' + ", ".join(vals))
     return "<br>".join(lines)
 
 
@@ -413,3 +413,15 @@ def legend_html(series: list[Series], stack_title: str = "", stack: list[tuple[s
         text += ("<br>" if text else "") + stack_title + "&nbsp; " + \
             "&nbsp;&nbsp; ".join(SWATCH.format(c=c, t=t) for t, c in stack)
     return text
+
+
+def _zone_wall(t: pd.Timestamp) -> pd.Timestamp:
+    from app.ui.time_zone import ZONE     # the window's time zone (UTC or local)
+
+    return ZONE.wall(t)
+
+
+def _zone_label() -> str:
+    from app.ui.time_zone import ZONE
+
+    return ZONE.label()

@@ -11,11 +11,15 @@ from app.ui import messages as M
 
 
 def window_text(start: pd.Timestamp | None, end: pd.Timestamp | None) -> str:
-    """``2026-11-02 16:56 - 2026-11-03 00:00 UTC`` (both dates always written), or the whole-range text."""
+    """``2026-11-02 16:56 - 2026-11-03 00:00 UTC`` (both dates always written; in the window's time zone,
+    :mod:`app.ui.time_zone`, named at the end), or the whole-range text."""
     if start is None or end is None:
         return M.CHIP_WHOLE_RANGE
+    from app.ui.time_zone import ZONE
+
     fmt = "%Y-%m-%d %H:%M"
-    return M.CHIP_WINDOW.format(start=pd.Timestamp(start).strftime(fmt), end=pd.Timestamp(end).strftime(fmt))
+    text = M.CHIP_WINDOW.format(start=ZONE.wall(start).strftime(fmt), end=ZONE.wall(end).strftime(fmt))
+    return text[:-3] + ZONE.label() if ZONE.local and text.endswith("UTC") else text
 
 
 class WindowChip(QWidget):
@@ -40,6 +44,15 @@ class WindowChip(QWidget):
         lay.addWidget(title)
         lay.addWidget(self.label)
         lay.addWidget(self.clear)
+        # UTC / local time (app.ui.time_zone): shown once the data states a local time other than UTC
+        self.zone_button = QToolButton()
+        self.zone_button.setObjectName("zone_button")
+        self.zone_button.setCheckable(True)
+        self.zone_button.setText("Local")
+        self.zone_button.setToolTip("Times in the systems' local time (checked) or in UTC")
+        self.zone_button.toggled.connect(lambda on: self.zone_button.setText("Local" if on else "UTC"))
+        self.zone_button.setVisible(False)
+        lay.addWidget(self.zone_button)
         self.active = False
         self.set_window(None, None)
 

@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # repo root for a
 import smf_builders as B  # noqa: E402
 
 from app.formats import smf113  # noqa: E402
+from app.formats.smf113 import OPTIONAL_COLUMNS  # noqa: E402
 from app.formats import smf113_writer as W  # noqa: E402
 from app.formats.schema import IDENTITY_COLUMNS, SET_BASIC, SET_EXTENDED, SET_PROBLEM  # noqa: E402
 
@@ -69,7 +70,9 @@ def test_subtype2_example_every_field():
     assert s["B5"] == 2_000_000_000                 # 0000000077359400
     assert s["P32"] == 1_000_000_000                # 000000003B9ACA00
     assert s["P33"] == 0x1DCD6500 == 500_000_000
-    for c in [c for c in res.samples.columns if c not in IDENTITY_COLUMNS]:
+    # header local time (spec 11.1): TME 0041EB00 = 4,320,000 hundredths = 12:00:00.00, DTE 0124075F = 2024 day 75
+    assert s["local_time"] == pd.Timestamp("2024-03-15 12:00:00")
+    for c in [c for c in res.samples.columns if c not in IDENTITY_COLUMNS and c not in OPTIONAL_COLUMNS]:
         assert res.samples[c].dtype == np.uint64
     assert list(res.samples.columns[:len(IDENTITY_COLUMNS)]) == list(IDENTITY_COLUMNS)
     # spec 10 item 6: CSOF 156 >= DOF+DLN 156, CDOF 180 == 156 + 12*2, CST 1 and 2, 6+2 = CDON 8 -> consistent

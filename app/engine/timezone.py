@@ -1,0 +1,275 @@
+"""Local time: each system's UTC offset derived from its own records, and the time zone times are shown in.
+
+Every SMF record header states the local time of day (SMF113TME/DTE) beside the UTC TOD values of the CPU MF
+data, and z/VM's D1R4 states the system's zone offset; the readers put it in the sample column ``local_time``
+(naive local time).  The offset of a record is ``local_time - time`` rounded to the nearest quarter hour: TME is
+when the record entered the SMF buffer, a little after the interval end, and the TOD clock may run ahead of UTC
+by the leap seconds.  The offset is kept per record, so a daylight-saving switch inside the data is a change of
+offset (a finding, ``local-time-change``), never a gap; a system (machine + LPAR key) without a usable local time
+stays in UTC and says so (``no-local-time``).
+
+The interval frame carries the offset the record that ends each interval states (``utc_offset_s``, seconds east
+of UTC, NaN when unknown).  The offset in force at a time ``t`` is the one of the system's last record at or
+before ``t`` (its first record's before the data starts): an interval's midpoint takes the offset of the record
+that opened it, so the interval before a switch stays in the old offset.
+
+A time-zone choice (``--tz``, the window's switch) is ``local`` (each system's own offsets), ``utc`` or an IANA
+zone name (zoneinfo).  Pure pandas/numpy, no Qt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from app.engine.keys import LPAR_KEY
+from app.findings import Finding, make_finding
+
+__all__ = ["LOCAL", "UTC", "QUARTER_S", "TzError", "parse_tz", "record_offsets", "add_utc_offsets", "Zones",
+           "offset_text", "iso_time"]
+
+LOCAL, UTC = "local", "utc"
+QUARTER_S = 900
+OFFSET_COLUMN = "utc_offset_s"
+_NS = 1_000_000_000
+
+
+class TzError(ValueError):
+    """A --tz text that is neither local, utc nor a known IANA zone name."""
+
+
+def parse_tz(text: str | None) -> str:
+    """``local`` / ``utc`` (also ``UTC``, ``Z``) / an IANA zone name such as ``Europe/Berlin``; raises TzError."""
+    t = (text or LOCAL).strip()
+    if t.lower() in (LOCAL, UTC, "z", "gmt"):
+        return LOCAL if t.lower() == LOCAL else UTC
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(t)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise TzError(f"--tz {t!r}: not 'local', 'utc' or an IANA time-zone name (e.g. Europe/Berlin, "
+                      "America/New_York)") from None
+    return t
+
+
+def offset_text(seconds: float | None) -> str:
+    """``3600`` -> ``UTC+01:00``, ``-16200`` -> ``UTC-04:30``; None/NaN -> ``UTC``."""
+    if seconds is None or not np.isfinite(seconds):
+        return "UTC"
+    s = int(seconds)
+    sign = "-" if s < 0 else "+"
+    s = abs(s)
+    return f"UTC{sign}{s // 3600:02d}:{s % 3600 // 60:02d}"
+
+
+def iso_time(v, offset_s: float | None = None) -> str:
+    """A UTC time as ISO 8601 in the given offset: ``...Z`` for 0 / unknown, ``...+02:00`` otherwise."""
+    if v is None or v is pd.NaT:
+        return ""
+    ts = pd.Timestamp(v)
+    if pd.isna(ts):
+        return ""
+    off = 0 if offset_s is None or not np.isfinite(offset_s) else int(offset_s)
+    ts = ts + pd.Timedelta(seconds=off)
+    frac = f".{ts.microsecond:06d}" if ts.microsecond else ""
+    return ts.strftime("%Y-%m-%dT%H:%M:%S") + frac + ("Z" if off == 0 else offset_text(off)[3:])
+
+
+# ------------------------------------------------------------------ derivation
+def record_offsets(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """One row per system and record time: cec, lpar, system, time, offset_s (local - UTC, to the nearest
+    quarter hour), source and offset (the first record stating it).  Records without a usable local time
+    are left out."""
+    parts = []
+    for f in frames:
+        if "local_time" not in f.columns or not len(f):
+            continue
+        loc = f["local_time"].to_numpy("datetime64[ns]")
+        t = f["time"].to_numpy("datetime64[ns]")
+        ok = ~np.isnat(loc) & ~np.isnat(t)
+        if not ok.any():
+            continue
+        diff = (loc[ok].view(np.int64) - t[ok].view(np.int64)) / _NS
+        off = np.round(diff / QUARTER_S).astype(np.int64) * QUARTER_S
+        part = pd.DataFrame({"cec": f["cec"].to_numpy()[ok].astype(str), "lpar": f["lpar"].to_numpy()[ok].astype(str),
+                             "system": f["system"].to_numpy()[ok].astype(str), "time": t[ok], "offset_s": off,
+                             "source": f["source"].to_numpy()[ok].astype(str),
+                             "file_offset": f["offset"].to_numpy()[ok]})
+        parts.append(part.drop_duplicates([*LPAR_KEY, "time"]))
+    cols = [*LPAR_KEY, "time", "offset_s", "source", "file_offset"]
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in cols})
+    out = pd.concat(parts, ignore_index=True).drop_duplicates([*LPAR_KEY, "time"])
+    return out.sort_values([*LPAR_KEY, "time"], kind="stable").reset_index(drop=True)
+
+
+def add_utc_offsets(iv: pd.DataFrame, frames: Sequence[pd.DataFrame]) -> list[Finding]:
+    """Set ``iv['utc_offset_s']`` (the offset the record ending each interval states; NaN unknown) and return
+    the findings: each switch of a system's offset, and each system whose offset cannot be derived."""
+    rec = record_offsets(frames)
+    iv[OFFSET_COLUMN] = np.full(len(iv), np.nan)
+    if not len(iv):
+        return []
+    findings: list[Finding] = []
+    known = {k: g for k, g in rec.groupby(LPAR_KEY, sort=False)} if len(rec) else {}
+    col = np.full(len(iv), np.nan)
+    ends = iv["interval_end"].to_numpy("datetime64[ns]").view(np.int64)
+    for key, rows in iv.groupby(LPAR_KEY, observed=True, sort=True).indices.items():
+        key = tuple(str(k) for k in key)
+        g = known.get(key)
+        if g is None:
+            src = iv["source"].iloc[rows[0]] if "source" in iv.columns else ""
+            findings.append(make_finding(str(src), None, "info", "no-local-time",
+                                         f"{key[1]} ({key[0]}): the local time offset cannot be derived (no usable "
+                                         "local time in its records)", "its times are shown in UTC",
+                                         cec=key[0], lpar=key[1], system=key[2]))
+            continue
+        t = g["time"].to_numpy("datetime64[ns]").view(np.int64)
+        off = g["offset_s"].to_numpy(np.int64)
+        idx = np.clip(np.searchsorted(t, ends[rows], side="right") - 1, 0, len(t) - 1)
+        col[rows] = off[idx]
+        for j in np.flatnonzero(np.diff(off)) + 1:
+            when = pd.Timestamp(int(t[j]))
+            findings.append(make_finding(str(g["source"].iloc[j]), int(g["file_offset"].iloc[j]), "info",
+                                         "local-time-change",
+                                         f"{key[1]}: local time changed from {offset_text(off[j - 1])} to "
+                                         f"{offset_text(off[j])} at {when:%Y-%m-%d %H:%M} UTC",
+                                         "a daylight-saving or zone change: the day has more or fewer local hours, "
+                                         "not a gap in the data", cec=key[0], lpar=key[1], system=key[2],
+                                         time=when.isoformat()))
+    iv[OFFSET_COLUMN] = col
+    return findings
+
+
+# ------------------------------------------------------------------ use
+class Zones:
+    """The offsets of every system of an interval frame, and conversions of UTC times to a time-zone choice."""
+
+    def __init__(self, iv: pd.DataFrame) -> None:
+        self.points: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]] = {}
+        self.unknown: list[tuple[str, str, str]] = []
+        if not len(iv) or OFFSET_COLUMN not in iv.columns:
+            if len(iv):
+                self.unknown = [tuple(str(x) for x in k) for k in
+                                iv[LPAR_KEY].drop_duplicates().itertuples(index=False)]
+            return
+        u = iv[[*LPAR_KEY, "interval_end", OFFSET_COLUMN]].drop_duplicates([*LPAR_KEY, "interval_end"])
+        for key, g in u.groupby(LPAR_KEY, observed=True, sort=True):
+            key = tuple(str(k) for k in key)
+            g = g.sort_values("interval_end")
+            off = g[OFFSET_COLUMN].to_numpy(np.float64)
+            if np.isnan(off).all():
+                self.unknown.append(key)
+                continue
+            ok = ~np.isnan(off)
+            self.points[key] = (g["interval_end"].to_numpy("datetime64[ns]").view(np.int64)[ok], off[ok])
+
+    # -- facts ------------------------------------------------------------------------
+    @property
+    def known(self) -> bool:
+        """True when at least one system's offset is known (the default choice is then ``local``)."""
+        return bool(self.points)
+
+    def default(self) -> str:
+        """``local`` once some system's offset is known and not 0 (local time that is UTC is shown as UTC)."""
+        return LOCAL if any(np.any(off != 0) for _t, off in self.points.values()) else UTC
+
+    def switches(self) -> list[tuple[tuple[str, str, str], pd.Timestamp, float, float]]:
+        """Every offset change: (system key, UTC time of the first record with the new offset, from, to)."""
+        out = []
+        for key, (t, off) in self.points.items():
+            for j in np.flatnonzero(np.diff(off)) + 1:
+                out.append((key, pd.Timestamp(int(t[j])), float(off[j - 1]), float(off[j])))
+        return sorted(out, key=lambda x: x[1])
+
+    def system_offsets(self) -> dict[tuple[str, str, str], list[float]]:
+        """Distinct offsets of each known system, in time order."""
+        return {k: list(dict.fromkeys(off.tolist())) for k, (_t, off) in self.points.items()}
+
+    def _series_for(self, cec: str | None, lpar: str | None, system: str | None):
+        if lpar is not None:
+            for key, p in self.points.items():
+                if key[0] == str(cec) and key[1] == str(lpar) and (system is None or key[2] == str(system)):
+                    return p
+            if cec is None:
+                for key, p in self.points.items():
+                    if key[1] == str(lpar):
+                        return p
+            return None
+        # a CEC (or everything): the offsets of its systems when they all state the same ones
+        cands = [p for k, p in self.points.items() if cec is None or k[0] == str(cec)]
+        if not cands:
+            return None
+        first = set(cands[0][1].tolist())
+        if all(set(p[1].tolist()) == first for p in cands[1:]):
+            return max(cands, key=lambda p: len(p[0]))
+        return None
+
+    # -- conversions ------------------------------------------------------------------
+    def offsets(self, tz: str, times, keys: pd.DataFrame | None = None) -> np.ndarray:
+        """Seconds east of UTC of each of ``times`` (UTC) in the choice ``tz``: 0 for ``utc`` and for a system
+        whose offset is unknown; ``keys`` (rows with cec / lpar / system columns, as many as ``times``) names
+        the system of each time for ``local`` (none: the offsets all systems share, else UTC)."""
+        t = pd.to_datetime(pd.Series(np.asarray(times))).to_numpy("datetime64[ns]")
+        out = np.zeros(len(t), np.float64)
+        if not len(t) or tz == UTC:
+            return out
+        nat = np.isnat(t)
+        tv = t.view(np.int64)
+        if tz != LOCAL:
+            idx = pd.DatetimeIndex(np.where(nat, np.datetime64(0, "ns"), t)).tz_localize("UTC").tz_convert(tz)
+            off = (idx.tz_localize(None) - idx.tz_convert("UTC").tz_localize(None)).total_seconds()
+            return np.where(nat, 0.0, np.asarray(off, np.float64))
+        if keys is None or not len(keys):
+            groups = {(None, None, None): np.arange(len(t))}
+        else:
+            cols = [c for c in LPAR_KEY if c in keys.columns]
+            if not cols:
+                groups = {(None, None, None): np.arange(len(t))}
+            else:
+                kf = keys[cols].astype(str).reset_index(drop=True)
+                groups = {}
+                for k, rows in kf.groupby(cols, sort=False).indices.items():
+                    k = k if isinstance(k, tuple) else (k,)
+                    d = dict(zip(cols, k))
+                    groups[(d.get("cec"), d.get("lpar"), d.get("system"))] = rows
+        for (cec, lpar, system), rows in groups.items():
+            p = self._series_for(cec, lpar, system)
+            if p is None:
+                continue
+            pt, poff = p
+            j = np.clip(np.searchsorted(pt, tv[rows], side="right") - 1, 0, len(pt) - 1)
+            out[rows] = poff[j]
+        out[nat] = 0.0
+        return out
+
+    def midpoint_offsets(self, tz: str, iv: pd.DataFrame) -> np.ndarray:
+        """The offset in force at each interval's midpoint (what the shift filter and hour profiles use)."""
+        e = iv["interval_end"].to_numpy("datetime64[ns]").view(np.int64)
+        s = iv["interval_start"].to_numpy("datetime64[ns]").view(np.int64) if "interval_start" in iv.columns else e
+        s = np.where(s == np.iinfo(np.int64).min, e, s)
+        mid = (s + (e - s) // 2).view("datetime64[ns]")
+        return self.offsets(tz, mid, iv if any(c in iv.columns for c in LPAR_KEY) else None)
+
+    def local(self, tz: str, times, keys: pd.DataFrame | None = None) -> np.ndarray:
+        """``times`` (UTC) as naive wall-clock times in ``tz``."""
+        t = pd.to_datetime(pd.Series(np.asarray(times))).to_numpy("datetime64[ns]")
+        return t + (self.offsets(tz, t, keys) * _NS).astype(np.int64).astype("timedelta64[ns]")
+
+    def label(self, tz: str, offsets: np.ndarray | None = None) -> str:
+        """The zone's name for headers and axes: ``UTC``, ``local, UTC+01:00``, ``local, UTC+01:00/UTC+02:00``,
+        ``Europe/Berlin``; ``local`` whose offsets are all 0 is ``UTC``."""
+        if tz == UTC:
+            return "UTC"
+        if tz != LOCAL:
+            return tz
+        if offsets is None:
+            offs = sorted({o for _k, (_t, off) in self.points.items() for o in off.tolist()})
+        else:
+            offs = sorted(set(np.asarray(offsets, np.float64)[np.isfinite(offsets)].tolist()))
+        if not offs or offs == [0.0]:
+            return "UTC"
+        return "local, " + "/".join(offset_text(o) for o in offs)
