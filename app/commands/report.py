@@ -336,7 +336,7 @@ def partition_table(m: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _views(ws, args: argparse.Namespace, shift):
+def _views(ws, args: argparse.Namespace, shift, tz: str = "utc"):
     """A profile (--by hour|weekday|hour-weekday), the CEC pools (--by pool) or a top list (--top N --metric M):
     ``(frame, level for the columns, lead columns)``; an exit code for a usage error; None for the other reports."""
     from app.engine import views
@@ -351,7 +351,8 @@ def _views(ws, args: argparse.Namespace, shift):
                   file=sys.stderr)
             return EXIT_USAGE
         try:
-            m = views.peaks(ws, metric, level=args.by, top=top, start=args.start, end=args.end, shift=shift)
+            m = views.peaks(ws, metric, level=args.by, top=top, start=args.start, end=args.end, shift=shift,
+                            tz=tz)
         except KeyError:
             from app.engine.metrics import metric_ids
             print(f"nestscope report: error: --metric {metric}: not a metric (one of "
@@ -359,7 +360,7 @@ def _views(ws, args: argparse.Namespace, shift):
             return EXIT_USAGE
         return m, {"class": "interval"}.get(args.by, args.by), ("rank", "interval_end", "hour")
     if args.by in PROFILE_BY:
-        m = views.profile(ws, by=args.by, level=args.level, start=args.start, end=args.end, shift=shift)
+        m = views.profile(ws, by=args.by, level=args.level, start=args.start, end=args.end, shift=shift, tz=tz)
         return m, args.level, tuple(c for c in ("weekday", "hour") if c in m.columns)
     if args.by == "pool":
         return views.pools(ws, start=args.start, end=args.end, shift=shift), "class", ()
@@ -557,7 +558,7 @@ def run(args: argparse.Namespace, workspace=None) -> int:
     smt = SMT_BY.get(args.by)
     lead: tuple[str, ...] = ()
     by = args.by
-    views = _views(ws, args, shift)
+    views = _views(ws, args, shift, tz)
     if isinstance(views, int):
         return views
     if views is not None:

@@ -10,7 +10,9 @@
 * :func:`ranking`: the children of a CEC (its LPARs) or of an LPAR (its classes) sorted by a metric, with their
   share of the parent's busy.
 
-Times are UTC (the interval midpoint's hour and weekday, as the shift filter uses).  Pandas/numpy; no Qt.
+Hours and weekdays are those of the interval midpoint (as the shift filter uses) in the zone ``tz``: ``utc``,
+``local`` (each system's own offset at that time, from its records: :mod:`app.engine.timezone`) or an IANA name;
+a daylight-saving day has its 23 or 25 hours.  Pandas/numpy; no Qt.
 """
 
 from __future__ import annotations
@@ -36,15 +38,20 @@ def _rows(ws, start, end, nodes, shift: ShiftFilter | None) -> pd.DataFrame:
     return select_rows(apply_shift(ws.intervals, shift), start, end, nodes)
 
 
-def _midpoints(rows: pd.DataFrame) -> pd.DatetimeIndex:
+def _midpoints(rows: pd.DataFrame, ws=None, tz: str = "utc") -> pd.DatetimeIndex:
+    """The interval midpoints as wall-clock times in ``tz`` (UTC without a workspace)."""
     a = rows["interval_start"].to_numpy(dtype="datetime64[ns]")
     b = rows["interval_end"].to_numpy(dtype="datetime64[ns]")
-    return pd.DatetimeIndex(a + (b - a) // 2)
+    mid = a + (b - a) // 2
+    if ws is not None and tz != "utc" and len(rows):
+        off = ws.zones.midpoint_offsets(tz, rows)
+        mid = mid + (np.asarray(off, dtype=np.float64) * 1e9).astype(np.int64).astype("timedelta64[ns]")
+    return pd.DatetimeIndex(mid)
 
 
 def profile(ws, by: str = "hour", level: str = "lpar", start=None, end=None, nodes=None,
-            shift: ShiftFilter | None = None) -> pd.DataFrame:
-    """Metrics per node of ``level`` (cec, lpar or class) and hour of day (``by="hour"``, column ``hour`` 0..23),
+            shift: ShiftFilter | None = None, tz: str = "utc") -> pd.DataFrame:
+    """Metrics per node of ``level`` (cec, lpar or class) and hour of day (in ``tz``) (``by="hour"``, column ``hour`` 0..23),
     day of week (``"weekday"``, column ``weekday`` Mon..Sun) or both (``"hour-weekday"``).  Only hours (days)
     with intervals give rows.  ``interval_start``/``interval_end`` are the first and last interval of the
     bucket; ``n_intervals`` counts the node's summed intervals (one per bucket step, whatever its CPUs)."""
@@ -57,7 +64,7 @@ def profile(ws, by: str = "hour", level: str = "lpar", start=None, end=None, nod
     if not len(rows):
         base = level_metrics(rows, ws.formula_sets, ws.counters, _WINDOW_LEVEL[level])
         return base.assign(**{c: pd.Series(dtype=object) for c in cols})
-    mid = _midpoints(rows)
+    mid = _midpoints(rows, ws, tz)
     hour = mid.hour.to_numpy()
     day = mid.day_of_week.to_numpy()
     key = hour if by == "hour" else day if by == "weekday" else day * 24 + hour
@@ -119,9 +126,9 @@ def _pool_classes(col: pd.Series) -> pd.Categorical:
 
 
 def peaks(ws, metric: str, level: str = "lpar", top: int = 10, start=None, end=None, nodes=None,
-          shift: ShiftFilter | None = None) -> pd.DataFrame:
+          shift: ShiftFilter | None = None, tz: str = "utc") -> pd.DataFrame:
     """The ``top`` intervals of ``level`` (cec, lpar, class or cpu) with the largest ``metric``, largest first, with
-    ``rank`` and ``hour`` (the UTC hour of the interval's midpoint)."""
+    ``rank`` and ``hour`` (the hour of the interval's midpoint in ``tz``)."""
     by = {"cec": "cec_interval", "lpar": "lpar_interval", "class": "class_interval", "cpu": "cpu"}.get(level)
     if by is None:
         raise ValueError(f"level must be cec, lpar, class or cpu; got {level!r}")
@@ -135,7 +142,7 @@ def peaks(ws, metric: str, level: str = "lpar", top: int = 10, start=None, end=N
     m = m.sort_values(["_v", "interval_end"], ascending=[False, True], kind="stable").head(max(int(top), 0))
     m = m.drop(columns="_v").reset_index(drop=True)
     m.insert(0, "rank", np.arange(1, len(m) + 1))
-    m.insert(1, "hour", _midpoints(m).hour.to_numpy() if len(m) else np.array([], dtype=int))
+    m.insert(1, "hour", _midpoints(m, ws, tz).hour.to_numpy() if len(m) else np.array([], dtype=int))
     return m
 
 

@@ -390,7 +390,7 @@ class Workspace:
         if missing and cached_only:
             ok = False
         elif missing:
-            iv = self._ensure()
+            iv, counters = self._ensure(), self.counters
             # (level, True): its whole-window summary rows; the tree's whole-window rows are those rows
             parts = [(lv, False) for lv in missing] + [(lv, True) for lv in missing
                                                        if not (whole and WINDOW_OF[lv] in self._wm)]

@@ -25,7 +25,14 @@ PROFILES = ("hour", "weekday", "hour-weekday")
 PROFILE_TITLES = {"hour": "hour of day", "weekday": "day of week", "hour-weekday": "hour of day and day of week"}
 HEAT_METRICS = ("CPI", "RNI", "L1MP", "LPARCPU")
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-ZONE = "UTC"
+ZONE = "UTC"     # the name of the zone when a request does not say (:func:`zone_name`)
+
+
+def zone_name(request: Any) -> str:
+    """The name of the zone the request's hours are in (``UTC``, ``local, UTC+01:00``, an IANA name)."""
+    tz = getattr(request, "tz", "utc") or "utc"
+    zones = getattr(request.workspace, "zones", None)
+    return zones.label(tz) if zones is not None else ZONE
 MAX_HEAT_NODES = 12
 # viridis' stops: low = dark blue, high = yellow (the window's heat map uses the same scale)
 SCALE_STOPS = np.array([(68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37)], dtype=float)
@@ -46,7 +53,7 @@ def profile_frames(request: Any) -> tuple[pd.DataFrame, pd.DataFrame, str]:
         raise ValueError(f"profile must be one of {', '.join(PROFILES)}; got {request.profile!r}")
     level = profile_level(request.by)
     kw = dict(level=level, start=request.start, end=request.end, shift=request.shift,
-              nodes=list(request.nodes) if request.nodes is not None else None)
+              nodes=list(request.nodes) if request.nodes is not None else None, tz=getattr(request, "tz", "utc"))
     table = profile(request.workspace, by=request.profile, **kw)
     heat = table if request.profile == "hour-weekday" else profile(request.workspace, by="hour-weekday", **kw)
     return table, heat, level
@@ -105,13 +112,14 @@ def write_profile_sheet(wb, fm, request: Any, steps=None) -> int:
     :data:`MAX_HEAT_NODES`) and metric an hour x day-of-week grid coloured by a 3-colour scale; empty where no
     interval fell.  Returns the table's rows."""
     table, heat, level = profile_frames(request)
+    zone = zone_name(request)
     sh = wb.add_worksheet("Profile")
     metrics = _metrics(request.workspace, table)
     by = request.profile
-    sh.write_string(0, 0, f"Profile by {PROFILE_TITLES[by]} ({ZONE}): the counters of every interval whose midpoint "
+    sh.write_string(0, 0, f"Profile by {PROFILE_TITLES[by]} ({zone}): the counters of every interval whose midpoint "
                           "falls in the hour (or day) summed over the window, then the formulas (never a mean of "
                           "ratios); LPARCPU is the hour's mean busy", fm.bold)
-    keys = ["Node"] + (["Day"] if by != "hour" else []) + ([f"Hour ({ZONE})"] if by != "weekday" else [])
+    keys = ["Node"] + (["Day"] if by != "hour" else []) + ([f"Hour ({zone})"] if by != "weekday" else [])
     header = keys + [m[1] for m in metrics]
     sh.set_column(0, 0, 18)
     sh.set_column(1, len(header) + 24, 9)
@@ -146,7 +154,7 @@ def write_profile_sheet(wb, fm, request: Any, steps=None) -> int:
                 continue
             dec = metric_decimals(mid) or 2
             r += 1
-            sh.write_string(r, 0, display_text(f"{mid} of {node} by hour of day ({ZONE}, columns) and day of week "
+            sh.write_string(r, 0, display_text(f"{mid} of {node} by hour of day ({zone}, columns) and day of week "
                                                "(rows); empty: no intervals"), fm.bold)
             r += 1
             sh.write_string(r, 0, "Day", fm.head)
@@ -185,7 +193,8 @@ def _hatch(d, box, step: int = 8, colour: str = "#B8B8B8") -> None:
         d.line((x0 + ax, y1 - (c - ax), x0 + bx, y1 - min(c, h)), fill=colour)
 
 
-def heat_png(grid: np.ndarray, title: str, decimals: int | None, width: int = 1200, height: int = 560) -> bytes:
+def heat_png(grid: np.ndarray, title: str, decimals: int | None, width: int = 1200, height: int = 560,
+             zone: str = ZONE) -> bytes:
     """A PNG of one heat map: hours 00-23 across (axis named with the zone), Mon-Sun down, the values in the cells,
     hatched empty cells, and a colour-scale bar with its lowest, middle and highest value."""
     from PIL import Image, ImageDraw
@@ -201,7 +210,7 @@ def heat_png(grid: np.ndarray, title: str, decimals: int | None, width: int = 12
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
     span = hi - lo
     d.text((left, 12), title, fill="black", font=f_title)
-    d.text(((left + right) / 2, top - 34), f"Hour of day ({ZONE})", fill="black", font=f_axis, anchor="ms")
+    d.text(((left + right) / 2, top - 34), f"Hour of day ({zone})", fill="black", font=f_axis, anchor="ms")
     d.multiline_text((12, (top + bottom) / 2), "Day of\nweek", fill="black", font=f_axis, anchor="lm")
     for h in range(24):
         d.text((left + (h + 0.5) * cw, top - 2), f"{h:02d}", fill="black", font=f_cell, anchor="md")
@@ -249,13 +258,14 @@ def profile_slides(deck, request: Any, ticks) -> None:
     from app.export.pptx_slides import column_groups
 
     table_f, heat, level = profile_frames(request)
+    zone = zone_name(request)
     by = request.profile
-    title = f"Profile by {PROFILE_TITLES[by]} ({ZONE})"
+    title = f"Profile by {PROFILE_TITLES[by]} ({zone})"
     about = (f"{title}: for each node, the counters of every interval whose midpoint falls in the hour (or day) of "
              "any day of the window summed, then the formulas -- never a mean of per-interval ratios. LPARCPU is "
              "the hour's mean busy. Hours without intervals have no row.")
     metrics = _metrics(request.workspace, table_f)
-    header = ["Node"] + (["Day"] if by != "hour" else []) + ([f"Hour\n({ZONE})"] if by != "weekday" else []) + \
+    header = ["Node"] + (["Day"] if by != "hour" else []) + ([f"Hour\n({zone})"] if by != "weekday" else []) + \
         [head(SimpleNamespace(header=m[1])) for m in metrics]
     names = node_names(table_f, level).tolist()
     rows = []
@@ -292,14 +302,14 @@ def profile_slides(deck, request: Any, ticks) -> None:
         if not grids:
             continue
         s = deck.slide(display_text(f"{node}: hour of day x day of week"), "profile_heat",
-                       f"Heat maps over the window ({ZONE}); hatched cells: no intervals in that hour",
+                       f"Heat maps over the window ({zone}); hatched cells: no intervals in that hour",
                        "Each cell: the metric of all the intervals of that weekday's hour (counter sums, then the "
                        "formula); the colour scale runs from the map's lowest to its highest value.")
-        _place_heat_maps(s, grids, node)
+        _place_heat_maps(s, grids, node, zone)
         ticks(None, f"heat maps of {node}")
 
 
-def _place_heat_maps(slide, grids: list[tuple[str, np.ndarray]], node: str) -> None:
+def _place_heat_maps(slide, grids: list[tuple[str, np.ndarray]], node: str, zone: str = ZONE) -> None:
     from pptx.util import Inches
 
     from app.export.pptx_parts import SLIDE_H, SLIDE_W
@@ -313,7 +323,7 @@ def _place_heat_maps(slide, grids: list[tuple[str, np.ndarray]], node: str) -> N
     w = min(w, h * 1200 / 560)       # keep the picture's aspect
     h = w * 560 / 1200
     for k, (mid, grid) in enumerate(grids):
-        png = heat_png(grid, display_text(f"{mid} of {node}"), metric_decimals(mid) or 2)
+        png = heat_png(grid, display_text(f"{mid} of {node}"), metric_decimals(mid) or 2, zone=zone)
         x = x0 + (k % cols) * (w + 0.2)
         y = y0 + (k // cols) * (h + 0.15)
         pic = slide.shapes.add_picture(io.BytesIO(png), Inches(x), Inches(y), Inches(w), Inches(h))

@@ -29,7 +29,20 @@ from app.ui.clipboard import put_table
 from app.ui.views_model import ColourBar, FitTextDelegate, FrameCol, FrameModel, HeatModel, heat_grid
 
 TAB_TITLE = "Profile"
-ZONE = "UTC"
+
+
+def zone_label() -> str:
+    """The zone the window shows times in (View > Local time): ``UTC`` or ``local, UTC+01:00``."""
+    from app.ui.time_zone import ZONE
+
+    return ZONE.label()
+
+
+def zone_mode() -> str:
+    """``local`` when the window shows each system's local time, else ``utc`` (the profile's hours)."""
+    from app.ui.time_zone import ZONE
+
+    return "local" if ZONE.local else "utc"
 BY_CHOICES = (("hour", "Hour of day"), ("weekday", "Day of week"), ("hour-weekday", "Hour x day of week"))
 HEAT_FIRST = ("CPI", "RNI", "L1MP", "LPARCPU")
 _LEVEL = {"cec": "cec", "lpar": "lpar", "class": "class", "cpu": "class"}
@@ -61,7 +74,7 @@ def node_label(row: Any, level: str, cpu: Any = None) -> str:
 def _one(ws: Any, by: str, level: str, nodes: list | None, start, end, cpu: Any = None) -> pd.DataFrame:
     from app.engine.views import profile
 
-    p = profile(ws, by=by, level=level, start=start, end=end, nodes=nodes)
+    p = profile(ws, by=by, level=level, start=start, end=end, nodes=nodes, tz=zone_mode())
     if not len(p):
         return p.assign(node=pd.Series(dtype=object))
     labels = [node_label(r, level, cpu) for _, r in p.iterrows()] if level != "cec" else p["cec"].astype(str).tolist()
@@ -120,9 +133,9 @@ def heat_profile(ws: Any, sel: Any) -> pd.DataFrame:
 def table_columns(by: str, metrics: list[tuple[str, str, int]]) -> list[FrameCol]:
     cols = [FrameCol("node", "Node")]
     if by != "hour":
-        cols.append(FrameCol("weekday", "Day", None, "Day of week of the intervals' midpoints (UTC)"))
+        cols.append(FrameCol("weekday", "Day", None, f"Day of week of the intervals' midpoints ({zone_label()})"))
     if by != "weekday":
-        cols.append(FrameCol("hour", f"Hour ({ZONE})", 0, "Hour of day of the intervals' midpoints: every "
+        cols.append(FrameCol("hour", f"Hour ({zone_label()})", 0, "Hour of day of the intervals' midpoints: every "
                              "interval of that hour, of every day in the window, summed"))
     tip = "counters of every interval of the row's hour/day summed, then the formula (never a mean of ratios)"
     return cols + [FrameCol(mid, header, dec, f"{header}: {tip}") for mid, header, dec in metrics]
@@ -173,7 +186,7 @@ class ProfileTab(QWidget):
         hrow.addWidget(self.node)
         hrow.addStretch(1)
         self.heat_model = HeatModel()
-        self.heat_model.zone = ZONE
+        self.heat_model.zone = zone_label()
         self.heat = QTableView()
         self.heat.setModel(self.heat_model)
         self.heat.setItemDelegate(FitTextDelegate(self.heat))
@@ -182,10 +195,10 @@ class ProfileTab(QWidget):
         self.heat.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.heat.horizontalHeader().setMinimumSectionSize(18)
         self.heat.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.heat.horizontalHeader().setToolTip("Hour of day (UTC)")
+        self.heat.horizontalHeader().setToolTip(f"Hour of day ({zone_label()})")
         self.heat.verticalHeader().setToolTip("Day of week")
         self.heat.setMinimumHeight(150)
-        self.x_label = QLabel(f"Hour of day ({ZONE}) \u2192")
+        self.x_label = QLabel(f"Hour of day ({zone_label()}) \u2192")
         self.x_label.setAlignment(Qt.AlignmentFlag.AlignHCenter)
         self.y_label = QLabel("Day\nof\nweek\n\u2193")
         self.y_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -227,6 +240,10 @@ class ProfileTab(QWidget):
             return    # a result of the previous choice; the new one is computed
         self.model.set_frame(data.table, table_columns(data.by, data.metrics))
         self.table.resizeColumnsToContents()
+        zone = zone_label()          # the zone the hours were computed in (View > Local time)
+        self.heat_model.zone = zone
+        self.x_label.setText(f"Hour of day ({zone}) \u2192")
+        self.heat.horizontalHeader().setToolTip(f"Hour of day ({zone})")
         from app.ui.window_chip import window_text
 
         nodes = list(dict.fromkeys(data.table["node"].astype(str))) if len(data.table) else []

@@ -181,3 +181,29 @@ def test_zones_without_offset_column():
     iv = pd.DataFrame({"cec": ["C"], "lpar": ["L"], "system": ["L"], "interval_end": [pd.Timestamp("2026-01-01")]})
     z = Zones(iv)
     assert not z.known and z.unknown == [("C", "L", "L")]
+
+
+def test_hour_profile_in_local_time_counts_the_hours_of_each_day(berlin):
+    """engine.views.profile(tz="local"): data 03-28 00:00 .. 03-31 00:00 UTC = 03-28 01:00 CET .. 03-31 02:00 CEST.
+    Local 02:00 exists on 03-28 (01:00-02:00 UTC) and 03-30 (00:00-01:00 UTC) only: 03-29 skips it and 03-31
+    02:00 is after the data.  Local 00:00 first on 03-29 (23:00 UTC 03-28), last on 03-31 (ending 23:00 UTC 03-30).
+    Local 01:00 on all four days: 00:00 UTC 03-28 .. ending 00:00 UTC 03-31."""
+    from app.engine.views import profile
+
+    loc = profile(berlin, by="hour", level="lpar", tz="local").set_index("hour")
+    utc = profile(berlin, by="hour", level="lpar", tz="utc").set_index("hour")
+    ts = pd.Timestamp
+    assert (loc.loc[2, "interval_start"], loc.loc[2, "interval_end"]) == (ts("2026-03-28 01:00"), ts("2026-03-30 01:00"))
+    assert (loc.loc[0, "interval_start"], loc.loc[0, "interval_end"]) == (ts("2026-03-28 23:00"), ts("2026-03-30 23:00"))
+    assert (loc.loc[1, "interval_start"], loc.loc[1, "interval_end"]) == (ts("2026-03-28 00:00"), ts("2026-03-31 00:00"))
+    assert (utc.loc[2, "interval_start"], utc.loc[2, "interval_end"]) == (ts("2026-03-28 02:00"), ts("2026-03-30 03:00"))
+    assert sorted(loc.index) == sorted(utc.index) == list(range(24))
+    # CPI of local 02:00 is the counters of its 8 intervals summed: midpoints 01:00-01:59 UTC on 03-28 (CET) and
+    # 00:00-00:59 UTC on 03-30 (CEST), both CPUs
+    iv = berlin.intervals
+    mid = iv["interval_start"] + (iv["interval_end"] - iv["interval_start"]) / 2
+    pick = ((mid >= "2026-03-28 01:00") & (mid < "2026-03-28 02:00")) | ((mid >= "2026-03-30 00:00") &
+                                                                         (mid < "2026-03-30 01:00"))
+    assert pick.sum() == 8 * 2
+    assert loc.loc[2, "CPI"] == pytest.approx(iv.loc[pick, "B0"].sum() / iv.loc[pick, "B1"].sum(), rel=1e-12)
+    assert loc.loc[2, "CPI"] != pytest.approx(utc.loc[2, "CPI"], rel=1e-9)
