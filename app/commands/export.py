@@ -43,7 +43,8 @@ import sys
 import time
 
 from app.commands.compare import (EXIT_NOTHING, EXIT_OK, EXIT_USAGE, _err, add_selection_options, add_shift_options,
-                                  build_comparison, lpar_nodes, make_workspace, read_files, report_unreadable)
+                                  build_comparison, counters_needed, lpar_nodes, make_workspace, read_files,
+                                  report_unreadable)
 from app.commands.report import _time
 from app.textsafe import display_text
 
@@ -84,6 +85,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="deck (.pptx): set each side's shift against these hours too, e.g. prime shift against the "
                         "night with --hours 08-17 --also-shift 22-06 (the days of --days apply to both); one table "
                         "slide per side")
+    p.add_argument("--cpu-sheet", action="store_true",
+                   help="workbook (.xlsx): add the 'CPU intervals' sheet, one row per logical CPU and interval (a "
+                        "month of one CEC: 368,640 rows; left out by default, the About sheet says so)")
     p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")
     add_selection_options(p, required=False)
     from app.commands.report import add_keep_implausible
@@ -98,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
     from app.engine.shift import ShiftError, make_shift
     from app.export import IMAGE_FORMATS, ExportError, ExportRequest, export, format_of
 
+    if args.cpu_sheet and not args.out.lower().endswith(".xlsx"):
+        _err("export", f"error: --cpu-sheet adds a sheet to a workbook (.xlsx), not to {args.out}")
+        return EXIT_USAGE
     if os.path.splitext(args.out)[1].lower() in IMAGE_FORMATS:
         return run_picture(args)
     for opt, value in (("--size", args.size), ("--metric", args.metric), ("--pair", args.pair)):
@@ -128,12 +135,13 @@ def run(args: argparse.Namespace) -> int:
         _err("export", f"error: --also-shift adds slides to a deck (.pptx), not to {args.out}")
         return EXIT_USAGE
     comparison = None
+    read: dict = {}                  # path -> read result: a file of both the comparison and the export is read once
     if args.before:
-        comparison, code = build_comparison(args, "export", args.compare_by or "lpar")
+        comparison, code = build_comparison(args, "export", args.compare_by or "lpar", read)
         if comparison is None:
             return code
     paths = list(args.files) or list(dict.fromkeys(args.before + args.after))
-    results = read_files(paths, "export")
+    results = read_files(paths, "export", read, counters_needed(args.formulas))
     if not any(r.readable for r in results):
         report_unreadable(results, "export", "given")
         return EXIT_NOTHING
@@ -147,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         _err("export", f"error: --lpar {', '.join(unknown)}: not in the files")
         return EXIT_USAGE
     req = ExportRequest(ws, by=args.by, start=args.start, end=args.end, nodes=nodes, shift=shift,
-                        comparison=comparison, title=args.title, also_shift=also)
+                        comparison=comparison, title=args.title, also_shift=also, cpu_sheet=args.cpu_sheet)
     try:
         res = export(req, args.out)
     except ExportError as exc:

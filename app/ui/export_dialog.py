@@ -15,6 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -96,6 +97,11 @@ class ExportDialog(QDialog):
         self.size_error.setObjectName("export_size_error")
         self.kind = QLabel()
         self.title = QLineEdit("CPU MF analysis")
+        self.cpu_sheet = QCheckBox("CPU intervals sheet (one row per logical CPU and interval)")
+        self.cpu_sheet.setObjectName("export_cpu_sheet")
+        self.cpu_sheet.setToolTip("Workbook only: the sheet of every logical CPU's intervals (a month of one CEC "
+                                  "holds 368,640 such rows and takes most of the export's time and size); left "
+                                  "out unless ticked, and the About sheet says so")
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setValue(0)
@@ -116,6 +122,7 @@ class ExportDialog(QDialog):
         form.addRow("Picture size", self.size)
         form.addRow("", self.size_error)
         form.addRow("Title", self.title)
+        form.addRow("Workbook", self.cpu_sheet)
         self.buttons = QDialogButtonBox()
         self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
         self.cancel_button = self.buttons.addButton("Cancel export", QDialogButtonBox.ButtonRole.ActionRole)
@@ -190,6 +197,7 @@ class ExportDialog(QDialog):
         self.size.setEnabled(image)
         self.level.setEnabled(not image)
         self.title.setEnabled(ext in (".pptx", ".xlsx"))
+        self.cpu_sheet.setEnabled(ext == ".xlsx")
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path.text(), FILTERS)
@@ -203,6 +211,11 @@ class ExportDialog(QDialog):
         cmp = self.ctl.tab.comparison if self.ctl is not None else None
         by = self.level.currentData()
         title = self.title.text().strip() or "CPU MF analysis"
+        req = self._request(what, sel, cmp, by, title)
+        req.cpu_sheet = self.cpu_sheet.isChecked()
+        return req
+
+    def _request(self, what, sel, cmp, by: str, title: str) -> ExportRequest:
         if what == "comparison":
             if cmp is None:
                 raise ExportError(f"{self.path.text().strip()}: no comparison is set (tree: right-click, "
