@@ -70,16 +70,17 @@ def _err(prog: str, text: str) -> None:
     print(display_text(f"nestscope {prog}: {text}"), file=sys.stderr)   # names from the data: escaped
 
 
-def read_files(paths: list[str], prog: str, cache: dict | None = None) -> list:
-    """Read files (each once per ``cache``); unreadable ones are reported on stderr and left out."""
-    from app.formats import read_file
+def read_files(paths: list[str], prog: str, cache: dict | None = None, counters=None) -> list:
+    """Read files (each once per ``cache``; through the workspace cache, ``counters``: the counter columns
+    needed, None = all); unreadable ones are reported on stderr and left out."""
+    from app.cache import read_file  # NESTSCOPE_CACHE=0 turns the workspace cache off
 
     out = []
     cache = {} if cache is None else cache
     for path in paths:
         if path not in cache:
             try:
-                cache[path] = read_file(path)
+                cache[path] = read_file(path, counters=counters)
             except Exception as exc:  # a reader bug must not become a traceback
                 _err(prog, f"{path}: cannot be read ({type(exc).__name__}: {exc})")
                 cache[path] = None
@@ -122,8 +123,20 @@ def lpar_nodes(ws, names: list[str] | None) -> tuple[tuple | None, list[str]]:
     return tuple(nodes), unknown
 
 
-def build_comparison(args: argparse.Namespace, prog: str, by: str) -> tuple[Any, int]:
-    """Read both sides and compare; returns (Comparison or None, exit code)."""
+def counters_needed(formulas: str | None) -> set[str] | None:
+    """The counter columns a workspace with these formulas reads (None: all, e.g. when the file is bad: the
+    workspace then says why)."""
+    from app.engine import Workspace
+
+    try:
+        return set(Workspace(formula_file=formulas, cache=False).counters_needed())
+    except Exception:  # noqa: BLE001 - reported where the workspace is made
+        return None
+
+
+def build_comparison(args: argparse.Namespace, prog: str, by: str, cache: dict | None = None) -> tuple[Any, int]:
+    """Read both sides and compare (``cache``: path -> read result, shared with the caller so a file is read
+    once); returns (Comparison or None, exit code)."""
     from app.engine import FormulaFileError
     from app.engine.compare import Selection, compare
     from app.engine.shift import ShiftError, make_shift
@@ -139,8 +152,9 @@ def build_comparison(args: argparse.Namespace, prog: str, by: str) -> tuple[Any,
     except ShiftError as exc:
         _err(prog, f"error: {exc}")
         return None, EXIT_USAGE
-    cache: dict = {}
-    results = {side: read_files(getattr(args, side), prog, cache) for side in ("before", "after")}
+    cache = {} if cache is None else cache
+    need = counters_needed(args.formulas)
+    results = {side: read_files(getattr(args, side), prog, cache, need) for side in ("before", "after")}
     workspaces: dict = {}
     for side in ("before", "after"):
         if not any(r.readable for r in results[side]):
