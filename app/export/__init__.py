@@ -62,8 +62,7 @@ class ExportRequest:
     (e.g. the night, 22-06) that a deck sets against each side's own shift (one table slide per side);
     ``cpu_sheet``: the workbook's ``CPU intervals`` sheet (one row per logical CPU and interval: a month of one
     CEC is 368,640 rows and most of the workbook's time and size) is written only when True; its About sheet
-    says when it was left out.  Metrics frames are computed once per request (:meth:`metrics`) and shared by
-    every sheet and slide that shows them.
+    says when it was left out.
     """
 
     workspace: Any
@@ -77,20 +76,15 @@ class ExportRequest:
     subtitle: str = ""
     also_shift: Any = None
     cpu_sheet: bool = False
-    _frames: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def metrics(self, by: str | None = None, summary: bool = False):
-        """The request's metrics frame at a level (window, nodes and shift applied); computed once per level and
-        request (a copy each call: callers may add columns)."""
+        """The request's metrics frame at a level (window, nodes and shift applied; the workspace keeps each
+        frame it computed, shifted ones too, so the sheets and slides that show one frame compute it once)."""
         from app.engine.shift import shifted_metrics
 
-        key = (by or self.by, bool(summary))
-        hit = self._frames.get(key)
-        if hit is None:
-            hit = self._frames[key] = shifted_metrics(
-                self.workspace, by=key[0], start=self.start, end=self.end,
-                nodes=list(self.nodes) if self.nodes is not None else None, shift=self.shift, summary=summary)
-        return hit.copy()
+        return shifted_metrics(self.workspace, by=by or self.by, start=self.start, end=self.end,
+                               nodes=list(self.nodes) if self.nodes is not None else None, shift=self.shift,
+                               summary=summary)
 
     def input_paths(self) -> list[str]:
         """Every input file of the request (workspace and both comparison sides)."""
