@@ -74,7 +74,7 @@ class ExportDialog(QDialog):
         super().__init__(window)
         self.w, self.ctl = window, controller
         self.setWindowTitle("Export")
-        self.setMinimumWidth(560)
+        self.setMinimumWidth(660)       # the longest "What" entry and the CPU-sheet box unclipped
         self._cancel = threading.Event()
         self._token: object | None = None
         self.last: tuple[str, str] = ("", "")   # the last outcome ("ok" / "cancelled" / "error", text)
