@@ -9,8 +9,9 @@ python-pptx's workbook-writer classes, ``pptx.chart.xlsx``; ``tests/export/test_
 opens the embedded workbooks of a real deck and fails if a formula cell ever comes back.)
 
 XY series are given as whole arrays (:meth:`TextXyChartData.add_array_series`: the engine frame's columns, no
-data-point object per point), and their workbook is written in XlsxWriter's constant-memory mode as whole
-columns (:mod:`app.export.xlsx_rows`): a deck of a month's timelines holds some 300,000 points.
+data-point object per point), and the workbook of a chart with many points is written in XlsxWriter's
+constant-memory mode as whole columns (:mod:`app.export.xlsx_rows`): a deck of a month's timelines holds some
+300,000 points.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ __all__ = ["TextCategoryChartData", "TextXyChartData", "ArrayXySeries", "WORKBOO
 
 WORKBOOK_OPTIONS = {"in_memory": True, "strings_to_formulas": False, "strings_to_urls": False,
                     "strings_to_numbers": False}
-# the XY charts' workbooks: rows streamed to a temporary file (constant-memory mode excludes in-memory)
+# the workbooks of XY charts with many points: rows streamed to a temporary file (constant-memory mode excludes
+# in-memory); a small chart's workbook stays in memory (a dozen temporary files cost more than its cells)
 XY_WORKBOOK_OPTIONS = {**WORKBOOK_OPTIONS, "in_memory": False, "constant_memory": True}
+STREAM_POINTS = 20_000
 
 
 class ArrayXySeries(XySeriesData):
@@ -87,7 +90,8 @@ class _XyWriter(_TextCells, XyWorkbookWriter):
     def _open_worksheet(self, xlsx_file):
         from xlsxwriter import Workbook
 
-        workbook = Workbook(xlsx_file, XY_WORKBOOK_OPTIONS)
+        points = sum(len(series) for series in self._chart_data)
+        workbook = Workbook(xlsx_file, XY_WORKBOOK_OPTIONS if points > STREAM_POINTS else WORKBOOK_OPTIONS)
         worksheet = workbook.add_worksheet()
         yield workbook, worksheet
         workbook.close()

@@ -60,12 +60,13 @@ def test_cpi_chart_points_are_the_engine_frame(deck, joint):
         assert sorted(xs) == list(range(48))
         assert [xs[i] for i in range(48)] == x_want.tolist()                  # every digit of the interval end
         assert [ys.get(i) for i in range(48)] == [v if math.isfinite(v) else None for v in want.tolist()]
-    # the workbook behind Edit Data: x in A, y in B under the series name, the same doubles
+    # the workbook behind Edit Data: x in A, y in B under the series name (a chart this small is written by
+    # XlsxWriter's own cell calls, 16 significant digits: the same values to 1e-15)
     wb = openpyxl.load_workbook(io.BytesIO(chart.part.chart_workbook.xlsx_part.blob))
     rows = list(wb.active.iter_rows(values_only=True))
     assert rows[0][1] == "CPI"
-    assert [r[0] for r in rows[1:49]] == x_want.tolist()
-    assert [r[1] for r in rows[1:49]] == m["CPI"].astype(float).tolist()
+    assert [r[0] for r in rows[1:49]] == pytest.approx(x_want.tolist(), rel=1e-15)
+    assert [r[1] for r in rows[1:49]] == pytest.approx(m["CPI"].astype(float).tolist(), rel=1e-15)
 
 
 def test_array_series_match_point_series():
@@ -88,6 +89,23 @@ def test_array_series_match_point_series():
 
     t = XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS
     assert fast.xml_bytes(t) == slow.xml_bytes(t)                # the same chart XML
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_chart_workbook_small_and_streamed(stream, monkeypatch):
+    """The workbook behind Edit Data: in memory for a small chart, streamed as whole columns for a big one; the
+    same cells either way (python-pptx's layout: name over B, x in A, y in B, a blank row between series)."""
+    import openpyxl
+
+    from app.export import chart_data
+
+    monkeypatch.setattr(chart_data, "STREAM_POINTS", -1 if stream else 10**9)
+    cd = chart_data.TextXyChartData()
+    cd.add_array_series("=1+2", [1.0, 2.0, 3.0], [0.1, np.nan, 1 / 3])
+    cd.add_array_series("b", [4.0, 5.0], [2.0, 7.25])
+    rows = list(openpyxl.load_workbook(io.BytesIO(cd.xlsx_blob)).active.iter_rows(values_only=True))
+    assert rows == [(None, "=1+2"), (1.0, 0.1), (2.0, None), (3.0, 1 / 3), (None, None), (None, "b"), (4.0, 2.0),
+                    (5.0, 7.25)]
 
 
 def test_node_labels_are_the_per_row_labels(joint, comparison):
