@@ -8,7 +8,7 @@ from typing import Any
 from app.analysis.outcome import BAD_REQUEST, NOTHING_READABLE, OK, Message, OptionNames, cli_option
 from app.analysis.reading import read_files
 from app.analysis.selection import lpar_names, lpar_nodes, make_selection, window_problem, zoned
-from app.analysis.workspace import make_workspace
+from app.analysis.workspace import counters_needed, make_workspace
 
 SIDES = ("before", "after")
 
@@ -78,9 +78,10 @@ def build_comparison(req: ComparisonRequest, cache: dict | None = None,
     except ShiftError as exc:
         return out.fail(BAD_REQUEST, Message("error", str(exc)))
     cache = {} if cache is None else cache
+    need = counters_needed(req.formulas)     # read through the workspace cache, only what the formulas read
     reads = {}
     for side in SIDES:
-        reads[side] = read_files(req.side(side).files, cache)
+        reads[side] = read_files(req.side(side).files, cache, cached=True, counters=need)
         out.messages += reads[side].messages
     workspaces: dict = {}
     chosen = {}

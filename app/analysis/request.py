@@ -11,7 +11,7 @@ from app.analysis.comparison import ComparisonRequest, build_comparison
 from app.analysis.outcome import BAD_REQUEST, NOTHING_READABLE, OK, Message, OptionNames, cli_option
 from app.analysis.reading import read_files
 from app.analysis.selection import lpar_nodes, window_problem, zoned
-from app.analysis.workspace import make_workspace
+from app.analysis.workspace import counters_needed, make_workspace
 
 DEFAULT_TITLE = "CPU MF analysis"
 
@@ -27,7 +27,9 @@ class ExportRequest:
     ``comparison``: :class:`app.engine.compare.Comparison` (adds Compare sheet / slides; a CSV
     then holds the comparison table); ``title``: deck / workbook title; ``also_shift``: a shift filter of hours
     (e.g. the night, 22-06) that a deck sets against each side's own shift (one table slide per side);
-    ``profile``: ``hour``, ``weekday`` or ``hour-weekday`` adds the profile (:mod:`app.export.profile`) as a
+    ``cpu_sheet``: the workbook's ``CPU intervals`` sheet (one row per logical CPU and interval: a month of one
+    CEC is 368,640 rows and most of the workbook's time and size) is written only when True; its About sheet
+    says when it was left out; ``profile``: ``hour``, ``weekday`` or ``hour-weekday`` adds the profile (:mod:`app.export.profile`) as a
     "Profile" sheet (XLSX) or slides with the heat maps (PPTX).
     """
 
@@ -42,10 +44,12 @@ class ExportRequest:
     subtitle: str = ""
     also_shift: Any = None
     profile: str | None = None
+    cpu_sheet: bool = False
     tz: str = "utc"           # zone of the CSV's times (app.engine.timezone: utc, local or an IANA name)
 
     def metrics(self, by: str | None = None, summary: bool = False):
-        """The request's metrics frame at a level (window, nodes and shift applied)."""
+        """The request's metrics frame at a level (window, nodes and shift applied; the workspace keeps each
+        frame it computed, shifted ones too, so the sheets and slides that show one frame compute it once)."""
         from app.engine.shift import shifted_metrics
 
         return shifted_metrics(self.workspace, by=by or self.by, start=self.start, end=self.end,
@@ -92,6 +96,7 @@ class ExportSpec:
     target: str = ""
     profile: str | None = None
     tz: str | None = None
+    cpu_sheet: bool = False
 
 
 @dataclass
@@ -139,7 +144,8 @@ def plan_export(spec: ExportSpec, names: OptionNames = cli_option) -> ExportPlan
             return out.fail(got.code)
         comparison = got.comparison
     paths = list(spec.files) or list(dict.fromkeys(spec.comparison.before.files + spec.comparison.after.files))
-    read = read_files(paths, cache)
+    # through the workspace cache, only the counters the formulas read (as report and the window)
+    read = read_files(paths, cache, cached=True, counters=counters_needed(spec.formulas))
     out.messages += read.messages
     if not read.readable:
         return out.fail(NOTHING_READABLE, *read.nothing_readable("given"))
@@ -153,7 +159,8 @@ def plan_export(spec: ExportSpec, names: OptionNames = cli_option) -> ExportPlan
     tz = spec.tz or ws.zones.default()
     out.request = ExportRequest(ws, by=spec.by, start=spec.start, end=spec.end, nodes=nodes,
                                 shift=zoned(shift, ws, tz), comparison=comparison, title=spec.title,
-                                also_shift=zoned(also, ws, tz), profile=spec.profile, tz=tz)
+                                also_shift=zoned(also, ws, tz), profile=spec.profile, tz=tz,
+                                cpu_sheet=spec.cpu_sheet)
     return out
 
 

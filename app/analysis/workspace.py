@@ -16,6 +16,17 @@ def new_workspace(formulas: str | None = None, keep_implausible: bool = False):
     return Workspace(formula_file=formulas, keep_implausible=keep_implausible)
 
 
+def counters_needed(formulas: str | None) -> set[str] | None:
+    """The counter columns a Workspace with these formulas reads (None: every counter, also when the file is bad:
+    the Workspace made later says why)."""
+    from app.engine import Workspace
+
+    try:
+        return set(Workspace(formula_file=formulas, cache=False).counters_needed())
+    except Exception:  # noqa: BLE001 - reported where the workspace is made
+        return None
+
+
 def make_workspace(results: list, formulas: str | None, keep_implausible: bool = False):
     """A Workspace over already read results (unreadable ones skipped); ``keep_implausible``: see
     :class:`app.engine.Workspace`."""

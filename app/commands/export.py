@@ -89,6 +89,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="add the hour-of-day / day-of-week profile of the --by level's nodes (cec, lpar or class; "
                         "other levels: their classes): a Profile sheet (.xlsx) or slides with hour x day-of-week "
                         "heat maps of CPI, RNI, L1MP and LPARCPU (.pptx)")
+    p.add_argument("--cpu-sheet", action="store_true",
+                   help="workbook (.xlsx): add the 'CPU intervals' sheet, one row per logical CPU and interval (a "
+                        "month of one CEC: 368,640 rows; left out by default, the About sheet says so)")
     p.add_argument("--formulas", metavar="FILE", help="JSON file overriding/adding formulas (see docs)")
     add_selection_options(p, required=False)
     from app.commands.report import add_keep_implausible
@@ -101,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
     """Read, compute and write the export; returns the exit code."""
     from app.export import IMAGE_FORMATS, ExportError, export, format_of
 
+    if args.cpu_sheet and not args.out.lower().endswith(".xlsx"):
+        _err("export", f"error: --cpu-sheet adds a sheet to a workbook (.xlsx), not to {args.out}")
+        return EXIT_USAGE
     if os.path.splitext(args.out)[1].lower() in IMAGE_FORMATS:
         if getattr(args, "profile", None):
             _err("export", f"error: --profile adds a sheet (.xlsx) or slides (.pptx), not {args.out}")
@@ -128,7 +134,8 @@ def run(args: argparse.Namespace) -> int:
                       formulas=args.formulas, keep_implausible=getattr(args, "keep_implausible", False),
                       comparison=comparison_request(args, args.compare_by or "lpar") if args.before else None,
                       deck=args.out.lower().endswith(".pptx"), target=args.out,
-                      profile=args.profile, tz=getattr(args, "tz", None))
+                      profile=args.profile, tz=getattr(args, "tz", None),
+                      cpu_sheet=args.cpu_sheet)
     plan = plan_export(spec)
     say("export", plan.messages)
     if plan.request is None:

@@ -141,13 +141,26 @@ def node_labels(frame: pd.DataFrame, by: str, context: list[pd.DataFrame] | None
     level = _level_of(by)
     if not len(frame):
         return pd.Series([], dtype=object, index=frame.index)
-    recs = frame.to_dict("records")
+    codes, recs = _distinct(frame)           # one label per distinct node, not per row (a month has 368,640)
     base = [node_label(r, level) for r in recs]
-    if level == "cec":
-        return pd.Series(base, index=frame.index, dtype=object)
-    gens = [str(r.get("generation")) if r.get("generation") else "" for r in recs]
-    ctx = [(node_label(r, level), str(r["cec"])) for c in context or [] if len(c) for r in c.to_dict("records")]
-    return pd.Series(qualify_names(base, [str(r["cec"]) for r in recs], gens, ctx), index=frame.index, dtype=object)
+    if level != "cec":
+        gens = [str(r.get("generation")) if r.get("generation") else "" for r in recs]
+        ctx = [(node_label(r, level), str(r["cec"])) for c in context or [] if len(c) for r in _distinct(c)[1]]
+        base = qualify_names(base, [str(r["cec"]) for r in recs], gens, ctx)
+    return pd.Series(np.asarray(base, dtype=object)[codes], index=frame.index, dtype=object)
+
+
+_LABEL_COLS = ("cec", "lpar", "class", "cpu", "generation")
+
+
+def _distinct(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict]]:
+    """(row -> distinct-node code, the distinct nodes' records) over the columns a label reads."""
+    cols = [c for c in _LABEL_COLS if c in frame.columns]
+    sub = frame[cols]
+    codes = sub.groupby(cols, dropna=False, sort=False, observed=True).ngroup().to_numpy() if cols else \
+        np.zeros(len(frame), dtype=np.int64)
+    _, first = np.unique(codes, return_index=True)
+    return codes, sub.iloc[first].to_dict("records")
 
 
 def qualify_names(names: list[str], cecs: list[str], gens: list[str],

@@ -243,6 +243,14 @@ def shifted_metrics(ws, by: str = "interval", start=None, end=None, nodes=None, 
     if shift is None or shift.is_empty:
         return ws.metrics(by=by, start=start, end=end, nodes=list(nodes) if nodes is not None else None,
                           summary=summary)
-    iv = apply_shift(ws.intervals, shift, ws.zones if shift.tz != "utc" else None)
-    return compute_metrics(iv, ws.formula_sets, ws.counters, by=by, start=start, end=end,
-                           nodes=list(nodes) if nodes is not None else None, summary=summary)
+    nodes = list(nodes) if nodes is not None else None
+
+    def compute() -> pd.DataFrame:
+        return compute_metrics(apply_shift(ws.intervals, shift, ws.zones if shift.tz != "utc" else None), ws.formula_sets, ws.counters, by=by, start=start,
+                               end=end, nodes=nodes, summary=summary)
+    cached = getattr(ws, "_cached", None)      # the workspace's frame cache (emptied when files are added)
+    if cached is None:
+        return compute()
+    key = ("shift", shift, by, str(start), str(end), tuple(tuple(n) for n in nodes) if nodes is not None else None,
+           bool(summary))
+    return cached(key, compute)

@@ -7,20 +7,59 @@ hyperlink.  These subclasses open that workbook with ``strings_to_formulas``, ``
 ``strings_to_numbers`` off, so every series name and category is stored as a text cell.  (They hook
 python-pptx's workbook-writer classes, ``pptx.chart.xlsx``; ``tests/export/test_names_everywhere.py``
 opens the embedded workbooks of a real deck and fails if a formula cell ever comes back.)
+
+XY series are given as whole arrays (:meth:`TextXyChartData.add_array_series`: the engine frame's columns, no
+data-point object per point), and the workbook of a chart with many points is written in XlsxWriter's
+constant-memory mode as whole columns (:mod:`app.export.xlsx_rows`): a deck of a month's timelines holds some
+300,000 points.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 
-from pptx.chart.data import CategoryChartData, XyChartData
+import numpy as np
+from pptx.chart.data import CategoryChartData, XyChartData, XySeriesData
 from pptx.chart.xlsx import CategoryWorkbookWriter, XyWorkbookWriter
 from pptx.util import lazyproperty
 
-__all__ = ["TextCategoryChartData", "TextXyChartData", "WORKBOOK_OPTIONS"]
+__all__ = ["TextCategoryChartData", "TextXyChartData", "ArrayXySeries", "WORKBOOK_OPTIONS"]
 
 WORKBOOK_OPTIONS = {"in_memory": True, "strings_to_formulas": False, "strings_to_urls": False,
                     "strings_to_numbers": False}
+# the workbooks of XY charts with many points: rows streamed to a temporary file (constant-memory mode excludes
+# in-memory); a small chart's workbook stays in memory (a dozen temporary files cost more than its cells)
+XY_WORKBOOK_OPTIONS = {**WORKBOOK_OPTIONS, "in_memory": False, "constant_memory": True}
+STREAM_POINTS = 20_000
+
+
+class ArrayXySeries(XySeriesData):
+    """An XY series over two float arrays: x (points with a non-finite x are left out) and y (NaN: no value)."""
+
+    def __init__(self, chart_data, name, xs, ys, number_format=None):
+        super().__init__(chart_data, name, number_format)
+        x = np.asarray(xs, dtype=np.float64)
+        y = np.asarray(ys, dtype=np.float64)
+        keep = np.isfinite(x)
+        self.x_array, self.y_array = x[keep], np.where(np.isfinite(y[keep]), y[keep], np.nan)
+
+    def __len__(self):
+        return len(self.x_array)
+
+    def __getitem__(self, index):
+        raise TypeError("an array series has no data-point objects; read x_array / y_array")
+
+    def append(self, data_point):
+        raise TypeError("an array series takes its points as arrays (TextXyChartData.add_array_series)")
+
+    @property
+    def x_values(self):
+        return self.x_array.tolist()
+
+    @property
+    def y_values(self):
+        return [None if v != v else v for v in self.y_array.tolist()]
 
 
 class _TextCells:
@@ -36,8 +75,44 @@ class _TextCells:
         workbook.close()
 
 
+_XML_LOCK = threading.Lock()
+_PT = '                <c:pt idx="{}">\n                  <c:v>{}</c:v>\n                </c:pt>\n'.format
+
+
+def _pt_xml(self, values) -> str:
+    """The ``<c:ptCount>`` and ``<c:pt>`` elements of ``values`` (None: no point), as python-pptx writes them."""
+    return (f'                <c:ptCount val="{len(values)}"/>\n'
+            + "".join([_PT(i, v) for i, v in enumerate(values) if v is not None]))
+
+
 class _XyWriter(_TextCells, XyWorkbookWriter):
-    pass
+    @contextlib.contextmanager
+    def _open_worksheet(self, xlsx_file):
+        from xlsxwriter import Workbook
+
+        points = sum(len(series) for series in self._chart_data)
+        workbook = Workbook(xlsx_file, XY_WORKBOOK_OPTIONS if points > STREAM_POINTS else WORKBOOK_OPTIONS)
+        worksheet = workbook.add_worksheet()
+        yield workbook, worksheet
+        workbook.close()
+
+    def _populate_worksheet(self, workbook, worksheet):
+        """python-pptx's XY layout (per series: its name over column B, then x in A and y in B; a blank row
+        between series), written as whole columns in row order."""
+        from app.export.xlsx_rows import SheetColumn, write_columns
+
+        chart_fmt = workbook.add_format({"num_format": self._chart_data.number_format})
+        for series in self._chart_data:
+            series_fmt = workbook.add_format({"num_format": series.number_format})
+            offset = self.series_table_row_offset(series)
+            worksheet.write_string(offset, 1, series.name)
+            xs = getattr(series, "x_array", None)
+            xs = np.asarray(series.x_values if xs is None else xs, dtype=np.float64)
+            ys = getattr(series, "y_array", None)
+            ys = np.asarray([np.nan if v is None else v for v in series.y_values] if ys is None else ys,
+                            dtype=np.float64)
+            write_columns(worksheet, [SheetColumn(0, "num", xs, chart_fmt), SheetColumn(1, "num", ys, series_fmt)],
+                          offset + 1, len(xs))
 
 
 class _CategoryWriter(_TextCells, CategoryWorkbookWriter):
@@ -50,6 +125,27 @@ class TextXyChartData(XyChartData):
     @lazyproperty
     def _workbook_writer(self):
         return _XyWriter(self)
+
+    def _xml(self, chart_type):
+        """python-pptx's chart XML, its point lists written by :func:`_pt_xml` (one join instead of a format and
+        a concatenation per point: the same text)."""
+        from pptx.chart import xmlwriter
+
+        with _XML_LOCK:
+            plain = xmlwriter._XySeriesXmlWriter
+            if not hasattr(plain, "pt_xml"):          # another python-pptx: its own writer
+                return super()._xml(chart_type)
+            xmlwriter._XySeriesXmlWriter = type("_FastPtXySeriesXmlWriter", (plain,), {"pt_xml": _pt_xml})
+            try:
+                return super()._xml(chart_type)
+            finally:
+                xmlwriter._XySeriesXmlWriter = plain
+
+    def add_array_series(self, name, xs, ys, number_format=None) -> ArrayXySeries:
+        """A series over whole arrays (see :class:`ArrayXySeries`)."""
+        series = ArrayXySeries(self, name, xs, ys, number_format)
+        self.append(series)
+        return series
 
 
 class TextCategoryChartData(CategoryChartData):

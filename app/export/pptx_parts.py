@@ -221,11 +221,8 @@ def xy_chart(slide, x, y, w, h, series: list[tuple[str, np.ndarray, np.ndarray, 
     from app.export.chart_data import TextXyChartData   # names as text in the chart's workbook
 
     cd = TextXyChartData()
-    for name, xs, ys, _ in series:
-        s = cd.add_series(name)
-        for a, b in zip(xs, ys):
-            if math.isfinite(a):
-                s.add_data_point(float(a), float(b) if math.isfinite(b) else None)
+    for name, xs, ys, _ in series:        # whole arrays: no object per point (points without an x left out)
+        cd.add_array_series(name, xs, ys)
     gf = slide.shapes.add_chart(XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS, Inches(x), Inches(y), Inches(w),
                                 Inches(h), cd)
     ch = gf.chart

@@ -4,8 +4,10 @@ Sheets: ``Timeline`` (native scatter-with-lines charts of CPI and LPARCPU per LP
 from the ``LPAR intervals`` sheet), ``Compare`` (when a comparison is set: before / after /
 ratio / delta rows in the presentation layout, the marked metrics with their reasons, the CPI
 decomposition and a stacked-column waterfall chart per pair), one sheet per level (``CEC``,
-``LPAR``, ``Class``, ``LPAR intervals``, ``Intervals``, ``CPU intervals``) and ``About``
-(source files with size and SHA-256, window, shift filter, formula-set versions, app version).
+``LPAR``, ``Class``, ``LPAR intervals``, ``Intervals``, and ``CPU intervals`` when the request asks for it:
+``cpu_sheet``) and ``About`` (source files with size and SHA-256, window, shift filter, formula-set versions,
+app version, the rows of each sheet and the sheets left out).  The cells of the level sheets are written as whole
+columns (:mod:`app.export.xlsx_rows`), in XlsxWriter's constant-memory mode.
 
 Level sheets: frozen header row and name column, number formats with the presentation's
 rounding (the cells hold full precision), fitted column widths, an autofilter; times are Excel
@@ -26,6 +28,7 @@ from app.engine.compare import node_labels
 from app.engine.layout import gap_cuts
 from app.export.provenance import LEVEL_NAMES, provenance, provenance_lines
 from app.export.tables import SHEETS, SIDE_COLORS, excel_format, level_columns, with_labels
+from app.export.xlsx_rows import SheetColumn, write_columns
 from app.textsafe import display_text
 
 __all__ = ["write_xlsx", "MAX_ROWS", "excel_time"]
@@ -144,26 +147,11 @@ def _write_level(wb, fm: _Formats, name: str, ws_, frame: pd.DataFrame, ident: l
             sh.write_comment(0, j, f"{c.key}\n{c.tooltip}", {"x_scale": 2.5, "y_scale": 1.6})
     fmts = [fm.time if c.kind == "time" else (fm.num(excel_format(c.decimals)) if c.kind == "metric" else None)
             for c in cols]
-    step_every = max(1, n // 20)
-    for i in range(n):
-        r = i + 1
-        for j, c in enumerate(cols):
-            d = data[c.key]
-            if d is None:
-                continue
-            v = d[i]
-            if c.kind in ("metric", "int", "time"):
-                if v == v:                                  # not NaN
-                    if fmts[j] is not None:
-                        sh.write_number(r, j, float(v), fmts[j])
-                    else:
-                        sh.write_number(r, j, float(v))
-            elif isinstance(v, (bool, np.bool_)):
-                sh.write_string(r, j, "yes" if v else "no")
-            elif v is not None and not (isinstance(v, float) and v != v):
-                sh.write_string(r, j, display_text(v))
-        if i % step_every == 0:
-            steps(frac[0] + (frac[1] - frac[0]) * i / max(n, 1), f"sheet {name}: row {i:,} of {n:,}")
+    # whole columns, one block of rows at a time (app.export.xlsx_rows): no per-cell call
+    columns = [SheetColumn(j, "num" if c.kind in ("metric", "int", "time") else "text", data[c.key], fmts[j])
+               for j, c in enumerate(cols) if data[c.key] is not None]
+    write_columns(sh, columns, 1, n, lambda done: steps(frac[0] + (frac[1] - frac[0]) * done / max(n, 1),
+                                                        f"sheet {name}: row {done:,} of {n:,}"))
     sh.freeze_panes(1, 1)
     sh.autofilter(0, 0, max(n, 1), len(cols) - 1)
     print_setup(sh, repeat_rows=1)
@@ -205,7 +193,7 @@ def _blocks(parts: list[tuple[str, str, pd.DataFrame]], xcol: str) -> list[tuple
 
 
 def _write_blocks(sh, c0: int, blocks, x_label: str) -> list[tuple[str, str, int, int, int]]:
-    """Write the blocks side by side from column ``c0`` (row by row: constant-memory mode);
+    """Write the blocks side by side from column ``c0`` (whole columns, row blocks: constant-memory mode);
     returns (name, side, column, first row, last row) per series."""
     width = 1 + len(_TIMELINE_METRICS) + 1
     series = []
@@ -217,12 +205,13 @@ def _write_blocks(sh, c0: int, blocks, x_label: str) -> list[tuple[str, str, int
             sh.write_string(2, cc + 1 + m, head)
         series.append((name, side, cc, 3, 3 + len(arrays[0]) - 1))
     longest = max((len(b[2][0]) for b in blocks), default=0)
-    for i in range(longest):
-        for k, (_, _, arrays) in enumerate(blocks):
-            if i < len(arrays[0]):
-                for m, a in enumerate(arrays):
-                    if a[i] == a[i]:
-                        sh.write_number(3 + i, c0 + k * width + m, float(a[i]))
+    columns = []
+    for k, (_, _, arrays) in enumerate(blocks):
+        for m, a in enumerate(arrays):           # shorter series padded with empty cells
+            columns.append(SheetColumn(c0 + k * width + m, "num",
+                                       np.concatenate([a, np.full(longest - len(a), np.nan)]) if len(a) < longest
+                                       else a))
+    write_columns(sh, columns, 3, longest)
     return series
 
 
@@ -442,6 +431,15 @@ def _about(fm: _Formats, sh, doc: dict[str, Any], notes: list[str]) -> None:
         r += 1
 
 
+def sheet_notes(items: dict[str, int], left_out: list[str]) -> list[str]:
+    """The About sheet's lines on the sheets: rows of each, and the sheets left out (the CPU sheet unless asked)."""
+    lines = ["Rows per sheet (below the header row): " + "; ".join(f"{k} {v:,}" for k, v in items.items())]
+    for name in left_out:
+        lines.append(f"Sheet {name}: left out (one row per logical CPU and interval; `nestscope export --cpu-sheet` "
+                     "or the export dialog's 'CPU intervals sheet' box adds it)")
+    return lines
+
+
 def _about_files(doc: dict[str, Any]) -> list[dict[str, Any]]:
     files = list(doc["files"])
     if doc.get("comparison"):
@@ -472,8 +470,9 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
         tl = wb.add_worksheet("Timeline")
         cmp_sheet = wb.add_worksheet("Compare") if request.comparison is not None else None
         infos, timeline = {}, None
-        n = len(SHEETS)
-        for k, (name, level, ident) in enumerate(SHEETS):
+        sheets = [s for s in SHEETS if s[1] != "cpu" or getattr(request, "cpu_sheet", False)]
+        n = len(sheets)
+        for k, (name, level, ident) in enumerate(sheets):
             steps(0.05 + 0.85 * k / n, f"computing {name}")
             frame = request.metrics(by=level)
             if level in ("cec", "lpar", "class") and request.nodes is None:
@@ -498,6 +497,7 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
             from app.export.profile import write_profile_sheet
             steps(0.94, "profile")
             items["Profile"] = write_profile_sheet(wb, fm, request)
+        notes[:0] = sheet_notes(items, [s[0] for s in SHEETS if s not in sheets])
         _about(fm, wb.add_worksheet("About"), doc, notes)
         steps(0.96, "saving")
     finally:

@@ -15,6 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -74,7 +75,7 @@ class ExportDialog(QDialog):
         super().__init__(window)
         self.w, self.ctl = window, controller
         self.setWindowTitle("Export")
-        self.setMinimumWidth(560)
+        self.setMinimumWidth(660)       # the longest "What" entry and the CPU-sheet box unclipped
         self._cancel = threading.Event()
         self._token: object | None = None
         self.last: tuple[str, str] = ("", "")   # the last outcome ("ok" / "cancelled" / "error", text)
@@ -103,6 +104,11 @@ class ExportDialog(QDialog):
             self.profile.addItem(text, key)
         self.profile.setToolTip("Add the profile of the level's nodes: a Profile sheet (.xlsx) or slides with hour x "
                                 "day-of-week heat maps of CPI, RNI, L1MP and LPARCPU (.pptx)")
+        self.cpu_sheet = QCheckBox("CPU intervals sheet (one row per logical CPU and interval)")
+        self.cpu_sheet.setObjectName("export_cpu_sheet")
+        self.cpu_sheet.setToolTip("Workbook only: the sheet of every logical CPU's intervals (a month of one CEC "
+                                  "holds 368,640 such rows and takes most of the export's time and size); left "
+                                  "out unless ticked, and the About sheet says so")
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setValue(0)
@@ -124,6 +130,7 @@ class ExportDialog(QDialog):
         form.addRow("", self.size_error)
         form.addRow("Title", self.title)
         form.addRow("Profile", self.profile)
+        form.addRow("Workbook", self.cpu_sheet)
         self.buttons = QDialogButtonBox()
         self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
         self.cancel_button = self.buttons.addButton("Cancel export", QDialogButtonBox.ButtonRole.ActionRole)
@@ -199,6 +206,7 @@ class ExportDialog(QDialog):
         self.level.setEnabled(not image)
         self.title.setEnabled(ext in (".pptx", ".xlsx"))
         self.profile.setEnabled(ext in (".pptx", ".xlsx") and self.what.currentData() != "comparison")
+        self.cpu_sheet.setEnabled(ext == ".xlsx")
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path.text(), FILTERS)
@@ -214,9 +222,11 @@ class ExportDialog(QDialog):
         # the sides' descriptions were computed with the comparison (never the workspace on this thread)
         desc = self.ctl.tab.data.describe if cmp is not None else None
         try:
-            return window_request(self.w.ws, self.what.currentData(), self.level.currentData(), self.title.text(),
+            req = window_request(self.w.ws, self.what.currentData(), self.level.currentData(), self.title.text(),
                                   sel.start, sel.end, sel.nodes, cmp, desc,
                                   self.profile.currentData() if self.profile.isEnabled() else None)
+            req.cpu_sheet = self.cpu_sheet.isEnabled() and self.cpu_sheet.isChecked()
+            return req
         except NoComparison as exc:
             raise ExportError(f"{self.path.text().strip()}: {exc}") from None
 

@@ -21,7 +21,7 @@ def book(joint, comparison, tmp_path_factory):
 
     path = tmp_path_factory.mktemp("xlsx") / "cmp.xlsx"
     # the last 4 hours of the z15 file and the first 4 of the z16 file (keeps the workbook small)
-    res = export(ExportRequest(joint, start=W0, end=W1, comparison=comparison, title="test"), str(path))
+    res = export(ExportRequest(joint, start=W0, end=W1, comparison=comparison, title="test", cpu_sheet=True), str(path))
     return path, res, openpyxl.load_workbook(path)
 
 

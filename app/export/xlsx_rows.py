@@ -1,0 +1,142 @@
+"""Whole-column cell writes for XlsxWriter's constant-memory mode: the rows of a big sheet as one XML text per
+block of rows.
+
+XlsxWriter writes a cell through ``write_number`` / ``write_string`` (argument checks, a cell tuple, then the XML
+of that cell when its row is flushed): about 3-5 microseconds a cell, a minute for the month's 10 million cells.
+Here a sheet's data is given as whole columns (numpy arrays of numbers, lists of texts); every column's cells of a
+block of rows are formatted in one comprehension and the block's ``<row>`` elements are written in one call to
+the worksheet's row-data file, the file XlsxWriter's constant-memory mode keeps its flushed rows in (the same XML
+it writes: numbers as ``<v>`` values, texts as inline strings escaped by XlsxWriter's own rules).  Only one block
+of rows is held as text at a time.
+
+:func:`write_columns` falls back to XlsxWriter's per-cell calls when the workbook is not in constant-memory
+mode or this XlsxWriter lacks the internals used (a newer release may rename them); the result is the same
+workbook either way (``tests/export/test_xlsx_rows.py`` reads both back).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from app.textsafe import display_text
+
+try:
+    from xlsxwriter.utility import _preserve_whitespace
+except ImportError:                 # another XlsxWriter release: the same rule
+    def _preserve_whitespace(s: str) -> bool:
+        return bool(s) and (s[0].isspace() or s[-1].isspace())
+
+__all__ = ["SheetColumn", "write_columns", "BLOCK_ROWS", "fast_path_available"]
+
+_MISS = object()
+BLOCK_ROWS = 4096                 # rows formatted per block (a few MB of XML text at a time)
+
+
+@dataclass
+class SheetColumn:
+    """One column of cells: ``col`` (0-based column), ``kind`` ("num": a float64 array, NaN = empty cell;
+    "text": a list of objects, None/NaN = empty, bools as yes/no, texts through :func:`display_text`) and the
+    XlsxWriter ``fmt`` of its cells (None: no cell format)."""
+
+    col: int
+    kind: str
+    data: Any
+    fmt: Any = None
+
+
+def _letters(col: int) -> str:
+    s, i = "", col + 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        s = chr(65 + r) + s
+    return s
+
+
+def fast_path_available(sh) -> bool:
+    """True when ``sh`` is a constant-memory worksheet with the internals the fast path writes through."""
+    return bool(getattr(sh, "constant_memory", False)) and all(
+        hasattr(sh, a) for a in ("_write_single_row", "_check_dimensions", "fh", "previous_row",
+                                 "_escape_control_characters", "_escape_data"))
+
+
+def _text_value(v: Any) -> str | None:
+    if v is None or (isinstance(v, float) and v != v):
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    return display_text(v)
+
+
+def write_columns(sh, columns: Sequence[SheetColumn], first_row: int, n: int, progress=None) -> None:
+    """Write ``n`` rows of ``columns`` from row ``first_row`` (0-based) down.  Every cell above ``first_row``
+    must be written already and nothing may be written at or below it afterwards (constant-memory mode).
+    ``progress(done_rows)`` is called after each block (it may raise to cancel)."""
+    columns = sorted(columns, key=lambda c: c.col)
+    if n <= 0 or not columns:
+        return
+    if not fast_path_available(sh):
+        _write_cells(sh, columns, first_row, n, progress)
+        return
+    last = first_row + n - 1
+    if sh._check_dimensions(last, columns[-1].col) or sh._check_dimensions(first_row, columns[0].col):
+        raise ValueError(f"rows {first_row}..{last} are outside the sheet or already written")
+    sh._write_single_row(last + 1)           # flush the rows above (header); later writes below are refused
+    texts: list[dict[Any, Any]] = [{} for _ in columns]
+    styles = [f' s="{c.fmt._get_xf_index()}"' if c.fmt is not None else "" for c in columns]
+    letters = [_letters(c.col) for c in columns]
+    for a in range(0, n, BLOCK_ROWS):
+        b = min(n, a + BLOCK_ROWS)
+        rows = range(first_row + a + 1, first_row + b + 1)          # 1-based row numbers of the XML
+        cells = []
+        for c, style, letter, cache in zip(columns, styles, letters, texts):
+            if c.kind == "num":
+                vals = np.asarray(c.data[a:b], dtype=np.float64)
+                ok = np.isfinite(vals).tolist()
+                cells.append([f'<c r="{letter}{r}"{style}><v>{v!r}</v></c>' if k else ""
+                              for r, v, k in zip(rows, vals.tolist(), ok)])
+            else:
+                out = []
+                for r, v in zip(rows, c.data[a:b]):
+                    key = v if isinstance(v, str) else repr(v)
+                    xml = cache.get(key, _MISS)
+                    if xml is _MISS:
+                        xml = cache[key] = _inline(sh, _text_value(v), style)
+                    out.append(f"{xml[0]}{letter}{r}{xml[1]}" if xml else "")
+                cells.append(out)
+        sh.fh.write("".join(f'<row r="{r}">{"".join(parts)}</row>' for r, parts in zip(rows, zip(*cells))))
+        if progress is not None:
+            progress(b)
+
+
+def _inline(sh, text: str | None, style: str) -> tuple[str, str] | None:
+    """The inline-string cell of ``text`` as the XML before and after its reference (None for no cell), escaped
+    as XlsxWriter's constant-memory mode escapes it."""
+    if text is None:
+        return None
+    s = sh._escape_control_characters(text)
+    keep = ' xml:space="preserve"' if _preserve_whitespace(s) else ""
+    return '<c r="', f'"{style} t="inlineStr"><is><t{keep}>{sh._escape_data(s)}</t></is></c>'
+
+
+def _write_cells(sh, columns: Sequence[SheetColumn], first_row: int, n: int, progress=None) -> None:
+    """XlsxWriter's per-cell calls (the reference the fast path is tested against)."""
+    for i in range(n):
+        r = first_row + i
+        for c in columns:
+            v = c.data[i]
+            if c.kind == "num":
+                if v is not None and math.isfinite(float(v)):
+                    sh.write_number(r, c.col, float(v), c.fmt)
+            else:
+                t = _text_value(v)
+                if t is not None:
+                    sh.write_string(r, c.col, t, c.fmt)
+        if progress is not None and (i + 1) % BLOCK_ROWS == 0:
+            progress(i + 1)
+    if progress is not None:
+        progress(n)

@@ -1,0 +1,250 @@
+"""The exports' speed (issue 23): the ``compare`` CLI, the comparison deck, the whole-sample deck and the month's
+workbook, each a new ``nestscope`` process, beside baselines measured in the same run.
+
+Every step runs as a child process; its wall seconds, CPU seconds (user + system) and peak memory (``ru_maxrss``
+of that child, from ``os.wait4``) are printed with the 1-minute load average before and after it.  Baselines, also
+child processes on the same files:
+
+* imports: a process importing what the CLI imports (``app.cli``, the engine, the exports, pandas);
+* engine: the same data through the engine alone (read with the counters the formulas need, ``Workspace`` add,
+  the comparison or every level's metrics frame): what any export pays at least;
+* plain XlsxWriter: the month's level frames written cell by cell with ``write_row`` in constant-memory mode (the
+  same frames, numbers and texts, no formats): a plain spreadsheet writer's time.
+
+Data (made once, kept in ``--data``): the month of one CEC (``bench_month.build``: 8 LPARs x 16 CPUs x 2,880
+intervals, 564 MB) and a 30-day sample set (``nestscope sample --days 30``: z15 before, z16 after); the bundled
+samples for the whole-sample deck.  ``cold`` runs use an empty workspace cache, ``warm`` ones the cache the cold
+run left.  Run it against another checkout with ``PYTHONPATH=/that/checkout`` (from a folder outside both): the
+children import ``app`` from where this process does.
+
+    python bench/bench_exports.py [--data DIR] [--only compare,deck,whole,xlsx] [--plain-cpu] [--keep-outputs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _load() -> float:
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return float("nan")
+
+
+def run(cmd: list[str], env: dict, cwd: Path) -> dict:
+    """``cmd`` in a child process reaped with ``os.wait4`` (its own CPU seconds and peak RSS)."""
+    load0, t0 = _load(), time.perf_counter()
+    with tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe:
+        p = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=fo, stderr=fe, text=True)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        fo.seek(0)
+        fe.seek(0)
+        out, err = fo.read(), fe.read()
+    return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss": ru.ru_maxrss / 1024, "rc": p.returncode,
+            "out": out, "err": err, "load0": load0, "load1": _load()}
+
+
+def show(label: str, r: dict, extra: str = "") -> None:
+    ok = "" if r["rc"] == 0 else f"  EXIT {r['rc']}: {r['err'].strip().splitlines()[-1:] or ''}"
+    print(f"  {label:<52} {r['wall']:7.2f} s wall {r['cpu']:7.2f} s CPU {r['rss']:7.0f} MB peak   "
+          f"load {r['load0']:.1f} -> {r['load1']:.1f}{extra}{ok}", flush=True)
+
+
+def made(r: dict) -> str:
+    m = re.search(r"wrote \S+ \((.*)\)", r["err"])
+    if not m:
+        return ""
+    slides = sum(int(x) for x in re.findall(r"(\d+) [a-z]", m.group(1)))
+    return f"  [{m.group(1)}]" + (f" = {slides} slides" if ".pptx" in r["err"] else "")
+
+
+ENGINE = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from app.engine import Workspace
+from app.formats import read_file
+mode, args = sys.argv[1], sys.argv[2:]
+t1 = time.perf_counter()
+out = {"imports": t1 - t0}
+ws0 = Workspace(cache=False)
+need = ws0.counters_needed()
+if mode == "compare":
+    from app.engine.compare import Selection, compare
+    from app.engine.shift import make_shift
+    shift = make_shift("08-17", "mon-fri")
+    sides = []
+    for path in args:
+        ws = Workspace(cache=False)
+        ws.add(read_file(path, counters=need))
+        sides.append(ws)
+    t2 = time.perf_counter()
+    c = compare(Selection(sides[0], shift=shift, name="before"), Selection(sides[1], shift=shift, name="after"))
+    out.update(read_add=t2 - t1, compare=time.perf_counter() - t2, rows=len(c.table))
+else:
+    ws = Workspace(cache=False)
+    ws.add(read_file(args[0], counters=need))
+    t2 = time.perf_counter()
+    frames = {lv: ws.metrics(by=lv) for lv in ("cec", "lpar", "class", "lpar_interval", "interval", "cpu")}
+    t3 = time.perf_counter()
+    out.update(read_add=t2 - t1, metrics=t3 - t2, rows={k: len(v) for k, v in frames.items()})
+    if mode.startswith("xlsx"):
+        import math, tempfile, os
+        import xlsxwriter
+        fd, tmp = tempfile.mkstemp(suffix=".xlsx"); os.close(fd)
+        plain = [("plain_xlsx", ("cec", "lpar", "class", "lpar_interval", "interval"))]
+        if mode == "xlsx+cpu":
+            plain.append(("plain_xlsx_cpu", ("cpu",)))
+        for label, levels in plain:
+            t4 = time.perf_counter()
+            wb = xlsxwriter.Workbook(tmp, {"constant_memory": True, "strings_to_formulas": False,
+                                           "strings_to_urls": False, "strings_to_numbers": False,
+                                           "nan_inf_to_errors": True})
+            for lv in levels:
+                f = frames[lv]
+                sh = wb.add_worksheet(lv)
+                sh.write_row(0, 0, [str(c) for c in f.columns])
+                cols = [f[c].tolist() if f[c].dtype == object or str(f[c].dtype) == "category"
+                        else (f[c].astype("int64") / 86400e9 + 25569).tolist()
+                        if str(f[c].dtype).startswith("datetime") else f[c].tolist() for c in f.columns]
+                for i, row in enumerate(zip(*cols)):
+                    sh.write_row(i + 1, 0, ["" if v is None or v != v else (v if isinstance(v, (int, float))
+                                            else str(v)) for v in row])
+            wb.close()
+            out[label] = time.perf_counter() - t4
+        out["plain_size_mb"] = os.path.getsize(tmp) / 1e6
+        os.remove(tmp)
+print("BENCH " + json.dumps(out))
+"""
+
+
+def engine(mode: str, files: list[str], env: dict, cwd: Path) -> tuple[dict, dict]:
+    r = run([sys.executable, "-c", ENGINE, mode, *files], env, cwd)
+    m = re.search(r"^BENCH (.*)$", r["out"], re.M)
+    return r, (json.loads(m.group(1)) if m else {})
+
+
+def ensure_data(data: Path) -> tuple[Path, Path]:
+    data.mkdir(parents=True, exist_ok=True)
+    month = data / "month.smf"
+    if not month.exists():
+        sys.path.insert(0, str(HERE))
+        from bench_month import build
+
+        print(f"writing {month} (the month of one CEC) ...", flush=True)
+        build(month, 2880)
+    sample = data / "sample30"
+    if not (sample / "after_z16_ZOSA_smf113.rdw.gz").exists():
+        from app.sample.build import write_sample_set
+
+        print(f"writing {sample} (30 days of the sample set) ...", flush=True)
+        write_sample_set(sample, days=30, zvm_intervals=60)
+    return month, sample
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "nestscope-bench-exports")
+    ap.add_argument("--only", default="compare,deck,whole,xlsx")
+    ap.add_argument("--plain-cpu", action="store_true",
+                    help="the plain-XlsxWriter baseline writes the CPU frame too (16 million cells: minutes)")
+    ap.add_argument("--keep-outputs", action="store_true", help="leave the written files in --data/out")
+    args = ap.parse_args()
+    only = set(args.only.split(","))
+    import app
+
+    tree = Path(app.__file__).resolve().parents[1]
+    month, sample = ensure_data(args.data)
+    samples = sorted(str(p) for p in (tree / "resources" / "samples").glob("*.gz"))
+    work = Path(tempfile.mkdtemp(prefix="bench-exports-", dir=args.data))
+    out_dir = args.data / "out" if args.keep_outputs else work
+    out_dir.mkdir(exist_ok=True)
+    env = dict(os.environ, PYTHONPATH=str(tree), QT_QPA_PLATFORM="offscreen",
+               PYTHONPYCACHEPREFIX=str(args.data / "pyc"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)      # compiled once (the warm-up), never timed
+    py = [sys.executable, "-m", "app"]
+    print(f"bench_exports: app from {tree}; {os.cpu_count()} CPUs; load average {_load():.1f}", flush=True)
+    run(py + ["export", "--help"], env, work)                                    # warm-up: bytecode, disk cache
+    helptext = run(py + ["export", "--help"], env, work)["out"]
+    has_cpu_option = "--cpu-sheet" in helptext
+    imports = run([sys.executable, "-c", "import app.cli, app.engine, app.export, app.export.xlsx, "
+                   "app.export.pptx, app.commands.compare, app.commands.export, pandas, xlsxwriter, pptx"], env, work)
+    show("baseline: imports only", imports)
+
+    def cli(label: str, argv: list[str], cache: Path, extra=made) -> dict:
+        r = run(py + argv, dict(env, NESTSCOPE_CACHE_DIR=str(cache)), work)
+        show(label, r, extra(r) if extra else "")
+        return r
+
+    b30, a30 = str(sample / "before_z15_ZOSA_smf113.rdw.gz"), str(sample / "after_z16_ZOSA_smf113.rdw.gz")
+    shift = ["--hours", "08-17", "--days", "mon-fri"]
+    if "compare" in only:
+        print("compare CLI: z15 vs z16 ZOSA, 30 days, prime shift (08-17 UTC, Mon-Fri)")
+        r, e = engine("compare", [b30, a30], env, work)
+        show("baseline: engine (read + add + compare, no output)", r,
+             f"  [read+add {e.get('read_add', float('nan')):.2f} s, compare {e.get('compare', float('nan')):.2f} s]")
+        cache = work / "cache-compare"
+        for k in ("cold", "warm"):
+            cli(f"nestscope compare ({k} cache)", ["compare", "--before", b30, "--after", a30, *shift], cache, None)
+    if "deck" in only:
+        print("comparison deck: z15 vs z16 ZOSA, 30 days, prime shift")
+        cache = work / "cache-deck"
+        for k in ("cold", "warm"):
+            cli(f"nestscope export --before --after .pptx ({k})", ["export", "--before", b30, "--after", a30, *shift,
+                                                                  "--out", str(out_dir / "compare.pptx")], cache)
+        bs = [s for s in samples if "/before_z15_ZOSA" in s]
+        as_ = [s for s in samples if "/after_z16_ZOSA" in s]
+        cache = work / "cache-deck2"
+        for k in ("cold", "warm"):
+            cli(f"same, bundled samples (2 days) ({k})", ["export", "--before", *bs, "--after", *as_,
+                                                        "--out", str(out_dir / "compare2.pptx")], cache)
+    if "whole" in only:
+        print("whole-sample deck: every bundled sample file (z15, z16, z/VM)")
+        cache = work / "cache-whole"
+        for k in ("cold", "warm"):
+            cli(f"nestscope export SAMPLES .pptx ({k})", ["export", *samples, "--out", str(out_dir / "whole.pptx")],
+                cache)
+    if "xlsx" in only:
+        print(f"workbook of the month of one CEC ({month.stat().st_size / 1e6:.0f} MB)")
+        r, e = engine("xlsx+cpu" if args.plain_cpu else "xlsx", [str(month)], env, work)
+        rows = e.get("rows", {})
+        show("baseline: engine (read + add + every level's metrics)", r,
+             f"  [read+add {e.get('read_add', float('nan')):.2f} s, metrics {e.get('metrics', float('nan')):.2f} s; "
+             f"rows {rows}]")
+        print(f"  baseline: plain XlsxWriter write_row of the same frames: {e.get('plain_xlsx', float('nan')):.2f} s "
+              "without the CPU frame" + (f", {e['plain_xlsx_cpu']:.2f} s more for the CPU frame" if "plain_xlsx_cpu"
+                                           in e else "") + f" ({e.get('plain_size_mb', float('nan')):.0f} MB)",
+              flush=True)
+        cache = work / "cache-xlsx"
+        target = out_dir / "month.xlsx"
+
+        def size(r: dict) -> str:
+            return made(r) + (f"  {target.stat().st_size / 1e6:.0f} MB" if target.exists() else "")
+        cli("nestscope export MONTH .xlsx (cold)", ["export", str(month), "--out", str(target)], cache, size)
+        cli("nestscope export MONTH .xlsx (warm)", ["export", str(month), "--out", str(target)], cache, size)
+        if has_cpu_option:
+            cli("nestscope export MONTH .xlsx --cpu-sheet (warm)", ["export", str(month), "--out", str(target),
+                                                                    "--cpu-sheet"], cache, size)
+        else:
+            print("  (this checkout has no --cpu-sheet: its workbook always holds the CPU sheet)")
+    print(f"load average at the end {_load():.1f}")
+    if not args.keep_outputs:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
