@@ -43,19 +43,18 @@ from urllib.parse import quote, unquote
 import numpy as np
 import pandas as pd
 
-from app.dataset import integrity
+from app.dataset import integrity, tables
 from app.findings import Finding
 
 __all__ = ["Dataset", "DatasetError", "ExtractResult", "FORMAT", "INTERVAL_IDENT", "interval_counters"]
 
-FORMAT = {"format": "nestscope-dataset", "version": 1}
+FORMAT = {"format": "nestscope-dataset", "version": tables.FORMAT_VERSION}
 MARKER = "nestscope-dataset.json"
 # identity columns of the intervals table (strings unless noted)
 INTERVAL_IDENT = ["source", "sha256", "cec", "machine_type", "model", "lpar", "system", "os", "class", "cpu",
                   "core", "cpu_speed", "cfvn", "csvn", "t_start", "t_end", "interval_s", "generation",
                   "formula_set", "qbits", "month"]
-_INT_COLS = {"cpu": "int32", "core": "int32", "cfvn": "int32", "csvn": "int32", "qbits": "int64",
-             "t_start": "int64", "t_end": "int64"}
+_INT_COLS = {"cpu": "int32", "core": "int32", "cfvn": "int32", "csvn": "int32", "qbits": "int64"}
 _FLOAT_COLS = {"cpu_speed", "interval_s"}
 _CONTEXT_SOURCE = "\x00dataset-context"
 
@@ -91,6 +90,12 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _now_iso() -> str:
+    """Now, ISO 8601 UTC with microseconds (``2026-11-26T08:01:23.456789Z``)."""
+    ns = time.time_ns()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ns // 10**9)) + f".{ns // 1000 % 10**6:06d}Z"
+
+
 def _iso(ts) -> str | None:
     if ts is None or pd.isna(ts):
         return None
@@ -124,6 +129,7 @@ class Dataset:
                 raise DatasetError(f"{self.root}: exists and is not empty; give a new or a NestScope dataset directory")
             (self.root / "manifest").mkdir(parents=True, exist_ok=True)
             self._atomic_write(marker, json.dumps(FORMAT).encode())
+        _check_version(self.root, marker)
         for d in ("manifest", "samples", "intervals"):
             (self.root / d).mkdir(exist_ok=True)
         self._bad_entries: dict[str, Finding] = {}     # manifest entries and part files that failed a check
@@ -257,16 +263,17 @@ class Dataset:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
 
-    def _write_part(self, table: str, cec: str, month: str, sha: str, frame: pd.DataFrame) -> str:
-        """Write one part file (temporary name, then rename); returns its path relative to the root."""
-        import pyarrow as pa
+    def _write_part(self, table: str, cec: str, month: str, sha: str, frame: pd.DataFrame,
+                    counters: Sequence[str] = ()) -> str:
+        """Write one part file (temporary name, then rename) with the table's one schema
+        (:mod:`app.dataset.tables`); returns its path relative to the root."""
         import pyarrow.parquet as pq
 
         rel = Path(table) / f"cec={quote(cec, safe='')}" / f"month={month}" / f"part-{sha[:12]}-{uuid.uuid4().hex[:12]}.parquet"
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(".tmp-" + path.name)
-        tbl = pa.Table.from_pandas(frame, preserve_index=False)
+        tbl = tables.to_table(table, frame, counters)
         pq.write_table(tbl, tmp, compression="zstd", write_page_checksum=True)
         os.replace(tmp, path)
         return rel.as_posix()
@@ -314,15 +321,17 @@ class Dataset:
         systems = sorted(set(ab["system"].astype(str)))
         con = duckdb.connect()
         try:
-            q = ("SELECT * FROM read_parquet(?, union_by_name=true, hive_partitioning=false) "
+            con.execute("SET TimeZone = 'UTC'")
+            q = (f"SELECT * FROM {tables.duckdb_source('?')} "
                  f"WHERE kind = 'absolute' AND time {'>' if after else '<'} ? AND system IN (SELECT unnest(?)) "
                  "QUALIFY row_number() OVER (PARTITION BY cec, system, class, cpu, run_start ORDER BY time "
                  f"{'ASC' if after else 'DESC'}) = 1")
-            ctx = con.execute(q, [files, t0.to_pydatetime(), systems]).df()
+            ctx = con.execute(q, [files, pd.Timestamp(t0).tz_localize("UTC").to_pydatetime(), systems]).df()
         finally:
             con.close()
         if not len(ctx):
             return None
+        tables.to_engine_samples(ctx)
         ctx["_orig_source"] = ctx["source"].astype(str)
         ctx["_orig_sha"] = ctx["sha256"].astype(str)
         ctx["source"] = _CONTEXT_SOURCE + ("after" if after else "before")
@@ -341,8 +350,8 @@ class Dataset:
 
         con = duckdb.connect()
         try:
-            have = con.execute("SELECT DISTINCT cec, system, class, cpu, t_end FROM read_parquet(?, "
-                               "union_by_name=true, hive_partitioning=false) WHERE t_end IN (SELECT unnest(?))",
+            have = con.execute("SELECT DISTINCT cec, system, class, cpu, epoch_ns(t_end) AS t_end FROM "
+                               f"{tables.duckdb_source('?')} WHERE epoch_ns(t_end) IN (SELECT unnest(?))",
                                [files, sorted(set(ends.tolist()))]).df()
         finally:
             con.close()
@@ -396,9 +405,9 @@ class Dataset:
                 out[c] = np.where(iv["_sha"].isna(), sha, iv["_sha"]).astype(object) if "_sha" in iv.columns \
                     else np.full(len(iv), sha, dtype=object)
             elif c == "t_start":
-                out[c] = iv["interval_start"].to_numpy(dtype="datetime64[ns]").view(np.int64)
+                out[c] = iv["interval_start"].to_numpy(dtype="datetime64[ns]")
             elif c == "t_end":
-                out[c] = iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64)
+                out[c] = iv["interval_end"].to_numpy(dtype="datetime64[ns]")
             elif c == "month":
                 out[c] = _months(iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64))
             elif c in _INT_COLS:
@@ -450,15 +459,18 @@ class Dataset:
                 s["source"] = s["source"].astype(str)
                 s["month"] = smonth
                 for (cec, month), idx in s.groupby(["cec", "month"], observed=True, sort=True).indices.items():
-                    rel = self._write_part("samples", str(cec), month, sha, s.iloc[idx].reset_index(drop=True))
+                    rel = self._write_part("samples", str(cec), month, sha, s.iloc[idx].reset_index(drop=True),
+                                           tables.sample_counters(s.columns))
                     written.append(rel)
                     parts["samples"].append(rel)
                     part_keys[rel] = {"cec": str(cec), "month": month, **self._part_check(rel, len(idx))}
                 if len(iv):
                     ivf, counters = self._interval_frame(iv, sha)
+                    all_counters = sorted(interval_counters(sets) | set(counters), key=_counter_sort_key)
                     iv_rows = len(ivf)
                     for (cec, month), idx in ivf.groupby(["cec", "month"], sort=True).indices.items():
-                        rel = self._write_part("intervals", str(cec), month, sha, ivf.iloc[idx].reset_index(drop=True))
+                        rel = self._write_part("intervals", str(cec), month, sha, ivf.iloc[idx].reset_index(drop=True),
+                                               all_counters)
                         written.append(rel)
                         parts["intervals"].append(rel)
                         part_keys[rel] = {"cec": str(cec), "month": month, **self._part_check(rel, len(idx))}
@@ -481,7 +493,7 @@ class Dataset:
                      "findings": len(findings), "findings_by_severity": sev,
                      "findings_sample": [f.message for f in findings[:20]],
                      "systems": systems, "interval_counters": counters, "parts": parts, "part_keys": part_keys,
-                     "extracted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) + f".{time.time_ns() % 10**9:09d}"}
+                     "extracted_at": _now_iso()}
             entry = json.loads(json.dumps(entry, default=str))      # sealed as it reads back
             entry["seal"] = integrity.seal_entry(entry)
             if not self._commit(sha, entry):
@@ -524,6 +536,29 @@ class Dataset:
         cls = g["classes"].agg(lambda xs: {k: max(d.get(k, 0) for d in xs) for d in xs for k in d})
         out["classes"] = cls.to_numpy()
         return out
+
+
+def _check_version(root: Path, marker: Path) -> None:
+    """A dataset of another format version cannot be read or added to: say which and how to re-extract."""
+    try:
+        fmt = json.loads(marker.read_text(encoding="utf-8"))
+        ver = int(fmt.get("version", 1))
+    except (OSError, ValueError, TypeError, AttributeError):
+        raise DatasetError(f"{root}: its {MARKER} is unreadable; re-extract the source files into a new dataset: "
+                           f"nestscope extract FILE... --to NEWDIR") from None
+    if ver == FORMAT["version"]:
+        return
+    what = ("written by an older NestScope (bare int64 nanosecond times, names stored as dictionaries in some "
+            "files: not readable by every engine)" if ver < FORMAT["version"] else "written by a newer NestScope")
+    raise DatasetError(f"{root}: dataset format version {ver}, {what}; this NestScope reads version "
+                       f"{FORMAT['version']}. Re-extract the source files (their paths are in {root}/manifest/*.json, "
+                       f"'path') into a new dataset: nestscope extract FILE... --to NEWDIR")
+
+
+def _counter_sort_key(c: str):
+    from app.engine.deltas import _counter_sort_key as key
+
+    return key(c)
 
 
 def cec_of_dir(name: str) -> str:
