@@ -136,37 +136,58 @@ class Dataset:
         self._bad_parts: dict[str, Finding] = {}
         self._cleaned = False
         self.cleaned: list[Path] = []                  # leftovers the first extract of this object removed
+        self._index = None
+        self._index_seen = 0.0
 
     # -- reading ---------------------------------------------------------------------
+    @property
+    def index(self):
+        """The manifest index (:mod:`app.dataset.index`), loaded once per :class:`Dataset` and refreshed by
+        directory listing at most once a second (entries other processes commit meanwhile)."""
+        from app.dataset.index import ManifestIndex
+
+        now = time.monotonic()
+        if self._index is None:
+            self._index = ManifestIndex(self.root)
+            self._index_seen = now
+        elif now - self._index_seen > 1.0:
+            self._index.refresh()
+            self._index_seen = now
+        return self._index
+
+    def save_index(self) -> bool:
+        """Write the manifest index when it changed (``extract`` and ``compact`` do at their end); False when the
+        dataset is not writable."""
+        return self._index.save() if self._index is not None else True
+
+    def _note_damaged(self) -> None:
+        idx = self.index
+        bad = {str(self.root / "manifest" / n): (why, name) for n, why, name in idx.damaged()}
+        for k in list(self._bad_entries):
+            if k not in bad:
+                self._bad_entries.pop(k)
+        for k, (why, name) in bad.items():
+            if k not in self._bad_entries:
+                self._bad_entries[k] = integrity.manifest_finding(Path(k), why, {"name": name} if name else None)
+
     def _scan(self) -> tuple[list[dict[str, Any]], set[str]]:
         """(committed entries that pass their checks, part paths listed by any entry that parses)."""
-        out, listed = [], set()
-        for p in (self.root / "manifest").glob("*.json"):
-            if p.name.startswith("."):
-                continue
-            e: Any = None
-            try:
-                e = json.loads(p.read_text(encoding="utf-8"))
-                why = integrity.entry_problem(p.name, e)
-            except FileNotFoundError:
-                continue           # removed meanwhile (a damaged entry replaced by an extract)
-            except (OSError, ValueError) as exc:
-                why = f"unreadable: {type(exc).__name__}: {str(exc)[:120]}"
-            if isinstance(e, dict) and isinstance(e.get("parts"), dict):
-                listed |= {str(self.root / q) for t in ("samples", "intervals") for q in e["parts"].get(t, [])
-                           if isinstance(q, str)}
-            if why:
-                self._bad_entries[str(p)] = integrity.manifest_finding(p, why, e)
-                continue
-            self._bad_entries.pop(str(p), None)
-            out.append(e)
+        idx = self.index
+        idx.verify()
+        self._note_damaged()
+        out = [e for e in (idx.entry(n) for n in idx.sound()) if e is not None]
         out.sort(key=lambda e: (str(e.get("extracted_at", "")), str(e.get("sha256", ""))))
-        return out, listed
+        return out, idx.listed()
 
     def entries(self) -> list[dict[str, Any]]:
         """Committed manifest entries, oldest extract first (an entry that fails its checks is left out and
         named in :attr:`findings`)."""
         return self._scan()[0]
+
+    def n_readable(self) -> int:
+        """Number of committed entries with counter data (from the index: no entry is parsed)."""
+        idx = self.index
+        return sum(1 for r in idx.entries.values() if r["ok"] and r["readable"])
 
     @property
     def findings(self) -> list[Finding]:
@@ -175,7 +196,12 @@ class Dataset:
 
     def leftovers(self, min_age_s: float = integrity.LEFTOVER_AGE_S) -> list[Path]:
         """Temporary and unlisted part files of interrupted extracts, last written ``min_age_s`` ago or more."""
-        return integrity.leftovers(self.root, self._scan()[1], min_age_s)
+        return integrity.leftovers(self.root, self._listed(), min_age_s)
+
+    def _listed(self) -> set[str]:
+        from app.dataset import compact
+
+        return self.index.listed() | compact.listed(self)
 
     def clean_leftovers(self, min_age_s: float = integrity.LEFTOVER_AGE_S) -> list[Path]:
         """Remove :meth:`leftovers` (the next extract does, once per :class:`Dataset`); returns what went."""
@@ -209,47 +235,76 @@ class Dataset:
         except FileNotFoundError:
             pass
         self._bad_entries.pop(str(p), None)
+        if self._index is not None:
+            self._index.forget(p.name)
         return False
 
     def parts(self, table: str, cecs: Iterable[str] | None = None, months: Iterable[str] | None = None) -> list[str]:
         """Absolute paths of the committed part files of ``table`` ('samples' or 'intervals'), optionally only
-        of some CECs and months (partition pruning before any file is opened)."""
-        cs = set(cecs) if cecs is not None else None
-        ms = set(months) if months is not None else None
+        of some CECs and months (partition pruning before any file is opened: the index says which parts a
+        partition holds).  Parts that compaction merged are replaced by the merged part."""
+        from app.dataset import compact
+        from app.dataset.index import part_info
+
+        idx = self.index
+        rows = idx.part_rows(table, cecs, months)
+        if idx.verify({r[0] for r in rows}):      # an entry file rewritten since it was indexed: checked again
+            rows = idx.part_rows(table, cecs, months)
+        self._note_damaged()
+        merged = compact.active(self, table)
         out = []
-        for e in self.entries():
-            for p in e.get("parts", {}).get(table, []):
-                info = e.get("part_keys", {}).get(p, {})
-                if cs is not None and info.get("cec") not in cs:
-                    continue
-                if ms is not None and info.get("month") not in ms:
-                    continue
-                path = self.root / p
-                why = integrity.part_problem(path, info)
-                if why:                  # left out, and said
-                    self._bad_parts[str(path)] = integrity.part_finding(path, why, e, info)
-                    continue
-                self._bad_parts.pop(str(path), None)
-                out.append(str(path))
+        replaced: set[str] = set()
+        for rec in merged:
+            if (cecs is None or rec["cec"] in set(cecs)) and (months is None or rec["month"] in set(months)):
+                path = self.root / rec["part"]
+                why = integrity.part_problem(path, rec)
+                if why:
+                    self._bad_parts[str(path)] = compact.part_finding(path, why, rec)
+                else:
+                    self._bad_parts.pop(str(path), None)
+                    out.append(str(path))
+            replaced |= set(rec["replaces"])
+        for row in rows:
+            if row[2] in replaced:
+                continue
+            path = self.root / row[2]
+            info = part_info(row)
+            why = integrity.part_problem(path, info)
+            if why:                  # left out, and said
+                e = idx.entry(row[0]) or {"sha256": row[0][:-5]}
+                self._bad_parts[str(path)] = integrity.part_finding(path, why, e, info)
+                continue
+            self._bad_parts.pop(str(path), None)
+            out.append(str(path))
         return out
 
-    def months(self) -> list[str]:
-        """Months (YYYY-MM) holding committed interval parts."""
-        return sorted({k.get("month") for e in self.entries() for p, k in e.get("part_keys", {}).items()
-                       if p.startswith("intervals/")})
+    def has_parts(self, table: str = "intervals") -> bool:
+        """True when any sound entry lists a part of ``table`` (nothing is opened)."""
+        return bool(self.index.keys(table))
+
+    def months(self, cecs: Iterable[str] | None = None) -> list[str]:
+        """Months (YYYY-MM) holding committed interval parts (of some CECs)."""
+        cs = set(cecs) if cecs is not None else None
+        return sorted({m for c, m in self.index.keys("intervals") if cs is None or c in cs})
+
+    def cecs(self) -> list[str]:
+        """CECs holding committed interval parts."""
+        return sorted({c for c, _m in self.index.keys("intervals")})
 
     def orphans(self) -> list[Path]:
         """Part and temporary files no manifest entry lists (left by a killed extract), each once; safe to delete
         when no extract runs (:meth:`clean_leftovers` removes those an hour old)."""
-        listed = self._scan()[1]
-        found = {p for t in ("samples", "intervals") for p in (self.root / t).rglob("*.parquet") if str(p) not in listed}
+        listed = self._listed()
+        found = {p for t in ("samples", "intervals") if (self.root / t).is_dir()
+                 for p in (self.root / t).rglob("*.parquet") if str(p) not in listed}
         return sorted(found | set(self.root.rglob(".tmp-*")))
 
     def counters(self) -> list[str]:
         """Counter columns present in the intervals table."""
         cols: set[str] = set()
-        for e in self.entries():
-            cols |= set(e.get("interval_counters", []))
+        for r in self.index.entries.values():
+            if r["ok"] and r["counters"]:
+                cols |= set(str(r["counters"]).split(","))
         from app.engine.deltas import _counter_sort_key
         return sorted(cols, key=_counter_sort_key)
 
@@ -497,9 +552,13 @@ class Dataset:
             entry = json.loads(json.dumps(entry, default=str))      # sealed as it reads back
             entry["seal"] = integrity.seal_entry(entry)
             if not self._commit(sha, entry):
+                if self._index is not None:
+                    self._index.refresh()
                 self._remove(written)
                 return ExtractResult(file, sha, "present", f"{file}: already in the dataset (extracted by another "
                                      "process at the same time)")
+            if self._index is not None:
+                self._index.add(entry)
         except BaseException:
             self._remove(written)
             raise
