@@ -150,3 +150,7 @@ def duckdb_source(files_sql: str) -> str:
     taken from the Hive directory names."""
     return (f"read_parquet({files_sql}, hive_partitioning=true, hive_types={{'cec': VARCHAR, 'month': VARCHAR}}, "
             "hive_types_autocast=false, union_by_name=true)")
+
+
+def is_counter(name: str) -> bool:
+    return len(name) > 1 and name[0] in "BPKEM" and name[1:].isdigit()
