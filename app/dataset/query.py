@@ -27,8 +27,11 @@ otherwise); both get the same statement apart from the :class:`app.dataset.sql.D
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
+import warnings
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from app.dataset.sql import DUCKDB, SPARK, Dialect, formula_set_sql, lit_str, metric_layers, parse_where
+from app.dataset.sql import missing_counters, missing_counters_message
 from app.dataset.store import Dataset
 from app.dataset.tables import duckdb_source
 from app.engine.shift import ShiftFilter
@@ -165,6 +169,12 @@ def spark_session():
         except ImportError:
             raise QueryError("--engine spark needs PySpark: pip install 'nestscope[spark]' (and a Java runtime)") \
                 from None
+        java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else \
+            shutil.which("java")
+        if not java or not os.path.exists(java):
+            raise QueryError("--engine spark needs a Java runtime (Java 17 or later): none found on PATH or in "
+                             "JAVA_HOME. Install one (Debian/Ubuntu: apt-get install default-jre-headless) or set "
+                             "JAVA_HOME, or leave --engine out (DuckDB, in-process)")
         b = SparkSession.builder.appName("nestscope")
         master = os.environ.get("SPARK_MASTER")
         if master:
@@ -174,10 +184,77 @@ def spark_session():
         b = (b.config("spark.sql.session.timeZone", "UTC")
              .config("spark.sql.shuffle.partitions", os.environ.get("NESTSCOPE_SPARK_PARTITIONS", "4"))
              .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")       # no progress bars in the output
+             .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_quiet_log4j()}")
              .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false"))
-        _SPARK = b.getOrCreate()
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+        log = _spark_log_path()
+        try:
+            with _stderr_to(log):        # the JVM inherits it: its start-up notes and later logs go to the file
+                _SPARK = b.getOrCreate()
+        except Exception as exc:         # the JVM did not start (a broken Java, no memory...)
+            raise QueryError(f"--engine spark could not start Spark ({type(exc).__name__}: "
+                             f"{str(exc).strip().splitlines()[0][:200] if str(exc).strip() else 'no message'}); "
+                             f"see {log}; check the Java runtime (java -version), or leave --engine out (DuckDB)") \
+                from None
         _SPARK.sparkContext.setLogLevel("ERROR")
     return _SPARK
+
+
+_LOG4J = """# NestScope: Spark's JVM logs errors only (no start-up warnings in the output)
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = spark: %p %c{1}: %m%n
+"""
+
+
+def _spark_log_path() -> str:
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"nestscope-spark-{os.getpid()}.log")
+
+
+@contextlib.contextmanager
+def _stderr_to(path: str):
+    """File descriptor 2 points at ``path`` inside the block (a child process started there keeps it)."""
+    import sys
+
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    saved = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.dup2(fd, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+
+
+def _quiet_log4j() -> str:
+    """A log4j2 configuration file (in the temporary directory) that keeps Spark's JVM to errors."""
+    import tempfile
+
+    path = os.path.join(tempfile.gettempdir(), f"nestscope-spark-log4j2-{os.getuid() if hasattr(os, 'getuid') else 0}"
+                        ".properties")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            if fh.read() == _LOG4J:
+                return path
+    except OSError:
+        pass
+    tmp = f"{path}.{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(_LOG4J)
+    os.replace(tmp, path)
+    return path
 
 
 class SparkEngine:
@@ -518,6 +595,9 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
     eng = eng or open_engine(engine, files)
     try:
         have = set(eng.columns())
+        missing = missing_counters(sets, have)
+        if missing:      # a formula over counters the dataset does not keep: no silent NULL (issue 24)
+            raise QueryError(missing_counters_message(missing))
         counters = [c for c in ds.counters() if c in have]
         params = bucket_params(eng)
         # time buckets and generations come from all the data (as report over all files); the metrics only
