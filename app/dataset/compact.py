@@ -53,12 +53,15 @@ def _records(ds) -> list[dict[str, Any]]:
     if cache is not None and now - cache[0] <= 1.0:
         return cache[1]
     out = []
+    mentioned: set[str] = set()
     d = ds.root / _DIR
     names = sorted(n for n in os.listdir(d) if n.endswith(".json") and not n.startswith(".")) if d.is_dir() else []
     for n in names:
         p = d / n
         try:
             rec = json.loads(p.read_text(encoding="utf-8"))
+            if isinstance(rec, dict) and isinstance(rec.get("part"), str):
+                mentioned.add(str(ds.root / rec["part"]))
             ok = isinstance(rec, dict) and rec.get("seal") == _seal(rec) and isinstance(rec.get("replaces"), list) \
                 and rec.get("table") in ("samples", "intervals") and str(rec.get("part", "")).startswith(
                     rec.get("table", "?") + "/") and ".." not in str(rec.get("part")).split("/")
@@ -76,6 +79,7 @@ def _records(ds) -> list[dict[str, Any]]:
         rec["_file"] = str(p)
         out.append(rec)
     ds._compact_cache = (now, out)
+    ds._compact_mentioned = mentioned
     return out
 
 
@@ -109,8 +113,10 @@ def active(ds, table: str) -> list[dict[str, Any]]:
 
 
 def listed(ds) -> set[str]:
-    """Absolute paths of the merged parts of every sound compaction record (not orphans)."""
-    return {str(ds.root / r["part"]) for r in _records(ds)}
+    """Absolute paths of the merged parts any compaction record names, damaged or not (never orphans: a merged
+    part holds the only copy of its rows)."""
+    _records(ds)
+    return set(getattr(ds, "_compact_mentioned", set()))
 
 
 def part_finding(path: Path, why: str, rec: dict[str, Any]) -> Finding:
