@@ -28,12 +28,12 @@ import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from app.dataset import integrity
 from app.findings import Finding, make_finding
 
-__all__ = ["active", "listed", "compact", "check", "vacuum", "TARGET_BYTES", "SMALL_BYTES", "AUTO_MIN_PARTS"]
+__all__ = ["active", "listed", "compact", "rewrite", "check", "vacuum", "TARGET_BYTES", "SMALL_BYTES", "AUTO_MIN_PARTS"]
 
 TARGET_BYTES = 64 << 20       # a merged part is closed once it reaches this size on disk (tens of MB)
 SMALL_BYTES = 8 << 20         # parts below this size are merged
@@ -63,7 +63,7 @@ def _records(ds) -> list[dict[str, Any]]:
             if isinstance(rec, dict) and isinstance(rec.get("part"), str):
                 mentioned.add(str(ds.root / rec["part"]))
             ok = isinstance(rec, dict) and rec.get("seal") == _seal(rec) and isinstance(rec.get("replaces"), list) \
-                and rec.get("table") in ("samples", "intervals") and str(rec.get("part", "")).startswith(
+                and rec.get("table") in ("samples", "intervals", "partitions") and str(rec.get("part", "")).startswith(
                     rec.get("table", "?") + "/") and ".." not in str(rec.get("part")).split("/")
             why = "" if ok else "its content does not match its checksum"
         except FileNotFoundError:
@@ -102,7 +102,8 @@ def active(ds, table: str) -> list[dict[str, Any]]:
             continue
         live.append(r)
     # a record superseded by a later compaction of the same parts (its files removed next) steps aside
-    live.sort(key=lambda r: (-len(r["replaces"]), str(r.get("created_at", ""))), reverse=False)
+    live.sort(key=lambda r: str(r.get("created_at", "")), reverse=True)      # the newest first among equals
+    live.sort(key=lambda r: -len(r["replaces"]))
     taken: set[str] = set()
     out = []
     for r in live:
@@ -139,32 +140,30 @@ def _units(ds, table: str, cec: str, month: str) -> list[tuple[str, int, list[st
     return out
 
 
-def _merge(ds, table: str, cec: str, month: str, group: list) -> dict[str, Any]:
-    import pandas as pd
+def _merge(ds, table: str, cec: str, month: str, group: list, keep=None) -> dict[str, Any]:
+    """Write the rows of the parts of ``group`` (those ``keep(table)`` marks, all by default) as one part with
+    the table's schema, commit its record, remove what it replaces."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    frames = []
-    for rel, _b, _rep, _r in group:
-        f = pq.read_table(ds.root / rel).to_pandas()
-        for c in f.columns:
-            if isinstance(f[c].dtype, pd.CategoricalDtype):
-                f[c] = f[c].astype(object)
-        frames.append(f)
-    df = pd.concat(frames, ignore_index=True, sort=False)
+    tbl = pa.concat_tables([pq.read_table(ds.root / rel, partitioning=None) for rel, _b, _rep, _r in group],
+                           promote_options="default")
+    if keep is not None:
+        tbl = tbl.filter(pa.array(keep(tbl), type=pa.bool_()))
     key = [c for c in (("system", "class", "cpu", "t_end") if table == "intervals" else
-                       ("system", "class", "cpu", "time")) if c in df.columns]
+                       ("system", "class", "cpu", "time")) if c in tbl.column_names]
     if key:
-        df = df.sort_values(key, kind="stable", ignore_index=True)
+        tbl = tbl.sort_by([(c, "ascending") for c in key])
     rel = Path(table) / f"cec={quote(cec, safe='')}" / f"month={month}" / f"part-merged-{uuid.uuid4().hex[:16]}.parquet"
     path = ds.root / rel
     tmp = path.with_name(".tmp-" + path.name)
-    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp, compression="zstd", write_page_checksum=True)
+    pq.write_table(tbl, tmp, compression="zstd", write_page_checksum=True)
     os.replace(tmp, path)
+    df = tbl
     replaces = sorted({p for _rel, _b, rep, _r in group for p in rep})
     rec = {"table": table, "cec": cec, "month": month, "part": rel.as_posix(), "replaces": replaces,
-           "rows": int(len(df)), "bytes": int(path.stat().st_size), "crc32": integrity.file_crc32(path),
-           "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+           "rows": int(df.num_rows), "bytes": int(path.stat().st_size), "crc32": integrity.file_crc32(path),
+           "created_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{time.time_ns() % 10**9:09d}Z"}
     rec["seal"] = _seal(rec)
     d = ds.root / _DIR
     d.mkdir(exist_ok=True)
@@ -193,7 +192,7 @@ def compact(ds, partitions: Iterable[tuple[str, str, str]] | None = None, target
     """Merge the small parts of each partition (table, CEC, month; all by default) holding ``min_parts`` or more
     of them, into merged parts closed at ``target_bytes``; returns the compaction records written."""
     if partitions is None:
-        partitions = sorted({(t, c, m) for t in ("samples", "intervals") for c, m in ds.index.keys(t)})
+        partitions = sorted({(t, c, m) for t in ("samples", "intervals", "partitions") for c, m in ds.index.keys(t)})
     done = []
     for table, cec, month in partitions:
         small = [u for u in _units(ds, table, cec, month) if u[1] < small_bytes]
@@ -222,10 +221,22 @@ def compact(ds, partitions: Iterable[tuple[str, str, str]] | None = None, target
     return done
 
 
+def rewrite(ds, table: str, part: str, keep) -> dict[str, Any] | None:
+    """Rewrite one part file (absolute path, as :meth:`Dataset.parts` lists it) keeping the rows ``keep(table)``
+    marks: a compaction record of one part (dedup: an interval superseded by a file that filled a gap)."""
+    rel = Path(part).relative_to(ds.root).as_posix()
+    bits = rel.split("/")
+    cec, month = unquote(bits[1].split("=", 1)[1]), bits[2].split("=", 1)[1]
+    unit = next((u for u in _units(ds, table, cec, month) if u[0] == rel), None)
+    if unit is None:
+        return None
+    return _merge(ds, table, cec, month, [unit], keep=keep)
+
+
 def check(ds, min_age_s: float = 0.0) -> list[Finding]:
     """Every problem of the dataset: damaged manifest entries and compaction records, missing or damaged parts
     (each read whole for its CRC-32), orphans of killed extracts (``min_age_s`` old or more), stale records."""
-    for t in ("samples", "intervals"):
+    for t in ("samples", "intervals", "partitions"):
         ds.parts(t)
     out = list(ds.findings)
     orphans = [p for p in ds.orphans() if time.time() - _mtime(p) >= min_age_s]

@@ -30,7 +30,7 @@ from app.dataset import integrity
 __all__ = ["ManifestIndex", "INDEX_NAME"]
 
 INDEX_NAME = "index.parquet"
-_TABLES = ("samples", "intervals")
+_TABLES = ("samples", "intervals", "partitions")
 _ENTRY_COLS = ("file", "size", "mtime_ns", "ino", "sha256", "ok", "why", "body", "name", "readable", "counters")
 _PART_COLS = ("file", "tbl", "rel", "cec", "month", "rows", "bytes", "crc32")
 

@@ -31,7 +31,7 @@ __all__ = ["LEFTOVER_AGE_S", "seal_entry", "entry_problem", "part_problem", "fil
 # a part is written and committed within the extract of one file; one not committed an hour after it was last
 # written belongs to an extract that died (a concurrent extract's parts are younger)
 LEFTOVER_AGE_S = 3600.0
-_TABLES = ("samples", "intervals")
+_TABLES = ("samples", "intervals", "partitions")
 _CHUNK = 1 << 22
 
 

@@ -39,6 +39,7 @@ import pandas as pd
 
 from app.dataset.sql import DUCKDB, SPARK, Dialect, formula_set_sql, lit_str, metric_layers, parse_where
 from app.dataset.store import Dataset
+from app.dataset.tables import duckdb_source
 from app.engine.shift import ShiftFilter
 
 __all__ = ["QuerySpec", "run_query", "open_engine", "QueryError", "BY_CHOICES", "EVERY_CHOICES", "shift_sql",
@@ -105,6 +106,20 @@ def shift_sql(shift: ShiftFilter | None, d: Dialect) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- engines
+# the part files store UTC timestamps (microseconds); NestScope's statements work in int64 nanoseconds
+def _ns_view(files: str) -> str:
+    return "SELECT * REPLACE (epoch_ns(t_start) AS t_start, epoch_ns(t_end) AS t_end) FROM " + duckdb_source(files)
+
+
+def _spark_frame(spark, files: Sequence[str]):
+    from pyspark.sql import functions as F
+
+    base = str(files[0]).rsplit("/cec=", 1)[0] if files else ""      # cec= and month= from the directory names
+    df = spark.read.option("mergeSchema", "true").option("basePath", base).parquet(*files)
+    return (df.withColumn("t_start", F.expr("unix_micros(t_start) * 1000"))
+            .withColumn("t_end", F.expr("unix_micros(t_end) * 1000")))
+
+
 class DuckDBEngine:
     """In-process DuckDB over the committed interval part files."""
 
@@ -114,6 +129,7 @@ class DuckDBEngine:
         import duckdb
 
         self.con = duckdb.connect()
+        self.con.execute("SET TimeZone = 'UTC'")
         if files:
             self.view("iv", files)
 
@@ -128,8 +144,7 @@ class DuckDBEngine:
     def view(self, name: str, files: Sequence[str]) -> None:
         """(Re)define view ``name`` over some of the part files (partition pruning)."""
         lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
-        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({lst}, union_by_name=true, "
-                         "hive_partitioning=false)")
+        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS " + _ns_view(lst))
 
     def columns(self) -> list[str]:
         return [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
@@ -172,7 +187,7 @@ class SparkEngine:
 
     def __init__(self, files: Sequence[str]):
         self.spark = spark_session()
-        df = self.spark.read.option("mergeSchema", "true").parquet(*files)
+        df = _spark_frame(self.spark, files)
         df.createOrReplaceTempView("iv")
         self._cols = df.columns
 
@@ -205,7 +220,7 @@ class SparkEngine:
         return pd.DataFrame()
 
     def view(self, name: str, files: Sequence[str]) -> None:
-        self.spark.read.option("mergeSchema", "true").parquet(*files).createOrReplaceTempView(name)
+        _spark_frame(self.spark, files).createOrReplaceTempView(name)
 
     def columns(self) -> list[str]:
         return list(self._cols)

@@ -43,19 +43,18 @@ from urllib.parse import quote, unquote
 import numpy as np
 import pandas as pd
 
-from app.dataset import integrity
+from app.dataset import integrity, tables
 from app.findings import Finding
 
 __all__ = ["Dataset", "DatasetError", "ExtractResult", "FORMAT", "INTERVAL_IDENT", "interval_counters"]
 
-FORMAT = {"format": "nestscope-dataset", "version": 1}
+FORMAT = {"format": "nestscope-dataset", "version": tables.FORMAT_VERSION}
 MARKER = "nestscope-dataset.json"
 # identity columns of the intervals table (strings unless noted)
 INTERVAL_IDENT = ["source", "sha256", "cec", "machine_type", "model", "lpar", "system", "os", "class", "cpu",
                   "core", "cpu_speed", "cfvn", "csvn", "t_start", "t_end", "interval_s", "generation",
                   "formula_set", "qbits", "month"]
-_INT_COLS = {"cpu": "int32", "core": "int32", "cfvn": "int32", "csvn": "int32", "qbits": "int64",
-             "t_start": "int64", "t_end": "int64"}
+_INT_COLS = {"cpu": "int32", "core": "int32", "cfvn": "int32", "csvn": "int32", "qbits": "int64"}
 _FLOAT_COLS = {"cpu_speed", "interval_s"}
 _CONTEXT_SOURCE = "\x00dataset-context"
 
@@ -91,6 +90,12 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _now_iso() -> str:
+    """Now, ISO 8601 UTC with microseconds (``2026-11-26T08:01:23.456789Z``)."""
+    ns = time.time_ns()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ns // 10**9)) + f".{ns // 1000 % 10**6:06d}Z"
+
+
 def _iso(ts) -> str | None:
     if ts is None or pd.isna(ts):
         return None
@@ -124,7 +129,8 @@ class Dataset:
                 raise DatasetError(f"{self.root}: exists and is not empty; give a new or a NestScope dataset directory")
             (self.root / "manifest").mkdir(parents=True, exist_ok=True)
             self._atomic_write(marker, json.dumps(FORMAT).encode())
-        for d in ("manifest", "samples", "intervals"):
+        _check_version(self.root, marker)
+        for d in ("manifest", *tables.TABLES):
             (self.root / d).mkdir(exist_ok=True)
         self._bad_entries: dict[str, Finding] = {}     # manifest entries and part files that failed a check
         self._bad_parts: dict[str, Finding] = {}
@@ -289,7 +295,7 @@ class Dataset:
         """Part and temporary files no manifest entry lists (left by a killed extract), each once; safe to delete
         when no extract runs (:meth:`clean_leftovers` removes those an hour old)."""
         listed = self._listed()
-        found = {p for t in ("samples", "intervals") if (self.root / t).is_dir()
+        found = {p for t in tables.TABLES if (self.root / t).is_dir()
                  for p in (self.root / t).rglob("*.parquet") if str(p) not in listed}
         return sorted(found | set(self.root.rglob(".tmp-*")))
 
@@ -312,16 +318,17 @@ class Dataset:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
 
-    def _write_part(self, table: str, cec: str, month: str, sha: str, frame: pd.DataFrame) -> str:
-        """Write one part file (temporary name, then rename); returns its path relative to the root."""
-        import pyarrow as pa
+    def _write_part(self, table: str, cec: str, month: str, sha: str, frame: pd.DataFrame,
+                    counters: Sequence[str] = ()) -> str:
+        """Write one part file (temporary name, then rename) with the table's one schema
+        (:mod:`app.dataset.tables`); returns its path relative to the root."""
         import pyarrow.parquet as pq
 
         rel = Path(table) / f"cec={quote(cec, safe='')}" / f"month={month}" / f"part-{sha[:12]}-{uuid.uuid4().hex[:12]}.parquet"
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(".tmp-" + path.name)
-        tbl = pa.Table.from_pandas(frame, preserve_index=False)
+        tbl = tables.to_table(table, frame, counters)
         pq.write_table(tbl, tmp, compression="zstd", write_page_checksum=True)
         os.replace(tmp, path)
         return rel.as_posix()
@@ -351,95 +358,45 @@ class Dataset:
             if tmp.exists():
                 tmp.unlink()
 
-    def _context(self, samples: pd.DataFrame, after: bool = False) -> pd.DataFrame | None:
-        """The last earlier sample (``after``: the first later sample) of each CPU run of running totals already
-        in the dataset: the first interval of a file needs the sample before it, and a file extracted after a
-        later one gives that later file the first interval it could not compute alone."""
-        ab = samples[samples["kind"].astype(str) == "absolute"]
-        if not len(ab):
-            return None
-        t0 = ab["time"].max() if after else ab["time"].min()
-        step = pd.Timedelta(days=31) * (1 if after else -1)
-        months = {t0.strftime("%Y-%m"), (t0 + step).strftime("%Y-%m")}
-        files = self.parts("samples", cecs=set(ab["cec"].astype(str)), months=months)
-        if not files:
-            return None
-        import duckdb
-
-        systems = sorted(set(ab["system"].astype(str)))
-        con = duckdb.connect()
-        try:
-            q = ("SELECT * FROM read_parquet(?, union_by_name=true, hive_partitioning=false) "
-                 f"WHERE kind = 'absolute' AND time {'>' if after else '<'} ? AND system IN (SELECT unnest(?)) "
-                 "QUALIFY row_number() OVER (PARTITION BY cec, system, class, cpu, run_start ORDER BY time "
-                 f"{'ASC' if after else 'DESC'}) = 1")
-            ctx = con.execute(q, [files, t0.to_pydatetime(), systems]).df()
-        finally:
-            con.close()
-        if not len(ctx):
-            return None
-        ctx["_orig_source"] = ctx["source"].astype(str)
-        ctx["_orig_sha"] = ctx["sha256"].astype(str)
-        ctx["source"] = _CONTEXT_SOURCE + ("after" if after else "before")
-        for c in ctx.columns:
-            if c in samples.columns and c[0] in "BPKEM" and c[1:].isdigit():
-                ctx[c] = ctx[c].fillna(0).astype(np.uint64)
-        return ctx[[c for c in ctx.columns if c in samples.columns or c.startswith("_orig")]]
-
-    def _existing(self, iv: pd.DataFrame) -> np.ndarray:
-        """True for rows of ``iv`` whose (cec, system, class, cpu, interval end) the dataset holds already."""
-        ends = iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64)
-        files = self.parts("intervals", cecs=set(iv["cec"].astype(str)), months=set(_months(ends)))
-        if not files:
-            return np.zeros(len(iv), dtype=bool)
-        import duckdb
-
-        con = duckdb.connect()
-        try:
-            have = con.execute("SELECT DISTINCT cec, system, class, cpu, t_end FROM read_parquet(?, "
-                               "union_by_name=true, hive_partitioning=false) WHERE t_end IN (SELECT unnest(?))",
-                               [files, sorted(set(ends.tolist()))]).df()
-        finally:
-            con.close()
-        key = pd.MultiIndex.from_arrays([iv["cec"].astype(str), iv["system"].astype(str), iv["class"].astype(str),
-                                         iv["cpu"].astype(np.int64), ends])
-        hk = pd.MultiIndex.from_arrays([have["cec"].astype(str), have["system"].astype(str),
-                                        have["class"].astype(str), have["cpu"].astype(np.int64),
-                                        have["t_end"].astype(np.int64)])
-        return key.isin(hk)
-
-    def _intervals(self, samples: pd.DataFrame, path: str, sets) -> tuple[pd.DataFrame, list]:
+    def _intervals(self, samples: pd.DataFrame, path: str, sets) -> tuple[pd.DataFrame, list, pd.DataFrame]:
+        """The intervals to add for the file's new ``samples`` (:mod:`app.dataset.dedup`), the engine's findings
+        of the file, and the stored intervals they supersede."""
+        from app.dataset import dedup
         from app.engine.deltas import compute_intervals
 
-        before = self._context(samples)
-        after = self._context(samples, after=True)
-        frames = [f for f in (before, samples, after) if f is not None]
-        orig = pd.concat([f[["offset", "_orig_source", "_orig_sha"]].assign(source=f["source"].iloc[0])
-                          for f in (before, after) if f is not None], ignore_index=True) \
-            if (before is not None or after is not None) else None
-        iv, findings = compute_intervals([f.drop(columns=["_orig_source", "_orig_sha"], errors="ignore")
+        ctx = dedup.context_samples(self, samples)
+        frames = [f for f in (ctx, samples) if f is not None and len(f)]
+        orig = ctx[["source", "offset", "_orig_source", "sha256"]].astype({"source": str}) if ctx is not None else None
+        iv, findings = compute_intervals([f.drop(columns=["_orig_source", "sha256", "month"], errors="ignore")
                                           for f in frames], sets, interval_counters(sets))
         from app.engine.plausibility import check    # implausible rows marked (qbits 128); queries leave them out
 
         findings += check(iv, sets, list(iv.columns[list(iv.columns).index("qbits") + 1:]))
-        src = iv["source"].astype(str)
-        own = (src == path).to_numpy().copy()
-        nxt = (src == _CONTEXT_SOURCE + "after").to_numpy().copy()
+        iv, drop = dedup.settle(self, iv, dedup.first_times(frames))
         iv["_sha"] = None
-        if nxt.any():       # first intervals of later files, unless they have them already
-            cand = iv.loc[nxt]
-            keep = ~self._existing(cand)
-            sel = np.flatnonzero(nxt)[keep]
-            nxt[:] = False
-            nxt[sel] = True
-            if nxt.any():
-                m = iv.loc[nxt, ["source", "offset"]].astype({"source": str}).merge(
-                    orig, on=["source", "offset"], how="left")
-                iv["source"] = iv["source"].astype(str)
-                iv.loc[nxt, "source"] = m["_orig_source"].to_numpy()
-                iv.loc[nxt, "_sha"] = m["_orig_sha"].to_numpy()
-        iv = iv[own | nxt].reset_index(drop=True)
-        return iv, [f for f in findings if f.file == path]
+        other = iv["source"].astype(str).str.startswith(dedup.CONTEXT_SOURCE).to_numpy()
+        if other.any():      # intervals of other files computed again: they keep that file's name and hash
+            m = iv.loc[other, ["source", "offset"]].astype({"source": str}).merge(
+                orig.drop_duplicates(["source", "offset"]), on=["source", "offset"], how="left")
+            iv["source"] = iv["source"].astype(str)
+            iv.loc[other, "source"] = m["_orig_source"].to_numpy()
+            iv.loc[other, "_sha"] = m["sha256"].to_numpy()
+        return iv, [f for f in findings if f.file == path], drop
+
+    def _supersede(self, drop: pd.DataFrame) -> None:
+        """Remove stored intervals a file computed again with another start (their part files rewritten)."""
+        from app.dataset import compact
+
+        for part, g in drop.groupby("_file", sort=True):
+            gone = pd.MultiIndex.from_frame(g[["lpar", "system", "class", "cpu", "t"]].astype(
+                {"lpar": str, "system": str, "class": str, "cpu": np.int64, "t": np.int64}))
+
+            def keep(tbl, gone=gone):
+                f = tbl.select(["lpar", "system", "class", "cpu", "t_end"]).to_pandas()
+                k = pd.MultiIndex.from_arrays([f["lpar"].astype(str), f["system"].astype(str), f["class"].astype(str),
+                                               f["cpu"].astype(np.int64), tables.ns_of(f["t_end"])])
+                return ~k.isin(gone)
+            compact.rewrite(self, "intervals", str(part), keep)
 
     @staticmethod
     def _interval_frame(iv: pd.DataFrame, sha: str) -> tuple[pd.DataFrame, list[str]]:
@@ -451,9 +408,9 @@ class Dataset:
                 out[c] = np.where(iv["_sha"].isna(), sha, iv["_sha"]).astype(object) if "_sha" in iv.columns \
                     else np.full(len(iv), sha, dtype=object)
             elif c == "t_start":
-                out[c] = iv["interval_start"].to_numpy(dtype="datetime64[ns]").view(np.int64)
+                out[c] = iv["interval_start"].to_numpy(dtype="datetime64[ns]")
             elif c == "t_end":
-                out[c] = iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64)
+                out[c] = iv["interval_end"].to_numpy(dtype="datetime64[ns]")
             elif c == "month":
                 out[c] = _months(iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64))
             elif c in _INT_COLS:
@@ -486,18 +443,31 @@ class Dataset:
         file = r.file
         if self._committed(sha):
             return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
-        samples = r.samples
+        from app.dataset import dedup
+
+        all_samples = r.samples
+        samples, dup = dedup.new_rows(self, "samples", all_samples)      # counted once: by identity, not file
+        pframe, pdup = dedup.new_rows(self, "partitions", r.partitions)
         written: list[str] = []
+        drop = None
         try:
             part_keys: dict[str, dict[str, str]] = {}
-            parts: dict[str, list[str]] = {"samples": [], "intervals": []}
+            parts: dict[str, list[str]] = {t: [] for t in tables.TABLES}
             iv_rows = 0
             counters: list[str] = []
             eng: list = []
             t_first = t_last = None
             systems: list[dict[str, Any]] = []
+            if pframe is not None and len(pframe):
+                pf = pframe.assign(sha256=sha, source=pframe.get("source", file),
+                                   month=_months(tables.ns_of(pframe["time"])))
+                for (cec, month), idx in pf.groupby(["cec", "month"], observed=True, sort=True).indices.items():
+                    rel = self._write_part("partitions", str(cec), month, sha, pf.iloc[idx].reset_index(drop=True))
+                    written.append(rel)
+                    parts["partitions"].append(rel)
+                    part_keys[rel] = {"cec": str(cec), "month": month, **self._part_check(rel, len(idx))}
             if len(samples):
-                iv, eng = self._intervals(samples, file, sets)
+                iv, eng, drop = self._intervals(samples, file, sets)
                 tns = samples["time"].to_numpy(dtype="datetime64[ns]").view(np.int64)
                 smonth = _months(tns)
                 s = samples.copy()
@@ -505,20 +475,24 @@ class Dataset:
                 s["source"] = s["source"].astype(str)
                 s["month"] = smonth
                 for (cec, month), idx in s.groupby(["cec", "month"], observed=True, sort=True).indices.items():
-                    rel = self._write_part("samples", str(cec), month, sha, s.iloc[idx].reset_index(drop=True))
+                    rel = self._write_part("samples", str(cec), month, sha, s.iloc[idx].reset_index(drop=True),
+                                           tables.sample_counters(s.columns))
                     written.append(rel)
                     parts["samples"].append(rel)
                     part_keys[rel] = {"cec": str(cec), "month": month, **self._part_check(rel, len(idx))}
                 if len(iv):
                     ivf, counters = self._interval_frame(iv, sha)
+                    all_counters = sorted(interval_counters(sets) | set(counters), key=_counter_sort_key)
                     iv_rows = len(ivf)
                     for (cec, month), idx in ivf.groupby(["cec", "month"], sort=True).indices.items():
-                        rel = self._write_part("intervals", str(cec), month, sha, ivf.iloc[idx].reset_index(drop=True))
+                        rel = self._write_part("intervals", str(cec), month, sha, ivf.iloc[idx].reset_index(drop=True),
+                                               all_counters)
                         written.append(rel)
                         parts["intervals"].append(rel)
                         part_keys[rel] = {"cec": str(cec), "month": month, **self._part_check(rel, len(idx))}
-                t_first, t_last = samples["time"].min(), samples["time"].max()
-                ident = samples[["cec", "machine_type", "lpar", "system", "os", "class", "cpu"]].astype(
+            if len(all_samples):
+                t_first, t_last = all_samples["time"].min(), all_samples["time"].max()
+                ident = all_samples[["cec", "machine_type", "lpar", "system", "os", "class", "cpu"]].astype(
                     {"cpu": "int64"}).astype({c: str for c in ("cec", "machine_type", "lpar", "system", "os", "class")})
                 for (cec, mt, lpar, system, os_), g in ident.groupby(["cec", "machine_type", "lpar", "system", "os"],
                                                                       sort=True):
@@ -530,15 +504,20 @@ class Dataset:
                 sev[f.severity] = sev.get(f.severity, 0) + 1
             entry = {"sha256": sha, "name": Path(file).name, "path": os.path.abspath(file), "size": int(size),
                      "kind": r.kind, "framing": r.framing, "records": r.records,
-                     "readable": bool(r.readable and len(samples)),
+                     "readable": bool(r.readable and len(all_samples)),
                      "samples": int(len(samples)), "intervals": int(iv_rows),
+                     "samples_held_already": dup, "partition_rows_held_already": pdup,
+                     "intervals_superseded": 0 if drop is None else int(len(drop)),
                      "time_first": _iso(t_first), "time_last": _iso(t_last),
                      "findings": len(findings), "findings_by_severity": sev,
                      "findings_sample": [f.message for f in findings[:20]],
                      "systems": systems, "interval_counters": counters, "parts": parts, "part_keys": part_keys,
-                     "extracted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) + f".{time.time_ns() % 10**9:09d}"}
+                     "extracted_at": _now_iso()}
             entry = json.loads(json.dumps(entry, default=str))      # sealed as it reads back
             entry["seal"] = integrity.seal_entry(entry)
+            if drop is not None and len(drop):
+                # first the superseded intervals go (a kill here leaves a gap the next extract of this file fills)
+                self._supersede(drop)
             if not self._commit(sha, entry):
                 if self._index is not None:
                     self._index.refresh()
@@ -553,6 +532,13 @@ class Dataset:
         status = "added" if entry["readable"] else "unreadable"
         msg = (f"{file}: {len(samples)} samples, {iv_rows} intervals, {len(findings)} finding(s)" if entry["readable"]
                else f"{file}: no counter data ({len(findings)} finding(s)); recorded in the manifest")
+        if dup and entry["readable"]:
+            msg += f"; {dup} sample(s) the dataset held already (from other files) not added again"
+            if not len(samples) and not iv_rows:
+                status = "present"
+                msg = f"{file}: every sample ({dup}) is in the dataset already (from other files); nothing added"
+        if entry["intervals_superseded"]:
+            msg += f"; {entry['intervals_superseded']} stored interval(s) spanning this file's samples replaced"
         return ExtractResult(file, sha, status, msg, int(len(samples)), iv_rows, len(findings), entry)
 
     def _part_check(self, rel: str, rows: int) -> dict[str, int]:
@@ -583,6 +569,29 @@ class Dataset:
         cls = g["classes"].agg(lambda xs: {k: max(d.get(k, 0) for d in xs) for d in xs for k in d})
         out["classes"] = cls.to_numpy()
         return out
+
+
+def _check_version(root: Path, marker: Path) -> None:
+    """A dataset of another format version cannot be read or added to: say which and how to re-extract."""
+    try:
+        fmt = json.loads(marker.read_text(encoding="utf-8"))
+        ver = int(fmt.get("version", 1))
+    except (OSError, ValueError, TypeError, AttributeError):
+        raise DatasetError(f"{root}: its {MARKER} is unreadable; re-extract the source files into a new dataset: "
+                           f"nestscope extract FILE... --to NEWDIR") from None
+    if ver == FORMAT["version"]:
+        return
+    what = ("written by an older NestScope (bare int64 nanosecond times, names stored as dictionaries in some "
+            "files: not readable by every engine)" if ver < FORMAT["version"] else "written by a newer NestScope")
+    raise DatasetError(f"{root}: dataset format version {ver}, {what}; this NestScope reads version "
+                       f"{FORMAT['version']}. Re-extract the source files (their paths are in {root}/manifest/*.json, "
+                       f"'path') into a new dataset: nestscope extract FILE... --to NEWDIR")
+
+
+def _counter_sort_key(c: str):
+    from app.engine.deltas import _counter_sort_key as key
+
+    return key(c)
 
 
 def cec_of_dir(name: str) -> str:
