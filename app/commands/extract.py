@@ -24,6 +24,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                    "source file. The same content twice adds nothing; concurrent extracts are safe.")
     p.add_argument("files", nargs="+", metavar="FILE", help="SMF or MONWRITE file (gzip allowed)")
     p.add_argument("--to", dest="dataset", required=True, metavar="DATASET", help="dataset directory (created)")
+    p.add_argument("--keep-samples", action="store_true",
+                   help="keep every counter of every sample as read in the samples table (default: only the "
+                        "counters the intervals are computed from; queries read the intervals table only)")
     p.add_argument("--quiet", action="store_true", help="print only the summary line")
     return p
 
@@ -33,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         ds = Dataset(args.dataset, create=True)
+        ds.keep_samples = bool(getattr(args, "keep_samples", False))
     except (DatasetError, OSError) as exc:
         print(f"nestscope extract: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -229,7 +229,7 @@ def test_check_lists_orphans_and_vacuum_removes_them(ds, monkeypatch, capsys):
         raise KeyboardInterrupt
 
     extra = ds.root.parent / "other.gz"
-    extra.write_bytes(SAMPLES[0].read_bytes())       # the VM file: not in the dataset yet
+    extra.write_bytes(SAMPLES[0].read_bytes())       # the VM file (samples, intervals, partitions): not added yet
     with monkeypatch.context() as mp:
         mp.setattr(Dataset, "_commit", die)
         mp.setattr(Dataset, "_remove", lambda self, rels: None)
@@ -237,11 +237,11 @@ def test_check_lists_orphans_and_vacuum_removes_them(ds, monkeypatch, capsys):
             ds.extract(extra)
     assert main(["dataset", "check", str(ds.root)]) == 1
     out = capsys.readouterr().out
-    assert out.count("orphan file") == 2 and "2 problem(s)" in out
+    assert out.count("orphan file") == 3 and "3 problem(s)" in out
     assert main(["dataset", "check", str(ds.root), "--min-age", "3600"]) == 0    # young: maybe a running extract
     capsys.readouterr()
     assert main(["dataset", "vacuum", str(ds.root)]) == 0
-    assert "removed 2 orphan file(s)" in capsys.readouterr().out
+    assert "removed 3 orphan file(s)" in capsys.readouterr().out
     assert main(["dataset", "check", str(ds.root)]) == 0
     assert "0 problem(s)" in capsys.readouterr().out
 
@@ -280,3 +280,25 @@ def test_compaction_record_damage_is_named(ds):
     assert any(f.code == "dataset-compact-damaged" for f in fresh.findings)
     # its merged part holds the only copy of those rows: never an orphan that vacuum would remove
     assert ds.root / rec["part"] not in fresh.orphans()
+
+
+def test_samples_keep_only_what_intervals_need_unless_asked(tmp_path):
+    import pyarrow.parquet as pq
+
+    from app.dataset.store import interval_counters
+
+    need = interval_counters(load_formula_sets())
+    slim, full = tmp_path / "slim", tmp_path / "full"
+    assert main(["extract", str(SMF[0]), "--to", str(slim), "--quiet"]) == 0
+    assert main(["extract", str(SMF[0]), "--to", str(full), "--quiet", "--keep-samples"]) == 0
+
+    def present(root):
+        (p,) = (root / "samples").rglob("*.parquet")
+        t = pq.read_table(p, partitioning=None)
+        return {c for c in t.column_names if c[0] in "BPKEM" and c[1:].isdigit() and t.column(c).null_count < len(t)}
+    kept, raw = present(slim), present(full)
+    assert kept <= need and raw - kept and kept < raw           # the z16 sample has counters no formula reads
+    assert Dataset(slim).entries()[0]["samples_counters"] == "intervals"
+    assert Dataset(full).entries()[0]["samples_counters"] == "all"
+    a, b = run_query(Dataset(slim), QuerySpec(by="cpu")), run_query(Dataset(full), QuerySpec(by="cpu"))
+    assert_same(a, b, "cpu", _ids())
