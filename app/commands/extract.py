@@ -24,6 +24,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                    "source file. The same content twice adds nothing; concurrent extracts are safe.")
     p.add_argument("files", nargs="+", metavar="FILE", help="SMF or MONWRITE file (gzip allowed)")
     p.add_argument("--to", dest="dataset", required=True, metavar="DATASET", help="dataset directory (created)")
+    p.add_argument("--keep-samples", action="store_true",
+                   help="keep every counter of every sample as read in the samples table (default: only the "
+                        "counters the intervals are computed from; queries read the intervals table only)")
     p.add_argument("--quiet", action="store_true", help="print only the summary line")
     return p
 
@@ -33,11 +36,13 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         ds = Dataset(args.dataset, create=True)
+        ds.keep_samples = bool(getattr(args, "keep_samples", False))
     except (DatasetError, OSError) as exc:
         print(f"nestscope extract: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     counts = {"added": 0, "present": 0, "unreadable": 0, "error": 0}
     samples = intervals = 0
+    results = []
     for path in args.files:
         try:
             r = ds.extract(path)
@@ -47,11 +52,13 @@ def run(args: argparse.Namespace) -> int:
             counts["error"] += 1
             continue
         counts[r.status] += 1
+        results.append(r)
         samples += r.samples
         intervals += r.intervals
         out = sys.stderr if r.status in ("unreadable", "error") else sys.stdout
         if not args.quiet or out is sys.stderr:
             print(display_text(f"[{r.status}] {r.message}"), file=out)   # names from the data: escaped
+    _upkeep(ds, results, args.quiet)
     if ds.cleaned:
         print(f"{args.dataset}: removed {len(ds.cleaned)} leftover file(s) of interrupted extracts (an hour old "
               "or more, listed by no manifest entry)", file=sys.stderr)
@@ -59,3 +66,26 @@ def run(args: argparse.Namespace) -> int:
           f"{counts['present']} already present, {counts['unreadable']} without counter data, "
           f"{counts['error']} failed")
     return EXIT_OK if counts["added"] or counts["present"] else EXIT_NOTHING
+
+
+def _upkeep(ds, results, quiet: bool) -> None:
+    """After the files: the manifest index written once, the partitions written to compacted once they hold many
+    small parts (:data:`app.dataset.compact.AUTO_MIN_PARTS`), the time-bucket cache of their CECs brought up to
+    date (so the next query reads only its parts)."""
+    from app.dataset import compact
+    from app.dataset.query import refresh_stats
+
+    touched = sorted({(rel.split("/", 1)[0], k.get("cec", ""), k.get("month", ""))
+                      for r in results if r.status == "added" for rel, k in r.entry.get("part_keys", {}).items()})
+    try:
+        ds.save_index()
+        if touched:
+            done = compact.compact(ds, touched, min_parts=compact.AUTO_MIN_PARTS)
+            if done and not quiet:
+                print(f"{ds.root}: compacted {sum(len(r['replaces']) for r in done)} small part file(s) into "
+                      f"{len(done)}")
+            refresh_stats(ds, {c for _t, c, _m in touched})
+            ds.save_index()
+    except OSError as exc:          # the data is committed; only the upkeep failed (disk full...)
+        print(f"nestscope extract: {ds.root}: upkeep after extract not done ({exc}); "
+              "`nestscope dataset compact` does it later", file=sys.stderr)

@@ -181,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
         if args.where:   # validate before anything runs
             from app.dataset.sql import DUCKDB, parse_where
             parse_where(args.where, DUCKDB)
-        if not ds.parts("intervals"):
+        if not ds.has_parts("intervals"):
             _say(_left_out(ds))
             print(f"nestscope query: {args.dataset}: the dataset holds no intervals yet "
                   "(nestscope extract FILE... --to DATASET)", file=sys.stderr)
@@ -195,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
     ids = metric_ids(sets)
     left = _left_out(ds)
     _say(left)
-    n_files = sum(1 for e in ds.entries() if e.get("readable"))
+    n_files = ds.n_readable()
     if args.format == "parquet":
         try:
             m.to_parquet(args.out, index=False)

@@ -53,12 +53,15 @@ def _records(ds) -> list[dict[str, Any]]:
     if cache is not None and now - cache[0] <= 1.0:
         return cache[1]
     out = []
+    mentioned: set[str] = set()
     d = ds.root / _DIR
     names = sorted(n for n in os.listdir(d) if n.endswith(".json") and not n.startswith(".")) if d.is_dir() else []
     for n in names:
         p = d / n
         try:
             rec = json.loads(p.read_text(encoding="utf-8"))
+            if isinstance(rec, dict) and isinstance(rec.get("part"), str):
+                mentioned.add(str(ds.root / rec["part"]))
             ok = isinstance(rec, dict) and rec.get("seal") == _seal(rec) and isinstance(rec.get("replaces"), list) \
                 and rec.get("table") in ("samples", "intervals", "partitions") and str(rec.get("part", "")).startswith(
                     rec.get("table", "?") + "/") and ".." not in str(rec.get("part")).split("/")
@@ -76,6 +79,7 @@ def _records(ds) -> list[dict[str, Any]]:
         rec["_file"] = str(p)
         out.append(rec)
     ds._compact_cache = (now, out)
+    ds._compact_mentioned = mentioned
     return out
 
 
@@ -98,7 +102,8 @@ def active(ds, table: str) -> list[dict[str, Any]]:
             continue
         live.append(r)
     # a record superseded by a later compaction of the same parts (its files removed next) steps aside
-    live.sort(key=lambda r: (-len(r["replaces"]), str(r.get("created_at", ""))), reverse=False)
+    live.sort(key=lambda r: str(r.get("created_at", "")), reverse=True)      # the newest first among equals
+    live.sort(key=lambda r: -len(r["replaces"]))
     taken: set[str] = set()
     out = []
     for r in live:
@@ -109,8 +114,10 @@ def active(ds, table: str) -> list[dict[str, Any]]:
 
 
 def listed(ds) -> set[str]:
-    """Absolute paths of the merged parts of every sound compaction record (not orphans)."""
-    return {str(ds.root / r["part"]) for r in _records(ds)}
+    """Absolute paths of the merged parts any compaction record names, damaged or not (never orphans: a merged
+    part holds the only copy of its rows)."""
+    _records(ds)
+    return set(getattr(ds, "_compact_mentioned", set()))
 
 
 def part_finding(path: Path, why: str, rec: dict[str, Any]) -> Finding:
@@ -156,7 +163,7 @@ def _merge(ds, table: str, cec: str, month: str, group: list, keep=None) -> dict
     replaces = sorted({p for _rel, _b, rep, _r in group for p in rep})
     rec = {"table": table, "cec": cec, "month": month, "part": rel.as_posix(), "replaces": replaces,
            "rows": int(df.num_rows), "bytes": int(path.stat().st_size), "crc32": integrity.file_crc32(path),
-           "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+           "created_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{time.time_ns() % 10**9:09d}Z"}
     rec["seal"] = _seal(rec)
     d = ds.root / _DIR
     d.mkdir(exist_ok=True)

@@ -2,11 +2,11 @@
 
 ``manifest/<sha256>.json`` stay the commit records (written once, linked into place: see :mod:`app.dataset.store`).
 ``manifest/index.parquet`` is a copy of them that readers load instead of opening every entry: one row per entry
-file (its name, size, mtime and inode as last seen, whether it passed its checks, the entry's JSON text) and one
+file (its name, size and mtime as last seen, whether it passed its checks, the entry's JSON text) and one
 row per part file an entry lists (table, CEC, month, rows, bytes, CRC-32), so that listing the parts of one CEC and
 month of 20,000 extracted files costs one file read and one directory listing.
 
-Loading reconciles the index with the directory: an entry file that is new, or whose size, mtime or inode differ
+Loading reconciles the index with the directory: an entry file that is new, or whose size or mtime differ
 from the index row (rewritten, damaged) is read and checked again (:func:`app.dataset.integrity.entry_problem`);
 an index row whose entry file is gone is dropped.  A dataset written before the index (or whose index is unreadable)
 is read entry by entry once and the index is written then (the migration).  The index is replaced atomically
@@ -116,8 +116,7 @@ class ManifestIndex:
             except FileNotFoundError:
                 continue
             row = old_e.get(n)
-            if row is not None and (int(row["size"]), int(row["mtime_ns"]), int(row["ino"])) == \
-                    (st.st_size, st.st_mtime_ns, st.st_ino):
+            if row is not None and (int(row["size"]), int(row["mtime_ns"])) == (st.st_size, st.st_mtime_ns):
                 self.entries[n] = row
                 self.parts[n] = old_p.get(n, [])
                 continue
@@ -161,7 +160,7 @@ class ManifestIndex:
         return bool(new or gone)
 
     def verify(self, names: Iterable[str] | None = None) -> bool:
-        """Check that entry files (all by default) are still the ones indexed (size, mtime, inode); re-read and
+        """Check that entry files (all by default) are still the ones indexed (size, mtime); re-read and
         re-check those that changed.  True when any did."""
         changed = False
         for n in list(self.entries if names is None else names):
@@ -174,7 +173,7 @@ class ManifestIndex:
                 self.forget(n)
                 changed = True
                 continue
-            if (int(row["size"]), int(row["mtime_ns"]), int(row["ino"])) != (st.st_size, st.st_mtime_ns, st.st_ino):
+            if (int(row["size"]), int(row["mtime_ns"])) != (st.st_size, st.st_mtime_ns):
                 self._parsed.pop(n, None)
                 self._read_entry(n, st)
                 changed = True

@@ -134,8 +134,8 @@ class DuckDBEngine:
 
         self.con = duckdb.connect()
         self.con.execute("SET TimeZone = 'UTC'")
-        lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
-        self.con.execute("CREATE VIEW iv AS " + _ns_view(lst))
+        if files:
+            self.view("iv", files)
 
     def sql(self, text: str) -> pd.DataFrame:
         return self.con.execute(text).df()
@@ -329,13 +329,14 @@ def _median_int(values: np.ndarray, counts: np.ndarray) -> int:
     return int((np.float64(kth(n // 2 - 1)) + np.float64(kth(n // 2))) / 2)
 
 
-def bucket_params(eng) -> list[tuple[str, str, int | None, int | None, int | None, int | None]]:
-    """(cec, system, L, off, cec L, cec off) per system, by the rule of ``add_buckets`` over all the data."""
+def bucket_params(eng, src: str = "iv") -> list[tuple[str, str, int | None, int | None, int | None, int | None]]:
+    """(cec, system, L, off, cec L, cec off) per system, by the rule of ``add_buckets`` over all the data of
+    view ``src`` (all the parts of the CECs it holds: :func:`cached_bucket_params`)."""
     d = eng.dialect
     q = d.q
-    hist = eng.sql(f"SELECT {q('cec')} AS cec, {q('system')} AS sys, ROUND(interval_s) AS l, COUNT(*) AS n FROM iv "
+    hist = eng.sql(f"SELECT {q('cec')} AS cec, {q('system')} AS sys, ROUND(interval_s) AS l, COUNT(*) AS n FROM {src} "
                    f"WHERE ROUND(interval_s) > 0 GROUP BY {q('cec')}, {q('system')}, ROUND(interval_s)")
-    allsys = eng.sql(f"SELECT DISTINCT {q('cec')} AS cec, {q('system')} AS sys FROM iv")
+    allsys = eng.sql(f"SELECT DISTINCT {q('cec')} AS cec, {q('system')} AS sys FROM {src}")
     mode: dict[tuple[str, str], int] = {}
     for (cec, sysname), g in hist.groupby(["cec", "sys"], sort=False):
         g = g.sort_values("l", kind="stable")
@@ -347,7 +348,7 @@ def bucket_params(eng) -> list[tuple[str, str, int | None, int | None, int | Non
         ptab = " UNION ALL ".join(f"SELECT {lit_str(c)} AS cec, {lit_str(s)} AS sys, CAST({L} AS BIGINT) AS l"
                                   for (c, s), L in mode.items())
         ph = eng.sql(f"WITH p AS ({ptab}) SELECT iv.{q('cec')} AS cec, iv.{q('system')} AS sys, "
-                     f"iv.t_end % p.l AS ph, COUNT(*) AS n FROM iv JOIN p ON iv.{q('cec')} = p.cec AND "
+                     f"iv.t_end % p.l AS ph, COUNT(*) AS n FROM {src} AS iv JOIN p ON iv.{q('cec')} = p.cec AND "
                      f"iv.{q('system')} = p.sys GROUP BY iv.{q('cec')}, iv.{q('system')}, iv.t_end % p.l")
         for (cec, sysname), g in ph.groupby(["cec", "sys"], sort=False):
             L = mode[(cec, sysname)]
@@ -430,11 +431,12 @@ def _period_start(every: str, key: np.ndarray) -> pd.DatetimeIndex:
     return pd.to_datetime({"year": k // 12, "month": k % 12 + 1, "day": np.ones(len(k), dtype=np.int64)})
 
 
-def generation_map(eng, sets: dict) -> list[tuple[str, int, str, str]]:
-    """(machine type, CSVN, generation, formula-set version) for every pair in the data."""
+def generation_map(eng, sets: dict, src: str = "iv") -> list[tuple[str, int, str, str]]:
+    """(machine type, CSVN, generation, formula-set version) for every pair in the data of view ``src`` (the
+    parts a query reads: its rows are the only ones the mapping applies to)."""
     from app.engine.catalog import select_generation
 
-    pairs = eng.sql("SELECT DISTINCT machine_type, csvn FROM iv WHERE machine_type IS NOT NULL AND csvn IS NOT NULL")
+    pairs = eng.sql(f"SELECT DISTINCT machine_type, csvn FROM {src} WHERE machine_type IS NOT NULL AND csvn IS NOT NULL")
     out = []
     for mt, cv in pairs.itertuples(index=False):
         g, _how = select_generation(sets, str(mt), int(cv))
@@ -584,38 +586,87 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         raise QueryError("--every rolls whole-window levels up (cec, lpar, class, cpu); --by interval rows are "
                          "intervals already")
     sets = spec.formula_sets or load_formula_sets()
-    files = ds.parts("intervals")
     ids = metric_ids(sets)
     keys = IDENT_OF[spec.by]
-    if not files:
+    if not ds.has_parts("intervals"):
         return pd.DataFrame(columns=keys + (["period"] if spec.every else []) + ["interval_start", "interval_end",
                                                                               "n_cpus", "generation", "formula_set"]
                             + ids + ["Workload_Hint", "quality", "left_out", "summary"])
+    # partition pruning: only the parts of the CECs and months the query can touch are listed, checked and read
+    # (an interval is stored in the month of its end); the filters still run in SQL on the rows of those parts
+    cecs, months = query_partitions(ds, spec)
+    sel = ds.parts("intervals", cecs=cecs, months=months)
+    if not sel:          # nothing can match: one part keeps the statement valid (its filters return no row)
+        c0 = ds.cecs()[0]
+        sel = ds.parts("intervals", cecs=[c0], months=ds.months([c0])[:1])[:1] or ds.parts("intervals")[:1]
     own = eng is None
-    eng = eng or open_engine(engine, files)
+    eng = eng or open_engine(engine, sel)
     try:
+        src = "iv"
+        if not own:          # an engine over the whole dataset (the window): a view over the selected parts
+            src = "iv_sel"
+            eng.view(src, sel)
         have = set(eng.columns())
         missing = missing_counters(sets, have)
         if missing:      # a formula over counters the dataset does not keep: no silent NULL (issue 24)
             raise QueryError(missing_counters_message(missing))
         counters = [c for c in ds.counters() if c in have]
-        params = bucket_params(eng)
-        # time buckets and generations come from all the data (as report over all files); the metrics only
-        # read the parts of the CECs and months the query can touch (an interval is stored in the month of its end)
-        sel = ds.parts("intervals", cecs=_node_cecs(spec.nodes), months=_months_between(spec.start, spec.end,
-                                                                                         ds.months()))
-        src = "iv"
-        if len(sel) < len(files):
-            if not sel:
-                sel = files[:1]       # nothing can match; keep the statement valid (its filters return no row)
-            src = "iv_sel"
-            eng.view(src, sel)
+        # time buckets come from all the data of each CEC (as report over all its files): kept per CEC between
+        # commands (app.dataset.stats), recomputed from that CEC's parts only when they changed
+        sel_cecs = cecs if cecs is not None else set(ds.cecs())
+        params = cached_bucket_params(ds, eng, sel_cecs)
         raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True,
-                                generations=generation_map(eng, sets), src=src))
+                                generations=generation_map(eng, sets, src), src=src))
     finally:
         if own:
             eng.close()
     return _frame(raw, spec, sets, ids, keys, NA, classify, _hint_applies, quality_strings)
+
+
+def query_partitions(ds: Dataset, spec: QuerySpec) -> tuple[set[str] | None, set[str] | None]:
+    """(CECs, months) whose interval parts ``spec`` can touch (None: all): from the nodes, ``--where``'s
+    top-level ``cec``/``month`` terms and the window (``--from``/``--to``)."""
+    from app.dataset.sql import where_partitions
+
+    cecs = _node_cecs(spec.nodes)
+    pinned = where_partitions(spec.where)
+    if "cec" in pinned:
+        cecs = pinned["cec"] if cecs is None else cecs & pinned["cec"]
+    months = _months_between(spec.start, spec.end, ds.months(cecs))
+    if "month" in pinned:
+        months = pinned["month"] if months is None else months & pinned["month"]
+    return cecs, months
+
+
+def cached_bucket_params(ds: Dataset, eng, cecs: Iterable[str], save: bool = False) -> list[tuple]:
+    """:func:`bucket_params` of the systems of ``cecs``, from the dataset's cache or computed over all the parts
+    of the CECs whose parts changed (:mod:`app.dataset.stats`; ``save``: update the cache)."""
+    from app.dataset.stats import bucket_params_for
+
+    def compute(stale: list[str]) -> list[tuple]:
+        files = ds.parts("intervals", cecs=stale)
+        if not files:
+            return []
+        eng.view("iv_cec", files)
+        return bucket_params(eng, "iv_cec")
+    return bucket_params_for(ds, cecs, compute, save)
+
+
+def refresh_stats(ds: Dataset, cecs: Iterable[str] | None = None) -> None:
+    """Bring the cached time-bucket parameters of ``cecs`` (all) up to date (``extract`` and ``compact`` at their
+    end), so that queries find them ready."""
+    want = sorted(set(cecs) if cecs is not None else ds.cecs())
+    if not want or not ds.has_parts("intervals"):
+        return
+    import duckdb
+
+    eng = DuckDBEngine([])
+    try:
+        cached_bucket_params(ds, eng, want, save=True)
+    except (duckdb.Error, OSError):      # a damaged part met here is named by the query that reads it
+        pass
+    finally:
+        eng.close()
 
 
 def _node_cecs(nodes) -> set[str] | None:

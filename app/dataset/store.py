@@ -3,7 +3,7 @@
 Layout of ``DATASET/``::
 
     nestscope-dataset.json                              format marker
-    samples/cec=<CEC>/month=<YYYY-MM>/part-<sha12>-<uuid>.parquet    decoded counter samples, as read
+    samples/cec=<CEC>/month=<YYYY-MM>/part-<sha12>-<uuid>.parquet    counter samples (the counters intervals need)
     intervals/cec=<CEC>/month=<YYYY-MM>/part-<sha12>-<uuid>.parquet  the engine's per-CPU interval deltas
     manifest/<sha256>.json                              one entry per source file (the commit record)
 
@@ -138,6 +138,9 @@ class Dataset:
         self.cleaned: list[Path] = []                  # leftovers the first extract of this object removed
         self._index = None
         self._index_seen = 0.0
+        # the samples table keeps every counter as read only with ``extract --keep-samples``; otherwise the
+        # counters the intervals are computed from (all that dedup and later deltas read back)
+        self.keep_samples = False
 
     # -- reading ---------------------------------------------------------------------
     @property
@@ -471,6 +474,9 @@ class Dataset:
                 tns = samples["time"].to_numpy(dtype="datetime64[ns]").view(np.int64)
                 smonth = _months(tns)
                 s = samples.copy()
+                if not self.keep_samples:       # the counters intervals are computed from; the rest stay NULL
+                    need = interval_counters(sets)
+                    s = s.drop(columns=[c for c in s.columns if tables.is_counter(c) and c not in need])
                 s["sha256"] = sha
                 s["source"] = s["source"].astype(str)
                 s["month"] = smonth
@@ -506,6 +512,7 @@ class Dataset:
                      "kind": r.kind, "framing": r.framing, "records": r.records,
                      "readable": bool(r.readable and len(all_samples)),
                      "samples": int(len(samples)), "intervals": int(iv_rows),
+                     "samples_counters": "all" if self.keep_samples else "intervals",
                      "samples_held_already": dup, "partition_rows_held_already": pdup,
                      "intervals_superseded": 0 if drop is None else int(len(drop)),
                      "time_first": _iso(t_first), "time_last": _iso(t_last),
