@@ -27,7 +27,6 @@ otherwise); both get the same statement apart from the :class:`app.dataset.sql.D
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
@@ -185,12 +184,14 @@ def spark_session():
              .config("spark.sql.shuffle.partitions", os.environ.get("NESTSCOPE_SPARK_PARTITIONS", "4"))
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")       # no progress bars in the output
-             .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_quiet_log4j()}")
+             .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={quiet_log4j()}")
              .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false"))
+        from app.dataset.spark_quiet import quiet_log4j, spark_log_path, stderr_to
+
         warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-        log = _spark_log_path()
+        log = spark_log_path()
         try:
-            with _stderr_to(log):        # the JVM inherits it: its start-up notes and later logs go to the file
+            with stderr_to(log):        # the JVM inherits it: its start-up notes and later logs go to the file
                 _SPARK = b.getOrCreate()
         except Exception as exc:         # the JVM did not start (a broken Java, no memory...)
             raise QueryError(f"--engine spark could not start Spark ({type(exc).__name__}: "
@@ -199,62 +200,6 @@ def spark_session():
                 from None
         _SPARK.sparkContext.setLogLevel("ERROR")
     return _SPARK
-
-
-_LOG4J = """# NestScope: Spark's JVM logs errors only (no start-up warnings in the output)
-rootLogger.level = error
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = spark: %p %c{1}: %m%n
-"""
-
-
-def _spark_log_path() -> str:
-    import tempfile
-
-    return os.path.join(tempfile.gettempdir(), f"nestscope-spark-{os.getpid()}.log")
-
-
-@contextlib.contextmanager
-def _stderr_to(path: str):
-    """File descriptor 2 points at ``path`` inside the block (a child process started there keeps it)."""
-    import sys
-
-    try:
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-    saved = os.dup(2)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        os.dup2(fd, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(fd)
-
-
-def _quiet_log4j() -> str:
-    """A log4j2 configuration file (in the temporary directory) that keeps Spark's JVM to errors."""
-    import tempfile
-
-    path = os.path.join(tempfile.gettempdir(), f"nestscope-spark-log4j2-{os.getuid() if hasattr(os, 'getuid') else 0}"
-                        ".properties")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            if fh.read() == _LOG4J:
-                return path
-    except OSError:
-        pass
-    tmp = f"{path}.{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(_LOG4J)
-    os.replace(tmp, path)
-    return path
 
 
 class SparkEngine:
