@@ -189,6 +189,7 @@ def spark_session():
              .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={quiet_log4j()}")
              .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false"))
         warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+        warnings.filterwarnings("ignore", module=r"pyspark\.")     # its pandas-version notes: not the user's
         log = spark_log_path()
         try:
             with stderr_to(log):        # the JVM inherits it: its start-up notes and later logs go to the file
