@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import warnings
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from app.dataset.sql import DUCKDB, SPARK, Dialect, formula_set_sql, lit_str, metric_layers, parse_where
+from app.dataset.sql import missing_counters, missing_counters_message
 from app.dataset.store import Dataset
 from app.dataset.tables import duckdb_source
 from app.engine.shift import ShiftFilter
@@ -165,6 +168,12 @@ def spark_session():
         except ImportError:
             raise QueryError("--engine spark needs PySpark: pip install 'nestscope[spark]' (and a Java runtime)") \
                 from None
+        java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else \
+            shutil.which("java")
+        if not java or not os.path.exists(java):
+            raise QueryError("--engine spark needs a Java runtime (Java 17 or later): none found on PATH or in "
+                             "JAVA_HOME. Install one (Debian/Ubuntu: apt-get install default-jre-headless) or set "
+                             "JAVA_HOME, or leave --engine out (DuckDB, in-process)")
         b = SparkSession.builder.appName("nestscope")
         master = os.environ.get("SPARK_MASTER")
         if master:
@@ -174,8 +183,21 @@ def spark_session():
         b = (b.config("spark.sql.session.timeZone", "UTC")
              .config("spark.sql.shuffle.partitions", os.environ.get("NESTSCOPE_SPARK_PARTITIONS", "4"))
              .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")       # no progress bars in the output
+             .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={quiet_log4j()}")
              .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false"))
-        _SPARK = b.getOrCreate()
+        from app.dataset.spark_quiet import quiet_log4j, spark_log_path, stderr_to
+
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+        log = spark_log_path()
+        try:
+            with stderr_to(log):        # the JVM inherits it: its start-up notes and later logs go to the file
+                _SPARK = b.getOrCreate()
+        except Exception as exc:         # the JVM did not start (a broken Java, no memory...)
+            raise QueryError(f"--engine spark could not start Spark ({type(exc).__name__}: "
+                             f"{str(exc).strip().splitlines()[0][:200] if str(exc).strip() else 'no message'}); "
+                             f"see {log}; check the Java runtime (java -version), or leave --engine out (DuckDB)") \
+                from None
         _SPARK.sparkContext.setLogLevel("ERROR")
     return _SPARK
 
@@ -530,6 +552,9 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
             src = "iv_sel"
             eng.view(src, sel)
         have = set(eng.columns())
+        missing = missing_counters(sets, have)
+        if missing:      # a formula over counters the dataset does not keep: no silent NULL (issue 24)
+            raise QueryError(missing_counters_message(missing))
         counters = [c for c in ds.counters() if c in have]
         # time buckets come from all the data of each CEC (as report over all its files): kept per CEC between
         # commands (app.dataset.stats), recomputed from that CEC's parts only when they changed

@@ -307,6 +307,31 @@ def parse_where(text: str, dialect: Dialect, columns: Mapping[str, str] | None =
     return out
 
 
+def missing_counters(sets: Mapping, have: set[str]) -> list[tuple[str, str, list[str]]]:
+    """(generation, metric, counters) for every formula of ``sets`` that reads counters the intervals table
+    does not keep (``have``: its columns): SQL would give NULL silently where ``report`` has the values."""
+    from app.engine.deltas import _counter_sort_key
+
+    out = []
+    for g, fs in sets.items():
+        for mid, m in fs.metrics.items():
+            if m.compiled is None:
+                continue
+            miss = sorted((c for c in m.compiled.counters if c not in have), key=_counter_sort_key)
+            if miss:
+                out.append((g, mid, miss))
+    return out
+
+
+def missing_counters_message(missing: list[tuple[str, str, list[str]]]) -> str:
+    """The usage error for :func:`missing_counters`."""
+    what = "; ".join(f"{mid} ({g}) needs {', '.join(cs)}" for g, mid, cs in missing[:6])
+    more = f"; and {len(missing) - 6} more formula(s)" if len(missing) > 6 else ""
+    return (f"formulas need counters the dataset does not keep: {what}{more}. A dataset's intervals keep the "
+            "basic and problem-state counters and those the built-in formulas read; compute these with "
+            "`nestscope report --formulas FILE` on the source files")
+
+
 def where_partitions(text: str | None) -> dict[str, set[str]]:
     """The partition values (``cec``, ``month``) a ``--where`` text pins down: from its top-level ``AND`` terms
     of the form ``cec = 'X'`` or ``cec IN ('X', 'Y')`` (likewise ``month``).  Any top-level ``OR`` pins nothing
