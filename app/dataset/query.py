@@ -568,8 +568,9 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
     return _frame(raw, spec, sets, ids, keys, NA, classify, _hint_applies, quality_strings)
 
 
-def query_partitions(ds: Dataset, spec: QuerySpec) -> tuple[set[str] | None, set[str] | None]:
-    """(CECs, months) whose interval parts ``spec`` can touch (None: all): from the nodes, ``--where``'s
+def query_partitions(ds: Dataset, spec: QuerySpec, table: str = "intervals"
+                     ) -> tuple[set[str] | None, set[str] | None]:
+    """(CECs, months) whose parts of ``table`` ``spec`` can touch (None: all): from the nodes, ``--where``'s
     top-level ``cec``/``month`` terms and the window (``--from``/``--to``)."""
     from app.dataset.sql import where_partitions
 
@@ -577,7 +578,8 @@ def query_partitions(ds: Dataset, spec: QuerySpec) -> tuple[set[str] | None, set
     pinned = where_partitions(spec.where)
     if "cec" in pinned:
         cecs = pinned["cec"] if cecs is None else cecs & pinned["cec"]
-    months = _months_between(spec.start, spec.end, ds.months(cecs))
+    have = {m for c, m in ds.index.keys(table) if cecs is None or c in cecs}
+    months = _months_between(spec.start, spec.end, have)
     if "month" in pinned:
         months = pinned["month"] if months is None else months & pinned["month"]
     return cecs, months
