@@ -140,9 +140,25 @@ class DuckDBEngine:
         return self.con.execute(text).df()
 
     def run(self, steps: Sequence[tuple[str, str]]) -> pd.DataFrame:
-        """One statement: the steps as common table expressions."""
-        ctes = [f"{name} AS ({body})" for name, body in steps[:-1]]
-        return self.sql(("WITH " + ",\n".join(ctes) + "\n" if ctes else "") + steps[-1][1])
+        """The steps up to the aggregation as common table expressions of one statement; the aggregated and
+        metric layers (a few rows) as temporary tables, each planned alone: inlined into one statement, every
+        layer's expressions would be substituted into the next and planning alone took seconds."""
+        ctes: list[str] = []
+        made: list[str] = []
+        try:
+            for name, body in steps:
+                head = "WITH " + ",\n".join(ctes) + "\n" if ctes else ""
+                if not name:
+                    return self.sql(head + body)
+                if name in ("agg", "a2") or re.fullmatch(r"m\d+", name):
+                    self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {head}{body}")
+                    made.append(name)
+                else:
+                    ctes.append(f"{name} AS ({body})")
+        finally:
+            for t in made:
+                self.con.execute(f"DROP TABLE IF EXISTS {t}")
+        return pd.DataFrame()
 
     def view(self, name: str, files: Sequence[str]) -> None:
         """(Re)define view ``name`` over some of the part files (partition pruning)."""
@@ -390,9 +406,11 @@ def generation_map(eng, sets: dict, src: str = "iv") -> list[tuple[str, int, str
 
 
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
-              steps: bool = False, generations: list | None = None, src: str = "iv"):
+              steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None):
     """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
-    (view name, SELECT) steps it is made of, the last one (name '') giving the result."""
+    (view name, SELECT) steps it is made of, the last one (name '') giving the result.  ``only``: the
+    generations the rows read can have (the formulas of the others are left out of the statement: their
+    metrics are NULL for every row anyway, and a smaller statement is planned faster)."""
     from app.engine.metrics import _hint_applies, hint_counters, metric_ids
 
     q = d.q
@@ -410,6 +428,11 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     cec_level = by == "cec"
     keys = IDENT_OF[by]
     counters = [c for c in counters if c in have]
+    used = {g: fs for g, fs in sets.items() if only is None or g in only}
+    if only is not None:     # the counters the formulas of those generations read (and one of each set: quality)
+        need = {"B0"}.union(*(fs.counters() for fs in used.values()))
+        firsts = {next((c for c in counters if c[0] == x), None) for x in "PE"}
+        counters = [c for c in counters if c in need or c in firsts]
     bcol = "cec_bucket" if cec_level else "bucket"
     where = _filters(spec, d)
     period = _period_sql(every, d)
@@ -486,9 +509,9 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             return column(name)
         return q("_h_" + name) if name in hc else None
 
-    per_gen = {g: formula_set_sql(fs, column, metric_column=q) for g, fs in sets.items()}
+    per_gen = {g: formula_set_sql(fs, column, metric_column=q) for g, fs in used.items()}
     prev = "a2"
-    for k, layer in enumerate(metric_layers(sets)):
+    for k, layer in enumerate(metric_layers(used)):
         cols = []
         for mid in layer:
             whens = [f"WHEN {lit_str(g)} THEN {sql[mid]}" for g, sql in per_gen.items() if mid in sql]
@@ -501,7 +524,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     if with_hint:
         for mid in ("L1MP", "RNI"):
             whens = []
-            for g, fs in sets.items():
+            for g, fs in used.items():
                 if _hint_applies(fs):
                     whens.append(f"WHEN {lit_str(g)} THEN {formula_set_sql(fs, hcolumn, {mid})[mid]}")
             mets.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)")
@@ -560,8 +583,10 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         # commands (app.dataset.stats), recomputed from that CEC's parts only when they changed
         sel_cecs = cecs if cecs is not None else set(ds.cecs())
         params = cached_bucket_params(ds, eng, sel_cecs)
-        raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True,
-                                generations=generation_map(eng, sets, src), src=src))
+        gmap = generation_map(eng, sets, src)
+        stored = set(eng.sql(f"SELECT DISTINCT generation FROM {src}")["generation"].dropna().astype(str))
+        raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True, generations=gmap,
+                                src=src, only={g for _m, _c, g, _v in gmap} | stored))
     finally:
         if own:
             eng.close()
