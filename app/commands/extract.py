@@ -3,7 +3,8 @@
 Each file is read once (SMF 113, MONWRITE, gzip of either), its counter samples and the engine's interval
 deltas are written as Parquet parts (Hive-partitioned by CEC and month) and its manifest entry (name, size,
 SHA-256, records, time range, findings) commits them.  A file whose content is already in the dataset adds
-nothing.  Exit codes: 0 something was added or was already there, 2 usage error, 3 nothing readable.
+nothing, and a sample or interval the dataset holds already (the same data in another file: a gunzipped copy,
+an overlapping dump) is not added again (app/dataset/dedup.py).  Exit codes: 0 something was added or was already there, 2 usage error, 3 nothing readable.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("extract", help="append the counter samples of files to a Parquet fleet dataset",
                        description="Append the decoded counter samples of SMF 113 / MONWRITE files to a "
                                    "Hive-partitioned Parquet dataset (cec=/month=) with a manifest of every "
-                                   "source file. The same content twice adds nothing; concurrent extracts are safe.")
+                                   "source file. Every sample and interval is kept once, whatever files bring it (overlapping or "
+                                   "re-sent dumps, running totals in any order); concurrent extracts are safe.")
     p.add_argument("files", nargs="+", metavar="FILE", help="SMF or MONWRITE file (gzip allowed)")
     p.add_argument("--to", dest="dataset", required=True, metavar="DATASET", help="dataset directory (created)")
     p.add_argument("--keep-samples", action="store_true",

@@ -107,16 +107,25 @@ def context_samples(ds, samples: pd.DataFrame) -> pd.DataFrame | None:
     if not files:
         return None
     on = " AND ".join(f"s.{c} = r.{c}" for c in SAMPLE_KEY)
-    src = tables.duckdb_source(_files_sql(files))
+    keys = ", ".join(SAMPLE_KEY)
     con = _con()
     try:
         con.register("r", rng)
+        # 1. per CPU the neighbours' times (key columns and time only: cheap), 2. the samples between them,
+        # from the months they span only
+        b = con.execute(
+            f"WITH s AS (SELECT {keys}, epoch_ns(time) AS _t FROM {tables.duckdb_source(_files_sql(files))}) "
+            f", g AS (SELECT r.*, max(CASE WHEN s._t < r.min THEN s._t END) AS lo0, "
+            f"min(CASE WHEN s._t > r.max THEN s._t END) AS hi0 FROM r JOIN s ON {on} GROUP BY ALL) "
+            "SELECT * EXCLUDE (lo0, hi0), coalesce(lo0, min) AS lo, coalesce(hi0, max) AS hi FROM g").df()
+        if not len(b):
+            return None
+        files = ds.parts("samples", cecs=set(b["cec"].astype(str)),
+                         months=_months(pd.Timestamp(int(b["lo"].min())), pd.Timestamp(int(b["hi"].max()))))
+        con.register("b", b)
         ctx = con.execute(
-            f"WITH s AS (SELECT *, epoch_ns(time) AS _t FROM {src}), "
-            f"b AS (SELECT r.*, max(CASE WHEN s._t < r.min THEN s._t END) AS lo, "
-            f"min(CASE WHEN s._t > r.max THEN s._t END) AS hi FROM r JOIN s ON {on} GROUP BY ALL) "
-            f"SELECT s.* EXCLUDE (_t) FROM s JOIN b r ON {on} "
-            f"WHERE s._t >= coalesce(r.lo, r.min) AND s._t <= coalesce(r.hi, r.max)").df()
+            f"SELECT s.* FROM {tables.duckdb_source(_files_sql(files))} s JOIN b r ON {on} "
+            "WHERE epoch_ns(s.time) >= r.lo AND epoch_ns(s.time) <= r.hi").df()
     finally:
         con.close()
     if not len(ctx):

@@ -190,6 +190,8 @@ def spark_session():
             raise QueryError("--engine spark needs a Java runtime (Java 17 or later): none found on PATH or in "
                              "JAVA_HOME. Install one (Debian/Ubuntu: apt-get install default-jre-headless) or set "
                              "JAVA_HOME, or leave --engine out (DuckDB, in-process)")
+        from app.dataset.spark_quiet import quiet_log4j, spark_log_path, stderr_to
+
         b = SparkSession.builder.appName("nestscope")
         master = os.environ.get("SPARK_MASTER")
         if master:
@@ -202,8 +204,6 @@ def spark_session():
              .config("spark.ui.showConsoleProgress", "false")       # no progress bars in the output
              .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={quiet_log4j()}")
              .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false"))
-        from app.dataset.spark_quiet import quiet_log4j, spark_log_path, stderr_to
-
         warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
         log = spark_log_path()
         try:
