@@ -161,7 +161,8 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
     import duckdb
 
     from app.dataset import tables
-    from app.dataset.query import query_partitions, refresh_stats
+    from app.dataset.query import query_partitions
+    from app.dataset.stats import refresh_stats
     from app.dataset.store import interval_counters
     from app.engine.metrics import hint_counters
 

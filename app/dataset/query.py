@@ -560,6 +560,8 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         return pd.DataFrame(columns=keys + (["period"] if spec.every else []) + ["interval_start", "interval_end",
                                                                               "n_cpus", "generation", "formula_set"]
                             + ids + ["Workload_Hint", "quality", "left_out", "summary"])
+    from app.dataset.stats import cached_bucket_params
+
     # partition pruning: only the parts of the CECs and months the query can touch are listed, checked and read
     # (an interval is stored in the month of its end); the filters still run in SQL on the rows of those parts
     cecs, months = query_partitions(ds, spec)
@@ -608,37 +610,6 @@ def query_partitions(ds: Dataset, spec: QuerySpec, table: str = "intervals"
     if "month" in pinned:
         months = pinned["month"] if months is None else months & pinned["month"]
     return cecs, months
-
-
-def cached_bucket_params(ds: Dataset, eng, cecs: Iterable[str], save: bool = False) -> list[tuple]:
-    """:func:`bucket_params` of the systems of ``cecs``, from the dataset's cache or computed over all the parts
-    of the CECs whose parts changed (:mod:`app.dataset.stats`; ``save``: update the cache)."""
-    from app.dataset.stats import bucket_params_for
-
-    def compute(stale: list[str]) -> list[tuple]:
-        files = ds.parts("intervals", cecs=stale)
-        if not files:
-            return []
-        eng.view("iv_cec", files)
-        return bucket_params(eng, "iv_cec")
-    return bucket_params_for(ds, cecs, compute, save)
-
-
-def refresh_stats(ds: Dataset, cecs: Iterable[str] | None = None) -> None:
-    """Bring the cached time-bucket parameters of ``cecs`` (all) up to date (``extract`` and ``compact`` at their
-    end), so that queries find them ready."""
-    want = sorted(set(cecs) if cecs is not None else ds.cecs())
-    if not want or not ds.has_parts("intervals"):
-        return
-    import duckdb
-
-    eng = DuckDBEngine([])
-    try:
-        cached_bucket_params(ds, eng, want, save=True)
-    except (duckdb.Error, OSError):      # a damaged part met here is named by the query that reads it
-        pass
-    finally:
-        eng.close()
 
 
 def _node_cecs(nodes) -> set[str] | None:
