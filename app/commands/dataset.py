@@ -15,6 +15,7 @@ Exit codes: 0 ok, 1 ``check`` found problems, 2 usage error (not a dataset).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from app.textsafe import display_text
@@ -78,8 +79,6 @@ def _count(ds) -> tuple[int, int]:
         for p in ds.parts(t):
             n += 1
             try:
-                import os
-
                 size += os.stat(p).st_size
             except OSError:
                 pass

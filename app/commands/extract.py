@@ -75,7 +75,7 @@ def _upkeep(ds, results, quiet: bool) -> None:
     small parts (:data:`app.dataset.compact.AUTO_MIN_PARTS`), the time-bucket cache of their CECs brought up to
     date (so the next query reads only its parts)."""
     from app.dataset import compact
-    from app.dataset.query import refresh_stats
+    from app.dataset.stats import refresh_stats
 
     touched = sorted({(rel.split("/", 1)[0], k.get("cec", ""), k.get("month", ""))
                       for r in results if r.status == "added" for rel, k in r.entry.get("part_keys", {}).items()})

@@ -75,34 +75,59 @@ class ManifestIndex:
         self.parts: dict[str, list[tuple]] = {}            # entry file name -> its part rows
         self._parsed: dict[str, dict[str, Any]] = {}       # entry file name -> entry (json parsed lazily)
         self._by_key: dict[tuple[str, str, str], list[tuple]] | None = None
+        self._bodies_read = False
         self.load()
 
     # -- loading -----------------------------------------------------------------------------
     def _read_index(self) -> tuple[dict[str, dict[str, Any]], dict[str, list[tuple]]]:
+        """The index file's rows; the entries' JSON text (``body``) is left on disk until an entry is asked for."""
         import pyarrow.parquet as pq
 
         try:
-            t = pq.read_table(self.path)
+            pf = pq.ParquetFile(self.path)
+            names = pf.schema_arrow.names
+            if any(c not in names for c in ("kind", *_ENTRY_COLS, *_PART_COLS[1:])):    # another layout: rebuild
+                self.dirty = True
+                return {}, {}
+            t = pf.read(columns=[c for c in names if c != "body"], use_threads=False)
         except FileNotFoundError:
             return {}, {}
         except Exception:  # noqa: BLE001 - an unreadable index is rebuilt from the entries themselves
             self.dirty = True
             return {}, {}
-        cols = {c: t.column(c).to_numpy(zero_copy_only=False) for c in t.column_names}
-        if any(c not in cols for c in ("kind", *_ENTRY_COLS, *_PART_COLS[1:])):    # another layout: rebuild
-            self.dirty = True
-            return {}, {}
-        kind = cols["kind"]
+        kind = t.column("kind").to_numpy(zero_copy_only=False)
+        isent = kind == "entry"
+        ent_cols = [c for c in _ENTRY_COLS if c != "body"]
+        et = t.filter(isent)
+        lists = [et.column(c).to_pylist() for c in ent_cols]
         ent: dict[str, dict[str, Any]] = {}
-        for i in np.flatnonzero(kind == "entry"):
-            ent[cols["file"][i]] = {c: cols[c][i] for c in _ENTRY_COLS}
+        for k, vals in enumerate(zip(*lists)):
+            row = dict(zip(ent_cols, vals))
+            row["body"] = None
+            row["_at"] = k                      # its row among the entries of the file (for the body)
+            ent[row["file"]] = row
+        pt = t.filter(~isent)
         parts: dict[str, list[tuple]] = {}
-        pi = np.flatnonzero(kind == "part")
-        if len(pi):
-            sub = [cols[c][pi].tolist() for c in _PART_COLS]
-            for row in zip(*sub):
-                parts.setdefault(row[0], []).append(row)
+        for row in zip(*[pt.column(c).to_pylist() for c in _PART_COLS]):
+            parts.setdefault(row[0], []).append(row)
         return ent, parts
+
+    def _bodies(self) -> None:
+        """Read the entries' JSON text from the index file (once, when a whole entry is first asked for)."""
+        import pyarrow.parquet as pq
+
+        if self._bodies_read:
+            return
+        self._bodies_read = True
+        try:
+            t = pq.read_table(self.path, columns=["kind", "file", "body"], use_threads=False)
+        except Exception:  # noqa: BLE001 - then every entry is read from its own file
+            return
+        t = t.filter(t.column("kind").to_numpy(zero_copy_only=False) == "entry")
+        for f, body in zip(t.column("file").to_pylist(), t.column("body").to_pylist()):
+            row = self.entries.get(f)
+            if row is not None and row.get("body") is None and "_at" in row:
+                row["body"] = body
 
     def load(self) -> None:
         old_e, old_p = self._read_index()
@@ -110,9 +135,10 @@ class ManifestIndex:
             names = [n for n in os.listdir(self.mdir) if n.endswith(".json") and not n.startswith(".")]
         except FileNotFoundError:
             names = []
+        base = str(self.mdir) + os.sep
         for n in names:
             try:
-                st = os.stat(self.mdir / n)
+                st = os.stat(base + n)
             except FileNotFoundError:
                 continue
             row = old_e.get(n)
@@ -207,6 +233,11 @@ class ManifestIndex:
             return None
         e = self._parsed.get(name)
         if e is None:
+            if row.get("body") is None:
+                self._bodies()
+            if row.get("body") is None:            # not in the index file: from the entry's own file
+                self._read_entry(name)
+                return self._parsed.get(name)
             e = json.loads(row["body"])
             self._parsed[name] = e
         return e
@@ -255,6 +286,10 @@ class ManifestIndex:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        if any(r.get("body") is None for r in self.entries.values()):
+            self._bodies()                      # the text of entries kept from the old index goes on with them
+            for n in [n for n, r in self.entries.items() if r.get("body") is None and r["ok"]]:
+                self._read_entry(n)
         ents = list(self.entries.values())
         parts = [row for rows in self.parts.values() for row in rows]
         n_e, n_p = len(ents), len(parts)

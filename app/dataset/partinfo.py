@@ -28,10 +28,10 @@ _CHILD = {"cec": ["lpar", "system"], "lpar": ["class", "cpu"], "class": ["cpu"]}
 
 
 def _spans(ds, spec, level: str) -> pd.DataFrame:
-    from app.dataset.query import DuckDBEngine, _filters
+    from app.dataset.query import DuckDBEngine, _filters, query_partitions
     from app.dataset.sql import DUCKDB
 
-    files = ds.parts("intervals")
+    files = ds.parts("intervals", *query_partitions(ds, spec))      # the parts the query read, no others
     if not files:
         return pd.DataFrame()
     cols = _KEYS[level] + _CHILD[level]
@@ -53,7 +53,9 @@ def _partitions(ds, spec) -> pd.DataFrame | None:
 
     from app.dataset.sql import DUCKDB, WHERE_NUMBER_COLUMNS, WHERE_STRING_COLUMNS, lit_str, parse_where
 
-    files = ds.parts("partitions")
+    from app.dataset.query import query_partitions
+
+    files = ds.parts("partitions", *query_partitions(ds, spec, "partitions"))
     if not files:
         return None
 

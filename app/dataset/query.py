@@ -140,9 +140,25 @@ class DuckDBEngine:
         return self.con.execute(text).df()
 
     def run(self, steps: Sequence[tuple[str, str]]) -> pd.DataFrame:
-        """One statement: the steps as common table expressions."""
-        ctes = [f"{name} AS ({body})" for name, body in steps[:-1]]
-        return self.sql(("WITH " + ",\n".join(ctes) + "\n" if ctes else "") + steps[-1][1])
+        """The steps up to the aggregation as common table expressions of one statement; the aggregated and
+        metric layers (a few rows) as temporary tables, each planned alone: inlined into one statement, every
+        layer's expressions would be substituted into the next and planning alone took seconds."""
+        ctes: list[str] = []
+        made: list[str] = []
+        try:
+            for name, body in steps:
+                head = "WITH " + ",\n".join(ctes) + "\n" if ctes else ""
+                if not name:
+                    return self.sql(head + body)
+                if name in ("agg", "a2") or re.fullmatch(r"m\d+", name):
+                    self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {head}{body}")
+                    made.append(name)
+                else:
+                    ctes.append(f"{name} AS ({body})")
+        finally:
+            for t in made:
+                self.con.execute(f"DROP TABLE IF EXISTS {t}")
+        return pd.DataFrame()
 
     def view(self, name: str, files: Sequence[str]) -> None:
         """(Re)define view ``name`` over some of the part files (partition pruning)."""
@@ -391,9 +407,11 @@ def generation_map(eng, sets: dict, src: str = "iv") -> list[tuple[str, int, str
 
 
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
-              steps: bool = False, generations: list | None = None, src: str = "iv"):
+              steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None):
     """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
-    (view name, SELECT) steps it is made of, the last one (name '') giving the result."""
+    (view name, SELECT) steps it is made of, the last one (name '') giving the result.  ``only``: the
+    generations the rows read can have (the formulas of the others are left out of the statement: their
+    metrics are NULL for every row anyway, and a smaller statement is planned faster)."""
     from app.engine.metrics import _hint_applies, hint_counters, metric_ids
 
     q = d.q
@@ -411,6 +429,11 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     cec_level = by == "cec"
     keys = IDENT_OF[by]
     counters = [c for c in counters if c in have]
+    used = {g: fs for g, fs in sets.items() if only is None or g in only}
+    if only is not None:     # the counters the formulas of those generations read (and one of each set: quality)
+        need = {"B0"}.union(*(fs.counters() for fs in used.values()))
+        firsts = {next((c for c in counters if c[0] == x), None) for x in "PE"}
+        counters = [c for c in counters if c in need or c in firsts]
     bcol = "cec_bucket" if cec_level else "bucket"
     where = _filters(spec, d)
     period = _period_sql(every, d)
@@ -487,9 +510,9 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             return column(name)
         return q("_h_" + name) if name in hc else None
 
-    per_gen = {g: formula_set_sql(fs, column, metric_column=q) for g, fs in sets.items()}
+    per_gen = {g: formula_set_sql(fs, column, metric_column=q) for g, fs in used.items()}
     prev = "a2"
-    for k, layer in enumerate(metric_layers(sets)):
+    for k, layer in enumerate(metric_layers(used)):
         cols = []
         for mid in layer:
             whens = [f"WHEN {lit_str(g)} THEN {sql[mid]}" for g, sql in per_gen.items() if mid in sql]
@@ -502,7 +525,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     if with_hint:
         for mid in ("L1MP", "RNI"):
             whens = []
-            for g, fs in sets.items():
+            for g, fs in used.items():
                 if _hint_applies(fs):
                     whens.append(f"WHEN {lit_str(g)} THEN {formula_set_sql(fs, hcolumn, {mid})[mid]}")
             mets.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)")
@@ -538,6 +561,8 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         return pd.DataFrame(columns=keys + (["period"] if spec.every else []) + ["interval_start", "interval_end",
                                                                               "n_cpus", "generation", "formula_set"]
                             + ids + ["Workload_Hint", "quality", "left_out", "summary"])
+    from app.dataset.stats import cached_bucket_params
+
     # partition pruning: only the parts of the CECs and months the query can touch are listed, checked and read
     # (an interval is stored in the month of its end); the filters still run in SQL on the rows of those parts
     cecs, months = query_partitions(ds, spec)
@@ -561,16 +586,19 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         # commands (app.dataset.stats), recomputed from that CEC's parts only when they changed
         sel_cecs = cecs if cecs is not None else set(ds.cecs())
         params = cached_bucket_params(ds, eng, sel_cecs)
-        raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True,
-                                generations=generation_map(eng, sets, src), src=src))
+        gmap = generation_map(eng, sets, src)
+        stored = set(eng.sql(f"SELECT DISTINCT generation FROM {src}")["generation"].dropna().astype(str))
+        raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True, generations=gmap,
+                                src=src, only={g for _m, _c, g, _v in gmap} | stored))
     finally:
         if own:
             eng.close()
     return _frame(raw, spec, sets, ids, keys, NA, classify, _hint_applies, quality_strings)
 
 
-def query_partitions(ds: Dataset, spec: QuerySpec) -> tuple[set[str] | None, set[str] | None]:
-    """(CECs, months) whose interval parts ``spec`` can touch (None: all): from the nodes, ``--where``'s
+def query_partitions(ds: Dataset, spec: QuerySpec, table: str = "intervals"
+                     ) -> tuple[set[str] | None, set[str] | None]:
+    """(CECs, months) whose parts of ``table`` ``spec`` can touch (None: all): from the nodes, ``--where``'s
     top-level ``cec``/``month`` terms and the window (``--from``/``--to``)."""
     from app.dataset.sql import where_partitions
 
@@ -578,41 +606,11 @@ def query_partitions(ds: Dataset, spec: QuerySpec) -> tuple[set[str] | None, set
     pinned = where_partitions(spec.where)
     if "cec" in pinned:
         cecs = pinned["cec"] if cecs is None else cecs & pinned["cec"]
-    months = _months_between(spec.start, spec.end, ds.months(cecs))
+    have = {m for c, m in ds.index.keys(table) if cecs is None or c in cecs}
+    months = _months_between(spec.start, spec.end, have)
     if "month" in pinned:
         months = pinned["month"] if months is None else months & pinned["month"]
     return cecs, months
-
-
-def cached_bucket_params(ds: Dataset, eng, cecs: Iterable[str], save: bool = False) -> list[tuple]:
-    """:func:`bucket_params` of the systems of ``cecs``, from the dataset's cache or computed over all the parts
-    of the CECs whose parts changed (:mod:`app.dataset.stats`; ``save``: update the cache)."""
-    from app.dataset.stats import bucket_params_for
-
-    def compute(stale: list[str]) -> list[tuple]:
-        files = ds.parts("intervals", cecs=stale)
-        if not files:
-            return []
-        eng.view("iv_cec", files)
-        return bucket_params(eng, "iv_cec")
-    return bucket_params_for(ds, cecs, compute, save)
-
-
-def refresh_stats(ds: Dataset, cecs: Iterable[str] | None = None) -> None:
-    """Bring the cached time-bucket parameters of ``cecs`` (all) up to date (``extract`` and ``compact`` at their
-    end), so that queries find them ready."""
-    want = sorted(set(cecs) if cecs is not None else ds.cecs())
-    if not want or not ds.has_parts("intervals"):
-        return
-    import duckdb
-
-    eng = DuckDBEngine([])
-    try:
-        cached_bucket_params(ds, eng, want, save=True)
-    except (duckdb.Error, OSError):      # a damaged part met here is named by the query that reads it
-        pass
-    finally:
-        eng.close()
 
 
 def _node_cecs(nodes) -> set[str] | None:

@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["bucket_params_for", "CACHE_NAME"]
+__all__ = ["bucket_params_for", "cached_bucket_params", "refresh_stats", "CACHE_NAME"]
 
 CACHE_NAME = "stats.json"
 _VERSION = 1
@@ -62,3 +62,36 @@ def bucket_params_for(ds, cecs: Iterable[str], compute: Callable[[list[str]], li
         for p in cache[c]["params"]:
             out.append(tuple(None if v is None else (str(v) if k < 2 else int(v)) for k, v in enumerate(p)))
     return out
+
+
+def cached_bucket_params(ds, eng, cecs: Iterable[str], save: bool = False) -> list[tuple]:
+    """:func:`bucket_params` of the systems of ``cecs``, from the dataset's cache or computed over all the parts
+    of the CECs whose parts changed (:mod:`app.dataset.stats`; ``save``: update the cache)."""
+    def compute(stale: list[str]) -> list[tuple]:
+        files = ds.parts("intervals", cecs=stale)
+        if not files:
+            return []
+        from app.dataset.query import bucket_params
+
+        eng.view("iv_cec", files)
+        return bucket_params(eng, "iv_cec")
+    return bucket_params_for(ds, cecs, compute, save)
+
+
+def refresh_stats(ds, cecs: Iterable[str] | None = None) -> None:
+    """Bring the cached time-bucket parameters of ``cecs`` (all) up to date (``extract`` and ``compact`` at their
+    end), so that queries find them ready."""
+    want = sorted(set(cecs) if cecs is not None else ds.cecs())
+    if not want or not ds.has_parts("intervals"):
+        return
+    import duckdb
+
+    from app.dataset.query import DuckDBEngine
+
+    eng = DuckDBEngine([])
+    try:
+        cached_bucket_params(ds, eng, want, save=True)
+    except (duckdb.Error, OSError):      # a damaged part met here is named by the query that reads it
+        pass
+    finally:
+        eng.close()

@@ -438,7 +438,13 @@ class Dataset:
         sha = _sha256(data)
         if self._committed(sha):
             return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
-        return self.add_result(read_bytes(data, file), sha, len(data), sets or load_formula_sets())
+        sets = sets or load_formula_sets()
+        # the SMF reader decodes only the counters kept (memory: the skipped columns are never made)
+        need = None if self.keep_samples else interval_counters(sets)
+        size = len(data)
+        r = read_bytes(data, file, counters=need)
+        del data                                        # the map or bytes of the file go before the deltas
+        return self.add_result(r, sha, size, sets)
 
     def add_result(self, r, sha: str, size: int, sets) -> ExtractResult:
         """Add an already decoded file (:class:`app.formats.schema.ReadResult`) whose content hash is ``sha``
