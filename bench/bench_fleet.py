@@ -142,18 +142,20 @@ def bench_manifest(n: int, tmp: Path) -> None:
         ds.save_index()
         return rows
     rows, t_mig = timed(migrate)
-    runs = []
+    runs, cpu = [], []
     for _ in range(5):
         def indexed():
             ds = Dataset(root)
             return ds.index.part_rows("intervals", ["3931-00000"], ["2025-01"])
+        c0 = time.process_time()
         rows2, dt = timed(indexed)
+        cpu.append(time.process_time() - c0)
         runs.append(dt)
     assert len(rows) == len(rows2) == len(range(0, n, 60))
     print(f"  baseline: read and check every entry file       {t_old:7.3f} s")
     print(f"  first load without index (migration) + write    {t_mig:7.3f} s")
     print(f"  load the index + one CEC-month's parts          {min(runs):7.3f} s (best of 5; median "
-          f"{sorted(runs)[2]:.3f} s; target < 0.2 s); {load()}")
+          f"{sorted(runs)[2]:.3f} s; CPU time of this process {min(cpu):.3f} s; target < 0.2 s); {load()}")
 
 
 # ----------------------------------------------------------------------------- narrow
