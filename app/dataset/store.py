@@ -249,6 +249,8 @@ class Dataset:
         from app.dataset import compact
         from app.dataset.index import part_info
 
+        cecs = set(cecs) if cecs is not None else None
+        months = set(months) if months is not None else None
         idx = self.index
         rows = idx.part_rows(table, cecs, months)
         if idx.verify({r[0] for r in rows}):      # an entry file rewritten since it was indexed: checked again
@@ -258,7 +260,7 @@ class Dataset:
         out = []
         replaced: set[str] = set()
         for rec in merged:
-            if (cecs is None or rec["cec"] in set(cecs)) and (months is None or rec["month"] in set(months)):
+            if (cecs is None or rec["cec"] in cecs) and (months is None or rec["month"] in months):
                 path = self.root / rec["part"]
                 why = integrity.part_problem(path, rec)
                 if why:
