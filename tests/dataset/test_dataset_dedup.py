@@ -135,3 +135,26 @@ def test_running_totals_p2_p0_p1(files, tmp_path):
     assert_same(run_query(ds, QuerySpec(by="cpu")), whole_zosb, "cpu", IDS)
     # and every engine's view of the table holds no superseded row
     assert int(np.sum(iv["t_end"] == iv["t_end"].max())) == 8
+
+
+def test_gap_interval_superseded_inside_a_compacted_part(files, tmp_path):
+    # p2 and p0 extracted, then compacted (the gap interval now sits in a merged part): extracting p1 rewrites
+    # the merged part without it
+    from app.dataset import compact
+
+    recs, want = files
+    n = len(recs[0]) // 3 // 8 * 8
+    thirds = [recs[0][:n], recs[0][n:2 * n], recs[0][2 * n:]]
+    paths = []
+    for i, part in enumerate(thirds):
+        paths.append(tmp_path / f"p{i}.rdw")
+        paths[-1].write_bytes(b"".join(part))
+    ds = Dataset(tmp_path / "ds", create=True)
+    for i in (2, 0):
+        assert ds.extract(paths[i]).status == "added"
+    assert any(r["table"] == "intervals" for r in compact.compact(ds))
+    ds = Dataset(tmp_path / "ds")
+    assert "8 stored interval(s)" in ds.extract(paths[1]).message
+    iv = pd.read_parquet(ds.root / "intervals")
+    assert len(iv) == 8 * 192 and iv["interval_s"].max() == 900.0
+    assert_same(run_query(ds, QuerySpec(by="cpu")), want["cpu"][want["cpu"]["cec"] == "3931-123F5"], "cpu", IDS)
