@@ -16,7 +16,7 @@ EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_NOTHING = 3
 
-COMMANDS = ["info", "report", "compare", "export", "sample", "snapshot", "cache", "extract", "query", "unterse", "gui"]
+COMMANDS = ["info", "report", "compare", "export", "sample", "snapshot", "cache", "extract", "query", "dataset", "unterse", "gui"]
 GUI_OPTIONS = ("--no-sample", "--formulas")   # options of the window, given without the "gui" command
 
 

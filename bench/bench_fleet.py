@@ -1,28 +1,33 @@
-"""Fleet benchmark: ``extract`` throughput and ``query`` times on a generated fleet, at two dataset sizes.
+"""Fleet benchmark (issue 24): extract and query of a generated fleet, each beside a baseline taken in the same run.
 
-The fleet: ``--cecs`` z16 CECs (default 10) x ``--lpars`` LPARs x ``--cpus`` GCPs, 15-minute intervals for
-``--months`` months (default 12), one "file" per LPAR and month (a monthly SMF dump per system).  Counter
-samples are generated directly with numpy as subtype-1 style deltas (basic, problem-state and the extended
-counters the z16 formulas read) -- no binary SMF files, so extract is timed from decoded samples onward:
-the engine's interval deltas, the Parquet parts and the manifest commit (``Dataset.add_result``; decoding
-speed is ``bench_smf_decode.py``'s subject).
+Sections (``--section``, default all):
 
-Two sizes: the first half of the months is extracted and queried, then the second half is appended and the
-same queries run again, so the growth of query time with the dataset shows.
+* ``manifest``: ``--entries`` (20,000) manifest entries of one part per table each; the time to read every entry
+  file (what each query and each extracted file did before the index) beside loading the manifest index and
+  listing one CEC's parts of one month from it, and the first load of a dataset without index (the migration).
+* ``narrow``: a generated fleet of ``--cecs`` (5) z16 CECs x ``--lpars`` (3) LPARs x ``--cpus`` (4) GCPs,
+  15-minute intervals for ``--months`` (12) months, one "file" per LPAR and month (counter samples generated
+  with numpy, subtype-1 style deltas; extract timed from decoded samples onward: ``Dataset.add_result``).  Then
+  a narrow query (one CEC, one month: ``--where cec=... --from --to``) and a whole-fleet query (by LPAR and
+  month), each beside DuckDB's own group-sum of the counters the metrics need over the same part files.
+* ``extract``: ``nestscope extract`` of a real SMF 113 file (``--file``, default the largest sample) in a child
+  process beside decoding the same file and writing its sample frame as plain Parquet in another child: time
+  and peak memory (``ru_maxrss`` of each child, and of a child that only imports, the floor).
 
-Baselines in the same run:
-* extract: writing the same sample frames as plain Parquet (pyarrow, no deltas, no manifest);
-* query: (a) pandas -- read the same interval parts and group-by-sum the counters per LPAR (no buckets, no
-  formulas: a lower bound for any pandas route), (b) DuckDB -- a raw scan summing the counters per LPAR.
+The load average is printed with every figure (the machine may be shared).
 
-Run:  .venv/bin/python bench/bench_fleet.py [--cecs 10] [--lpars 2] [--cpus 4] [--months 12] [--keep DIR]
+Run:  .venv/bin/python bench/bench_fleet.py [--section manifest|narrow|extract] [--cecs 5] [--lpars 3] [--cpus 4]
+      [--months 12] [--entries 20000] [--file F] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -92,91 +97,221 @@ def timed(fn):
     return out, time.perf_counter() - t
 
 
-def queries(ds: Dataset, label: str, n_rows: int) -> None:
+def load() -> str:
+    return "load average %.2f %.2f %.2f" % os.getloadavg()
+
+
+# ----------------------------------------------------------------------------- manifest
+def bench_manifest(n: int, tmp: Path) -> None:
+    from app.dataset import integrity
+    from app.dataset.store import FORMAT, MARKER
+
+    root = tmp / "manifest-ds"
+    (root / "manifest").mkdir(parents=True)
+    (root / MARKER).write_text(json.dumps(FORMAT))
+    t0 = time.perf_counter()
+    for i in range(n):
+        sha = hashlib.sha256(str(i).encode()).hexdigest()
+        cec, month = f"3931-{i % 5:05X}", f"2025-{i % 12 + 1:02d}"
+        parts = {t: [f"{t}/cec={cec}/month={month}/part-{sha[:12]}-{i:012x}.parquet"] for t in ("samples", "intervals")}
+        keys = {p[0]: {"cec": cec, "month": month, "rows": 2976, "bytes": 150_000 + i, "crc32": i}
+                for p in parts.values()}
+        e = {"sha256": sha, "name": f"SMF{i:05d}.bin", "path": f"/data/SMF{i:05d}.bin", "size": 1 << 20,
+             "kind": "smf", "framing": "rdw", "records": {"113/1": 2976}, "readable": True, "samples": 2976,
+             "intervals": 2976, "time_first": "2025-01-01T00:15:00Z", "time_last": "2025-02-01T00:00:00Z",
+             "findings": 0, "findings_by_severity": {}, "findings_sample": [],
+             "systems": [{"cec": cec, "machine_type": "3931", "lpar": "L1", "system": "L1", "os": "z/OS",
+                          "classes": {"GCP": 4}}], "interval_counters": [f"B{k}" for k in range(6)],
+             "parts": parts, "part_keys": keys, "extracted_at": "2025-02-01T00:00:00.000000000Z"}
+        e["seal"] = integrity.seal_entry(e)
+        (root / "manifest" / f"{sha}.json").write_text(json.dumps(e, indent=1))
+    print(f"\n[manifest] {n:,} entries written in {time.perf_counter() - t0:.1f} s; {load()}")
+
+    def every_entry():              # what each query and each extracted file did before the index
+        out = []
+        for p in (root / "manifest").glob("*.json"):
+            e = json.loads(p.read_text(encoding="utf-8"))
+            if not integrity.entry_problem(p.name, e):
+                out.append(e)
+        return out
+    _, t_old = timed(every_entry)
+
+    def migrate():
+        ds = Dataset(root)
+        rows = ds.index.part_rows("intervals", ["3931-00000"], ["2025-01"])
+        ds.save_index()
+        return rows
+    rows, t_mig = timed(migrate)
+    runs, cpu = [], []
+    for _ in range(5):
+        def indexed():
+            ds = Dataset(root)
+            return ds.index.part_rows("intervals", ["3931-00000"], ["2025-01"])
+        c0 = time.process_time()
+        rows2, dt = timed(indexed)
+        cpu.append(time.process_time() - c0)
+        runs.append(dt)
+    assert len(rows) == len(rows2) == len(range(0, n, 60))
+    print(f"  baseline: read and check every entry file       {t_old:7.3f} s")
+    print(f"  first load without index (migration) + write    {t_mig:7.3f} s")
+    print(f"  load the index + one CEC-month's parts          {min(runs):7.3f} s (best of 5; median "
+          f"{sorted(runs)[2]:.3f} s; CPU time of this process {min(cpu):.3f} s; target < 0.2 s); {load()}")
+
+
+# ----------------------------------------------------------------------------- narrow
+def bench_narrow(a, root: Path, tmp: Path) -> None:
     import duckdb
 
-    cec0 = "3931-00000"
-    specs = [("--by lpar (whole window)", QuerySpec(by="lpar")),
-             ("--by lpar --every month", QuerySpec(by="lpar", every="month")),
-             ("--by cec --every day", QuerySpec(by="cec", every="day")),
-             ("--by interval, one CEC, one week", QuerySpec(by="interval", where=f"cec = '{cec0}'",
-                                                            start="2025-01-06", end="2025-01-13"))]
-    files = ds.parts("intervals")
-    counters = ds.counters()
-    print(f"\n[{label}] dataset: {n_rows:,} CPU-intervals in {len(files)} part files")
-    for name, spec in specs:
-        res, dt = timed(lambda: run_query(ds, spec))
-        print(f"  query {name:36s} {dt:7.2f} s  ({len(res):,} rows)")
+    from app.dataset import tables
+    from app.dataset.query import query_partitions
+    from app.dataset.stats import refresh_stats
+    from app.dataset.store import interval_counters
+    from app.engine.metrics import hint_counters
 
-    def pandas_baseline():
-        cols = ["cec", "lpar"] + counters
-        df = pd.concat([pd.read_parquet(f, columns=cols) for f in files], ignore_index=True)
-        return df.groupby(["cec", "lpar"], sort=True)[counters].sum()
-    _, dt = timed(pandas_baseline)
-    print(f"  baseline pandas read + groupby-sum per LPAR   {dt:7.2f} s")
+    sets = load_formula_sets()
+    counters = sorted({f"B{i}" for i in range(6)} | {"P32", "P33"} | sets["z16"].counters(),
+                      key=lambda c: ("BPKEM".index(c[0]), int(c[1:])))
+    ds = Dataset(root, create=True)
+    rng = np.random.default_rng(13)
+    print(f"\n[narrow] fleet: {a.cecs} CECs x {a.lpars} LPARs x {a.cpus} CPUs, {a.months} months of 15-minute "
+          f"intervals, {len(counters)} counters; one file per LPAR and month; {load()}")
+    t_ext = t_base = 0.0
+    n_samples = n_files = rows = 0
+    for m in range(a.months):
+        for c in range(a.cecs):
+            for lp in range(a.lpars):
+                s = month_samples(c, lp, m, a.cpus, counters, rng)
+                file = str(s["source"].iloc[0])
+                sha = hashlib.sha256(file.encode()).hexdigest()
+                r = ReadResult(file=file, kind="smf", framing="generated", records={"113/1": len(s)}, samples=s)
+                res, dt = timed(lambda: ds.add_result(r, sha, 0, sets))
+                assert res.status == "added", res.message
+                t_ext += dt
+                n_samples += len(s)
+                n_files += 1
+                rows += res.intervals
 
-    def duck_baseline():
+                def plain():
+                    import pyarrow as pa
+                    import pyarrow.parquet as pq
+                    pq.write_table(pa.Table.from_pandas(s, preserve_index=False), tmp / "plain.parquet",
+                                   compression="zstd")
+                _, db = timed(plain)
+                t_base += db
+    _, t_up = timed(lambda: (ds.save_index(), refresh_stats(ds)))
+    print(f"  extract {n_files} files, {n_samples:,} samples: {t_ext:.1f} s = {n_samples / t_ext:,.0f} samples/s; "
+          f"baseline plain Parquet write of the same frames {t_base:.1f} s; index + bucket cache {t_up:.1f} s")
+    cec, month = "3931-00002", (T0 + pd.DateOffset(months=a.months // 2)).strftime("%Y-%m")
+    start = pd.Timestamp(month + "-01")
+    end = start + pd.DateOffset(months=1)
+    need = sorted(interval_counters({"z16": sets["z16"]}) & set(Dataset(root).counters()))
+    need = [c for c in need if c in set(sets["z16"].counters()) | set(hint_counters(sets, need))] or need
+
+    def duck(files, group: str, where: str = "") -> float:
         con = duckdb.connect()
+        sums = ", ".join(f'SUM("{c}")' for c in need)
         lst = "[" + ", ".join("'" + f + "'" for f in files) + "]"
-        sums = ", ".join(f'SUM("{c}")' for c in counters)
-        out = con.execute(f"SELECT cec, lpar, {sums} FROM read_parquet({lst}, union_by_name=true, "
-                          "hive_partitioning=false) GROUP BY cec, lpar").df()
+        t = time.perf_counter()
+        con.execute(f"SELECT {group}, {sums} FROM {tables.duckdb_source(lst)} {where} GROUP BY {group}").df()
+        dt = time.perf_counter() - t
         con.close()
-        return out
-    _, dt = timed(duck_baseline)
-    print(f"  baseline DuckDB raw scan, sums per LPAR       {dt:7.2f} s")
+        return dt
+
+    for label, spec, group, where in [
+            (f"one CEC ({cec}), one month ({month}), by LPAR",
+             QuerySpec(by="lpar", where=f"cec = '{cec}'", start=start, end=end), "lpar",
+             f"WHERE t_end > TIMESTAMPTZ '{start.isoformat()}+00' AND t_end <= TIMESTAMPTZ '{end.isoformat()}+00'"),
+            ("whole fleet by LPAR and month", QuerySpec(by="lpar", every="month"), "cec, lpar, month", "")]:
+        fresh = Dataset(root)               # a new command: the index is read once
+        t_q = []
+        for _ in range(3):
+            res, dt = timed(lambda: run_query(Dataset(root), spec))
+            t_q.append(dt)
+        files = fresh.parts("intervals", *query_partitions(fresh, spec))
+        t_d = min(duck(files, group, where) for _ in range(3))
+        print(f"  query {label}: {min(t_q):6.3f} s (best of 3, {len(res)} rows, {len(files)} part files) | "
+              f"DuckDB group-sum of {len(need)} counters over the same parts {t_d:6.3f} s | ratio "
+              f"{min(t_q) / t_d:4.2f}; {load()}")
+
+
+# ----------------------------------------------------------------------------- extract
+_CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, {root!r})
+mode, path, out = sys.argv[1], sys.argv[2], sys.argv[3]
+t = time.perf_counter()
+info = {{}}
+if mode == "extract":
+    from app.dataset import Dataset
+    ds = Dataset(out, create=True)
+    r = ds.extract(path)
+    ds.save_index()
+    info["status"] = r.status
+    info["samples"] = r.samples
+elif mode == "plain":
+    import pyarrow as pa, pyarrow.parquet as pq
+    from app.dataset.store import interval_counters
+    from app.engine.catalog import load_formula_sets
+    from app.formats import open_data, read_bytes
+    file, data, failed = open_data(path)
+    r = read_bytes(data, file, counters=interval_counters(load_formula_sets()))
+    info["frame_mb"] = r.samples.memory_usage(deep=True).sum() / 1e6
+    info["samples"] = len(r.samples)
+    pq.write_table(pa.Table.from_pandas(r.samples, preserve_index=False), out, compression="zstd")
+else:
+    import pandas, pyarrow, duckdb
+    from app.dataset import Dataset
+    from app.formats import read_bytes
+info["s"] = time.perf_counter() - t
+info["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(info))
+"""
+
+
+def bench_extract(path: Path, tmp: Path) -> None:
+    code = _CHILD.format(root=str(Path(__file__).resolve().parents[1]))
+
+    def child(mode: str, out: Path) -> dict:
+        r = subprocess.run([sys.executable, "-c", code, mode, str(path), str(out)], capture_output=True, text=True,
+                           check=True)
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    print(f"\n[extract] {path.name} ({path.stat().st_size / 1e6:.1f} MB as stored); {load()}")
+    floor = child("imports", tmp / "none")
+    ext = [child("extract", tmp / f"ds-{k}") for k in range(2)]
+    plain = [child("plain", tmp / f"plain-{k}.parquet") for k in range(2)]
+    e, p = min(ext, key=lambda d: d["s"]), min(plain, key=lambda d: d["s"])
+    print(f"  floor (a child that imports only)               peak {floor['maxrss_mb']:7.1f} MB")
+    print(f"  baseline decode + plain Parquet write           {p['s']:6.2f} s, peak {p['maxrss_mb']:7.1f} MB "
+          f"({p['samples']:,} samples; decoded frame {p['frame_mb']:.1f} MB)")
+    print(f"  nestscope extract (new dataset)                 {e['s']:6.2f} s, peak {e['maxrss_mb']:7.1f} MB "
+          f"({e['samples']:,} samples, {e['status']})")
+    print(f"  ratio time {e['s'] / p['s']:.2f}; memory above the floor {(e['maxrss_mb'] - floor['maxrss_mb']) / max(1e-9, p['maxrss_mb'] - floor['maxrss_mb']):.2f} "
+          f"x the baseline's, {(e['maxrss_mb'] - floor['maxrss_mb']) / max(1e-9, p['frame_mb']):.2f} x the decoded frame; "
+          f"{load()}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cecs", type=int, default=10)
-    ap.add_argument("--lpars", type=int, default=2)
+    ap.add_argument("--section", choices=("all", "manifest", "narrow", "extract"), default="all")
+    ap.add_argument("--cecs", type=int, default=5)
+    ap.add_argument("--lpars", type=int, default=3)
     ap.add_argument("--cpus", type=int, default=4)
     ap.add_argument("--months", type=int, default=12)
-    ap.add_argument("--keep", type=Path, help="keep the dataset in this directory")
+    ap.add_argument("--entries", type=int, default=20_000)
+    samples = sorted((Path(__file__).resolve().parents[1] / "resources" / "samples").glob("*smf113*"),
+                     key=lambda p: p.stat().st_size)
+    ap.add_argument("--file", type=Path, default=samples[-1] if samples else None)
+    ap.add_argument("--keep", type=Path, help="keep the generated fleet dataset in this directory")
     a = ap.parse_args()
-    sets = load_formula_sets()
-    counters = sorted({f"B{i}" for i in range(6)} | {"P32", "P33"} | sets["z16"].counters(),
-                      key=lambda c: ("BPKEM".index(c[0]), int(c[1:])))
     tmp = Path(tempfile.mkdtemp(prefix="nestscope-fleet-"))
-    root = a.keep or tmp / "ds"
-    ds = Dataset(root, create=True)
-    rng = np.random.default_rng(13)
-    print(f"fleet: {a.cecs} CECs x {a.lpars} LPARs x {a.cpus} CPUs, {a.months} months of 15-minute intervals, "
-          f"{len(counters)} counters; one file per LPAR and month")
-    halves = [range(0, a.months // 2), range(a.months // 2, a.months)]
-    rows = 0
-    for h, months in enumerate(halves):
-        t_ext = t_base = 0.0
-        n_samples = n_files = 0
-        for m in months:
-            for c in range(a.cecs):
-                for lp in range(a.lpars):
-                    s = month_samples(c, lp, m, a.cpus, counters, rng)
-                    file = str(s["source"].iloc[0])
-                    sha = hashlib.sha256(f"{file}".encode()).hexdigest()
-                    r = ReadResult(file=file, kind="smf", framing="generated", records={"113/1": len(s)}, samples=s)
-                    res, dt = timed(lambda: ds.add_result(r, sha, 0, sets))
-                    assert res.status == "added", res.message
-                    t_ext += dt
-                    n_samples += len(s)
-                    n_files += 1
-                    rows += res.intervals
-
-                    def plain():
-                        import pyarrow as pa
-                        import pyarrow.parquet as pq
-                        pq.write_table(pa.Table.from_pandas(s, preserve_index=False), tmp / "plain.parquet",
-                                       compression="zstd")
-                    _, db = timed(plain)
-                    t_base += db
-        print(f"\nextract, part {h + 1}: {n_files} files, {n_samples:,} samples in {t_ext:.1f} s = "
-              f"{n_samples / t_ext:,.0f} samples/s ({n_files / t_ext:.1f} files/s); "
-              f"baseline plain Parquet write of the same frames {t_base:.1f} s = {n_samples / t_base:,.0f} samples/s")
-        queries(ds, f"size {h + 1}: {months.stop} months", rows)
-    size = sum(p.stat().st_size for p in root.rglob("*.parquet"))
-    print(f"\ndataset on disk: {size / 1e6:,.1f} MB ({root})")
-    if a.keep is None:
+    try:
+        if a.section in ("all", "manifest"):
+            bench_manifest(a.entries, tmp)
+        if a.section in ("all", "narrow"):
+            bench_narrow(a, a.keep or tmp / "ds", tmp)
+        if a.section in ("all", "extract") and a.file is not None:
+            bench_extract(a.file, tmp)
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -31,13 +31,63 @@ from app.textsafe import json_text, terminal_text
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
 
+# every result column (csv, json, parquet; the table shows the main ones); a test keeps it complete
+EPILOG = """result columns (one row per node, and per period with --every; times UTC):
+  period              --every only: start of the hour/day/week (Monday)/month the row sums up
+  cec                 machine: type-serial (e.g. 3931-123F5)
+  lpar                LPAR name (z/OS: the SMF system id)
+  system              SMF system id / z/VM system name
+  os                  z/OS or z/VM
+  class               CPU class: GCP, zIIP, zAAP (z/OS); CP, IFL, zIIP, ICF (z/VM)
+  cpu                 logical CPU number (--by cpu)
+  interval_start      start of the first interval summed into the row
+  interval_end        end of the last interval summed into the row
+  n_cpus              logical CPUs summed into the row
+  generation          machine generation whose formulas apply (z14, z15, z16, z17...)
+  formula_set         version of that formula set (with --formulas: the file's)
+  metrics (the formulas applied to the summed counter deltas; empty where a generation has no formula):
+  CPI                 cycles per instruction
+  PRBSTATE, SUPSTATE  % of instructions in problem / supervisor state
+  L1MP                L1 misses per 100 instructions
+  L15P L2LP L2RP L2P L3P L4LP L4RP MEMP
+                      where L1 misses were sourced, % of L1 misses (per generation's cache names)
+  RNI                 relative nest intensity (dimensionless)
+  Est_Instr_Cmplx_CPI estimated instruction complexity CPI (cycles/instruction)
+  Est_Finite_CPI      estimated finite CPI: cycles waiting for L1 misses per instruction
+  Est_SCPL1M          estimated sourcing cycles per L1 miss
+  LPARCPU             busy, % of one logical CPU summed over the row's CPUs
+  Eff_GHz             effective clock (GHz)
+  MIPS_per_CPU        million instructions per CPU-busy second
+  TLB1_Miss_Pct_CPU   % of CPU cycles spent in TLB1 misses
+  TLB1_Cycles_per_Miss cycles per TLB1 miss
+  PTE_Pct_TLB1_Miss   % of TLB1 misses that wrote a PTE entry
+  Raw_Penalty_CPI     L1-miss penalty cycles per instruction
+  ST_IPC, MT_IPC_per_thread, MT_Throughput_Gain_est
+                      instructions per cycle single-threaded / per thread with SMT, estimated SMT gain
+  Thread_Density      average active threads per dispatched core
+  Core_Active_Pct     % of the interval at least one thread of the core was active
+  Workload_Hint       LOW / AVERAGE / HIGH from L1MP and RNI (IBM's table), n/a without RNI
+  quality             codes of what weakens the row (lost-data, partial-sets, implausible...); empty = clean
+  left_out            CPU-intervals left out as implausible (--keep-implausible keeps them)
+  summary             false (report's summary rows have no dataset counterpart)
+  data                --by lpar: 'counters', or 'partition data only' (an LPAR known from z/VM D0R16 alone)
+  partition_cpus      --by lpar: logical CPUs of the LPAR in the partition data (all types)
+  processors, weights --by lpar: CPUs and LPAR weight by processor type, from the partition data
+  capped              --by lpar: capping, from the partition data
+  partition_busy_sum_pct, partition_busy_per_cpu_pct
+                      --by lpar: busy from the partition data: % of one CPU summed over the CPUs, and per CPU
+  coverage_pct        --by cec/lpar/class: share of the row's time span its LPARs or CPUs cover
+  coverage_note       which LPAR or CPU covers less of the time, with its span
+"""
+
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from app.dataset.query import BY_CHOICES, EVERY_CHOICES
 
     p = sub.add_parser("query", help="CPU MF metrics of a fleet dataset by SQL (DuckDB, or Spark)",
                        description="Compute the metrics of `report` over a Parquet fleet dataset made by "
-                                   "`nestscope extract`, with SQL group-bys (DuckDB in-process, or Spark). Times UTC.")
+                                   "`nestscope extract`, with SQL group-bys (DuckDB in-process, or Spark). Times UTC.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dataset", metavar="DATASET", help="dataset directory")
     p.add_argument("--by", choices=BY_CHOICES, default="lpar",
                    help="level: cec, lpar, class, cpu (per CPU and interval; per CPU and period with --every), "
@@ -133,18 +183,21 @@ def run(args: argparse.Namespace) -> int:
         if args.where:   # validate before anything runs
             from app.dataset.sql import DUCKDB, parse_where
             parse_where(args.where, DUCKDB)
-        if not ds.parts("intervals"):
+        if not ds.has_parts("intervals"):
             _say(_left_out(ds))
             print(f"nestscope query: {args.dataset}: the dataset holds no intervals yet "
                   "(nestscope extract FILE... --to DATASET)", file=sys.stderr)
             return EXIT_NOTHING
         m = run_query(ds, spec, engine=args.engine)
+        from app.dataset.partinfo import enrich
+
+        m = enrich(ds, spec, m)         # report's coverage and partition data (LPARs without counters too)
     except (DatasetError, QueryError, WhereError, FormulaFileError) as exc:
         return usage(str(exc))
     ids = metric_ids(sets)
     left = _left_out(ds)
     _say(left)
-    n_files = sum(1 for e in ds.entries() if e.get("readable"))
+    n_files = ds.n_readable()
     if args.format == "parquet":
         try:
             m.to_parquet(args.out, index=False)

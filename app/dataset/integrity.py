@@ -31,7 +31,7 @@ __all__ = ["LEFTOVER_AGE_S", "seal_entry", "entry_problem", "part_problem", "fil
 # a part is written and committed within the extract of one file; one not committed an hour after it was last
 # written belongs to an extract that died (a concurrent extract's parts are younger)
 LEFTOVER_AGE_S = 3600.0
-_TABLES = ("samples", "intervals")
+_TABLES = ("samples", "intervals", "partitions")
 _CHUNK = 1 << 22
 
 
@@ -133,22 +133,22 @@ def leftovers(root: Path, listed: set[str], min_age_s: float = LEFTOVER_AGE_S) -
     """Temporary files and unlisted part files of the dataset last written over ``min_age_s`` seconds ago."""
     now = time.time()
     out = []
-    for d in (*_TABLES, "manifest"):
+    for d in (*_TABLES, "manifest", "compact"):
         base = root / d
         if not base.is_dir():
             continue
-        for p in base.rglob("*"):
-            if not p.is_file():
-                continue
-            temp = p.name.startswith(".tmp-")
-            unlisted = d != "manifest" and p.suffix == ".parquet" and str(p) not in listed
-            if not (temp or unlisted):
-                continue
-            try:
-                if now - p.stat().st_mtime >= min_age_s:
-                    out.append(p)
-            except OSError:
-                continue
+        for dirpath, _dirs, files in os.walk(base):         # names only: a stat for the candidates alone
+            for name in files:
+                p = os.path.join(dirpath, name)
+                temp = name.startswith(".tmp-")
+                unlisted = d in _TABLES and name.endswith(".parquet") and p not in listed
+                if not (temp or unlisted):
+                    continue
+                try:
+                    if now - os.stat(p).st_mtime >= min_age_s:
+                        out.append(Path(p))
+                except OSError:
+                    continue
     return sorted(out)
 
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import warnings
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +40,9 @@ import numpy as np
 import pandas as pd
 
 from app.dataset.sql import DUCKDB, SPARK, Dialect, formula_set_sql, lit_str, metric_layers, parse_where
+from app.dataset.sql import missing_counters, missing_counters_message
 from app.dataset.store import Dataset
+from app.dataset.tables import duckdb_source
 from app.engine.shift import ShiftFilter
 
 __all__ = ["QuerySpec", "run_query", "open_engine", "QueryError", "BY_CHOICES", "EVERY_CHOICES", "shift_sql",
@@ -105,6 +109,20 @@ def shift_sql(shift: ShiftFilter | None, d: Dialect) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- engines
+# the part files store UTC timestamps (microseconds); NestScope's statements work in int64 nanoseconds
+def _ns_view(files: str) -> str:
+    return "SELECT * REPLACE (epoch_ns(t_start) AS t_start, epoch_ns(t_end) AS t_end) FROM " + duckdb_source(files)
+
+
+def _spark_frame(spark, files: Sequence[str]):
+    from pyspark.sql import functions as F
+
+    base = str(files[0]).rsplit("/cec=", 1)[0] if files else ""      # cec= and month= from the directory names
+    df = spark.read.option("mergeSchema", "true").option("basePath", base).parquet(*files)
+    return (df.withColumn("t_start", F.expr("unix_micros(t_start) * 1000"))
+            .withColumn("t_end", F.expr("unix_micros(t_end) * 1000")))
+
+
 class DuckDBEngine:
     """In-process DuckDB over the committed interval part files."""
 
@@ -114,23 +132,38 @@ class DuckDBEngine:
         import duckdb
 
         self.con = duckdb.connect()
-        lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
-        self.con.execute(f"CREATE VIEW iv AS SELECT * FROM read_parquet({lst}, union_by_name=true, "
-                         "hive_partitioning=false)")
+        self.con.execute("SET TimeZone = 'UTC'")
+        if files:
+            self.view("iv", files)
 
     def sql(self, text: str) -> pd.DataFrame:
         return self.con.execute(text).df()
 
     def run(self, steps: Sequence[tuple[str, str]]) -> pd.DataFrame:
-        """One statement: the steps as common table expressions."""
-        ctes = [f"{name} AS ({body})" for name, body in steps[:-1]]
-        return self.sql(("WITH " + ",\n".join(ctes) + "\n" if ctes else "") + steps[-1][1])
+        """The steps up to the aggregation as common table expressions of one statement; the aggregated and
+        metric layers (a few rows) as temporary tables, each planned alone: inlined into one statement, every
+        layer's expressions would be substituted into the next and planning alone took seconds."""
+        ctes: list[str] = []
+        made: list[str] = []
+        try:
+            for name, body in steps:
+                head = "WITH " + ",\n".join(ctes) + "\n" if ctes else ""
+                if not name:
+                    return self.sql(head + body)
+                if name in ("agg", "a2") or re.fullmatch(r"m\d+", name):
+                    self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {head}{body}")
+                    made.append(name)
+                else:
+                    ctes.append(f"{name} AS ({body})")
+        finally:
+            for t in made:
+                self.con.execute(f"DROP TABLE IF EXISTS {t}")
+        return pd.DataFrame()
 
     def view(self, name: str, files: Sequence[str]) -> None:
         """(Re)define view ``name`` over some of the part files (partition pruning)."""
         lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
-        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({lst}, union_by_name=true, "
-                         "hive_partitioning=false)")
+        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS " + _ns_view(lst))
 
     def columns(self) -> list[str]:
         return [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
@@ -151,6 +184,14 @@ def spark_session():
         except ImportError:
             raise QueryError("--engine spark needs PySpark: pip install 'nestscope[spark]' (and a Java runtime)") \
                 from None
+        java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else \
+            shutil.which("java")
+        if not java or not os.path.exists(java):
+            raise QueryError("--engine spark needs a Java runtime (Java 17 or later): none found on PATH or in "
+                             "JAVA_HOME. Install one (Debian/Ubuntu: apt-get install default-jre-headless) or set "
+                             "JAVA_HOME, or leave --engine out (DuckDB, in-process)")
+        from app.dataset.spark_quiet import quiet_log4j, spark_log_path, stderr_to
+
         b = SparkSession.builder.appName("nestscope")
         master = os.environ.get("SPARK_MASTER")
         if master:
@@ -160,8 +201,20 @@ def spark_session():
         b = (b.config("spark.sql.session.timeZone", "UTC")
              .config("spark.sql.shuffle.partitions", os.environ.get("NESTSCOPE_SPARK_PARTITIONS", "4"))
              .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")       # no progress bars in the output
+             .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={quiet_log4j()}")
              .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false"))
-        _SPARK = b.getOrCreate()
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+        warnings.filterwarnings("ignore", module=r"pyspark\.")     # its pandas-version notes: not the user's
+        log = spark_log_path()
+        try:
+            with stderr_to(log):        # the JVM inherits it: its start-up notes and later logs go to the file
+                _SPARK = b.getOrCreate()
+        except Exception as exc:         # the JVM did not start (a broken Java, no memory...)
+            raise QueryError(f"--engine spark could not start Spark ({type(exc).__name__}: "
+                             f"{str(exc).strip().splitlines()[0][:200] if str(exc).strip() else 'no message'}); "
+                             f"see {log}; check the Java runtime (java -version), or leave --engine out (DuckDB)") \
+                from None
         _SPARK.sparkContext.setLogLevel("ERROR")
     return _SPARK
 
@@ -173,7 +226,7 @@ class SparkEngine:
 
     def __init__(self, files: Sequence[str]):
         self.spark = spark_session()
-        df = self.spark.read.option("mergeSchema", "true").parquet(*files)
+        df = _spark_frame(self.spark, files)
         df.createOrReplaceTempView("iv")
         self._cols = df.columns
 
@@ -206,7 +259,7 @@ class SparkEngine:
         return pd.DataFrame()
 
     def view(self, name: str, files: Sequence[str]) -> None:
-        self.spark.read.option("mergeSchema", "true").parquet(*files).createOrReplaceTempView(name)
+        _spark_frame(self.spark, files).createOrReplaceTempView(name)
 
     def columns(self) -> list[str]:
         return list(self._cols)
@@ -238,13 +291,14 @@ def _median_int(values: np.ndarray, counts: np.ndarray) -> int:
     return int((np.float64(kth(n // 2 - 1)) + np.float64(kth(n // 2))) / 2)
 
 
-def bucket_params(eng) -> list[tuple[str, str, int | None, int | None, int | None, int | None]]:
-    """(cec, system, L, off, cec L, cec off) per system, by the rule of ``add_buckets`` over all the data."""
+def bucket_params(eng, src: str = "iv") -> list[tuple[str, str, int | None, int | None, int | None, int | None]]:
+    """(cec, system, L, off, cec L, cec off) per system, by the rule of ``add_buckets`` over all the data of
+    view ``src`` (all the parts of the CECs it holds: :func:`cached_bucket_params`)."""
     d = eng.dialect
     q = d.q
-    hist = eng.sql(f"SELECT {q('cec')} AS cec, {q('system')} AS sys, ROUND(interval_s) AS l, COUNT(*) AS n FROM iv "
+    hist = eng.sql(f"SELECT {q('cec')} AS cec, {q('system')} AS sys, ROUND(interval_s) AS l, COUNT(*) AS n FROM {src} "
                    f"WHERE ROUND(interval_s) > 0 GROUP BY {q('cec')}, {q('system')}, ROUND(interval_s)")
-    allsys = eng.sql(f"SELECT DISTINCT {q('cec')} AS cec, {q('system')} AS sys FROM iv")
+    allsys = eng.sql(f"SELECT DISTINCT {q('cec')} AS cec, {q('system')} AS sys FROM {src}")
     mode: dict[tuple[str, str], int] = {}
     for (cec, sysname), g in hist.groupby(["cec", "sys"], sort=False):
         g = g.sort_values("l", kind="stable")
@@ -256,7 +310,7 @@ def bucket_params(eng) -> list[tuple[str, str, int | None, int | None, int | Non
         ptab = " UNION ALL ".join(f"SELECT {lit_str(c)} AS cec, {lit_str(s)} AS sys, CAST({L} AS BIGINT) AS l"
                                   for (c, s), L in mode.items())
         ph = eng.sql(f"WITH p AS ({ptab}) SELECT iv.{q('cec')} AS cec, iv.{q('system')} AS sys, "
-                     f"iv.t_end % p.l AS ph, COUNT(*) AS n FROM iv JOIN p ON iv.{q('cec')} = p.cec AND "
+                     f"iv.t_end % p.l AS ph, COUNT(*) AS n FROM {src} AS iv JOIN p ON iv.{q('cec')} = p.cec AND "
                      f"iv.{q('system')} = p.sys GROUP BY iv.{q('cec')}, iv.{q('system')}, iv.t_end % p.l")
         for (cec, sysname), g in ph.groupby(["cec", "sys"], sort=False):
             L = mode[(cec, sysname)]
@@ -339,11 +393,12 @@ def _period_start(every: str, key: np.ndarray) -> pd.DatetimeIndex:
     return pd.to_datetime({"year": k // 12, "month": k % 12 + 1, "day": np.ones(len(k), dtype=np.int64)})
 
 
-def generation_map(eng, sets: dict) -> list[tuple[str, int, str, str]]:
-    """(machine type, CSVN, generation, formula-set version) for every pair in the data."""
+def generation_map(eng, sets: dict, src: str = "iv") -> list[tuple[str, int, str, str]]:
+    """(machine type, CSVN, generation, formula-set version) for every pair in the data of view ``src`` (the
+    parts a query reads: its rows are the only ones the mapping applies to)."""
     from app.engine.catalog import select_generation
 
-    pairs = eng.sql("SELECT DISTINCT machine_type, csvn FROM iv WHERE machine_type IS NOT NULL AND csvn IS NOT NULL")
+    pairs = eng.sql(f"SELECT DISTINCT machine_type, csvn FROM {src} WHERE machine_type IS NOT NULL AND csvn IS NOT NULL")
     out = []
     for mt, cv in pairs.itertuples(index=False):
         g, _how = select_generation(sets, str(mt), int(cv))
@@ -352,9 +407,11 @@ def generation_map(eng, sets: dict) -> list[tuple[str, int, str, str]]:
 
 
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
-              steps: bool = False, generations: list | None = None, src: str = "iv"):
+              steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None):
     """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
-    (view name, SELECT) steps it is made of, the last one (name '') giving the result."""
+    (view name, SELECT) steps it is made of, the last one (name '') giving the result.  ``only``: the
+    generations the rows read can have (the formulas of the others are left out of the statement: their
+    metrics are NULL for every row anyway, and a smaller statement is planned faster)."""
     from app.engine.metrics import _hint_applies, hint_counters, metric_ids
 
     q = d.q
@@ -372,6 +429,11 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     cec_level = by == "cec"
     keys = IDENT_OF[by]
     counters = [c for c in counters if c in have]
+    used = {g: fs for g, fs in sets.items() if only is None or g in only}
+    if only is not None:     # the counters the formulas of those generations read (and one of each set: quality)
+        need = {"B0"}.union(*(fs.counters() for fs in used.values()))
+        firsts = {next((c for c in counters if c[0] == x), None) for x in "PE"}
+        counters = [c for c in counters if c in need or c in firsts]
     bcol = "cec_bucket" if cec_level else "bucket"
     where = _filters(spec, d)
     period = _period_sql(every, d)
@@ -448,9 +510,9 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             return column(name)
         return q("_h_" + name) if name in hc else None
 
-    per_gen = {g: formula_set_sql(fs, column, metric_column=q) for g, fs in sets.items()}
+    per_gen = {g: formula_set_sql(fs, column, metric_column=q) for g, fs in used.items()}
     prev = "a2"
-    for k, layer in enumerate(metric_layers(sets)):
+    for k, layer in enumerate(metric_layers(used)):
         cols = []
         for mid in layer:
             whens = [f"WHEN {lit_str(g)} THEN {sql[mid]}" for g, sql in per_gen.items() if mid in sql]
@@ -463,7 +525,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     if with_hint:
         for mid in ("L1MP", "RNI"):
             whens = []
-            for g, fs in sets.items():
+            for g, fs in used.items():
                 if _hint_applies(fs):
                     whens.append(f"WHEN {lit_str(g)} THEN {formula_set_sql(fs, hcolumn, {mid})[mid]}")
             mets.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)")
@@ -493,35 +555,62 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         raise QueryError("--every rolls whole-window levels up (cec, lpar, class, cpu); --by interval rows are "
                          "intervals already")
     sets = spec.formula_sets or load_formula_sets()
-    files = ds.parts("intervals")
     ids = metric_ids(sets)
     keys = IDENT_OF[spec.by]
-    if not files:
+    if not ds.has_parts("intervals"):
         return pd.DataFrame(columns=keys + (["period"] if spec.every else []) + ["interval_start", "interval_end",
                                                                               "n_cpus", "generation", "formula_set"]
                             + ids + ["Workload_Hint", "quality", "left_out", "summary"])
+    from app.dataset.stats import cached_bucket_params
+
+    # partition pruning: only the parts of the CECs and months the query can touch are listed, checked and read
+    # (an interval is stored in the month of its end); the filters still run in SQL on the rows of those parts
+    cecs, months = query_partitions(ds, spec)
+    sel = ds.parts("intervals", cecs=cecs, months=months)
+    if not sel:          # nothing can match: one part keeps the statement valid (its filters return no row)
+        c0 = ds.cecs()[0]
+        sel = ds.parts("intervals", cecs=[c0], months=ds.months([c0])[:1])[:1] or ds.parts("intervals")[:1]
     own = eng is None
-    eng = eng or open_engine(engine, files)
+    eng = eng or open_engine(engine, sel)
     try:
-        have = set(eng.columns())
-        counters = [c for c in ds.counters() if c in have]
-        params = bucket_params(eng)
-        # time buckets and generations come from all the data (as report over all files); the metrics only
-        # read the parts of the CECs and months the query can touch (an interval is stored in the month of its end)
-        sel = ds.parts("intervals", cecs=_node_cecs(spec.nodes), months=_months_between(spec.start, spec.end,
-                                                                                         ds.months()))
         src = "iv"
-        if len(sel) < len(files):
-            if not sel:
-                sel = files[:1]       # nothing can match; keep the statement valid (its filters return no row)
+        if not own:          # an engine over the whole dataset (the window): a view over the selected parts
             src = "iv_sel"
             eng.view(src, sel)
-        raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True,
-                                generations=generation_map(eng, sets), src=src))
+        have = set(eng.columns())
+        missing = missing_counters(sets, have)
+        if missing:      # a formula over counters the dataset does not keep: no silent NULL (issue 24)
+            raise QueryError(missing_counters_message(missing))
+        counters = [c for c in ds.counters() if c in have]
+        # time buckets come from all the data of each CEC (as report over all its files): kept per CEC between
+        # commands (app.dataset.stats), recomputed from that CEC's parts only when they changed
+        sel_cecs = cecs if cecs is not None else set(ds.cecs())
+        params = cached_bucket_params(ds, eng, sel_cecs)
+        gmap = generation_map(eng, sets, src)
+        stored = set(eng.sql(f"SELECT DISTINCT generation FROM {src}")["generation"].dropna().astype(str))
+        raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True, generations=gmap,
+                                src=src, only={g for _m, _c, g, _v in gmap} | stored))
     finally:
         if own:
             eng.close()
     return _frame(raw, spec, sets, ids, keys, NA, classify, _hint_applies, quality_strings)
+
+
+def query_partitions(ds: Dataset, spec: QuerySpec, table: str = "intervals"
+                     ) -> tuple[set[str] | None, set[str] | None]:
+    """(CECs, months) whose parts of ``table`` ``spec`` can touch (None: all): from the nodes, ``--where``'s
+    top-level ``cec``/``month`` terms and the window (``--from``/``--to``)."""
+    from app.dataset.sql import where_partitions
+
+    cecs = _node_cecs(spec.nodes)
+    pinned = where_partitions(spec.where)
+    if "cec" in pinned:
+        cecs = pinned["cec"] if cecs is None else cecs & pinned["cec"]
+    have = {m for c, m in ds.index.keys(table) if cecs is None or c in cecs}
+    months = _months_between(spec.start, spec.end, have)
+    if "month" in pinned:
+        months = pinned["month"] if months is None else months & pinned["month"]
+    return cecs, months
 
 
 def _node_cecs(nodes) -> set[str] | None:

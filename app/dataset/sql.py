@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from app.engine.expr import SPECIAL_NAMES, ExprError, is_counter_token
 
 __all__ = ["Dialect", "DUCKDB", "SPARK", "expr_sql", "formula_set_sql", "metric_layers", "WhereError", "parse_where",
-           "WHERE_STRING_COLUMNS", "WHERE_NUMBER_COLUMNS"]
+           "WHERE_STRING_COLUMNS", "WHERE_NUMBER_COLUMNS", "where_partitions"]
 
 
 @dataclass(frozen=True)
@@ -304,4 +304,68 @@ def parse_where(text: str, dialect: Dialect, columns: Mapping[str, str] | None =
     if peek() is not None:
         t = peek()
         raise WhereError(f"unexpected {t[1]!r} at column {t[2]}")
+    return out
+
+
+def missing_counters(sets: Mapping, have: set[str]) -> list[tuple[str, str, list[str]]]:
+    """(generation, metric, counters) for every formula of ``sets`` that reads counters the intervals table
+    does not keep (``have``: its columns): SQL would give NULL silently where ``report`` has the values."""
+    from app.engine.deltas import _counter_sort_key
+
+    out = []
+    for g, fs in sets.items():
+        for mid, m in fs.metrics.items():
+            if m.compiled is None:
+                continue
+            miss = sorted((c for c in m.compiled.counters if c not in have), key=_counter_sort_key)
+            if miss:
+                out.append((g, mid, miss))
+    return out
+
+
+def missing_counters_message(missing: list[tuple[str, str, list[str]]]) -> str:
+    """The usage error for :func:`missing_counters`."""
+    what = "; ".join(f"{mid} ({g}) needs {', '.join(cs)}" for g, mid, cs in missing[:6])
+    more = f"; and {len(missing) - 6} more formula(s)" if len(missing) > 6 else ""
+    return (f"formulas need counters the dataset does not keep: {what}{more}. A dataset's intervals keep the "
+            "basic and problem-state counters and those the built-in formulas read; compute these with "
+            "`nestscope report --formulas FILE` on the source files")
+
+
+def where_partitions(text: str | None) -> dict[str, set[str]]:
+    """The partition values (``cec``, ``month``) a ``--where`` text pins down: from its top-level ``AND`` terms
+    of the form ``cec = 'X'`` or ``cec IN ('X', 'Y')`` (likewise ``month``).  Any top-level ``OR`` pins nothing
+    (an empty dict: read every partition).  The text is validated by :func:`parse_where` first; these values only
+    narrow the list of part files, the whole condition still runs in SQL."""
+    if not text or not text.strip():
+        return {}
+    toks = _tokens(text)
+    terms: list[list[tuple[str, str, int]]] = [[]]
+    depth = 0
+    for t in toks:
+        if t[1] == "(":
+            depth += 1
+        elif t[1] == ")":
+            depth -= 1
+        if depth == 0 and t[0] == "kw" and t[1] == "OR":
+            return {}
+        if depth == 0 and t[0] == "kw" and t[1] == "AND":
+            terms.append([])
+        else:
+            terms[-1].append(t)
+    out: dict[str, set[str]] = {}
+    for term in terms:
+        if len(term) < 3 or term[0][0] != "word" or term[0][1].lower() not in ("cec", "month"):
+            continue
+        col = term[0][1].lower()
+        if term[1] == ("op", "=", term[1][2]) and len(term) == 3 and term[2][0] == "str":
+            vals = {term[2][1][1:-1].replace("''", "'")}
+        elif term[1][:2] == ("kw", "IN") and term[2][1] == "(" and term[-1][1] == ")":
+            inner = term[3:-1]
+            if not inner or any(t[0] != "str" for t in inner[::2]) or any(t[1] != "," for t in inner[1::2]):
+                continue
+            vals = {t[1][1:-1].replace("''", "'") for t in inner[::2]}
+        else:
+            continue
+        out[col] = out[col] & vals if col in out else vals
     return out

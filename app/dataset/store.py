@@ -3,7 +3,7 @@
 Layout of ``DATASET/``::
 
     nestscope-dataset.json                              format marker
-    samples/cec=<CEC>/month=<YYYY-MM>/part-<sha12>-<uuid>.parquet    decoded counter samples, as read
+    samples/cec=<CEC>/month=<YYYY-MM>/part-<sha12>-<uuid>.parquet    counter samples (the counters intervals need)
     intervals/cec=<CEC>/month=<YYYY-MM>/part-<sha12>-<uuid>.parquet  the engine's per-CPU interval deltas
     manifest/<sha256>.json                              one entry per source file (the commit record)
 
@@ -43,19 +43,18 @@ from urllib.parse import quote, unquote
 import numpy as np
 import pandas as pd
 
-from app.dataset import integrity
+from app.dataset import integrity, tables
 from app.findings import Finding
 
 __all__ = ["Dataset", "DatasetError", "ExtractResult", "FORMAT", "INTERVAL_IDENT", "interval_counters"]
 
-FORMAT = {"format": "nestscope-dataset", "version": 1}
+FORMAT = {"format": "nestscope-dataset", "version": tables.FORMAT_VERSION}
 MARKER = "nestscope-dataset.json"
 # identity columns of the intervals table (strings unless noted)
 INTERVAL_IDENT = ["source", "sha256", "cec", "machine_type", "model", "lpar", "system", "os", "class", "cpu",
                   "core", "cpu_speed", "cfvn", "csvn", "t_start", "t_end", "interval_s", "generation",
                   "formula_set", "qbits", "month"]
-_INT_COLS = {"cpu": "int32", "core": "int32", "cfvn": "int32", "csvn": "int32", "qbits": "int64",
-             "t_start": "int64", "t_end": "int64"}
+_INT_COLS = {"cpu": "int32", "core": "int32", "cfvn": "int32", "csvn": "int32", "qbits": "int64"}
 _FLOAT_COLS = {"cpu_speed", "interval_s"}
 _CONTEXT_SOURCE = "\x00dataset-context"
 
@@ -91,6 +90,12 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _now_iso() -> str:
+    """Now, ISO 8601 UTC with microseconds (``2026-11-26T08:01:23.456789Z``)."""
+    ns = time.time_ns()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ns // 10**9)) + f".{ns // 1000 % 10**6:06d}Z"
+
+
 def _iso(ts) -> str | None:
     if ts is None or pd.isna(ts):
         return None
@@ -124,43 +129,68 @@ class Dataset:
                 raise DatasetError(f"{self.root}: exists and is not empty; give a new or a NestScope dataset directory")
             (self.root / "manifest").mkdir(parents=True, exist_ok=True)
             self._atomic_write(marker, json.dumps(FORMAT).encode())
-        for d in ("manifest", "samples", "intervals"):
+        _check_version(self.root, marker)
+        for d in ("manifest", *tables.TABLES):
             (self.root / d).mkdir(exist_ok=True)
         self._bad_entries: dict[str, Finding] = {}     # manifest entries and part files that failed a check
         self._bad_parts: dict[str, Finding] = {}
         self._cleaned = False
         self.cleaned: list[Path] = []                  # leftovers the first extract of this object removed
+        self._index = None
+        self._index_seen = 0.0
+        # the samples table keeps every counter as read only with ``extract --keep-samples``; otherwise the
+        # counters the intervals are computed from (all that dedup and later deltas read back)
+        self.keep_samples = False
 
     # -- reading ---------------------------------------------------------------------
+    @property
+    def index(self):
+        """The manifest index (:mod:`app.dataset.index`), loaded once per :class:`Dataset` and refreshed by
+        directory listing at most once a second (entries other processes commit meanwhile)."""
+        from app.dataset.index import ManifestIndex
+
+        now = time.monotonic()
+        if self._index is None:
+            self._index = ManifestIndex(self.root)
+            self._index_seen = now
+        elif now - self._index_seen > 1.0:
+            self._index.refresh()
+            self._index_seen = now
+        return self._index
+
+    def save_index(self) -> bool:
+        """Write the manifest index when it changed (``extract`` and ``compact`` do at their end); False when the
+        dataset is not writable."""
+        return self._index.save() if self._index is not None else True
+
+    def _note_damaged(self) -> None:
+        idx = self.index
+        bad = {str(self.root / "manifest" / n): (why, name) for n, why, name in idx.damaged()}
+        for k in list(self._bad_entries):
+            if k not in bad:
+                self._bad_entries.pop(k)
+        for k, (why, name) in bad.items():
+            if k not in self._bad_entries:
+                self._bad_entries[k] = integrity.manifest_finding(Path(k), why, {"name": name} if name else None)
+
     def _scan(self) -> tuple[list[dict[str, Any]], set[str]]:
         """(committed entries that pass their checks, part paths listed by any entry that parses)."""
-        out, listed = [], set()
-        for p in (self.root / "manifest").glob("*.json"):
-            if p.name.startswith("."):
-                continue
-            e: Any = None
-            try:
-                e = json.loads(p.read_text(encoding="utf-8"))
-                why = integrity.entry_problem(p.name, e)
-            except FileNotFoundError:
-                continue           # removed meanwhile (a damaged entry replaced by an extract)
-            except (OSError, ValueError) as exc:
-                why = f"unreadable: {type(exc).__name__}: {str(exc)[:120]}"
-            if isinstance(e, dict) and isinstance(e.get("parts"), dict):
-                listed |= {str(self.root / q) for t in ("samples", "intervals") for q in e["parts"].get(t, [])
-                           if isinstance(q, str)}
-            if why:
-                self._bad_entries[str(p)] = integrity.manifest_finding(p, why, e)
-                continue
-            self._bad_entries.pop(str(p), None)
-            out.append(e)
+        idx = self.index
+        idx.verify()
+        self._note_damaged()
+        out = [e for e in (idx.entry(n) for n in idx.sound()) if e is not None]
         out.sort(key=lambda e: (str(e.get("extracted_at", "")), str(e.get("sha256", ""))))
-        return out, listed
+        return out, idx.listed()
 
     def entries(self) -> list[dict[str, Any]]:
         """Committed manifest entries, oldest extract first (an entry that fails its checks is left out and
         named in :attr:`findings`)."""
         return self._scan()[0]
+
+    def n_readable(self) -> int:
+        """Number of committed entries with counter data (from the index: no entry is parsed)."""
+        idx = self.index
+        return sum(1 for r in idx.entries.values() if r["ok"] and r["readable"])
 
     @property
     def findings(self) -> list[Finding]:
@@ -169,7 +199,12 @@ class Dataset:
 
     def leftovers(self, min_age_s: float = integrity.LEFTOVER_AGE_S) -> list[Path]:
         """Temporary and unlisted part files of interrupted extracts, last written ``min_age_s`` ago or more."""
-        return integrity.leftovers(self.root, self._scan()[1], min_age_s)
+        return integrity.leftovers(self.root, self._listed(), min_age_s)
+
+    def _listed(self) -> set[str]:
+        from app.dataset import compact
+
+        return self.index.listed() | compact.listed(self)
 
     def clean_leftovers(self, min_age_s: float = integrity.LEFTOVER_AGE_S) -> list[Path]:
         """Remove :meth:`leftovers` (the next extract does, once per :class:`Dataset`); returns what went."""
@@ -203,47 +238,78 @@ class Dataset:
         except FileNotFoundError:
             pass
         self._bad_entries.pop(str(p), None)
+        if self._index is not None:
+            self._index.forget(p.name)
         return False
 
     def parts(self, table: str, cecs: Iterable[str] | None = None, months: Iterable[str] | None = None) -> list[str]:
         """Absolute paths of the committed part files of ``table`` ('samples' or 'intervals'), optionally only
-        of some CECs and months (partition pruning before any file is opened)."""
-        cs = set(cecs) if cecs is not None else None
-        ms = set(months) if months is not None else None
+        of some CECs and months (partition pruning before any file is opened: the index says which parts a
+        partition holds).  Parts that compaction merged are replaced by the merged part."""
+        from app.dataset import compact
+        from app.dataset.index import part_info
+
+        cecs = set(cecs) if cecs is not None else None
+        months = set(months) if months is not None else None
+        idx = self.index
+        rows = idx.part_rows(table, cecs, months)
+        if idx.verify({r[0] for r in rows}):      # an entry file rewritten since it was indexed: checked again
+            rows = idx.part_rows(table, cecs, months)
+        self._note_damaged()
+        merged = compact.active(self, table)
         out = []
-        for e in self.entries():
-            for p in e.get("parts", {}).get(table, []):
-                info = e.get("part_keys", {}).get(p, {})
-                if cs is not None and info.get("cec") not in cs:
-                    continue
-                if ms is not None and info.get("month") not in ms:
-                    continue
-                path = self.root / p
-                why = integrity.part_problem(path, info)
-                if why:                  # left out, and said
-                    self._bad_parts[str(path)] = integrity.part_finding(path, why, e, info)
-                    continue
-                self._bad_parts.pop(str(path), None)
-                out.append(str(path))
+        replaced: set[str] = set()
+        for rec in merged:
+            if (cecs is None or rec["cec"] in cecs) and (months is None or rec["month"] in months):
+                path = self.root / rec["part"]
+                why = integrity.part_problem(path, rec)
+                if why:
+                    self._bad_parts[str(path)] = compact.part_finding(path, why, rec)
+                else:
+                    self._bad_parts.pop(str(path), None)
+                    out.append(str(path))
+            replaced |= set(rec["replaces"])
+        for row in rows:
+            if row[2] in replaced:
+                continue
+            path = self.root / row[2]
+            info = part_info(row)
+            why = integrity.part_problem(path, info)
+            if why:                  # left out, and said
+                e = idx.entry(row[0]) or {"sha256": row[0][:-5]}
+                self._bad_parts[str(path)] = integrity.part_finding(path, why, e, info)
+                continue
+            self._bad_parts.pop(str(path), None)
+            out.append(str(path))
         return out
 
-    def months(self) -> list[str]:
-        """Months (YYYY-MM) holding committed interval parts."""
-        return sorted({k.get("month") for e in self.entries() for p, k in e.get("part_keys", {}).items()
-                       if p.startswith("intervals/")})
+    def has_parts(self, table: str = "intervals") -> bool:
+        """True when any sound entry lists a part of ``table`` (nothing is opened)."""
+        return bool(self.index.keys(table))
+
+    def months(self, cecs: Iterable[str] | None = None) -> list[str]:
+        """Months (YYYY-MM) holding committed interval parts (of some CECs)."""
+        cs = set(cecs) if cecs is not None else None
+        return sorted({m for c, m in self.index.keys("intervals") if cs is None or c in cs})
+
+    def cecs(self) -> list[str]:
+        """CECs holding committed interval parts."""
+        return sorted({c for c, _m in self.index.keys("intervals")})
 
     def orphans(self) -> list[Path]:
         """Part and temporary files no manifest entry lists (left by a killed extract), each once; safe to delete
         when no extract runs (:meth:`clean_leftovers` removes those an hour old)."""
-        listed = self._scan()[1]
-        found = {p for t in ("samples", "intervals") for p in (self.root / t).rglob("*.parquet") if str(p) not in listed}
+        listed = self._listed()
+        found = {p for t in tables.TABLES if (self.root / t).is_dir()
+                 for p in (self.root / t).rglob("*.parquet") if str(p) not in listed}
         return sorted(found | set(self.root.rglob(".tmp-*")))
 
     def counters(self) -> list[str]:
         """Counter columns present in the intervals table."""
         cols: set[str] = set()
-        for e in self.entries():
-            cols |= set(e.get("interval_counters", []))
+        for r in self.index.entries.values():
+            if r["ok"] and r["counters"]:
+                cols |= set(str(r["counters"]).split(","))
         from app.engine.deltas import _counter_sort_key
         return sorted(cols, key=_counter_sort_key)
 
@@ -257,16 +323,17 @@ class Dataset:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
 
-    def _write_part(self, table: str, cec: str, month: str, sha: str, frame: pd.DataFrame) -> str:
-        """Write one part file (temporary name, then rename); returns its path relative to the root."""
-        import pyarrow as pa
+    def _write_part(self, table: str, cec: str, month: str, sha: str, frame: pd.DataFrame,
+                    counters: Sequence[str] = ()) -> str:
+        """Write one part file (temporary name, then rename) with the table's one schema
+        (:mod:`app.dataset.tables`); returns its path relative to the root."""
         import pyarrow.parquet as pq
 
         rel = Path(table) / f"cec={quote(cec, safe='')}" / f"month={month}" / f"part-{sha[:12]}-{uuid.uuid4().hex[:12]}.parquet"
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(".tmp-" + path.name)
-        tbl = pa.Table.from_pandas(frame, preserve_index=False)
+        tbl = tables.to_table(table, frame, counters)
         pq.write_table(tbl, tmp, compression="zstd", write_page_checksum=True)
         os.replace(tmp, path)
         return rel.as_posix()
@@ -296,95 +363,45 @@ class Dataset:
             if tmp.exists():
                 tmp.unlink()
 
-    def _context(self, samples: pd.DataFrame, after: bool = False) -> pd.DataFrame | None:
-        """The last earlier sample (``after``: the first later sample) of each CPU run of running totals already
-        in the dataset: the first interval of a file needs the sample before it, and a file extracted after a
-        later one gives that later file the first interval it could not compute alone."""
-        ab = samples[samples["kind"].astype(str) == "absolute"]
-        if not len(ab):
-            return None
-        t0 = ab["time"].max() if after else ab["time"].min()
-        step = pd.Timedelta(days=31) * (1 if after else -1)
-        months = {t0.strftime("%Y-%m"), (t0 + step).strftime("%Y-%m")}
-        files = self.parts("samples", cecs=set(ab["cec"].astype(str)), months=months)
-        if not files:
-            return None
-        import duckdb
-
-        systems = sorted(set(ab["system"].astype(str)))
-        con = duckdb.connect()
-        try:
-            q = ("SELECT * FROM read_parquet(?, union_by_name=true, hive_partitioning=false) "
-                 f"WHERE kind = 'absolute' AND time {'>' if after else '<'} ? AND system IN (SELECT unnest(?)) "
-                 "QUALIFY row_number() OVER (PARTITION BY cec, system, class, cpu, run_start ORDER BY time "
-                 f"{'ASC' if after else 'DESC'}) = 1")
-            ctx = con.execute(q, [files, t0.to_pydatetime(), systems]).df()
-        finally:
-            con.close()
-        if not len(ctx):
-            return None
-        ctx["_orig_source"] = ctx["source"].astype(str)
-        ctx["_orig_sha"] = ctx["sha256"].astype(str)
-        ctx["source"] = _CONTEXT_SOURCE + ("after" if after else "before")
-        for c in ctx.columns:
-            if c in samples.columns and c[0] in "BPKEM" and c[1:].isdigit():
-                ctx[c] = ctx[c].fillna(0).astype(np.uint64)
-        return ctx[[c for c in ctx.columns if c in samples.columns or c.startswith("_orig")]]
-
-    def _existing(self, iv: pd.DataFrame) -> np.ndarray:
-        """True for rows of ``iv`` whose (cec, system, class, cpu, interval end) the dataset holds already."""
-        ends = iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64)
-        files = self.parts("intervals", cecs=set(iv["cec"].astype(str)), months=set(_months(ends)))
-        if not files:
-            return np.zeros(len(iv), dtype=bool)
-        import duckdb
-
-        con = duckdb.connect()
-        try:
-            have = con.execute("SELECT DISTINCT cec, system, class, cpu, t_end FROM read_parquet(?, "
-                               "union_by_name=true, hive_partitioning=false) WHERE t_end IN (SELECT unnest(?))",
-                               [files, sorted(set(ends.tolist()))]).df()
-        finally:
-            con.close()
-        key = pd.MultiIndex.from_arrays([iv["cec"].astype(str), iv["system"].astype(str), iv["class"].astype(str),
-                                         iv["cpu"].astype(np.int64), ends])
-        hk = pd.MultiIndex.from_arrays([have["cec"].astype(str), have["system"].astype(str),
-                                        have["class"].astype(str), have["cpu"].astype(np.int64),
-                                        have["t_end"].astype(np.int64)])
-        return key.isin(hk)
-
-    def _intervals(self, samples: pd.DataFrame, path: str, sets) -> tuple[pd.DataFrame, list]:
+    def _intervals(self, samples: pd.DataFrame, path: str, sets) -> tuple[pd.DataFrame, list, pd.DataFrame]:
+        """The intervals to add for the file's new ``samples`` (:mod:`app.dataset.dedup`), the engine's findings
+        of the file, and the stored intervals they supersede."""
+        from app.dataset import dedup
         from app.engine.deltas import compute_intervals
 
-        before = self._context(samples)
-        after = self._context(samples, after=True)
-        frames = [f for f in (before, samples, after) if f is not None]
-        orig = pd.concat([f[["offset", "_orig_source", "_orig_sha"]].assign(source=f["source"].iloc[0])
-                          for f in (before, after) if f is not None], ignore_index=True) \
-            if (before is not None or after is not None) else None
-        iv, findings = compute_intervals([f.drop(columns=["_orig_source", "_orig_sha"], errors="ignore")
+        ctx = dedup.context_samples(self, samples)
+        frames = [f for f in (ctx, samples) if f is not None and len(f)]
+        orig = ctx[["source", "offset", "_orig_source", "sha256"]].astype({"source": str}) if ctx is not None else None
+        iv, findings = compute_intervals([f.drop(columns=["_orig_source", "sha256", "month"], errors="ignore")
                                           for f in frames], sets, interval_counters(sets))
         from app.engine.plausibility import check    # implausible rows marked (qbits 128); queries leave them out
 
         findings += check(iv, sets, list(iv.columns[list(iv.columns).index("qbits") + 1:]))
-        src = iv["source"].astype(str)
-        own = (src == path).to_numpy().copy()
-        nxt = (src == _CONTEXT_SOURCE + "after").to_numpy().copy()
+        iv, drop = dedup.settle(self, iv, dedup.first_times(frames))
         iv["_sha"] = None
-        if nxt.any():       # first intervals of later files, unless they have them already
-            cand = iv.loc[nxt]
-            keep = ~self._existing(cand)
-            sel = np.flatnonzero(nxt)[keep]
-            nxt[:] = False
-            nxt[sel] = True
-            if nxt.any():
-                m = iv.loc[nxt, ["source", "offset"]].astype({"source": str}).merge(
-                    orig, on=["source", "offset"], how="left")
-                iv["source"] = iv["source"].astype(str)
-                iv.loc[nxt, "source"] = m["_orig_source"].to_numpy()
-                iv.loc[nxt, "_sha"] = m["_orig_sha"].to_numpy()
-        iv = iv[own | nxt].reset_index(drop=True)
-        return iv, [f for f in findings if f.file == path]
+        other = iv["source"].astype(str).str.startswith(dedup.CONTEXT_SOURCE).to_numpy()
+        if other.any():      # intervals of other files computed again: they keep that file's name and hash
+            m = iv.loc[other, ["source", "offset"]].astype({"source": str}).merge(
+                orig.drop_duplicates(["source", "offset"]), on=["source", "offset"], how="left")
+            iv["source"] = iv["source"].astype(str)
+            iv.loc[other, "source"] = m["_orig_source"].to_numpy()
+            iv.loc[other, "_sha"] = m["sha256"].to_numpy()
+        return iv, [f for f in findings if f.file == path], drop
+
+    def _supersede(self, drop: pd.DataFrame) -> None:
+        """Remove stored intervals a file computed again with another start (their part files rewritten)."""
+        from app.dataset import compact
+
+        for part, g in drop.groupby("_file", sort=True):
+            gone = pd.MultiIndex.from_frame(g[["lpar", "system", "class", "cpu", "t"]].astype(
+                {"lpar": str, "system": str, "class": str, "cpu": np.int64, "t": np.int64}))
+
+            def keep(tbl, gone=gone):
+                f = tbl.select(["lpar", "system", "class", "cpu", "t_end"]).to_pandas()
+                k = pd.MultiIndex.from_arrays([f["lpar"].astype(str), f["system"].astype(str), f["class"].astype(str),
+                                               f["cpu"].astype(np.int64), tables.ns_of(f["t_end"])])
+                return ~k.isin(gone)
+            compact.rewrite(self, "intervals", str(part), keep)
 
     @staticmethod
     def _interval_frame(iv: pd.DataFrame, sha: str) -> tuple[pd.DataFrame, list[str]]:
@@ -396,9 +413,9 @@ class Dataset:
                 out[c] = np.where(iv["_sha"].isna(), sha, iv["_sha"]).astype(object) if "_sha" in iv.columns \
                     else np.full(len(iv), sha, dtype=object)
             elif c == "t_start":
-                out[c] = iv["interval_start"].to_numpy(dtype="datetime64[ns]").view(np.int64)
+                out[c] = iv["interval_start"].to_numpy(dtype="datetime64[ns]")
             elif c == "t_end":
-                out[c] = iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64)
+                out[c] = iv["interval_end"].to_numpy(dtype="datetime64[ns]")
             elif c == "month":
                 out[c] = _months(iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64))
             elif c in _INT_COLS:
@@ -423,7 +440,13 @@ class Dataset:
         sha = _sha256(data)
         if self._committed(sha):
             return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
-        return self.add_result(read_bytes(data, file), sha, len(data), sets or load_formula_sets())
+        sets = sets or load_formula_sets()
+        # the SMF reader decodes only the counters kept (memory: the skipped columns are never made)
+        need = None if self.keep_samples else interval_counters(sets)
+        size = len(data)
+        r = read_bytes(data, file, counters=need)
+        del data                                        # the map or bytes of the file go before the deltas
+        return self.add_result(r, sha, size, sets)
 
     def add_result(self, r, sha: str, size: int, sets) -> ExtractResult:
         """Add an already decoded file (:class:`app.formats.schema.ReadResult`) whose content hash is ``sha``
@@ -431,39 +454,59 @@ class Dataset:
         file = r.file
         if self._committed(sha):
             return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
-        samples = r.samples
+        from app.dataset import dedup
+
+        all_samples = r.samples
+        samples, dup = dedup.new_rows(self, "samples", all_samples)      # counted once: by identity, not file
+        pframe, pdup = dedup.new_rows(self, "partitions", r.partitions)
         written: list[str] = []
+        drop = None
         try:
             part_keys: dict[str, dict[str, str]] = {}
-            parts: dict[str, list[str]] = {"samples": [], "intervals": []}
+            parts: dict[str, list[str]] = {t: [] for t in tables.TABLES}
             iv_rows = 0
             counters: list[str] = []
             eng: list = []
             t_first = t_last = None
             systems: list[dict[str, Any]] = []
+            if pframe is not None and len(pframe):
+                pf = pframe.assign(sha256=sha, source=pframe.get("source", file),
+                                   month=_months(tables.ns_of(pframe["time"])))
+                for (cec, month), idx in pf.groupby(["cec", "month"], observed=True, sort=True).indices.items():
+                    rel = self._write_part("partitions", str(cec), month, sha, pf.iloc[idx].reset_index(drop=True))
+                    written.append(rel)
+                    parts["partitions"].append(rel)
+                    part_keys[rel] = {"cec": str(cec), "month": month, **self._part_check(rel, len(idx))}
             if len(samples):
-                iv, eng = self._intervals(samples, file, sets)
+                iv, eng, drop = self._intervals(samples, file, sets)
                 tns = samples["time"].to_numpy(dtype="datetime64[ns]").view(np.int64)
                 smonth = _months(tns)
                 s = samples.copy()
+                if not self.keep_samples:       # the counters intervals are computed from; the rest stay NULL
+                    need = interval_counters(sets)
+                    s = s.drop(columns=[c for c in s.columns if tables.is_counter(c) and c not in need])
                 s["sha256"] = sha
                 s["source"] = s["source"].astype(str)
                 s["month"] = smonth
                 for (cec, month), idx in s.groupby(["cec", "month"], observed=True, sort=True).indices.items():
-                    rel = self._write_part("samples", str(cec), month, sha, s.iloc[idx].reset_index(drop=True))
+                    rel = self._write_part("samples", str(cec), month, sha, s.iloc[idx].reset_index(drop=True),
+                                           tables.sample_counters(s.columns))
                     written.append(rel)
                     parts["samples"].append(rel)
                     part_keys[rel] = {"cec": str(cec), "month": month, **self._part_check(rel, len(idx))}
                 if len(iv):
                     ivf, counters = self._interval_frame(iv, sha)
+                    all_counters = sorted(interval_counters(sets) | set(counters), key=_counter_sort_key)
                     iv_rows = len(ivf)
                     for (cec, month), idx in ivf.groupby(["cec", "month"], sort=True).indices.items():
-                        rel = self._write_part("intervals", str(cec), month, sha, ivf.iloc[idx].reset_index(drop=True))
+                        rel = self._write_part("intervals", str(cec), month, sha, ivf.iloc[idx].reset_index(drop=True),
+                                               all_counters)
                         written.append(rel)
                         parts["intervals"].append(rel)
                         part_keys[rel] = {"cec": str(cec), "month": month, **self._part_check(rel, len(idx))}
-                t_first, t_last = samples["time"].min(), samples["time"].max()
-                ident = samples[["cec", "machine_type", "lpar", "system", "os", "class", "cpu"]].astype(
+            if len(all_samples):
+                t_first, t_last = all_samples["time"].min(), all_samples["time"].max()
+                ident = all_samples[["cec", "machine_type", "lpar", "system", "os", "class", "cpu"]].astype(
                     {"cpu": "int64"}).astype({c: str for c in ("cec", "machine_type", "lpar", "system", "os", "class")})
                 for (cec, mt, lpar, system, os_), g in ident.groupby(["cec", "machine_type", "lpar", "system", "os"],
                                                                       sort=True):
@@ -475,25 +518,42 @@ class Dataset:
                 sev[f.severity] = sev.get(f.severity, 0) + 1
             entry = {"sha256": sha, "name": Path(file).name, "path": os.path.abspath(file), "size": int(size),
                      "kind": r.kind, "framing": r.framing, "records": r.records,
-                     "readable": bool(r.readable and len(samples)),
+                     "readable": bool(r.readable and len(all_samples)),
                      "samples": int(len(samples)), "intervals": int(iv_rows),
+                     "samples_counters": "all" if self.keep_samples else "intervals",
+                     "samples_held_already": dup, "partition_rows_held_already": pdup,
+                     "intervals_superseded": 0 if drop is None else int(len(drop)),
                      "time_first": _iso(t_first), "time_last": _iso(t_last),
                      "findings": len(findings), "findings_by_severity": sev,
                      "findings_sample": [f.message for f in findings[:20]],
                      "systems": systems, "interval_counters": counters, "parts": parts, "part_keys": part_keys,
-                     "extracted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) + f".{time.time_ns() % 10**9:09d}"}
+                     "extracted_at": _now_iso()}
             entry = json.loads(json.dumps(entry, default=str))      # sealed as it reads back
             entry["seal"] = integrity.seal_entry(entry)
+            if drop is not None and len(drop):
+                # first the superseded intervals go (a kill here leaves a gap the next extract of this file fills)
+                self._supersede(drop)
             if not self._commit(sha, entry):
+                if self._index is not None:
+                    self._index.refresh()
                 self._remove(written)
                 return ExtractResult(file, sha, "present", f"{file}: already in the dataset (extracted by another "
                                      "process at the same time)")
+            if self._index is not None:
+                self._index.add(entry)
         except BaseException:
             self._remove(written)
             raise
         status = "added" if entry["readable"] else "unreadable"
         msg = (f"{file}: {len(samples)} samples, {iv_rows} intervals, {len(findings)} finding(s)" if entry["readable"]
                else f"{file}: no counter data ({len(findings)} finding(s)); recorded in the manifest")
+        if dup and entry["readable"]:
+            msg += f"; {dup} sample(s) the dataset held already (from other files) not added again"
+            if not len(samples) and not iv_rows:
+                status = "present"
+                msg = f"{file}: every sample ({dup}) is in the dataset already (from other files); nothing added"
+        if entry["intervals_superseded"]:
+            msg += f"; {entry['intervals_superseded']} stored interval(s) spanning this file's samples replaced"
         return ExtractResult(file, sha, status, msg, int(len(samples)), iv_rows, len(findings), entry)
 
     def _part_check(self, rel: str, rows: int) -> dict[str, int]:
@@ -524,6 +584,29 @@ class Dataset:
         cls = g["classes"].agg(lambda xs: {k: max(d.get(k, 0) for d in xs) for d in xs for k in d})
         out["classes"] = cls.to_numpy()
         return out
+
+
+def _check_version(root: Path, marker: Path) -> None:
+    """A dataset of another format version cannot be read or added to: say which and how to re-extract."""
+    try:
+        fmt = json.loads(marker.read_text(encoding="utf-8"))
+        ver = int(fmt.get("version", 1))
+    except (OSError, ValueError, TypeError, AttributeError):
+        raise DatasetError(f"{root}: its {MARKER} is unreadable; re-extract the source files into a new dataset: "
+                           f"nestscope extract FILE... --to NEWDIR") from None
+    if ver == FORMAT["version"]:
+        return
+    what = ("written by an older NestScope (bare int64 nanosecond times, names stored as dictionaries in some "
+            "files: not readable by every engine)" if ver < FORMAT["version"] else "written by a newer NestScope")
+    raise DatasetError(f"{root}: dataset format version {ver}, {what}; this NestScope reads version "
+                       f"{FORMAT['version']}. Re-extract the source files (their paths are in {root}/manifest/*.json, "
+                       f"'path') into a new dataset: nestscope extract FILE... --to NEWDIR")
+
+
+def _counter_sort_key(c: str):
+    from app.engine.deltas import _counter_sort_key as key
+
+    return key(c)
 
 
 def cec_of_dir(name: str) -> str:

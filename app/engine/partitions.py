@@ -18,7 +18,7 @@ import pandas as pd
 
 from app.engine.aggregate import window_mask
 
-__all__ = ["partition_summary", "coverage", "enrich", "PARTITION_SUMMARY_COLUMNS", "BUSY_UNIT", "COVERAGE_COLUMNS",
+__all__ = ["partition_summary", "coverage", "coverage_of_spans", "enrich", "PARTITION_SUMMARY_COLUMNS", "BUSY_UNIT", "COVERAGE_COLUMNS",
            "REPORT_PARTITION_COLUMNS"]
 
 BUSY_UNIT = "% of one CPU, summed over the LPAR's CPUs (as LPARCPU)"
@@ -120,6 +120,17 @@ def coverage(iv: pd.DataFrame, level: str, start=None, end=None) -> pd.DataFrame
     spans = (r.groupby(keys + child, observed=True, sort=True)
              .agg(first=("interval_start", "min"), last=("interval_end", "max"), step=("interval_s", "median"))
              .reset_index())
+    return coverage_of_spans(spans, level)
+
+
+def coverage_of_spans(spans: pd.DataFrame, level: str) -> pd.DataFrame:
+    """:func:`coverage` from the children's spans: the level's key and child columns, ``first`` (earliest
+    interval start), ``last`` (latest interval end), ``step`` (median interval length, s); a fleet dataset
+    computes them with SQL."""
+    keys = _KEYS[level]
+    cols = keys + ["coverage_pct", "coverage_note"]
+    if not len(spans):
+        return pd.DataFrame(columns=cols)
     out = []
     for key, g in spans.groupby(keys, observed=True, sort=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -149,12 +160,14 @@ def _child_name(level: str, x: pd.Series) -> str:
     return f"CPU {int(x['cpu'])}"
 
 
-def enrich(ws, m: pd.DataFrame, by: str, start=None, end=None) -> pd.DataFrame:
+def enrich(ws, m: pd.DataFrame, by: str, start=None, end=None, cov: pd.DataFrame | None = None) -> pd.DataFrame:
     """Add coverage (CEC, LPAR, class rows) and partition data (LPAR rows) to a metrics frame; for ``lpar`` also
-    append one row per partition known only from partition data (no counters), marked in ``data``."""
+    append one row per partition known only from partition data (no counters), marked in ``data``.  ``cov``:
+    the coverage computed already (a fleet dataset's, :func:`coverage_of_spans`); ``ws`` then needs only
+    ``partitions``."""
     if by not in ("cec", "lpar", "class"):
         return m
-    cov = coverage(ws.intervals, by, start, end)
+    cov = coverage(ws.intervals, by, start, end) if cov is None else cov
     keys = [c for c in cov.columns if c not in COVERAGE_COLUMNS]
     out = m.copy()
     if len(out):

@@ -41,3 +41,49 @@ def test_spark_equals_duckdb(ds, spec):
     if spec.every:
         assert list(a["period"]) == list(b["period"])
     assert_same(b, a, spec.by, metric_ids(load_formula_sets()))
+
+
+@pytest.mark.parametrize("table", ["samples", "intervals", "partitions"])
+def test_spark_reads_every_table_as_it_is(ds, table):
+    # issue 24: spark.read.parquet(DATASET/TABLE) without options (Hive partitions cec=/month= found by Spark
+    # itself) gives the rows DuckDB reads; times are timestamps (Spark reads no nanosecond ones)
+    import duckdb
+
+    from app.dataset.query import spark_session
+    from test_dataset_engines import KEYS, canonical
+
+    if table == "partitions" and not ds.parts("partitions"):
+        d2 = Dataset(ds.root.parent / "with_partitions", create=True)
+        assert d2.extract(SAMPLES[0]).status == "added"          # z/VM: D0R16 partition data
+        root = d2.root
+    else:
+        root = ds.root
+    spark = spark_session()
+    sdf = spark.read.parquet(str(root / table))
+    keys, tcol, vcol = KEYS[table]
+    assert dict(sdf.dtypes)[tcol] == "timestamp"
+    got = sdf.select(*keys, tcol, vcol).toPandas()
+    got[tcol] = got[tcol].dt.tz_localize("UTC") if got[tcol].dt.tz is None else got[tcol]
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    want = con.execute(f"SELECT * FROM read_parquet('{root}/{table}/**/*.parquet')").df()
+    a, b = canonical(got, table), canonical(want, table)
+    assert len(a) == len(b) > 0
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(a, b, check_dtype=False)
+
+
+def test_spark_output_has_no_jvm_noise(ds):
+    # the command's output is the table: no JVM warnings, no log lines, no progress bars
+    import subprocess
+    import sys
+
+    from _fleet_helpers import ROOT
+
+    p = subprocess.run([sys.executable, "-m", "app", "query", str(ds.root), "--engine", "spark", "--by", "cec"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.startswith("NestScope report")
+    for noise in ("WARN", "WARNING", "log4j", "Setting default log level", "[Stage", "FutureWarning"):
+        assert noise not in p.stdout and noise not in p.stderr, (noise, p.stderr[-1000:])

@@ -57,7 +57,7 @@ def test_unreadable_file_is_recorded_not_added(tmp_path):
     r = ds.extract(ROOT / "resources" / "samples" / "broken" / "notes_not_smf.txt")
     assert r.status == "unreadable" and r.findings >= 1
     (e,) = ds.entries()
-    assert e["readable"] is False and e["parts"] == {"samples": [], "intervals": []}
+    assert e["readable"] is False and e["parts"] == {"samples": [], "intervals": [], "partitions": []}
 
 
 def test_interrupted_extract_leaves_dataset_as_it_was(tmp_path, monkeypatch):

@@ -209,3 +209,34 @@ def test_query_bad_hours_is_a_usage_error(tmp_path, capsys):
     assert "--hours: '13' is not a range" in capsys.readouterr().err
     assert main(["query", str(ds.root), "--days", "weekdays"]) == 2
     assert "--days: 'weekdays'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("by", ["cec", "lpar", "class"])
+def test_partition_data_and_coverage_as_report(fleet, by, monkeypatch, capsys):
+    # issue 24: query had nine columns always empty; they now hold what report shows, and the LPARs known only
+    # from z/VM's partition data (CF01, ZOSD in the sample) are rows of --by lpar
+    import io
+
+    from app.cli import main
+    from app.engine.partitions import COVERAGE_COLUMNS, REPORT_PARTITION_COLUMNS
+
+    ds, _ws = fleet
+    monkeypatch.setenv("NESTSCOPE_CACHE", "0")
+    out = {}
+    for cmd in (["query", str(ds.root)], ["report", *map(str, SAMPLES)]):
+        assert main([*cmd, "--by", by, "--format", "csv"]) == 0
+        out[cmd[0]] = pd.read_csv(io.StringIO(capsys.readouterr().out), keep_default_na=False)
+    q, r = out["query"], out["report"]
+    keys = {"cec": ["cec"], "lpar": ["cec", "lpar"], "class": ["cec", "lpar", "class"]}[by]
+    cols = COVERAGE_COLUMNS + (REPORT_PARTITION_COLUMNS if by == "lpar" else [])
+    q = q[keys + cols].sort_values(keys, ignore_index=True)
+    r = r[keys + cols].sort_values(keys, ignore_index=True)
+    pd.testing.assert_frame_equal(q, r, check_dtype=False)
+    counted = q["data"] != "partition data only" if by == "lpar" else q.index >= 0
+    assert (q.loc[counted, "coverage_pct"].astype(str) != "").all()       # every row with counters has one
+    if by == "lpar":
+        only = set(q.loc[q["data"] == "partition data only", "lpar"])
+        assert only == {"CF01", "ZOSD"}
+        # z/VM D0R16 of the sample: ZOSD has 2 CPs, weight 100, capped
+        zosd = q[q["lpar"] == "ZOSD"].iloc[0]
+        assert (str(zosd["processors"]), str(zosd["weights"]), str(zosd["capped"]).lower()) == ("CP 2", "CP 100", "true")

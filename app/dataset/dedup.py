@@ -1,0 +1,195 @@
+"""Counted once: a sample, an interval and a partition row are in a dataset once, whatever files brought them.
+
+Identity, not the file, decides (issue 24):
+
+* a **sample** is (cec, lpar, system, class, cpu, kind, time): a sample the dataset holds already (the same data
+  in a gunzipped copy, in a dump with other record types around it, in the overlap of two dumps) is not added;
+* an **interval** is (cec, lpar, system, class, cpu, end); its deltas are computed by the engine
+  (:func:`app.engine.deltas.compute_intervals`, the code behind ``report``) over the file's new samples *and*
+  the dataset's samples of the same CPUs from the last one before the file's first new sample to the first one
+  after its last (running totals are split into runs by the engine, as ``report`` does).  So a file extracted
+  before an earlier one gets its first interval when the earlier one arrives, and a file that fills a gap
+  (running totals extracted p2, p0, p1) replaces the interval that spanned the gap: a stored interval whose
+  end is computed again with another start is superseded, its part file rewritten without it
+  (:func:`app.dataset.compact.rewrite`, a compaction record: manifest entries stay as they were);
+* a **partition row** (z/VM D0R16) is (cec, lpar, class, time).
+
+The result is what ``report`` gives over the same files read together, whatever their order or overlap
+(tests/dataset/test_dataset_dedup.py, a property test).  Two extracts of *overlapping* data at the same moment
+can still both add their overlap (each checks before the other commits); extract such files one after the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from app.dataset import tables
+from app.dataset.sql import lit_str
+
+__all__ = ["SAMPLE_KEY", "INTERVAL_KEY", "new_rows", "context_samples", "stored_intervals", "settle", "first_times",
+           "CONTEXT_SOURCE"]
+
+SAMPLE_KEY = ["cec", "lpar", "system", "class", "cpu", "kind"]          # + time
+INTERVAL_KEY = ["cec", "lpar", "system", "class", "cpu"]                # + t_end
+PARTITION_KEY = ["cec", "lpar", "class"]                                # + time
+CONTEXT_SOURCE = "\x00dataset-context:"
+_PAD = pd.Timedelta(days=62)      # how far before/after a file the neighbouring samples are looked for
+
+
+def _con():
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+def _months(lo: pd.Timestamp, hi: pd.Timestamp) -> set[str]:
+    return {p.strftime("%Y-%m") for p in pd.period_range(lo.to_period("M"), hi.to_period("M"), freq="M")}
+
+
+def _files_sql(files: Sequence[str]) -> str:
+    return "[" + ", ".join(lit_str(f) for f in files) + "]"
+
+
+def _key_frame(df: pd.DataFrame, key: list[str], tcol: str) -> pd.DataFrame:
+    out = pd.DataFrame({c: (df[c].astype(np.int64) if c == "cpu" else df[c].astype(str)).to_numpy() for c in key})
+    out["t"] = tables.ns_of(df[tcol])
+    return out
+
+
+def _isin(a: pd.DataFrame, b: pd.DataFrame, cols: list[str]) -> np.ndarray:
+    if not len(a) or not len(b):
+        return np.zeros(len(a), dtype=bool)
+    ka = pd.MultiIndex.from_frame(a[cols].astype({c: (np.int64 if c in ("cpu", "t", "t0") else str) for c in cols}))
+    kb = pd.MultiIndex.from_frame(b[cols].astype({c: (np.int64 if c in ("cpu", "t", "t0") else str) for c in cols}))
+    return ka.isin(kb)
+
+
+def new_rows(ds, table: str, frame: pd.DataFrame | None) -> tuple[pd.DataFrame | None, int]:
+    """The rows of ``frame`` (samples or partitions) the dataset does not hold yet, and how many it held."""
+    if frame is None or not len(frame):
+        return frame, 0
+    key = SAMPLE_KEY if table == "samples" else PARTITION_KEY
+    k = _key_frame(frame, key, "time")
+    tmin, tmax = pd.Timestamp(int(k["t"].min())), pd.Timestamp(int(k["t"].max()))
+    files = ds.parts(table, cecs=set(k["cec"]), months=_months(tmin, tmax))
+    if not files:
+        return frame, 0
+    con = _con()
+    try:
+        con.register("k", k.drop_duplicates())
+        cols = ", ".join(f"s.{c}" for c in key)
+        on = " AND ".join(f"s.{c} = k.{c}" for c in key)
+        have = con.execute(f"SELECT DISTINCT {cols}, epoch_ns(s.time) AS t FROM {tables.duckdb_source(_files_sql(files))} s "
+                           f"JOIN k ON {on} AND epoch_ns(s.time) = k.t").df()
+    finally:
+        con.close()
+    dup = _isin(k, have, key + ["t"])
+    if not dup.any():
+        return frame, 0
+    return frame.loc[~dup].reset_index(drop=True), int(dup.sum())
+
+
+def context_samples(ds, samples: pd.DataFrame) -> pd.DataFrame | None:
+    """The dataset's samples of the CPUs of ``samples`` from the last one before each CPU's first sample of
+    ``samples`` to the first one after its last (both included), as engine samples whose ``source`` is
+    ``CONTEXT_SOURCE + <their file's sha256>`` (``_orig_source`` keeps the file name)."""
+    if not len(samples):
+        return None
+    k = _key_frame(samples, SAMPLE_KEY, "time")
+    rng = k.groupby(SAMPLE_KEY, sort=False)["t"].agg(["min", "max"]).reset_index()
+    tmin, tmax = pd.Timestamp(int(k["t"].min())), pd.Timestamp(int(k["t"].max()))
+    files = ds.parts("samples", cecs=set(k["cec"]), months=_months(tmin - _PAD, tmax + _PAD))
+    if not files:
+        return None
+    on = " AND ".join(f"s.{c} = r.{c}" for c in SAMPLE_KEY)
+    keys = ", ".join(SAMPLE_KEY)
+    con = _con()
+    try:
+        con.register("r", rng)
+        # 1. per CPU the neighbours' times (key columns and time only: cheap), 2. the samples between them,
+        # from the months they span only
+        b = con.execute(
+            f"WITH s AS (SELECT {keys}, epoch_ns(time) AS _t FROM {tables.duckdb_source(_files_sql(files))}) "
+            f", g AS (SELECT r.*, max(CASE WHEN s._t < r.min THEN s._t END) AS lo0, "
+            f"min(CASE WHEN s._t > r.max THEN s._t END) AS hi0 FROM r JOIN s ON {on} GROUP BY ALL) "
+            "SELECT * EXCLUDE (lo0, hi0), coalesce(lo0, min) AS lo, coalesce(hi0, max) AS hi FROM g").df()
+        if not len(b):
+            return None
+        files = ds.parts("samples", cecs=set(b["cec"].astype(str)),
+                         months=_months(pd.Timestamp(int(b["lo"].min())), pd.Timestamp(int(b["hi"].max()))))
+        con.register("b", b)
+        ctx = con.execute(
+            f"SELECT s.* FROM {tables.duckdb_source(_files_sql(files))} s JOIN b r ON {on} "
+            "WHERE epoch_ns(s.time) >= r.lo AND epoch_ns(s.time) <= r.hi").df()
+    finally:
+        con.close()
+    if not len(ctx):
+        return None
+    tables.to_engine_samples(ctx)
+    ctx["_orig_source"] = ctx["source"].astype(str)
+    ctx["source"] = CONTEXT_SOURCE + ctx["sha256"].astype(str)
+    for c in ctx.columns:
+        if tables.is_counter(c):
+            ctx[c] = ctx[c].fillna(0).astype(np.uint64)
+    return ctx
+
+
+def stored_intervals(ds, iv: pd.DataFrame) -> pd.DataFrame:
+    """The dataset's intervals with the identity (cec, lpar, system, class, cpu, end) of a row of ``iv``: the
+    key columns, ``t`` (end) and ``t0`` (start) in int64 ns, and ``_file`` (the part file holding it)."""
+    cols = INTERVAL_KEY + ["t", "t0", "_file"]
+    if not len(iv):
+        return pd.DataFrame(columns=cols)
+    k = _key_frame(iv, INTERVAL_KEY, "interval_end")
+    tmin, tmax = pd.Timestamp(int(k["t"].min())), pd.Timestamp(int(k["t"].max()))
+    files = ds.parts("intervals", cecs=set(k["cec"]), months=_months(tmin, tmax))
+    if not files:
+        return pd.DataFrame(columns=cols)
+    on = " AND ".join(f"s.{c} = k.{c}" for c in INTERVAL_KEY)
+    src = tables.duckdb_source(_files_sql(files)).replace("union_by_name=true", "union_by_name=true, filename=true")
+    con = _con()
+    try:
+        con.register("k", k.drop_duplicates())
+        out = con.execute(f"SELECT {', '.join('s.' + c for c in INTERVAL_KEY)}, epoch_ns(s.t_end) AS t, "
+                          f"epoch_ns(s.t_start) AS t0, s.filename AS _file FROM {src} s "
+                          f"JOIN k ON {on} AND epoch_ns(s.t_end) = k.t").df()
+    finally:
+        con.close()
+    return out[cols]
+
+
+def settle(ds, iv: pd.DataFrame, first_t: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Which computed intervals to add, and which stored ones they supersede.
+
+    ``iv``: the engine's intervals over the file's new samples and their context; ``first_t``: per CPU
+    (:data:`INTERVAL_KEY`) the time ``t`` (int64 ns) of its first sample in what was computed.  A row is added
+    when the dataset has no interval of its identity, or has one with another start (that one is superseded);
+    a row of the file's own samples or of a context sample (an interval of another file computed again).  A
+    context row ending at the first sample of its CPU is left alone: its true start was not read.
+    Returns (rows to add, stored rows to remove: key, t, t0, _file).
+    """
+    st = stored_intervals(ds, iv)
+    if not len(iv):
+        return iv, st
+    k = _key_frame(iv, INTERVAL_KEY, "interval_end")
+    k["t0"] = tables.ns_of(iv["interval_start"])
+    ctx = iv["source"].astype(str).str.startswith(CONTEXT_SOURCE).to_numpy()
+    at_first = _isin(k, first_t, INTERVAL_KEY + ["t"])
+    same = _isin(k, st, INTERVAL_KEY + ["t", "t0"])
+    add = ~same & ~(ctx & at_first)
+    # stored rows to drop: the identity of an added row with another start
+    ka = k.loc[add]
+    drop = st.loc[_isin(st, ka, INTERVAL_KEY + ["t"]) & ~_isin(st, ka, INTERVAL_KEY + ["t", "t0"])]
+    return iv.loc[add].reset_index(drop=True), drop.reset_index(drop=True)
+
+
+def first_times(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Per CPU (:data:`INTERVAL_KEY`) the time of its first sample over ``frames`` (int64 ns, column ``t``)."""
+    k = pd.concat([_key_frame(f, INTERVAL_KEY, "time") for f in frames if f is not None and len(f)],
+                  ignore_index=True)
+    return k.groupby(INTERVAL_KEY, sort=False)["t"].min().reset_index()

@@ -1,0 +1,156 @@
+"""The Arrow schema of every table of a fleet dataset: one type per column in every part file (issue 24).
+
+Every engine reads the part files as they are (DuckDB, pyarrow.dataset with Hive partitioning, pandas, Polars,
+Spark): so every file of a table has the same columns with the same types.
+
+* Times (``t_start``, ``t_end`` of intervals, ``time`` and ``run_start`` of samples and partitions) are
+  ``timestamp[us, tz=UTC]``: Spark reads no nanosecond timestamps, and every engine shows UTC instants.
+  NestScope's own SQL works in integer nanoseconds since the epoch (the engines' views convert).
+* Names are plain strings (never dictionary-encoded in one file and plain in another).
+* Counters: the fixed architected list of every set (basic B0-B5, problem-state P32-P37, crypto K64-K83,
+  extended E128-E287, MT-diagnostic M448-M495), NULL in a row whose file has no such counter; samples keep
+  the raw ``uint64`` values, intervals the float64 deltas of the counters the formulas read.
+* The partition columns ``cec`` and ``month`` are in the directory names only (``cec=<CEC>/month=<YYYY-MM>``,
+  Hive style, strings; ``cec`` URL-quoted when it holds a character other than letters, digits and ``-_.~``):
+  a column both in the files and in the path is one that pandas (dictionary) and pyarrow (string) type
+  differently, so every reader takes them from the path (``hive_partitioning``; NestScope's own reads too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["FORMAT_VERSION", "SAMPLE_COUNTERS", "schema_of", "to_table", "ns_of", "from_ns", "TS_TYPE"]
+
+FORMAT_VERSION = 2          # 1: bare int64 nanosecond times, dictionary columns (before issue 24)
+TS_TYPE = "timestamp[us, tz=UTC]"
+
+SAMPLE_COUNTERS = ([f"B{i}" for i in range(6)] + [f"P{i}" for i in range(32, 38)] + [f"K{i}" for i in range(64, 84)]
+                   + [f"E{i}" for i in range(128, 288)] + [f"M{i}" for i in range(448, 496)])
+
+_S, _I32, _I64, _F64, _B, _T = "string", "int32", "int64", "float64", "bool", "ts"
+_IDENT = {
+    "samples": [("source", _S), ("offset", _I64), ("machine_type", _S), ("model", _S), ("serial", _S),
+                ("lpar", _S), ("system", _S), ("os", _S), ("class", _S), ("cpu", _I32), ("core", _I32),
+                ("run_start", _T), ("time", _T), ("cpu_speed", _I64), ("cfvn", _I32), ("csvn", _I32),
+                ("flags", _I32), ("lost", _B), ("mt_lost", _B), ("first", _B), ("kind", _S), ("sets", _I32),
+                ("sha256", _S)],
+    "intervals": [("source", _S), ("sha256", _S), ("machine_type", _S), ("model", _S), ("lpar", _S),
+                  ("system", _S), ("os", _S), ("class", _S), ("cpu", _I32), ("core", _I32), ("cpu_speed", _F64),
+                  ("cfvn", _I32), ("csvn", _I32), ("t_start", _T), ("t_end", _T), ("interval_s", _F64),
+                  ("generation", _S), ("formula_set", _S), ("qbits", _I64)],
+    "partitions": [("source", _S), ("sha256", _S), ("lpar", _S), ("lpar_number", _I32), ("class", _S),
+                   ("cpus", _I32), ("weight", _I32), ("capped", _B), ("busy_pct", _F64), ("overhead_pct", _F64),
+                   ("time", _T)],
+}
+TABLES = tuple(_IDENT)
+
+
+def ident_columns(table: str) -> list[str]:
+    return [c for c, _ in _IDENT[table]]
+
+
+def _pa_type(kind: str):
+    import pyarrow as pa
+
+    return {_S: pa.string(), _I32: pa.int32(), _I64: pa.int64(), _F64: pa.float64(), _B: pa.bool_(),
+            _T: pa.timestamp("us", tz="UTC"), "uint64": pa.uint64()}[kind]
+
+
+def schema_of(table: str, counters: Sequence[str] = ()):
+    """The pyarrow schema of ``table`` with these counter columns (uint64 for samples, float64 for intervals)."""
+    import pyarrow as pa
+
+    ck = "uint64" if table == "samples" else _F64
+    return pa.schema([(c, _pa_type(k)) for c, k in _IDENT[table]] + [(c, _pa_type(ck)) for c in counters])
+
+
+def ns_of(values) -> np.ndarray:
+    """int64 nanoseconds since the epoch (NaT -> int64 min) of datetime-like values, naive (UTC) or tz-aware."""
+    s = pd.Series(values)
+    if isinstance(s.dtype, pd.DatetimeTZDtype):
+        s = s.dt.tz_convert("UTC").dt.tz_localize(None)
+    return s.to_numpy(dtype="datetime64[ns]").view(np.int64)
+
+
+def from_ns(ns: np.ndarray) -> np.ndarray:
+    """int64 nanoseconds -> naive ``datetime64[ns]`` (UTC), the engine's time type."""
+    return np.asarray(ns, dtype=np.int64).view("datetime64[ns]")
+
+
+def _column(values, kind: str):
+    import pyarrow as pa
+
+    if kind == _T:
+        ns = ns_of(values)
+        nat = ns == np.iinfo(np.int64).min
+        us = np.floor_divide(ns, 1000)          # times are whole microseconds (TOD -> µs); floor otherwise
+        return pa.array(us, type=pa.int64(), mask=nat).cast(_pa_type(_T))
+    s = pd.Series(values)
+    if kind == _S:
+        try:
+            a = pa.array(s, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            a = pa.array(s.astype(str), from_pandas=True)
+        if pa.types.is_dictionary(a.type):
+            a = a.dictionary_decode()
+        return a if a.type == pa.string() else a.cast(pa.string())
+    if kind == "uint64":
+        mask = pd.isna(s).to_numpy()
+        return pa.array(s.fillna(0).to_numpy(dtype=np.uint64), type=pa.uint64(), mask=mask if mask.any() else None)
+    if kind == _B:
+        return pa.array(s.fillna(False).to_numpy(dtype=bool), type=pa.bool_())
+    if kind == _F64:
+        return pa.array(pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan),
+                        type=pa.float64(), from_pandas=True)
+    dt = np.int32 if kind == _I32 else np.int64
+    mask = pd.isna(s).to_numpy()
+    return pa.array(s.fillna(0).to_numpy(dtype=dt), type=_pa_type(kind), mask=mask if mask.any() else None)
+
+
+def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):
+    """``frame`` as a pyarrow Table of :func:`schema_of` (``table``, ``counters``): absent columns NULL."""
+    import pyarrow as pa
+
+    schema = schema_of(table, counters)
+    n = len(frame)
+    cols = []
+    for f in schema:
+        kind = {str(_pa_type(k)): k for k in (_S, _I32, _I64, _F64, _B, _T, "uint64")}[str(f.type)]
+        if f.name in frame.columns:
+            cols.append(_column(frame[f.name], kind))
+        else:
+            cols.append(pa.nulls(n, type=f.type))
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+def sample_counters(frame_columns: Sequence[str]) -> list[str]:
+    """The samples table's counter columns: the fixed list, and (rare) any further counter of the frame."""
+    from app.engine.deltas import _counter_sort_key
+    from app.formats.schema import is_counter_column
+
+    extra = [c for c in frame_columns if is_counter_column(c) and c not in set(SAMPLE_COUNTERS)]
+    return SAMPLE_COUNTERS + sorted(extra, key=_counter_sort_key)
+
+
+def to_engine_samples(ctx: pd.DataFrame) -> pd.DataFrame:
+    """Samples read back from the dataset -> the engine's sample frame types (naive datetime64[ns] times,
+    uint64 counters with 0 where NULL)."""
+    for c in ("time", "run_start"):
+        if c in ctx.columns:
+            ctx[c] = from_ns(ns_of(ctx[c]))
+    return ctx
+
+
+def duckdb_source(files_sql: str) -> str:
+    """DuckDB's ``read_parquet`` of part files (a list literal or ``?``) with ``cec`` and ``month`` (strings)
+    taken from the Hive directory names."""
+    return (f"read_parquet({files_sql}, hive_partitioning=true, hive_types={{'cec': VARCHAR, 'month': VARCHAR}}, "
+            "hive_types_autocast=false, union_by_name=true)")
+
+
+def is_counter(name: str) -> bool:
+    return len(name) > 1 and name[0] in "BPKEM" and name[1:].isdigit()
