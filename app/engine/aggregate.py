@@ -292,8 +292,9 @@ def _busy(iv: pd.DataFrame, cpsp: np.ndarray, ivs: np.ndarray) -> tuple[np.ndarr
 
 
 def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
-              hint_counters: Sequence[str] = ()) -> pd.DataFrame:
-    """Sum counter deltas per node (and bucket) of ``level``.
+              hint_counters: Sequence[str] = (), by_cols: Sequence[str] = ()) -> pd.DataFrame:
+    """Sum counter deltas per node (and bucket) of ``level``; ``by_cols``: more columns of ``iv`` to group by
+    (after the node's: e.g. the hour of a profile, so every hour's rows are one pass), kept in the result.
 
     Returns
     -------
@@ -304,6 +305,7 @@ def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
         ``hint_counters`` also ``_h_<counter>``: sums over rows without lost data.
     """
     keys, per_interval = LEVEL_KEYS[level]
+    keys = list(keys) + [c for c in by_cols if c not in keys]
     counters = list(counters)
     base = keys + ["generation", "formula_set"]
     if level == "cpu":

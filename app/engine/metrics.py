@@ -135,10 +135,12 @@ def metrics_level(by: str) -> str:
 
 
 def level_metrics(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str], level: str,
-                  start=None, end=None, nodes=None, is_summary: bool = False) -> pd.DataFrame:
-    """Unsorted metric rows of one aggregation level (``is_summary`` flags them as summary rows)."""
+                  start=None, end=None, nodes=None, is_summary: bool = False,
+                  by_cols: Sequence[str] = ()) -> pd.DataFrame:
+    """Unsorted metric rows of one aggregation level (``is_summary`` flags them as summary rows); ``by_cols``:
+    more columns of ``iv`` to group by (``aggregate``), kept after the identity columns."""
     rows = select_rows(iv, start, end, nodes)
-    return _level_frame(rows, level, sets, metric_ids(sets), counters, is_summary)
+    return _level_frame(rows, level, sets, metric_ids(sets), counters, is_summary, by_cols)
 
 
 def with_summary(body: pd.DataFrame, window: pd.DataFrame | None, level: str) -> pd.DataFrame:
@@ -161,14 +163,15 @@ def compute_metrics(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Seq
 
 
 def _level_frame(rows: pd.DataFrame, level: str, sets: dict[str, FormulaSet], ids: Sequence[str],
-                 counters: Sequence[str], is_summary: bool) -> pd.DataFrame:
+                 counters: Sequence[str], is_summary: bool, by_cols: Sequence[str] = ()) -> pd.DataFrame:
     keys = LEVEL_KEYS[level][0]
     with_hint = level not in ("cpu", "cpu_window")
     hc = hint_counters(sets, counters) if with_hint else []
-    agg = aggregate(rows, level, counters, hc)
+    agg = aggregate(rows, level, counters, hc, by_cols)
     mets = _apply(agg, sets, ids, counters, with_hint)
     ident = [c for c in _IDENT if c in keys]
-    out = agg[ident + ["interval_start", "interval_end", "n_cpus", "generation", "formula_set"]].copy()
+    extra = [c for c in by_cols if c not in ident]
+    out = agg[ident + extra + ["interval_start", "interval_end", "n_cpus", "generation", "formula_set"]].copy()
     for c in ident:
         if c != "cpu":
             out[c] = out[c].astype(object)

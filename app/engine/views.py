@@ -32,6 +32,7 @@ WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 POOL_OF = {"CP": "GCP"}
 _WINDOW_LEVEL = {"cec": "cec", "lpar": "lpar", "class": "class"}
 _IDENT = ["cec", "lpar", "system", "os", "class"]
+_KEY = "_profile_bucket"     # the hour / weekday / weekday x 24 + hour of a row, grouped by in one pass
 
 
 def _rows(ws, start, end, nodes, shift: ShiftFilter | None) -> pd.DataFrame:
@@ -68,17 +69,17 @@ def profile(ws, by: str = "hour", level: str = "lpar", start=None, end=None, nod
     hour = mid.hour.to_numpy()
     day = mid.day_of_week.to_numpy()
     key = hour if by == "hour" else day if by == "weekday" else day * 24 + hour
-    frames = []
-    for k in np.unique(key):
-        sub = rows.loc[key == k]
-        m = level_metrics(sub, ws.formula_sets, ws.counters, _WINDOW_LEVEL[level])
-        m = m.drop(columns=["summary"], errors="ignore")
-        if by != "weekday":
-            m.insert(0, "hour", int(k % 24) if by == "hour-weekday" else int(k))
-        if by != "hour":
-            m.insert(0, "weekday", WEEKDAYS[int(k // 24) if by == "hour-weekday" else int(k)])
-        frames.append(m)
-    out = pd.concat(frames, ignore_index=True)
+    # every bucket in one pass: the bucket is one more grouping column, so each (node, bucket) group sums the
+    # rows the bucket's own aggregation would (LPARCPU: the bucket's busy over the bucket's time)
+    keyed = rows.copy(deep=False)
+    keyed[_KEY] = key.astype(np.int64)
+    out = level_metrics(keyed, ws.formula_sets, ws.counters, _WINDOW_LEVEL[level], by_cols=(_KEY,))
+    out = out.drop(columns=["summary"], errors="ignore")
+    k = out.pop(_KEY).to_numpy(dtype=np.int64)
+    if by != "weekday":
+        out.insert(0, "hour", k % 24 if by == "hour-weekday" else k)
+    if by != "hour":
+        out.insert(0, "weekday", np.array(WEEKDAYS, dtype=object)[k // 24 if by == "hour-weekday" else k])
     ident = [c for c in _IDENT if c in out.columns]
     order = {d: i for i, d in enumerate(WEEKDAYS)}
     sort = out.assign(_d=out["weekday"].map(order) if "weekday" in out.columns else 0)
