@@ -59,8 +59,9 @@ class LevelFrame:
     aggregation groups rows by node (and bucket), so a group's sums do not depend on the other nodes, and the
     report order is a stable sort on the node columns, so the node's rows keep their order in the whole frame."""
 
-    def __init__(self, frame: pd.DataFrame) -> None:
+    def __init__(self, frame: pd.DataFrame, cols: tuple[str, ...] = _NODE_COLS) -> None:
         self.frame = frame
+        self.cols = cols          # the columns of a NodeKey's values (a CEC pool's: cec, class)
         self.summary = frame["summary"].to_numpy(dtype=bool) if len(frame) else np.zeros(0, bool)
         self._index: dict[int, dict[tuple, np.ndarray]] = {}
 
@@ -69,7 +70,7 @@ class LevelFrame:
         parts = []
         for key in nodes:
             depth = len(key) - 1
-            cols = list(_NODE_COLS[:depth])
+            cols = list(self.cols[:depth])
             if depth < 1 or any(c not in self.frame.columns for c in cols):
                 return None
             idx = self._index.get(depth)
@@ -361,10 +362,33 @@ class Workspace:
 
     def prepare_levels(self, bys: Iterable[str], start=None, end=None, cached_only: bool = False) -> bool:
         """:meth:`prepare_level` of several levels at once: the frames not prepared nor cached are computed
-        together, their interval rows and summary rows on two threads (:mod:`app.engine.parallel`).  True when
-        every level is prepared."""
+        together, their interval rows and summary rows on two threads (:mod:`app.engine.parallel`); ``"pool"``:
+        the CEC pools' rows (:meth:`prepare_pools`), after the rest.  True when every level is prepared."""
+        bys = list(dict.fromkeys(bys))
+        ok = self._prepare_levels([b for b in bys if b != "pool"], start, end, cached_only)
+        if "pool" in bys:
+            ok &= self.prepare_pools(start, end, cached_only)
+        return ok
+
+    def prepare_pools(self, start=None, end=None, cached_only: bool = False) -> bool:
+        """Compute every CEC pool's interval rows with their summary rows for the window (one pass over the
+        intervals, :func:`app.engine.node_rows.pool_level_frame`) and keep them, so a selected pool is a slice.
+        False when there are no pool rows (or, with ``cached_only``, when they are not prepared)."""
+        key = ("pool", str(start), str(end))
+        if key in self._lv:
+            self._lv.move_to_end(key)
+            return True
+        if cached_only or not self.has_intervals():
+            return False
+        from app.engine.node_rows import pool_level_frame
+
+        frame = pool_level_frame(self, start, end)
+        self._keep_frame(key, frame, ("cec", "class"))
+        return len(frame) > 0
+
+    def _prepare_levels(self, bys: list[str], start, end, cached_only: bool) -> bool:
         ok, todo = True, []
-        for by in dict.fromkeys(bys):
+        for by in bys:
             level = metrics_level(by)
             if level == "cpu" and not cached_only:    # the CPU level is not kept whole: its rows index instead
                 self._node_rows([("cpu", "", "", "", 0)])
@@ -415,9 +439,9 @@ class Workspace:
                 self._keep_frame((level, str(start), str(end)), frames[level])
         return ok
 
-    def _keep_frame(self, key: tuple, frame: pd.DataFrame) -> None:
-        """Keep a prepared frame (LRU of :data:`_LEVEL_FRAMES` level and CPU frames)."""
-        self._lv[key] = LevelFrame(frame)
+    def _keep_frame(self, key: tuple, frame: pd.DataFrame, cols: tuple[str, ...] = _NODE_COLS) -> None:
+        """Keep a prepared frame (LRU of :data:`_LEVEL_FRAMES` level, pool and CPU frames)."""
+        self._lv[key] = LevelFrame(frame, cols)
         while len(self._lv) > _LEVEL_FRAMES:
             self._lv.popitem(last=False)
 
@@ -444,7 +468,9 @@ class Workspace:
 
     def prepared(self, by: str, start=None, end=None) -> bool:
         """True when :meth:`prepare_level` has the frame of ``by`` for this window (CPU level: the index of the
-        CPUs' interval rows, for any window)."""
+        CPUs' interval rows, for any window; ``"pool"``: :meth:`prepare_pools`)."""
+        if by == "pool":
+            return ("pool", str(start), str(end)) in self._lv
         if metrics_level(by) == "cpu":
             return 4 in self._rows_index
         return (metrics_level(by), str(start), str(end)) in self._lv

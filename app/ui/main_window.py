@@ -310,8 +310,10 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         if not sel.has_window:
             todo += list(SLICED_LEVELS)
         todo.append("cpu")       # the index of every CPU's interval rows
+        if not sel.has_window or "pool" in sel.levels():
+            todo.append("pool")  # every CEC pool's rows (Workspace.prepare_pools): a pool picked next is a slice
         batch = []
-        for by in dict.fromkeys(b for b in todo if b in (*SLICED_LEVELS, "cpu")):
+        for by in dict.fromkeys(b for b in todo if b in (*SLICED_LEVELS, "cpu", "pool")):
             key = (by, str(sel.start), str(sel.end))
             if key in self._prep_tried or self.ws.prepared(by, sel.start, sel.end):
                 continue

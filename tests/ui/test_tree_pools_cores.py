@@ -3,6 +3,7 @@ timeline rows like any node; the SMT tab's charts over time with named value axe
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from app.engine.views import pools
@@ -56,6 +57,31 @@ def test_pool_rows_in_the_tree_and_their_table(qtbot, with_vm):
     w.timeline.ensure_drawn()
     (series,) = w.timeline.series                           # one line: the pool's
     assert "GCP pool" in series.label and len(series.x) == len(df) - 1
+
+
+def test_a_pool_selection_after_the_idle_jobs_is_a_slice(qtbot, with_vm, monkeypatch):
+    """Idle, the window prepares every CEC pool's rows (Workspace.prepare_pools) as it does the LPAR, class and
+    CEC levels: selecting a pool then sums nothing again (views.pools is not called) and shows the pool's rows."""
+    import app.engine.views as views
+    from app.engine import Workspace
+
+    w = with_vm
+    cec = _cec(w)
+    qtbot.waitUntil(lambda: w.ws.prepared("pool"), timeout=60_000)
+    calls: list[int] = []
+    real = views.pools
+    monkeypatch.setattr(views, "pools", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    key = ("pool", cec, "IFL")
+    w.tree.select_keys([key])
+    wait_loaded(qtbot, w)
+    assert w.selection.value.nodes == (key,) and calls == []
+    shown = w.table.model.frame
+    fresh = Workspace(cache=False)           # a new workspace (tests/engine/test_pool_frames.py: its rows are the pool's own)
+    fresh.add_all(w.ws.files)
+    want = fresh.metrics(by="class_interval", nodes=[key], summary=True)
+    cols = [c for c in want.columns if c in shown.columns]
+    assert len(shown) == len(want) > 1
+    pd.testing.assert_frame_equal(shown[cols].reset_index(drop=True), want[cols], check_exact=True)
 
 
 def test_core_and_thread_rows_under_the_smt_class(qtbot, with_vm):
