@@ -64,6 +64,24 @@ def main(argv: list[str] | None = None) -> int:
     print(f"SMT cores ({len(c)} rows)              : {tc * 1000:8.1f} ms  ({tc / tb:.2f} x baseline)")
     print(f"selected pool, {len(s):,} rows + summary  : {ts * 1000:8.1f} ms")
     print(f"selected core, {len(k):,} rows + summary  : {tk * 1000:8.1f} ms")
+    # the window's idle jobs: every node's rows of the LPAR level and every pool's rows prepared, then a selection
+    # of an LPAR and of a pool (each a first selection: the workspace's frame cache emptied)
+    ws._mcache.clear()
+    tl, _ = clock(lambda: ws.prepare_levels(("lpar_interval",)), repeat=1)
+    pool_prep = hasattr(ws, "prepare_pools")
+    ws._lv.pop(("pool", "None", "None"), None)     # prepared by the selection above: the idle job's time alone
+    tq, _ = clock(lambda: ws.prepare_pools(), repeat=1) if pool_prep else (float("nan"), None)
+
+    def pick(nodes, by):
+        ws._mcache.clear()
+        return ws.metrics(by=by, nodes=nodes, summary=True)
+    tsl, sl = clock(lambda: pick([("lpar", cec, "LP03")], "lpar_interval"))
+    tsp, sp = clock(lambda: pick([("pool", cec, "GCP")], "class_interval"))
+    print(f"idle job: LPAR level prepared       : {tl * 1000:8.1f} ms")
+    print(f"idle job: CEC pools prepared        : {tq * 1000:8.1f} ms"
+          + ("" if pool_prep else "  (none: pools not prepared)"))
+    print(f"after the idle jobs: LPAR selected, {len(sl):,} rows : {tsl * 1000:8.1f} ms")
+    print(f"after the idle jobs: pool selected, {len(sp):,} rows : {tsp * 1000:8.1f} ms")
     print("load average: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     return 0
 

@@ -118,12 +118,14 @@ def pool_level_frame(ws, start=None, end=None) -> pd.DataFrame:
     what ``Workspace.prepare_pools`` keeps, so a selected pool's rows are a slice of it (a pool's rows are
     summed from its own CPUs' rows alone, whichever other pools are computed with it)."""
     from app.engine.metrics import with_summary
-    from app.engine.views import pools
+    from app.engine.views import pool_levels
 
     wm = getattr(ws, "_wm", {})
-    window = wm["pool"] if start is None and end is None and "pool" in wm else pools(ws, start, end)
-    return with_summary(pools(ws, start, end, per_interval=True).assign(summary=False),
-                        window.assign(summary=True), "class_interval")
+    if start is None and end is None and "pool" in wm:      # the tree's window rows of the pools
+        body, window = pool_levels(ws, ("class_interval",))[0], wm["pool"]
+    else:
+        body, window = pool_levels(ws, ("class_interval", "class"), start, end)
+    return with_summary(body.assign(summary=False), window.assign(summary=True), "class_interval")
 
 
 def _prepared_pool_rows(ws, keys: list, start, end, per_interval: bool, summary: bool) -> pd.DataFrame | None:
@@ -145,7 +147,7 @@ def _pool_rows(ws, keys: list, start, end, per_interval: bool, summary: bool, sh
     from app.engine.metrics import with_summary
     from app.engine.views import pools
 
-    if shift is None:           # a slice of every pool's prepared rows (issue 26: a pool selection as fast as an LPAR's)
+    if shift is None:      # a slice of every pool's prepared rows (a pool selection as fast as an LPAR's)
         hit = _prepared_pool_rows(ws, keys, start, end, per_interval, summary)
         if hit is not None:
             return hit

@@ -24,7 +24,7 @@ from app.engine.aggregate import select_rows
 from app.engine.metrics import level_metrics
 from app.engine.shift import ShiftFilter, apply_shift
 
-__all__ = ["profile", "pools", "peaks", "ranking", "PROFILES", "WEEKDAYS", "POOL_OF"]
+__all__ = ["profile", "pools", "pool_levels", "peaks", "ranking", "PROFILES", "WEEKDAYS", "POOL_OF"]
 
 PROFILES = ("hour", "weekday", "hour-weekday")
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -92,13 +92,21 @@ def pools(ws, start=None, end=None, nodes=None, shift: ShiftFilter | None = None
     """One row per CEC and processor type over the window (``per_interval``: per CEC, type and interval) from the
     summed counters of every CPU of that type in every LPAR with counters.  Columns as a class row, with ``lpar``
     and ``system`` set to ``(pool)``, ``class`` the type and ``n_lpars`` the LPARs in the pool."""
+    return pool_levels(ws, ("class_interval" if per_interval else "class",), start, end, nodes, shift)[0]
+
+
+def pool_levels(ws, levels: tuple[str, ...], start=None, end=None, nodes=None,
+                shift: ShiftFilter | None = None) -> list[pd.DataFrame]:
+    """:func:`pools` of several levels (``class_interval``, ``class``) from one frame of pool rows, so the levels
+    share its per-row arrays (``aggregate._row_arrays``): a pool's interval rows and its window row in one go."""
     rows = _rows(ws, start, end, nodes, shift)
-    level = "class_interval" if per_interval else "class"
     if not len(rows):
-        return level_metrics(rows, ws.formula_sets, ws.counters, level).assign(n_lpars=pd.Series(dtype=int))
+        return [level_metrics(rows, ws.formula_sets, ws.counters, lv).assign(n_lpars=pd.Series(dtype=int))
+                for lv in levels]
     cls = _pool_classes(rows["class"])
     lpars = (pd.DataFrame({"cec": rows["cec"].to_numpy(), "class": cls, "lpar": rows["lpar"].to_numpy()})
              .groupby(["cec", "class"], observed=True)["lpar"].nunique().rename("n_lpars").reset_index())
+    lpars = lpars.astype({"cec": object, "class": object})
     # one CPU number per LPAR and CPU (CPU 0 of ZOSA and CPU 0 of ZOSB are two CPUs of the pool)
     lp = pd.factorize(rows["lpar"].to_numpy())[0].astype(np.int64)
     c = rows["cpu"].to_numpy(dtype=np.int64)
@@ -110,10 +118,13 @@ def pools(ws, start=None, end=None, nodes=None, shift: ShiftFilter | None = None
         pooled[col] = pd.Categorical.from_codes(one, categories=[text])
     pooled["cpu"] = cpu
     pooled["class"] = cls
-    m = level_metrics(pooled, ws.formula_sets, ws.counters, level).drop(columns=["summary"], errors="ignore")
-    m = m.merge(lpars.astype({"cec": object, "class": object}), on=["cec", "class"], how="left")
-    return m.sort_values(["cec", "class"] + (["interval_end"] if per_interval else []),
-                         ignore_index=True, kind="stable")
+    out = []
+    for lv in levels:
+        m = level_metrics(pooled, ws.formula_sets, ws.counters, lv).drop(columns=["summary"], errors="ignore")
+        m = m.merge(lpars, on=["cec", "class"], how="left")
+        out.append(m.sort_values(["cec", "class"] + (["interval_end"] if lv == "class_interval" else []),
+                                 ignore_index=True, kind="stable"))
+    return out
 
 
 def _pool_classes(col: pd.Series) -> pd.Categorical:

@@ -76,7 +76,7 @@ def test_a_pool_selection_after_the_idle_jobs_is_a_slice(qtbot, with_vm, monkeyp
     wait_loaded(qtbot, w)
     assert w.selection.value.nodes == (key,) and calls == []
     shown = w.table.model.frame
-    fresh = Workspace(cache=False)           # a new workspace (tests/engine/test_pool_frames.py: its rows are the pool's own)
+    fresh = Workspace(cache=False)    # a new workspace (tests/engine/test_pool_frames.py: the pool's own rows)
     fresh.add_all(w.ws.files)
     want = fresh.metrics(by="class_interval", nodes=[key], summary=True)
     cols = [c for c in want.columns if c in shown.columns]
