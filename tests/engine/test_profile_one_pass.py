@@ -73,6 +73,7 @@ def samples(sample_result):
 @pytest.mark.parametrize("by", PROFILES)
 def test_one_pass_equals_the_bucket_loop_on_the_samples(samples, by, level):
     got = same(samples, by=by, level=level)
+    assert "_profile_bucket" not in samples.intervals.columns          # the bucket column is the copy's alone
     # LPARCPU of a bucket: its busy over its time (the z/VM CEC holds 1-minute intervals in 15-minute buckets)
     assert got["LPARCPU"].notna().any()
 
