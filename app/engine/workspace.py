@@ -34,7 +34,7 @@ PARTITION_COLUMNS = ["cec", "lpar", "lpar_number", "class", "cpus", "weight", "c
 _CACHE = 16
 # levels whose every node's rows are kept as one frame (prepare_level) and sliced for a selection
 SLICED_LEVELS = ("lpar_interval", "class_interval", "cec_interval")
-_LEVEL_FRAMES = 8          # prepared (level, window) frames kept (LRU); the month's three are ~23 MB
+_LEVEL_FRAMES = 9          # prepared (level, window) frames kept (LRU); the month's three are ~23 MB, its pools ~3 MB
 _NODE_COLS = ("cec", "lpar", "class", "cpu")    # NodeKey values after the level name
 
 
