@@ -126,16 +126,17 @@ def _nodes(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 
 
 def chart_slides(frame: pd.DataFrame, sets: dict | None = None, ws=None, tz: str = "utc") -> list[dict]:
-    """The timeline charts of the deck as data: ``{"title", "y", "x", "series": [(name, x, y)], "key", "about"}``
-    per chart (x = Excel serial date of the interval end in ``tz``, the ``x`` title naming the zone).  Used by the
-    writer and by the tests."""
+    """The timeline charts of the deck as data: ``{"title", "y", "x", "series": [(name, x, y)], "utc": [x in
+    UTC per series], "key", "about"}`` per chart (x = Excel serial date of the interval end in ``tz``, the ``x``
+    title naming the zone; gaps are found in the UTC times).  Used by the writer and by the tests."""
     out: list[dict] = []
     zone = "UTC"
+    if len(frame):
+        frame = frame.assign(_ut=xl_time(frame["interval_end"]))
+        frame["_xt"] = frame["_ut"]
     if len(frame) and ws is not None and tz != "utc":     # one conversion of the whole column, then per node
         t, zone = zoned_times(ws, tz, frame, ("interval_end",))
-        frame = frame.assign(_xt=xl_time(t["interval_end"]))
-    elif len(frame):
-        frame = frame.assign(_xt=xl_time(frame["interval_end"]))
+        frame["_xt"] = xl_time(t["interval_end"])
     nodes = _nodes(frame) if len(frame) else []
 
     def col(part, mid):
@@ -144,11 +145,14 @@ def chart_slides(frame: pd.DataFrame, sets: dict | None = None, ws=None, tz: str
 
     def per_node(title, unit, parts, key, about):  # one chart per node (the first MAX_NODE_SLIDES)
         for lab, part in nodes[:MAX_NODE_SLIDES]:
-            x = part["_xt"].to_numpy(dtype=float)
-            ser = [(name, x, col(part, mid)) for mid, name in parts]
-            ser = [s for s in ser if np.isfinite(s[2]).any()]
-            if ser:
-                out.append({"title": f"{title}: {lab}", "y": unit, "series": ser, "key": key, "about": about})
+            x, u = part["_xt"].to_numpy(dtype=float), part["_ut"].to_numpy(dtype=float)
+            ser = [(name, x, col(part, mid), u) for mid, name in parts]
+            add(f"{title}: {lab}", unit, [s for s in ser if np.isfinite(s[2]).any()], key, about)
+
+    def add(title, unit, ser, key, about):
+        if ser:
+            out.append({"title": title, "y": unit, "series": [s[:3] for s in ser], "utc": [s[3] for s in ser],
+                        "key": key, "about": about})
 
     per_node("CPI and its two parts", "cycles per instruction",
              (("CPI", "CPI"), ("Est_Instr_Cmplx_CPI", "Est Instr Cmplx CPI"), ("Est_Finite_CPI", "Est Finite CPI")),
@@ -157,10 +161,9 @@ def chart_slides(frame: pd.DataFrame, sets: dict | None = None, ws=None, tz: str
              "counter deltas of the interval.")
     def every_node(mid, title, unit, about):       # one line per node, MAX_SERIES nodes a chart
         for i in range(0, len(nodes), MAX_SERIES):
-            ser = [(lab, p["_xt"].to_numpy(dtype=float), col(p, mid)) for lab, p in nodes[i:i + MAX_SERIES]]
-            ser = [s for s in ser if np.isfinite(s[2]).any()]     # RNI only where a formula exists
-            if ser:
-                out.append({"title": title, "y": unit, "series": ser, "key": mid, "about": about})
+            ser = [(lab, p["_xt"].to_numpy(dtype=float), col(p, mid), p["_ut"].to_numpy(dtype=float))
+                   for lab, p in nodes[i:i + MAX_SERIES]]
+            add(title, unit, [s for s in ser if np.isfinite(s[2]).any()], mid, about)   # RNI only where a formula exists
 
     every_node("L1MP", "L1MP", "L1 misses per 100 instructions",
                "L1MP per interval: L1 cache misses (instruction and data) per 100 instructions, per LPAR.")
@@ -184,8 +187,8 @@ def chart_deck(deck: Deck, metrics: Metrics, ws, steps, prefix: str = "", sub: s
     for k, c in enumerate(charts):
         s = deck.slide(prefix + c["title"], "chart", sub, c["about"])
         series = []
-        for i, (name, x, y) in enumerate(c["series"]):
-            gx, gy = gapped(x, y)
+        for i, ((name, x, y), u) in enumerate(zip(c["series"], c["utc"])):
+            gx, gy = gapped(x, y, ref=u)
             series.append((name, gx, gy, {"color": PALETTE[i % len(PALETTE)]}))
         xy_chart(s, 0.4, 1.25, SLIDE_W - 0.8, SLIDE_H - 1.45, series, c["title"], c["x"], c["y"],
                  "mm-dd hh:mm")

@@ -181,14 +181,17 @@ AFTER_COLORS = ["#" + c for c in SIDE_COLORS["after"]]
 _TIMELINE_METRICS = (("CPI", "CPI", "cycles per instruction"), ("LPARCPU", "LPARCPU", "% of one engine"))
 
 
-def _blocks(parts: list[tuple[str, str, pd.DataFrame]], xcol: str) -> list[tuple[str, str, list[np.ndarray]]]:
-    """(name, side, [x, metric...]) per series, with a NaN row where the data has a gap (the chart shows it)."""
+def _blocks(parts: list[tuple[str, str, pd.DataFrame]], xcol: str,
+            ref: str | None = None) -> list[tuple[str, str, list[np.ndarray]]]:
+    """(name, side, [x, metric...]) per series, with a NaN row where the data has a gap (the chart shows it);
+    ``ref``: the column of the same times in UTC when ``xcol`` is wall-clock time (a daylight-saving switch is
+    no gap)."""
     out = []
     for name, side, part in parts:
         x = part[xcol].to_numpy(dtype=float)
         arrays = [x] + [pd.to_numeric(part[mid], errors="coerce").to_numpy(dtype=float) if mid in part.columns
                         else np.full(len(x), np.nan) for mid, _, _ in _TIMELINE_METRICS]
-        cut = gap_cuts(x)   # the one gap rule of every chart (app.engine.layout)
+        cut = gap_cuts(x if ref is None else part[ref].to_numpy(dtype=float))   # the one gap rule of every chart
         if len(cut):
             arrays = [np.insert(a, cut, np.nan) for a in arrays]
         out.append((name, side, arrays))
@@ -268,10 +271,11 @@ def _timeline(wb, sh, frame: pd.DataFrame, comparison=None, ws_=None, tz: str = 
         sh.write_string(0, 0, f"Main timeline: CPI and LPARCPU per LPAR (interval end, {zone})")
     parts = []
     if len(frame):
-        f = frame.assign(_t=excel_time(ends["interval_end"]), _label=node_labels(frame, "lpar").to_numpy())
+        f = frame.assign(_t=excel_time(ends["interval_end"]), _u=excel_time(frame["interval_end"]),
+                         _label=node_labels(frame, "lpar").to_numpy())
         for label, part in f.groupby("_label", sort=False):
             parts.append((str(label), "", part.sort_values("interval_end")))
-    absolute = _blocks(parts, "_t")
+    absolute = _blocks(parts, "_t", "_u")
     sh.write_string(0, c0, "Chart data; a blank row marks a gap in the data")
     series = _write_blocks(sh, c0, blocks + absolute, "x")
     if comparison is not None:
