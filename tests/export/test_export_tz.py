@@ -175,3 +175,15 @@ def test_zoned_times_one_column_per_system(berlin):
     assert zone == "local, UTC+00:00/UTC+01:00/UTC+02:00"
     t, zone = zoned_times(W, "utc", iv, ("interval_end",))
     assert zone == "UTC" and list(pd.to_datetime(t["interval_end"])) == list(iv["interval_end"])
+
+
+def test_csv_pool_rows_take_their_cecs_offsets(berlin, tmp_path):
+    import csv
+
+    out = tmp_path / "p.csv"
+    assert main(["export", berlin, "--out", str(out), "--by", "pool", *WIN]) == 0
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert rows and rows[0]["lpar"] == "(pool)"
+    # the window 00:00 .. 02:00 UTC: 01:00 CET .. 04:00 CEST (before: the pool row stayed in UTC, ...Z)
+    assert (rows[0]["interval_start"], rows[0]["interval_end"]) == ("2026-03-29T01:00:00+01:00",
+                                                                    "2026-03-29T04:00:00+02:00")
