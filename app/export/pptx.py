@@ -61,7 +61,7 @@ def write_pptx(request, path: str, steps) -> dict[str, int]:
     s = deck.slide(title, "title", "", "The deck's title slide: what is compared, over which windows and shift.")
     body = [request.subtitle] if request.subtitle else []
     if c is not None:
-        body += [side_text(c.before), side_text(c.after)]
+        body += [side_text(c.before, tz=tz), side_text(c.after, tz=tz)]
     else:
         body.append(window_text(request.metrics, request.shift, request.workspace, tz))
     body += ["Formula sets: " + (", ".join(doc["formula_sets"].values()) or "-"),
