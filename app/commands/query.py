@@ -9,6 +9,9 @@ unless ``SPARK_MASTER`` names a cluster).  ``--every hour|day|week|month`` gives
 [08:00, 17:00) UTC (``08:30-17:00``, ``22-06`` wrapping midnight, a list ``08-12,13-17``), ``--days mon-fri``
 those whose midpoint falls on Monday..Friday.  ``--where`` takes column names of the dataset (cec, lpar, system, os,
 class, cpu, generation, machine_type...), 'strings', numbers, IN (...), AND, OR, NOT and comparisons.
+``--tz ZONE`` (an IANA name) reads ``--hours``/``--days`` and the ``--every`` periods in that zone's wall-clock time
+(in SQL: DuckDB's ``timezone()``, Spark's ``from_utc_timestamp``) and shows every time with that zone's offset;
+``--tz local`` is refused (exit 2): the dataset's intervals table keeps no UTC offset of the systems.
 
 A damaged manifest entry or part file is left out of the answer and named on stderr (and under ``left_out`` in
 JSON, after the table): which file, what is wrong, what the answer leaves out.  Leftover files of killed extracts
@@ -26,13 +29,13 @@ import sys
 import pandas as pd
 
 from app.commands import report
-from app.commands.report import _iso, _num, _time, csv_columns, to_table
+from app.commands.report import _iso, _num, _time, csv_columns, shown_in_zone, to_table, tz_arg
 from app.textsafe import json_text, terminal_text
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
 
 # every result column (csv, json, parquet; the table shows the main ones); a test keeps it complete
-EPILOG = """result columns (one row per node, and per period with --every; times UTC):
+EPILOG = """result columns (one row per node, and per period with --every; times UTC, or --tz ZONE's):
   period              --every only: start of the hour/day/week (Monday)/month the row sums up
   cec                 machine: type-serial (e.g. 3931-123F5)
   lpar                LPAR name (z/OS: the SMF system id)
@@ -86,7 +89,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
     p = sub.add_parser("query", help="CPU MF metrics of a fleet dataset by SQL (DuckDB, or Spark)",
                        description="Compute the metrics of `report` over a Parquet fleet dataset made by "
-                                   "`nestscope extract`, with SQL group-bys (DuckDB in-process, or Spark). Times UTC.",
+                                   "`nestscope extract`, with SQL group-bys (DuckDB in-process, or Spark). Times UTC "
+                                   "unless --tz names a zone.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dataset", metavar="DATASET", help="dataset directory")
     p.add_argument("--by", choices=BY_CHOICES, default="lpar",
@@ -95,11 +99,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--every", choices=EVERY_CHOICES, help="one row per node and hour/day/week/month")
     p.add_argument("--from", dest="start", type=_time, metavar="T", help="only intervals ending after T (UTC)")
     p.add_argument("--to", dest="end", type=_time, metavar="T", help="only intervals ending at or before T (UTC)")
-    p.add_argument("--hours", metavar="HH-HH", help="only intervals whose midpoint lies in these hours, UTC, as "
-                                                    "report (e.g. 08-17, 08:30-17:00, 22-06 wraps midnight, "
-                                                    "a list 08-12,13-17)")
+    p.add_argument("--hours", metavar="HH-HH", help="only intervals whose midpoint lies in these hours (UTC, or "
+                                                    "--tz's zone), as report (e.g. 08-17, 08:30-17:00, 22-06 "
+                                                    "wraps midnight, a list 08-12,13-17)")
     p.add_argument("--days", metavar="DAYS", help="only intervals whose midpoint falls on these days of the week "
                                                   "(e.g. mon-fri, sat,sun)")
+    p.add_argument("--tz", type=tz_arg, default="utc", metavar="utc|ZONE",
+                   help="the zone of --hours/--days, the --every periods and the shown times: utc (default) or an "
+                        "IANA name such as Europe/Berlin ('local' needs offsets a dataset does not keep)")
     p.add_argument("--where", metavar="COND", help="e.g. \"lpar IN ('ZOSA','ZOSB') AND class = 'GCP'\"")
     p.add_argument("--format", choices=("table", "csv", "json", "parquet"), default="table")
     p.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb")
@@ -128,22 +135,49 @@ def _columns(by: str, ids: list[str], every: str | None) -> list[str]:
     return (["period"] if every else []) + csv_columns(by, ids)
 
 
-def to_csv(m: pd.DataFrame, by: str, ids: list[str], every: str | None) -> str:
-    """The columns and cells of ``report --format csv``, with ``period`` first when ``--every`` is given."""
-    return report.to_csv(m, by, ids, lead=("period",) if every else ())
+def to_csv(m: pd.DataFrame, by: str, ids: list[str], every: str | None, offsets: dict | None = None) -> str:
+    """The columns and cells of ``report --format csv``, with ``period`` first when ``--every`` is given;
+    ``offsets``: seconds east of UTC per row of a time column (:func:`zone_offsets`)."""
+    return report.to_csv(m, by, ids, lead=("period",) if every else (), offsets=offsets)
+
+
+_TIMES = ("interval_start", "interval_end", "period")
+
+
+def zone_offsets(m: pd.DataFrame, tz: str) -> dict:
+    """``--tz ZONE``: seconds east of UTC of each time of ``m`` (UTC instants) in the IANA zone ``tz``."""
+    out = {}
+    for c in _TIMES if tz != "utc" and len(m) else ():
+        if c in m.columns:
+            t = pd.DatetimeIndex(pd.to_datetime(m[c], utc=True))
+            out[c] = (t.tz_convert(tz).tz_localize(None) - t.tz_convert(None)).total_seconds().to_numpy()
+    return out
+
+
+def periods_to_utc(m: pd.DataFrame, tz: str) -> pd.DataFrame:
+    """The ``period`` column, wall-clock starts in ``tz`` as the SQL bucketed them, as UTC instants (the first of
+    a repeated hour)."""
+    if tz == "utc" or "period" not in m.columns or not len(m):
+        return m
+    import numpy as np
+
+    p = pd.DatetimeIndex(pd.to_datetime(m["period"]))
+    loc = p.tz_localize(tz, ambiguous=np.ones(len(p), dtype=bool), nonexistent="shift_forward")
+    return m.assign(period=loc.tz_convert("UTC").tz_localize(None))
 
 
 def to_json(m: pd.DataFrame, by: str, ids: list[str], args, sets, n_files: int, spec=None,
-            left_out: list | None = None) -> str:
+            left_out: list | None = None, offsets: dict | None = None) -> str:
     cols = _columns(by, ids, args.every)
+    offsets = offsets or {}
     rows = []
-    for rec in m.to_dict("records"):
-        rows.append({c: (_iso(rec.get(c)) or None) if c in ("interval_start", "interval_end", "period")
+    for i, rec in enumerate(m.to_dict("records")):
+        rows.append({c: (_iso(rec.get(c), offsets[c][i] if c in offsets else None) or None) if c in _TIMES
                      else _num(rec.get(c)) for c in cols})
     gens = sorted(set(m["generation"].astype(str))) if len(m) else []
     doc = {"meta": {"dataset": str(args.dataset), "files": n_files, "engine": args.engine, "level": by,
                     "every": args.every, "window": {"from": _iso(args.start) or None, "to": _iso(args.end) or None},
-                    "hours": args.hours, "days": args.days,
+                    "hours": args.hours, "days": args.days, "tz": getattr(args, "tz", "utc"),
                     "shift": spec.shift.to_dict() if spec is not None and spec.shift is not None else None,
                     "where": args.where,
                     "formula_sets": {g: sets[g].version for g in gens if g in sets},
@@ -170,15 +204,20 @@ def run(args: argparse.Namespace) -> int:
         return usage(window_problem(args.start, args.end))
     if args.format == "parquet" and not args.out:
         return usage("--format parquet needs --out FILE")
+    tz = getattr(args, "tz", "utc") or "utc"
+    if tz == "local":
+        return usage("query --tz local needs each system's UTC offset, which the dataset's intervals table does not "
+                     "keep (report/export --tz local derive it from the files' records); use --tz utc or an IANA "
+                     "zone such as Europe/Berlin")
     try:
-        shift = make_shift(args.hours, args.days)       # report's parser: the same texts, the same messages
+        shift = make_shift(args.hours, args.days, tz)   # report's parser: the same texts, the same messages
     except ShiftError as exc:
         return usage(f"--{exc}")
     try:
         ds = Dataset(args.dataset)
         sets = load_formula_sets(args.formulas)
         spec = QuerySpec(by=args.by, every=args.every, start=args.start, end=args.end,
-                         shift=shift, where=args.where, formula_sets=sets,
+                         shift=shift, where=args.where, formula_sets=sets, tz=tz,
                          keep_implausible=getattr(args, "keep_implausible", False))
         if args.where:   # validate before anything runs
             from app.dataset.sql import DUCKDB, parse_where
@@ -195,6 +234,8 @@ def run(args: argparse.Namespace) -> int:
     except (DatasetError, QueryError, WhereError, FormulaFileError) as exc:
         return usage(str(exc))
     ids = metric_ids(sets)
+    m = periods_to_utc(m, tz).reset_index(drop=True)
+    offs = zone_offsets(m, tz)
     left = _left_out(ds)
     _say(left)
     n_files = ds.n_readable()
@@ -206,18 +247,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.out}: {len(m)} row(s)", file=sys.stderr)
         return EXIT_OK
     if args.format == "csv":
-        text = to_csv(m, args.by, ids, args.every)
+        text = to_csv(m, args.by, ids, args.every, offs)
     elif args.format == "json":
-        text = to_json(m, args.by, ids, args, sets, n_files, spec, left)
+        text = to_json(m, args.by, ids, args, sets, n_files, spec, left, offs)
     else:
         ws = _Sets(sets, m)
+        zone = "UTC" if tz == "utc" else tz
+        shown = shown_in_zone(m, {c: o for c, o in offs.items() if c != "period"})
         if args.every and len(m):
             parts = []
-            for per, g in m.groupby("period", sort=True):
-                parts.append(f"== {args.every} from {_iso(per)}\n" + to_table(ws, g.reset_index(drop=True), args.by))
+            for per, g in shown.groupby(m["period"].to_numpy(), sort=True):
+                off = offs["period"][g.index[0]] if "period" in offs else None
+                parts.append(f"== {args.every} from {_iso(per, off)}\n"
+                             + to_table(ws, g.reset_index(drop=True), args.by, zone=zone))
             text = "\n".join(parts)
         else:
-            text = to_table(ws, m, args.by)
+            text = to_table(ws, shown, args.by, zone=zone)
         text += f"dataset {args.dataset}: {n_files} file(s), engine {args.engine}\n"
         text += "".join(f"left out: {f.message}\n" for f in left if f.severity != "info")
         n_out = int(m["left_out"].sum()) if "left_out" in m.columns and len(m) else 0

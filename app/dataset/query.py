@@ -20,6 +20,7 @@ deltas of the CPUs of a node (and time bucket), then apply the generation's form
   belongs to the shift when its midpoint ``t_start + (t_end - t_start) / 2`` (integer nanoseconds) lies in
   ``[start, end)`` minutes of the day (wrapping midnight when end < start) on one of the days, exactly as
   :func:`app.engine.shift.shift_mask` selects for ``report --hours/--days``.
+  With ``query --tz ZONE`` the midpoint and the periods are the wall-clock times of that IANA zone (:func:`wall_sql`).
 
 Runs on DuckDB (in-process, default) or Spark (``local[2]`` unless ``SPARK_MASTER``/``spark.master`` say
 otherwise); both get the same statement apart from the :class:`app.dataset.sql.Dialect` details.
@@ -40,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from app.dataset.sql import DUCKDB, SPARK, Dialect, formula_set_sql, lit_str, metric_layers, parse_where
-from app.dataset.sql import missing_counters, missing_counters_message
+from app.dataset.sql import missing_counters, missing_counters_message, wall_sql
 from app.dataset.store import Dataset
 from app.dataset.tables import duckdb_source
 from app.engine.shift import ShiftFilter
@@ -80,6 +81,7 @@ class QuerySpec:
     nodes: list[tuple] | None = None
     formula_sets: dict | None = field(default=None, repr=False)
     keep_implausible: bool = False    # rows marked implausible at extract time stay in the sums (issue 20)
+    tz: str = "utc"                   # the zone of --every's periods (utc or an IANA name; sql.wall_sql)
 
 
 def shift_sql(shift: ShiftFilter | None, d: Dialect) -> list[str]:
@@ -94,7 +96,7 @@ def shift_sql(shift: ShiftFilter | None, d: Dialect) -> list[str]:
     if shift is None or shift.is_empty:
         return []
     start = "(CASE WHEN t_start IS NULL OR t_start < -9223372036854775807 THEN t_end ELSE t_start END)"
-    mid = f"({start} + {d.idiv(f't_end - {start}', '2')})"
+    mid = wall_sql(f"({start} + {d.idiv(f't_end - {start}', '2')})", shift.tz, d)   # in the shift's zone
     out = []
     if shift.start_min is not None:
         minute = f"({d.idiv(mid, str(_MIN))} % 1440)"
@@ -368,8 +370,8 @@ def _filters(spec: QuerySpec, d: Dialect) -> list[str]:
     return out
 
 
-def _period_sql(every: str | None, d: Dialect) -> str | None:
-    t = "(t_end - 1)"
+def _period_sql(every: str | None, d: Dialect, tz: str = "utc") -> str | None:
+    t = wall_sql("(t_end - 1)", tz, d)
     if every is None:
         return None
     if every == "hour":
@@ -436,7 +438,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
         counters = [c for c in counters if c in need or c in firsts]
     bcol = "cec_bucket" if cec_level else "bucket"
     where = _filters(spec, d)
-    period = _period_sql(every, d)
+    period = _period_sql(every, d, spec.tz)
     # implausible CPU-intervals (qbits 128, app.engine.plausibility) add nothing to any sum unless kept: their
     # counters are NULL, their rows counted in _lo and marked left-out (256), as the workspace does
     lo = "0" if spec.keep_implausible else "CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END"

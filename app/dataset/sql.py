@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from app.engine.expr import SPECIAL_NAMES, ExprError, is_counter_token
 
 __all__ = ["Dialect", "DUCKDB", "SPARK", "expr_sql", "formula_set_sql", "metric_layers", "WhereError", "parse_where",
-           "WHERE_STRING_COLUMNS", "WHERE_NUMBER_COLUMNS", "where_partitions"]
+           "WHERE_STRING_COLUMNS", "WHERE_NUMBER_COLUMNS", "where_partitions", "wall_sql"]
 
 
 @dataclass(frozen=True)
@@ -369,3 +369,17 @@ def where_partitions(text: str | None) -> dict[str, set[str]]:
             continue
         out[col] = out[col] & vals if col in out else vals
     return out
+
+
+def wall_sql(x: str, tz: str | None, d: Dialect) -> str:
+    """The wall-clock time in the IANA zone ``tz`` of the UTC instant ``x`` (BIGINT nanoseconds), as BIGINT
+    nanoseconds (microsecond precision, the dataset's): DuckDB's ``timezone()`` (ICU), Spark's
+    ``from_utc_timestamp`` (its session zone is UTC).  ``x`` itself for ``utc``/None."""
+    if tz in (None, "utc"):
+        return x
+    if tz == "local":       # the intervals table keeps no UTC offsets (app.dataset.tables)
+        raise ValueError("local time needs each system's UTC offset, which a dataset does not keep")
+    us = d.idiv(x, "1000")
+    if d.name == "spark":
+        return f"(unix_micros(from_utc_timestamp(timestamp_micros({us}), {lit_str(tz)})) * 1000)"
+    return f"(epoch_us(timezone({lit_str(tz)}, make_timestamptz({us}))) * 1000)"

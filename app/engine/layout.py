@@ -213,12 +213,14 @@ def gap_cuts(x) -> np.ndarray:
     return np.flatnonzero(d > GAP_STEPS * usual) + 1
 
 
-def gapped(x, *ys) -> tuple[np.ndarray, ...]:
+def gapped(x, *ys, ref=None) -> tuple[np.ndarray, ...]:
     """``(x, *ys)`` with one NaN point inserted in every gap (:func:`gap_cuts`), at the gap's middle x: a line
-    drawn through the finite points only (pyqtgraph ``connect="finite"``, chart gaps) breaks there."""
+    drawn through the finite points only (pyqtgraph ``connect="finite"``, chart gaps) breaks there.  ``ref``: the
+    same points in UTC when ``x`` is wall-clock time (the gaps are found there: a daylight-saving switch is no
+    gap)."""
     x = np.asarray(x, dtype=float)
     ys = tuple(np.asarray(y, dtype=float) for y in ys)
-    cut = gap_cuts(x)
+    cut = gap_cuts(x if ref is None else ref)
     if not len(cut):
         return (x, *ys)
     xs = np.insert(x, cut, (x[cut - 1] + x[cut]) / 2)

@@ -111,8 +111,9 @@ def write_csv(request, path: str, steps) -> dict[str, int]:
     tz = getattr(request, "tz", "utc")
     offs = {}
     if c is None and tz != "utc" and len(frame):      # times in the request's zone, each cell with its offset
-        z = request.workspace.zones
-        offs = {t: z.offsets(tz, frame[t], frame) for t in _TIMES if t in frame.columns}
+        from app.export.tables import zone_offsets        # a CEC pool row: its CEC's offsets
+
+        offs = {t: zone_offsets(request.workspace, tz, frame, t) for t in _TIMES if t in frame.columns}
     with open(path, "w", encoding="utf-8", newline="") as fh:
         fh.write(csv_line(csv_text(c) for c in columns))
         chunk = 20000

@@ -2,7 +2,7 @@
 
 A plain deck: title, the summary of the chosen level as native tables in the presentation's column layout (split
 over slides by rows and by columns, 11 pt, never below :data:`MIN_PT`), native editable charts (XY lines over the
-interval end, UTC) of CPI with its two parts, L1MP, the sourcing mix, RNI (only where a formula exists) and
+interval end, in the request's zone) of CPI with its two parts, L1MP, the sourcing mix, RNI (only where a formula exists) and
 LPARCPU, and an appendix with the provenance.
 
 A comparison deck tells the before/after story (:mod:`app.export.pptx_compare`): title, executive summary, the
@@ -57,12 +57,13 @@ def write_pptx(request, path: str, steps) -> dict[str, int]:
     deck = Deck(title, "\n".join(lines), f"NestScope {__version__}")
     ticks = _Ticks(steps)
     c = request.comparison
+    tz = getattr(request, "tz", "utc") or "utc"
     s = deck.slide(title, "title", "", "The deck's title slide: what is compared, over which windows and shift.")
     body = [request.subtitle] if request.subtitle else []
     if c is not None:
-        body += [side_text(c.before), side_text(c.after)]
+        body += [side_text(c.before, tz=tz), side_text(c.after, tz=tz)]
     else:
-        body.append(window_text(request.metrics, request.shift))
+        body.append(window_text(request.metrics, request.shift, request.workspace, tz))
     body += ["Formula sets: " + (", ".join(doc["formula_sets"].values()) or "-"),
              f"{len(doc['files'])} file(s): " + ", ".join(f["name"] for f in doc["files"][:6])
              + (" ..." if len(doc["files"]) > 6 else ""),
@@ -73,12 +74,12 @@ def write_pptx(request, path: str, steps) -> dict[str, int]:
         from app.export.pptx_compare import compare_story
         compare_story(deck, request, ticks)
     else:
-        sub = window_text(request.metrics, request.shift)
+        sub = window_text(request.metrics, request.shift, request.workspace, tz)
         summary_slides(deck, request.metrics, request.workspace, request.by, ticks, "", sub)
         if request.also_shift is not None:
             from app.export.pptx_compare import shift_pair_slides
             shift_pair_slides(deck, (request.selection(),), request.also_shift, request.by)
-        chart_deck(deck, request.metrics, request.workspace, ticks, "", sub)
+        chart_deck(deck, request.metrics, request.workspace, ticks, "", sub, tz)
     if getattr(request, "profile", None):
         from app.export.profile import profile_slides
         profile_slides(deck, request, ticks)

@@ -97,7 +97,7 @@ def _group_caveats(lines: list[str]) -> list[str]:
 
 
 def _table_slides(deck: Deck, c, title: str | None = None, kind: str = "compare", about: str = "",
-                  row_names: dict[str, str] | None = None) -> None:
+                  row_names: dict[str, str] | None = None, tz: str = "utc") -> None:
     specs = c.main_columns()
     notes = footnotes(c)
     order = [s.id for s in specs if s.id in notes]
@@ -131,7 +131,7 @@ def _table_slides(deck: Deck, c, title: str | None = None, kind: str = "compare"
     if not stacked:
         per = max(1, fit_rows(avail_h, pt) // per_pair)
     chunks = [pairs[i:i + per] for i in range(0, len(pairs), per)] or [[]]
-    sub = [side_text(c.before, 2), side_text(c.after, 2)]      # two short lines above the table
+    sub = [side_text(c.before, 2, tz), side_text(c.after, 2, tz)]      # two short lines above the table
     title = title or f"Before and after per {LEVEL_NAMES.get(c.by, c.by)}"
     layout = [(chunk, groups) for chunk in chunks] if stacked else [(chunk, [g]) for chunk in chunks for g in groups]
     n = len(layout)
@@ -287,7 +287,9 @@ def shift_pair_slides(deck: Deck, sides, alt_hours, by: str = "lpar") -> None:
         b_name = alt.describe()
         first = replace(sel, name=a_name)
         second = replace(sel, shift=alt, name=b_name)
-        short = {"before": a_name.split(",")[0].replace(" UTC", ""), "after": b_name.split(",")[0].replace(" UTC", "")}
+        zone = (main if main is not None and not main.is_empty else alt).zone_name     # the hours' zone
+        short = {"before": a_name.split(",")[0].replace(f" {zone}", ""),
+                 "after": b_name.split(",")[0].replace(f" {zone}", "")}
         c2 = replace(compare(first, second, by=by if by in ("lpar", "class") else "lpar"),
                      ratio_note=f"ratio = {short['before']} / {short['after']}; delta = {short['after']} - "
                                 f"{short['before']}")
@@ -295,7 +297,7 @@ def shift_pair_slides(deck: Deck, sides, alt_hours, by: str = "lpar") -> None:
             continue
         side = f"{sel.name.capitalize()}: " if sel.name else ""
         days = a_name.split(", ", 1)[1] if ", " in a_name else "all days"
-        _table_slides(deck, c2, title=f"{side}{short['before']} against {short['after']} (UTC, {days})",
+        _table_slides(deck, c2, title=f"{side}{short['before']} against {short['after']} ({zone}, {days})",
                       kind="shifts", row_names=short,
                       about=f"The same LPARs and window in two shifts of the day: {a_name} (rows 'before') against "
                             f"{b_name} (rows 'after'); each row from its shift's summed counter deltas; ratio = "
@@ -305,9 +307,10 @@ def shift_pair_slides(deck: Deck, sides, alt_hours, by: str = "lpar") -> None:
 def compare_story(deck: Deck, request, steps) -> None:
     """Every slide of the comparison after the title, in the story's order."""
     c = request.comparison
+    tz = getattr(request, "tz", "utc") or "utc"
     _summary_slide(deck, c)
     steps(None, "executive summary")
-    _table_slides(deck, c)
+    _table_slides(deck, c, tz=tz)
     steps(None, "comparison table")
     for p in (list(c.cpi["pair"])[:MAX_WATERFALLS] if len(c.cpi) else []):
         _waterfall_slide(deck, c, p)
@@ -318,8 +321,8 @@ def compare_story(deck: Deck, request, steps) -> None:
     if getattr(request, "also_shift", None) is not None:
         shift_pair_slides(deck, (c.before, c.after), request.also_shift, c.by)
         steps(None, "shift against shift")
-    for sel in (c.before, c.after):
+    for sel in (c.before, c.after):      # each side's own slides: its window and time axis in the request's zone
         prefix = f"{(sel.name or 'side').capitalize()}: "
-        sub = side_text(sel)
+        sub = side_text(sel, tz=tz)
         summary_slides(deck, sel.metrics, sel.workspace, request.by, steps, prefix, sub)
-        chart_deck(deck, sel.metrics, sel.workspace, steps, prefix, sub)
+        chart_deck(deck, sel.metrics, sel.workspace, steps, prefix, sub, tz)

@@ -18,7 +18,7 @@ from app.engine.layout import gapped
 from app.export.pptx_parts import (MAX_NODE_SLIDES, MAX_SERIES, MIN_PT, PALETTE, SLIDE_H, SLIDE_W, TABLE_PT, Deck,
                                    fit_rows, head, table, widths, xl_time, xy_chart)
 from app.export.story import span_text
-from app.export.tables import display, metric_specs, with_labels
+from app.export.tables import display, metric_specs, with_labels, zoned_times
 from app.textsafe import display_text
 
 __all__ = ["summary_slides", "chart_deck", "chart_slides", "window_text", "appendix_slide", "column_groups",
@@ -53,10 +53,14 @@ def column_groups(header: list[str], width: list[float], keep: int, avail: float
     return groups
 
 
-def window_text(metrics: Metrics, shift) -> str:
-    """``Intervals 5 Oct - 4 Nov 2026 (UTC); shift 08:00-17:00 UTC, Mon-Fri``."""
+def window_text(metrics: Metrics, shift, ws=None, tz: str = "utc") -> str:
+    """``Intervals 5 Oct - 4 Nov 2026 (UTC); shift 08:00-17:00 UTC, Mon-Fri`` (the span in ``tz``)."""
     m = metrics(by="cec")
-    span = span_text(m["interval_start"].min(), m["interval_end"].max()) if len(m) else "no intervals"
+    if len(m) and ws is not None and tz != "utc":
+        t, zone = zoned_times(ws, tz, m)
+        span = span_text(pd.Series(t["interval_start"]).min(), pd.Series(t["interval_end"]).max(), zone)
+    else:
+        span = span_text(m["interval_start"].min(), m["interval_end"].max()) if len(m) else "no intervals"
     text = f"Intervals {span}"
     if shift is not None and not shift.is_empty:
         text += f"; shift {shift.describe()}"
@@ -121,10 +125,18 @@ def _nodes(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return [(display_text(lab), part.sort_values("interval_end")) for lab, part in f.groupby("_label", sort=False)]
 
 
-def chart_slides(frame: pd.DataFrame, sets: dict | None = None) -> list[dict]:
-    """The timeline charts of the deck as data: ``{"title", "y", "series": [(name, x, y)], "key", "about"}`` per
-    chart (x = Excel serial date of the interval end).  Used by the writer and by the tests."""
+def chart_slides(frame: pd.DataFrame, sets: dict | None = None, ws=None, tz: str = "utc") -> list[dict]:
+    """The timeline charts of the deck as data: ``{"title", "y", "x", "series": [(name, x, y)], "utc": [x in
+    UTC per series], "key", "about"}`` per chart (x = Excel serial date of the interval end in ``tz``, the ``x``
+    title naming the zone; gaps are found in the UTC times).  Used by the writer and by the tests."""
     out: list[dict] = []
+    zone = "UTC"
+    if len(frame):
+        frame = frame.assign(_ut=xl_time(frame["interval_end"]))
+        frame["_xt"] = frame["_ut"]
+    if len(frame) and ws is not None and tz != "utc":     # one conversion of the whole column, then per node
+        t, zone = zoned_times(ws, tz, frame, ("interval_end",))
+        frame["_xt"] = xl_time(t["interval_end"])
     nodes = _nodes(frame) if len(frame) else []
 
     def col(part, mid):
@@ -133,11 +145,14 @@ def chart_slides(frame: pd.DataFrame, sets: dict | None = None) -> list[dict]:
 
     def per_node(title, unit, parts, key, about):  # one chart per node (the first MAX_NODE_SLIDES)
         for lab, part in nodes[:MAX_NODE_SLIDES]:
-            x = xl_time(part["interval_end"])
-            ser = [(name, x, col(part, mid)) for mid, name in parts]
-            ser = [s for s in ser if np.isfinite(s[2]).any()]
-            if ser:
-                out.append({"title": f"{title}: {lab}", "y": unit, "series": ser, "key": key, "about": about})
+            x, u = part["_xt"].to_numpy(dtype=float), part["_ut"].to_numpy(dtype=float)
+            ser = [(name, x, col(part, mid), u) for mid, name in parts]
+            add(f"{title}: {lab}", unit, [s for s in ser if np.isfinite(s[2]).any()], key, about)
+
+    def add(title, unit, ser, key, about):
+        if ser:
+            out.append({"title": title, "y": unit, "series": [s[:3] for s in ser], "utc": [s[3] for s in ser],
+                        "key": key, "about": about})
 
     per_node("CPI and its two parts", "cycles per instruction",
              (("CPI", "CPI"), ("Est_Instr_Cmplx_CPI", "Est Instr Cmplx CPI"), ("Est_Finite_CPI", "Est Finite CPI")),
@@ -146,10 +161,9 @@ def chart_slides(frame: pd.DataFrame, sets: dict | None = None) -> list[dict]:
              "counter deltas of the interval.")
     def every_node(mid, title, unit, about):       # one line per node, MAX_SERIES nodes a chart
         for i in range(0, len(nodes), MAX_SERIES):
-            ser = [(lab, xl_time(p["interval_end"]), col(p, mid)) for lab, p in nodes[i:i + MAX_SERIES]]
-            ser = [s for s in ser if np.isfinite(s[2]).any()]     # RNI only where a formula exists
-            if ser:
-                out.append({"title": title, "y": unit, "series": ser, "key": mid, "about": about})
+            ser = [(lab, p["_xt"].to_numpy(dtype=float), col(p, mid), p["_ut"].to_numpy(dtype=float))
+                   for lab, p in nodes[i:i + MAX_SERIES]]
+            add(title, unit, [s for s in ser if np.isfinite(s[2]).any()], mid, about)   # RNI only where a formula exists
 
     every_node("L1MP", "L1MP", "L1 misses per 100 instructions",
                "L1MP per interval: L1 cache misses (instruction and data) per 100 instructions, per LPAR.")
@@ -160,21 +174,23 @@ def chart_slides(frame: pd.DataFrame, sets: dict | None = None) -> list[dict]:
                "Relative Nest Intensity per interval: the weighted sourcing beyond L2 of the generation's formula set.")
     every_node("LPARCPU", "LPARCPU", "% of one engine",
                "LPARCPU per interval: busy of the LPAR's CPUs from their cycle counts, % of one CPU summed over the CPUs.")
+    for c in out:
+        c["x"] = f"interval end ({zone})"
     return out
 
 
-def chart_deck(deck: Deck, metrics: Metrics, ws, steps, prefix: str = "", sub: str = "") -> None:
-    """The timeline chart slides of one selection, over its own window."""
+def chart_deck(deck: Deck, metrics: Metrics, ws, steps, prefix: str = "", sub: str = "", tz: str = "utc") -> None:
+    """The timeline chart slides of one selection, over its own window, the time axis in ``tz``."""
     frame = metrics(by="lpar_interval")
-    charts = chart_slides(frame, ws.formula_sets)
+    charts = chart_slides(frame, ws.formula_sets, ws, tz)
     no_rni = len(frame) and not any(c["key"] == "RNI" for c in charts)
     for k, c in enumerate(charts):
         s = deck.slide(prefix + c["title"], "chart", sub, c["about"])
         series = []
-        for i, (name, x, y) in enumerate(c["series"]):
-            gx, gy = gapped(x, y)
+        for i, ((name, x, y), u) in enumerate(zip(c["series"], c["utc"])):
+            gx, gy = gapped(x, y, ref=u)
             series.append((name, gx, gy, {"color": PALETTE[i % len(PALETTE)]}))
-        xy_chart(s, 0.4, 1.25, SLIDE_W - 0.8, SLIDE_H - 1.45, series, c["title"], "interval end (UTC)", c["y"],
+        xy_chart(s, 0.4, 1.25, SLIDE_W - 0.8, SLIDE_H - 1.45, series, c["title"], c["x"], c["y"],
                  "mm-dd hh:mm")
         steps(None, f"chart {k + 1} of {len(charts)}")
     n_nodes = frame.groupby(["cec", "lpar"], observed=True).ngroups if len(frame) else 0

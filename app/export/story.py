@@ -61,9 +61,9 @@ def _float(v) -> float:
     return f
 
 
-def side_text(sel, max_names: int = 4) -> str:
-    """One line for a side: its LPARs with machine and generation (the first ``max_names``), its window and its
-    shift."""
+def side_text(sel, max_names: int = 4, tz: str = "utc") -> str:
+    """One line for a side: its LPARs with machine and generation (the first ``max_names``), its window (in
+    ``tz``, by the side's own offsets) and its shift."""
     m = sel.metrics("lpar")
     name = sel.name or "selection"
     name = name[:1].upper() + name[1:]
@@ -71,7 +71,14 @@ def side_text(sel, max_names: int = 4) -> str:
         return f"{name}: no intervals"
     names = [f"{r['lpar']} on {r['cec']} ({r['generation']})" for r in m.to_dict("records")]
     what = ", ".join(names[:max_names]) + (f" and {len(names) - max_names} more" if len(names) > max_names else "")
-    text = f"{name}: {what}, {span_text(m['interval_start'].min(), m['interval_end'].max())}"
+    if tz != "utc" and getattr(sel, "workspace", None) is not None:
+        from app.export.tables import zoned_times
+
+        t, zone = zoned_times(sel.workspace, tz, m)
+        span = span_text(pd.Series(t["interval_start"]).min(), pd.Series(t["interval_end"]).max(), zone)
+    else:
+        span = span_text(m["interval_start"].min(), m["interval_end"].max())
+    text = f"{name}: {what}, {span}"
     if sel.shift is not None and not sel.shift.is_empty:
         text += f", shift {sel.shift.describe()}"
     return text

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from app.engine.compare import node_labels
 from app.engine.layout import ColumnSpec, display, presentation_columns
 
-__all__ = ["Column", "level_columns", "metric_specs", "SHEETS", "excel_format", "display"]
+__all__ = ["Column", "level_columns", "metric_specs", "SHEETS", "excel_format", "display", "zone_offsets", "zoned_times"]
 
 # sheet title, level (Workspace.metrics by=), identity columns shown
 SHEETS = [("CEC", "cec", ["cec"]), ("LPAR", "lpar", ["cec", "lpar", "system"]),
@@ -53,16 +54,17 @@ def metric_specs(ws, generations: list[str]) -> list[ColumnSpec]:
     return out
 
 
-def level_columns(ws, frame: pd.DataFrame, ident: list[str], main_only: bool = False) -> list[Column]:
-    """Columns of a level sheet/table: Name, identity, times, presentation metrics, then bookkeeping."""
+def level_columns(ws, frame: pd.DataFrame, ident: list[str], main_only: bool = False,
+                  zone: str = "UTC") -> list[Column]:
+    """Columns of a level sheet/table: Name, identity, times, presentation metrics, then bookkeeping;
+    ``zone``: the name of the zone the times are in (:meth:`app.engine.timezone.Zones.label`), in their headers."""
     gens = list(dict.fromkeys(frame["generation"].astype(str))) if len(frame) else []
     specs = metric_specs(ws, gens)
     if main_only:
         specs = [s for s in specs if s.group in ("Main", "Hint")]
     cols = [Column("label", _HEAD["label"], "text")]
     cols += [Column(c, _HEAD[c], "int" if c == "cpu" else "text") for c in ident]
-    cols += [Column("interval_start", _HEAD["interval_start"], "time"),
-             Column("interval_end", _HEAD["interval_end"], "time")]
+    cols += [Column(t, _HEAD[t].replace("(UTC)", f"({zone})"), "time") for t in ("interval_start", "interval_end")]
     for s in specs:
         kind = "text" if s.id == "Workload_Hint" else "metric"
         cols.append(Column(s.id, s.header, kind, s.decimals, s.tooltip))
@@ -110,3 +112,39 @@ def csv_columns(by: str, ids: list[str]) -> list[str]:
     extra = (REPORT_PARTITION_COLUMNS if by == "lpar" else []) + (["n_lpars"] if by == "pool" else []) + (COVERAGE_COLUMNS if by in ("cec", "lpar", "class") else [])
     return REPORT_IDENT[by] + ["interval_start", "interval_end"] + ids + ["Workload_Hint", "n_cpus", "generation",
                                                                           "formula_set", "quality", "left_out"] + extra
+
+
+def zone_offsets(ws, tz: str, frame: pd.DataFrame, col: str) -> np.ndarray:
+    """Seconds east of UTC of each time of ``frame[col]`` in ``tz`` (each row its own system's offset for
+    ``local``; a CEC pool row its CEC's, when the CEC's systems share their offsets); zeros for ``utc``."""
+    if tz in (None, "utc") or not len(frame) or col not in frame.columns:
+        return np.zeros(len(frame))
+    z = ws.zones
+    off = z.offsets(tz, frame[col], frame)
+    if tz == "local" and "lpar" in frame.columns:
+        pool = frame["lpar"].astype(str).to_numpy() == "(pool)"
+        if pool.any():
+            off[pool] = z.offsets(tz, frame[col].to_numpy()[pool], frame.loc[pool, ["cec"]])
+    return off
+
+
+def zoned_times(ws, tz: str, frame: pd.DataFrame, cols=("interval_start", "interval_end")
+                ) -> tuple[dict[str, np.ndarray], str]:
+    """The wall-clock times (naive datetime64) of ``frame``'s time columns in ``tz``, one vectorized conversion
+    per column, and the zone's name for headers and axes (``UTC``, ``local, UTC+01:00/UTC+02:00``, an IANA
+    name): the offsets the shown times carry."""
+    out: dict[str, np.ndarray] = {}
+    used = []
+    for c in cols:
+        if c not in frame.columns:
+            continue
+        t = pd.to_datetime(pd.Series(frame[c].to_numpy())).to_numpy("datetime64[ns]")
+        if tz in (None, "utc"):
+            out[c] = t
+            continue
+        off = zone_offsets(ws, tz, frame, c)
+        out[c] = t + (off * 1_000_000_000).astype(np.int64).astype("timedelta64[ns]")
+        used.append(off[~np.isnat(t)])
+    if tz in (None, "utc"):
+        return out, "UTC"
+    return out, ws.zones.label(tz, np.concatenate(used) if used else None)

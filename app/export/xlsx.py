@@ -27,7 +27,7 @@ import pandas as pd
 from app.engine.compare import node_labels
 from app.engine.layout import gap_cuts
 from app.export.provenance import LEVEL_NAMES, provenance, provenance_lines
-from app.export.tables import SHEETS, SIDE_COLORS, excel_format, level_columns, with_labels
+from app.export.tables import SHEETS, SIDE_COLORS, excel_format, level_columns, with_labels, zoned_times
 from app.export.xlsx_rows import SheetColumn, write_columns
 from app.textsafe import display_text
 
@@ -104,14 +104,16 @@ def _col_letter(i: int) -> str:
 
 
 def _write_level(wb, fm: _Formats, name: str, ws_, frame: pd.DataFrame, ident: list[str], level: str,
-                 steps, frac: tuple[float, float]) -> dict[str, Any]:
-    """One level sheet; returns layout info (column index by key, rows written, rows left out)."""
+                 steps, frac: tuple[float, float], tz: str = "utc") -> dict[str, Any]:
+    """One level sheet, its times in ``tz``; returns layout info (column index by key, rows written, rows left
+    out, the zone's name)."""
     sh = wb.add_worksheet(name)
     frame = with_labels(frame, level)
-    cols = level_columns(ws_, frame, ident)
     n = min(len(frame), MAX_ROWS)
     truncated = len(frame) - n
     frame = frame.iloc[:n]
+    times, zone = zoned_times(ws_, tz, frame)
+    cols = level_columns(ws_, frame, ident, zone=zone)
     data: dict[str, Any] = {}
     widths = []
     sample = frame.iloc[:: max(1, n // 2000)] if n else frame
@@ -119,7 +121,7 @@ def _write_level(wb, fm: _Formats, name: str, ws_, frame: pd.DataFrame, ident: l
         if c.key not in frame.columns:
             data[c.key] = None
         elif c.kind == "time":
-            data[c.key] = excel_time(frame[c.key])
+            data[c.key] = excel_time(times[c.key])
         elif c.kind in ("metric", "int"):
             data[c.key] = pd.to_numeric(frame[c.key], errors="coerce").to_numpy(dtype=np.float64)
         else:
@@ -155,7 +157,8 @@ def _write_level(wb, fm: _Formats, name: str, ws_, frame: pd.DataFrame, ident: l
     sh.freeze_panes(1, 1)
     sh.autofilter(0, 0, max(n, 1), len(cols) - 1)
     print_setup(sh, repeat_rows=1)
-    return {"sheet": name, "col": {c.key: j for j, c in enumerate(cols)}, "rows": n, "truncated": truncated}
+    return {"sheet": name, "col": {c.key: j for j, c in enumerate(cols)}, "rows": n, "truncated": truncated,
+            "zone": zone}
 
 
 def _chart_axes(ch, x_name: str, y_name: str, x_fmt: str | None = None, x_min=None, x_max=None) -> None:
@@ -178,14 +181,17 @@ AFTER_COLORS = ["#" + c for c in SIDE_COLORS["after"]]
 _TIMELINE_METRICS = (("CPI", "CPI", "cycles per instruction"), ("LPARCPU", "LPARCPU", "% of one engine"))
 
 
-def _blocks(parts: list[tuple[str, str, pd.DataFrame]], xcol: str) -> list[tuple[str, str, list[np.ndarray]]]:
-    """(name, side, [x, metric...]) per series, with a NaN row where the data has a gap (the chart shows it)."""
+def _blocks(parts: list[tuple[str, str, pd.DataFrame]], xcol: str,
+            ref: str | None = None) -> list[tuple[str, str, list[np.ndarray]]]:
+    """(name, side, [x, metric...]) per series, with a NaN row where the data has a gap (the chart shows it);
+    ``ref``: the column of the same times in UTC when ``xcol`` is wall-clock time (a daylight-saving switch is
+    no gap)."""
     out = []
     for name, side, part in parts:
         x = part[xcol].to_numpy(dtype=float)
         arrays = [x] + [pd.to_numeric(part[mid], errors="coerce").to_numpy(dtype=float) if mid in part.columns
                         else np.full(len(x), np.nan) for mid, _, _ in _TIMELINE_METRICS]
-        cut = gap_cuts(x)   # the one gap rule of every chart (app.engine.layout)
+        cut = gap_cuts(x if ref is None else part[ref].to_numpy(dtype=float))   # the one gap rule of every chart
         if len(cut):
             arrays = [np.insert(a, cut, np.nan) for a in arrays]
         out.append((name, side, arrays))
@@ -240,10 +246,12 @@ def _charts(wb, sh, series, row: int, title: str, x_label: str, x_fmt: str | Non
     return row
 
 
-def _timeline(wb, sh, frame: pd.DataFrame, comparison=None) -> None:
-    """Scatter-with-lines charts of CPI and LPARCPU per LPAR over the interval end (and, with a comparison,
-    both selections overlaid on a relative time axis first).  The charts' data sits to the right of the
-    charts (from column Z), with a blank row where the data has a gap."""
+def _timeline(wb, sh, frame: pd.DataFrame, comparison=None, ws_=None, tz: str = "utc") -> None:
+    """Scatter-with-lines charts of CPI and LPARCPU per LPAR over the interval end in ``tz`` (and, with a
+    comparison, both selections overlaid on a relative time axis first).  The charts' data sits to the right of
+    the charts (from column Z), with a blank row where the data has a gap."""
+    ends, zone = zoned_times(ws_, tz, frame, ("interval_end",)) if ws_ is not None and len(frame) else \
+        ({"interval_end": frame["interval_end"]}, "UTC")
     print_setup(sh)
     sh.set_column(0, 0, 12)
     row, c0 = 2, 25
@@ -260,13 +268,14 @@ def _timeline(wb, sh, frame: pd.DataFrame, comparison=None) -> None:
         rel = _blocks(parts, "x")
         blocks += rel
     else:
-        sh.write_string(0, 0, "Main timeline: CPI and LPARCPU per LPAR (interval end, UTC)")
+        sh.write_string(0, 0, f"Main timeline: CPI and LPARCPU per LPAR (interval end, {zone})")
     parts = []
     if len(frame):
-        f = frame.assign(_t=excel_time(frame["interval_end"]), _label=node_labels(frame, "lpar").to_numpy())
+        f = frame.assign(_t=excel_time(ends["interval_end"]), _u=excel_time(frame["interval_end"]),
+                         _label=node_labels(frame, "lpar").to_numpy())
         for label, part in f.groupby("_label", sort=False):
             parts.append((str(label), "", part.sort_values("interval_end")))
-    absolute = _blocks(parts, "_t")
+    absolute = _blocks(parts, "_t", "_u")
     sh.write_string(0, c0, "Chart data; a blank row marks a gap in the data")
     series = _write_blocks(sh, c0, blocks + absolute, "x")
     if comparison is not None:
@@ -276,7 +285,7 @@ def _timeline(wb, sh, frame: pd.DataFrame, comparison=None) -> None:
         return
     t = f["_t"].to_numpy(dtype=float)
     lo, hi = math.floor(float(np.nanmin(t)) * 4) / 4, math.ceil(float(np.nanmax(t)) * 4) / 4
-    row = _charts(wb, sh, series[len(blocks):], row, " per LPAR", "interval end (UTC)", "mm-dd hh:mm", lo, hi)
+    row = _charts(wb, sh, series[len(blocks):], row, " per LPAR", f"interval end ({zone})", "mm-dd hh:mm", lo, hi)
     sh.print_area(0, 0, row, 15)
 
 
@@ -394,7 +403,7 @@ def _compare(wb, fm: _Formats, sh, c) -> None:
     sh.print_area(0, 0, r, 1 + len(cols))          # the table and charts; the waterfall data stays off the page
 
 
-def _about(fm: _Formats, sh, doc: dict[str, Any], notes: list[str]) -> None:
+def _about(fm: _Formats, sh, doc: dict[str, Any], notes: list[str], zone: str = "UTC") -> None:
     files = _about_files(doc)
     print_setup(sh)
     sh.set_column(0, 0, max([16] + [len(f["name"]) + 2 for f in files]))     # file names in full
@@ -406,6 +415,9 @@ def _about(fm: _Formats, sh, doc: dict[str, Any], notes: list[str]) -> None:
     for k, v in (("Made with", doc["app"]), ("Level", doc["level"]),
                  ("Window", f"{doc['window']['from'] or 'start of data'} .. {doc['window']['to'] or 'end of data'}"),
                  ("Intervals", f"{doc['window']['first'] or '-'} .. {doc['window']['last'] or '-'} (UTC)"),
+                 *([("Times", f"{zone}: the sheets' date-times and chart axes are wall-clock times"
+                     + (" (each system's own offset, from its records)" if zone.startswith("local") else ""))]
+                   if zone != "UTC" else []),
                  ("Shift filter", doc["shift"]["text"] if doc["shift"] else "none (all hours, all days)"),
                  ("Formula sets", ", ".join(doc["formula_sets"].values()) or "-"),
                  ("Formula file", doc.get("formulas_file") or "built-in sets")):
@@ -464,6 +476,7 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
     wb.set_properties({"title": request.title, "subject": "IBM Z CPU MF metrics", "comments": doc["app"],
                        "created": created})
     fm = _Formats(wb)
+    tz = getattr(request, "tz", "utc") or "utc"
     items: dict[str, int] = {}
     notes: list[str] = []
     try:
@@ -482,14 +495,14 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
             if level == "lpar_interval":
                 timeline = frame
             info = _write_level(wb, fm, name, request.workspace, frame, ident, level, steps,
-                                (0.05 + 0.85 * k / n, 0.05 + 0.85 * (k + 1) / n))
+                                (0.05 + 0.85 * k / n, 0.05 + 0.85 * (k + 1) / n), tz)
             infos[level] = info
             items[name] = info["rows"]
             if info["truncated"]:
                 notes.append(f"Sheet {name}: {info['truncated']:,} rows left out (Excel holds {MAX_ROWS:,} rows per "
                              "sheet); use a shorter window or the CSV export")
         steps(0.92, "charts")
-        _timeline(wb, tl, timeline, request.comparison)
+        _timeline(wb, tl, timeline, request.comparison, request.workspace, tz)
         if cmp_sheet is not None:
             _compare(wb, fm, cmp_sheet, request.comparison)
             items["Compare"] = len(request.comparison.table)
@@ -498,7 +511,7 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
             steps(0.94, "profile")
             items["Profile"] = write_profile_sheet(wb, fm, request)
         notes[:0] = sheet_notes(items, [s[0] for s in SHEETS if s not in sheets])
-        _about(fm, wb.add_worksheet("About"), doc, notes)
+        _about(fm, wb.add_worksheet("About"), doc, notes, request.workspace.zones.label(tz) if tz != "utc" else "UTC")
         steps(0.96, "saving")
     finally:
         wb.close()

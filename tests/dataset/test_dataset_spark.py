@@ -32,8 +32,11 @@ def ds(tmp_path_factory):
 @pytest.mark.parametrize("spec", [QuerySpec(by="cec"), QuerySpec(by="lpar", every="day"),
                                   QuerySpec(by="interval", where="lpar = 'ZOSB'", shift=make_shift("08:30-12", None),
                                             start="2026-11-02T06:00", end="2026-11-03T06:00"),
-                                  QuerySpec(by="lpar", shift=make_shift("22-06,12-13", "mon-tue"))],
-                         ids=["cec", "lpar-every-day", "interval-where-hours", "lpar-night-list-days"])
+                                  QuerySpec(by="lpar", shift=make_shift("22-06,12-13", "mon-tue")),
+                                  # query --tz ZONE: hours and days in New York time (EST), local days
+                                  QuerySpec(by="lpar", every="day", tz="America/New_York",
+                                            shift=make_shift("08-17", "mon-tue", "America/New_York"))],
+                         ids=["cec", "lpar-every-day", "interval-where-hours", "lpar-night-list-days", "lpar-zone"])
 def test_spark_equals_duckdb(ds, spec):
     a = run_query(ds, spec, engine="duckdb")
     b = run_query(ds, spec, engine="spark")
