@@ -34,7 +34,7 @@ def _nodes(ws: Workspace) -> dict[str, list[tuple]]:
     stack = list(ws.tree())
     while stack:
         n = stack.pop()
-        if not n.info.get("partition_only"):
+        if not n.info.get("partition_only") and n.level in out:   # pools and SMT cores have tests of their own
             out[n.level].append(tuple(n.key))
         stack.extend(n.children)
     return {k: sorted(v, key=str) for k, v in out.items()}
