@@ -122,6 +122,9 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         from app.ui.time_zone import install as install_time_zone  # issue 26: View > Local time, chip toggle
 
         install_time_zone(self)
+        from app.ui import gc_guard
+
+        gc_guard.install(self)      # garbage collection on the GUI thread only (a Qt destructor on a worker deadlocks)
         self._restore()
 
     def _connect(self) -> None:
