@@ -211,8 +211,10 @@ def test_tree_from_the_cache_is_the_same_tree(files, cache):
     ws1.add_all([wc.read_file(p, cache=cache) for p in paths])
     fresh = _flat(ws1.tree())
     # the tree's whole-window metrics were stored, one entry per level (cec, lpar, class, cpu_window): the window
-    # builds the tree's deeper levels in a later job (issue 11) and asks for any set of them (issue 23)
-    assert len(_entries(cache, "wm")) == 4
+    # builds the tree's deeper levels in a later job (issue 11) and asks for any set of them (issue 23), and the
+    # CEC pools' and SMT cores' rows (issue 26): six
+    names = sorted(p.name.rsplit("-", 1)[1] for p in _entries(cache, "wm"))
+    assert names == sorted(["cec", "lpar", "class", "cpu_window", "pool", "core"])
     ws2 = Workspace(cache=cache)
     ws2.add_all([wc.read_file(p, cache=cache) for p in paths])
     again = _flat(ws2.tree())

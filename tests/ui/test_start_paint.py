@@ -3,7 +3,7 @@ workspace cache writes wait until the window is all idle."""
 
 from __future__ import annotations
 
-from conftest import wait_loaded
+from tests.ui.conftest import wait_loaded
 
 
 def test_after_first_paint_waits_for_the_paint(qtbot, monkeypatch):
