@@ -256,13 +256,6 @@ def _mtime(p: Path) -> float:
 
 def vacuum(ds, min_age_s: float = 0.0) -> list[Path]:
     """Remove the orphans last written ``min_age_s`` ago or more; returns what went."""
-    gone = []
-    for p in ds.orphans():
-        if time.time() - _mtime(p) < min_age_s:
-            continue
-        try:
-            p.unlink()
-            gone.append(p)
-        except OSError:
-            continue
-    return gone
+    from app.dataset.integrity import remove_files
+
+    return remove_files([p for p in ds.orphans() if time.time() - _mtime(p) >= min_age_s])

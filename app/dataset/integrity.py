@@ -25,7 +25,7 @@ from typing import Any
 
 from app.findings import Finding, make_finding
 
-__all__ = ["LEFTOVER_AGE_S", "seal_entry", "entry_problem", "part_problem", "file_crc32", "manifest_finding",
+__all__ = ["LEFTOVER_AGE_S", "remove_files", "seal_entry", "entry_problem", "part_problem", "file_crc32", "manifest_finding",
            "part_finding", "leftovers", "leftover_finding"]
 
 # a part is written and committed within the extract of one file; one not committed an hour after it was last
@@ -157,3 +157,15 @@ def leftover_finding(root: Path, paths: list[Path]) -> Finding:
                         f"{len(paths)} leftover file(s) of interrupted extracts (e.g. "
                         f"{paths[0].relative_to(root).as_posix()})",
                         "no query reads them; the next `nestscope extract` to this dataset removes them")
+
+
+def remove_files(paths) -> list[Path]:
+    """Remove ``paths`` (one that cannot be removed is left); returns those removed."""
+    gone = []
+    for p in paths:
+        try:
+            p.unlink()
+            gone.append(p)
+        except OSError:
+            continue
+    return gone

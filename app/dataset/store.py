@@ -208,14 +208,7 @@ class Dataset:
 
     def clean_leftovers(self, min_age_s: float = integrity.LEFTOVER_AGE_S) -> list[Path]:
         """Remove :meth:`leftovers` (the next extract does, once per :class:`Dataset`); returns what went."""
-        gone = []
-        for p in self.leftovers(min_age_s):
-            try:
-                p.unlink()
-                gone.append(p)
-            except OSError:
-                continue
-        return gone
+        return integrity.remove_files(self.leftovers(min_age_s))
 
     def _committed(self, sha: str) -> bool:
         """True when the dataset holds a sound manifest entry of ``sha``; a damaged one is removed (its file can
