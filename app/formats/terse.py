@@ -214,6 +214,15 @@ def _end_findings(info: Untersed, raw, file: str, status: int, k: int) -> None:
                 f"the tersed data ends with its end marker at offset {at}, but {n - pad:,} bytes follow its last "
                 f"1,024-byte record that are not zero padding (the first at offset {first})",
                 f"they were not read; {kept}; if the file was damaged there, what followed is lost"))
+        elif n < pad:
+            # AMATERSE writes 1,024-byte records: a shorter last block means the file was cut there, and the
+            # end marker read at its very end is likely a damaged byte, not the real end
+            info.findings.append(make_finding(
+                file, n, "warning", "terse-short-block",
+                f"the tersed file ends at offset {n}, inside its last 1,024-byte record (tersed data sets are "
+                f"written in whole 1,024-byte records): it was probably cut, and the end marker at offset {at} "
+                "may be damage",
+                f"{kept}; the last record may be incomplete; transfer the tersed file again in binary mode"))
         return
     if status == T.CUT:
         info.findings.append(make_finding(

@@ -304,6 +304,21 @@ def test_reader_keeps_the_records_before_the_damage(frac, xor):
         assert res.samples["B0"].tolist() == _PLAIN["B0"].iloc[:n].tolist()
 
 
+def test_an_end_marker_inside_a_short_last_block_is_a_cut():
+    # found by hypothesis: the file cut at 3,725 bytes with its last byte flipped (XOR 16) turns the last 12-bit
+    # code into 0, the end marker; the stream looks complete, but AMATERSE writes whole 1,024-byte records and
+    # 3,725 = 3 * 1,024 + 653, so the file was cut: a warning at the file size, every whole record kept
+    k = 13 + int(0.2797903972499725 * (_END - 14))
+    raw = bytearray(_TRS[:k])
+    raw[-1] ^= 16
+    _, info = terse.unterse(bytes(raw), "cut.trs")
+    assert [(f.code, f.offset) for f in info.findings] == [("terse-short-block", k)]
+    res = read_bytes(bytes(raw), "cut.trs")
+    assert "terse-short-block" in {f.code for f in res.findings}
+    # the same stream in whole blocks (the real file) has no finding
+    assert terse.unterse(_TRS, "x")[1].findings == []
+
+
 def test_progress_covers_the_unterse_then_the_reader(smf):
     recs, plain = smf
     raw = tersed(recs, "PACK", variable=True, lrecl=32756, spanned=True)
@@ -330,10 +345,15 @@ def test_any_variable_records_round_trip(recs, mode):
 @pytest.mark.parametrize("path", PATHS)
 def test_last_variable_record_without_its_mark_is_kept(path):
     # literal SPACK codes: X'C1' X'C2', record mark, X'C3', end marker (no mark: the record still counts)
+    # (zero-padded to its 1,024-byte record, as AMATERSE writes it)
     raw = header("SPACK", True, 100) + pack_codes([0xC2, 0xC3, 257, 0xC4, 0])
-    out, info = _unterse(raw, path)
+    out, info = _unterse(raw + bytes(1024 - len(raw)), path)
     assert bytes(out) == b"\x00\x06\x00\x00\xc1\xc2" + b"\x00\x05\x00\x00\xc3"
     assert info.records == 2 and info.findings == []
+    # the same bytes without the padding: the same records, and a warning that the file ends inside its block
+    out, info = _unterse(raw, path)
+    assert bytes(out) == b"\x00\x06\x00\x00\xc1\xc2" + b"\x00\x05\x00\x00\xc3"
+    assert [(f.code, f.offset) for f in info.findings] == [("terse-short-block", len(raw))]
 
 
 def test_a_loop_without_progress_ends_as_damage(monkeypatch):
