@@ -613,8 +613,8 @@ def _check_version(root: Path, marker: Path) -> int:
         return ver
     what = ("written by an older NestScope (bare int64 nanosecond times, names stored as dictionaries in some "
             "files: not readable by every engine)" if ver < FORMAT["version"] else "written by a newer NestScope")
-    raise DatasetError(f"{root}: dataset format version {ver}, {what}; this NestScope reads version "
-                       f"{FORMAT['version']}. Re-extract the source files (their paths are in {root}/manifest/*.json, "
+    raise DatasetError(f"{root}: dataset format version {ver}, {what}; this NestScope reads versions "
+                       f"{' and '.join(str(v) for v in tables.READABLE_VERSIONS)}. Re-extract the source files (their paths are in {root}/manifest/*.json, "
                        f"'path') into a new dataset: nestscope extract FILE... --to NEWDIR")
 
 
