@@ -157,7 +157,7 @@ def to_engine_samples(ctx: pd.DataFrame) -> pd.DataFrame:
         ok = np.isfinite(off)
         shift = (np.where(ok, off, 0) * 1_000_000_000).astype(np.int64).astype("timedelta64[ns]")
         ctx["local_time"] = np.where(ok, t + shift, np.datetime64("NaT", "ns"))
-        ctx.drop(columns=[OFFSET], inplace=True)
+        del ctx[OFFSET]
     return ctx
 
 
