@@ -6,8 +6,9 @@ presentations divide the old value by the new) and the delta row (after - before
 presentation's column layout, then the CPI change split into the instruction-complexity part
 and the finite-cache part (L1MP effect + SCPL1M effect, midpoint split; :mod:`app.engine.compare`).
 
-``--hours 08-17 --days mon-fri`` filter both sides (UTC); ``--before-hours`` etc. one side
-(prime shift against night on the same files).  Exit codes: 0 data read, 2 usage error
+``--hours 08-17 --days mon-fri`` filter both sides (in the ``--tz`` zone); ``--before-hours`` etc. one side
+(prime shift against night on the same files).  ``--format csv`` writes each side's times in the ``--tz`` zone by
+that side's own offsets (local by default once an offset is known; each cell carries its offset).  Exit codes: 0 data read, 2 usage error
 (bad time, bad shift text, unknown LPAR), 3 nothing readable on one side.
 """
 
