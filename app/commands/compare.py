@@ -6,8 +6,9 @@ presentations divide the old value by the new) and the delta row (after - before
 presentation's column layout, then the CPI change split into the instruction-complexity part
 and the finite-cache part (L1MP effect + SCPL1M effect, midpoint split; :mod:`app.engine.compare`).
 
-``--hours 08-17 --days mon-fri`` filter both sides (UTC); ``--before-hours`` etc. one side
-(prime shift against night on the same files).  Exit codes: 0 data read, 2 usage error
+``--hours 08-17 --days mon-fri`` filter both sides (in the ``--tz`` zone); ``--before-hours`` etc. one side
+(prime shift against night on the same files).  ``--format csv`` writes each side's times in the ``--tz`` zone by
+that side's own offsets (local by default once an offset is known; each cell carries its offset).  Exit codes: 0 data read, 2 usage error
 (bad time, bad shift text, unknown LPAR), 3 nothing readable on one side.
 """
 
@@ -216,14 +217,24 @@ def to_json(c, request_like) -> str:
     return json_text(json.dumps(doc, indent=1, allow_nan=False, default=str)) + "\n"
 
 
-def to_csv(c) -> str:
+def shown_zone(c, tz: str | None) -> str:
+    """The zone a comparison's times are shown in: ``tz``, else local once either side's offsets are known and
+    not all 0 (as each side's workspace default), else UTC."""
+    if tz:
+        return tz
+    return "local" if "local" in (c.before.workspace.zones.default(), c.after.workspace.zones.default()) else "utc"
+
+
+def to_csv(c, tz: str = "utc") -> str:
+    """The comparison table as CSV; each side's times in ``tz`` by its own offsets (each cell with its offset)."""
     from app.engine.metrics import metric_ids
     from app.export.csv import compare_columns, rows_csv
+    from app.export.tables import comparison_offsets
     from app.textsafe import csv_line
 
     ids = list(dict.fromkeys(metric_ids(c.before.workspace.formula_sets) + metric_ids(c.after.workspace.formula_sets)))
     cols = compare_columns(c.by, ids)
-    return csv_line(cols) + "".join(csv_line(r) for r in rows_csv(c.table, cols))
+    return csv_line(cols) + "".join(csv_line(r) for r in rows_csv(c.table, cols, comparison_offsets(c, tz)))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -241,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
                                                     (("before", left_out_line(c.before.workspace)),
                                                      ("after", left_out_line(c.after.workspace))) if line)
     elif args.format == "csv":
-        text = to_csv(c)
+        text = to_csv(c, shown_zone(c, getattr(args, "tz", None)))
     else:
         text = to_json(c, ExportRequest(c.after.workspace, by=c.by, comparison=c))
     if args.out:

@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         ds = Dataset(args.dataset, create=True)
+        ds.check_writable()            # an older format is read, never added to (its parts would mix schemas)
         ds.keep_samples = bool(getattr(args, "keep_samples", False))
     except (DatasetError, OSError) as exc:
         print(f"nestscope extract: error: {exc}", file=sys.stderr)

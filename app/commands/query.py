@@ -11,7 +11,9 @@ those whose midpoint falls on Monday..Friday.  ``--where`` takes column names of
 class, cpu, generation, machine_type...), 'strings', numbers, IN (...), AND, OR, NOT and comparisons.
 ``--tz ZONE`` (an IANA name) reads ``--hours``/``--days`` and the ``--every`` periods in that zone's wall-clock time
 (in SQL: DuckDB's ``timezone()``, Spark's ``from_utc_timestamp``) and shows every time with that zone's offset;
-``--tz local`` is refused (exit 2): the dataset's intervals table keeps no UTC offset of the systems.
+``--tz local`` does so in each system's own wall clock, from the UTC offsets its records state (the intervals'
+``utc_offset_s``; a system without one stays in UTC).  A dataset of format version 2 keeps no offsets: ``--tz
+local`` on it exits 2 saying to re-extract.
 
 A damaged manifest entry or part file is left out of the answer and named on stderr (and under ``left_out`` in
 JSON, after the table): which file, what is wrong, what the answer leaves out.  Leftover files of killed extracts
@@ -104,9 +106,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                                     "wraps midnight, a list 08-12,13-17)")
     p.add_argument("--days", metavar="DAYS", help="only intervals whose midpoint falls on these days of the week "
                                                   "(e.g. mon-fri, sat,sun)")
-    p.add_argument("--tz", type=tz_arg, default="utc", metavar="utc|ZONE",
-                   help="the zone of --hours/--days, the --every periods and the shown times: utc (default) or an "
-                        "IANA name such as Europe/Berlin ('local' needs offsets a dataset does not keep)")
+    p.add_argument("--tz", type=tz_arg, default="utc", metavar="utc|local|ZONE",
+                   help="the zone of --hours/--days, the --every periods and the shown times: utc (default), local "
+                        "(each system's own wall clock, from the offsets its records state) or an IANA name such "
+                        "as Europe/Berlin")
     p.add_argument("--where", metavar="COND", help="e.g. \"lpar IN ('ZOSA','ZOSB') AND class = 'GCP'\"")
     p.add_argument("--format", choices=("table", "csv", "json", "parquet"), default="table")
     p.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb")
@@ -152,6 +155,29 @@ def zone_offsets(m: pd.DataFrame, tz: str) -> dict:
             t = pd.DatetimeIndex(pd.to_datetime(m[c], utc=True))
             out[c] = (t.tz_convert(tz).tz_localize(None) - t.tz_convert(None)).total_seconds().to_numpy()
     return out
+
+
+_LOCAL = ("_off_start", "_off_end")       # run_query's columns under --tz local: offsets of the shown times
+
+
+def local_offsets(m: pd.DataFrame) -> tuple[pd.DataFrame, dict, str]:
+    """``--tz local``: ``m`` without run_query's offset columns, with each ``period`` (the system's wall-clock
+    start) as a UTC instant, the offsets of its time columns (a row added for partition data only: UTC) and the
+    zone's name (``local, UTC+01:00/UTC+02:00``; ``UTC`` when every offset is 0)."""
+    import numpy as np
+
+    from app.engine.timezone import offset_text
+
+    get = {c: (pd.to_numeric(m[c], errors="coerce").fillna(0.0).to_numpy(np.float64) if c in m.columns
+               else np.zeros(len(m))) for c in _LOCAL}
+    offs = {"interval_start": get["_off_start"], "interval_end": get["_off_end"]}
+    m = m.drop(columns=[c for c in _LOCAL if c in m.columns])
+    if "period" in m.columns and len(m):
+        offs["period"] = get["_off_start"]
+        m = m.assign(period=pd.to_datetime(m["period"]) - pd.to_timedelta(offs["period"], unit="s"))
+    used = sorted(set(np.concatenate([offs["interval_start"], offs["interval_end"]]).tolist())) if len(m) else []
+    zone = "UTC" if not used or used == [0.0] else "local, " + "/".join(offset_text(o) for o in used)
+    return m, offs, zone
 
 
 def periods_to_utc(m: pd.DataFrame, tz: str) -> pd.DataFrame:
@@ -205,10 +231,6 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "parquet" and not args.out:
         return usage("--format parquet needs --out FILE")
     tz = getattr(args, "tz", "utc") or "utc"
-    if tz == "local":
-        return usage("query --tz local needs each system's UTC offset, which the dataset's intervals table does not "
-                     "keep (report/export --tz local derive it from the files' records); use --tz utc or an IANA "
-                     "zone such as Europe/Berlin")
     try:
         shift = make_shift(args.hours, args.days, tz)   # report's parser: the same texts, the same messages
     except ShiftError as exc:
@@ -234,8 +256,11 @@ def run(args: argparse.Namespace) -> int:
     except (DatasetError, QueryError, WhereError, FormulaFileError) as exc:
         return usage(str(exc))
     ids = metric_ids(sets)
-    m = periods_to_utc(m, tz).reset_index(drop=True)
-    offs = zone_offsets(m, tz)
+    if tz == "local":
+        m, offs, zone = local_offsets(m.reset_index(drop=True))
+    else:
+        m = periods_to_utc(m, tz).reset_index(drop=True)
+        offs, zone = zone_offsets(m, tz), ("UTC" if tz == "utc" else tz)
     left = _left_out(ds)
     _say(left)
     n_files = ds.n_readable()
@@ -252,7 +277,6 @@ def run(args: argparse.Namespace) -> int:
         text = to_json(m, args.by, ids, args, sets, n_files, spec, left, offs)
     else:
         ws = _Sets(sets, m)
-        zone = "UTC" if tz == "utc" else tz
         shown = shown_in_zone(m, {c: o for c, o in offs.items() if c != "period"})
         if args.every and len(m):
             parts = []

@@ -20,7 +20,9 @@ deltas of the CPUs of a node (and time bucket), then apply the generation's form
   belongs to the shift when its midpoint ``t_start + (t_end - t_start) / 2`` (integer nanoseconds) lies in
   ``[start, end)`` minutes of the day (wrapping midnight when end < start) on one of the days, exactly as
   :func:`app.engine.shift.shift_mask` selects for ``report --hours/--days``.
-  With ``query --tz ZONE`` the midpoint and the periods are the wall-clock times of that IANA zone (:func:`wall_sql`).
+  With ``query --tz ZONE`` the midpoint and the periods are the wall-clock times of that IANA zone (:func:`wall_sql`);
+  with ``--tz local`` each system's own: the interval's time plus the offset in force during it (the
+  ``utc_offset_s`` its start states, the CPU's previous interval's), as the engine reads a shift in local time.
 
 Runs on DuckDB (in-process, default) or Spark (``local[2]`` unless ``SPARK_MASTER``/``spark.master`` say
 otherwise); both get the same statement apart from the :class:`app.dataset.sql.Dialect` details.
@@ -41,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from app.dataset.sql import DUCKDB, SPARK, Dialect, formula_set_sql, lit_str, metric_layers, parse_where
-from app.dataset.sql import missing_counters, missing_counters_message, wall_sql
+from app.dataset.sql import local_offsets_sql, local_shown_sql, missing_counters, missing_counters_message, wall_sql
 from app.dataset.store import Dataset
 from app.dataset.tables import duckdb_source
 from app.engine.shift import ShiftFilter
@@ -81,7 +83,7 @@ class QuerySpec:
     nodes: list[tuple] | None = None
     formula_sets: dict | None = field(default=None, repr=False)
     keep_implausible: bool = False    # rows marked implausible at extract time stay in the sums (issue 20)
-    tz: str = "utc"                   # the zone of --every's periods (utc or an IANA name; sql.wall_sql)
+    tz: str = "utc"                   # the zone of --every's periods (utc, local or an IANA name; sql.wall_sql)
 
 
 def shift_sql(shift: ShiftFilter | None, d: Dialect) -> list[str]:
@@ -450,7 +452,8 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     busy = f"CASE WHEN cpu_speed > 0 THEN {b0} / cpu_speed END"
     ctes = [f"p AS ({_params_sql(params, d)})"]
     ctes.append(
-        f"base AS (SELECT {src}.*, "
+        f"base AS (SELECT {src}.*, " + (local_offsets_sql(src, d) if "local" in (spec.tz, spec.shift and spec.shift.tz)
+                                         else "") +
         "CASE WHEN p_l IS NULL THEN t_end ELSE CAST(FLOOR(CAST(t_end - p_off AS DOUBLE) / CAST(p_l AS DOUBLE) + 0.5) "
         "AS BIGINT) * p_l + p_off END AS bucket, "
         "CAST(p_l AS DOUBLE) / 1000000000.0 AS bucket_s, "
@@ -467,9 +470,10 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     gen_sel = [q(k) for k in keys] + ["_gen AS generation", "_fset AS formula_set"]
     gen_keys = [q(k) for k in keys] + ["generation", "formula_set"]
     with_hint = not (by == "cpu")
+    local_sel = local_shown_sql(d, per_cpu_interval, cec_level) if spec.tz == "local" else []
     hc = [c for c in hint_counters(sets, counters)] if with_hint else []
     if per_cpu_interval:
-        sel = gen_sel + ["t_start AS _start", "t_end AS _end", "1 AS n_cpus", f"qbits + 256 * {lo} AS _q",
+        sel = gen_sel + local_sel + ["t_start AS _start", "t_end AS _end", "1 AS n_cpus", f"qbits + 256 * {lo} AS _q",
                          "1 AS _size", f"{lo} AS _lo", "0 AS _cntP", "0 AS _cntE", "CAST(cpu_speed AS DOUBLE) AS _CPSP",
                          "interval_s AS _INTERVAL"]
         sel += [f"{val(c)} AS {q(c)}" for c in counters]
@@ -480,7 +484,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
         group = [q(k) for k in keys] + ["_gen", "_fset"] + extra
         firstP = next((c for c in counters if c[0] == "P"), None)
         firstE = next((c for c in counters if c[0] == "E"), None)
-        sel = gen_sel + extra + [
+        sel = gen_sel + extra + local_sel + [
             "MIN(t_start) AS _start", "MAX(t_end) AS _end", f"{d.count_distinct('_uid')} AS n_cpus",
             "SUM(_busy_us) AS _sb", "SUM(_bf) AS _sf", "MAX(cpu_speed) AS _cpsp_max",
             f"{d.median('interval_s')} AS _ivs", f"MAX({bcol}_s) AS _blen", f"{d.count_distinct(bcol)} AS _nb",
@@ -532,7 +536,8 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
                     whens.append(f"WHEN {lit_str(g)} THEN {formula_set_sql(fs, hcolumn, {mid})[mid]}")
             mets.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)")
                         + f" AS {q('_hint_' + mid)}")
-    tail = ["_start", "_end", "n_cpus", "_q", "_size", "_lo", "_cntP", "_cntE"]
+    tail = ["_start", "_end", "n_cpus", "_q", "_size", "_lo", "_cntP", "_cntE"] + [
+        a.rsplit(" AS ", 1)[1] for a in local_sel]
     out_cols = [c for c in out_keys] + tail + mets
     order = [q(k) for k in keys] + (["_period"] if period else []) + ["_end"]
     final = f"SELECT {', '.join(out_cols)} FROM {prev} ORDER BY {', '.join(order)}"
@@ -580,6 +585,10 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
             src = "iv_sel"
             eng.view(src, sel)
         have = set(eng.columns())
+        if "local" in (spec.tz, spec.shift and spec.shift.tz) and "utc_offset_s" not in have:
+            raise QueryError(f"{ds.root}: its intervals keep no UTC offsets (dataset format version "
+                             f"{getattr(ds, 'version', '?')}), so --tz local cannot read the systems' wall clocks; "
+                             "use --tz utc or an IANA zone, or re-extract the source files into a new dataset")
         missing = missing_counters(sets, have)
         if missing:      # a formula over counters the dataset does not keep: no silent NULL (issue 24)
             raise QueryError(missing_counters_message(missing))
@@ -667,6 +676,9 @@ def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, NA, classify, _h
     out["quality"] = quality_strings(qb) if n else []
     out["left_out"] = raw["_lo"].fillna(0).to_numpy(dtype=np.int64) if n else np.zeros(0, np.int64)
     out["summary"] = False
+    if "_off_s" in raw.columns:        # --tz local: the offsets of the shown start and end (app.commands.query)
+        out["_off_start"] = pd.to_numeric(raw["_off_s"], errors="coerce").to_numpy(np.float64, na_value=0.0)
+        out["_off_end"] = pd.to_numeric(raw["_off_e"], errors="coerce").to_numpy(np.float64, na_value=0.0)
     sort = [k for k in keys] + (["period"] if spec.every else []) + ["interval_end"]
     return out.sort_values(sort, kind="stable", ignore_index=True) if n else out
 

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from app.engine.expr import SPECIAL_NAMES, ExprError, is_counter_token
 
 __all__ = ["Dialect", "DUCKDB", "SPARK", "expr_sql", "formula_set_sql", "metric_layers", "WhereError", "parse_where",
-           "WHERE_STRING_COLUMNS", "WHERE_NUMBER_COLUMNS", "where_partitions", "wall_sql"]
+           "WHERE_STRING_COLUMNS", "WHERE_NUMBER_COLUMNS", "where_partitions", "wall_sql",
+           "local_offsets_sql", "local_shown_sql", "LOCAL_OFFSET"]
 
 
 @dataclass(frozen=True)
@@ -371,15 +372,41 @@ def where_partitions(text: str | None) -> dict[str, set[str]]:
     return out
 
 
+LOCAL_OFFSET = "_off_in"     # column of a query's rows: the offset in force during the interval (tz local)
+
+
 def wall_sql(x: str, tz: str | None, d: Dialect) -> str:
     """The wall-clock time in the IANA zone ``tz`` of the UTC instant ``x`` (BIGINT nanoseconds), as BIGINT
     nanoseconds (microsecond precision, the dataset's): DuckDB's ``timezone()`` (ICU), Spark's
-    ``from_utc_timestamp`` (its session zone is UTC).  ``x`` itself for ``utc``/None."""
+    ``from_utc_timestamp`` (its session zone is UTC).  ``x`` itself for ``utc``/None; for ``local`` the row's
+    column :data:`LOCAL_OFFSET` (seconds east of UTC) is added."""
     if tz in (None, "utc"):
         return x
-    if tz == "local":       # the intervals table keeps no UTC offsets (app.dataset.tables)
-        raise ValueError("local time needs each system's UTC offset, which a dataset does not keep")
+    if tz == "local":       # each row's own system's offset in force during the interval (app.dataset.query)
+        return f"({x} + CAST({LOCAL_OFFSET} AS BIGINT) * 1000000000)"
     us = d.idiv(x, "1000")
     if d.name == "spark":
         return f"(unix_micros(from_utc_timestamp(timestamp_micros({us}), {lit_str(tz)})) * 1000)"
     return f"(epoch_us(timezone({lit_str(tz)}, make_timestamptz({us}))) * 1000)"
+
+
+def local_offsets_sql(src: str, d: Dialect) -> str:
+    """``--tz local``: base columns ``_off_in``, the offset in force during each interval (the offset stated at
+    its start: the CPU's previous interval's ``utc_offset_s``, its own for a first one; the engine's rule, an
+    offset holds from the record stating it on) and ``_off_end`` (stated at its end); NULL (unknown) is UTC."""
+    part = ", ".join(f"{src}.{d.q(c)}" for c in ("cec", "lpar", "system", "class", "cpu"))
+    return (f"COALESCE(LAG({src}.utc_offset_s) OVER (PARTITION BY {part} ORDER BY {src}.t_end), "
+            f"{src}.utc_offset_s, 0) AS _off_in, COALESCE({src}.utc_offset_s, 0) AS _off_end, ")
+
+
+def local_shown_sql(d: Dialect, per_row: bool, cec_level: bool) -> list[str]:
+    """``--tz local``: each result row's offsets for its shown start and end (``_off_s``, ``_off_e``): those of
+    its first interval's start and last interval's end; a CEC row of systems stating different offsets: UTC."""
+    if per_row:
+        return ["_off_in AS _off_s", "_off_end AS _off_e"]
+    s, e = "min_by(_off_in, t_start)", "max_by(_off_end, t_end)"
+    if cec_level:
+        one = (f"({d.count_distinct(d.q('system'))} = 1 OR (MIN(_off_in) = MAX(_off_in) AND "
+               "MIN(_off_end) = MAX(_off_end)))")
+        s, e = f"CASE WHEN {one} THEN {s} ELSE 0 END", f"CASE WHEN {one} THEN {e} ELSE 0 END"
+    return [f"{s} AS _off_s", f"{e} AS _off_e"]

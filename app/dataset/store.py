@@ -53,7 +53,7 @@ MARKER = "nestscope-dataset.json"
 # identity columns of the intervals table (strings unless noted)
 INTERVAL_IDENT = ["source", "sha256", "cec", "machine_type", "model", "lpar", "system", "os", "class", "cpu",
                   "core", "cpu_speed", "cfvn", "csvn", "t_start", "t_end", "interval_s", "generation",
-                  "formula_set", "qbits", "month"]
+                  "formula_set", "qbits", "utc_offset_s", "month"]
 _INT_COLS = {"cpu": "int32", "core": "int32", "cfvn": "int32", "csvn": "int32", "qbits": "int64"}
 _FLOAT_COLS = {"cpu_speed", "interval_s"}
 _CONTEXT_SOURCE = "\x00dataset-context"
@@ -129,7 +129,7 @@ class Dataset:
                 raise DatasetError(f"{self.root}: exists and is not empty; give a new or a NestScope dataset directory")
             (self.root / "manifest").mkdir(parents=True, exist_ok=True)
             self._atomic_write(marker, json.dumps(FORMAT).encode())
-        _check_version(self.root, marker)
+        self.version = _check_version(self.root, marker)
         for d in ("manifest", *tables.TABLES):
             (self.root / d).mkdir(exist_ok=True)
         self._bad_entries: dict[str, Finding] = {}     # manifest entries and part files that failed a check
@@ -365,8 +365,13 @@ class Dataset:
         ctx = dedup.context_samples(self, samples)
         frames = [f for f in (ctx, samples) if f is not None and len(f)]
         orig = ctx[["source", "offset", "_orig_source", "sha256"]].astype({"source": str}) if ctx is not None else None
-        iv, findings = compute_intervals([f.drop(columns=["_orig_source", "sha256", "month"], errors="ignore")
-                                          for f in frames], sets, interval_counters(sets))
+        frames = [f.drop(columns=["_orig_source", "sha256", "month"], errors="ignore") for f in frames]
+        iv, findings = compute_intervals(frames, sets, interval_counters(sets))
+        from app.engine.timezone import add_utc_offsets
+
+        # each interval's UTC offset, the engine's rule over the file's records and the stored ones around them
+        # (their offsets read back as local times); its findings are report's and info's, not extract's
+        add_utc_offsets(iv, frames)
         from app.engine.plausibility import check    # implausible rows marked (qbits 128); queries leave them out
 
         findings += check(iv, sets, list(iv.columns[list(iv.columns).index("qbits") + 1:]))
@@ -399,7 +404,7 @@ class Dataset:
     @staticmethod
     def _interval_frame(iv: pd.DataFrame, sha: str) -> tuple[pd.DataFrame, list[str]]:
         start = list(iv.columns).index("qbits") + 1
-        counters = [c for c in iv.columns[start:] if c != "_sha"]
+        counters = [c for c in iv.columns[start:] if c not in ("_sha", tables.OFFSET)]
         out: dict[str, Any] = {}
         for c in INTERVAL_IDENT:
             if c == "sha256":       # rows completing a later file keep that file's hash
@@ -411,6 +416,8 @@ class Dataset:
                 out[c] = iv["interval_end"].to_numpy(dtype="datetime64[ns]")
             elif c == "month":
                 out[c] = _months(iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64))
+            elif c == tables.OFFSET:        # NaN (unknown) is stored as NULL
+                out[c] = iv[c].to_numpy(dtype=np.float64) if c in iv.columns else np.full(len(iv), np.nan)
             elif c in _INT_COLS:
                 out[c] = iv[c].to_numpy(dtype=_INT_COLS[c])
             elif c in _FLOAT_COLS:
@@ -445,6 +452,7 @@ class Dataset:
         """Add an already decoded file (:class:`app.formats.schema.ReadResult`) whose content hash is ``sha``
         (``extract`` does the reading; benchmarks hand over generated counter samples)."""
         file = r.file
+        self.check_writable()
         if self._committed(sha):
             return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
         from app.dataset import dedup
@@ -479,6 +487,7 @@ class Dataset:
                     need = interval_counters(sets)
                     s = s.drop(columns=[c for c in s.columns if tables.is_counter(c) and c not in need])
                 s["sha256"] = sha
+                s[tables.OFFSET] = tables.record_offsets_s(s)      # the offset each record states (NaN: none)
                 s["source"] = s["source"].astype(str)
                 s["month"] = smonth
                 for (cec, month), idx in s.groupby(["cec", "month"], observed=True, sort=True).indices.items():
@@ -549,6 +558,18 @@ class Dataset:
             msg += f"; {entry['intervals_superseded']} stored interval(s) spanning this file's samples replaced"
         return ExtractResult(file, sha, status, msg, int(len(samples)), iv_rows, len(findings), entry)
 
+    def check_writable(self) -> None:
+        """Raise :class:`DatasetError` unless parts of this NestScope's format may be added: a version-2 dataset
+        (no ``utc_offset_s``) is read, but parts with the new column beside its own would give one table two
+        schemas."""
+        if self.version != FORMAT["version"]:
+            raise DatasetError(f"{self.root}: dataset format version {self.version} (its intervals keep no UTC "
+                               f"offsets); this NestScope adds only to version {FORMAT['version']} datasets. Its "
+                               "queries still run (all but --tz local); to add files or query in local time, "
+                               "re-extract the source files (their paths are in "
+                               f"{self.root}/manifest/*.json, 'path') into a new dataset: "
+                               "nestscope extract FILE... --to NEWDIR")
+
     def _part_check(self, rel: str, rows: int) -> dict[str, int]:
         """What a part file's manifest entry records to check it by: rows, bytes, CRC-32."""
         path = self.root / rel
@@ -579,20 +600,21 @@ class Dataset:
         return out
 
 
-def _check_version(root: Path, marker: Path) -> None:
-    """A dataset of another format version cannot be read or added to: say which and how to re-extract."""
+def _check_version(root: Path, marker: Path) -> int:
+    """The dataset's format version; one that cannot be read raises (saying which and how to re-extract).
+    Version 2 (no UTC offsets) is read, not written: :meth:`Dataset.check_writable`."""
     try:
         fmt = json.loads(marker.read_text(encoding="utf-8"))
         ver = int(fmt.get("version", 1))
     except (OSError, ValueError, TypeError, AttributeError):
         raise DatasetError(f"{root}: its {MARKER} is unreadable; re-extract the source files into a new dataset: "
                            f"nestscope extract FILE... --to NEWDIR") from None
-    if ver == FORMAT["version"]:
-        return
+    if ver in tables.READABLE_VERSIONS:
+        return ver
     what = ("written by an older NestScope (bare int64 nanosecond times, names stored as dictionaries in some "
             "files: not readable by every engine)" if ver < FORMAT["version"] else "written by a newer NestScope")
-    raise DatasetError(f"{root}: dataset format version {ver}, {what}; this NestScope reads version "
-                       f"{FORMAT['version']}. Re-extract the source files (their paths are in {root}/manifest/*.json, "
+    raise DatasetError(f"{root}: dataset format version {ver}, {what}; this NestScope reads versions "
+                       f"{' and '.join(str(v) for v in tables.READABLE_VERSIONS)}. Re-extract the source files (their paths are in {root}/manifest/*.json, "
                        f"'path') into a new dataset: nestscope extract FILE... --to NEWDIR")
 
 

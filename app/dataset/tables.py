@@ -10,6 +10,12 @@ Spark): so every file of a table has the same columns with the same types.
 * Counters: the fixed architected list of every set (basic B0-B5, problem-state P32-P37, crypto K64-K83,
   extended E128-E287, MT-diagnostic M448-M495), NULL in a row whose file has no such counter; samples keep
   the raw ``uint64`` values, intervals the float64 deltas of the counters the formulas read.
+* ``utc_offset_s`` (int32, seconds east of UTC, NULL when unknown): a sample's is the offset its record states
+  (its local time of day, SMF 113 TME/DTE or z/VM's zone, minus its UTC time, rounded to the quarter hour), an
+  interval's is the offset of the record ending it -- the engine's per-interval offsets
+  (:mod:`app.engine.timezone`), from which ``query --tz local`` reads each system's wall clock.  Added in
+  format version 3; a version-2 dataset is still read (every query but ``--tz local``, which says to re-extract)
+  and never written to (its parts would mix two schemas).
 * The partition columns ``cec`` and ``month`` are in the directory names only (``cec=<CEC>/month=<YYYY-MM>``,
   Hive style, strings; ``cec`` URL-quoted when it holds a character other than letters, digits and ``-_.~``):
   a column both in the files and in the path is one that pandas (dictionary) and pyarrow (string) type
@@ -23,9 +29,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["FORMAT_VERSION", "SAMPLE_COUNTERS", "schema_of", "to_table", "ns_of", "from_ns", "TS_TYPE"]
+__all__ = ["FORMAT_VERSION", "READABLE_VERSIONS", "OFFSET", "record_offsets_s", "SAMPLE_COUNTERS", "schema_of", "to_table", "ns_of", "from_ns", "TS_TYPE"]
 
-FORMAT_VERSION = 2          # 1: bare int64 nanosecond times, dictionary columns (before issue 24)
+FORMAT_VERSION = 3          # 1: bare int64 nanosecond times, dictionary columns (before issue 24); 2: no utc_offset_s
+READABLE_VERSIONS = (2, 3)  # versions read (2: without UTC offsets, so no query in local time); written: 3 only
+OFFSET = "utc_offset_s"
 TS_TYPE = "timestamp[us, tz=UTC]"
 
 SAMPLE_COUNTERS = ([f"B{i}" for i in range(6)] + [f"P{i}" for i in range(32, 38)] + [f"K{i}" for i in range(64, 84)]
@@ -37,11 +45,11 @@ _IDENT = {
                 ("lpar", _S), ("system", _S), ("os", _S), ("class", _S), ("cpu", _I32), ("core", _I32),
                 ("run_start", _T), ("time", _T), ("cpu_speed", _I64), ("cfvn", _I32), ("csvn", _I32),
                 ("flags", _I32), ("lost", _B), ("mt_lost", _B), ("first", _B), ("kind", _S), ("sets", _I32),
-                ("sha256", _S)],
+                ("sha256", _S), (OFFSET, _I32)],
     "intervals": [("source", _S), ("sha256", _S), ("machine_type", _S), ("model", _S), ("lpar", _S),
                   ("system", _S), ("os", _S), ("class", _S), ("cpu", _I32), ("core", _I32), ("cpu_speed", _F64),
                   ("cfvn", _I32), ("csvn", _I32), ("t_start", _T), ("t_end", _T), ("interval_s", _F64),
-                  ("generation", _S), ("formula_set", _S), ("qbits", _I64)],
+                  ("generation", _S), ("formula_set", _S), ("qbits", _I64), (OFFSET, _I32)],
     "partitions": [("source", _S), ("sha256", _S), ("lpar", _S), ("lpar_number", _I32), ("class", _S),
                    ("cpus", _I32), ("weight", _I32), ("capped", _B), ("busy_pct", _F64), ("overhead_pct", _F64),
                    ("time", _T)],
@@ -138,11 +146,33 @@ def sample_counters(frame_columns: Sequence[str]) -> list[str]:
 
 def to_engine_samples(ctx: pd.DataFrame) -> pd.DataFrame:
     """Samples read back from the dataset -> the engine's sample frame types (naive datetime64[ns] times,
-    uint64 counters with 0 where NULL)."""
+    uint64 counters with 0 where NULL); a stored ``utc_offset_s`` becomes the engine's ``local_time`` (NaT where
+    NULL), so the engine derives the same offsets from them as from the file."""
     for c in ("time", "run_start"):
         if c in ctx.columns:
             ctx[c] = from_ns(ns_of(ctx[c]))
+    if OFFSET in ctx.columns:
+        off = pd.to_numeric(ctx[OFFSET], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        t = ctx["time"].to_numpy(dtype="datetime64[ns]")
+        ok = np.isfinite(off)
+        shift = (np.where(ok, off, 0) * 1_000_000_000).astype(np.int64).astype("timedelta64[ns]")
+        ctx["local_time"] = np.where(ok, t + shift, np.datetime64("NaT", "ns"))
+        del ctx[OFFSET]
     return ctx
+
+
+def record_offsets_s(samples: pd.DataFrame) -> np.ndarray:
+    """Per sample the UTC offset its record states (seconds east of UTC, float64, NaN unknown): local time of day
+    minus UTC time rounded to the quarter hour, the rule of :func:`app.engine.timezone.record_offsets`."""
+    from app.engine.timezone import QUARTER_S
+
+    if "local_time" not in samples.columns or not len(samples):
+        return np.full(len(samples), np.nan)
+    loc = samples["local_time"].to_numpy("datetime64[ns]")
+    t = samples["time"].to_numpy("datetime64[ns]")
+    ok = ~np.isnat(loc) & ~np.isnat(t)
+    diff = (loc.view(np.int64) - t.view(np.int64)) / 1e9
+    return np.where(ok, np.round(diff / QUARTER_S) * QUARTER_S, np.nan)
 
 
 def duckdb_source(files_sql: str) -> str:

@@ -85,20 +85,40 @@ class Selection:
                                nodes=list(self.nodes) if self.nodes is not None else None,
                                shift=self.shift, summary=summary)
 
-    def describe(self) -> str:
-        """One line: nodes, window, shift, e.g. ``ZOSA on 8561-45A12 (z15); 2026-10-05 00:00 .. ; 08:00-17:00``."""
+    def describe(self, tz: str = "utc") -> str:
+        """One line: nodes, window, shift, e.g. ``ZOSA on 8561-45A12 (z15); 2026-10-05 00:00 .. ; 08:00-17:00``;
+        the window in ``tz`` (``local``: each LPAR's own offsets; the zone named after it)."""
         m = self.metrics("lpar")
         if len(m):
             names = [f"{r['lpar']} on {r['cec']} ({r['generation']})" for r in m.to_dict("records")]
             what = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-            first, last = m["interval_start"].min(), m["interval_end"].max()
-            span = f"{_t(first)} .. {_t(last)} UTC"
+            if tz in (None, "utc") or getattr(self.workspace, "zones", None) is None:
+                first, last = m["interval_start"].min(), m["interval_end"].max()
+                span = f"{_t(first)} .. {_t(last)} UTC"
+            else:
+                first, last, zone = _zoned_span(self.workspace.zones, tz, m)
+                span = f"{_t(first)} .. {_t(last)} ({zone})"
         else:
             what, span = "nothing selected", "no intervals"
         text = f"{what}; {span}"
         if self.shift is not None and not self.shift.is_empty:
             text += f"; shift {self.shift.describe()}"
         return text
+
+
+def _zoned_span(zones, tz: str, m: pd.DataFrame) -> tuple[Any, Any, str]:
+    """The first start and last end of ``m``'s rows on the wall clock of ``tz`` (each row its own system's
+    offsets for ``local``) and the zone's name (:meth:`app.engine.timezone.Zones.label`)."""
+    ends = {}
+    used = []
+    for col in ("interval_start", "interval_end"):
+        t = pd.to_datetime(pd.Series(m[col].to_numpy())).to_numpy("datetime64[ns]")
+        off = zones.offsets(tz, t, m)
+        ends[col] = t + (off * 1_000_000_000).astype(np.int64).astype("timedelta64[ns]")
+        used.append(off[~np.isnat(t)])
+    first = pd.Series(ends["interval_start"]).min()
+    last = pd.Series(ends["interval_end"]).max()
+    return first, last, zones.label(tz, np.concatenate(used))
 
 
 def _t(v) -> str:

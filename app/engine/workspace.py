@@ -373,16 +373,26 @@ class Workspace:
     def prepare_pools(self, start=None, end=None, cached_only: bool = False) -> bool:
         """Compute every CEC pool's interval rows with their summary rows for the window (one pass over the
         intervals, :func:`app.engine.node_rows.pool_level_frame`) and keep them, so a selected pool is a slice.
-        False when there are no pool rows (or, with ``cached_only``, when they are not prepared)."""
+        The whole-range frame of cached intervals is kept in the workspace cache too (an ``lv`` entry beside the
+        levels', keyed by the intervals' key: files, counters, formula sets, engine version, implausible rows
+        kept or not), so a second open reads it.  False when there are no pool rows (or, with ``cached_only``,
+        when they are neither prepared nor in the workspace cache)."""
         key = ("pool", str(start), str(end))
         if key in self._lv:
             self._lv.move_to_end(key)
             return True
-        if cached_only or not self.has_intervals():
-            return False
-        from app.engine.node_rows import pool_level_frame
+        whole = start is None and end is None
+        cache, base = self._iv_cache(self.counters_needed(), derived=True) if whole else (None, None)
+        got = cache.load_frames("lv", f"{base}-pool") if base is not None else None
+        frame = got.get("pool") if got else None
+        if frame is None:
+            if cached_only or not self.has_intervals():
+                return False
+            from app.engine.node_rows import pool_level_frame
 
-        frame = pool_level_frame(self, start, end)
+            frame = pool_level_frame(self, start, end)
+            if base is not None:
+                cache.store_frames("lv", f"{base}-pool", {"pool": frame}, [{"path": r.file} for r in self._files])
         self._keep_frame(key, frame, ("cec", "class"))
         return len(frame) > 0
 

@@ -7,7 +7,8 @@ text cells that a spreadsheet would run as a formula neutralised.
   a cell starting with ``=``, ``+``, ``-``, ``@``, tab or carriage return gets a leading apostrophe
   (``'=cmd``) and is quoted, so a system name never becomes an Excel formula nor starts a new row.
 * With a comparison in the request, the file holds the comparison table instead: ``pair``,
-  ``row`` (before / after / ratio / delta), ``label``, then the report columns.
+  ``row`` (before / after / ratio / delta), ``label``, then the report columns; a side's times in the
+  request's zone by that side's own offsets (each cell with its offset, as the level CSV).
 """
 
 from __future__ import annotations
@@ -110,7 +111,11 @@ def write_csv(request, path: str, steps) -> dict[str, int]:
     steps(0.5, "writing rows")
     tz = getattr(request, "tz", "utc")
     offs = {}
-    if c is None and tz != "utc" and len(frame):      # times in the request's zone, each cell with its offset
+    if c is not None:           # a side's rows in the request's zone by that side's offsets (UTC: none)
+        from app.export.tables import comparison_offsets
+
+        offs = comparison_offsets(c, tz)
+    elif tz != "utc" and len(frame):      # times in the request's zone, each cell with its offset
         from app.export.tables import zone_offsets        # a CEC pool row: its CEC's offsets
 
         offs = {t: zone_offsets(request.workspace, tz, frame, t) for t in _TIMES if t in frame.columns}

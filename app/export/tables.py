@@ -11,7 +11,8 @@ import pandas as pd
 from app.engine.compare import node_labels
 from app.engine.layout import ColumnSpec, display, presentation_columns
 
-__all__ = ["Column", "level_columns", "metric_specs", "SHEETS", "excel_format", "display", "zone_offsets", "zoned_times"]
+__all__ = ["Column", "level_columns", "metric_specs", "SHEETS", "excel_format", "display", "zone_offsets", "zoned_times",
+           "comparison_offsets"]
 
 # sheet title, level (Workspace.metrics by=), identity columns shown
 SHEETS = [("CEC", "cec", ["cec"]), ("LPAR", "lpar", ["cec", "lpar", "system"]),
@@ -148,3 +149,38 @@ def zoned_times(ws, tz: str, frame: pd.DataFrame, cols=("interval_start", "inter
     if tz in (None, "utc"):
         return out, "UTC"
     return out, ws.zones.label(tz, np.concatenate(used) if used else None)
+
+
+def comparison_offsets(c, tz: str, cols=("interval_start", "interval_end")) -> dict[str, np.ndarray]:
+    """Seconds east of UTC of each time of the comparison table ``c.table`` in ``tz``: a ``before`` row by the
+    before side's workspace (its own system's offsets for ``local``), an ``after`` row by the after side's; ratio
+    and delta rows hold no times (0).  Empty for ``utc``: the times stay UTC."""
+    t = c.table
+    if tz in (None, "utc") or not len(t):
+        return {}
+    out = {col: np.zeros(len(t)) for col in cols if col in t.columns}
+    kinds = t["row"].astype(str).to_numpy()
+    for side, sel in (("before", c.before), ("after", c.after)):
+        rows = np.flatnonzero(kinds == side)
+        if not len(rows):
+            continue
+        part = t.iloc[rows]
+        for col in out:
+            out[col][rows] = zone_offsets(sel.workspace, tz, part, col)
+    return out
+
+
+def comparison_zone(c, tz: str) -> str:
+    """The name of the zone a comparison's times are shown in: ``UTC``, an IANA name, or ``local, ...`` with the
+    offsets of both sides' systems (:meth:`app.engine.timezone.Zones.label`)."""
+    if tz in (None, "utc"):
+        return "UTC"
+    if tz != "local":
+        return tz
+    offs = comparison_offsets(c, tz)
+    kinds = c.table["row"].astype(str).to_numpy()
+    has = np.isin(kinds, ("before", "after"))
+    for col, o in offs.items():
+        has &= c.table[col].notna().to_numpy()
+    used = np.concatenate([o[has] for o in offs.values()]) if offs else np.zeros(0)
+    return c.after.workspace.zones.label(tz, used if len(used) else None)

@@ -27,7 +27,8 @@ import pandas as pd
 from app.engine.compare import node_labels
 from app.engine.layout import gap_cuts
 from app.export.provenance import LEVEL_NAMES, provenance, provenance_lines
-from app.export.tables import SHEETS, SIDE_COLORS, excel_format, level_columns, with_labels, zoned_times
+from app.export.tables import (SHEETS, SIDE_COLORS, comparison_zone, excel_format, level_columns, with_labels,
+                               zoned_times)
 from app.export.xlsx_rows import SheetColumn, write_columns
 from app.textsafe import display_text
 
@@ -289,14 +290,17 @@ def _timeline(wb, sh, frame: pd.DataFrame, comparison=None, ws_=None, tz: str = 
     sh.print_area(0, 0, row, 15)
 
 
-def _compare(wb, fm: _Formats, sh, c) -> None:
-    """The Compare sheet: table, marks, CPI decomposition, waterfall chart per pair."""
+def _compare(wb, fm: _Formats, sh, c, tz: str = "utc") -> None:
+    """The Compare sheet: table, marks, CPI decomposition, waterfall chart per pair; the heading names the zone
+    ``tz`` and each side's window is in that zone's wall-clock time (by the side's own offsets)."""
 
     print_setup(sh)
-    sh.write_string(0, 0, f"Comparison per {LEVEL_NAMES.get(c.by, c.by)}", fm.title)
+    zone = comparison_zone(c, tz)
+    sh.write_string(0, 0, f"Comparison per {LEVEL_NAMES.get(c.by, c.by)}" + (f", times {zone}" if zone != "UTC"
+                                                                              else ""), fm.title)
     sh.write_string(1, 0, c.ratio_note)
-    sh.write_string(2, 0, display_text(f"Before: {c.before.describe()}"))
-    sh.write_string(3, 0, display_text(f"After: {c.after.describe()}"))
+    sh.write_string(2, 0, display_text(f"Before: {c.before.describe(tz)}"))
+    sh.write_string(3, 0, display_text(f"After: {c.after.describe(tz)}"))
     cols = c.main_columns()
     r0 = 5
     sh.set_row(r0, 46)
@@ -504,7 +508,7 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
         steps(0.92, "charts")
         _timeline(wb, tl, timeline, request.comparison, request.workspace, tz)
         if cmp_sheet is not None:
-            _compare(wb, fm, cmp_sheet, request.comparison)
+            _compare(wb, fm, cmp_sheet, request.comparison, tz)
             items["Compare"] = len(request.comparison.table)
         if getattr(request, "profile", None):
             from app.export.profile import write_profile_sheet

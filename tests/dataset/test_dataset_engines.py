@@ -113,7 +113,7 @@ def test_old_dataset_names_its_version_and_how_to_re_extract(tmp_path):
     with pytest.raises(DatasetError) as exc:
         Dataset(root)
     msg = str(exc.value)
-    assert "format version 1" in msg and "reads version 2" in msg and "nestscope extract" in msg
+    assert "format version 1" in msg and "reads versions 2 and 3" in msg and "nestscope extract" in msg
 
 
 def test_old_dataset_query_exits_2(tmp_path, capsys):

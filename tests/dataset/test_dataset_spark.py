@@ -90,3 +90,27 @@ def test_spark_output_has_no_jvm_noise(ds):
     assert p.stdout.startswith("NestScope report")
     for noise in ("WARN", "WARNING", "log4j", "Setting default log level", "[Stage", "FutureWarning"):
         assert noise not in p.stdout and noise not in p.stderr, (noise, p.stderr[-1000:])
+
+
+def test_spark_equals_duckdb_in_local_time(tmp_path):
+    """query --tz local on Spark: a Europe/Berlin system across the switch of 2026-03-29 (tests/engine/tz_builders),
+    the hours, days and --every days in its own wall clock (the intervals' utc_offset_s), as DuckDB gives them."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
+    import tz_builders as T
+
+    d = Dataset(tmp_path / "ds", create=True)
+    assert d.extract(T.write_zos(tmp_path, T.zos_samples(days=2), name="berlin.smf")).status == "added"
+    for spec in (QuerySpec(by="interval", tz="local", shift=make_shift("08-17", None, "local")),
+                 QuerySpec(by="lpar", every="day", tz="local", shift=make_shift("22-06", "sat,sun", "local"))):
+        a = run_query(d, spec, engine="duckdb")
+        b = run_query(d, spec, engine="spark")
+        # hand counts: 72 intervals of 08-17 (tests/cli/test_query_tz.py); the Saturday and Sunday nights
+        assert len(a) == (72 if spec.by == "interval" else 2)
+        for c in ("_off_start", "_off_end", "interval_start", "interval_end"):
+            assert list(a[c]) == list(b[c]), c
+        if spec.every:
+            assert list(a["period"]) == list(b["period"])
+        assert_same(b, a, spec.by, metric_ids(load_formula_sets()))
