@@ -79,6 +79,7 @@ class TreePanel(QObject):
         self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable |
                               QDockWidget.DockWidgetFeature.DockWidgetClosable)
         self._muted = False
+        self._arrow_px = 0                          # a header section's room for the sort arrow (resize_columns)
         self._shown_values: tuple | None = None   # (values, window) last shown by set_values
 
     # -- data ----------------------------------------------------------------------------------
@@ -125,11 +126,13 @@ class TreePanel(QObject):
         sorted_col = header.sortIndicatorSection() if shown else -1
         header.setSortIndicatorShown(False)
         try:
+            plain = header.sectionSizeHint(1)
             for col in (1, 2, 3):
                 header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
                 self.view.resizeColumnToContents(col)
         finally:
             header.setSortIndicatorShown(shown)
+        self._arrow_px = max(0, header.sectionSizeHint(1) - plain) if shown else 0
         for col in (1, 2, 3):
             width = self.view.columnWidth(col)
             if col == sorted_col:          # its arrow beside the title
@@ -143,6 +146,8 @@ class TreePanel(QObject):
         need = sum(self.view.columnWidth(c) for c in range(1, self.proxy.columnCount()))
         need += self.view.sizeHintForColumn(0) + 8    # the labels with their indentation
         need += self.view.verticalScrollBar().sizeHint().width() + 2 * self.view.frameWidth() + 16
+        # room for one sort arrow: a sorted number column widens by it, and the labels keep their room (issue 26)
+        need += self._arrow_px if self.view.header().sortIndicatorSection() not in (1, 2, 3) else 0
         self.view.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         return max(240, min(need, int(window_width * 0.32)))
 

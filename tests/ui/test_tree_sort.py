@@ -136,3 +136,20 @@ def test_number_columns_keep_no_room_for_arrows_they_do_not_show(panel):
     assert view.columnWidth(COL_CPI) < header.sectionSizeHint(COL_CPI)
     view.sortByColumn(-1, ASC)                                               # tree order: no arrow at all
     assert view.columnWidth(COL_BUSY) < header.sectionSizeHint(COL_BUSY)
+
+
+def test_sorting_a_number_column_clips_no_label(qtbot, window, smf_b, monwrite):
+    """The dock keeps room for one sort arrow: sorted by Busy (its header 20 px wider for the arrow) the longest
+    label, "VMPROD · VMSYS1 · z/VM", was elided at 1440x900 (issue 26)."""
+    from tests.ui.conftest import wait_loaded
+
+    window.open_files([smf_b, monwrite])
+    wait_loaded(qtbot, window)
+    qtbot.waitUntil(lambda: window.tree.model.rowCount() > 0)
+    view = window.tree.view
+    view.expandToDepth(1)                       # CECs and LPARs: the labels the dock is sized for
+    for col in (COL_BUSY, COL_CPI, 1):
+        view.sortByColumn(col, DESC)
+        qtbot.wait(50)
+        assert view.columnWidth(COL_NODE) >= view.sizeHintForColumn(COL_NODE), col
+        assert view.columnWidth(col) >= view.header().sectionSizeHint(col)       # the arrow has its room
