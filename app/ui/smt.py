@@ -34,6 +34,7 @@ from app.ui.frames import fmt_number
 from app.ui.roles import Role
 from app.ui.table_model import SUMMARY_DARK, SUMMARY_LIGHT
 from app.ui.table_view import CELL_PAD, RESIZE_ROWS, WrapHeader
+from app.ui.time_zone import ZONE
 
 TIME_FMT = "%Y-%m-%d %H:%M"
 CELL_TIME_FMT = "%m-%d %H:%M"          # as the interval table's Date/End; the full time is in the tooltip
@@ -103,7 +104,8 @@ class SmtModel(ColumnTableModel):
     def _column_texts(self, i: int) -> np.ndarray:
         c, values = self.columns[i], self._values[i]
         if c.id == "interval_end":
-            t = pd.to_datetime(pd.Series(values), errors="coerce").dt.strftime(CELL_TIME_FMT).fillna("")
+            t = pd.to_datetime(pd.Series(values), errors="coerce")
+            t = ZONE.wall_series(t).dt.strftime(CELL_TIME_FMT).fillna("")     # in the window's time zone
             out = t.to_numpy(dtype=object)
             out[self._mean] = M.SMT_MEAN
             return out
@@ -163,11 +165,32 @@ class SmtModel(ColumnTableModel):
             return M.SMT_MEAN_TIP.format(lpar=self._get(pos, "lpar"), type=self._get(pos, "core_type"),
                                          start=self.window[0], end=self.window[1])
         if c.id == "interval_end":
-            t = pd.Timestamp(self._get(pos, "interval_end"))
-            return None if pd.isna(t) else f"{t.strftime(TIME_FMT)} UTC"
+            t = ZONE.wall(self._get(pos, "interval_end"))
+            return None if t is None else f"{t.strftime(TIME_FMT)} {ZONE.label()}"
         return None
 
     window: tuple[str, str] = ("", "")   # the window of the frame, for the mean rows' tooltip
+
+    def headerData(self, section: int, orientation: Qt.Orientation,   # noqa: N802 - Qt's name
+                   role: int = Qt.ItemDataRole.DisplayRole):
+        """The Interval end header names the time zone its times are in (``Interval end (UTC)``)."""
+        out = super().headerData(section, orientation, role)
+        if (role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal and out
+                and self.columns[section].id == "interval_end"):
+            return f"{out} ({ZONE.label()})"
+        return out
+
+    def zone_changed(self) -> None:
+        """The window's time zone changed: the times are written again, the header names the new zone."""
+        if self.frame is None or self.frame.empty:
+            self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, max(0, len(self.columns) - 1))
+            return
+        self.layoutAboutToBeChanged.emit()
+        i = self.column_index("interval_end")
+        if i >= 0:
+            self._texts[i] = self._column_texts(i)
+        self.layoutChanged.emit()
+        self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(self.columns) - 1)
 
     def _get(self, pos: int, col_id: str) -> Any:
         return self.frame[col_id].iloc[pos] if col_id in self.frame else ""
@@ -246,6 +269,15 @@ class SmtPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.stack)
+        ZONE.changed.connect(self.zone_changed)    # UTC / local time: the tables' times and the charts' axes
+
+    def zone_changed(self) -> None:
+        try:
+            self.type_model.zone_changed()
+            self.core_model.zone_changed()
+            self.charts.zone_changed()
+        except RuntimeError:          # the panel is being destroyed
+            pass
 
     def set_placeholder(self, text: str, busy: bool = False) -> None:
         # rich text so that "z/VM" never breaks at its slash

@@ -2,8 +2,10 @@
 
 :data:`ZONE` holds the choice and the offsets (:class:`app.engine.timezone.Zones`, from the view job) and tells
 the time axes, the window chip and the interval table how to write a UTC time.  Local time is each system's own
-UTC offset as its records state it; on the shared time axis that is the offsets every shown system shares (when
-systems differ, the axis stays in UTC and says so).  A daylight-saving switch is a dashed marker on every
+UTC offset as its records state it; on the shared time axis that is the offsets every shown system shares.  When
+the systems' offsets differ (a Berlin z/OS beside a New York one), one axis cannot be both wall clocks: with Local
+time on, every time stays in UTC and the axis, the chip's toggle and its tooltip say so, naming each system's
+offsets (:meth:`DisplayZone.mixed`).  A daylight-saving switch is a dashed marker on every
 timeline plot.  :func:`install` adds View > Local time and the chip's UTC/Local toggle to a main window.
 """
 
@@ -25,6 +27,12 @@ ACT_LOCAL = "&Local time"
 ACT_LOCAL_TIP = ("Show times in each system's local time (its UTC offset from its own records: SMF TME/DTE, "
                  "z/VM D1R4) instead of UTC")
 MARKER_PEN = (220, 120, 0)
+MIXED_AXIS = "UTC: the systems' local times differ"
+MIXED_BUTTON = "UTC (mixed zones)"
+MIXED_TIP = ("Local time is on, but the systems' local times differ ({systems}): one time axis cannot show two "
+             "wall clocks, so every time is in UTC. To read one system's local time, open its files alone "
+             "(or use --tz ZONE in the commands).")
+BUTTON_TIP = "Times in the systems' local time (checked) or in UTC"
 
 
 class DisplayZone(QObject):
@@ -37,6 +45,7 @@ class DisplayZone(QObject):
         self.mode = UTC
         self.zones = None
         self._series: tuple[np.ndarray, np.ndarray] | None = None   # shared offsets: (UTC epoch s, seconds east)
+        self._systems: dict[str, list[float]] = {}                    # system name -> its offsets (mixed zones)
 
     def set_zones(self, zones: Any) -> None:
         """New offsets (a view job's ``Zones``); the mode follows the default once an offset is known."""
@@ -44,9 +53,13 @@ class DisplayZone(QObject):
             return
         self.zones = zones
         self._series = None
+        self._systems = {}
         p = zones._series_for(None, None, None) if zones is not None and zones.known else None
         if p is not None:
             self._series = (p[0] / 1e9, p[1])
+        elif zones is not None and zones.known:      # the systems state different offsets
+            for (_cec, lpar, system), offs in zones.system_offsets().items():
+                self._systems[str(system or lpar)] = offs
         self.changed.emit()
 
     def set_mode(self, mode: str) -> None:
@@ -58,6 +71,25 @@ class DisplayZone(QObject):
     def available(self) -> bool:
         """True when there is a local time to switch to (an offset other than UTC+00:00)."""
         return self._series is not None and bool(np.any(self._series[1] != 0))
+
+    @property
+    def can_mix(self) -> bool:
+        """True when the systems' local times differ (Local time can be asked for, the window then stays in UTC)."""
+        return bool(self._systems) and any(o != 0 for offs in self._systems.values() for o in offs)
+
+    @property
+    def mixed(self) -> bool:
+        """Local time is asked for, but the systems' offsets differ: the times stay in UTC (and say why)."""
+        return self.mode == LOCAL and self._series is None and self.can_mix
+
+    def systems_text(self) -> str:
+        """``ZOSA UTC+01:00/UTC+02:00, ZOSB UTC-05:00/UTC-04:00`` (mixed zones)."""
+        return ", ".join(f"{name} " + "/".join(offset_text(o) for o in offs)
+                         for name, offs in sorted(self._systems.items()))
+
+    def axis_label(self) -> str:
+        """What the time axis names: ``UTC``, ``local, UTC+01:00`` or, with mixed zones, why it is UTC."""
+        return MIXED_AXIS if self.mixed else self.label()
 
     @property
     def local(self) -> bool:
@@ -122,31 +154,34 @@ def install(w: Any) -> QAction:
     markers: dict[int, list] = {}
 
     def apply_mode() -> None:
-        ZONE.set_mode(LOCAL if act.isChecked() and ZONE.available else UTC)
+        ZONE.set_mode(LOCAL if act.isChecked() and (ZONE.available or ZONE.can_mix) else UTC)
+        if chip is not None and hasattr(chip, "zone_button"):   # mixed zones: the toggle says the times stay UTC
+            chip.zone_button.blockSignals(True)
+            chip.zone_button.setChecked(act.isChecked())
+            chip.zone_button.setText(MIXED_BUTTON if ZONE.mixed else "Local" if act.isChecked() else "UTC")
+            chip.zone_button.setToolTip(MIXED_TIP.format(systems=ZONE.systems_text()) if ZONE.can_mix
+                                        else BUTTON_TIP)
+            chip.zone_button.blockSignals(False)
 
     def toggled(on: bool) -> None:
         settings.set_value(SETTING, LOCAL if on else UTC)
-        if chip is not None and hasattr(chip, "zone_button"):
-            chip.zone_button.blockSignals(True)
-            chip.zone_button.setChecked(on)
-            chip.zone_button.setText("Local" if on else "UTC")
-            chip.zone_button.blockSignals(False)
         apply_mode()
 
     def on_view(view: Any) -> None:
         zones = getattr(view, "zones", None)
         if zones is not None:
             ZONE.set_zones(zones)
-            act.setEnabled(ZONE.available)
+            act.setEnabled(ZONE.available or ZONE.can_mix)
+            act.setToolTip(MIXED_TIP.format(systems=ZONE.systems_text()) if ZONE.can_mix else ACT_LOCAL_TIP)
             if chip is not None and hasattr(chip, "zone_button"):
-                chip.zone_button.setVisible(ZONE.available)
+                chip.zone_button.setVisible(ZONE.available or ZONE.can_mix)
             apply_mode()
 
     def refresh() -> None:
         tl = getattr(w, "timeline", None)
         if tl is not None:
             try:
-                tl.base.setLabel("bottom", f"Interval end ({ZONE.label()})", **{"font-size": "8pt"})
+                tl.base.setLabel("bottom", f"Interval end ({ZONE.axis_label()})", **{"font-size": "8pt"})
             except (AttributeError, TypeError):
                 pass
             _draw_markers(tl, markers, getattr(w, "dark", False))

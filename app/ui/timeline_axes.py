@@ -211,7 +211,32 @@ def fix_axes(plot: pg.PlotItem, show_bottom: bool) -> None:
     plot.setMenuEnabled(False)
 
 
-class TimeViewBox(pg.ViewBox):
+class ColumnViewBox(pg.ViewBox):
+    """A view x-linked to views of the same column: the linked range is copied exactly.
+
+    pyqtgraph lines linked views up by their screen pixels (rounded to whole pixels): with a view 455.5 px wide
+    the time axis and the plots above it differed by one pixel's worth of time (4 s at one hour), so the crosshair
+    and the shaded window drifted off the time axis (issue 26).  Views whose left and right edges agree within a
+    pixel are one column: same range; others keep pyqtgraph's alignment."""
+
+    def linkedViewChanged(self, view, axis) -> None:   # noqa: N802 - pyqtgraph's name
+        if axis != pg.ViewBox.XAxis or self.linksBlocked or view is None:
+            super().linkedViewChanged(view, axis)
+            return
+        a, b = self.sceneBoundingRect(), view.sceneBoundingRect()
+        if abs(a.left() - b.left()) > 1 or abs(a.right() - b.right()) > 1:
+            super().linkedViewChanged(view, axis)
+            return
+        x1, x2 = view.viewRange()[0]
+        view.blockLink(True)
+        try:
+            self.enableAutoRange(pg.ViewBox.XAxis, False)
+            self.setXRange(x1, x2, padding=0)
+        finally:
+            view.blockLink(False)
+
+
+class TimeViewBox(ColumnViewBox):
     """The view of a data plot: the wheel and drags move time only (the value axis follows the data in view);
     Shift+wheel zooms the value axis and pins it there; a double click gives it back to the data (``refit``, set
     by :func:`app.ui.timeline_plots.fit_y`: the data's range, or 0 to the top with "Axes from 0")."""
@@ -256,7 +281,7 @@ def make_data_plot(title: str, unit: str, base_vb: pg.ViewBox, fixed_y: bool = F
 
 def make_base_plot(label: str, height: int) -> pg.PlotItem:
     """The thin plot holding the time axis at the bottom of the stack."""
-    p = pg.PlotItem(axisItems={"bottom": UtcDateAxis("bottom")})
+    p = pg.PlotItem(viewBox=ColumnViewBox(), axisItems={"bottom": UtcDateAxis("bottom")})
     fix_axes(p, True)
     p.getAxis("left").setStyle(showValues=False)
     p.hideButtons()

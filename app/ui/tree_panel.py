@@ -44,6 +44,7 @@ class TreePanel(QObject):
         self.view.header().setSortIndicatorClearable(True)
         self.view.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.view.setSortingEnabled(True)
+        self.view.header().sortIndicatorChanged.connect(lambda *_: self.resize_columns())
         self.view.setAlternatingRowColors(True)
         self.view.header().setStretchLastSection(False)
         self.view.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -78,6 +79,7 @@ class TreePanel(QObject):
         self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable |
                               QDockWidget.DockWidgetFeature.DockWidgetClosable)
         self._muted = False
+        self._arrow_px = 0                          # a header section's room for the sort arrow (resize_columns)
         self._shown_values: tuple | None = None   # (values, window) last shown by set_values
 
     # -- data ----------------------------------------------------------------------------------
@@ -113,13 +115,29 @@ class TreePanel(QObject):
         self.resize_columns()
 
     def resize_columns(self) -> None:
-        """Numbers as narrow as their contents; the Node column (stretch) gets the rest."""
+        """Numbers as narrow as their contents; the Node column (stretch) gets the rest.
+
+        A sortable header sizes every section for a sort arrow (about 20 px each); only the sorted column shows
+        one, so the others are measured without it (the three spare arrows took the plots' width: at 1024x700
+        the CPI legend wrapped and the plot lost 14 px, issue 26)."""
         header = self.view.header()
         header.setMinimumSectionSize(24)
+        shown = header.isSortIndicatorShown()
+        sorted_col = header.sortIndicatorSection() if shown else -1
+        header.setSortIndicatorShown(False)
+        try:
+            plain = header.sectionSizeHint(1)
+            for col in (1, 2, 3):
+                header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
+                self.view.resizeColumnToContents(col)
+        finally:
+            header.setSortIndicatorShown(shown)
+        self._arrow_px = max(0, header.sectionSizeHint(1) - plain) if shown else 0
         for col in (1, 2, 3):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
-            self.view.resizeColumnToContents(col)
-            self.view.setColumnWidth(col, self.view.columnWidth(col) + 2)
+            width = self.view.columnWidth(col)
+            if col == sorted_col:          # its arrow beside the title
+                width = max(width, header.sectionSizeHint(col))
+            self.view.setColumnWidth(col, width + 2)
 
     def preferred_width(self, window_width: int) -> int:
         """Dock width for a window ``window_width`` wide: room for the longest CEC/LPAR label if the window
@@ -128,6 +146,8 @@ class TreePanel(QObject):
         need = sum(self.view.columnWidth(c) for c in range(1, self.proxy.columnCount()))
         need += self.view.sizeHintForColumn(0) + 8    # the labels with their indentation
         need += self.view.verticalScrollBar().sizeHint().width() + 2 * self.view.frameWidth() + 16
+        # room for one sort arrow: a sorted number column widens by it, and the labels keep their room (issue 26)
+        need += self._arrow_px if self.view.header().sortIndicatorSection() not in (1, 2, 3) else 0
         self.view.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         return max(240, min(need, int(window_width * 0.32)))
 

@@ -257,9 +257,6 @@ def test_glossary_tells_the_truth_about_z16_rni(qtbot, window):
     dlg.close()
 
 
-@pytest.mark.xfail(strict=False, reason="known regression of 2026-11-26 (commit 2fc3482, pool/core rows and tree sort): "
-                   "at 1024x700 the CPI plot of an LPAR is 56 px instead of 70 px tall and shows 2 labelled ticks; "
-                   "left open on issue 26 for the next session")
 def test_readable_ticks_at_1024x700(qtbot, with_vm):
     w = with_vm
     w.resize(1024, 700)

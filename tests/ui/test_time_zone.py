@@ -94,3 +94,34 @@ def test_utc_only_data_has_no_switch(qtbot, window, smf_a):
     # the bundled sample is written in UTC: nothing to switch to, the window stays in UTC
     assert not window.local_time_action.isEnabled() and not window.chip.zone_button.isVisible()
     assert ZONE.label() == "UTC" and ZONE.switches() == []
+
+
+def test_mixed_zones_stay_in_utc_and_say_so(qtbot, window, tmp_path):
+    """A Berlin system beside a New York one: one time axis cannot be both wall clocks (CET is UTC+01:00, EDT
+    UTC-04:00 on 2026-03-28: US daylight saving began on 03-08), so with Local time on every time stays in UTC,
+    and the axis, the chip's toggle and its tooltip say why, naming each system's offsets (issue 26)."""
+    berlin = T.write_zos(tmp_path, T.zos_samples(days=1, system="ZOSA"), name="berlin.smf")
+    york = T.write_zos(tmp_path, T.zos_samples("America/New_York", days=1, system="ZOSB"), name="york.smf")
+    window.open_files([str(berlin), str(york)])
+    wait_loaded(qtbot, window)
+    qtbot.waitUntil(lambda: window.local_time_action.isEnabled(), timeout=60_000)
+    act, button = window.local_time_action, window.chip.zone_button
+    assert act.isChecked() and ZONE.mode == "local"          # asked for (the default) ...
+    assert ZONE.mixed and not ZONE.local and ZONE.label() == "UTC"   # ... but the times stay in UTC
+    assert window.timeline.base.getAxis("bottom").labelText == "Interval end (UTC: the systems' local times differ)"
+    assert button.isVisible() and button.isChecked() and button.text() == "UTC (mixed zones)"
+    assert "ZOSA UTC+01:00" in button.toolTip() and "ZOSB UTC-04:00" in button.toolTip()
+    assert "differ" in act.toolTip()
+    # the chip's window and the table's times are UTC: 00:30-01:30 UTC is written as it is
+    text = window_text(pd.Timestamp("2026-03-28 00:30", tz="UTC"), pd.Timestamp("2026-03-28 01:30", tz="UTC"))
+    assert text.endswith("2026-03-28 00:30 - 2026-03-28 01:30 UTC")
+    qtbot.waitUntil(lambda: window.table.model.rowCount() > 0, timeout=60_000)
+    utc_ends = _end_texts(window)
+    assert not ZONE.switches()                                # no shared offsets: no daylight-saving marker
+    act.setChecked(False)                                     # plain UTC: the same times, the plain label
+    assert not ZONE.mixed and button.text() == "UTC" and not button.isChecked()
+    assert window.timeline.base.getAxis("bottom").labelText == "Interval end (UTC)"
+    assert _end_texts(window) == utc_ends
+    button.setChecked(True)                                   # the chip's toggle: mixed again
+    assert act.isChecked() and ZONE.mixed and button.text() == "UTC (mixed zones)"
+    assert window.errors == []

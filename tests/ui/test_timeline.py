@@ -107,9 +107,6 @@ def _lpar_keys(w):
     return [tuple(n.key) for n in w.tree.model.all_nodes() if n.level == "lpar" and not n.info.get("partition_only")]
 
 
-@pytest.mark.xfail(strict=False, reason="known regression of 2026-11-26 (commit 2fc3482, pool/core rows and tree sort): "
-                   "the timeline plots' geometry changed (the linked small multiples' x ranges differ by seconds); "
-                   "left open on issue 26 for the next session")
 def test_sourcing_small_multiples_one_per_node(qtbot, loaded):
     loaded.tabs.setCurrentWidget(loaded.timeline)
     tl = loaded.timeline
@@ -169,3 +166,33 @@ def test_same_lpar_name_on_two_cecs_stays_two_series():
     assert all(len(s.x) == 3 for s in series)
     df["generation"] = ["z16"] * 3 + ["z15"] * 3          # legends name the generation too, where it is known
     assert [s.label for s in split_series(df)] == ["ZOSA (3931-A z16)", "ZOSA (8561-B z15)"]
+
+
+def test_linked_plots_share_the_time_range_exactly_at_any_width(qtbot):
+    """pyqtgraph lined linked views up by whole screen pixels: at a view 455.5 px wide the plots' x range differed
+    from the time axis' by one pixel's worth of time (4.35 s at one hour, issue 26).  The stack's views are one
+    column: the same range to the microsecond at every width."""
+    from app.ui.timeline import TimelineView
+
+    tl = TimelineView()
+    qtbot.addWidget(tl)
+    ends = pd.date_range("2026-01-01 00:15", periods=96, freq="15min", tz="UTC")
+    tl.set_frame(pd.DataFrame([{"cec": "C", "lpar": f"L{i}", "interval_end": e, "CPI": 2.0, "L1MP": 3.0,
+                                "L2P": 60.0, "L3P": 30.0, "MEMP": 10.0} for i in range(2) for e in ends]))
+    tl.show()
+    qtbot.waitExposed(tl)
+    lo, _hi = tl.data_range()
+    fractional = 0
+    for width in range(600, 640, 3):
+        tl.resize(width, 900)
+        QApplication.processEvents()
+        plots = [p for p in tl._shown_plots() if p.isVisible()]
+        assert len(plots) >= 4
+        fractional += any(p.getViewBox().sceneBoundingRect().width() % 1 for p in plots)
+        tl.plots["cpi"].getViewBox().setXRange(lo + 3600, lo + 7200, padding=0)
+        plots[-1].getViewBox().translateBy(x=1800)
+        base = tl.base_vb.viewRange()[0]
+        assert base == pytest.approx([lo + 5400, lo + 9000], abs=1e-6), width
+        for p in plots:
+            assert p.getViewBox().viewRange()[0] == pytest.approx(base, abs=1e-6), (width, p.titleLabel.text)
+    assert fractional      # the widths where whole-pixel alignment went wrong were met

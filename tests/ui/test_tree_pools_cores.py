@@ -116,7 +116,7 @@ def test_smt_tab_charts_over_time_with_named_axes(qtbot, with_vm):
         assert charts.axis_label(col, shown=True)            # a form of it fits the axis (never none)
         (name, item), = charts.lines[col]                   # one line: VMPROD's IFL cores
         assert name == "VMPROD IFL"
-        x, y = item.getData()
+        x, y = item.xData, item.yData                       # every value (the display may average them)
         rows = w.ws.smt(by="type", nodes=[("lpar", cec, "VMPROD")])
         rows = rows[~rows["mean"]]
         assert len(x) == len(rows) and y == pytest.approx(rows.sort_values("interval_end")[col].to_numpy())

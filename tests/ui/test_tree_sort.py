@@ -105,3 +105,51 @@ def test_proxy_passes_the_model_tester(panel, qtmodeltester):
 
 def test_natural_key():
     assert sorted(["CPU 10", "CPU 2", "cpu 1", "Core 3"], key=natural_key) == ["Core 3", "cpu 1", "CPU 2", "CPU 10"]
+
+
+def _text_width(panel, col: int) -> int:
+    fm = panel.view.header().fontMetrics()
+    title = str(panel.proxy.headerData(col, Qt.Orientation.Horizontal))
+    cells = [str(i.data() or "") for i in _all_indexes(panel, col)]
+    return max(fm.horizontalAdvance(t) for t in [title, *cells])
+
+
+def _all_indexes(panel, col: int, parent: QModelIndex = QModelIndex()) -> list[QModelIndex]:
+    out = []
+    for r in range(panel.proxy.rowCount(parent)):
+        idx = panel.proxy.index(r, col, parent)
+        out.append(idx)
+        out.extend(_all_indexes(panel, col, panel.proxy.index(r, 0, parent)))
+    return out
+
+
+def test_number_columns_keep_no_room_for_arrows_they_do_not_show(panel):
+    """A sortable header sized every number column for a sort arrow (+20 px each): the dock grew by 52 px and at
+    1024x700 the CPI plot's legend wrapped, the plot losing 14 px (issue 26, commit 2fc3482).  Only the sorted
+    column has an arrow; every column still holds its title and values."""
+    header, view = panel.view.header(), panel.view
+    for col in (1, COL_BUSY, COL_CPI):
+        assert view.columnWidth(col) >= _text_width(panel, col)          # nothing clipped
+        assert view.columnWidth(col) < header.sectionSizeHint(col)       # the hint counts an arrow not shown
+    view.sortByColumn(COL_BUSY, DESC)
+    assert view.columnWidth(COL_BUSY) >= header.sectionSizeHint(COL_BUSY)   # the arrow beside "Busy %"
+    assert view.columnWidth(COL_CPI) < header.sectionSizeHint(COL_CPI)
+    view.sortByColumn(-1, ASC)                                               # tree order: no arrow at all
+    assert view.columnWidth(COL_BUSY) < header.sectionSizeHint(COL_BUSY)
+
+
+def test_sorting_a_number_column_clips_no_label(qtbot, window, smf_b, monwrite):
+    """The dock keeps room for one sort arrow: sorted by Busy (its header 20 px wider for the arrow) the longest
+    label, "VMPROD · VMSYS1 · z/VM", was elided at 1440x900 (issue 26)."""
+    from tests.ui.conftest import wait_loaded
+
+    window.open_files([smf_b, monwrite])
+    wait_loaded(qtbot, window)
+    qtbot.waitUntil(lambda: window.tree.model.rowCount() > 0)
+    view = window.tree.view
+    view.expandToDepth(1)                       # CECs and LPARs: the labels the dock is sized for
+    for col in (COL_BUSY, COL_CPI, 1):
+        view.sortByColumn(col, DESC)
+        qtbot.wait(50)
+        assert view.columnWidth(COL_NODE) >= view.sizeHintForColumn(COL_NODE), col
+        assert view.columnWidth(col) >= view.header().sectionSizeHint(col)       # the arrow has its room
