@@ -145,18 +145,18 @@ class DuckDBEngine:
         """The steps up to the aggregation as common table expressions of one statement; the aggregated and
         metric layers (a few rows) as temporary tables, each planned alone: inlined into one statement, every
         layer's expressions would be substituted into the next and planning alone took seconds."""
-        ctes: list[str] = []
+        ctes: dict[str, str] = {}
         made: list[str] = []
         try:
             for name, body in steps:
-                head = "WITH " + ",\n".join(ctes) + "\n" if ctes else ""
+                head = _with(ctes, body)
                 if not name:
                     return self.sql(head + body)
                 if name in ("agg", "a2") or re.fullmatch(r"m\d+", name):
                     self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {head}{body}")
                     made.append(name)
                 else:
-                    ctes.append(f"{name} AS ({body})")
+                    ctes[name] = body
         finally:
             for t in made:
                 self.con.execute(f"DROP TABLE IF EXISTS {t}")
@@ -166,6 +166,16 @@ class DuckDBEngine:
         """(Re)define view ``name`` over some of the part files (partition pruning)."""
         lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
         self.con.execute(f"CREATE OR REPLACE VIEW {name} AS " + _ns_view(lst))
+
+    def window_view(self, name: str, files: Sequence[str], lo_ns: int | None, hi_ns: int | None) -> None:
+        """View ``name`` over ``files`` holding only the rows whose end lies in (lo, hi], compared on the stored
+        timestamps so that DuckDB skips what lies outside while it reads (the statement's own conditions still
+        select the rows exactly: this only has to keep every row they can keep)."""
+        lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
+        conds = [f"t_end {op} TIMESTAMPTZ '{pd.Timestamp(v, unit='ns').isoformat()}+00'"
+                 for op, v in ((">", lo_ns), ("<=", hi_ns)) if v is not None]
+        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS " + _ns_view(lst)
+                         + (" WHERE " + " AND ".join(conds) if conds else ""))
 
     def columns(self) -> list[str]:
         return [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
@@ -263,11 +273,28 @@ class SparkEngine:
     def view(self, name: str, files: Sequence[str]) -> None:
         _spark_frame(self.spark, files).createOrReplaceTempView(name)
 
+    def window_view(self, name: str, files: Sequence[str], lo_ns: int | None, hi_ns: int | None) -> None:
+        self.view(name, files)          # the statement's conditions select the window
+
     def columns(self) -> list[str]:
         return list(self._cols)
 
     def close(self) -> None:
         pass
+
+
+def _with(ctes: dict[str, str], body: str) -> str:
+    """The ``WITH`` clause of the common table expressions ``body`` reads, directly or through another one (a
+    statement over a materialized layer names none: binding an unused one would read the part files' footers)."""
+    need: set[str] = set()
+    todo = [body]
+    while todo:
+        text = todo.pop()
+        for name, b in ctes.items():
+            if name not in need and re.search(rf"\b{name}\b", text):
+                need.add(name)
+                todo.append(b)
+    return "WITH " + ",\n".join(f"{n} AS ({b})" for n, b in ctes.items() if n in need) + "\n" if need else ""
 
 
 def open_engine(name: str, files: Sequence[str]):
@@ -398,22 +425,42 @@ def _period_start(every: str, key: np.ndarray) -> pd.DatetimeIndex:
 def generation_map(eng, sets: dict, src: str = "iv") -> list[tuple[str, int, str, str]]:
     """(machine type, CSVN, generation, formula-set version) for every pair in the data of view ``src`` (the
     parts a query reads: its rows are the only ones the mapping applies to)."""
+    return data_profile(eng, sets, src)[0]
+
+
+def data_profile(eng, sets: dict, src: str = "iv") -> tuple[list[tuple[str, int, str, str]], set[str], bool]:
+    """What the statement needs to know of the rows of view ``src`` before it is written, in one pass over three
+    small columns and ``qbits``: the :func:`generation_map`, the generations stored, and whether any row is marked
+    implausible (none: the sums need no per-row test, :func:`build_sql`'s ``implausible``)."""
     from app.engine.catalog import select_generation
 
-    pairs = eng.sql(f"SELECT DISTINCT machine_type, csvn FROM {src} WHERE machine_type IS NOT NULL AND csvn IS NOT NULL")
+    prof = eng.sql(f"SELECT machine_type, csvn, generation, MAX(CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END) "
+                   f"AS bad FROM {src} GROUP BY machine_type, csvn, generation")
     out = []
-    for mt, cv in pairs.itertuples(index=False):
-        g, _how = select_generation(sets, str(mt), int(cv))
-        out.append((str(mt), int(cv), g, sets[g].version))
-    return out
+    pairs = prof[prof["machine_type"].notna() & prof["csvn"].notna()]
+    for mt, cv in sorted({(str(mt), int(cv)) for mt, cv in zip(pairs["machine_type"], pairs["csvn"])}):
+        g, _how = select_generation(sets, mt, cv)
+        out.append((mt, cv, g, sets[g].version))
+    stored = set(prof["generation"].dropna().astype(str))
+    return out, stored, bool(len(prof) and pd.to_numeric(prof["bad"]).fillna(0).max() > 0)
+
+
+def _pushdown_window(spec: QuerySpec) -> tuple[int | None, int | None]:
+    """(lo, hi) nanoseconds a row's end must lie in for ``spec``'s window, a day wider on each side (whatever
+    zone the window's times are read in, no row the statement keeps lies outside); (None, None) without one."""
+    lo = int(pd.Timestamp(spec.start).value) - _DAY if spec.start is not None else None
+    hi = int(pd.Timestamp(spec.end).value) + _DAY if spec.end is not None else None
+    return lo, hi
 
 
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
-              steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None):
+              steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None,
+              implausible: bool = True):
     """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
     (view name, SELECT) steps it is made of, the last one (name '') giving the result.  ``only``: the
     generations the rows read can have (the formulas of the others are left out of the statement: their
-    metrics are NULL for every row anyway, and a smaller statement is planned faster)."""
+    metrics are NULL for every row anyway, and a smaller statement is planned faster).  ``implausible=False``:
+    no row read is marked implausible, so the per-row test is left out of every sum (the same result)."""
     from app.engine.metrics import _hint_applies, hint_counters, metric_ids
 
     q = d.q
@@ -441,10 +488,11 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     period = _period_sql(every, d, spec.tz)
     # implausible CPU-intervals (qbits 128, app.engine.plausibility) add nothing to any sum unless kept: their
     # counters are NULL, their rows counted in _lo and marked left-out (256), as the workspace does
-    lo = "0" if spec.keep_implausible else "CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END"
+    plain = spec.keep_implausible or not implausible
+    lo = "0" if plain else "CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END"
 
     def val(c: str) -> str:
-        return q(c) if spec.keep_implausible else f"CASE WHEN qbits % 256 >= 128 THEN NULL ELSE {q(c)} END"
+        return q(c) if plain else f"CASE WHEN qbits % 256 >= 128 THEN NULL ELSE {q(c)} END"
 
     b0 = val("B0") if "B0" in have else "CAST(NULL AS DOUBLE)"
     busy = f"CASE WHEN cpu_speed > 0 THEN {b0} / cpu_speed END"
@@ -575,9 +623,11 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
     own = eng is None
     eng = eng or open_engine(engine, sel)
     try:
-        src = "iv"
-        if not own:          # an engine over the whole dataset (the window): a view over the selected parts
-            src = "iv_sel"
+        src = "iv" if own else "iv_sel"     # iv_sel: a view over the selected parts of the window's engine
+        lo, hi = _pushdown_window(spec)
+        if lo is not None or hi is not None:
+            eng.window_view(src, sel, lo, hi)
+        elif not own:
             eng.view(src, sel)
         have = set(eng.columns())
         missing = missing_counters(sets, have)
@@ -588,10 +638,9 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         # commands (app.dataset.stats), recomputed from that CEC's parts only when they changed
         sel_cecs = cecs if cecs is not None else set(ds.cecs())
         params = cached_bucket_params(ds, eng, sel_cecs)
-        gmap = generation_map(eng, sets, src)
-        stored = set(eng.sql(f"SELECT DISTINCT generation FROM {src}")["generation"].dropna().astype(str))
+        gmap, stored, flagged = data_profile(eng, sets, src)
         raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True, generations=gmap,
-                                src=src, only={g for _m, _c, g, _v in gmap} | stored))
+                                src=src, only={g for _m, _c, g, _v in gmap} | stored, implausible=flagged))
     finally:
         if own:
             eng.close()
