@@ -42,12 +42,14 @@ import pandas as pd
 
 from app.dataset.sql import DUCKDB, SPARK, Dialect, formula_set_sql, lit_str, metric_layers, parse_where
 from app.dataset.sql import missing_counters, missing_counters_message, wall_sql
+from app.dataset.plan import data_profile, generation_map, pushdown_window
+from app.dataset.stats import bucket_params
 from app.dataset.store import Dataset
 from app.dataset.tables import duckdb_source
 from app.engine.shift import ShiftFilter
 
 __all__ = ["QuerySpec", "run_query", "open_engine", "QueryError", "BY_CHOICES", "EVERY_CHOICES", "shift_sql",
-           "IDENT_OF"]
+           "IDENT_OF", "bucket_params", "generation_map", "data_profile"]
 
 BY_CHOICES = ("cec", "lpar", "class", "cpu", "interval")
 EVERY_CHOICES = ("hour", "day", "week", "month")
@@ -306,64 +308,6 @@ def open_engine(name: str, files: Sequence[str]):
 
 
 # ----------------------------------------------------------------------------- buckets
-def _median_int(values: np.ndarray, counts: np.ndarray) -> int:
-    """int(numpy.median) of the multiset ``values`` x ``counts`` (average of the two middle values)."""
-    order = np.argsort(values, kind="stable")
-    v, c = values[order], counts[order]
-    cum = np.cumsum(c)
-    n = int(cum[-1])
-
-    def kth(k: int) -> int:
-        return int(v[np.searchsorted(cum, k + 1)])
-    if n % 2:
-        return int(np.float64(kth(n // 2)))
-    return int((np.float64(kth(n // 2 - 1)) + np.float64(kth(n // 2))) / 2)
-
-
-def bucket_params(eng, src: str = "iv") -> list[tuple[str, str, int | None, int | None, int | None, int | None]]:
-    """(cec, system, L, off, cec L, cec off) per system, by the rule of ``add_buckets`` over all the data of
-    view ``src`` (all the parts of the CECs it holds: :func:`cached_bucket_params`)."""
-    d = eng.dialect
-    q = d.q
-    hist = eng.sql(f"SELECT {q('cec')} AS cec, {q('system')} AS sys, ROUND(interval_s) AS l, COUNT(*) AS n FROM {src} "
-                   f"WHERE ROUND(interval_s) > 0 GROUP BY {q('cec')}, {q('system')}, ROUND(interval_s)")
-    allsys = eng.sql(f"SELECT DISTINCT {q('cec')} AS cec, {q('system')} AS sys FROM {src}")
-    mode: dict[tuple[str, str], int] = {}
-    for (cec, sysname), g in hist.groupby(["cec", "sys"], sort=False):
-        g = g.sort_values("l", kind="stable")
-        vals = g["l"].to_numpy(dtype=np.float64)
-        cnt = g["n"].to_numpy(dtype=np.int64)
-        mode[(cec, sysname)] = int(vals[int(np.argmax(cnt))]) * _NS
-    phase: dict[tuple[str, str], int] = {}
-    if mode:
-        ptab = " UNION ALL ".join(f"SELECT {lit_str(c)} AS cec, {lit_str(s)} AS sys, CAST({L} AS BIGINT) AS l"
-                                  for (c, s), L in mode.items())
-        ph = eng.sql(f"WITH p AS ({ptab}) SELECT iv.{q('cec')} AS cec, iv.{q('system')} AS sys, "
-                     f"iv.t_end % p.l AS ph, COUNT(*) AS n FROM {src} AS iv JOIN p ON iv.{q('cec')} = p.cec AND "
-                     f"iv.{q('system')} = p.sys GROUP BY iv.{q('cec')}, iv.{q('system')}, iv.t_end % p.l")
-        for (cec, sysname), g in ph.groupby(["cec", "sys"], sort=False):
-            L = mode[(cec, sysname)]
-            off = _median_int(g["ph"].to_numpy(dtype=np.int64), g["n"].to_numpy(dtype=np.int64))
-            if L >= 60 * _NS:
-                off = int(round(off / (60 * _NS))) * 60 * _NS % L
-            phase[(cec, sysname)] = off
-    out = []
-    by_cec: dict[str, list[tuple[int, int]]] = {}
-    for (c, s), L in mode.items():
-        by_cec.setdefault(c, []).append((L, phase[(c, s)]))
-    cec_p: dict[str, tuple[int, int]] = {}
-    for c, lst in by_cec.items():
-        L = max(x[0] for x in lst)
-        off = int(np.median([x[1] for x in lst if x[0] == L])) % L
-        cec_p[c] = (L, off)
-    for c, s in allsys[["cec", "sys"]].itertuples(index=False):
-        L = mode.get((c, s))
-        off = phase.get((c, s))
-        cl, coff = cec_p.get(c, (None, None))
-        out.append((c, s, L, off, cl, coff))
-    return out
-
-
 def _params_sql(params, d: Dialect) -> str:
     def n(v):
         return "CAST(NULL AS BIGINT)" if v is None else f"CAST({int(v)} AS BIGINT)"
@@ -420,37 +364,6 @@ def _period_start(every: str, key: np.ndarray) -> pd.DatetimeIndex:
     if every == "week":
         return pd.to_datetime(k * 7 * _DAY - 3 * _DAY, unit="ns")
     return pd.to_datetime({"year": k // 12, "month": k % 12 + 1, "day": np.ones(len(k), dtype=np.int64)})
-
-
-def generation_map(eng, sets: dict, src: str = "iv") -> list[tuple[str, int, str, str]]:
-    """(machine type, CSVN, generation, formula-set version) for every pair in the data of view ``src`` (the
-    parts a query reads: its rows are the only ones the mapping applies to)."""
-    return data_profile(eng, sets, src)[0]
-
-
-def data_profile(eng, sets: dict, src: str = "iv") -> tuple[list[tuple[str, int, str, str]], set[str], bool]:
-    """What the statement needs to know of the rows of view ``src`` before it is written, in one pass over three
-    small columns and ``qbits``: the :func:`generation_map`, the generations stored, and whether any row is marked
-    implausible (none: the sums need no per-row test, :func:`build_sql`'s ``implausible``)."""
-    from app.engine.catalog import select_generation
-
-    prof = eng.sql(f"SELECT machine_type, csvn, generation, MAX(CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END) "
-                   f"AS bad FROM {src} GROUP BY machine_type, csvn, generation")
-    out = []
-    pairs = prof[prof["machine_type"].notna() & prof["csvn"].notna()]
-    for mt, cv in sorted({(str(mt), int(cv)) for mt, cv in zip(pairs["machine_type"], pairs["csvn"])}):
-        g, _how = select_generation(sets, mt, cv)
-        out.append((mt, cv, g, sets[g].version))
-    stored = set(prof["generation"].dropna().astype(str))
-    return out, stored, bool(len(prof) and pd.to_numeric(prof["bad"]).fillna(0).max() > 0)
-
-
-def _pushdown_window(spec: QuerySpec) -> tuple[int | None, int | None]:
-    """(lo, hi) nanoseconds a row's end must lie in for ``spec``'s window, a day wider on each side (whatever
-    zone the window's times are read in, no row the statement keeps lies outside); (None, None) without one."""
-    lo = int(pd.Timestamp(spec.start).value) - _DAY if spec.start is not None else None
-    hi = int(pd.Timestamp(spec.end).value) + _DAY if spec.end is not None else None
-    return lo, hi
 
 
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
@@ -624,7 +537,7 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
     eng = eng or open_engine(engine, sel)
     try:
         src = "iv" if own else "iv_sel"     # iv_sel: a view over the selected parts of the window's engine
-        lo, hi = _pushdown_window(spec)
+        lo, hi = pushdown_window(spec)
         if lo is not None or hi is not None:
             eng.window_view(src, sel, lo, hi)
         elif not own:
