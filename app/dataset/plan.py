@@ -24,21 +24,26 @@ def generation_map(eng, sets: dict, src: str = "iv") -> list[tuple[str, int, str
     return data_profile(eng, sets, src)[0]
 
 
-def data_profile(eng, sets: dict, src: str = "iv") -> tuple[list[tuple[str, int, str, str]], set[str], bool]:
+def data_profile(eng, sets: dict, src: str = "iv") -> tuple[list[tuple[str, int, str, str]], set[str],
+                                                              dict[str, bool]]:
     """What the statement needs to know of the rows of view ``src`` before it is written, in one pass over three
     small columns and ``qbits``: the :func:`generation_map`, the generations stored, and whether any row is marked
-    implausible (none: the sums need no per-row test, :func:`build_sql`'s ``implausible``)."""
+    implausible or has lost data (``{"implausible": .., "lost": ..}``, :func:`app.dataset.query.build_sql`'s
+    arguments: without such rows the sums need no per-row test)."""
     from app.engine.catalog import select_generation
 
     prof = eng.sql(f"SELECT machine_type, csvn, generation, MAX(CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END) "
-                   f"AS bad FROM {src} GROUP BY machine_type, csvn, generation")
+                   f"AS bad, MAX(CASE WHEN qbits % 2 = 1 THEN 1 ELSE 0 END) AS lost FROM {src} "
+                   "GROUP BY machine_type, csvn, generation")
     out = []
     pairs = prof[prof["machine_type"].notna() & prof["csvn"].notna()]
     for mt, cv in sorted({(str(mt), int(cv)) for mt, cv in zip(pairs["machine_type"], pairs["csvn"])}):
         g, _how = select_generation(sets, mt, cv)
         out.append((mt, cv, g, sets[g].version))
     stored = set(prof["generation"].dropna().astype(str))
-    return out, stored, bool(len(prof) and pd.to_numeric(prof["bad"]).fillna(0).max() > 0)
+    marks = {k: bool(len(prof) and pd.to_numeric(prof[c]).fillna(0).max() > 0)
+             for k, c in (("implausible", "bad"), ("lost", "lost"))}
+    return out, stored, marks
 
 
 def pushdown_window(spec) -> tuple[int | None, int | None]:

@@ -368,12 +368,13 @@ def _period_start(every: str, key: np.ndarray) -> pd.DatetimeIndex:
 
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
               steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None,
-              implausible: bool = True):
+              implausible: bool = True, lost: bool = True):
     """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
     (view name, SELECT) steps it is made of, the last one (name '') giving the result.  ``only``: the
     generations the rows read can have (the formulas of the others are left out of the statement: their
     metrics are NULL for every row anyway, and a smaller statement is planned faster).  ``implausible=False``:
-    no row read is marked implausible, so the per-row test is left out of every sum (the same result)."""
+    no row read is marked implausible, so the per-row test is left out of every sum (the same result); likewise
+    ``lost=False``: no row read has lost data, so the workload hint's sums are the sums themselves."""
     from app.engine.metrics import _hint_applies, hint_counters, metric_ids
 
     q = d.q
@@ -449,7 +450,8 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             (f"COUNT({val(firstP)})" if firstP else "0") + " AS _cntP",
             (f"COUNT({val(firstE)})" if firstE else "0") + " AS _cntE"]
         sel += [f"SUM({val(c)}) AS {q(c)}" for c in counters]
-        sel += [f"SUM(CASE WHEN qbits % 2 = 0 THEN {val(c)} END) AS {q('_h_' + c)}" for c in hc]
+        if lost:         # the hint's sums leave out intervals with lost data (none read: the sums themselves)
+            sel += [f"SUM(CASE WHEN qbits % 2 = 0 THEN {val(c)} END) AS {q('_h_' + c)}" for c in hc]
         ctes.append(f"agg AS (SELECT {', '.join(sel)} FROM r GROUP BY {', '.join(group)})")
         if per_interval:
             interval = "CASE WHEN _sf > 0 THEN _sb / (1000000.0 * _sf) ELSE _ivs END"
@@ -471,7 +473,9 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     def hcolumn(name: str) -> str | None:
         if name in ("CPSP", "INTERVAL"):
             return column(name)
-        return q("_h_" + name) if name in hc else None
+        if name not in hc:
+            return None
+        return q("_h_" + name) if lost else column(name)
 
     per_gen = {g: formula_set_sql(fs, column, metric_column=q) for g, fs in used.items()}
     prev = "a2"
@@ -551,9 +555,9 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         # commands (app.dataset.stats), recomputed from that CEC's parts only when they changed
         sel_cecs = cecs if cecs is not None else set(ds.cecs())
         params = cached_bucket_params(ds, eng, sel_cecs)
-        gmap, stored, flagged = data_profile(eng, sets, src)
+        gmap, stored, marks = data_profile(eng, sets, src)
         raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True, generations=gmap,
-                                src=src, only={g for _m, _c, g, _v in gmap} | stored, implausible=flagged))
+                                src=src, only={g for _m, _c, g, _v in gmap} | stored, **marks))
     finally:
         if own:
             eng.close()
