@@ -106,3 +106,29 @@ def test_query_opens_only_the_pinned_cecs_parts(fleet, monkeypatch):
     (files,) = opened
     assert len(files) == 3 and all(f"cec={Z16}/" in f for f in files)
     assert set(got["cec"]) == {Z16} and len(got) > 0
+
+
+@pytest.mark.parametrize("qbits, want", [([0, 0], (False, False)), ([0, 1], (False, True)), ([128, 0], (True, False)),
+                                         ([129, 2], (True, True)), ([256 + 2], (False, False))])
+def test_data_profile_finds_the_marks_the_rows_hold(qbits, want):
+    """The one pass before the statement: generations and the marks whose per-row tests the sums need (bit 0 lost
+    data, bit 7 implausible; 256 is the left-out mark the query itself adds, never stored)."""
+    import duckdb
+
+    from app.dataset.plan import data_profile
+    from app.dataset.sql import DUCKDB
+
+    class Eng:
+        dialect = DUCKDB
+
+        def __init__(self):
+            self.con = duckdb.connect()
+
+        def sql(self, text):
+            return self.con.execute(text).df()
+    eng = Eng()
+    eng.con.execute("CREATE TABLE iv (machine_type VARCHAR, csvn INTEGER, generation VARCHAR, qbits BIGINT)")
+    eng.con.executemany("INSERT INTO iv VALUES ('3931', 8, 'z16', ?)", [[q] for q in qbits])
+    gmap, stored, marks = data_profile(eng, load_formula_sets())
+    assert (marks["implausible"], marks["lost"]) == want
+    assert stored == {"z16"} and [g for _mt, _cv, g, _v in gmap] == ["z16"]
