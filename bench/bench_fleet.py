@@ -191,13 +191,16 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
     sets = load_formula_sets()
     counters = sorted({f"B{i}" for i in range(6)} | {"P32", "P33"} | sets["z16"].counters(),
                       key=lambda c: ("BPKEM".index(c[0]), int(c[1:])))
+    reuse = a.keep is not None and (root / "manifest").is_dir() and any((root / "manifest").glob("*.json"))
     ds = Dataset(root, create=True)
     rng = np.random.default_rng(13)
     print(f"\n[narrow] fleet: {a.cecs} CECs x {a.lpars} LPARs x {a.cpus} CPUs, {a.months} months of 15-minute "
           f"intervals, {len(counters)} counters; one file per LPAR and month; {load()}")
     t_ext = t_base = 0.0
     n_samples = n_files = rows = 0
-    for m in range(a.months):
+    if reuse:
+        print(f"  the fleet kept in {root} from an earlier run: queries only")
+    for m in range(0 if reuse else a.months):
         for c in range(a.cecs):
             for lp in range(a.lpars):
                 s = month_samples(c, lp, m, a.cpus, counters, rng)
@@ -219,39 +222,61 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
                 _, db = timed(plain)
                 t_base += db
     _, t_up = timed(lambda: (ds.save_index(), refresh_stats(ds)))
-    print(f"  extract {n_files} files, {n_samples:,} samples: {t_ext:.1f} s = {n_samples / t_ext:,.0f} samples/s; "
-          f"baseline plain Parquet write of the same frames {t_base:.1f} s; index + bucket cache {t_up:.1f} s")
+    if not reuse:
+        print(f"  extract {n_files} files, {n_samples:,} samples: {t_ext:.1f} s = {n_samples / t_ext:,.0f} samples/s; "
+              f"baseline plain Parquet write of the same frames {t_base:.1f} s; index + bucket cache {t_up:.1f} s")
     cec, month = "3931-00002", (T0 + pd.DateOffset(months=a.months // 2)).strftime("%Y-%m")
     start = pd.Timestamp(month + "-01")
     end = start + pd.DateOffset(months=1)
     need = sorted(interval_counters({"z16": sets["z16"]}) & set(Dataset(root).counters()))
     need = [c for c in need if c in set(sets["z16"].counters()) | set(hint_counters(sets, need))] or need
 
+    floor_cpu: list[float] = []
+
     def duck(files, group: str, where: str = "") -> float:
         con = duckdb.connect()
         sums = ", ".join(f'SUM("{c}")' for c in need)
         lst = "[" + ", ".join("'" + f + "'" for f in files) + "]"
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         con.execute(f"SELECT {group}, {sums} FROM {tables.duckdb_source(lst)} {where} GROUP BY {group}").df()
         dt = time.perf_counter() - t
+        floor_cpu.append(time.process_time() - c)
         con.close()
         return dt
 
-    for label, spec, group, where in [
+    from app.cli import main as cli
+
+    for label, spec, group, where, argv in [
             (f"one CEC ({cec}), one month ({month}), by LPAR",
              QuerySpec(by="lpar", where=f"cec = '{cec}'", start=start, end=end), "lpar",
-             f"WHERE t_end > TIMESTAMPTZ '{start.isoformat()}+00' AND t_end <= TIMESTAMPTZ '{end.isoformat()}+00'"),
-            ("whole fleet by LPAR and month", QuerySpec(by="lpar", every="month"), "cec, lpar, month", "")]:
+             f"WHERE t_end > TIMESTAMPTZ '{start.isoformat()}+00' AND t_end <= TIMESTAMPTZ '{end.isoformat()}+00'",
+             ["--where", f"cec = '{cec}'", "--from", start.isoformat(), "--to", end.isoformat()]),
+            ("whole fleet by LPAR and month", QuerySpec(by="lpar", every="month"), "cec, lpar, month", "",
+             ["--every", "month"])]:
         fresh = Dataset(root)               # a new command: the index is read once
-        t_q = []
-        for _ in range(3):
-            res, dt = timed(lambda: run_query(Dataset(root), spec))
-            t_q.append(dt)
         files = fresh.parts("intervals", *query_partitions(fresh, spec))
-        t_d = min(duck(files, group, where) for _ in range(3))
-        print(f"  query {label}: {min(t_q):6.3f} s (best of 3, {len(res)} rows, {len(files)} part files) | "
-              f"DuckDB group-sum of {len(need)} counters over the same parts {t_d:6.3f} s | ratio "
-              f"{min(t_q) / t_d:4.2f}; {load()}")
+        n_all = len(fresh.parts("intervals"))
+        t_q, c_q, t_d = [], [], []
+        floor_cpu.clear()
+        runs = 5 if len(files) < 50 else 2
+        for _ in range(runs):               # interleaved: the query and its floor see the same load
+            c0 = time.process_time()
+            res, dt = timed(lambda: run_query(Dataset(root), spec))
+            c_q.append(time.process_time() - c0)
+            t_q.append(dt)
+            t_d.append(duck(files, group, where))
+        t_c = []
+        for _ in range(2 if runs > 2 else 1):     # the whole command: the index, the query, report's extras, output
+            _, dt = timed(lambda: cli(["query", str(root), "--by", "lpar", *argv, "--out", str(tmp / "q.txt")]))
+            t_c.append(dt)
+        q, d = sorted(t_q), sorted(t_d)
+        print(f"  query {label}: {len(res)} rows from {len(files)} of {n_all} part files; {load()}")
+        print(f"    floor: DuckDB group-sum of {len(need)} counters over those parts  {d[0]:6.3f} s (best of {runs}; "
+              f"median {d[len(d) // 2]:.3f} s; CPU {min(floor_cpu):.3f} s)")
+        print(f"    run_query (index, plan, statement)                    {q[0]:6.3f} s (best of {runs}; median "
+              f"{q[len(q) // 2]:.3f} s; CPU {min(c_q):.3f} s) | ratio {q[0] / d[0]:4.2f} "
+              f"(medians {q[len(q) // 2] / d[len(d) // 2]:.2f}, CPU {min(c_q) / min(floor_cpu):.2f})")
+        print(f"    nestscope query (the command, coverage and partition data, table) {min(t_c):6.3f} s")
 
 
 # ----------------------------------------------------------------------------- extract
