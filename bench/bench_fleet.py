@@ -3,13 +3,18 @@
 Sections (``--section``, default all):
 
 * ``manifest``: ``--entries`` (20,000) manifest entries of one part per table each; the time to read every entry
-  file (what each query and each extracted file did before the index) beside loading the manifest index and
-  listing one CEC's parts of one month from it, and the first load of a dataset without index (the migration).
+  file (what each query and each extracted file did before the index), the first load of a dataset without index
+  (the migration), then loading the manifest index and listing one CEC's parts of one month from it (a new
+  :class:`Dataset` each time, as a command does) beside its floor, pyarrow reading the same index columns and
+  nothing else; interleaved, best and median of 7, wall and CPU time.
 * ``narrow``: a generated fleet of ``--cecs`` (5) z16 CECs x ``--lpars`` (3) LPARs x ``--cpus`` (4) GCPs,
   15-minute intervals for ``--months`` (12) months, one "file" per LPAR and month (counter samples generated
-  with numpy, subtype-1 style deltas; extract timed from decoded samples onward: ``Dataset.add_result``).  Then
-  a narrow query (one CEC, one month: ``--where cec=... --from --to``) and a whole-fleet query (by LPAR and
-  month), each beside DuckDB's own group-sum of the counters the metrics need over the same part files.
+  with numpy within the physical bounds, subtype-1 style deltas; extract timed from decoded samples onward:
+  ``Dataset.add_result``).  Then a narrow query (one CEC, one month: ``--where cec=... --from --to``) and a
+  whole-fleet query (by LPAR and month), each ``run_query`` on a new :class:`Dataset` interleaved with its floor,
+  DuckDB's own group-sum of the counters the metrics need over the same part files (wall and CPU time), and the
+  whole ``nestscope query`` command.  ``--keep DIR`` keeps the fleet; a later run with the same ``--keep``
+  reuses it (queries only).
 * ``extract``: ``nestscope extract`` of a real SMF 113 file (``--file``, default the largest sample) in a child
   process beside decoding the same file and writing its sample frame as plain Parquet in another child: time
   and peak memory (``ru_maxrss`` of each child, and of a child that only imports, the floor).
