@@ -6,12 +6,18 @@ file (its name, size and mtime as last seen, whether it passed its checks, the e
 row per part file an entry lists (table, CEC, month, rows, bytes, CRC-32), so that listing the parts of one CEC and
 month of 20,000 extracted files costs one file read and one directory listing.
 
-Loading reconciles the index with the directory: an entry file that is new, or whose size or mtime differ
-from the index row (rewritten, damaged) is read and checked again (:func:`app.dataset.integrity.entry_problem`);
-an index row whose entry file is gone is dropped.  A dataset written before the index (or whose index is unreadable)
-is read entry by entry once and the index is written then (the migration).  The index is replaced atomically
-(temporary file + ``os.replace``); two processes writing it at once lose nothing, since what one of them misses is
-found again in the directory by the next load.
+Loading reads only the columns a command needs (the JSON text, the reasons of damaged entries and the hashes stay
+on disk until asked for) and keeps them as Arrow/NumPy columns: no Python object per entry or part is made until
+an answer needs it (20,000 entries load in a few hundredths of a second).  Entries this process reads or adds
+afterwards live beside the loaded columns (``_ov``) and replace their loaded row.
+
+The index is reconciled with the directory by names: an entry file not in the index is read and checked
+(:func:`app.dataset.integrity.entry_problem`), an index row whose entry file is gone is dropped.  An entry file
+rewritten in place (damaged) is found by its size and mtime when it is used: :meth:`ManifestIndex.verify` of the
+entries whose parts an answer reads (all of them for ``entries()`` and ``dataset check``).  A dataset written
+before the index (or whose index is unreadable) is read entry by entry once and the index is written then (the
+migration).  The index is replaced atomically (temporary file + ``os.replace``); two processes writing it at once
+lose nothing, since what one of them misses is found again in the directory by the next load.
 """
 
 from __future__ import annotations
@@ -27,12 +33,26 @@ import numpy as np
 
 from app.dataset import integrity
 
-__all__ = ["ManifestIndex", "INDEX_NAME"]
+__all__ = ["ManifestIndex", "INDEX_NAME", "part_info"]
 
 INDEX_NAME = "index.parquet"
 _TABLES = ("samples", "intervals", "partitions")
 _ENTRY_COLS = ("file", "size", "mtime_ns", "ino", "sha256", "ok", "why", "body", "name", "readable", "counters")
 _PART_COLS = ("file", "tbl", "rel", "cec", "month", "rows", "bytes", "crc32")
+_ALL_COLS = ("kind", *_ENTRY_COLS, *_PART_COLS[1:])
+# what a load reads (the narrow projection): the entries' keys and checks, the parts' keys
+_LOAD_ENTRY = ("file", "size", "mtime_ns", "ok", "readable", "counters")
+_LOAD_COLS = ("kind", *_LOAD_ENTRY, *_PART_COLS[1:])
+
+
+def _schema():
+    import pyarrow as pa
+
+    types = {"kind": pa.string(), "file": pa.string(), "size": pa.int64(), "mtime_ns": pa.int64(), "ino": pa.int64(),
+             "sha256": pa.string(), "ok": pa.bool_(), "why": pa.string(), "body": pa.string(), "name": pa.string(),
+             "readable": pa.bool_(), "counters": pa.string(), "tbl": pa.string(), "rel": pa.string(),
+             "cec": pa.string(), "month": pa.string(), "rows": pa.int64(), "bytes": pa.int64(), "crc32": pa.int64()}
+    return pa.schema([(c, types[c]) for c in _ALL_COLS])
 
 
 def _entry_row(file: str, st: os.stat_result | None, entry: Any, why: str, body: str) -> dict[str, Any]:
@@ -64,91 +84,96 @@ def _part_rows(file: str, entry: Any) -> list[tuple]:
 
 
 class ManifestIndex:
-    """The entries of ``root/manifest`` as two column sets (entries, parts); see the module docstring."""
+    """The entries of ``root/manifest``: the loaded index as columns plus the entries read or added since
+    (see the module docstring)."""
 
     def __init__(self, root: Path):
         self.root = Path(root)
         self.mdir = self.root / "manifest"
         self.path = self.mdir / INDEX_NAME
         self.dirty = False
-        self.entries: dict[str, dict[str, Any]] = {}       # entry file name -> row (see _entry_row)
-        self.parts: dict[str, list[tuple]] = {}            # entry file name -> its part rows
+        # the loaded index: entry rows (names, positions, columns) and part rows (an Arrow table + entry position)
+        self._reset_base()
+        # entries read, re-read or added by this process: name -> row (see _entry_row), name -> part rows
+        self._ov: dict[str, dict[str, Any]] = {}
+        self._ovp: dict[str, list[tuple]] = {}
         self._parsed: dict[str, dict[str, Any]] = {}       # entry file name -> entry (json parsed lazily)
-        self._by_key: dict[tuple[str, str, str], list[tuple]] | None = None
-        self._bodies_read = False
+        self._bodies: dict[str, str] | None = None
+        self._keys: dict[str, set[tuple[str, str]]] = {}
+        self._valid_p: np.ndarray | None = None
         self.load()
 
     # -- loading -----------------------------------------------------------------------------
-    def _read_index(self) -> tuple[dict[str, dict[str, Any]], dict[str, list[tuple]]]:
-        """The index file's rows; the entries' JSON text (``body``) is left on disk until an entry is asked for."""
+    def _read_index(self) -> None:
+        """The index file's narrow projection as columns (nothing per row is made in Python but the names)."""
+        import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
         try:
             pf = pq.ParquetFile(self.path)
-            names = pf.schema_arrow.names
-            if any(c not in names for c in ("kind", *_ENTRY_COLS, *_PART_COLS[1:])):    # another layout: rebuild
+            if any(c not in pf.schema_arrow.names for c in _ALL_COLS):       # another layout: rebuild
                 self.dirty = True
-                return {}, {}
-            t = pf.read(columns=[c for c in names if c != "body"], use_threads=False)
+                return
+            t = pf.read(columns=list(_LOAD_COLS), use_threads=False)
         except FileNotFoundError:
-            return {}, {}
+            return
         except Exception:  # noqa: BLE001 - an unreadable index is rebuilt from the entries themselves
             self.dirty = True
-            return {}, {}
-        kind = t.column("kind").to_numpy(zero_copy_only=False)
-        isent = kind == "entry"
-        ent_cols = [c for c in _ENTRY_COLS if c != "body"]
+            return
+        isent = pc.equal(t.column("kind"), "entry")
         et = t.filter(isent)
-        lists = [et.column(c).to_pylist() for c in ent_cols]
-        ent: dict[str, dict[str, Any]] = {}
-        for k, vals in enumerate(zip(*lists)):
-            row = dict(zip(ent_cols, vals))
-            row["body"] = None
-            row["_at"] = k                      # its row among the entries of the file (for the body)
-            ent[row["file"]] = row
-        pt = t.filter(~isent)
-        parts: dict[str, list[tuple]] = {}
-        for row in zip(*[pt.column(c).to_pylist() for c in _PART_COLS]):
-            parts.setdefault(row[0], []).append(row)
-        return ent, parts
-
-    def _bodies(self) -> None:
-        """Read the entries' JSON text from the index file (once, when a whole entry is first asked for)."""
-        import pyarrow.parquet as pq
-
-        if self._bodies_read:
+        pt = t.filter(pc.invert(isent)).select(list(_PART_COLS))
+        self._bn = et.column("file").to_pylist()
+        self._bpos = {n: i for i, n in enumerate(self._bn)}
+        if len(self._bpos) < len(self._bn):           # one row per entry file: an index written otherwise is rebuilt
+            self._reset_base()
+            self.dirty = True
             return
-        self._bodies_read = True
-        try:
-            t = pq.read_table(self.path, columns=["kind", "file", "body"], use_threads=False)
-        except Exception:  # noqa: BLE001 - then every entry is read from its own file
-            return
-        t = t.filter(t.column("kind").to_numpy(zero_copy_only=False) == "entry")
-        for f, body in zip(t.column("file").to_pylist(), t.column("body").to_pylist()):
-            row = self.entries.get(f)
-            if row is not None and row.get("body") is None and "_at" in row:
-                row["body"] = body
+        self._bsize = et.column("size").to_numpy(zero_copy_only=False)
+        self._bmtime = et.column("mtime_ns").to_numpy(zero_copy_only=False)
+        self._bok = et.column("ok").fill_null(False).to_numpy(zero_copy_only=False)
+        self._bread = et.column("readable").fill_null(False).to_numpy(zero_copy_only=False)
+        self._bcount = et.column("counters")
+        self._live = np.ones(len(self._bn), bool)
+        self._bp = pt
+        pos = pc.index_in(pt.column("file"), value_set=et.column("file"))
+        self._bppos = pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+    def _reset_base(self) -> None:
+        self._bn, self._bpos, self._bcount, self._bp = [], {}, None, None
+        self._bsize = self._bmtime = np.zeros(0, np.int64)
+        self._bok = self._bread = self._live = np.zeros(0, bool)
+        self._bppos = np.zeros(0, np.int64)
 
     def load(self) -> None:
-        old_e, old_p = self._read_index()
+        self._read_index()
         try:
-            names = [n for n in os.listdir(self.mdir) if n.endswith(".json") and not n.startswith(".")]
+            names = set(os.listdir(self.mdir))      # the names only; those the index lacks are looked at
         except FileNotFoundError:
-            names = []
-        base = str(self.mdir) + os.sep
-        for n in names:
-            try:
-                st = os.stat(base + n)
-            except FileNotFoundError:
-                continue
-            row = old_e.get(n)
-            if row is not None and (int(row["size"]), int(row["mtime_ns"])) == (st.st_size, st.st_mtime_ns):
-                self.entries[n] = row
-                self.parts[n] = old_p.get(n, [])
-                continue
-            self._read_entry(n, st)
-        if set(old_e) - set(self.entries):
-            self.dirty = True
+            names = set()
+        for n in sorted(names.difference(self._bpos)):
+            if n.endswith(".json") and not n.startswith("."):
+                self._read_entry(n)
+        gone = [i for n, i in self._bpos.items() if n not in names]
+        if gone:
+            self._live[gone] = False
+            self._changed()
+
+    def _listdir(self) -> set[str] | None:
+        try:
+            return {n for n in os.listdir(self.mdir) if n.endswith(".json") and not n.startswith(".")}
+        except FileNotFoundError:
+            return None
+
+    def _changed(self) -> None:
+        self._keys = {}
+        self._valid_p = None
+        self.dirty = True
+
+    def _base(self, name: str) -> int:
+        """Position of ``name``'s loaded row when that row is still the current one, else -1."""
+        i = self._bpos.get(name, -1)
+        return i if i >= 0 and self._live[i] else -1
 
     def _read_entry(self, name: str, st: os.stat_result | None = None) -> None:
         p = self.mdir / name
@@ -164,34 +189,46 @@ class ManifestIndex:
             return
         except (OSError, ValueError) as exc:
             why = f"unreadable: {type(exc).__name__}: {str(exc)[:120]}"
-        self.entries[name] = _entry_row(name, st, e, why, body if not why else "")
-        self.parts[name] = _part_rows(name, e)
+        self._put(name, _entry_row(name, st, e, why, body if not why else ""), _part_rows(name, e))
         if not why:
             self._parsed[name] = e
-        self._by_key = None
-        self.dirty = True
+
+    def _put(self, name: str, row: dict[str, Any], parts: list[tuple]) -> None:
+        i = self._bpos.get(name, -1)
+        if i >= 0:
+            self._live[i] = False
+        self._ov[name] = row
+        self._ovp[name] = parts
+        self._changed()
 
     def refresh(self) -> bool:
         """Take in entry files committed since the last look (by name only: cheap); True when any was new."""
-        try:
-            names = {n for n in os.listdir(self.mdir) if n.endswith(".json") and not n.startswith(".")}
-        except FileNotFoundError:
+        names = self._listdir()
+        if names is None:
             return False
-        new = names - set(self.entries)
+        have = set(self._ov) | {n for n, i in self._bpos.items() if self._live[i]}
+        new = names - have
         for n in sorted(new):
             self._read_entry(n)
-        gone = set(self.entries) - names
+        gone = have - names
         for n in gone:
             self.forget(n)
         return bool(new or gone)
+
+    def _names(self) -> list[str]:
+        return [n for n, i in self._bpos.items() if self._live[i]] + list(self._ov)
 
     def verify(self, names: Iterable[str] | None = None) -> bool:
         """Check that entry files (all by default) are still the ones indexed (size, mtime); re-read and
         re-check those that changed.  True when any did."""
         changed = False
-        for n in list(self.entries if names is None else names):
-            row = self.entries.get(n)
-            if row is None:
+        for n in list(self._names() if names is None else names):
+            i = self._base(n)
+            if i >= 0:
+                known = (int(self._bsize[i]), int(self._bmtime[i]))
+            elif n in self._ov:
+                known = (int(self._ov[n]["size"]), int(self._ov[n]["mtime_ns"]))
+            else:
                 continue
             try:
                 st = os.stat(self.mdir / n)
@@ -199,7 +236,7 @@ class ManifestIndex:
                 self.forget(n)
                 changed = True
                 continue
-            if (int(row["size"]), int(row["mtime_ns"])) != (st.st_size, st.st_mtime_ns):
+            if known != (st.st_size, st.st_mtime_ns):
                 self._parsed.pop(n, None)
                 self._read_entry(n, st)
                 changed = True
@@ -212,106 +249,225 @@ class ManifestIndex:
             st = os.stat(self.mdir / name)
         except OSError:
             st = None
-        self.entries[name] = _entry_row(name, st, entry, "", json.dumps(entry, indent=1, default=str))
-        self.parts[name] = _part_rows(name, entry)
+        self._put(name, _entry_row(name, st, entry, "", json.dumps(entry, indent=1, default=str)),
+                  _part_rows(name, entry))
         self._parsed[name] = entry
-        self._by_key = None
-        self.dirty = True
 
     def forget(self, name: str) -> None:
-        self.entries.pop(name, None)
-        self.parts.pop(name, None)
+        i = self._bpos.get(name, -1)
+        if i >= 0:
+            self._live[i] = False
+        self._ov.pop(name, None)
+        self._ovp.pop(name, None)
         self._parsed.pop(name, None)
-        self._by_key = None
-        self.dirty = True
+        self._changed()
 
     # -- answers -----------------------------------------------------------------------------
+    def load_bodies(self) -> None:
+        """Read the JSON text of the loaded entries from the index file at once (before many :meth:`entry`
+        calls: ``entries()``); a row whose size or mtime differ from the loaded one is not taken."""
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        if self._bodies is not None:
+            return
+        self._bodies = {}
+        if not self._bn:
+            return
+        try:
+            t = pq.ParquetFile(self.path).read(columns=["kind", "file", "size", "mtime_ns", "body"], use_threads=False)
+        except Exception:  # noqa: BLE001 - then every entry is read from its own file
+            return
+        t = t.filter(pc.equal(t.column("kind"), "entry"))
+        for f, size, mt, body in zip(*(t.column(c).to_pylist() for c in ("file", "size", "mtime_ns", "body"))):
+            i = self._base(f)
+            if i >= 0 and body is not None and (size, mt) == (int(self._bsize[i]), int(self._bmtime[i])):
+                self._bodies[f] = body
+
     def entry(self, name: str) -> dict[str, Any] | None:
         """The parsed entry of a sound row (None for a damaged one)."""
-        row = self.entries.get(name)
-        if row is None or not row["ok"]:
-            return None
         e = self._parsed.get(name)
-        if e is None:
-            if row.get("body") is None:
-                self._bodies()
-            if row.get("body") is None:            # not in the index file: from the entry's own file
+        if e is not None:
+            return e
+        row = self._ov.get(name)
+        if row is not None:
+            if not row["ok"]:
+                return None
+            e = json.loads(row["body"]) if row.get("body") else None
+            if e is None:
                 self._read_entry(name)
                 return self._parsed.get(name)
-            e = json.loads(row["body"])
             self._parsed[name] = e
-        return e
+            return e
+        i = self._base(name)
+        if i < 0 or not self._bok[i]:
+            return None
+        body = self._bodies.get(name) if self._bodies is not None else None
+        if body is not None:
+            e = json.loads(body)
+            self._parsed[name] = e
+            return e
+        try:                     # one entry: from its own file (the same version as indexed, checked again)
+            st = os.stat(self.mdir / name)
+            if (st.st_size, st.st_mtime_ns) == (int(self._bsize[i]), int(self._bmtime[i])):
+                e = json.loads((self.mdir / name).read_text(encoding="utf-8"))
+                if not integrity.entry_problem(name, e):
+                    self._parsed[name] = e
+                    return e
+        except (OSError, ValueError):
+            pass
+        self._read_entry(name)
+        return self._parsed.get(name)
 
     def sound(self) -> list[str]:
-        return [n for n, r in self.entries.items() if r["ok"]]
+        out = [self._bn[i] for i in np.flatnonzero(self._live & self._bok)]
+        return out + [n for n, r in self._ov.items() if r["ok"]]
+
+    def n_readable(self) -> int:
+        """Number of sound entries with counter data (nothing parsed)."""
+        return int(np.count_nonzero(self._live & self._bok & self._bread)) + \
+            sum(1 for r in self._ov.values() if r["ok"] and r["readable"])
+
+    def counters(self) -> set[str]:
+        """Counter columns any sound entry's intervals hold."""
+        import pyarrow.compute as pc
+
+        texts: set[str] = {str(r["counters"]) for r in self._ov.values() if r["ok"] and r["counters"]}
+        if self._bcount is not None and len(self._bn):
+            m = self._live & self._bok
+            texts |= {t for t in pc.unique(self._bcount.filter(m)).to_pylist() if t}
+        return {c for t in texts for c in t.split(",")}
 
     def damaged(self) -> list[tuple[str, str, str | None]]:
         """(entry file name, what is wrong, source file name) of the entries that fail their checks."""
-        return [(n, str(r["why"]), r["name"]) for n, r in self.entries.items() if not r["ok"]]
+        out = [(n, str(r["why"]), r["name"]) for n, r in self._ov.items() if not r["ok"]]
+        bad = np.flatnonzero(self._live & ~self._bok)
+        if len(bad):
+            import pyarrow.compute as pc
+            import pyarrow.parquet as pq
 
-    def listed(self) -> set[str]:
-        """Absolute paths of the parts listed by any entry that parses (sound or not)."""
-        return {str(self.root / row[2]) for rows in self.parts.values() for row in rows}
+            want = {self._bn[i] for i in bad}
+            try:
+                t = pq.ParquetFile(self.path).read(columns=["kind", "file", "why", "name"], use_threads=False)
+                t = t.filter(pc.equal(t.column("kind"), "entry"))
+                got = {f: (w, nm) for f, w, nm in zip(*(t.column(c).to_pylist() for c in ("file", "why", "name")))
+                       if f in want}
+            except Exception:  # noqa: BLE001 - the index went away: the reason is read again below
+                got = {}
+            for n in sorted(want):
+                if n in got:
+                    out.append((n, str(got[n][0]), got[n][1]))
+                else:
+                    self._read_entry(n)
+                    r = self._ov.get(n)
+                    if r is not None and not r["ok"]:
+                        out.append((n, str(r["why"]), r["name"]))
+        return out
+
+    def _valid_parts(self) -> np.ndarray:
+        """Per loaded part row: its entry's loaded row is current and sound."""
+        if self._valid_p is None:
+            ok = self._live & self._bok
+            pos = self._bppos
+            self._valid_p = (pos >= 0) & ok[np.where(pos >= 0, pos, 0)] if len(pos) else np.zeros(0, bool)
+        return self._valid_p
+
+    def _base_mask(self, table: str, cecs: set[str] | None, months: set[str] | None, sound: bool = True):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if self._bp is None or not len(self._bppos):
+            return None
+        m = self._valid_parts() if sound else (self._bppos >= 0) & self._live[np.where(self._bppos >= 0,
+                                                                                         self._bppos, 0)]
+        m = m & pc.equal(self._bp.column("tbl"), table).to_numpy(zero_copy_only=False)
+        for col, vals in (("cec", cecs), ("month", months)):
+            if vals is not None:
+                m = m & pc.is_in(self._bp.column(col), value_set=pa.array(sorted(vals), pa.string())
+                                 ).to_numpy(zero_copy_only=False)
+        return m
 
     def part_rows(self, table: str, cecs: Iterable[str] | None = None, months: Iterable[str] | None = None
                   ) -> list[tuple]:
-        """Part rows of sound entries of ``table`` in the given CECs and months (all when None)."""
-        if self._by_key is None:
-            by: dict[tuple[str, str, str], list[tuple]] = {}
-            for n, rows in self.parts.items():
-                if not self.entries[n]["ok"]:
-                    continue
-                for row in rows:
-                    by.setdefault((row[1], row[3], row[4]), []).append(row)
-            self._by_key = by
+        """Part rows (file, table, rel, cec, month, rows, bytes, crc32) of sound entries of ``table`` in the given
+        CECs and months (all when None)."""
         cs = set(cecs) if cecs is not None else None
         ms = set(months) if months is not None else None
-        out = []
-        for (t, c, m), rows in self._by_key.items():
-            if t == table and (cs is None or c in cs) and (ms is None or m in ms):
-                out += rows
+        out: list[tuple] = []
+        m = self._base_mask(table, cs, ms)
+        if m is not None and m.any():
+            sel = self._bp.filter(m)
+            out = list(zip(*(sel.column(c).to_pylist() for c in _PART_COLS)))
+        for n, rows in self._ovp.items():
+            if self._ov[n]["ok"]:
+                out += [r for r in rows if r[1] == table and (cs is None or r[3] in cs) and (ms is None or r[4] in ms)]
         return out
 
     def keys(self, table: str) -> set[tuple[str, str]]:
         """(CEC, month) partitions of ``table`` holding parts of sound entries."""
-        self.part_rows(table, (), ())
-        return {(c, m) for (t, c, m) in (self._by_key or {}) if t == table}
+        got = self._keys.get(table)
+        if got is None:
+            got = set()
+            m = self._base_mask(table, None, None)
+            if m is not None and m.any():
+                g = self._bp.filter(m).select(["cec", "month"]).group_by(["cec", "month"]).aggregate([])
+                got = set(zip(g.column("cec").to_pylist(), g.column("month").to_pylist()))
+            for n, rows in self._ovp.items():
+                if self._ov[n]["ok"]:
+                    got |= {(r[3], r[4]) for r in rows if r[1] == table}
+            self._keys[table] = got
+        return set(got)
+
+    def listed(self) -> set[str]:
+        """Absolute paths of the parts listed by any entry that parses (sound or not)."""
+        base = str(self.root) + os.sep
+        out: set[str] = set()
+        if self._bp is not None and len(self._bppos):
+            m = (self._bppos >= 0) & self._live[np.where(self._bppos >= 0, self._bppos, 0)]
+            out = {base + r for r in self._bp.column("rel").filter(m).to_pylist()}
+        return out | {base + row[2] for rows in self._ovp.values() for row in rows}
 
     # -- writing ------------------------------------------------------------------------------
     def save(self) -> bool:
         """Write the index (temporary file, then rename) when it changed; False when the directory is not
-        writable (a read-only dataset keeps working from its entries)."""
+        writable (a read-only dataset keeps working from its entries).  The loaded rows that are still current
+        are copied from the index file as they are (JSON text included); the others are made from ``_ov``."""
         if not self.dirty:
             return True
         import pyarrow as pa
+        import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
-        if any(r.get("body") is None for r in self.entries.values()):
-            self._bodies()                      # the text of entries kept from the old index goes on with them
-            for n in [n for n, r in self.entries.items() if r.get("body") is None and r["ok"]]:
-                self._read_entry(n)
-        ents = list(self.entries.values())
-        parts = [row for rows in self.parts.values() for row in rows]
-        n_e, n_p = len(ents), len(parts)
-
-        def col(name, values_e, values_p, typ):
-            return pa.array(list(values_e) + list(values_p), type=typ)
-        cols = {"kind": pa.array(["entry"] * n_e + ["part"] * n_p, type=pa.string()),
-                "file": col("file", [r["file"] for r in ents], [p[0] for p in parts], pa.string())}
-        for c, typ in (("size", pa.int64()), ("mtime_ns", pa.int64()), ("ino", pa.int64())):
-            cols[c] = col(c, [int(r[c]) for r in ents], [-1] * n_p, typ)
-        cols["sha256"] = col("sha256", [str(r["sha256"]) for r in ents], [""] * n_p, pa.string())
-        cols["ok"] = col("ok", [bool(r["ok"]) for r in ents], [False] * n_p, pa.bool_())
-        cols["readable"] = col("readable", [bool(r["readable"]) for r in ents], [False] * n_p, pa.bool_())
-        for c in ("why", "body", "name", "counters"):
-            cols[c] = col(c, [None if r[c] is None else str(r[c]) for r in ents], [None] * n_p, pa.string())
-        for k, c in enumerate(("tbl", "rel", "cec", "month")):
-            cols[c] = col(c, [None] * n_e, [p[k + 1] for p in parts], pa.string())
-        for k, c in enumerate(("rows", "bytes", "crc32")):
-            cols[c] = col(c, [-1] * n_e, [int(p[k + 5]) for p in parts], pa.int64())
+        schema = _schema()
+        kept = [self._bn[i] for i in np.flatnonzero(self._live)]
+        old = None
+        if kept:
+            try:
+                t = pq.ParquetFile(self.path).read(columns=list(_ALL_COLS), use_threads=False)
+                keep = pa.array(kept, pa.string())
+                isent = pc.equal(t.column("kind"), "entry")
+                ent = t.filter(pc.and_(isent, pc.is_in(t.column("file"), value_set=keep)))
+                # a row of another version of an entry (the file was rewritten by another process) is read again
+                i = np.array([self._bpos[f] for f in ent.column("file").to_pylist()], np.int64)
+                same = (ent.column("size").to_numpy(zero_copy_only=False) == self._bsize[i]) & \
+                       (ent.column("mtime_ns").to_numpy(zero_copy_only=False) == self._bmtime[i]) if len(i) else \
+                    np.zeros(0, bool)
+                ent = ent.filter(pa.array(same, pa.bool_()))
+                names = ent.column("file")
+                parts = t.filter(pc.and_(pc.invert(isent), pc.is_in(t.column("file"), value_set=names)))
+                old = pa.concat_tables([ent.select(list(_ALL_COLS)).cast(schema),
+                                        parts.select(list(_ALL_COLS)).cast(schema)])
+                for n in set(kept) - set(names.to_pylist()):
+                    self._read_entry(n)
+            except Exception:  # noqa: BLE001 - the index file is gone or unreadable: every entry from its file
+                old = None
+                for n in kept:
+                    self._read_entry(n)
+        new = self._ov_table(schema)
+        table = pa.concat_tables([old, new]) if old is not None else new
         tmp = self.mdir / f".tmp-{uuid.uuid4().hex}-{INDEX_NAME}"
         try:
-            pq.write_table(pa.table(cols), tmp, compression="zstd")
+            pq.write_table(table, tmp, compression="zstd")
             os.replace(tmp, self.path)
         except OSError:
             try:
@@ -321,6 +477,31 @@ class ManifestIndex:
             return False
         self.dirty = False
         return True
+
+    def _ov_table(self, schema):
+        """The rows of the entries read or added by this process (and their parts) as a table of ``schema``."""
+        import pyarrow as pa
+
+        for n, r in self._ov.items():
+            if r.get("body") is None and r["ok"]:
+                self._read_entry(n)
+        ents = list(self._ov.values())
+        parts = [row for rows in self._ovp.values() for row in rows]
+        n_e, n_p = len(ents), len(parts)
+        cols: dict[str, list] = {"kind": ["entry"] * n_e + ["part"] * n_p,
+                                 "file": [r["file"] for r in ents] + [p[0] for p in parts]}
+        for c in ("size", "mtime_ns", "ino"):
+            cols[c] = [int(r[c]) for r in ents] + [-1] * n_p
+        cols["sha256"] = [str(r["sha256"]) for r in ents] + [""] * n_p
+        for c in ("ok", "readable"):
+            cols[c] = [bool(r[c]) for r in ents] + [False] * n_p
+        for c in ("why", "body", "name", "counters"):
+            cols[c] = [None if r[c] is None else str(r[c]) for r in ents] + [None] * n_p
+        for k, c in enumerate(("tbl", "rel", "cec", "month")):
+            cols[c] = [None] * n_e + [p[k + 1] for p in parts]
+        for k, c in enumerate(("rows", "bytes", "crc32")):
+            cols[c] = [-1] * n_e + [int(p[k + 5]) for p in parts]
+        return pa.table({c: pa.array(cols[c], schema.field(c).type) for c in _ALL_COLS}, schema=schema)
 
 
 def part_info(row: tuple) -> dict[str, Any]:

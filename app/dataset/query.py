@@ -44,12 +44,14 @@ import pandas as pd
 
 from app.dataset.sql import DUCKDB, SPARK, Dialect, formula_set_sql, lit_str, metric_layers, parse_where
 from app.dataset.sql import local_offsets_sql, local_shown_sql, missing_counters, missing_counters_message, wall_sql
+from app.dataset.plan import data_profile, generation_map, pushdown_window
+from app.dataset.stats import bucket_params
 from app.dataset.store import Dataset
 from app.dataset.tables import duckdb_source
 from app.engine.shift import ShiftFilter
 
 __all__ = ["QuerySpec", "run_query", "open_engine", "QueryError", "BY_CHOICES", "EVERY_CHOICES", "shift_sql",
-           "IDENT_OF"]
+           "IDENT_OF", "bucket_params", "generation_map", "data_profile"]
 
 BY_CHOICES = ("cec", "lpar", "class", "cpu", "interval")
 EVERY_CHOICES = ("hour", "day", "week", "month")
@@ -147,27 +149,37 @@ class DuckDBEngine:
         """The steps up to the aggregation as common table expressions of one statement; the aggregated and
         metric layers (a few rows) as temporary tables, each planned alone: inlined into one statement, every
         layer's expressions would be substituted into the next and planning alone took seconds."""
-        ctes: list[str] = []
+        ctes: dict[str, str] = {}
         made: list[str] = []
         try:
             for name, body in steps:
-                head = "WITH " + ",\n".join(ctes) + "\n" if ctes else ""
+                head = _with(ctes, body)
                 if not name:
                     return self.sql(head + body)
                 if name in ("agg", "a2") or re.fullmatch(r"m\d+", name):
                     self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {head}{body}")
                     made.append(name)
                 else:
-                    ctes.append(f"{name} AS ({body})")
+                    ctes[name] = body
         finally:
-            for t in made:
-                self.con.execute(f"DROP TABLE IF EXISTS {t}")
+            if made:         # one round trip
+                self.con.execute("; ".join(f"DROP TABLE IF EXISTS {t}" for t in made))
         return pd.DataFrame()
 
     def view(self, name: str, files: Sequence[str]) -> None:
         """(Re)define view ``name`` over some of the part files (partition pruning)."""
         lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
         self.con.execute(f"CREATE OR REPLACE VIEW {name} AS " + _ns_view(lst))
+
+    def window_view(self, name: str, files: Sequence[str], lo_ns: int | None, hi_ns: int | None) -> None:
+        """View ``name`` over ``files`` holding only the rows whose end lies in (lo, hi], compared on the stored
+        timestamps so that DuckDB skips what lies outside while it reads (the statement's own conditions still
+        select the rows exactly: this only has to keep every row they can keep)."""
+        lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
+        conds = [f"t_end {op} TIMESTAMPTZ '{pd.Timestamp(v, unit='ns').isoformat()}+00'"
+                 for op, v in ((">", lo_ns), ("<=", hi_ns)) if v is not None]
+        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS " + _ns_view(lst)
+                         + (" WHERE " + " AND ".join(conds) if conds else ""))
 
     def columns(self) -> list[str]:
         return [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
@@ -265,11 +277,28 @@ class SparkEngine:
     def view(self, name: str, files: Sequence[str]) -> None:
         _spark_frame(self.spark, files).createOrReplaceTempView(name)
 
+    def window_view(self, name: str, files: Sequence[str], lo_ns: int | None, hi_ns: int | None) -> None:
+        self.view(name, files)          # the statement's conditions select the window
+
     def columns(self) -> list[str]:
         return list(self._cols)
 
     def close(self) -> None:
         pass
+
+
+def _with(ctes: dict[str, str], body: str) -> str:
+    """The ``WITH`` clause of the common table expressions ``body`` reads, directly or through another one (a
+    statement over a materialized layer names none: binding an unused one would read the part files' footers)."""
+    need: set[str] = set()
+    todo = [body]
+    while todo:
+        text = todo.pop()
+        for name, b in ctes.items():
+            if name not in need and re.search(rf"\b{name}\b", text):
+                need.add(name)
+                todo.append(b)
+    return "WITH " + ",\n".join(f"{n} AS ({b})" for n, b in ctes.items() if n in need) + "\n" if need else ""
 
 
 def open_engine(name: str, files: Sequence[str]):
@@ -281,64 +310,6 @@ def open_engine(name: str, files: Sequence[str]):
 
 
 # ----------------------------------------------------------------------------- buckets
-def _median_int(values: np.ndarray, counts: np.ndarray) -> int:
-    """int(numpy.median) of the multiset ``values`` x ``counts`` (average of the two middle values)."""
-    order = np.argsort(values, kind="stable")
-    v, c = values[order], counts[order]
-    cum = np.cumsum(c)
-    n = int(cum[-1])
-
-    def kth(k: int) -> int:
-        return int(v[np.searchsorted(cum, k + 1)])
-    if n % 2:
-        return int(np.float64(kth(n // 2)))
-    return int((np.float64(kth(n // 2 - 1)) + np.float64(kth(n // 2))) / 2)
-
-
-def bucket_params(eng, src: str = "iv") -> list[tuple[str, str, int | None, int | None, int | None, int | None]]:
-    """(cec, system, L, off, cec L, cec off) per system, by the rule of ``add_buckets`` over all the data of
-    view ``src`` (all the parts of the CECs it holds: :func:`cached_bucket_params`)."""
-    d = eng.dialect
-    q = d.q
-    hist = eng.sql(f"SELECT {q('cec')} AS cec, {q('system')} AS sys, ROUND(interval_s) AS l, COUNT(*) AS n FROM {src} "
-                   f"WHERE ROUND(interval_s) > 0 GROUP BY {q('cec')}, {q('system')}, ROUND(interval_s)")
-    allsys = eng.sql(f"SELECT DISTINCT {q('cec')} AS cec, {q('system')} AS sys FROM {src}")
-    mode: dict[tuple[str, str], int] = {}
-    for (cec, sysname), g in hist.groupby(["cec", "sys"], sort=False):
-        g = g.sort_values("l", kind="stable")
-        vals = g["l"].to_numpy(dtype=np.float64)
-        cnt = g["n"].to_numpy(dtype=np.int64)
-        mode[(cec, sysname)] = int(vals[int(np.argmax(cnt))]) * _NS
-    phase: dict[tuple[str, str], int] = {}
-    if mode:
-        ptab = " UNION ALL ".join(f"SELECT {lit_str(c)} AS cec, {lit_str(s)} AS sys, CAST({L} AS BIGINT) AS l"
-                                  for (c, s), L in mode.items())
-        ph = eng.sql(f"WITH p AS ({ptab}) SELECT iv.{q('cec')} AS cec, iv.{q('system')} AS sys, "
-                     f"iv.t_end % p.l AS ph, COUNT(*) AS n FROM {src} AS iv JOIN p ON iv.{q('cec')} = p.cec AND "
-                     f"iv.{q('system')} = p.sys GROUP BY iv.{q('cec')}, iv.{q('system')}, iv.t_end % p.l")
-        for (cec, sysname), g in ph.groupby(["cec", "sys"], sort=False):
-            L = mode[(cec, sysname)]
-            off = _median_int(g["ph"].to_numpy(dtype=np.int64), g["n"].to_numpy(dtype=np.int64))
-            if L >= 60 * _NS:
-                off = int(round(off / (60 * _NS))) * 60 * _NS % L
-            phase[(cec, sysname)] = off
-    out = []
-    by_cec: dict[str, list[tuple[int, int]]] = {}
-    for (c, s), L in mode.items():
-        by_cec.setdefault(c, []).append((L, phase[(c, s)]))
-    cec_p: dict[str, tuple[int, int]] = {}
-    for c, lst in by_cec.items():
-        L = max(x[0] for x in lst)
-        off = int(np.median([x[1] for x in lst if x[0] == L])) % L
-        cec_p[c] = (L, off)
-    for c, s in allsys[["cec", "sys"]].itertuples(index=False):
-        L = mode.get((c, s))
-        off = phase.get((c, s))
-        cl, coff = cec_p.get(c, (None, None))
-        out.append((c, s, L, off, cl, coff))
-    return out
-
-
 def _params_sql(params, d: Dialect) -> str:
     def n(v):
         return "CAST(NULL AS BIGINT)" if v is None else f"CAST({int(v)} AS BIGINT)"
@@ -397,25 +368,15 @@ def _period_start(every: str, key: np.ndarray) -> pd.DatetimeIndex:
     return pd.to_datetime({"year": k // 12, "month": k % 12 + 1, "day": np.ones(len(k), dtype=np.int64)})
 
 
-def generation_map(eng, sets: dict, src: str = "iv") -> list[tuple[str, int, str, str]]:
-    """(machine type, CSVN, generation, formula-set version) for every pair in the data of view ``src`` (the
-    parts a query reads: its rows are the only ones the mapping applies to)."""
-    from app.engine.catalog import select_generation
-
-    pairs = eng.sql(f"SELECT DISTINCT machine_type, csvn FROM {src} WHERE machine_type IS NOT NULL AND csvn IS NOT NULL")
-    out = []
-    for mt, cv in pairs.itertuples(index=False):
-        g, _how = select_generation(sets, str(mt), int(cv))
-        out.append((str(mt), int(cv), g, sets[g].version))
-    return out
-
-
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
-              steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None):
+              steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None,
+              implausible: bool = True, lost: bool = True):
     """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
     (view name, SELECT) steps it is made of, the last one (name '') giving the result.  ``only``: the
     generations the rows read can have (the formulas of the others are left out of the statement: their
-    metrics are NULL for every row anyway, and a smaller statement is planned faster)."""
+    metrics are NULL for every row anyway, and a smaller statement is planned faster).  ``implausible=False``:
+    no row read is marked implausible, so the per-row test is left out of every sum (the same result); likewise
+    ``lost=False``: no row read has lost data, so the workload hint's sums are the sums themselves."""
     from app.engine.metrics import _hint_applies, hint_counters, metric_ids
 
     q = d.q
@@ -443,10 +404,11 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     period = _period_sql(every, d, spec.tz)
     # implausible CPU-intervals (qbits 128, app.engine.plausibility) add nothing to any sum unless kept: their
     # counters are NULL, their rows counted in _lo and marked left-out (256), as the workspace does
-    lo = "0" if spec.keep_implausible else "CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END"
+    plain = spec.keep_implausible or not implausible
+    lo = "0" if plain else "CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END"
 
     def val(c: str) -> str:
-        return q(c) if spec.keep_implausible else f"CASE WHEN qbits % 256 >= 128 THEN NULL ELSE {q(c)} END"
+        return q(c) if plain else f"CASE WHEN qbits % 256 >= 128 THEN NULL ELSE {q(c)} END"
 
     b0 = val("B0") if "B0" in have else "CAST(NULL AS DOUBLE)"
     busy = f"CASE WHEN cpu_speed > 0 THEN {b0} / cpu_speed END"
@@ -492,7 +454,8 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             (f"COUNT({val(firstP)})" if firstP else "0") + " AS _cntP",
             (f"COUNT({val(firstE)})" if firstE else "0") + " AS _cntE"]
         sel += [f"SUM({val(c)}) AS {q(c)}" for c in counters]
-        sel += [f"SUM(CASE WHEN qbits % 2 = 0 THEN {val(c)} END) AS {q('_h_' + c)}" for c in hc]
+        if lost:         # the hint's sums leave out intervals with lost data (none read: the sums themselves)
+            sel += [f"SUM(CASE WHEN qbits % 2 = 0 THEN {val(c)} END) AS {q('_h_' + c)}" for c in hc]
         ctes.append(f"agg AS (SELECT {', '.join(sel)} FROM r GROUP BY {', '.join(group)})")
         if per_interval:
             interval = "CASE WHEN _sf > 0 THEN _sb / (1000000.0 * _sf) ELSE _ivs END"
@@ -514,7 +477,9 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     def hcolumn(name: str) -> str | None:
         if name in ("CPSP", "INTERVAL"):
             return column(name)
-        return q("_h_" + name) if name in hc else None
+        if name not in hc:
+            return None
+        return q("_h_" + name) if lost else column(name)
 
     per_gen = {g: formula_set_sql(fs, column, metric_column=q) for g, fs in used.items()}
     prev = "a2"
@@ -580,9 +545,11 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
     own = eng is None
     eng = eng or open_engine(engine, sel)
     try:
-        src = "iv"
-        if not own:          # an engine over the whole dataset (the window): a view over the selected parts
-            src = "iv_sel"
+        src = "iv" if own else "iv_sel"     # iv_sel: a view over the selected parts of the window's engine
+        lo, hi = pushdown_window(spec)
+        if lo is not None or hi is not None:
+            eng.window_view(src, sel, lo, hi)
+        elif not own:
             eng.view(src, sel)
         have = set(eng.columns())
         if "local" in (spec.tz, spec.shift and spec.shift.tz) and "utc_offset_s" not in have:
@@ -597,10 +564,9 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         # commands (app.dataset.stats), recomputed from that CEC's parts only when they changed
         sel_cecs = cecs if cecs is not None else set(ds.cecs())
         params = cached_bucket_params(ds, eng, sel_cecs)
-        gmap = generation_map(eng, sets, src)
-        stored = set(eng.sql(f"SELECT DISTINCT generation FROM {src}")["generation"].dropna().astype(str))
+        gmap, stored, marks = data_profile(eng, sets, src)
         raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True, generations=gmap,
-                                src=src, only={g for _m, _c, g, _v in gmap} | stored))
+                                src=src, only={g for _m, _c, g, _v in gmap} | stored, **marks))
     finally:
         if own:
             eng.close()
@@ -650,9 +616,11 @@ def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, NA, classify, _h
     out["n_cpus"] = raw["n_cpus"].to_numpy(dtype=np.int64)
     out["generation"] = raw["generation"].astype(object)
     out["formula_set"] = raw["formula_set"].astype(object)
+    mets = {}
     for mid in ids:
         v = pd.to_numeric(raw[mid], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        out[mid] = np.where(np.isfinite(v), v, np.nan)
+        mets[mid] = np.where(np.isfinite(v), v, np.nan)
+    out = pd.concat([out, pd.DataFrame(mets, index=out.index)], axis=1)      # the metric columns at once
     if spec.by == "cpu":
         out["Workload_Hint"] = None
     else:

@@ -17,9 +17,14 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["bucket_params_for", "cached_bucket_params", "refresh_stats", "CACHE_NAME"]
+import numpy as np
+
+from app.dataset.sql import lit_str
+
+__all__ = ["bucket_params", "bucket_params_for", "cached_bucket_params", "refresh_stats", "CACHE_NAME"]
 
 CACHE_NAME = "stats.json"
+_NS = 1_000_000_000
 _VERSION = 1
 
 
@@ -71,8 +76,6 @@ def cached_bucket_params(ds, eng, cecs: Iterable[str], save: bool = False) -> li
         files = ds.parts("intervals", cecs=stale)
         if not files:
             return []
-        from app.dataset.query import bucket_params
-
         eng.view("iv_cec", files)
         return bucket_params(eng, "iv_cec")
     return bucket_params_for(ds, cecs, compute, save)
@@ -95,3 +98,61 @@ def refresh_stats(ds, cecs: Iterable[str] | None = None) -> None:
         pass
     finally:
         eng.close()
+
+
+def _median_int(values: np.ndarray, counts: np.ndarray) -> int:
+    """int(numpy.median) of the multiset ``values`` x ``counts`` (average of the two middle values)."""
+    order = np.argsort(values, kind="stable")
+    v, c = values[order], counts[order]
+    cum = np.cumsum(c)
+    n = int(cum[-1])
+
+    def kth(k: int) -> int:
+        return int(v[np.searchsorted(cum, k + 1)])
+    if n % 2:
+        return int(np.float64(kth(n // 2)))
+    return int((np.float64(kth(n // 2 - 1)) + np.float64(kth(n // 2))) / 2)
+
+
+def bucket_params(eng, src: str = "iv") -> list[tuple[str, str, int | None, int | None, int | None, int | None]]:
+    """(cec, system, L, off, cec L, cec off) per system, by the rule of ``add_buckets`` over all the data of
+    view ``src`` (all the parts of the CECs it holds: :func:`cached_bucket_params`)."""
+    d = eng.dialect
+    q = d.q
+    hist = eng.sql(f"SELECT {q('cec')} AS cec, {q('system')} AS sys, ROUND(interval_s) AS l, COUNT(*) AS n FROM {src} "
+                   f"WHERE ROUND(interval_s) > 0 GROUP BY {q('cec')}, {q('system')}, ROUND(interval_s)")
+    allsys = eng.sql(f"SELECT DISTINCT {q('cec')} AS cec, {q('system')} AS sys FROM {src}")
+    mode: dict[tuple[str, str], int] = {}
+    for (cec, sysname), g in hist.groupby(["cec", "sys"], sort=False):
+        g = g.sort_values("l", kind="stable")
+        vals = g["l"].to_numpy(dtype=np.float64)
+        cnt = g["n"].to_numpy(dtype=np.int64)
+        mode[(cec, sysname)] = int(vals[int(np.argmax(cnt))]) * _NS
+    phase: dict[tuple[str, str], int] = {}
+    if mode:
+        ptab = " UNION ALL ".join(f"SELECT {lit_str(c)} AS cec, {lit_str(s)} AS sys, CAST({L} AS BIGINT) AS l"
+                                  for (c, s), L in mode.items())
+        ph = eng.sql(f"WITH p AS ({ptab}) SELECT iv.{q('cec')} AS cec, iv.{q('system')} AS sys, "
+                     f"iv.t_end % p.l AS ph, COUNT(*) AS n FROM {src} AS iv JOIN p ON iv.{q('cec')} = p.cec AND "
+                     f"iv.{q('system')} = p.sys GROUP BY iv.{q('cec')}, iv.{q('system')}, iv.t_end % p.l")
+        for (cec, sysname), g in ph.groupby(["cec", "sys"], sort=False):
+            L = mode[(cec, sysname)]
+            off = _median_int(g["ph"].to_numpy(dtype=np.int64), g["n"].to_numpy(dtype=np.int64))
+            if L >= 60 * _NS:
+                off = int(round(off / (60 * _NS))) * 60 * _NS % L
+            phase[(cec, sysname)] = off
+    out = []
+    by_cec: dict[str, list[tuple[int, int]]] = {}
+    for (c, s), L in mode.items():
+        by_cec.setdefault(c, []).append((L, phase[(c, s)]))
+    cec_p: dict[str, tuple[int, int]] = {}
+    for c, lst in by_cec.items():
+        L = max(x[0] for x in lst)
+        off = int(np.median([x[1] for x in lst if x[0] == L])) % L
+        cec_p[c] = (L, off)
+    for c, s in allsys[["cec", "sys"]].itertuples(index=False):
+        L = mode.get((c, s))
+        off = phase.get((c, s))
+        cl, coff = cec_p.get(c, (None, None))
+        out.append((c, s, L, off, cl, coff))
+    return out

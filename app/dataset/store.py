@@ -178,6 +178,7 @@ class Dataset:
         idx = self.index
         idx.verify()
         self._note_damaged()
+        idx.load_bodies()                       # every entry: their JSON text from the index at once
         out = [e for e in (idx.entry(n) for n in idx.sound()) if e is not None]
         out.sort(key=lambda e: (str(e.get("extracted_at", "")), str(e.get("sha256", ""))))
         return out, idx.listed()
@@ -189,8 +190,7 @@ class Dataset:
 
     def n_readable(self) -> int:
         """Number of committed entries with counter data (from the index: no entry is parsed)."""
-        idx = self.index
-        return sum(1 for r in idx.entries.values() if r["ok"] and r["readable"])
+        return self.index.n_readable()
 
     @property
     def findings(self) -> list[Finding]:
@@ -299,10 +299,7 @@ class Dataset:
 
     def counters(self) -> list[str]:
         """Counter columns present in the intervals table."""
-        cols: set[str] = set()
-        for r in self.index.entries.values():
-            if r["ok"] and r["counters"]:
-                cols |= set(str(r["counters"]).split(","))
+        cols = self.index.counters()
         from app.engine.deltas import _counter_sort_key
         return sorted(cols, key=_counter_sort_key)
 

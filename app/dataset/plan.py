@@ -1,0 +1,54 @@
+"""What a query learns before its statement is written, cheaply (issue 24, "Pruned and compact").
+
+* :func:`data_profile`: one pass over the few columns of the parts a query reads (machine type, CSVN, generation,
+  ``qbits``) for the formula sets to apply and whether any row is marked implausible.
+* :func:`pushdown_window`: the window's bounds widened to hold every row the statement can keep, for a view that
+  lets DuckDB skip the rest while reading (:meth:`app.dataset.query.DuckDBEngine.window_view`).
+
+The partitions (CECs, months) a query reads come from the manifest index (:func:`app.dataset.query.query_partitions`)
+and the time buckets from the per-CEC cache (:mod:`app.dataset.stats`): no whole-fleet pass.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+__all__ = ["data_profile", "generation_map", "pushdown_window"]
+
+_DAY = 86_400 * 1_000_000_000
+
+
+def generation_map(eng, sets: dict, src: str = "iv") -> list[tuple[str, int, str, str]]:
+    """(machine type, CSVN, generation, formula-set version) for every pair in the data of view ``src`` (the
+    parts a query reads: its rows are the only ones the mapping applies to)."""
+    return data_profile(eng, sets, src)[0]
+
+
+def data_profile(eng, sets: dict, src: str = "iv") -> tuple[list[tuple[str, int, str, str]], set[str],
+                                                              dict[str, bool]]:
+    """What the statement needs to know of the rows of view ``src`` before it is written, in one pass over three
+    small columns and ``qbits``: the :func:`generation_map`, the generations stored, and whether any row is marked
+    implausible or has lost data (``{"implausible": .., "lost": ..}``, :func:`app.dataset.query.build_sql`'s
+    arguments: without such rows the sums need no per-row test)."""
+    from app.engine.catalog import select_generation
+
+    prof = eng.sql(f"SELECT machine_type, csvn, generation, MAX(CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END) "
+                   f"AS bad, MAX(CASE WHEN qbits % 2 = 1 THEN 1 ELSE 0 END) AS lost FROM {src} "
+                   "GROUP BY machine_type, csvn, generation")
+    out = []
+    pairs = prof[prof["machine_type"].notna() & prof["csvn"].notna()]
+    for mt, cv in sorted({(str(mt), int(cv)) for mt, cv in zip(pairs["machine_type"], pairs["csvn"])}):
+        g, _how = select_generation(sets, mt, cv)
+        out.append((mt, cv, g, sets[g].version))
+    stored = set(prof["generation"].dropna().astype(str))
+    marks = {k: bool(len(prof) and pd.to_numeric(prof[c]).fillna(0).max() > 0)
+             for k, c in (("implausible", "bad"), ("lost", "lost"))}
+    return out, stored, marks
+
+
+def pushdown_window(spec) -> tuple[int | None, int | None]:
+    """(lo, hi) nanoseconds a row's end must lie in for ``spec``'s window, a day wider on each side (whatever
+    zone the window's times are read in, no row the statement keeps lies outside); (None, None) without one."""
+    lo = int(pd.Timestamp(spec.start).value) - _DAY if spec.start is not None else None
+    hi = int(pd.Timestamp(spec.end).value) + _DAY if spec.end is not None else None
+    return lo, hi

@@ -1,0 +1,134 @@
+"""Partition pruning of queries (issue 24, "Pruned and compact"): a query reads only the part files of the CECs and
+months it can touch, and gives the same cells as the same query over every part file.
+
+The sample set: three z16 LPARs on CEC 3931-123F5 (their intervals end in 2026-11) and three z15 LPARs on CEC
+8561-45A12 (2026-10), so each (CEC, month) partition of the intervals table holds three parts, one per file."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from _fleet_helpers import SAMPLES, assert_same
+from app.cli import main
+from app.dataset import Dataset
+from app.dataset import query as qmod
+from app.dataset.query import QuerySpec, query_partitions, run_query
+from app.engine.catalog import load_formula_sets
+from app.engine.metrics import metric_ids
+
+SMF = [s for s in SAMPLES if "smf113" in s.name]
+Z16, Z15 = "3931-123F5", "8561-45A12"
+M16, M15 = "2026-11", "2026-10"
+IDS = metric_ids(load_formula_sets())
+
+# --where texts: pinning one CEC, both, a month, nothing (a top-level OR), a CEC that does not exist
+WHERES = [None, f"cec = '{Z16}'", f"cec = '{Z15}'", f"cec IN ('{Z16}', '{Z15}')", f"cec = '{Z15}' AND lpar <> 'ZOSB'",
+          f"month = '{M16}'", f"month = '{M15}' AND cec IN ('{Z15}')", f"cec = '{Z16}' OR lpar = 'ZOSA'",
+          "cec = 'NOPE'"]
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pruning") / "ds"
+    assert main(["extract", *map(str, SMF), "--to", str(root), "--quiet"]) == 0
+    ends = sorted(set(run_query(Dataset(root), QuerySpec(by="cec"))["interval_end"]) |
+                  set(run_query(Dataset(root), QuerySpec(by="interval"))["interval_end"]))
+    return root, ends
+
+
+def _opened(mp) -> list[list[str]]:
+    """Record the part files every engine the query opens is given."""
+    opened: list[list[str]] = []
+    real = qmod.open_engine
+
+    def open_engine(name, files):
+        opened.append(list(files))
+        return real(name, files)
+    mp.setattr(qmod, "open_engine", open_engine)
+    return opened
+
+
+@settings(max_examples=14, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(by=st.sampled_from(["cec", "lpar", "class", "interval", "cpu"]), every=st.sampled_from([None, "day"]),
+       where=st.sampled_from(WHERES), a=st.one_of(st.none(), st.integers(0, 10_000)),
+       b=st.one_of(st.none(), st.integers(0, 10_000)))
+def test_pruned_query_gives_the_cells_of_the_unpruned_one(fleet, by, every, where, a, b):
+    """Any level, period, --where and window: the pruned query's rows are the rows of the same query reading
+    every part file (the planner's list only drops parts no row of the answer comes from), and every part it
+    opens lies in the CECs and months the condition pins."""
+    root, ends = fleet
+    if by == "interval":
+        every = None
+    start = ends[a % len(ends)] - (ends[1] - ends[0]) / 2 if a is not None else None   # between two ends
+    end = ends[b % len(ends)] if b is not None else None
+    spec = QuerySpec(by=by, every=every, where=where, start=start, end=end)
+    with pytest.MonkeyPatch.context() as mp:
+        opened = _opened(mp)
+        pruned = run_query(Dataset(root), spec)
+        mp.setattr(qmod, "query_partitions", lambda ds, spec, table="intervals": (None, None))
+        whole = run_query(Dataset(root), spec)
+    assert_same(pruned, whole, by, IDS)
+    if every:
+        assert pruned.sort_values(["interval_end"], kind="stable")["period"].tolist() == \
+            whole.sort_values(["interval_end"], kind="stable")["period"].tolist()
+    files, every_part = opened
+    assert len(every_part) == 6 and len(files) <= 6
+    cecs, months = query_partitions(Dataset(root), spec)
+    if len(pruned):
+        assert all(any(f"cec={c}/" in f for c in cecs or (Z16, Z15)) for f in files)
+        assert all(any(f"month={m}/" in f for m in months or (M16, M15)) for f in files)
+
+
+def test_where_cec_lists_only_that_cecs_parts(fleet):
+    """The planner's file list for ``--where cec = X`` (and a window inside X's month) holds X's parts only: the
+    three files of that CEC, one part each."""
+    root, _ends = fleet
+    ds = Dataset(root)
+    for cec, month in ((Z16, M16), (Z15, M15)):
+        spec = QuerySpec(by="lpar", where=f"cec = '{cec}'")
+        cecs, months = query_partitions(ds, spec)
+        assert cecs == {cec} and months is None
+        files = ds.parts("intervals", cecs, months)
+        assert len(files) == 3 and all(f"/cec={cec}/month={month}/" in f for f in files)
+        # a window of the other CEC's month leaves no part to read
+        other = M15 if month == M16 else M16
+        spec = QuerySpec(by="lpar", where=f"cec = '{cec}'", start=f"{other}-02", end=f"{other}-20")
+        assert ds.parts("intervals", *query_partitions(ds, spec)) == []
+
+
+def test_query_opens_only_the_pinned_cecs_parts(fleet, monkeypatch):
+    root, _ends = fleet
+    opened = _opened(monkeypatch)
+    got = run_query(Dataset(root), QuerySpec(by="cpu", where=f"cec = '{Z16}'"))
+    (files,) = opened
+    assert len(files) == 3 and all(f"cec={Z16}/" in f for f in files)
+    assert set(got["cec"]) == {Z16} and len(got) > 0
+
+
+@pytest.mark.parametrize("qbits, want", [([0, 0], (False, False)), ([0, 1], (False, True)), ([128, 0], (True, False)),
+                                         ([129, 2], (True, True)), ([256 + 2], (False, False))])
+def test_data_profile_finds_the_marks_the_rows_hold(qbits, want):
+    """The one pass before the statement: generations and the marks whose per-row tests the sums need (bit 0 lost
+    data, bit 7 implausible; 256 is the left-out mark the query itself adds, never stored)."""
+    import duckdb
+
+    from app.dataset.plan import data_profile
+    from app.dataset.sql import DUCKDB
+
+    class Eng:
+        dialect = DUCKDB
+
+        def __init__(self):
+            self.con = duckdb.connect()
+
+        def sql(self, text):
+            return self.con.execute(text).df()
+    eng = Eng()
+    eng.con.execute("CREATE TABLE iv (machine_type VARCHAR, csvn INTEGER, generation VARCHAR, qbits BIGINT)")
+    eng.con.executemany("INSERT INTO iv VALUES ('3931', 8, 'z16', ?)", [[q] for q in qbits])
+    gmap, stored, marks = data_profile(eng, load_formula_sets())
+    assert (marks["implausible"], marks["lost"]) == want
+    assert stored == {"z16"} and [g for _mt, _cv, g, _v in gmap] == ["z16"]
