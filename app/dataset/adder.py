@@ -51,6 +51,7 @@ class FileAdder:
         self.systems: dict[tuple, dict[str, set]] = {}
         self.chunks = 0
         self.carry: pd.DataFrame | None = None      # samples of the last time of the chunk before
+        self.tail: pd.DataFrame | None = None       # the last sample of each CPU written so far (context)
         self.largest_chunk = 0          # rows of the largest decoded chunk
         ds._pending = self.part_keys
 
@@ -100,10 +101,20 @@ class FileAdder:
 
         if not len(frame):
             return
-        samples, dup = dedup.new_rows(self.ds, "samples", frame)     # counted once: by identity
-        self.dup += dup
+        # in time order after the earlier chunks (the usual case): they need not be looked up, their last
+        # sample of each CPU is the context; else their pending parts are read as the dataset's
+        fast = dedup.in_order(self.tail, frame)
+        self.ds._pending_visible = not fast
+        try:
+            samples, dup = dedup.new_rows(self.ds, "samples", frame)     # counted once: by identity
+            self.dup += dup
+            iv = eng = drop = None
+            if len(samples):
+                iv, eng, drop = self.ds._intervals(samples, self.file, self.sets, self.tail if fast else None)
+                self.tail = dedup.tail_of(self.tail, samples, self.sha)
+        finally:
+            self.ds._pending_visible = True
         if len(samples):
-            iv, eng, drop = self.ds._intervals(samples, self.file, self.sets)
             self.findings.extend(eng)
             s = samples
             if not self.ds.keep_samples:       # the counters intervals are computed from; the rest stay NULL

@@ -30,7 +30,7 @@ from app.dataset import tables
 from app.dataset.sql import lit_str
 
 __all__ = ["SAMPLE_KEY", "INTERVAL_KEY", "new_rows", "context_samples", "stored_intervals", "settle", "first_times",
-           "CONTEXT_SOURCE"]
+           "CONTEXT_SOURCE", "with_tail", "in_order", "tail_of"]
 
 SAMPLE_KEY = ["cec", "lpar", "system", "class", "cpu", "kind"]          # + time
 INTERVAL_KEY = ["cec", "lpar", "system", "class", "cpu"]                # + t_end
@@ -193,3 +193,46 @@ def first_times(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     k = pd.concat([_key_frame(f, INTERVAL_KEY, "time") for f in frames if f is not None and len(f)],
                   ignore_index=True)
     return k.groupby(INTERVAL_KEY, sort=False)["t"].min().reset_index()
+
+
+# -- a file added in chunks (app/dataset/adder.py) --------------------------------------------------------------
+def in_order(tail: pd.DataFrame | None, samples: pd.DataFrame) -> bool:
+    """True when every CPU (:data:`SAMPLE_KEY`) of ``samples`` has no sample in ``tail`` (the last sample of each
+    CPU of the file's earlier chunks) at or after its first one here: the earlier chunks then hold no sample
+    of ``samples`` and no interval they compute, and their only context is ``tail``."""
+    if tail is None or not len(tail) or not len(samples):
+        return True
+    k = _key_frame(samples, SAMPLE_KEY, "time").groupby(SAMPLE_KEY, sort=False)["t"].min().reset_index()
+    t = _key_frame(tail, SAMPLE_KEY, "time").rename(columns={"t": "tt"})
+    m = k.merge(t, on=SAMPLE_KEY, how="inner")
+    return bool((m["t"] > m["tt"]).all())
+
+
+def tail_of(tail: pd.DataFrame | None, samples: pd.DataFrame, sha: str) -> pd.DataFrame | None:
+    """The last sample of each CPU over ``tail`` and ``samples`` (the file's new samples of a chunk), as context
+    samples of the file ``sha`` (``source`` = ``CONTEXT_SOURCE + sha``, ``_orig_source`` its name)."""
+    if not len(samples):
+        return tail
+    new = samples.assign(_orig_source=samples["source"].astype(str), source=CONTEXT_SOURCE + sha, sha256=sha)
+    new = new.drop(columns=["month"], errors="ignore")
+    both = new if tail is None or not len(tail) else pd.concat([tail, new[list(tail.columns)]], ignore_index=True)
+    k = _key_frame(both, SAMPLE_KEY, "time")
+    last = k.sort_values("t", kind="stable").drop_duplicates(SAMPLE_KEY, keep="last").index.to_numpy()
+    out = both.iloc[np.sort(last)].reset_index(drop=True)
+    for c in ("source", "_orig_source", "sha256"):
+        out[c] = out[c].astype(str)
+    return out
+
+
+def with_tail(ctx: pd.DataFrame | None, tail: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The dataset's context samples ``ctx`` and the file's ``tail``: of a CPU in the tail, only the dataset's
+    samples after the tail's time are kept (the earlier ones were the context of the earlier chunks)."""
+    if tail is None or not len(tail):
+        return ctx
+    if ctx is None or not len(ctx):
+        return tail
+    k = _key_frame(ctx, SAMPLE_KEY, "time")
+    t = _key_frame(tail, SAMPLE_KEY, "time").rename(columns={"t": "tt"})
+    m = k.merge(t, on=SAMPLE_KEY, how="left")
+    keep = ~(m["t"].to_numpy() <= m["tt"].fillna(-1).to_numpy())
+    return pd.concat([ctx.loc[keep], tail[[c for c in tail.columns if c in ctx.columns]]], ignore_index=True)

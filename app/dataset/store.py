@@ -151,6 +151,7 @@ class Dataset:
         # counters the intervals are computed from (all that dedup and later deltas read back)
         self.keep_samples = False
         self._pending: dict[str, dict[str, Any]] = {}  # parts of the file being added, not committed yet
+        self._pending_visible = True                   # listed by parts() (app/dataset/adder.py)
         self._lock = None
 
     def lock(self, say: Callable[[str], None] | None = None):
@@ -297,7 +298,7 @@ class Dataset:
                 continue
             self._bad_parts.pop(str(path), None)
             out.append(str(path))
-        for rel, k in self._pending.items():        # this process's parts of the file it is adding
+        for rel, k in self._pending.items() if self._pending_visible else ():   # the file being added's parts
             if rel.split("/", 1)[0] == table and (cecs is None or k["cec"] in cecs) \
                     and (months is None or k["month"] in months):
                 out.append(str(self.root / rel))
@@ -383,13 +384,16 @@ class Dataset:
             if tmp.exists():
                 tmp.unlink()
 
-    def _intervals(self, samples: pd.DataFrame, path: str, sets) -> tuple[pd.DataFrame, list, pd.DataFrame]:
+    def _intervals(self, samples: pd.DataFrame, path: str, sets, tail: pd.DataFrame | None = None
+                   ) -> tuple[pd.DataFrame, list, pd.DataFrame]:
         """The intervals to add for the file's new ``samples`` (:mod:`app.dataset.dedup`), the engine's findings
-        of the file, and the stored intervals they supersede."""
+        of the file, and the stored intervals they supersede.  ``tail``: the last sample of each CPU of the
+        file's earlier chunks, all before ``samples`` (context samples, :mod:`app.dataset.adder`); the
+        dataset's own context samples of those CPUs up to the tail's time are then left out."""
         from app.dataset import dedup
         from app.engine.deltas import compute_intervals
 
-        ctx = dedup.context_samples(self, samples)
+        ctx = dedup.with_tail(dedup.context_samples(self, samples), tail)
         frames = [f for f in (ctx, samples) if f is not None and len(f)]
         orig = ctx[["source", "offset", "_orig_source", "sha256"]].astype({"source": str}) if ctx is not None else None
         iv, findings = compute_intervals([f.drop(columns=["_orig_source", "sha256", "month"], errors="ignore")
