@@ -235,4 +235,8 @@ def with_tail(ctx: pd.DataFrame | None, tail: pd.DataFrame | None) -> pd.DataFra
     t = _key_frame(tail, SAMPLE_KEY, "time").rename(columns={"t": "tt"})
     m = k.merge(t, on=SAMPLE_KEY, how="left")
     keep = ~(m["t"].to_numpy() <= m["tt"].fillna(-1).to_numpy())
-    return pd.concat([ctx.loc[keep], tail[[c for c in tail.columns if c in ctx.columns]]], ignore_index=True)
+    out = pd.concat([ctx.loc[keep], tail[[c for c in tail.columns if c in ctx.columns]]], ignore_index=True)
+    for c in out.columns:
+        if tables.is_counter(c) and out[c].dtype != np.uint64:   # a counter the tail lacks: 0, as a NULL of ctx
+            out[c] = out[c].fillna(0).astype(np.uint64)
+    return out
