@@ -15,8 +15,10 @@ Identity, not the file, decides (issue 24):
 * a **partition row** (z/VM D0R16) is (cec, lpar, class, time).
 
 The result is what ``report`` gives over the same files read together, whatever their order or overlap
-(tests/dataset/test_dataset_dedup.py, a property test).  Two extracts of *overlapping* data at the same moment
-can still both add their overlap (each checks before the other commits); extract such files one after the other.
+(tests/dataset/test_dataset_dedup.py, a property test).  Two extracts at the same moment take turns: each
+holds the dataset lock (:mod:`app.dataset.lock`) from its first look-up here to its commit, so of overlapping
+data only the first adds the overlap.  A file added in chunks (:mod:`app.dataset.adder`) is looked up chunk by
+chunk, its earlier chunks' parts seen as the dataset's (or, in time order, their last samples as context).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The fleet dataset on disk: append-only, content-addressed, lock-free.
+"""The fleet dataset on disk: append-only, content-addressed, one writer at a time.
 
 Layout of ``DATASET/``::
 
@@ -7,7 +7,9 @@ Layout of ``DATASET/``::
     intervals/cec=<CEC>/month=<YYYY-MM>/part-<sha12>-<uuid>.parquet  the engine's per-CPU interval deltas
     manifest/<sha256>.json                              one entry per source file (the commit record)
 
-Every source file is one unit of work.  Its part files are written under temporary names and renamed into
+Every source file is one unit of work, done under the dataset lock (:mod:`app.dataset.lock`: two extracts take
+turns, so overlapping data is added once) and read a chunk of records at a time (:mod:`app.formats.chunks`,
+:mod:`app.dataset.adder`: memory bounded by a chunk).  Its part files are written under temporary names and renamed into
 place (``os.replace``); then its manifest entry is written to a temporary file and *linked* to
 ``manifest/<sha256>.json``, which fails if the name exists.  Readers only read the part files that a
 manifest entry lists, so
