@@ -52,6 +52,9 @@ class FileAdder:
         self.chunks = 0
         self.carry: pd.DataFrame | None = None      # samples of the last time of the chunk before
         self.tail: pd.DataFrame | None = None       # the last sample of each CPU written so far (context)
+        # intervals written that end at a context sample after their chunk (key, t, t0, _file, as
+        # app.dataset.dedup.stored_intervals): a later chunk in time order computes them again
+        self.ahead = pd.DataFrame(columns=["cec", "lpar", "system", "class", "cpu", "t", "t0", "_file"])
         self.largest_chunk = 0          # rows of the largest decoded chunk
         ds._pending = self.part_keys
 
@@ -110,7 +113,8 @@ class FileAdder:
             self.dup += dup
             iv = eng = drop = None
             if len(samples):
-                iv, eng, drop = self.ds._intervals(samples, self.file, self.sets, self.tail if fast else None)
+                iv, eng, drop = self.ds._intervals(samples, self.file, self.sets, self.tail if fast else None,
+                                                   self.ahead if fast else None)
                 self.tail = dedup.tail_of(self.tail, samples, self.sha)
         finally:
             self.ds._pending_visible = True
@@ -126,14 +130,24 @@ class FileAdder:
             if drop is not None and len(drop):
                 # first the superseded intervals go (a kill here leaves a gap the next extract of this file fills)
                 self._supersede(drop)
+            if drop is not None and len(drop) and len(self.ahead):
+                gone = dedup._isin(self.ahead, drop, dedup.INTERVAL_KEY + ["t", "t0"])
+                self.ahead = self.ahead.loc[~gone].reset_index(drop=True)
             if len(iv):
+                ahead = iv["_sha"].notna().to_numpy()     # ending at a context sample (after this chunk's)
                 ivf, counters = self.ds._interval_frame(iv, self.sha)
                 del iv
                 self.counters |= set(counters)
                 from app.dataset.store import _counter_sort_key
                 all_counters = sorted(self.need | set(counters), key=_counter_sort_key)
                 self.iv_rows += len(ivf)
-                self._write("intervals", ivf, all_counters)
+                where = self._write("intervals", ivf, all_counters)
+                if ahead.any():                # what a later chunk in time order must see as stored
+                    a = ivf.loc[ahead]
+                    k = dedup._key_frame(a, dedup.INTERVAL_KEY, "t_end")
+                    k["t0"] = tables.ns_of(a["t_start"])
+                    k["_file"] = [str(self.ds.root / where[(c, m)]) for c, m in zip(a["cec"], a["month"])]
+                    self.ahead = pd.concat([self.ahead, k], ignore_index=True)
             self.samples += len(samples)
 
     def _summary(self, all_samples: pd.DataFrame) -> None:
@@ -149,13 +163,17 @@ class FileAdder:
                 for c, cpus in g.groupby("class")["cpu"]:
                     cls.setdefault(c, set()).update(int(x) for x in cpus.unique())
 
-    def _write(self, table: str, frame: pd.DataFrame, counters=()) -> None:
+    def _write(self, table: str, frame: pd.DataFrame, counters=()) -> dict[tuple[str, str], str]:
+        """One part per (cec, month) of ``frame``; returns their paths (relative) by (cec, month)."""
+        where = {}
         for (cec, month), idx in frame.groupby(["cec", "month"], observed=True, sort=True).indices.items():
             part = frame.iloc[idx].reset_index(drop=True)
             rel = self.ds._write_part(table, str(cec), month, self.sha, part, counters)
             self.written.append(rel)
             self.parts[table].append(rel)
             self.part_keys[rel] = {"cec": str(cec), "month": month, **self.ds._part_check(rel, len(idx))}
+            where[(str(cec), month)] = rel
+        return where
 
     def _supersede(self, drop: pd.DataFrame) -> None:
         """Remove stored intervals a chunk computed again with another start: a committed part is rewritten

@@ -165,7 +165,8 @@ def stored_intervals(ds, iv: pd.DataFrame) -> pd.DataFrame:
     return out[cols]
 
 
-def settle(ds, iv: pd.DataFrame, first_t: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def settle(ds, iv: pd.DataFrame, first_t: pd.DataFrame, held: pd.DataFrame | None = None
+           ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Which computed intervals to add, and which stored ones they supersede.
 
     ``iv``: the engine's intervals over the file's new samples and their context; ``first_t``: per CPU
@@ -173,9 +174,13 @@ def settle(ds, iv: pd.DataFrame, first_t: pd.DataFrame) -> tuple[pd.DataFrame, p
     when the dataset has no interval of its identity, or has one with another start (that one is superseded);
     a row of the file's own samples or of a context sample (an interval of another file computed again).  A
     context row ending at the first sample of its CPU is left alone: its true start was not read.
+    ``held``: stored rows (as :func:`stored_intervals` gives them) the dataset's parts do not list to this
+    look-up (the file's earlier chunks' intervals that end at a context sample after them).
     Returns (rows to add, stored rows to remove: key, t, t0, _file).
     """
     st = stored_intervals(ds, iv)
+    if held is not None and len(held):
+        st = held if not len(st) else pd.concat([st, held], ignore_index=True)
     if not len(iv):
         return iv, st
     k = _key_frame(iv, INTERVAL_KEY, "interval_end")

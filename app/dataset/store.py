@@ -386,12 +386,13 @@ class Dataset:
             if tmp.exists():
                 tmp.unlink()
 
-    def _intervals(self, samples: pd.DataFrame, path: str, sets, tail: pd.DataFrame | None = None
-                   ) -> tuple[pd.DataFrame, list, pd.DataFrame]:
+    def _intervals(self, samples: pd.DataFrame, path: str, sets, tail: pd.DataFrame | None = None,
+                   held: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list, pd.DataFrame]:
         """The intervals to add for the file's new ``samples`` (:mod:`app.dataset.dedup`), the engine's findings
         of the file, and the stored intervals they supersede.  ``tail``: the last sample of each CPU of the
         file's earlier chunks, all before ``samples`` (context samples, :mod:`app.dataset.adder`); the
-        dataset's own context samples of those CPUs up to the tail's time are then left out."""
+        dataset's own context samples of those CPUs up to the tail's time are then left out; ``held``: stored
+        intervals the look-up does not see (:func:`app.dataset.dedup.settle`)."""
         from app.dataset import dedup
         from app.engine.deltas import compute_intervals
 
@@ -403,7 +404,7 @@ class Dataset:
         from app.engine.plausibility import check    # implausible rows marked (qbits 128); queries leave them out
 
         findings += check(iv, sets, list(iv.columns[list(iv.columns).index("qbits") + 1:]))
-        iv, drop = dedup.settle(self, iv, dedup.first_times(frames))
+        iv, drop = dedup.settle(self, iv, dedup.first_times(frames), held)
         iv["_sha"] = None
         other = iv["source"].astype(str).str.startswith(dedup.CONTEXT_SOURCE).to_numpy()
         if other.any():      # intervals of other files computed again: they keep that file's name and hash

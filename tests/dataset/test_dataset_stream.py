@@ -153,3 +153,29 @@ def test_chunked_and_committed_overlap(files, tmp_path, monkeypatch):
     cols = [c for c in want.columns if c not in ("sha256", "source")]
     pd.testing.assert_frame_equal(iv[cols], want[cols])
     assert_same(run_query(ds, QuerySpec(by="cpu")), q, "cpu", IDS)
+
+
+def test_chunks_filling_a_gap_between_committed_pieces(files, tmp_path, monkeypatch):
+    # running totals: records 0-336 and 586-1543 in the dataset, then 297-641 in 0.2 MiB chunks (137 records of
+    # 1536 bytes each: 3 chunks).  The first chunk's last interval ends at the dataset's sample of record 586
+    # (the gap interval it replaces); each later chunk computes that interval again from its own last sample
+    # and must replace the earlier chunk's, not add a second (the property test found it)
+    st2, _st1, whole = files
+    data = st2.read_bytes()
+
+    def piece(name, lo, hi):
+        p = tmp_path / name
+        p.write_bytes(data[lo * 1536:hi * 1536])
+        return p
+    ds = Dataset(tmp_path / "ds", create=True)
+    for p in (piece("a.rdw", 0, 337), piece("c.rdw", 586, 1544)):
+        assert ds.extract(p).status == "added"
+    monkeypatch.setenv("NESTSCOPE_EXTRACT_CHUNK_MB", "0.2")
+    r = ds.extract(piece("b.rdw", 297, 642))
+    assert r.status == "added" and r.entry["chunks"] == 3
+    iv = _intervals(ds)
+    want, q = whole[st2.name]
+    assert len(iv) == 8 * 192 and not iv.duplicated(KEY).any() and iv["interval_s"].max() == 900.0
+    cols = [c for c in want.columns if c not in ("sha256", "source")]
+    pd.testing.assert_frame_equal(iv[cols], want[cols])
+    assert_same(run_query(ds, QuerySpec(by="cpu")), q, "cpu", IDS)
