@@ -78,7 +78,7 @@ def new_rows(ds, table: str, frame: pd.DataFrame | None) -> tuple[pd.DataFrame |
     key = SAMPLE_KEY if table == "samples" else PARTITION_KEY
     k = _key_frame(frame, key, "time")
     tmin, tmax = pd.Timestamp(int(k["t"].min())), pd.Timestamp(int(k["t"].max()))
-    files = ds.parts(table, cecs=set(k["cec"]), months=_months(tmin, tmax))
+    files = ds.parts(table, cecs=set(k["cec"].unique()), months=_months(tmin, tmax))
     if not files:
         return frame, 0
     con = _con()
@@ -105,7 +105,7 @@ def context_samples(ds, samples: pd.DataFrame) -> pd.DataFrame | None:
     k = _key_frame(samples, SAMPLE_KEY, "time")
     rng = k.groupby(SAMPLE_KEY, sort=False)["t"].agg(["min", "max"]).reset_index()
     tmin, tmax = pd.Timestamp(int(k["t"].min())), pd.Timestamp(int(k["t"].max()))
-    files = ds.parts("samples", cecs=set(k["cec"]), months=_months(tmin - _PAD, tmax + _PAD))
+    files = ds.parts("samples", cecs=set(k["cec"].unique()), months=_months(tmin - _PAD, tmax + _PAD))
     if not files:
         return None
     on = " AND ".join(f"s.{c} = r.{c}" for c in SAMPLE_KEY)
@@ -122,7 +122,7 @@ def context_samples(ds, samples: pd.DataFrame) -> pd.DataFrame | None:
             "SELECT * EXCLUDE (lo0, hi0), coalesce(lo0, min) AS lo, coalesce(hi0, max) AS hi FROM g").df()
         if not len(b):
             return None
-        files = ds.parts("samples", cecs=set(b["cec"].astype(str)),
+        files = ds.parts("samples", cecs=set(b["cec"].astype(str).unique()),
                          months=_months(pd.Timestamp(int(b["lo"].min())), pd.Timestamp(int(b["hi"].max()))))
         con.register("b", b)
         ctx = con.execute(
@@ -149,7 +149,7 @@ def stored_intervals(ds, iv: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     k = _key_frame(iv, INTERVAL_KEY, "interval_end")
     tmin, tmax = pd.Timestamp(int(k["t"].min())), pd.Timestamp(int(k["t"].max()))
-    files = ds.parts("intervals", cecs=set(k["cec"]), months=_months(tmin, tmax))
+    files = ds.parts("intervals", cecs=set(k["cec"].unique()), months=_months(tmin, tmax))
     if not files:
         return pd.DataFrame(columns=cols)
     on = " AND ".join(f"s.{c} = k.{c}" for c in INTERVAL_KEY)

@@ -114,7 +114,12 @@ def _iso(ts) -> str | None:
 
 
 def _months(ns: np.ndarray) -> np.ndarray:
-    return pd.to_datetime(ns, unit="ns").strftime("%Y-%m").to_numpy(dtype=object)
+    """``YYYY-MM`` of each int64 nanosecond time (formatted once per distinct month)."""
+    m = np.asarray(ns, dtype=np.int64).view("datetime64[ns]").astype("datetime64[M]")
+    if np.isnat(m).any():
+        return pd.to_datetime(ns, unit="ns").strftime("%Y-%m").to_numpy(dtype=object)
+    uniq, inv = np.unique(m, return_inverse=True)
+    return np.array([str(u) for u in uniq], dtype=object)[inv.reshape(-1)]
 
 
 class Dataset:
