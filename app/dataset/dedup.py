@@ -209,7 +209,8 @@ def in_order(tail: pd.DataFrame | None, samples: pd.DataFrame) -> bool:
     of ``samples`` and no interval they compute, and their only context is ``tail``."""
     if tail is None or not len(tail) or not len(samples):
         return True
-    k = _key_frame(samples, SAMPLE_KEY, "time").groupby(SAMPLE_KEY, sort=False)["t"].min().reset_index()
+    first = samples.groupby(SAMPLE_KEY, observed=True, sort=False, dropna=False)["time"].min().reset_index()   # a row a CPU
+    k = _key_frame(first, SAMPLE_KEY, "time")
     t = _key_frame(tail, SAMPLE_KEY, "time").rename(columns={"t": "tt"})
     m = k.merge(t, on=SAMPLE_KEY, how="inner")
     return bool((m["t"] > m["tt"]).all())
@@ -220,8 +221,10 @@ def tail_of(tail: pd.DataFrame | None, samples: pd.DataFrame, sha: str) -> pd.Da
     samples of the file ``sha`` (``source`` = ``CONTEXT_SOURCE + sha``, ``_orig_source`` its name)."""
     if not len(samples):
         return tail
-    new = samples.assign(_orig_source=samples["source"].astype(str), source=CONTEXT_SOURCE + sha, sha256=sha)
-    new = new.drop(columns=["month"], errors="ignore")
+    last = samples.groupby(SAMPLE_KEY, observed=True, sort=False, dropna=False)["time"].idxmax().to_numpy()    # a row a CPU
+    new = samples.loc[np.sort(last)]
+    new = new.assign(_orig_source=new["source"].astype(str), source=CONTEXT_SOURCE + sha, sha256=sha)
+    new = new.drop(columns=["month"], errors="ignore").reset_index(drop=True)
     both = new if tail is None or not len(tail) else pd.concat([tail, new[list(tail.columns)]], ignore_index=True)
     k = _key_frame(both, SAMPLE_KEY, "time")
     last = k.sort_values("t", kind="stable").drop_duplicates(SAMPLE_KEY, keep="last").index.to_numpy()
