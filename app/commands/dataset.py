@@ -33,19 +33,50 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--min-age", type=float, default=0.0, metavar="SECONDS",
                    help="check/vacuum: only orphans last written this long ago (default 0; an extract running "
                         "meanwhile writes parts that are orphans until it commits)")
+    return add_quiet(p)
+
+
+def add_quiet(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``--quiet`` of the dataset commands (``dataset``, ``extract``); returns ``p``."""
     p.add_argument("--quiet", action="store_true", help="print only the summary line")
     return p
 
 
-def run(args: argparse.Namespace) -> int:
+def open_dataset(path: str, command: str, create: bool = False, writable: bool = False):
+    """The :class:`app.dataset.Dataset` at ``path`` for ``nestscope COMMAND`` (``extract`` creates it and adds to
+    it: ``writable``, an older format is read, never added to), or None once the reason it cannot be used is
+    printed (``nestscope COMMAND: error: ...``): the caller exits 2."""
     from app.dataset import Dataset, DatasetError
-    from app.dataset import compact as comp
 
     try:
-        ds = Dataset(args.dataset)
-    except DatasetError as exc:
+        ds = Dataset(path, create=create)
+        if writable:
+            ds.check_writable()        # its parts would mix two schemas in one table
+        return ds
+    except (DatasetError, OSError) as exc:
+        print(f"nestscope {command}: error: {exc}", file=sys.stderr)
+        return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from app.dataset.lock import DatasetLocked
+
+    ds = open_dataset(args.dataset, "dataset")
+    if ds is None:
+        return EXIT_USAGE
+    try:
+        if args.action == "check":           # reads only: no lock
+            return _run(ds, args)
+        with ds.lock():                      # compact and vacuum rewrite and remove files: one writer at a time
+            return _run(ds, args)
+    except DatasetLocked as exc:
         print(f"nestscope dataset: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _run(ds, args: argparse.Namespace) -> int:
+    from app.dataset import compact as comp
+
     if args.action == "compact":
         say = None if args.quiet else (lambda m: print(display_text(m)))
         before = _count(ds)

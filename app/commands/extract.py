@@ -4,7 +4,11 @@ Each file is read once (SMF 113, MONWRITE, gzip of either), its counter samples 
 deltas are written as Parquet parts (Hive-partitioned by CEC and month) and its manifest entry (name, size,
 SHA-256, records, time range, findings) commits them.  A file whose content is already in the dataset adds
 nothing, and a sample or interval the dataset holds already (the same data in another file: a gunzipped copy,
-an overlapping dump) is not added again (app/dataset/dedup.py).  Exit codes: 0 something was added or was already there, 2 usage error, 3 nothing readable.
+an overlapping dump) is not added again (app/dataset/dedup.py).  A large plain SMF file is decoded and written a
+chunk of records at a time (``NESTSCOPE_EXTRACT_CHUNK_MB``, default 32 MB of input; app/formats/chunks.py).
+Concurrent extracts into one dataset take turns (the dataset lock, app/dataset/lock.py; a waiting extract says
+which process holds it).  Exit codes: 0 something was added or was already there, 2 usage error, 3 nothing
+readable.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import argparse
 import os
 import sys
 
+from app.commands.dataset import add_quiet, open_dataset
 from app.textsafe import display_text
 
 EXIT_OK, EXIT_USAGE, EXIT_NOTHING = 0, 2, 3
@@ -29,20 +34,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--keep-samples", action="store_true",
                    help="keep every counter of every sample as read in the samples table (default: only the "
                         "counters the intervals are computed from; queries read the intervals table only)")
-    p.add_argument("--quiet", action="store_true", help="print only the summary line")
-    return p
+    return add_quiet(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.dataset import Dataset, DatasetError
-
-    try:
-        ds = Dataset(args.dataset, create=True)
-        ds.check_writable()            # an older format is read, never added to (its parts would mix schemas)
-        ds.keep_samples = bool(getattr(args, "keep_samples", False))
-    except (DatasetError, OSError) as exc:
-        print(f"nestscope extract: error: {exc}", file=sys.stderr)
+    ds = open_dataset(args.dataset, "extract", create=True, writable=True)
+    if ds is None:
         return EXIT_USAGE
+    ds.keep_samples = bool(getattr(args, "keep_samples", False))
     counts = {"added": 0, "present": 0, "unreadable": 0, "error": 0}
     samples = intervals = 0
     results = []
@@ -72,23 +71,26 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _upkeep(ds, results, quiet: bool) -> None:
-    """After the files: the manifest index written once, the partitions written to compacted once they hold many
-    small parts (:data:`app.dataset.compact.AUTO_MIN_PARTS`), the time-bucket cache of their CECs brought up to
-    date (so the next query reads only its parts)."""
+    """After the files, under the dataset lock (compaction rewrites parts another extract may be looking up):
+    the manifest index written once, the partitions written to compacted once they hold many small parts
+    (:data:`app.dataset.compact.AUTO_MIN_PARTS`), the time-bucket cache of their CECs brought up to date (so the
+    next query reads only its parts)."""
     from app.dataset import compact
+    from app.dataset.lock import DatasetLocked
     from app.dataset.stats import refresh_stats
 
     touched = sorted({(rel.split("/", 1)[0], k.get("cec", ""), k.get("month", ""))
                       for r in results if r.status == "added" for rel, k in r.entry.get("part_keys", {}).items()})
     try:
-        ds.save_index()
-        if touched:
-            done = compact.compact(ds, touched, min_parts=compact.AUTO_MIN_PARTS)
-            if done and not quiet:
-                print(f"{ds.root}: compacted {sum(len(r['replaces']) for r in done)} small part file(s) into "
-                      f"{len(done)}")
-            refresh_stats(ds, {c for _t, c, _m in touched})
+        with ds.lock():
             ds.save_index()
-    except OSError as exc:          # the data is committed; only the upkeep failed (disk full...)
+            if touched:
+                done = compact.compact(ds, touched, min_parts=compact.AUTO_MIN_PARTS)
+                if done and not quiet:
+                    print(f"{ds.root}: compacted {sum(len(r['replaces']) for r in done)} small part file(s) into "
+                          f"{len(done)}")
+                refresh_stats(ds, {c for _t, c, _m in touched})
+                ds.save_index()
+    except (OSError, DatasetLocked) as exc:      # the data is committed; only the upkeep failed (disk full...)
         print(f"nestscope extract: {ds.root}: upkeep after extract not done ({exc}); "
               "`nestscope dataset compact` does it later", file=sys.stderr)

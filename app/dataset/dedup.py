@@ -15,8 +15,10 @@ Identity, not the file, decides (issue 24):
 * a **partition row** (z/VM D0R16) is (cec, lpar, class, time).
 
 The result is what ``report`` gives over the same files read together, whatever their order or overlap
-(tests/dataset/test_dataset_dedup.py, a property test).  Two extracts of *overlapping* data at the same moment
-can still both add their overlap (each checks before the other commits); extract such files one after the other.
+(tests/dataset/test_dataset_dedup.py, a property test).  Two extracts at the same moment take turns: each
+holds the dataset lock (:mod:`app.dataset.lock`) from its first look-up here to its commit, so of overlapping
+data only the first adds the overlap.  A file added in chunks (:mod:`app.dataset.adder`) is looked up chunk by
+chunk, its earlier chunks' parts seen as the dataset's (or, in time order, their last samples as context).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from app.dataset import tables
 from app.dataset.sql import lit_str
 
 __all__ = ["SAMPLE_KEY", "INTERVAL_KEY", "new_rows", "context_samples", "stored_intervals", "settle", "first_times",
-           "CONTEXT_SOURCE"]
+           "CONTEXT_SOURCE", "with_tail", "in_order", "tail_of"]
 
 SAMPLE_KEY = ["cec", "lpar", "system", "class", "cpu", "kind"]          # + time
 INTERVAL_KEY = ["cec", "lpar", "system", "class", "cpu"]                # + t_end
@@ -76,7 +78,7 @@ def new_rows(ds, table: str, frame: pd.DataFrame | None) -> tuple[pd.DataFrame |
     key = SAMPLE_KEY if table == "samples" else PARTITION_KEY
     k = _key_frame(frame, key, "time")
     tmin, tmax = pd.Timestamp(int(k["t"].min())), pd.Timestamp(int(k["t"].max()))
-    files = ds.parts(table, cecs=set(k["cec"]), months=_months(tmin, tmax))
+    files = ds.parts(table, cecs=set(k["cec"].unique()), months=_months(tmin, tmax))
     if not files:
         return frame, 0
     con = _con()
@@ -103,7 +105,7 @@ def context_samples(ds, samples: pd.DataFrame) -> pd.DataFrame | None:
     k = _key_frame(samples, SAMPLE_KEY, "time")
     rng = k.groupby(SAMPLE_KEY, sort=False)["t"].agg(["min", "max"]).reset_index()
     tmin, tmax = pd.Timestamp(int(k["t"].min())), pd.Timestamp(int(k["t"].max()))
-    files = ds.parts("samples", cecs=set(k["cec"]), months=_months(tmin - _PAD, tmax + _PAD))
+    files = ds.parts("samples", cecs=set(k["cec"].unique()), months=_months(tmin - _PAD, tmax + _PAD))
     if not files:
         return None
     on = " AND ".join(f"s.{c} = r.{c}" for c in SAMPLE_KEY)
@@ -120,7 +122,7 @@ def context_samples(ds, samples: pd.DataFrame) -> pd.DataFrame | None:
             "SELECT * EXCLUDE (lo0, hi0), coalesce(lo0, min) AS lo, coalesce(hi0, max) AS hi FROM g").df()
         if not len(b):
             return None
-        files = ds.parts("samples", cecs=set(b["cec"].astype(str)),
+        files = ds.parts("samples", cecs=set(b["cec"].astype(str).unique()),
                          months=_months(pd.Timestamp(int(b["lo"].min())), pd.Timestamp(int(b["hi"].max()))))
         con.register("b", b)
         ctx = con.execute(
@@ -147,7 +149,7 @@ def stored_intervals(ds, iv: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     k = _key_frame(iv, INTERVAL_KEY, "interval_end")
     tmin, tmax = pd.Timestamp(int(k["t"].min())), pd.Timestamp(int(k["t"].max()))
-    files = ds.parts("intervals", cecs=set(k["cec"]), months=_months(tmin, tmax))
+    files = ds.parts("intervals", cecs=set(k["cec"].unique()), months=_months(tmin, tmax))
     if not files:
         return pd.DataFrame(columns=cols)
     on = " AND ".join(f"s.{c} = k.{c}" for c in INTERVAL_KEY)
@@ -163,7 +165,8 @@ def stored_intervals(ds, iv: pd.DataFrame) -> pd.DataFrame:
     return out[cols]
 
 
-def settle(ds, iv: pd.DataFrame, first_t: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def settle(ds, iv: pd.DataFrame, first_t: pd.DataFrame, held: pd.DataFrame | None = None
+           ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Which computed intervals to add, and which stored ones they supersede.
 
     ``iv``: the engine's intervals over the file's new samples and their context; ``first_t``: per CPU
@@ -171,9 +174,13 @@ def settle(ds, iv: pd.DataFrame, first_t: pd.DataFrame) -> tuple[pd.DataFrame, p
     when the dataset has no interval of its identity, or has one with another start (that one is superseded);
     a row of the file's own samples or of a context sample (an interval of another file computed again).  A
     context row ending at the first sample of its CPU is left alone: its true start was not read.
+    ``held``: stored rows (as :func:`stored_intervals` gives them) the dataset's parts do not list to this
+    look-up (the file's earlier chunks' intervals that end at a context sample after them).
     Returns (rows to add, stored rows to remove: key, t, t0, _file).
     """
     st = stored_intervals(ds, iv)
+    if held is not None and len(held):
+        st = held if not len(st) else pd.concat([st, held], ignore_index=True)
     if not len(iv):
         return iv, st
     k = _key_frame(iv, INTERVAL_KEY, "interval_end")
@@ -193,3 +200,53 @@ def first_times(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     k = pd.concat([_key_frame(f, INTERVAL_KEY, "time") for f in frames if f is not None and len(f)],
                   ignore_index=True)
     return k.groupby(INTERVAL_KEY, sort=False)["t"].min().reset_index()
+
+
+# -- a file added in chunks (app/dataset/adder.py) --------------------------------------------------------------
+def in_order(tail: pd.DataFrame | None, samples: pd.DataFrame) -> bool:
+    """True when every CPU (:data:`SAMPLE_KEY`) of ``samples`` has no sample in ``tail`` (the last sample of each
+    CPU of the file's earlier chunks) at or after its first one here: the earlier chunks then hold no sample
+    of ``samples`` and no interval they compute, and their only context is ``tail``."""
+    if tail is None or not len(tail) or not len(samples):
+        return True
+    first = samples.groupby(SAMPLE_KEY, observed=True, sort=False, dropna=False)["time"].min().reset_index()   # a row a CPU
+    k = _key_frame(first, SAMPLE_KEY, "time")
+    t = _key_frame(tail, SAMPLE_KEY, "time").rename(columns={"t": "tt"})
+    m = k.merge(t, on=SAMPLE_KEY, how="inner")
+    return bool((m["t"] > m["tt"]).all())
+
+
+def tail_of(tail: pd.DataFrame | None, samples: pd.DataFrame, sha: str) -> pd.DataFrame | None:
+    """The last sample of each CPU over ``tail`` and ``samples`` (the file's new samples of a chunk), as context
+    samples of the file ``sha`` (``source`` = ``CONTEXT_SOURCE + sha``, ``_orig_source`` its name)."""
+    if not len(samples):
+        return tail
+    last = samples.groupby(SAMPLE_KEY, observed=True, sort=False, dropna=False)["time"].idxmax().to_numpy()    # a row a CPU
+    new = samples.loc[np.sort(last)]
+    new = new.assign(_orig_source=new["source"].astype(str), source=CONTEXT_SOURCE + sha, sha256=sha)
+    new = new.drop(columns=["month"], errors="ignore").reset_index(drop=True)
+    both = new if tail is None or not len(tail) else pd.concat([tail, new[list(tail.columns)]], ignore_index=True)
+    k = _key_frame(both, SAMPLE_KEY, "time")
+    last = k.sort_values("t", kind="stable").drop_duplicates(SAMPLE_KEY, keep="last").index.to_numpy()
+    out = both.iloc[np.sort(last)].reset_index(drop=True)
+    for c in ("source", "_orig_source", "sha256"):
+        out[c] = out[c].astype(str)
+    return out
+
+
+def with_tail(ctx: pd.DataFrame | None, tail: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The dataset's context samples ``ctx`` and the file's ``tail``: of a CPU in the tail, only the dataset's
+    samples after the tail's time are kept (the earlier ones were the context of the earlier chunks)."""
+    if tail is None or not len(tail):
+        return ctx
+    if ctx is None or not len(ctx):
+        return tail
+    k = _key_frame(ctx, SAMPLE_KEY, "time")
+    t = _key_frame(tail, SAMPLE_KEY, "time").rename(columns={"t": "tt"})
+    m = k.merge(t, on=SAMPLE_KEY, how="left")
+    keep = ~(m["t"].to_numpy() <= m["tt"].fillna(-1).to_numpy())
+    out = pd.concat([ctx.loc[keep], tail[[c for c in tail.columns if c in ctx.columns]]], ignore_index=True)
+    for c in out.columns:
+        if tables.is_counter(c) and out[c].dtype != np.uint64:   # a counter the tail lacks: 0, as a NULL of ctx
+            out[c] = out[c].fillna(0).astype(np.uint64)
+    return out

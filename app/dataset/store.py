@@ -1,4 +1,4 @@
-"""The fleet dataset on disk: append-only, content-addressed, lock-free.
+"""The fleet dataset on disk: append-only, content-addressed, one writer at a time.
 
 Layout of ``DATASET/``::
 
@@ -7,7 +7,9 @@ Layout of ``DATASET/``::
     intervals/cec=<CEC>/month=<YYYY-MM>/part-<sha12>-<uuid>.parquet  the engine's per-CPU interval deltas
     manifest/<sha256>.json                              one entry per source file (the commit record)
 
-Every source file is one unit of work.  Its part files are written under temporary names and renamed into
+Every source file is one unit of work, done under the dataset lock (:mod:`app.dataset.lock`: two extracts take
+turns, so overlapping data is added once) and read a chunk of records at a time (:mod:`app.formats.chunks`,
+:mod:`app.dataset.adder`: memory bounded by a chunk).  Its part files are written under temporary names and renamed into
 place (``os.replace``); then its manifest entry is written to a temporary file and *linked* to
 ``manifest/<sha256>.json``, which fails if the name exists.  Readers only read the part files that a
 manifest entry lists, so
@@ -86,8 +88,17 @@ def interval_counters(sets) -> set[str]:
     return keep
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def _sha256(data) -> str:
+    """SHA-256 of ``data`` read 16 MiB at a time (the pages of a memory-mapped file handed back as it goes)."""
+    from app.formats.chunks import drop_pages
+
+    h = hashlib.sha256()
+    step = 16 << 20
+    with memoryview(data) as mv:
+        for a in range(0, len(mv), step):
+            h.update(mv[a:a + step])
+            drop_pages(data, a, min(a + step, len(mv)))
+    return h.hexdigest()
 
 
 def _now_iso() -> str:
@@ -103,7 +114,12 @@ def _iso(ts) -> str | None:
 
 
 def _months(ns: np.ndarray) -> np.ndarray:
-    return pd.to_datetime(ns, unit="ns").strftime("%Y-%m").to_numpy(dtype=object)
+    """``YYYY-MM`` of each int64 nanosecond time (formatted once per distinct month)."""
+    m = np.asarray(ns, dtype=np.int64).view("datetime64[ns]").astype("datetime64[M]")
+    if np.isnat(m).any():
+        return pd.to_datetime(ns, unit="ns").strftime("%Y-%m").to_numpy(dtype=object)
+    uniq, inv = np.unique(m, return_inverse=True)
+    return np.array([str(u) for u in uniq], dtype=object)[inv.reshape(-1)]
 
 
 class Dataset:
@@ -141,6 +157,21 @@ class Dataset:
         # the samples table keeps every counter as read only with ``extract --keep-samples``; otherwise the
         # counters the intervals are computed from (all that dedup and later deltas read back)
         self.keep_samples = False
+        self._pending: dict[str, dict[str, Any]] = {}  # parts of the file being added, not committed yet
+        self._pending_visible = True                   # listed by parts() (app/dataset/adder.py)
+        self._lock = None
+
+    def lock(self, say: Callable[[str], None] | None = None):
+        """The dataset lock (:mod:`app.dataset.lock`): one writer from the first dedup look-up to the commit.
+        Re-entrant; ``say`` (default: standard error) hears once who holds it while this process waits."""
+        from app.dataset.lock import DatasetLock
+
+        if self._lock is None:
+            import sys
+
+            self._lock = DatasetLock(self.root, "nestscope extract",
+                                     say=say or (lambda m: print(m, file=sys.stderr, flush=True)))
+        return self._lock
 
     # -- reading ---------------------------------------------------------------------
     @property
@@ -274,6 +305,10 @@ class Dataset:
                 continue
             self._bad_parts.pop(str(path), None)
             out.append(str(path))
+        for rel, k in self._pending.items() if self._pending_visible else ():   # the file being added's parts
+            if rel.split("/", 1)[0] == table and (cecs is None or k["cec"] in cecs) \
+                    and (months is None or k["month"] in months):
+                out.append(str(self.root / rel))
         return out
 
     def has_parts(self, table: str = "intervals") -> bool:
@@ -353,13 +388,17 @@ class Dataset:
             if tmp.exists():
                 tmp.unlink()
 
-    def _intervals(self, samples: pd.DataFrame, path: str, sets) -> tuple[pd.DataFrame, list, pd.DataFrame]:
+    def _intervals(self, samples: pd.DataFrame, path: str, sets, tail: pd.DataFrame | None = None,
+                   held: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list, pd.DataFrame]:
         """The intervals to add for the file's new ``samples`` (:mod:`app.dataset.dedup`), the engine's findings
-        of the file, and the stored intervals they supersede."""
+        of the file, and the stored intervals they supersede.  ``tail``: the last sample of each CPU of the
+        file's earlier chunks, all before ``samples`` (context samples, :mod:`app.dataset.adder`); the
+        dataset's own context samples of those CPUs up to the tail's time are then left out; ``held``: stored
+        intervals the look-up does not see (:func:`app.dataset.dedup.settle`)."""
         from app.dataset import dedup
         from app.engine.deltas import compute_intervals
 
-        ctx = dedup.context_samples(self, samples)
+        ctx = dedup.with_tail(dedup.context_samples(self, samples), tail)
         frames = [f for f in (ctx, samples) if f is not None and len(f)]
         orig = ctx[["source", "offset", "_orig_source", "sha256"]].astype({"source": str}) if ctx is not None else None
         frames = [f.drop(columns=["_orig_source", "sha256", "month"], errors="ignore") for f in frames]
@@ -372,7 +411,7 @@ class Dataset:
         from app.engine.plausibility import check    # implausible rows marked (qbits 128); queries leave them out
 
         findings += check(iv, sets, list(iv.columns[list(iv.columns).index("qbits") + 1:]))
-        iv, drop = dedup.settle(self, iv, dedup.first_times(frames))
+        iv, drop = dedup.settle(self, iv, dedup.first_times(frames), held)
         iv["_sha"] = None
         other = iv["source"].astype(str).str.startswith(dedup.CONTEXT_SOURCE).to_numpy()
         if other.any():      # intervals of other files computed again: they keep that file's name and hash
@@ -382,21 +421,6 @@ class Dataset:
             iv.loc[other, "source"] = m["_orig_source"].to_numpy()
             iv.loc[other, "_sha"] = m["sha256"].to_numpy()
         return iv, [f for f in findings if f.file == path], drop
-
-    def _supersede(self, drop: pd.DataFrame) -> None:
-        """Remove stored intervals a file computed again with another start (their part files rewritten)."""
-        from app.dataset import compact
-
-        for part, g in drop.groupby("_file", sort=True):
-            gone = pd.MultiIndex.from_frame(g[["lpar", "system", "class", "cpu", "t"]].astype(
-                {"lpar": str, "system": str, "class": str, "cpu": np.int64, "t": np.int64}))
-
-            def keep(tbl, gone=gone):
-                f = tbl.select(["lpar", "system", "class", "cpu", "t_end"]).to_pandas()
-                k = pd.MultiIndex.from_arrays([f["lpar"].astype(str), f["system"].astype(str), f["class"].astype(str),
-                                               f["cpu"].astype(np.int64), tables.ns_of(f["t_end"])])
-                return ~k.isin(gone)
-            compact.rewrite(self, "intervals", str(part), keep)
 
     @staticmethod
     def _interval_frame(iv: pd.DataFrame, sha: str) -> tuple[pd.DataFrame, list[str]]:
@@ -429,131 +453,46 @@ class Dataset:
         """Add one source file (see the module docstring).  Never raises for bad data; an exception of the
         machine (disk full...) propagates after this file's part files are removed."""
         from app.engine.catalog import load_formula_sets
-        from app.formats import open_data, read_bytes
+        from app.formats import open_data
+        from app.formats.chunks import read_chunks
 
         file, data, failed = open_data(path)           # the guards of every command (FIFO, devices, size, names)
         if failed is not None:
             return ExtractResult(file, "", "error", "; ".join(f.message for f in failed.findings))
         sha = _sha256(data)
-        if self._committed(sha):
-            return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
-        sets = sets or load_formula_sets()
-        # the SMF reader decodes only the counters kept (memory: the skipped columns are never made)
-        need = None if self.keep_samples else interval_counters(sets)
-        size = len(data)
-        r = read_bytes(data, file, counters=need)
-        del data                                        # the map or bytes of the file go before the deltas
-        return self.add_result(r, sha, size, sets)
+        self.check_writable()
+        with self.lock():
+            if self._committed(sha):
+                return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
+            sets = sets or load_formula_sets()
+            # the SMF reader decodes only the counters kept (memory: the skipped columns are never made), a
+            # chunk of records at a time (app/formats/chunks.py)
+            need = None if self.keep_samples else interval_counters(sets)
+            return self.add_chunks(read_chunks(data, file, counters=need), file, sha, len(data), sets)
 
     def add_result(self, r, sha: str, size: int, sets) -> ExtractResult:
         """Add an already decoded file (:class:`app.formats.schema.ReadResult`) whose content hash is ``sha``
         (``extract`` does the reading; benchmarks hand over generated counter samples)."""
-        file = r.file
-        self.check_writable()
-        if self._committed(sha):
-            return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
-        from app.dataset import dedup
+        return self.add_chunks([r], r.file, sha, size, sets)
 
-        all_samples = r.samples
-        samples, dup = dedup.new_rows(self, "samples", all_samples)      # counted once: by identity, not file
-        pframe, pdup = dedup.new_rows(self, "partitions", r.partitions)
-        written: list[str] = []
-        drop = None
-        try:
-            part_keys: dict[str, dict[str, str]] = {}
-            parts: dict[str, list[str]] = {t: [] for t in tables.TABLES}
-            iv_rows = 0
-            counters: list[str] = []
-            eng: list = []
-            t_first = t_last = None
-            systems: list[dict[str, Any]] = []
-            if pframe is not None and len(pframe):
-                pf = pframe.assign(sha256=sha, source=pframe.get("source", file),
-                                   month=_months(tables.ns_of(pframe["time"])))
-                for (cec, month), idx in pf.groupby(["cec", "month"], observed=True, sort=True).indices.items():
-                    rel = self._write_part("partitions", str(cec), month, sha, pf.iloc[idx].reset_index(drop=True))
-                    written.append(rel)
-                    parts["partitions"].append(rel)
-                    part_keys[rel] = {"cec": str(cec), "month": month, **self._part_check(rel, len(idx))}
-            if len(samples):
-                iv, eng, drop = self._intervals(samples, file, sets)
-                tns = samples["time"].to_numpy(dtype="datetime64[ns]").view(np.int64)
-                smonth = _months(tns)
-                s = samples.copy()
-                if not self.keep_samples:       # the counters intervals are computed from; the rest stay NULL
-                    need = interval_counters(sets)
-                    s = s.drop(columns=[c for c in s.columns if tables.is_counter(c) and c not in need])
-                s["sha256"] = sha
-                s[tables.OFFSET] = tables.record_offsets_s(s)      # the offset each record states (NaN: none)
-                s["source"] = s["source"].astype(str)
-                s["month"] = smonth
-                for (cec, month), idx in s.groupby(["cec", "month"], observed=True, sort=True).indices.items():
-                    rel = self._write_part("samples", str(cec), month, sha, s.iloc[idx].reset_index(drop=True),
-                                           tables.sample_counters(s.columns))
-                    written.append(rel)
-                    parts["samples"].append(rel)
-                    part_keys[rel] = {"cec": str(cec), "month": month, **self._part_check(rel, len(idx))}
-                if len(iv):
-                    ivf, counters = self._interval_frame(iv, sha)
-                    all_counters = sorted(interval_counters(sets) | set(counters), key=_counter_sort_key)
-                    iv_rows = len(ivf)
-                    for (cec, month), idx in ivf.groupby(["cec", "month"], sort=True).indices.items():
-                        rel = self._write_part("intervals", str(cec), month, sha, ivf.iloc[idx].reset_index(drop=True),
-                                               all_counters)
-                        written.append(rel)
-                        parts["intervals"].append(rel)
-                        part_keys[rel] = {"cec": str(cec), "month": month, **self._part_check(rel, len(idx))}
-            if len(all_samples):
-                t_first, t_last = all_samples["time"].min(), all_samples["time"].max()
-                ident = all_samples[["cec", "machine_type", "lpar", "system", "os", "class", "cpu"]].astype(
-                    {"cpu": "int64"}).astype({c: str for c in ("cec", "machine_type", "lpar", "system", "os", "class")})
-                for (cec, mt, lpar, system, os_), g in ident.groupby(["cec", "machine_type", "lpar", "system", "os"],
-                                                                      sort=True):
-                    systems.append({"cec": cec, "machine_type": mt, "lpar": lpar, "system": system, "os": os_,
-                                    "classes": {k: int(v) for k, v in g.groupby("class")["cpu"].nunique().items()}})
-            findings = list(r.findings) + eng
-            sev: dict[str, int] = {}
-            for f in findings:
-                sev[f.severity] = sev.get(f.severity, 0) + 1
-            entry = {"sha256": sha, "name": Path(file).name, "path": os.path.abspath(file), "size": int(size),
-                     "kind": r.kind, "framing": r.framing, "records": r.records,
-                     "readable": bool(r.readable and len(all_samples)),
-                     "samples": int(len(samples)), "intervals": int(iv_rows),
-                     "samples_counters": "all" if self.keep_samples else "intervals",
-                     "samples_held_already": dup, "partition_rows_held_already": pdup,
-                     "intervals_superseded": 0 if drop is None else int(len(drop)),
-                     "time_first": _iso(t_first), "time_last": _iso(t_last),
-                     "findings": len(findings), "findings_by_severity": sev,
-                     "findings_sample": [f.message for f in findings[:20]],
-                     "systems": systems, "interval_counters": counters, "parts": parts, "part_keys": part_keys,
-                     "extracted_at": _now_iso()}
-            entry = json.loads(json.dumps(entry, default=str))      # sealed as it reads back
-            entry["seal"] = integrity.seal_entry(entry)
-            if drop is not None and len(drop):
-                # first the superseded intervals go (a kill here leaves a gap the next extract of this file fills)
-                self._supersede(drop)
-            if not self._commit(sha, entry):
-                if self._index is not None:
-                    self._index.refresh()
-                self._remove(written)
-                return ExtractResult(file, sha, "present", f"{file}: already in the dataset (extracted by another "
-                                     "process at the same time)")
-            if self._index is not None:
-                self._index.add(entry)
-        except BaseException:
-            self._remove(written)
-            raise
-        status = "added" if entry["readable"] else "unreadable"
-        msg = (f"{file}: {len(samples)} samples, {iv_rows} intervals, {len(findings)} finding(s)" if entry["readable"]
-               else f"{file}: no counter data ({len(findings)} finding(s)); recorded in the manifest")
-        if dup and entry["readable"]:
-            msg += f"; {dup} sample(s) the dataset held already (from other files) not added again"
-            if not len(samples) and not iv_rows:
-                status = "present"
-                msg = f"{file}: every sample ({dup}) is in the dataset already (from other files); nothing added"
-        if entry["intervals_superseded"]:
-            msg += f"; {entry['intervals_superseded']} stored interval(s) spanning this file's samples replaced"
-        return ExtractResult(file, sha, status, msg, int(len(samples)), iv_rows, len(findings), entry)
+    def add_chunks(self, chunks: Iterable, file: str, sha: str, size: int, sets) -> ExtractResult:
+        """Add a file decoded a chunk at a time (``chunks``: its :class:`~app.formats.schema.ReadResult` pieces
+        in file order, :func:`app.formats.chunks.read_chunks`) under the dataset lock, committed once at the end
+        (:class:`app.dataset.adder.FileAdder`): memory is bounded by a chunk, not the file."""
+        from app.dataset.adder import FileAdder
+
+        with self.lock():
+            if self._committed(sha):
+                return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
+            adder = FileAdder(self, file, sha, size, sets)
+            try:
+                for r in chunks:        # meta "more": not the last chunk (app/formats/chunks.py)
+                    adder.add(r, last=not (r.meta or {}).get("more", False))
+                    del r
+                return adder.finish()
+            except BaseException:
+                adder.abort()
+                raise
 
     def check_writable(self) -> None:
         """Raise :class:`DatasetError` unless parts of this NestScope's format may be added: a version-2 dataset

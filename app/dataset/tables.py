@@ -97,6 +97,9 @@ def _column(values, kind: str):
         nat = ns == np.iinfo(np.int64).min
         us = np.floor_divide(ns, 1000)          # times are whole microseconds (TOD -> µs); floor otherwise
         return pa.array(us, type=pa.int64(), mask=nat).cast(_pa_type(_T))
+    raw = values.to_numpy() if isinstance(values, pd.Series) else None
+    if raw is not None and ((kind == "uint64" and raw.dtype == np.uint64) or (kind == _F64 and raw.dtype == np.float64)):
+        return pa.array(raw, type=_pa_type(kind), from_pandas=True)      # counters as they are: no copy, NaN NULL
     s = pd.Series(values)
     if kind == _S:
         try:
@@ -126,8 +129,9 @@ def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):
     schema = schema_of(table, counters)
     n = len(frame)
     cols = []
+    kinds = {str(_pa_type(k)): k for k in (_S, _I32, _I64, _F64, _B, _T, "uint64")}
     for f in schema:
-        kind = {str(_pa_type(k)): k for k in (_S, _I32, _I64, _F64, _B, _T, "uint64")}[str(f.type)]
+        kind = kinds[str(f.type)]
         if f.name in frame.columns:
             cols.append(_column(frame[f.name], kind))
         else:

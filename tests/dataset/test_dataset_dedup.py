@@ -2,12 +2,14 @@
 
 The property: any set of overlapping, duplicated and reordered pieces of the sample files (cut at record
 boundaries; a piece may be gzipped, or hold records of two files, as a dump with other records around them)
-gives the same ``query`` results, per CPU and interval and per LPAR, as the whole files extracted once, in order.
+gives the same ``query`` results, per CPU and interval and per LPAR, as the whole files extracted once, in order,
+whether a piece is read in one chunk or in several (the streamed extract).
 """
 
 from __future__ import annotations
 
 import gzip
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -96,7 +98,13 @@ def pieces(draw, sizes):
 def test_pieces_in_any_order_count_once(files, data):
     recs, want = files
     plan, joined = data.draw(pieces([len(r) for r in recs]))
+    # the streamed extract: a plain piece is read in chunks of this many KiB (None: the default 32 MiB, one
+    # chunk); gzipped pieces are read whole
+    kib = data.draw(st.sampled_from([None, 200, 700]))
     d = Path(tempfile.mkdtemp(prefix="nestscope-dedup-"))
+    old_env = os.environ.pop("NESTSCOPE_EXTRACT_CHUNK_MB", None)
+    if kib:
+        os.environ["NESTSCOPE_EXTRACT_CHUNK_MB"] = str(kib / 1024)
     try:
         blobs = [b"".join(recs[f][lo:hi]) for f, lo, hi, _gz in plan]
         if joined and len(blobs) >= 2:      # a dump holding records of both systems
@@ -109,6 +117,9 @@ def test_pieces_in_any_order_count_once(files, data):
             assert ds.extract(p).status in ("added", "present")
         _check(ds, want)
     finally:
+        os.environ.pop("NESTSCOPE_EXTRACT_CHUNK_MB", None)
+        if old_env is not None:
+            os.environ["NESTSCOPE_EXTRACT_CHUNK_MB"] = old_env
         shutil.rmtree(d, ignore_errors=True)
 
 

@@ -1,0 +1,293 @@
+"""One source file added to a dataset a chunk of decoded records at a time (issue 24: bounded memory).
+
+:class:`FileAdder` takes the :class:`~app.formats.schema.ReadResult` of each chunk
+(:func:`app.formats.chunks.read_chunks`) in turn: the chunk's samples the dataset does not hold yet, their
+intervals and partition rows are written as part files at once, and only small summaries (counts, time range,
+systems, findings) are kept until :meth:`FileAdder.finish` writes the file's one manifest entry, the commit.
+
+Until then the parts written are *pending*: :meth:`app.dataset.Dataset.parts` lists them to this process only,
+so the dedup look-ups of a later chunk (:mod:`app.dataset.dedup`) see the earlier chunks as if they were in the
+dataset already.  A running total's previous sample across a chunk boundary is thus the context of the next
+chunk's first interval, a record repeated in two chunks is kept once, and an interval of an earlier chunk that
+a later one computes again with another start (records out of time order) is taken out of its pending part,
+rewritten in place (a committed part goes through a compaction record, as before).  The caller holds the
+dataset lock (:mod:`app.dataset.lock`) from the first chunk to the commit; on any exception every pending
+part is removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from app.dataset import integrity, tables
+
+__all__ = ["FileAdder"]
+
+
+class FileAdder:
+    """Adds one file (``sha``: the content hash, its manifest entry's name) to ``ds`` chunk by chunk."""
+
+    def __init__(self, ds, file: str, sha: str, size: int, sets) -> None:
+        from app.dataset.store import interval_counters
+
+        self.ds, self.file, self.sha, self.size, self.sets = ds, file, sha, int(size), sets
+        self.need = interval_counters(sets)
+        self.written: list[str] = []
+        self.parts: dict[str, list[str]] = {t: [] for t in tables.TABLES}
+        self.part_keys: dict[str, dict[str, Any]] = {}
+        self.counters: set[str] = set()
+        self.findings: list = []
+        self.samples = self.iv_rows = self.dup = self.pdup = self.superseded = self.all_samples = 0
+        self.t_first = self.t_last = None
+        self.kind, self.framing = "smf", ""
+        self.records: dict[str, int] = {}
+        self.readable = False
+        self.systems: dict[tuple, dict[str, set]] = {}
+        self.chunks = 0
+        self.carry: pd.DataFrame | None = None      # samples of the last time of the chunk before
+        self.tail: pd.DataFrame | None = None       # the last sample of each CPU written so far (context)
+        # intervals written that end at a context sample after their chunk (key, t, t0, _file, as
+        # app.dataset.dedup.stored_intervals): a later chunk in time order computes them again
+        self.ahead = pd.DataFrame(columns=["cec", "lpar", "system", "class", "cpu", "t", "t0", "_file"])
+        self.largest_chunk = 0          # rows of the largest decoded chunk
+        ds._pending = self.part_keys
+
+    # -- one chunk -----------------------------------------------------------------------------------
+    def add(self, r, last: bool = True) -> None:
+        """Add the decoded chunk ``r`` (its samples and partition rows the dataset does not hold yet); ``last``:
+        no chunk follows (else the samples of its last time wait for the next one)."""
+        from app.dataset import dedup
+        from app.dataset.store import _months
+
+        self.chunks += 1
+        if self.chunks == 1:
+            self.kind, self.framing = r.kind, r.framing
+        for k, v in (r.records or {}).items():
+            self.records[k] = self.records.get(k, 0) + int(v)
+        self.readable |= bool(r.readable)
+        self.findings.extend(r.findings)
+        all_samples = r.samples
+        self.largest_chunk = max(self.largest_chunk, len(all_samples))
+        pframe, pdup = dedup.new_rows(self.ds, "partitions", r.partitions)
+        self.pdup += pdup
+        if pframe is not None and len(pframe):
+            pf = pframe.assign(sha256=self.sha, source=pframe.get("source", self.file),
+                               month=_months(tables.ns_of(pframe["time"])))
+            self._write("partitions", pf)
+        self._summary(all_samples)
+        if len(all_samples):
+            # the samples of the chunk's last time wait for the next chunk: a cut inside one time's records
+            # would leave CPUs missing at the chunk's end (the engine's checks would say they went offline)
+            frame = all_samples if self.carry is None else _concat(self.carry, all_samples)
+            if last:
+                self.carry = None
+                self._samples(frame)
+            else:
+                t = frame["time"].to_numpy(dtype="datetime64[ns]")
+                end = t == t.max()
+                self.carry = frame.loc[end].reset_index(drop=True)
+                self._samples(frame.loc[~end].reset_index(drop=True))
+        elif last and self.carry is not None:
+            carry, self.carry = self.carry, None
+            self._samples(carry)
+
+    def _samples(self, frame: pd.DataFrame) -> None:
+        """Write the samples of ``frame`` the dataset does not hold yet and their intervals."""
+        from app.dataset import dedup
+        from app.dataset.store import _months
+
+        if not len(frame):
+            return
+        # in time order after the earlier chunks (the usual case): they need not be looked up, their last
+        # sample of each CPU is the context; else their pending parts are read as the dataset's
+        fast = dedup.in_order(self.tail, frame)
+        self.ds._pending_visible = not fast
+        try:
+            samples, dup = dedup.new_rows(self.ds, "samples", frame)     # counted once: by identity
+            self.dup += dup
+            iv = eng = drop = None
+            if len(samples):
+                iv, eng, drop = self.ds._intervals(samples, self.file, self.sets, self.tail if fast else None,
+                                                   self.ahead if fast else None)
+                self.tail = dedup.tail_of(self.tail, samples, self.sha)
+        finally:
+            self.ds._pending_visible = True
+        if len(samples):
+            self.findings.extend(eng)
+            s = samples
+            if not self.ds.keep_samples:       # the counters intervals are computed from; the rest stay NULL
+                s = s.drop(columns=[c for c in s.columns if tables.is_counter(c) and c not in self.need])
+            s = s.assign(sha256=self.sha, **{tables.OFFSET: tables.record_offsets_s(s)},    # NaN: none stated
+                         source=s["source"].astype(str),
+                         month=_months(s["time"].to_numpy(dtype="datetime64[ns]").view(np.int64)))
+            self._write("samples", s, tables.sample_counters(s.columns))
+            del s
+            if drop is not None and len(drop):
+                # first the superseded intervals go (a kill here leaves a gap the next extract of this file fills)
+                self._supersede(drop)
+            if drop is not None and len(drop) and len(self.ahead):
+                gone = dedup._isin(self.ahead, drop, dedup.INTERVAL_KEY + ["t", "t0"])
+                self.ahead = self.ahead.loc[~gone].reset_index(drop=True)
+            if len(iv):
+                ahead = iv["_sha"].notna().to_numpy()     # ending at a context sample (after this chunk's)
+                ivf, counters = self.ds._interval_frame(iv, self.sha)
+                del iv
+                self.counters |= set(counters)
+                from app.dataset.store import _counter_sort_key
+                all_counters = sorted(self.need | set(counters), key=_counter_sort_key)
+                self.iv_rows += len(ivf)
+                where = self._write("intervals", ivf, all_counters)
+                if ahead.any():                # what a later chunk in time order must see as stored
+                    a = ivf.loc[ahead]
+                    k = dedup._key_frame(a, dedup.INTERVAL_KEY, "t_end")
+                    k["t0"] = tables.ns_of(a["t_start"])
+                    k["_file"] = [str(self.ds.root / where[(c, m)]) for c, m in zip(a["cec"], a["month"])]
+                    self.ahead = pd.concat([self.ahead, k], ignore_index=True)
+            self.samples += len(samples)
+
+    def _summary(self, all_samples: pd.DataFrame) -> None:
+        if len(all_samples):
+            self.all_samples += len(all_samples)
+            lo, hi = all_samples["time"].min(), all_samples["time"].max()
+            self.t_first = lo if self.t_first is None else min(self.t_first, lo)
+            self.t_last = hi if self.t_last is None else max(self.t_last, hi)
+            ident = all_samples[["cec", "machine_type", "lpar", "system", "os", "class", "cpu"]].astype(
+                {"cpu": "int64"}).astype({c: str for c in ("cec", "machine_type", "lpar", "system", "os", "class")})
+            for key, g in ident.groupby(["cec", "machine_type", "lpar", "system", "os"], sort=True):
+                cls = self.systems.setdefault(key, {})
+                for c, cpus in g.groupby("class")["cpu"]:
+                    cls.setdefault(c, set()).update(int(x) for x in cpus.unique())
+
+    def _write(self, table: str, frame: pd.DataFrame, counters=()) -> dict[tuple[str, str], str]:
+        """One part per (cec, month) of ``frame``; returns their paths (relative) by (cec, month)."""
+        where = {}
+        for (cec, month), idx in frame.groupby(["cec", "month"], observed=True, sort=True).indices.items():
+            part = frame.iloc[idx].reset_index(drop=True)
+            rel = self.ds._write_part(table, str(cec), month, self.sha, part, counters)
+            self.written.append(rel)
+            self.parts[table].append(rel)
+            self.part_keys[rel] = {"cec": str(cec), "month": month, **self.ds._part_check(rel, len(idx))}
+            where[(str(cec), month)] = rel
+        return where
+
+    def _supersede(self, drop: pd.DataFrame) -> None:
+        """Remove stored intervals a chunk computed again with another start: a committed part is rewritten
+        through a compaction record, a pending part of this file in place."""
+        from app.dataset import compact
+
+        for part, g in drop.groupby("_file", sort=True):
+            gone = pd.MultiIndex.from_frame(g[["lpar", "system", "class", "cpu", "t"]].astype(
+                {"lpar": str, "system": str, "class": str, "cpu": np.int64, "t": np.int64}))
+
+            def keep(tbl, gone=gone):
+                f = tbl.select(["lpar", "system", "class", "cpu", "t_end"]).to_pandas()
+                k = pd.MultiIndex.from_arrays([f["lpar"].astype(str), f["system"].astype(str), f["class"].astype(str),
+                                               f["cpu"].astype(np.int64), tables.ns_of(f["t_end"])])
+                return ~k.isin(gone)
+            if self._pending_rel(str(part)) in self.part_keys:
+                self._rewrite_pending(self._pending_rel(str(part)), keep)
+            else:
+                compact.rewrite(self.ds, "intervals", str(part), keep)
+                self.superseded += len(g)
+
+    def _pending_rel(self, part: str) -> str | None:
+        p, root = Path(part), self.ds.root
+        for a, b in ((p, root), (p.resolve(), root.resolve())):
+            try:
+                return a.relative_to(b).as_posix()
+            except ValueError:
+                continue
+        return None
+
+    def _rewrite_pending(self, rel: str, keep) -> None:
+        import pyarrow.parquet as pq
+
+        path = self.ds.root / rel
+        tbl = pq.read_table(path)
+        mask = np.asarray(keep(tbl), dtype=bool)
+        gone = int((~mask).sum())
+        if not gone:
+            return
+        self.iv_rows -= gone
+        tmp = path.with_name(".tmp-" + path.name)
+        pq.write_table(tbl.filter(mask), tmp, compression="zstd", write_page_checksum=True)
+        os.replace(tmp, path)
+        self.part_keys[rel] = {**self.part_keys[rel], **self.ds._part_check(rel, int(mask.sum()))}
+
+    # -- the commit ----------------------------------------------------------------------------------
+    def finish(self):
+        """Write the manifest entry (the commit); returns the :class:`~app.dataset.store.ExtractResult`."""
+        from app.dataset.store import ExtractResult, _iso, _now_iso
+
+        if self.carry is not None:
+            carry, self.carry = self.carry, None
+            self._samples(carry)
+        ds, file, sha = self.ds, self.file, self.sha
+        sev: dict[str, int] = {}
+        for f in self.findings:
+            sev[f.severity] = sev.get(f.severity, 0) + 1
+        systems = [{"cec": k[0], "machine_type": k[1], "lpar": k[2], "system": k[3], "os": k[4],
+                    "classes": {c: len(v) for c, v in sorted(cls.items())}} for k, cls in sorted(self.systems.items())]
+        entry = {"sha256": sha, "name": Path(file).name, "path": os.path.abspath(file), "size": self.size,
+                 "kind": self.kind, "framing": self.framing, "records": self.records,
+                 "readable": bool(self.readable and self.all_samples),
+                 "samples": int(self.samples), "intervals": int(self.iv_rows),
+                 "samples_counters": "all" if ds.keep_samples else "intervals",
+                 "samples_held_already": int(self.dup), "partition_rows_held_already": int(self.pdup),
+                 "intervals_superseded": int(self.superseded),
+                 "time_first": _iso(self.t_first), "time_last": _iso(self.t_last),
+                 "findings": len(self.findings), "findings_by_severity": sev,
+                 "findings_sample": [f.message for f in self.findings[:20]],
+                 "systems": systems, "interval_counters": sorted(self.counters, key=_sort_key),
+                 "parts": self.parts, "part_keys": self.part_keys, "extracted_at": _now_iso()}
+        if self.chunks > 1:
+            entry["chunks"] = self.chunks
+        entry = json.loads(json.dumps(entry, default=str))      # sealed as it reads back
+        entry["seal"] = integrity.seal_entry(entry)
+        ds._pending = {}
+        if not ds._commit(sha, entry):
+            if ds._index is not None:
+                ds._index.refresh()
+            self.abort()
+            return ExtractResult(file, sha, "present", f"{file}: already in the dataset (extracted by another "
+                                 "process at the same time)")
+        if ds._index is not None:
+            ds._index.add(entry)
+        n_find, dup = len(self.findings), self.dup
+        status = "added" if entry["readable"] else "unreadable"
+        msg = (f"{file}: {self.samples} samples, {self.iv_rows} intervals, {n_find} finding(s)" if entry["readable"]
+               else f"{file}: no counter data ({n_find} finding(s)); recorded in the manifest")
+        if dup and entry["readable"]:
+            msg += f"; {dup} sample(s) the dataset held already (from other files) not added again"
+            if not self.samples and not self.iv_rows:
+                status = "present"
+                msg = f"{file}: every sample ({dup}) is in the dataset already (from other files); nothing added"
+        if entry["intervals_superseded"]:
+            msg += f"; {entry['intervals_superseded']} stored interval(s) spanning this file's samples replaced"
+        return ExtractResult(file, sha, status, msg, int(self.samples), int(self.iv_rows), n_find, entry)
+
+    def abort(self) -> None:
+        """Remove every part written so far (nothing was committed)."""
+        self.ds._pending = {}
+        self.ds._remove(self.written)
+
+
+def _concat(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """``a`` then ``b`` (same columns); categorical columns stay categorical."""
+    out = pd.concat([a, b], ignore_index=True)
+    for c in b.columns:
+        if isinstance(b[c].dtype, pd.CategoricalDtype) and not isinstance(out[c].dtype, pd.CategoricalDtype):
+            out[c] = out[c].astype("category")
+    return out
+
+
+def _sort_key(c: str):
+    from app.engine.deltas import _counter_sort_key
+
+    return _counter_sort_key(c)
