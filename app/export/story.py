@@ -24,7 +24,7 @@ import pandas as pd
 from app.engine.partitions import coverage
 
 __all__ = ["span_text", "side_text", "default_title", "change_text", "summary_points", "configuration",
-           "config_changes", "caveats", "CONFIG_COLUMNS"]
+           "config_changes", "side_changes", "caveats", "CONFIG_COLUMNS"]
 
 CONFIG_COLUMNS = ["side", "lpar", "cec", "generation", "processors", "weights", "capped", "changes"]
 
@@ -199,13 +199,20 @@ def config_changes(sel) -> dict[tuple[str, str], list[str]]:
     return out
 
 
-def configuration(c) -> pd.DataFrame:
+def side_changes(c) -> tuple[dict, dict]:
+    """:func:`config_changes` of the before and the after side (what :func:`configuration` and :func:`caveats`
+    both read: a deck computes them once)."""
+    return config_changes(c.before), config_changes(c.after)
+
+
+def configuration(c, changes: tuple[dict, dict] | None = None) -> pd.DataFrame:
     """One row per side and LPAR: processors by type, weights, capping (partition data where the files carry it,
-    else the CPUs with counters per class) and the changes inside the side's window."""
+    else the CPUs with counters per class) and the changes inside the side's window (``changes``:
+    :func:`side_changes`, computed here when None)."""
     rows = []
-    for sel in (c.before, c.after):
+    for sel, side in zip((c.before, c.after), changes or (None, None)):
         lo, hi = _window(sel)
-        changes = config_changes(sel)
+        changes = config_changes(sel) if side is None else side
         cls = sel.metrics("class")
         parts = sel.workspace.partitions
         for r in sel.metrics("lpar").to_dict("records"):
@@ -229,8 +236,9 @@ def configuration(c) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CONFIG_COLUMNS)
 
 
-def caveats(c) -> list[str]:
-    """Every caveat that applies to the comparison, one line each (empty when none)."""
+def caveats(c, changes: tuple[dict, dict] | None = None) -> list[str]:
+    """Every caveat that applies to the comparison, one line each (empty when none); ``changes`` as for
+    :func:`configuration`."""
     out: list[str] = []
     for mid, why in c.marks.items():
         out.append(f"{mid}: {why}.")
@@ -243,8 +251,8 @@ def caveats(c) -> list[str]:
                 out.append(f"RNI: no formula for {gen} ({sel.name}); the RNI cells stay empty.")
             elif rni.status not in ("confirmed",):
                 out.append(f"RNI on {gen} ({sel.name}) uses {rni.status} coefficients ({fs.version}).")
-    for sel in (c.before, c.after):
-        for (cec, lpar), ch in config_changes(sel).items():
+    for sel, side in zip((c.before, c.after), changes or (None, None)):
+        for (cec, lpar), ch in (config_changes(sel) if side is None else side).items():
             out.append(f"{lpar} on {cec} ({sel.name}): the configuration changed inside the window "
                        f"({'; '.join(ch)}); its numbers mix both configurations.")
     for sel in (c.before, c.after):

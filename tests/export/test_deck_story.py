@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from app.engine import Workspace
@@ -201,3 +202,13 @@ def test_caveat_names_intervals_left_out_as_implausible(tmp_path):
     lines = story.caveats(c)
     assert any(ln.startswith("1 CPU-interval(s) of the after side are left out") for ln in lines)
     assert not any("of the before side are left out" in ln for ln in lines)
+
+
+def test_side_changes_computed_once_read_alike(zosb):
+    """configuration() and caveats() given side_changes() say what they say when they compute the changes
+    themselves (the deck computes them once for both)."""
+    c = zosb[0]
+    ch = story.side_changes(c)
+    assert ch[0] == {} and any("CP weight 300 -> 450" in x for v in ch[1].values() for x in v)
+    pd.testing.assert_frame_equal(story.configuration(c, ch), story.configuration(c))
+    assert story.caveats(c, ch) == story.caveats(c)
