@@ -24,7 +24,7 @@ import pandas as pd
 from app.engine.partitions import coverage
 
 __all__ = ["span_text", "side_text", "default_title", "change_text", "summary_points", "configuration",
-           "config_changes", "side_changes", "caveats", "CONFIG_COLUMNS"]
+           "config_changes", "side_changes", "class_cpu_counts", "caveats", "CONFIG_COLUMNS"]
 
 CONFIG_COLUMNS = ["side", "lpar", "cec", "generation", "processors", "weights", "capped", "changes"]
 
@@ -164,6 +164,25 @@ def _steps(values: pd.Series, times: pd.Series) -> list[tuple[Any, Any, pd.Times
     return [(v[i - 1], v[i], pd.Timestamp(t[i])) for i in range(1, len(v)) if v[i] != v[i - 1]]
 
 
+def class_cpu_counts(sel) -> pd.DataFrame:
+    """Per class row of each interval of a selection (window, nodes, shift): ``cec``, ``lpar``, ``class``,
+    ``interval_end`` and ``n_cpus``, the CPUs with counters, as its ``class_interval`` metrics rows have them
+    (distinct CPUs of the group's rows), without summing every counter for them."""
+    from app.engine.aggregate import select_rows
+    from app.engine.shift import apply_shift
+
+    ws = sel.workspace
+    shift = sel.shift if sel.shift is not None and not sel.shift.is_empty else None
+    iv = ws.intervals
+    rows = select_rows(apply_shift(iv, shift, ws.zones if shift is not None and shift.tz != "utc" else None),
+                       sel.start, sel.end, list(sel.nodes) if sel.nodes is not None else None)
+    if not len(rows):
+        return pd.DataFrame(columns=["cec", "lpar", "class", "interval_end", "n_cpus"])
+    g = rows.groupby(["cec", "lpar", "system", "os", "class", "bucket"], observed=True, sort=False, dropna=False)
+    out = g.agg(interval_end=("interval_end", "max"), n_cpus=("cpu", "nunique")).reset_index()
+    return out[["cec", "lpar", "class", "interval_end", "n_cpus"]]
+
+
 def config_changes(sel) -> dict[tuple[str, str], list[str]]:
     """Per (cec, lpar) of a side: the changes of weight or processor count inside its window, as text."""
     out: dict[tuple[str, str], list[str]] = {}
@@ -183,7 +202,8 @@ def config_changes(sel) -> dict[tuple[str, str], list[str]]:
             for what, col in (("weight", "weight"), ("processors", "cpus")):
                 for old, new, t in _steps(g[col].astype("int64"), g["time"]):
                     out.setdefault((cec, lpar), []).append(f"{cls} {what} {old} -> {new} at {_day(t, True)} UTC")
-    ci = sel.metrics("class_interval")
+    special = sel.nodes is not None and any(tuple(k)[0] in ("pool", "core") for k in sel.nodes)
+    ci = sel.metrics("class_interval") if special else class_cpu_counts(sel)   # pool/core rows: the engine's
     if len(ci) and "n_cpus" in ci.columns:
         ci = ci.assign(cec=ci["cec"].astype(str), lpar=ci["lpar"].astype(str), cls=ci["class"].astype(str))
         for (cec, lpar, cls), g in ci.groupby(["cec", "lpar", "cls"], sort=True):
