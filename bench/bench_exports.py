@@ -15,9 +15,13 @@ Data (made once, kept in ``--data``): the month of one CEC (``bench_month.build`
 intervals, 564 MB) and a 30-day sample set (``nestscope sample --days 30``: z15 before, z16 after); the bundled
 samples for the whole-sample deck.  ``cold`` runs use an empty workspace cache, ``warm`` ones the cache the cold
 run left.  Run it against another checkout with ``PYTHONPATH=/that/checkout`` (from a folder outside both): the
-children import ``app`` from where this process does.
+children import ``app`` from where this process does.  ``--against /other/checkout`` runs every ``nestscope``
+step with that checkout's app too, just before this one's (its own cache): the before/after of a change in one
+run, under the same load.  Every step's line names issue 23's goal (quiet machine); ``charts``: what python-pptx
+costs per XY chart, the embedded workbook written in memory cell by cell or streamed as whole columns.
 
-    python bench/bench_exports.py [--data DIR] [--only compare,deck,whole,xlsx] [--plain-cpu] [--keep-outputs]
+    PYTHONPATH=$PWD python bench/bench_exports.py [--data DIR] [--only compare,deck,whole,xlsx,charts]
+        [--against CHECKOUT] [--plain-cpu] [--keep-outputs]
 """
 
 from __future__ import annotations
@@ -58,10 +62,59 @@ def run(cmd: list[str], env: dict, cwd: Path) -> dict:
             "out": out, "err": err, "load0": load0, "load1": _load()}
 
 
-def show(label: str, r: dict, extra: str = "") -> None:
+# issue 23's goals (on a quiet machine): wall seconds, peak MB
+GOALS = {"compare": (1.5, None), "deck": (3.0, None), "whole": (5.0, None), "xlsx": (15.0, 600)}
+
+
+def show(label: str, r: dict, extra: str = "", goal: str | None = None) -> None:
     ok = "" if r["rc"] == 0 else f"  EXIT {r['rc']}: {r['err'].strip().splitlines()[-1:] or ''}"
+    g = ""
+    if goal in GOALS:
+        secs, mb = GOALS[goal]
+        g = f"  [goal < {secs:g} s" + (f", < {mb} MB" if mb else "") + "]"
     print(f"  {label:<52} {r['wall']:7.2f} s wall {r['cpu']:7.2f} s CPU {r['rss']:7.0f} MB peak   "
-          f"load {r['load0']:.1f} -> {r['load1']:.1f}{extra}{ok}", flush=True)
+          f"load {r['load0']:.1f} -> {r['load1']:.1f}{g}{extra}{ok}", flush=True)
+
+
+CHARTS = r"""
+import json, sys, time
+import numpy as np
+from pptx import Presentation
+from pptx.enum.chart import XL_CHART_TYPE
+from pptx.util import Inches
+from app.export import chart_data
+prs = Presentation()
+slide = prs.slides.add_slide(prs.slide_layouts[6])
+out = {}
+for points, series in ((40, 2), (600, 3), (4000, 1), (6000, 3)):
+    for label, stream in (("in memory", 10**9), ("streamed", -1)):
+        chart_data.STREAM_POINTS = stream
+        best = {}
+        for _ in range(3):
+            cd = chart_data.TextXyChartData()
+            for i in range(series):
+                cd.add_array_series(f"s{i}", np.arange(points) / 96 + 46000.0, np.linspace(1, 9, points))
+            t0 = time.process_time(); cd.xlsx_blob; t1 = time.process_time()
+            cd._xml(XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS); t2 = time.process_time()
+            slide.shapes.add_chart(XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS, 0, 0, Inches(4), Inches(3), cd)
+            t3 = time.process_time()
+            for k, v in (("workbook", t1 - t0), ("chart xml", t2 - t1), ("add_chart", t3 - t2)):
+                best[k] = min(best.get(k, 1e9), v)
+        out[f"{points} points x {series}, workbook {label}"] = best
+print("BENCH " + json.dumps(out))
+"""
+
+
+def charts(env: dict, cwd: Path) -> None:
+    """What python-pptx costs per XY chart (CPU ms, best of 3): the embedded workbook written cell by cell in memory
+    or streamed as whole columns, the chart XML, the whole add_chart (workbook + XML + parts)."""
+    r = run([sys.executable, "-c", CHARTS], env, cwd)
+    m = re.search(r"^BENCH (.*)$", r["out"], re.M)
+    if not m:
+        print(f"  charts: failed {r['err'].strip().splitlines()[-1:]}")
+        return
+    for k, v in json.loads(m.group(1)).items():
+        print(f"  {k:<44} " + ", ".join(f"{n} {s * 1000:5.1f} ms" for n, s in v.items()), flush=True)
 
 
 def made(r: dict) -> str:
@@ -158,10 +211,14 @@ def ensure_data(data: Path) -> tuple[Path, Path]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "nestscope-bench-exports")
-    ap.add_argument("--only", default="compare,deck,whole,xlsx")
+    ap.add_argument("--only", default="compare,deck,whole,xlsx",
+                    help="steps, comma-separated; 'charts' (not by default): python-pptx's cost per chart")
     ap.add_argument("--plain-cpu", action="store_true",
                     help="the plain-XlsxWriter baseline writes the CPU frame too (16 million cells: minutes)")
     ap.add_argument("--keep-outputs", action="store_true", help="leave the written files in --data/out")
+    ap.add_argument("--against", type=Path, metavar="CHECKOUT",
+                    help="also run every nestscope step with the app of this checkout (e.g. /work/main), just "
+                         "before this one's and with its own cache: the same-run baseline of a change")
     args = ap.parse_args()
     only = set(args.only.split(","))
     import app
@@ -176,17 +233,24 @@ def main() -> int:
                PYTHONPYCACHEPREFIX=str(args.data / "pyc"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)      # compiled once (the warm-up), never timed
     py = [sys.executable, "-m", "app"]
-    print(f"bench_exports: app from {tree}; {os.cpu_count()} CPUs; load average {_load():.1f}", flush=True)
+    base_env = dict(env, PYTHONPATH=str(args.against.resolve())) if args.against else None
+    print(f"bench_exports: app from {tree}; {os.cpu_count()} CPUs; load average {_load():.1f}"
+          + (f"; baseline app from {args.against.resolve()}" if base_env else ""), flush=True)
     run(py + ["export", "--help"], env, work)                                    # warm-up: bytecode, disk cache
+    if base_env is not None:
+        run(py + ["export", "--help"], base_env, work)
     helptext = run(py + ["export", "--help"], env, work)["out"]
     has_cpu_option = "--cpu-sheet" in helptext
     imports = run([sys.executable, "-c", "import app.cli, app.engine, app.export, app.export.xlsx, "
                    "app.export.pptx, app.commands.compare, app.commands.export, pandas, xlsxwriter, pptx"], env, work)
     show("baseline: imports only", imports)
 
-    def cli(label: str, argv: list[str], cache: Path, extra=made) -> dict:
+    def cli(label: str, argv: list[str], cache: Path, extra=made, goal: str | None = None) -> dict:
+        if base_env is not None:          # the other checkout first, its own cache beside this one's
+            r = run(py + argv, dict(base_env, NESTSCOPE_CACHE_DIR=str(cache) + "-baseline"), work)
+            show("  baseline checkout: " + label.replace("nestscope ", ""), r, extra(r) if extra else "")
         r = run(py + argv, dict(env, NESTSCOPE_CACHE_DIR=str(cache)), work)
-        show(label, r, extra(r) if extra else "")
+        show(label, r, extra(r) if extra else "", goal)
         return r
 
     b30, a30 = str(sample / "before_z15_ZOSA_smf113.rdw.gz"), str(sample / "after_z16_ZOSA_smf113.rdw.gz")
@@ -198,13 +262,15 @@ def main() -> int:
              f"  [read+add {e.get('read_add', float('nan')):.2f} s, compare {e.get('compare', float('nan')):.2f} s]")
         cache = work / "cache-compare"
         for k in ("cold", "warm"):
-            cli(f"nestscope compare ({k} cache)", ["compare", "--before", b30, "--after", a30, *shift], cache, None)
+            cli(f"nestscope compare ({k} cache)", ["compare", "--before", b30, "--after", a30, *shift], cache, None,
+                "compare")
     if "deck" in only:
         print("comparison deck: z15 vs z16 ZOSA, 30 days, prime shift")
         cache = work / "cache-deck"
         for k in ("cold", "warm"):
             cli(f"nestscope export --before --after .pptx ({k})", ["export", "--before", b30, "--after", a30, *shift,
-                                                                  "--out", str(out_dir / "compare.pptx")], cache)
+                                                                  "--out", str(out_dir / "compare.pptx")], cache,
+                goal="deck")
         bs = [s for s in samples if "/before_z15_ZOSA" in s]
         as_ = [s for s in samples if "/after_z16_ZOSA" in s]
         cache = work / "cache-deck2"
@@ -216,7 +282,7 @@ def main() -> int:
         cache = work / "cache-whole"
         for k in ("cold", "warm"):
             cli(f"nestscope export SAMPLES .pptx ({k})", ["export", *samples, "--out", str(out_dir / "whole.pptx")],
-                cache)
+                cache, goal="whole")
     if "xlsx" in only:
         print(f"workbook of the month of one CEC ({month.stat().st_size / 1e6:.0f} MB)")
         r, e = engine("xlsx+cpu" if args.plain_cpu else "xlsx", [str(month)], env, work)
@@ -233,13 +299,16 @@ def main() -> int:
 
         def size(r: dict) -> str:
             return made(r) + (f"  {target.stat().st_size / 1e6:.0f} MB" if target.exists() else "")
-        cli("nestscope export MONTH .xlsx (cold)", ["export", str(month), "--out", str(target)], cache, size)
-        cli("nestscope export MONTH .xlsx (warm)", ["export", str(month), "--out", str(target)], cache, size)
+        cli("nestscope export MONTH .xlsx (cold)", ["export", str(month), "--out", str(target)], cache, size, "xlsx")
+        cli("nestscope export MONTH .xlsx (warm)", ["export", str(month), "--out", str(target)], cache, size, "xlsx")
         if has_cpu_option:
             cli("nestscope export MONTH .xlsx --cpu-sheet (warm)", ["export", str(month), "--out", str(target),
                                                                     "--cpu-sheet"], cache, size)
         else:
             print("  (this checkout has no --cpu-sheet: its workbook always holds the CPU sheet)")
+    if "charts" in only:
+        print("python-pptx per XY chart (CPU, best of 3)")
+        charts(env, work)
     print(f"load average at the end {_load():.1f}")
     if not args.keep_outputs:
         shutil.rmtree(work, ignore_errors=True)

@@ -235,6 +235,7 @@ class _RowArrays:
 
 _ROWS: dict[int, tuple[weakref.ref, _RowArrays]] = {}
 _ROWS_LOCK = threading.Lock()
+_SUM_COLS = 16             # counter columns summed per groupby (the copy of a block of columns, not of all)
 _ROWS_MIN = 20_000         # frames below this (a node's rows) are aggregated once: nothing kept for them
 
 
@@ -338,19 +339,28 @@ def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
     busy_us, bf = rows.get("busy", lambda: _busy(iv, cpsp, ivs))
     cpu_uid = rows.get("cpu_uid", lambda: _node_codes(iv, ["cec", "system", "cpu"]))
     extra = {"_busy_us": busy_us}
-    hcols = []
+    hcols, same = [], []
     if hint_counters:
         lost = rows.get("lost", lambda: (iv["qbits"].to_numpy(dtype=np.int64) & 1) != 0)
+        any_lost = rows.get("any_lost", lambda: bool(lost.any()))
         for c in hint_counters:
-            extra["_h_" + c] = rows.get(("hint", c), lambda c=c: np.where(lost, np.nan,
-                                                                          iv[c].to_numpy(dtype=np.float64)))
+            if not any_lost and c in counters:      # no row lost data: the hint sums are the counter sums
+                same.append(c)
+            else:
+                extra["_h_" + c] = rows.get(("hint", c), lambda c=c: np.where(lost, np.nan,
+                                                                              iv[c].to_numpy(dtype=np.float64)))
             hcols.append("_h_" + c)
     extra["_bf"] = bf
-    # sums per column (each column on its own, as one frame would): the counters without a copy, the rest apart
-    g = iv[counters].groupby(gid, sort=True)
+    # sums per column (each column on its own, as one frame would), the counters a block of columns at a time: a
+    # month's 368,640 rows x 69 counters are 200 MB, a copy of all of them at once would be the export's peak
+    csums = [iv[counters[i:i + _SUM_COLS]].groupby(gid, sort=True).sum(min_count=1)
+             for i in range(0, len(counters), _SUM_COLS)]
     # the frames of the per-row extras are the same for every level of this frame: built once (no copies per level)
-    extra_frame = rows.get(("extra", tuple(hcols)), lambda: pd.DataFrame(extra))
-    sums = pd.concat([g.sum(min_count=1), extra_frame.groupby(gid, sort=True).sum(min_count=1)], axis=1)
+    extra_frame = rows.get(("extra", tuple(k for k in extra if k.startswith("_h_"))), lambda: pd.DataFrame(extra))
+    sums = pd.concat([*csums, extra_frame.groupby(gid, sort=True).sum(min_count=1)], axis=1)
+    if same:
+        sums = pd.concat([sums, sums[same].set_axis(["_h_" + c for c in same], axis=1)], axis=1)
+    sums = sums.copy()          # one block again (the groups' sums are small): no fragmented frame downstream
     aux = rows.get(("aux", bcol), lambda: pd.DataFrame({
         "_cpsp_max": cpsp, "_ivs": ivs, "_blen": blen, "_start": iv["interval_start"].to_numpy(),
         "_end": iv["interval_end"].to_numpy(), "_row": np.arange(len(iv))}))

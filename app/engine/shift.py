@@ -20,6 +20,8 @@ Pure pandas/numpy.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
 from dataclasses import dataclass
 
@@ -29,7 +31,7 @@ import pandas as pd
 from app.engine.metrics import compute_metrics
 
 __all__ = ["ShiftFilter", "ShiftError", "parse_hours", "parse_hour_ranges", "parse_days", "make_shift", "shift_mask",
-           "apply_shift", "shifted_metrics", "DAY_NAMES"]
+           "apply_shift", "shifted_metrics", "DAY_NAMES", "shared_shift_rows"]
 
 DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _NS_MIN = 60 * 1_000_000_000
@@ -216,11 +218,42 @@ def shift_mask(starts: pd.Series, ends: pd.Series, shift: ShiftFilter | None,
     return keep
 
 
+# inside shared_shift_rows(): (id of the interval frame, shift) -> (the frame, its shifted rows); the zones are
+# those of the frame either way (the workspace's Zones are made from its interval frame)
+_SHARED: contextvars.ContextVar[dict | None] = contextvars.ContextVar("nestscope_shift_rows", default=None)
+
+
+@contextlib.contextmanager
+def shared_shift_rows():
+    """Inside: :func:`apply_shift` of one frame and shift gives the same rows frame every time (one mask and copy
+    of the CPU-interval rows, and the per-row arrays :func:`app.engine.aggregate.aggregate` keeps per frame, for
+    every level a deck or a workbook computes).  The rows are let go when the block ends."""
+    outer = _SHARED.get()
+    token = _SHARED.set({} if outer is None else outer)
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
 def apply_shift(iv: pd.DataFrame, shift: ShiftFilter | None, zones=None) -> pd.DataFrame:
     """Interval rows of ``iv`` (``interval_start``/``interval_end`` columns) that fall into ``shift``, read in
     the shift's zone (``zones``: the workspace's :class:`app.engine.timezone.Zones`, else made from ``iv``)."""
     if shift is None or shift.is_empty or not len(iv):
         return iv
+    shared = _SHARED.get()
+    if shared is not None:
+        key = (id(iv), shift)
+        got = shared.get(key)
+        if got is not None and got[0] is iv:
+            return got[1]
+        rows = _shifted(iv, shift, zones)
+        shared[key] = (iv, rows)
+        return rows
+    return _shifted(iv, shift, zones)
+
+
+def _shifted(iv: pd.DataFrame, shift: ShiftFilter, zones) -> pd.DataFrame:
     offs = None
     if shift.tz != "utc":
         from app.engine.timezone import Zones

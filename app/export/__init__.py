@@ -150,7 +150,10 @@ def export(request: ExportRequest, path: str, progress: Progress | None = None,
                               "for CSV use `nestscope report --by hour|weekday|hour-weekday --format csv`")
     steps = _Steps(progress, cancel)
     steps(0.0, f"exporting {os.path.basename(str(path))}")
-    with atomic_output(str(path), request.input_paths()) as tmp:
+    from app.engine.shift import shared_shift_rows
+
+    # one shifted copy of each side's CPU-interval rows for every level the writer asks for
+    with atomic_output(str(path), request.input_paths()) as tmp, shared_shift_rows():
         if kind == "csv":
             from app.export.csv import write_csv
             items = write_csv(request, tmp, steps)

@@ -20,7 +20,7 @@ from app.export.pptx_parts import (AFTER_COLORS, BEFORE_COLORS, MAX_SERIES, MIN_
                                    fit_rows, head, table, widths, xy_chart)
 from app.export.pptx_slides import chart_deck, column_groups, deck_decimals, summary_slides
 from app.export.provenance import LEVEL_NAMES
-from app.export.story import caveats, configuration, side_text, summary_points
+from app.export.story import caveats, configuration, side_changes, side_text, summary_points
 from app.textsafe import display_text
 
 __all__ = ["compare_story", "footnotes", "shift_pair_slides", "MAX_WATERFALLS"]
@@ -64,13 +64,13 @@ def footnotes(c) -> dict[str, str]:
     return notes
 
 
-def _summary_slide(deck: Deck, c) -> None:
+def _summary_slide(deck: Deck, c, changes: tuple[dict, dict] | None = None) -> None:
     s = deck.slide("Executive summary", "executive", "",
                    "The comparison in words, computed from the before/after table and the CPI decomposition of the "
                    "next slides: CPI change = instruction complexity + finite cache (L1MP effect + SCPL1M effect, "
                    "midpoint split so the parts add up exactly); percent changes relative to the before value.")
     points = summary_points(c)
-    notes = caveats(c)
+    notes = caveats(c, changes)
     grouped = _group_caveats(notes)
     lines = points + ([""] + ["Caveats"] + [f"- {x}" for x in grouped[:8]] if grouped else [])
     if len(grouped) > 8:
@@ -178,8 +178,8 @@ def _overlay_slides(deck: Deck, c) -> None:
                      unit, None)
 
 
-def _config_slide(deck: Deck, c) -> None:
-    cfg = configuration(c)
+def _config_slide(deck: Deck, c, changes: tuple[dict, dict] | None = None) -> None:
+    cfg = configuration(c, changes)
     if not len(cfg):
         return
     header = ["Side", "LPAR", "CEC", "Gen", "Processors", "Weights", "Capped", "Changes inside the window"]
@@ -308,7 +308,8 @@ def compare_story(deck: Deck, request, steps) -> None:
     """Every slide of the comparison after the title, in the story's order."""
     c = request.comparison
     tz = getattr(request, "tz", "utc") or "utc"
-    _summary_slide(deck, c)
+    changes = side_changes(c)          # read by the summary's caveats and the configuration slide
+    _summary_slide(deck, c, changes)
     steps(None, "executive summary")
     _table_slides(deck, c, tz=tz)
     steps(None, "comparison table")
@@ -317,7 +318,7 @@ def compare_story(deck: Deck, request, steps) -> None:
         steps(None, "waterfalls")
     _overlay_slides(deck, c)
     steps(None, "overlays")
-    _config_slide(deck, c)
+    _config_slide(deck, c, changes)
     if getattr(request, "also_shift", None) is not None:
         shift_pair_slides(deck, (c.before, c.after), request.also_shift, c.by)
         steps(None, "shift against shift")

@@ -75,8 +75,10 @@ def summary_slides(deck: Deck, metrics: Metrics, ws, by: str, steps, prefix: str
 
     level = _SUMMARY_LEVEL.get(by, "lpar")
     frame = with_labels(metrics(by=level), level)
-    if level == "lpar":         # the CEC pools (every CPU of a type of the CEC's LPARs) after the LPARs; a pool of
-        pools = metrics(by="pool")  # one LPAR would repeat that LPAR's class: pools of two LPARs or more only
+    # the CEC pools (every CPU of a type of the CEC's LPARs) after the LPARs; a pool of one LPAR would repeat that
+    # LPAR's class: pools of two LPARs or more only (none, and not computed, when no CEC has two LPARs here)
+    if level == "lpar" and len(frame) and frame.groupby(frame["cec"].astype(str))["lpar"].nunique().max() >= 2:
+        pools = metrics(by="pool")
         pools = pools.loc[pools["n_lpars"].to_numpy() >= 2] if "n_lpars" in pools.columns else pools.iloc[:0]
         if len(pools):
             frame = pd.concat([frame, with_labels(pools, "class")], ignore_index=True)

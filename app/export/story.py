@@ -24,7 +24,7 @@ import pandas as pd
 from app.engine.partitions import coverage
 
 __all__ = ["span_text", "side_text", "default_title", "change_text", "summary_points", "configuration",
-           "config_changes", "caveats", "CONFIG_COLUMNS"]
+           "config_changes", "side_changes", "class_cpu_counts", "caveats", "CONFIG_COLUMNS"]
 
 CONFIG_COLUMNS = ["side", "lpar", "cec", "generation", "processors", "weights", "capped", "changes"]
 
@@ -164,6 +164,25 @@ def _steps(values: pd.Series, times: pd.Series) -> list[tuple[Any, Any, pd.Times
     return [(v[i - 1], v[i], pd.Timestamp(t[i])) for i in range(1, len(v)) if v[i] != v[i - 1]]
 
 
+def class_cpu_counts(sel) -> pd.DataFrame:
+    """Per class row of each interval of a selection (window, nodes, shift): ``cec``, ``lpar``, ``class``,
+    ``interval_end`` and ``n_cpus``, the CPUs with counters, as its ``class_interval`` metrics rows have them
+    (distinct CPUs of the group's rows), without summing every counter for them."""
+    from app.engine.aggregate import select_rows
+    from app.engine.shift import apply_shift
+
+    ws = sel.workspace
+    shift = sel.shift if sel.shift is not None and not sel.shift.is_empty else None
+    iv = ws.intervals
+    rows = select_rows(apply_shift(iv, shift, ws.zones if shift is not None and shift.tz != "utc" else None),
+                       sel.start, sel.end, list(sel.nodes) if sel.nodes is not None else None)
+    if not len(rows):
+        return pd.DataFrame(columns=["cec", "lpar", "class", "interval_end", "n_cpus"])
+    g = rows.groupby(["cec", "lpar", "system", "os", "class", "bucket"], observed=True, sort=False, dropna=False)
+    out = g.agg(interval_end=("interval_end", "max"), n_cpus=("cpu", "nunique")).reset_index()
+    return out[["cec", "lpar", "class", "interval_end", "n_cpus"]]
+
+
 def config_changes(sel) -> dict[tuple[str, str], list[str]]:
     """Per (cec, lpar) of a side: the changes of weight or processor count inside its window, as text."""
     out: dict[tuple[str, str], list[str]] = {}
@@ -183,7 +202,8 @@ def config_changes(sel) -> dict[tuple[str, str], list[str]]:
             for what, col in (("weight", "weight"), ("processors", "cpus")):
                 for old, new, t in _steps(g[col].astype("int64"), g["time"]):
                     out.setdefault((cec, lpar), []).append(f"{cls} {what} {old} -> {new} at {_day(t, True)} UTC")
-    ci = sel.metrics("class_interval")
+    special = sel.nodes is not None and any(tuple(k)[0] in ("pool", "core") for k in sel.nodes)
+    ci = sel.metrics("class_interval") if special else class_cpu_counts(sel)   # pool/core rows: the engine's
     if len(ci) and "n_cpus" in ci.columns:
         ci = ci.assign(cec=ci["cec"].astype(str), lpar=ci["lpar"].astype(str), cls=ci["class"].astype(str))
         for (cec, lpar, cls), g in ci.groupby(["cec", "lpar", "cls"], sort=True):
@@ -199,13 +219,20 @@ def config_changes(sel) -> dict[tuple[str, str], list[str]]:
     return out
 
 
-def configuration(c) -> pd.DataFrame:
+def side_changes(c) -> tuple[dict, dict]:
+    """:func:`config_changes` of the before and the after side (what :func:`configuration` and :func:`caveats`
+    both read: a deck computes them once)."""
+    return config_changes(c.before), config_changes(c.after)
+
+
+def configuration(c, changes: tuple[dict, dict] | None = None) -> pd.DataFrame:
     """One row per side and LPAR: processors by type, weights, capping (partition data where the files carry it,
-    else the CPUs with counters per class) and the changes inside the side's window."""
+    else the CPUs with counters per class) and the changes inside the side's window (``changes``:
+    :func:`side_changes`, computed here when None)."""
     rows = []
-    for sel in (c.before, c.after):
+    for sel, side in zip((c.before, c.after), changes or (None, None)):
         lo, hi = _window(sel)
-        changes = config_changes(sel)
+        changes = config_changes(sel) if side is None else side
         cls = sel.metrics("class")
         parts = sel.workspace.partitions
         for r in sel.metrics("lpar").to_dict("records"):
@@ -229,8 +256,9 @@ def configuration(c) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CONFIG_COLUMNS)
 
 
-def caveats(c) -> list[str]:
-    """Every caveat that applies to the comparison, one line each (empty when none)."""
+def caveats(c, changes: tuple[dict, dict] | None = None) -> list[str]:
+    """Every caveat that applies to the comparison, one line each (empty when none); ``changes`` as for
+    :func:`configuration`."""
     out: list[str] = []
     for mid, why in c.marks.items():
         out.append(f"{mid}: {why}.")
@@ -243,8 +271,8 @@ def caveats(c) -> list[str]:
                 out.append(f"RNI: no formula for {gen} ({sel.name}); the RNI cells stay empty.")
             elif rni.status not in ("confirmed",):
                 out.append(f"RNI on {gen} ({sel.name}) uses {rni.status} coefficients ({fs.version}).")
-    for sel in (c.before, c.after):
-        for (cec, lpar), ch in config_changes(sel).items():
+    for sel, side in zip((c.before, c.after), changes or (None, None)):
+        for (cec, lpar), ch in (config_changes(sel) if side is None else side).items():
             out.append(f"{lpar} on {cec} ({sel.name}): the configuration changed inside the window "
                        f"({'; '.join(ch)}); its numbers mix both configurations.")
     for sel in (c.before, c.after):

@@ -470,6 +470,8 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
     """Write the workbook; returns rows written per sheet."""
     import xlsxwriter
 
+    from app.memory import release
+
     doc = provenance(request)
     wb = xlsxwriter.Workbook(path, {"constant_memory": True, "strings_to_formulas": False,
                                     "strings_to_urls": False, "strings_to_numbers": False})
@@ -502,6 +504,8 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
                                 (0.05 + 0.85 * k / n, 0.05 + 0.85 * (k + 1) / n), tz)
             infos[level] = info
             items[name] = info["rows"]
+            del frame                  # written: its memory back before the next level is computed (peak)
+            release()
             if info["truncated"]:
                 notes.append(f"Sheet {name}: {info['truncated']:,} rows left out (Excel holds {MAX_ROWS:,} rows per "
                              "sheet); use a shorter window or the CSV export")

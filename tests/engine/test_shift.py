@@ -98,3 +98,27 @@ def test_empty_shift_is_the_plain_metrics(ws):
     b = ws.metrics(by="lpar")
     pd.testing.assert_frame_equal(a, b)
     assert np.isfinite(a["CPI"]).all()
+
+
+def test_shared_shift_rows_one_frame_per_shift_inside_the_block(ws):
+    """Inside shared_shift_rows() every ask of one frame and shift gives the same rows (one mask and copy for
+    every level an export computes); outside, a new frame each time; the rows are those of the plain call."""
+    from app.engine.shift import shared_shift_rows
+
+    day, night = make_shift("08-17", "mon-fri"), make_shift("22-06")
+    plain = apply_shift(ws.intervals, day)
+    assert apply_shift(ws.intervals, day) is not plain
+    with shared_shift_rows():
+        a = apply_shift(ws.intervals, day)
+        assert apply_shift(ws.intervals, day) is a
+        n = apply_shift(ws.intervals, night)
+        assert n is not a and len(n) != len(a)
+        with shared_shift_rows():                          # nested: the outer block's rows
+            assert apply_shift(ws.intervals, day) is a
+        pd.testing.assert_frame_equal(a, plain)
+        # the metrics of a level computed inside equal those computed outside
+        inside = shifted_metrics(ws, by="class", shift=day)
+    ws._mcache.clear()
+    outside = shifted_metrics(ws, by="class", shift=day)
+    pd.testing.assert_frame_equal(inside, outside)
+    assert apply_shift(ws.intervals, day) is not a         # the block's rows are let go

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from app.engine import Workspace
@@ -201,3 +202,36 @@ def test_caveat_names_intervals_left_out_as_implausible(tmp_path):
     lines = story.caveats(c)
     assert any(ln.startswith("1 CPU-interval(s) of the after side are left out") for ln in lines)
     assert not any("of the before side are left out" in ln for ln in lines)
+
+
+def test_side_changes_computed_once_read_alike(zosb):
+    """configuration() and caveats() given side_changes() say what they say when they compute the changes
+    themselves (the deck computes them once for both)."""
+    c = zosb[0]
+    ch = story.side_changes(c)
+    assert ch[0] == {} and any("CP weight 300 -> 450" in x for v in ch[1].values() for x in v)
+    pd.testing.assert_frame_equal(story.configuration(c, ch), story.configuration(c))
+    assert story.caveats(c, ch) == story.caveats(c)
+
+
+@pytest.mark.parametrize("hours, days", [(None, None), ("08-17", "mon-fri"), ("22-06", None)])
+def test_class_cpu_counts_are_the_class_interval_rows(zosb, hours, days):
+    """The CPUs with counters per class and interval that the configuration changes read: the same as the n_cpus of
+    the selection's class_interval metrics rows (window, nodes, shift alike), without summing the counters."""
+    import dataclasses
+
+    from app.engine.shift import make_shift
+
+    c = zosb[0]
+    for sel in (c.before, c.after,
+                dataclasses.replace(c.after, nodes=None, start=pd.Timestamp("2026-11-03"))):   # a window, no nodes
+        sel = dataclasses.replace(sel, shift=make_shift(hours, days))
+        keys = ["cec", "lpar", "class", "interval_end"]
+        got = story.class_cpu_counts(sel)
+        ref = sel.metrics("class_interval")[keys + ["n_cpus"]]
+        assert len(got) == len(ref) > 0
+        got = got.astype({k: str for k in keys[:3]}).sort_values(keys, ignore_index=True)
+        ref = ref.astype({k: str for k in keys[:3]}).sort_values(keys, ignore_index=True)
+        assert got["interval_end"].tolist() == ref["interval_end"].tolist()
+        assert got["n_cpus"].astype(int).tolist() == ref["n_cpus"].astype(int).tolist()
+        assert got[keys[:3]].equals(ref[keys[:3]])

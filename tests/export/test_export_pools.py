@@ -69,3 +69,22 @@ def test_deck_summary_lists_pools_after_the_lpars(ws, tmp_path):
     cpi = head.index("CPI")
     row = next(r for r in list(tables[0].rows)[1:] if r.cells[0].text == "GCP pool")
     assert row.cells[cpi].text == f"{GCP_CPI:.2f}"            # 2.86
+
+
+def test_deck_of_one_lpar_per_cec_computes_no_pools(ws, tmp_path, monkeypatch):
+    """A pool of one LPAR would repeat that LPAR's class, so a deck whose selection holds one LPAR of the CEC has no
+    pool rows, and the pools are not computed at all."""
+    from pptx import Presentation
+
+    from app.engine import views
+
+    def no_pools(*a, **k):
+        raise AssertionError("pools computed for a selection of one LPAR")
+
+    monkeypatch.setattr(views, "pools", no_pools)
+    cec = str(ws.metrics(by="lpar")["cec"].iloc[0])
+    out = tmp_path / "one.pptx"
+    export(ExportRequest(ws, by="lpar", nodes=(("lpar", cec, "SYSA"),)), str(out))
+    tables = [sh.table for s in Presentation(str(out)).slides for sh in s.shapes
+              if sh.has_table and s.shapes.title is not None and s.shapes.title.text.startswith("Summary per LPAR")]
+    assert [r.cells[0].text for t in tables for r in list(t.rows)[1:]] == ["SYSA"]
