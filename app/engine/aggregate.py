@@ -291,6 +291,23 @@ def _busy(iv: pd.DataFrame, cpsp: np.ndarray, ivs: np.ndarray) -> tuple[np.ndarr
     return busy_us, bf
 
 
+def _extra_frame(iv: pd.DataFrame, busy_us: np.ndarray, bf: np.ndarray, hint_counters: Sequence[str]) -> pd.DataFrame:
+    """The per-row extras summed beside the counters: ``_busy_us``, ``_h_<counter>`` (the counter, NaN on rows
+    with lost data) and ``_bf``, as one float block written in place (the frame's one block without the copy a frame
+    of separate columns makes: on the month that copy, with the hint columns made apart first, was ~0.8 s of every
+    level's first aggregation, issue 23)."""
+    names = ["_busy_us", *("_h_" + c for c in hint_counters), "_bf"]
+    block = np.empty((len(names), len(iv)), np.float64)
+    block[0] = busy_us
+    if hint_counters:
+        lost = (iv["qbits"].to_numpy(dtype=np.int64) & 1) != 0
+        for i, c in enumerate(hint_counters, 1):
+            block[i] = iv[c].to_numpy(dtype=np.float64)
+            block[i][lost] = np.nan
+    block[-1] = bf
+    return pd.DataFrame(block.T, columns=names, copy=False)
+
+
 def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
               hint_counters: Sequence[str] = (), by_cols: Sequence[str] = ()) -> pd.DataFrame:
     """Sum counter deltas per node (and bucket) of ``level``; ``by_cols``: more columns of ``iv`` to group by
@@ -337,19 +354,11 @@ def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
     ivs = iv["interval_s"].to_numpy(dtype=np.float64)
     busy_us, bf = rows.get("busy", lambda: _busy(iv, cpsp, ivs))
     cpu_uid = rows.get("cpu_uid", lambda: _node_codes(iv, ["cec", "system", "cpu"]))
-    extra = {"_busy_us": busy_us}
-    hcols = []
-    if hint_counters:
-        lost = rows.get("lost", lambda: (iv["qbits"].to_numpy(dtype=np.int64) & 1) != 0)
-        for c in hint_counters:
-            extra["_h_" + c] = rows.get(("hint", c), lambda c=c: np.where(lost, np.nan,
-                                                                          iv[c].to_numpy(dtype=np.float64)))
-            hcols.append("_h_" + c)
-    extra["_bf"] = bf
+    hcols = ["_h_" + c for c in hint_counters]
     # sums per column (each column on its own, as one frame would): the counters without a copy, the rest apart
     g = iv[counters].groupby(gid, sort=True)
     # the frames of the per-row extras are the same for every level of this frame: built once (no copies per level)
-    extra_frame = rows.get(("extra", tuple(hcols)), lambda: pd.DataFrame(extra))
+    extra_frame = rows.get(("extra", tuple(hcols)), lambda: _extra_frame(iv, busy_us, bf, hint_counters))
     sums = pd.concat([g.sum(min_count=1), extra_frame.groupby(gid, sort=True).sum(min_count=1)], axis=1)
     aux = rows.get(("aux", bcol), lambda: pd.DataFrame({
         "_cpsp_max": cpsp, "_ivs": ivs, "_blen": blen, "_start": iv["interval_start"].to_numpy(),

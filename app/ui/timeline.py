@@ -3,7 +3,7 @@
 Every data plot's x axis is linked, by object, to one base ViewBox: the thin
 time-axis plot at the bottom of the stack, which is always in the scene.
 
-The pyqtgraph part (the plots, the scene and their layout: :data:`LAZY`) is built when the tab is first shown, or
+The plots and their layout (:data:`LAZY`; the scene they go in exists from the start) are built when the tab is first shown, or
 when something first asks for one of its parts (a picture export): building it took most of the window's
 construction, before its first paint (issue 23).  Rows given before are drawn then.
 """
@@ -68,7 +68,7 @@ MIN_SOURCING_HEIGHT = 125   # the 0..100 stack needs ~65 px for 20/40/60/80, and
 BASE_HEIGHT = 46
 OVERVIEW_HEIGHT = 90
 ZERO_KEY = "timeline/y_from_zero"
-LAZY = frozenset({"glw", "plots", "sourcing_extra", "base", "base_vb", "cec_plot", "overview", "proxy"})
+LAZY = frozenset({"plots", "sourcing_extra", "base", "base_vb", "cec_plot", "overview"})
 
 
 class TimelineView(QWidget):
@@ -86,6 +86,7 @@ class TimelineView(QWidget):
         self.chooser = make_chooser(PLOT_ORDER, settings.get_list(PLOTS_KEY) or [p for p in PLOT_ORDER if p != "mt"])
         self.chooser.itemChanged.connect(self._chooser_changed)
         self._built = False          # the plots (LAZY) exist: built when first shown or first asked for
+        self.on_built: list = []     # functions called once the plots are built (their axis labels, markers)
         self._n_sourcing = 0  # sourcing plots in use (1 + extras shown)
         self.vlines: dict[str, pg.InfiniteLine] = {}
         self.cec_stack: pd.DataFrame | None = None   # the selected CEC's LPARs (partition_data.cec_stack)
@@ -94,6 +95,8 @@ class TimelineView(QWidget):
         self.region = pg.LinearRegionItem(swapMode="sort")
         self.region.setZValue(10)
         self.region.sigRegionChangeFinished.connect(self._region_finished)
+        self.glw = pg.GraphicsLayoutWidget()     # the scene (others add a menu to it); its plots come when built
+        self.glw.ci.setSpacing(2)
         self.readout = QLabel(M.READOUT_EMPTY)
         self.readout.setTextFormat(Qt.TextFormat.RichText)
         self.readout.setWordWrap(True)
@@ -121,6 +124,7 @@ class TimelineView(QWidget):
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.setWidget(self.glw)
         rl.addWidget(self.scroll, 1)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.placeholder)
@@ -136,6 +140,7 @@ class TimelineView(QWidget):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(left)
         lay.addWidget(self.stack, 1)
+        self.proxy = pg.SignalProxy(self.glw.scene().sigMouseMoved, rateLimit=30, slot=self._mouse_moved)
         self.apply_theme(False)
 
     # -- construction --------------------------------------------------------------------------
@@ -152,20 +157,18 @@ class TimelineView(QWidget):
         if self._built:
             return
         self._built = True
-        self.glw = pg.GraphicsLayoutWidget()
-        self.glw.ci.setSpacing(2)
         self.plots: dict[str, pg.PlotItem] = {}
         # the stacked sourcing plot shows one node; each further selected node gets one of these (small multiples)
         self.sourcing_extra: list[pg.PlotItem] = []
         self._build_plots()
         self._build_layout()
-        self.scroll.setWidget(self.glw)
-        self.proxy = pg.SignalProxy(self.glw.scene().sigMouseMoved, rateLimit=30, slot=self._mouse_moved)
         self._theme_plots()
         if self._stale:
             self._draw()
         else:
             self._relayout()
+        for fn in self.on_built:
+            fn()
 
     def _build_plots(self) -> None:
         self.base = make_base_plot(M.TIME_AXIS_LABEL, BASE_HEIGHT)   # the time axis every plot is linked to
@@ -274,7 +277,9 @@ class TimelineView(QWidget):
             self._draw()
 
     def ensure_drawn(self) -> None:
-        """Draw the plots of the last ``set_frame`` if that was deferred (e.g. before a picture export)."""
+        """Draw the plots of the last ``set_frame`` if that was deferred (e.g. before a picture export); the plots
+        are built first if they were not."""
+        self.ensure_built()
         if self._stale:
             self._draw()
 
@@ -462,6 +467,8 @@ class TimelineView(QWidget):
 
     # -- crosshair -----------------------------------------------------------------------------
     def _mouse_moved(self, event: tuple) -> None:
+        if not self._built:
+            return
         pos = event[0]
         for p in self._shown_plots():
             if p.sceneBoundingRect().contains(pos):
@@ -479,6 +486,7 @@ class TimelineView(QWidget):
         """Background, axis and text colours follow the light or dark palette."""
         self.dark = dark
         self.region.setBrush(pg.mkBrush(*THEMES[dark]["region"]))
+        self.glw.setBackground(THEMES[dark]["bg"])
         if not self._built:         # the plots take the theme when built
             return
         self._theme_plots()
