@@ -3,9 +3,9 @@
 Every data plot's x axis is linked, by object, to one base ViewBox: the thin
 time-axis plot at the bottom of the stack, which is always in the scene.
 
-The plots and their layout (:data:`LAZY`; the scene they go in exists from the start) are built when the tab is first shown, or
-when something first asks for one of its parts (a picture export): building it took most of the window's
-construction, before its first paint (issue 23).  Rows given before are drawn then.
+The plots and their layout (:data:`LAZY`; the scene they go in exists from the start) are built when the tab is
+first shown, or when something first asks for one of them (a picture export): building them took most of the
+window's construction, before its first paint (issue 23).  Rows given before are drawn then.
 """
 
 from __future__ import annotations
