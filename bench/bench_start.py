@@ -103,7 +103,8 @@ def main() -> None:
                 print(f"{name}  imports {r['imports']:5.2f} s, first paint {r.get('paint', float('nan')):5.2f} s, "
                       f"first table {r.get('table', float('nan')):5.2f} s, all idle {r.get('idle', float('nan')):5.2f} s "
                       f"from process start ({r.get('paint', float('nan')) - imports['imports']:+.2f} s paint beyond the "
-                      f"imports baseline); load {r['load']:.1f}")
+                      f"imports baseline; first paint {r.get('paint', float('nan')) - r['imports']:.2f} s after its own "
+                      f"imports); load {r['load']:.1f}")
                 (work / f"start{run}.ini").unlink(missing_ok=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -105,13 +105,23 @@ class Clock:
 
 
 def pump_until(app, cond, timeout: float = 600.0) -> bool:
+    """Run the event loop until ``cond()`` (looked at every 10 ms), as the application's own loop runs: idle in the
+    OS between events.  (Before 2026-11-26's third session this spun processEvents() with a 1 ms sleep: the GUI
+    thread then asked for the GIL a thousand times a second, which slowed the read and view jobs it measures.)"""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    app.processEvents()
+    if cond():
+        return True
     t_end = time.perf_counter() + timeout
-    while time.perf_counter() < t_end:
-        app.processEvents()
-        if cond():
-            return True
-        time.sleep(0.001)
-    return False
+    loop = QEventLoop()
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(lambda: loop.quit() if cond() or time.perf_counter() > t_end else None)
+    timer.start()
+    loop.exec()
+    timer.stop()
+    return bool(cond())
 
 
 def tree_complete(w) -> bool:
@@ -124,12 +134,33 @@ def measure(app, label: str, paths: list[str]) -> None:
     from app.ui.main_window import MainWindow
     from app.ui.selection import Selection
 
+    t = time.perf_counter()
     w = MainWindow(Workspace())
+    t_made = time.perf_counter() - t
     w.resize(1440, 900)
     w.show()
-    app.processEvents()
+    pump_until(app, lambda: w._painted)
+    t_paint = time.perf_counter() - t
+    from app.ui.timeline import TimelineView
+
+    probe = TimelineView()
+    t = time.perf_counter()
+    probe.ensure_built() if hasattr(probe, "ensure_built") else None
+    t_plots = time.perf_counter() - t
+    probe.deleteLater()
+    print(f"\nMainWindow() {t_made:.3f} s, -> first paint {t_paint:.3f} s; building the Timelines' plots (done when "
+          f"the tab is first shown) takes {t_plots:.3f} s in this run; load average {os.getloadavg()[0]:.1f}")
     clock = Clock(w)
     w.tabs.setCurrentWidget(w.table)
+    cpu: dict[str, float] = {}
+    real_add = w.ws.add_all
+
+    def add_all(*a, **k):      # the process's CPU seconds from open_files to the end of the add
+        out = real_add(*a, **k)
+        cpu.setdefault("added", time.process_time() - c0)
+        return out
+    w.ws.add_all = add_all
+    c0 = time.process_time()
     t0 = time.perf_counter()
     w.open_files(paths)
     pump_until(app, lambda: "table" in clock.marks)
@@ -155,6 +186,8 @@ def measure(app, label: str, paths: list[str]) -> None:
     print(f"open_files -> timeline frame set    {(tl - t0) if tl else float('nan'):7.3f} s; "
           f"drawn while hidden: {'timeline_drawn' in clock.marks}; all idle {t_idle - t0:.3f} s")
     print(f"rows in the first table: {w.table.model.rowCount()}")
+    window_read = fr - t0
+    window_add = clock.jobs[0].timings.get("add", float("nan")) if clock.jobs else float("nan")
 
     nodes = list(w.tree.model.all_nodes())
     keys = {}
@@ -244,6 +277,42 @@ def measure(app, label: str, paths: list[str]) -> None:
     w.close()
     w.deleteLater()
     app.processEvents()
+    # baseline: the engine's own read and add of the same files (bench_month's calls, no cache), in a new process
+    # as the window's are the first of theirs (a later read in this process would reuse its warm heap)
+    e = engine_read_add(paths)
+    ratio = (window_read + window_add) / (e["read"] + e["add"])
+    cpu_ratio = cpu["added"] / (e["cpu_read"] + e["cpu_add"])
+    print(f"read + add: the window {window_read:.3f} + {window_add:.3f} = {window_read + window_add:.3f} s "
+          f"({cpu['added']:.2f} CPU s of the process); the engine alone (same run, new process) {e['read']:.3f} + "
+          f"{e['add']:.3f} = {e['read'] + e['add']:.3f} s ({e['cpu_read'] + e['cpu_add']:.2f} CPU s): {ratio:.2f}x "
+          f"wall, {cpu_ratio:.2f}x CPU (goal <= 1.3x); load average {os.getloadavg()[0]:.1f}")
+
+
+ENGINE_CHILD = r"""
+import json, sys, time
+from app.engine import Workspace
+from app.formats import read_file
+need = Workspace(cache=False).counters_needed()
+c, t = time.process_time(), time.perf_counter()
+res = [read_file(p, counters=need) for p in sys.argv[1:]]
+out = {"read": time.perf_counter() - t, "cpu_read": time.process_time() - c}
+ws = Workspace(cache=False)
+c, t = time.process_time(), time.perf_counter()
+ws.add_all(res)
+out.update({"add": time.perf_counter() - t, "cpu_add": time.process_time() - c})
+print(json.dumps(out))
+"""
+
+
+def engine_read_add(paths: list[str]) -> dict:
+    """The engine's read_file + Workspace.add_all of ``paths`` in a new process (wall and CPU seconds)."""
+    import json
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NESTSCOPE_CACHE="0")
+    p = subprocess.run([sys.executable, "-c", ENGINE_CHILD, *paths], capture_output=True, text=True, env=env,
+                       check=True, cwd=str(ROOT))
+    return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:

@@ -22,6 +22,45 @@ def lpar_nodes(ws: Any, names: list[str] | None) -> tuple[tuple | None, list[str
     return tuple(nodes), unknown
 
 
+LEVEL_COLUMNS = {"cec": ["cec"], "lpar": ["cec", "lpar"], "class": ["cec", "lpar", "class"],
+                 "cpu": ["cec", "lpar", "class", "cpu"]}
+
+
+def counter_nodes(ws: Any, level: str, pairs: Any = None) -> list[tuple]:
+    """NodeKeys of the ``level`` ("cec", "lpar", "class" or "cpu") nodes with counters, in the tree's order (CEC,
+    LPAR, class, CPU number: :func:`app.engine.tree.tree_ident`, the rows the window's tree is built from);
+    ``pairs``: only those under these (cec, lpar) pairs.  LPARs known from partition data alone have none."""
+    from app.engine.tree import tree_ident
+
+    ident = ws.tree_ident() if hasattr(ws, "tree_ident") else tree_ident(ws.intervals)
+    if not len(ident):
+        return []
+    rows = ident[LEVEL_COLUMNS[level]].drop_duplicates()
+    if pairs is not None:
+        want = {(str(c), str(lp)) for c, lp in pairs}
+        rows = rows.loc[[(str(c), str(lp)) in want for c, lp in zip(rows["cec"], rows["lpar"])]]
+    keys = []
+    for r in rows.itertuples(index=False):
+        vals = [str(v) for v in r]
+        if level == "cpu":
+            vals[-1] = int(r[-1])
+        keys.append((level, *vals))
+    return keys
+
+
+def pick_lpars(ws: Any, names: list[str] | None) -> tuple[list[tuple], list[str], list[str]]:
+    """(the LPAR NodeKeys named, case-insensitive, on every CEC, in the tree's order; the names not found; every
+    LPAR name with counters, sorted).  No names: the first LPAR with counters (what the window selects first)."""
+    lpars = counter_nodes(ws, "lpar")
+    have = sorted({k[2] for k in lpars})
+    if not names:
+        return lpars[:1], [], have
+    wanted = {n.upper() for n in names}
+    chosen = [k for k in lpars if k[2].upper() in wanted]
+    unknown = [n for n in names if not any(k[2].upper() == n.upper() for k in lpars)]
+    return chosen, unknown, have
+
+
 def lpar_names(ws: Any) -> list[str]:
     """The LPARs with counters in ``ws``, sorted (for a message naming what there is)."""
     iv = ws.intervals

@@ -340,34 +340,28 @@ def _picture(args: argparse.Namespace, size: tuple[int, int], qapp, window, path
     return EXIT_OK
 
 
-def _counter_nodes(window, level: str) -> list:
-    return [n for n in window.tree.model.all_nodes() if n.level == level and not (n.info or {}).get("partition_only")]
-
-
 def _timeline_target(args: argparse.Namespace, qapp, window):
-    """Select the nodes, show the Timelines; (plot or panel, legend header, description) or an exit code."""
-    lpars = _counter_nodes(window, "lpar")
-    if not lpars:
+    """Select the nodes, show the Timelines; (plot or panel, legend header, description) or an exit code.  The
+    LPARs and the nodes under them are found in the window's workspace (:mod:`app.analysis.selection`), in the
+    order of the window's tree."""
+    from app.analysis.selection import counter_nodes, pick_lpars
+
+    chosen, unknown, have = pick_lpars(window.ws, args.lpar)
+    if not have:
         _err("export", "error: no LPAR with CPU MF counters in the files: nothing to plot")
         return EXIT_NOTHING
-    if args.lpar:
-        chosen = [n for n in lpars if any(str(n.key[2]).upper() == w.upper() for w in args.lpar)]
-        unknown = [w for w in args.lpar if not any(str(n.key[2]).upper() == w.upper() for n in lpars)]
-        if unknown:
-            have = sorted({str(n.key[2]) for n in lpars})
-            _err("export", f"error: --lpar {', '.join(unknown)}: not in the files (LPARs with counters: "
-                           f"{', '.join(have)})")
-            return EXIT_USAGE
-    else:
-        chosen = lpars[:1]
-    pairs = [tuple(n.key[1:3]) for n in chosen]
+    if unknown:
+        _err("export", f"error: --lpar {', '.join(unknown)}: not in the files (LPARs with counters: "
+                       f"{', '.join(have)})")
+        return EXIT_USAGE
+    pairs = [tuple(k[1:3]) for k in chosen]
     level = {"interval": "lpar", "pool": "lpar"}.get(args.by, args.by)
     if level == "cec":
         keys = list(dict.fromkeys(("cec", p[0]) for p in pairs))
     elif level == "lpar":
-        keys = [tuple(n.key) for n in chosen]
+        keys = list(chosen)
     else:
-        keys = [tuple(n.key) for n in _counter_nodes(window, level) if tuple(n.key[1:3]) in pairs]
+        keys = counter_nodes(window.ws, level, pairs)
     window.tree.select_keys(keys)
     _wait(qapp, window)
     tl = window.timeline

@@ -179,7 +179,7 @@ def install(w: Any) -> QAction:
 
     def refresh() -> None:
         tl = getattr(w, "timeline", None)
-        if tl is not None:
+        if tl is not None and getattr(tl, "_built", True):    # plots not built yet: done when they are
             try:
                 tl.base.setLabel("bottom", f"Interval end ({ZONE.axis_label()})", **{"font-size": "8pt"})
             except (AttributeError, TypeError):
@@ -205,6 +205,9 @@ def install(w: Any) -> QAction:
     ZONE.set_zones(None)              # a new window: no data yet
     act.toggled.connect(toggled)
     ZONE.changed.connect(safe_refresh)
+    built = getattr(getattr(w, "timeline", None), "on_built", None)
+    if built is not None:              # the timelines' plots are built when first shown: their axis and markers then
+        built.append(safe_refresh)
     w.destroyed.connect(lambda *_: _disconnect(safe_refresh))
     if chip is not None and hasattr(chip, "zone_button"):
         chip.zone_button.setChecked(act.isChecked())

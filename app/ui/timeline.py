@@ -2,6 +2,10 @@
 
 Every data plot's x axis is linked, by object, to one base ViewBox: the thin
 time-axis plot at the bottom of the stack, which is always in the scene.
+
+The plots and their layout (:data:`LAZY`; the scene they go in exists from the start) are built when the tab is
+first shown, or when something first asks for one of them (a picture export): building them took most of the
+window's construction, before its first paint (issue 23).  Rows given before are drawn then.
 """
 
 from __future__ import annotations
@@ -64,6 +68,9 @@ MIN_SOURCING_HEIGHT = 125   # the 0..100 stack needs ~65 px for 20/40/60/80, and
 BASE_HEIGHT = 46
 OVERVIEW_HEIGHT = 90
 ZERO_KEY = "timeline/y_from_zero"
+LAZY = frozenset({"plots", "sourcing_extra", "base", "base_vb", "cec_plot", "overview"})
+
+
 class TimelineView(QWidget):
     """Checkable plot list + stacked plots + overview with the window region."""
 
@@ -78,15 +85,18 @@ class TimelineView(QWidget):
         self.draw_count = 0          # full redraws (tests count them)
         self.chooser = make_chooser(PLOT_ORDER, settings.get_list(PLOTS_KEY) or [p for p in PLOT_ORDER if p != "mt"])
         self.chooser.itemChanged.connect(self._chooser_changed)
-        self.glw = pg.GraphicsLayoutWidget()
-        self.glw.ci.setSpacing(2)
-        self.plots: dict[str, pg.PlotItem] = {}
-        # the stacked sourcing plot shows one node; each further selected node gets one of these (small multiples)
-        self.sourcing_extra: list[pg.PlotItem] = []
+        self._built = False          # the plots (LAZY) exist: built when first shown or first asked for
+        self.on_built: list = []     # functions called once the plots are built (their axis labels, markers)
         self._n_sourcing = 0  # sourcing plots in use (1 + extras shown)
         self.vlines: dict[str, pg.InfiniteLine] = {}
-        self._build_plots()
-        self._build_layout()
+        self.cec_stack: pd.DataFrame | None = None   # the selected CEC's LPARs (partition_data.cec_stack)
+        self._cec_names: list[tuple[str, str]] = []
+        # the window region exists from the start (others connect to it); it joins the overview when built
+        self.region = pg.LinearRegionItem(swapMode="sort")
+        self.region.setZValue(10)
+        self.region.sigRegionChangeFinished.connect(self._region_finished)
+        self.glw = pg.GraphicsLayoutWidget()     # the scene (others add a menu to it); its plots come when built
+        self.glw.ci.setSpacing(2)
         self.readout = QLabel(M.READOUT_EMPTY)
         self.readout.setTextFormat(Qt.TextFormat.RichText)
         self.readout.setWordWrap(True)
@@ -132,9 +142,34 @@ class TimelineView(QWidget):
         lay.addWidget(self.stack, 1)
         self.proxy = pg.SignalProxy(self.glw.scene().sigMouseMoved, rateLimit=30, slot=self._mouse_moved)
         self.apply_theme(False)
-        self._relayout()
 
     # -- construction --------------------------------------------------------------------------
+    def __getattr__(self, name: str):
+        """A part of the plots (:data:`LAZY`) asked for before they were built: build them (drawing the rows
+        given so far), then give it."""
+        if name in LAZY and not self.__dict__.get("_built", True):
+            self.ensure_built()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def ensure_built(self) -> None:
+        """Build the plots, their layout and scene once; rows given before are drawn now."""
+        if self._built:
+            return
+        self._built = True
+        self.plots: dict[str, pg.PlotItem] = {}
+        # the stacked sourcing plot shows one node; each further selected node gets one of these (small multiples)
+        self.sourcing_extra: list[pg.PlotItem] = []
+        self._build_plots()
+        self._build_layout()
+        self._theme_plots()
+        if self._stale:
+            self._draw()
+        else:
+            self._relayout()
+        for fn in self.on_built:
+            fn()
+
     def _build_plots(self) -> None:
         self.base = make_base_plot(M.TIME_AXIS_LABEL, BASE_HEIGHT)   # the time axis every plot is linked to
         self.base_vb = self.base.getViewBox()
@@ -143,13 +178,8 @@ class TimelineView(QWidget):
         self.sourcing_extra = [self._make_plot("sourcing") for _ in range(MAX_SOURCING_NODES - 1)]
         self.cec_plot = self._make_plot("cec")
         self.cec_plot.titleLabel.setToolTip(M.CEC_TITLE_TIP)
-        self.cec_stack: pd.DataFrame | None = None   # the selected CEC's LPARs (partition_data.cec_stack)
-        self._cec_names: list[tuple[str, str]] = []
         self.overview = make_overview(M.OVERVIEW_TITLE, OVERVIEW_HEIGHT)
-        self.region = pg.LinearRegionItem(swapMode="sort")
-        self.region.setZValue(10)
         self.overview.addItem(self.region, ignoreBounds=True)
-        self.region.sigRegionChangeFinished.connect(self._region_finished)
 
     def _make_plot(self, pid: str) -> pg.PlotItem:
         return make_data_plot(M.PLOT_TITLES[pid], UNITS.get(pid, ""), self.base_vb,
@@ -199,6 +229,8 @@ class TimelineView(QWidget):
         self.glw.ci.addItem(self.overview, row=row + 1, col=0)
 
     def _relayout(self) -> None:
+        if not self._built:       # laid out when built
+            return
         visible = set(self.visible_plots())
         for pid, p in self.plots.items():
             p.setVisible(pid in visible)
@@ -238,17 +270,25 @@ class TimelineView(QWidget):
             self.region.setBounds((lo, hi))
             self.region.setRegion((lo, hi))
             self.region.blockSignals(False)
-        if self.isVisible() or not QWidget.window(self).isVisible():   # deferred only inside a shown window
+        top = QWidget.window(self)
+        # deferred inside a shown window; and inside one not shown yet until the plots are built (when shown, or
+        # when a part of them is asked for)
+        if self.isVisible() or (not top.isVisible() and (self._built or top is self)):
             self._draw()
 
     def ensure_drawn(self) -> None:
-        """Draw the plots of the last ``set_frame`` if that was deferred (e.g. before a picture export)."""
+        """Draw the plots of the last ``set_frame`` if that was deferred (e.g. before a picture export); the plots
+        are built first if they were not."""
+        self.ensure_built()
         if self._stale:
             self._draw()
 
     def _draw(self) -> None:
         """Every plot, legend and the overview from ``series`` / ``cec_stack`` (GUI thread; counted in
         ``draw_count``)."""
+        if not self._built:
+            self.ensure_built()     # builds, then draws the rows given
+            return
         self._stale = False
         self.draw_count += 1
         loaded = self._loaded_frame
@@ -323,6 +363,8 @@ class TimelineView(QWidget):
 
     def _apply_y_ranges(self) -> None:
         """Value axes from zero (the remembered option) or fitted to the data; sourcing is always 0..100."""
+        if not self._built:
+            return
         for pid, p in self._data_plots().items():
             fit_y(p, pid, self.zero.isChecked())
 
@@ -376,6 +418,10 @@ class TimelineView(QWidget):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        if not self._built:
+            self.ensure_built()
+            self.glw.ci.layout.activate()
+            self.reset_x()
         if self._stale:
             self._draw()
             self.glw.ci.layout.activate()   # the plots' final geometry, then every linked view follows the base
@@ -383,6 +429,8 @@ class TimelineView(QWidget):
         self._fit_legends()
 
     def _fit_legends(self) -> None:
+        if not self._built:
+            return
         # the plots' width follows the widget's (the glw itself may not be laid out yet while hidden)
         fit_legends(self._data_plots().values(), max(self.width() - self.chooser.width() - LEFT_AXIS_WIDTH - 30, 200))
 
@@ -419,6 +467,8 @@ class TimelineView(QWidget):
 
     # -- crosshair -----------------------------------------------------------------------------
     def _mouse_moved(self, event: tuple) -> None:
+        if not self._built:
+            return
         pos = event[0]
         for p in self._shown_plots():
             if p.sceneBoundingRect().contains(pos):
@@ -435,7 +485,16 @@ class TimelineView(QWidget):
     def apply_theme(self, dark: bool) -> None:
         """Background, axis and text colours follow the light or dark palette."""
         self.dark = dark
-        t = THEMES[dark]
+        self.region.setBrush(pg.mkBrush(*THEMES[dark]["region"]))
+        self.glw.setBackground(THEMES[dark]["bg"])
+        if not self._built:         # the plots take the theme when built
+            return
+        self._theme_plots()
+        if self.series or self.has_cec():   # parts are lighter towards the background: redraw on a new one
+            self.set_frame_again()
+
+    def _theme_plots(self) -> None:
+        t = THEMES[self.dark]
         self.glw.setBackground(t["bg"])
         for p in [*self._data_plots().values(), self.base, self.overview]:
             for name in ("left", "bottom"):
@@ -448,6 +507,3 @@ class TimelineView(QWidget):
             line.setPen(pg.mkPen(t["line"], width=1))
         for shade in self.shades.values():
             shade.setBrush(pg.mkBrush(*t["shade"]))
-        if self.series or self.has_cec():   # parts are lighter towards the background: redraw on a new one
-            self.set_frame_again()
-        self.region.setBrush(pg.mkBrush(*t["region"]))

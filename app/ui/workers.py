@@ -1,29 +1,23 @@
-"""Off-GUI-thread file reading: a QRunnable with a signals object in superqt's shape.
+"""Off-GUI-thread work: the read job of one file, view jobs and the serial runner, as QRunnables with a signals
+object in superqt's shape.
 
-Each job reads one file with ``app.formats.read_file`` and a cancel flag the
-reader polls; progress is throttled at the source (emitted only when the
-percentage changes).  Results come back by signal, on the GUI thread.
+A read job is a thin Qt wrapper: the read itself (the workspace cache or the decoder, the progress callback, the
+cancel check, the content digest) is :func:`app.analysis.reading.read_one`, the reads every front end uses; the
+job forwards its progress (throttled at the source: emitted only when the percentage changes) and its outcome as
+signals, received on the GUI thread.
 """
 
 from __future__ import annotations
 
-import hashlib
-import mmap
-import os
-import stat
 import threading
 import traceback
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from app.fileio import open_read_flags
+from app.analysis.reading import file_digest  # noqa: F401 - the loader's (and the tests') name for it
 from app.formats.schema import Cancelled
-
-HASH_CHUNK = 1 << 20
-MAP_SLICE = 16 << 20      # bytes hashed between two looks at the cancel flag
 
 
 class WorkerSignals(QObject):
@@ -45,38 +39,9 @@ class LoadOutcome:
     result: Any  # formats.ReadResult
 
 
-def file_digest(path: str | Path, cancel: threading.Event | None = None) -> str:
-    """SHA-1 of the file content (used to notice a file opened twice under another name)."""
-    h = hashlib.sha1(usedforsecurity=False)
-    try:
-        # open without blocking and hash only regular files: a FIFO or a device would block or never end
-        # (the reader refuses them with a message)
-        fd = os.open(path, open_read_flags())
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            return ""
-        with os.fdopen(fd, "rb") as fh:
-            try:      # hashed straight from a read-only mapping, in slices (no copies; cancel between slices)
-                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m, memoryview(m) as mv:
-                    for a in range(0, len(mv), MAP_SLICE):
-                        if cancel is not None and cancel.is_set():
-                            raise Cancelled()
-                        h.update(mv[a:a + MAP_SLICE])
-                return h.hexdigest()
-            except (ValueError, OSError):   # empty file, or a file system without mmap: read it
-                h = hashlib.sha1(usedforsecurity=False)
-                fh.seek(0)
-            while chunk := fh.read(HASH_CHUNK):
-                if cancel is not None and cancel.is_set():
-                    raise Cancelled()
-                h.update(chunk)
-    except OSError:
-        return ""
-    return h.hexdigest()
-
-
 class ReadWorker(QRunnable):
-    """Read one file; emits progress, then exactly one of finished / errored / cancelled."""
+    """Read one file (:func:`app.analysis.reading.read_one`); emits progress, then exactly one of finished /
+    errored / cancelled."""
 
     def __init__(self, path: str, counters=None, digest: bool = True) -> None:
         super().__init__()
@@ -98,15 +63,12 @@ class ReadWorker(QRunnable):
             self.signals.progress.emit(pct / 100.0)
 
     def run(self) -> None:  # noqa: D102 - QRunnable API
+        from app.analysis.reading import read_one
+
         self.signals.started.emit()
         try:
-            from app import cache  # the workspace cache: a file read before comes back without decoding
-
-            hash_fn = (lambda p: file_digest(p, self.cancel_flag)) if self.digest else None
-            result, digest = cache.read_with_digest(self.path, hash_fn, progress=self._progress,
-                                                    cancel=self.cancel_flag.is_set, counters=self.counters)
-            if self.cancel_flag.is_set():
-                raise Cancelled()
+            result, digest = read_one(self.path, cached=True, counters=self.counters, progress=self._progress,
+                                      cancel=self.cancel_flag.is_set, digest=self.digest)
         except Cancelled:
             self.signals.cancelled.emit()
             return

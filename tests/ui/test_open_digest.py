@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from app.analysis import reading
 from app.ui import loader, workers
 from tests.ui.conftest import wait_loaded
 
@@ -22,8 +23,9 @@ def hashed(monkeypatch):
     def counting(path, cancel=None):
         seen.append(Path(path).name)
         return real(path, cancel)
+    monkeypatch.setattr(reading, "file_digest", counting)   # a read job's (app.analysis.reading.read_one)
     monkeypatch.setattr(workers, "file_digest", counting)
-    monkeypatch.setattr(loader, "file_digest", counting)
+    monkeypatch.setattr(loader, "file_digest", counting)    # the controller's, comparing two files of one size
     return seen
 
 
