@@ -7,8 +7,10 @@ presentation's column layout, then the CPI change split into the instruction-com
 and the finite-cache part (L1MP effect + SCPL1M effect, midpoint split; :mod:`app.engine.compare`).
 
 ``--hours 08-17 --days mon-fri`` filter both sides (in the ``--tz`` zone); ``--before-hours`` etc. one side
-(prime shift against night on the same files).  ``--format csv`` writes each side's times in the ``--tz`` zone by
-that side's own offsets (local by default once an offset is known; each cell carries its offset).  Exit codes: 0 data read, 2 usage error
+(prime shift against night on the same files).  Every format shows each side's times in the ``--tz`` zone by that
+side's own offsets (local by default once an offset is known): the table names the zone in its heading and gives
+the windows in it, ``--format csv`` and ``--format json`` write each time in ISO 8601 with its offset (JSON: a
+``zone`` field in ``meta``; UTC output is as it always was).  Exit codes: 0 data read, 2 usage error
 (bad time, bad shift text, unknown LPAR), 3 nothing readable on one side.
 """
 
@@ -65,7 +67,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="before/after comparison with IBM's ratio row and the CPI decomposition",
                        description="Compare a before and an after selection (files, window, LPARs, shift) per LPAR "
                                    "or processor class: before, after, ratio (before/after) and delta "
-                                   "(after-before) rows, and the CPI change split into its parts. Times are UTC.")
+                                   "(after-before) rows, and the CPI change split into its parts. Times are in the "
+                                   "--tz zone (local by default once the systems' offsets are known).")
     add_selection_options(p, required=True)
     add_shift_options(p)
     p.add_argument("--by", choices=("lpar", "class"), default="lpar", help="rows per LPAR or per processor class")
@@ -150,13 +153,16 @@ def decomposition_lines(c) -> list[str]:
     return out
 
 
-def to_table(c) -> str:
-    """The comparison as fixed-width text."""
+def to_table(c, tz: str = "utc") -> str:
+    """The comparison as fixed-width text; the heading names the zone ``tz`` and each side's window is on that
+    zone's wall clock (by the side's own offsets, :meth:`app.engine.compare.Selection.describe`)."""
+    from app.export.tables import comparison_zone
+
     cols = [s for s in c.main_columns()]
     heads = [_SHORT.get(s.id, s.header if len(s.header) <= 8 else s.id[:8]) + ("*" if s.id in c.marks else "")
              for s in cols]
-    lines = [f"NestScope comparison per {c.by}, times UTC; {c.ratio_note}",
-             display_text(f"before: {c.before.describe()}"), display_text(f"after:  {c.after.describe()}")]
+    lines = [f"NestScope comparison per {c.by}, times {comparison_zone(c, tz)}; {c.ratio_note}",
+             display_text(f"before: {c.before.describe(tz)}"), display_text(f"after:  {c.after.describe(tz)}")]
     t = c.table
     labels = [display_text(x) for x in t["label"]]
     kinds = list(t["row"])
@@ -197,14 +203,39 @@ def _jnum(v: Any) -> Any:
     return int(f) if f == int(f) and not isinstance(v, float) else f
 
 
-def to_json(c, request_like) -> str:
-    """The comparison as a JSON document: meta (provenance of both sides, marks), rows, cpi, waterfall."""
+def _zoned_window(window: dict, sel, table, rows: list[int], offs: dict, tz: str) -> dict:
+    """A side's provenance window with ``first``/``last`` (its data's first start and last end) in ``tz``: the
+    offset of the side's table row holding that time, else the offset the side's systems share at it (none
+    shared: UTC, ``Z``).  ``from``/``to`` are the window as asked for, in UTC (``--before-from`` etc. are UTC)."""
+    import pandas as pd
+
+    from app.engine.timezone import iso_time
+
+    out = dict(window)
+    for key, col in (("first", "interval_start"), ("last", "interval_end")):
+        if not out.get(key):
+            continue
+        t = pd.Timestamp(out[key]).tz_localize(None)
+        hit = [i for i in rows if pd.Timestamp(table[col].iloc[i]) == t] if col in offs else []
+        off = offs[col][hit[0]] if hit else float(sel.workspace.zones.offsets(tz, [t.to_datetime64()])[0])
+        out[key] = iso_time(t, off)
+    return out
+
+
+def to_json(c, request_like, tz: str = "utc") -> str:
+    """The comparison as a JSON document: meta (provenance of both sides, marks), rows, cpi, waterfall.  In a zone
+    other than UTC each time is ISO 8601 with its offset (a side's rows by that side's offsets, as the CSV) and
+    ``meta.zone`` names the zone; UTC output is as it always was (``...Z``, no ``zone``)."""
+    from app.engine.timezone import iso_time
     from app.export.provenance import iso, provenance
+    from app.export.tables import comparison_offsets, comparison_zone
 
     prov = provenance(request_like)
+    offs = comparison_offsets(c, tz)
     rows = []
-    for rec in c.table.to_dict("records"):
-        rows.append({k: (iso(v) if k in ("interval_start", "interval_end") else _jnum(v)) for k, v in rec.items()})
+    for i, rec in enumerate(c.table.to_dict("records")):
+        rows.append({k: ((iso_time(v, offs[k][i]) or None if k in offs else iso(v))
+                         if k in ("interval_start", "interval_end") else _jnum(v)) for k, v in rec.items()})
     cpi = [{k: _jnum(v) for k, v in r.items()} for r in c.cpi.to_dict("records")]
     wf = {p: [{k: _jnum(v) for k, v in s.items()} for s in c.waterfall(p).to_dict("records")]
           for p in c.cpi["pair"]} if len(c.cpi) else {}
@@ -212,6 +243,13 @@ def to_json(c, request_like) -> str:
                     "before": prov["comparison"]["before"], "after": prov["comparison"]["after"],
                     "columns": [s.id for s in c.columns]},
            "rows": rows, "cpi": cpi, "waterfall": wf}
+    if tz not in (None, "utc"):
+        doc["meta"]["zone"] = comparison_zone(c, tz)
+        kinds = c.table["row"].astype(str).tolist()
+        for side, sel in (("before", c.before), ("after", c.after)):
+            side_rows = [i for i, k in enumerate(kinds) if k == side]
+            doc["meta"][side] = dict(doc["meta"][side], window=_zoned_window(doc["meta"][side]["window"], sel, c.table,
+                                                                              side_rows, offs, tz))
     from app.textsafe import json_text
 
     return json_text(json.dumps(doc, indent=1, allow_nan=False, default=str)) + "\n"
@@ -248,13 +286,14 @@ def run(args: argparse.Namespace) -> int:
         from app.commands.report import left_out_line
         from app.textsafe import terminal_text
 
-        text = terminal_text(to_table(c)) + "".join(f"{side}: {line}" for side, line in
+        text = terminal_text(to_table(c, shown_zone(c, getattr(args, "tz", None)))) + "".join(f"{side}: {line}" for side, line in
                                                     (("before", left_out_line(c.before.workspace)),
                                                      ("after", left_out_line(c.after.workspace))) if line)
     elif args.format == "csv":
         text = to_csv(c, shown_zone(c, getattr(args, "tz", None)))
     else:
-        text = to_json(c, ExportRequest(c.after.workspace, by=c.by, comparison=c))
+        text = to_json(c, ExportRequest(c.after.workspace, by=c.by, comparison=c),
+                       shown_zone(c, getattr(args, "tz", None)))
     if args.out:
         from app.export import ExportError, atomic_output
 
