@@ -234,7 +234,7 @@ def to_json(c, request_like, tz: str = "utc") -> str:
     offs = comparison_offsets(c, tz)
     rows = []
     for i, rec in enumerate(c.table.to_dict("records")):
-        rows.append({k: ((iso_time(v, offs[k][i]) or None if k in offs else iso(v))
+        rows.append({k: (((iso_time(v, offs[k][i]) or None) if k in offs else iso(v))   # no time: null
                          if k in ("interval_start", "interval_end") else _jnum(v)) for k, v in rec.items()})
     cpi = [{k: _jnum(v) for k, v in r.items()} for r in c.cpi.to_dict("records")]
     wf = {p: [{k: _jnum(v) for k, v in s.items()} for s in c.waterfall(p).to_dict("records")]
@@ -282,18 +282,18 @@ def run(args: argparse.Namespace) -> int:
     c, code = build_comparison(args, "compare", args.by)
     if c is None:
         return code
+    zone = shown_zone(c, getattr(args, "tz", None))      # every format's times in this zone
     if args.format == "table":
         from app.commands.report import left_out_line
         from app.textsafe import terminal_text
 
-        text = terminal_text(to_table(c, shown_zone(c, getattr(args, "tz", None)))) + "".join(f"{side}: {line}" for side, line in
+        text = terminal_text(to_table(c, zone)) + "".join(f"{side}: {line}" for side, line in
                                                     (("before", left_out_line(c.before.workspace)),
                                                      ("after", left_out_line(c.after.workspace))) if line)
     elif args.format == "csv":
-        text = to_csv(c, shown_zone(c, getattr(args, "tz", None)))
+        text = to_csv(c, zone)
     else:
-        text = to_json(c, ExportRequest(c.after.workspace, by=c.by, comparison=c),
-                       shown_zone(c, getattr(args, "tz", None)))
+        text = to_json(c, ExportRequest(c.after.workspace, by=c.by, comparison=c), zone)
     if args.out:
         from app.export import ExportError, atomic_output
 
