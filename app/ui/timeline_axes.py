@@ -358,9 +358,9 @@ def fit_legends(plots, width: float) -> None:
 
 def legend_row_width(widths: list[float], cols: int) -> float:
     """Width of a legend laid out ``cols`` entries a row: the widest label of each column, plus each entry's line
-    sample (20 px) and the grid's spacing between its columns (a few px to spare)."""
+    sample (20 px), the grid's spacing between its columns and the 3 px pyqtgraph adds to each item (a few px to spare)."""
     label_cols = [max(widths[c::cols]) for c in range(cols)]
-    return sum(label_cols) + cols * (20 + 2 * LEGEND_SPACING) - LEGEND_SPACING + 4
+    return sum(label_cols) + cols * (20 + 2 * LEGEND_SPACING + 6) - LEGEND_SPACING + 4
 
 
 def legend_rows(plot: pg.PlotItem) -> int:
