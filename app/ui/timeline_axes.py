@@ -198,6 +198,10 @@ def legend_in_title_row(plot: pg.PlotItem) -> None:
     lay.setAlignment(plot.titleLabel, Qt.AlignmentFlag.AlignVCenter)
     lay.setAlignment(legend, Qt.AlignmentFlag.AlignVCenter)
     row.setLayout(lay)
+    # the row never makes the plot wider than the view (the stack's right side was clipped): where even one
+    # legend column does not fit beside a long title (a node's sourcing plot ~350 px wide), the legend's end is
+    # cut instead of the data area (issue 26)
+    row.setMinimumWidth(0)
     plot.layout.addItem(row, 0, 1)
     plot.legend = legend
 

@@ -68,3 +68,24 @@ def test_legend_row_width_by_columns():
     assert legend_row_width([20, 50, 30], 3) == 212
     # two columns: widest of (20, 30) and 50 -> 80 + 2 * 38 - 6 + 4 = 154
     assert legend_row_width([20, 50, 30], 2) == 154
+
+
+def test_two_nodes_stack_fits_its_view(qtbot, with_vm):
+    """Two nodes at 1024x700 with the tree panel widest: the sourcing plot titled with the node's name and its
+    legend (one column) was 378 px at least in a 369 px view, clipping every plot's right side."""
+    w = with_vm
+    w.resize(1024, 700)
+    w.tabs.setCurrentWidget(w.timeline)
+    _select(qtbot, w, _key(w, "lpar", "ZOSB"), _key(w, "lpar", "VMPROD"))
+    w.resizeDocks([w.tree.dock], [2000], Qt.Orientation.Horizontal)
+    qtbot.wait(100)
+    QApplication.processEvents()
+    tl = w.timeline
+    view = tl.scroll.viewport().width()
+    assert tl.glw.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize).width() <= view
+    plots = _shown(w)
+    assert len(plots) >= 6                      # CPI, L1MP, two sourcing plots, LPARCPU, MT (VMPROD's SMT data)
+    for p in plots:
+        assert p.getViewBox().sceneBoundingRect().right() <= view, p.titleLabel.text
+        assert len(_inner_ticks(p)) >= 3, p.titleLabel.text
+    assert legend_rows(tl.plots["cpi"]) == 1 and legend_rows(tl.plots["mt"]) == 1
