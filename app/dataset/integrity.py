@@ -9,7 +9,8 @@
 * What fails is left out of the answer and said in a :class:`~app.findings.Finding` naming the manifest entry or
   part file and what the answer leaves out.
 * Leftovers of killed extracts (temporary files, parts no manifest entry lists) older than
-  :data:`LEFTOVER_AGE_S` are removed by the next extract and listed by a query.
+  :data:`LEFTOVER_AGE_S` are removed by the next extract and listed by a query that reads their partition
+  (``nestscope dataset check`` lists them all).
 """
 
 from __future__ import annotations
