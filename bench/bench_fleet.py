@@ -284,6 +284,42 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
               f"{q[len(q) // 2]:.3f} s; CPU {min(c_q):.3f} s) | ratio {q[0] / d[0]:4.2f} "
               f"(medians {q[len(q) // 2] / d[len(d) // 2]:.2f}, CPU {min(c_q) / min(floor_cpu):.2f})")
         print(f"    nestscope query (the command, coverage and partition data, table) {min(t_c):6.3f} s")
+        leftovers_check(root, spec)
+
+
+def leftovers_check(root: Path, spec) -> None:
+    """What the query command spends on leftovers of killed extracts: the query's partitions (plan.scope) beside
+    the whole-dataset walk it did before (the same process, interleaved), and the directories each lists."""
+    try:
+        from app.dataset.plan import scope
+    except ImportError:                 # a tree from before the narrow check: nothing to compare
+        return
+    import os as _os
+
+    ds = Dataset(root)
+    ds.leftovers()                      # the index and the compaction records loaded once
+    listed: list[str] = []
+    real = _os.scandir
+
+    def counting(path="."):
+        listed.append(_os.fspath(path))
+        return real(path)
+
+    t_own, t_all, n = [], [], {}
+    cecs, month_ok = scope(spec)
+    for _ in range(5):
+        for key, call, out in (("own", lambda: ds.leftovers(cecs=cecs, month_ok=month_ok), t_own),
+                               ("all", lambda: ds.leftovers(), t_all)):
+            listed.clear()
+            _os.scandir = counting
+            try:
+                _, dt = timed(call)
+            finally:
+                _os.scandir = real
+            out.append(dt)
+            n[key] = len(listed)
+    print(f"    leftovers check: the query's partitions {min(t_own) * 1e3:7.2f} ms ({n['own']} directories listed) | "
+          f"whole-dataset walk as before {min(t_all) * 1e3:7.2f} ms ({n['all']} directories) (best of 5)")
 
 
 # ----------------------------------------------------------------------------- extract

@@ -245,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
             from app.dataset.sql import DUCKDB, parse_where
             parse_where(args.where, DUCKDB)
         if not ds.has_parts("intervals"):
-            _say(_left_out(ds))
+            _say(_left_out(ds, spec))
             print(f"nestscope query: {args.dataset}: the dataset holds no intervals yet "
                   "(nestscope extract FILE... --to DATASET)", file=sys.stderr)
             return EXIT_NOTHING
@@ -261,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         m = periods_to_utc(m, tz).reset_index(drop=True)
         offs, zone = zone_offsets(m, tz), ("UTC" if tz == "utc" else tz)
-    left = _left_out(ds)
+    left = _left_out(ds, spec)
     _say(left)
     n_files = ds.n_readable()
     if args.format == "parquet":
@@ -305,13 +305,15 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _left_out(ds) -> list:
+def _left_out(ds, spec=None) -> list:
     """What the answer leaves out (damaged manifest entries and part files met), then the leftovers of killed
-    extracts (info: nothing is left out for them)."""
+    extracts in the partitions ``spec`` reads (info: nothing is left out for them; ``dataset check`` lists all)."""
     from app.dataset.integrity import leftover_finding
+    from app.dataset.plan import scope
 
     out = list(ds.findings)
-    rest = ds.leftovers()
+    cecs, month_ok = scope(spec) if spec is not None else (None, None)
+    rest = ds.leftovers(cecs=cecs, month_ok=month_ok)
     if rest:
         out.append(leftover_finding(ds.root, rest))
     return out

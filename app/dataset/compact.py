@@ -83,12 +83,18 @@ def _records(ds) -> list[dict[str, Any]]:
     return out
 
 
-def active(ds, table: str) -> list[dict[str, Any]]:
-    """The compaction records of ``table`` whose merged part replaces its parts (see the module docstring)."""
-    recs = [r for r in _records(ds) if r["table"] == table]
+def active(ds, table: str, cecs: Iterable[str] | None = None, months: Iterable[str] | None = None
+           ) -> list[dict[str, Any]]:
+    """The compaction records of ``table`` whose merged part replaces its parts (see the module docstring), only
+    of the partitions of ``cecs`` and ``months`` when given (a record merges the parts of one partition, so only
+    those partitions' parts are looked up: a query's; a stale record elsewhere is named by ``dataset check``)."""
+    cs = set(cecs) if cecs is not None else None
+    ms = set(months) if months is not None else None
+    recs = [r for r in _records(ds) if r["table"] == table and (cs is None or r.get("cec") in cs)
+            and (ms is None or r.get("month") in ms)]
     if not recs:
         return []
-    sound = {row[2] for row in ds.index.part_rows(table)}
+    sound = {row[2] for row in ds.index.part_rows(table, cs, ms)}
     live = []
     for r in recs:
         missing = [p for p in r["replaces"] if p not in sound]
@@ -100,6 +106,7 @@ def active(ds, table: str) -> list[dict[str, Any]]:
                 "its merged part is left out of every query (its rows of other source files with it); extract "
                 "those files again")
             continue
+        ds._bad_entries.pop(r["_file"], None)         # stale no more (its entries sound again)
         live.append(r)
     # a record superseded by a later compaction of the same parts (its files removed next) steps aside
     live.sort(key=lambda r: str(r.get("created_at", "")), reverse=True)      # the newest first among equals
@@ -130,7 +137,7 @@ def _units(ds, table: str, cec: str, month: str) -> list[tuple[str, int, list[st
     """(part path, bytes, the original parts it stands for, its record or None) of one partition as read."""
     out = []
     replaced: set[str] = set()
-    for r in active(ds, table):
+    for r in active(ds, table, [cec], [month]):
         if r["cec"] == cec and r["month"] == month:
             out.append((r["part"], int(r["bytes"]), list(r["replaces"]), r))
             replaced |= set(r["replaces"])

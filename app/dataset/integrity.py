@@ -9,7 +9,8 @@
 * What fails is left out of the answer and said in a :class:`~app.findings.Finding` naming the manifest entry or
   part file and what the answer leaves out.
 * Leftovers of killed extracts (temporary files, parts no manifest entry lists) older than
-  :data:`LEFTOVER_AGE_S` are removed by the next extract and listed by a query.
+  :data:`LEFTOVER_AGE_S` are removed by the next extract and listed by a query that reads their partition
+  (``nestscope dataset check`` lists them all).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import os
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,19 +131,28 @@ def part_finding(path: Path, why: str, entry: dict[str, Any], info: dict[str, An
                         sha256=entry.get("sha256"))
 
 
-def leftovers(root: Path, listed: set[str], min_age_s: float = LEFTOVER_AGE_S) -> list[Path]:
-    """Temporary files and unlisted part files of the dataset last written over ``min_age_s`` seconds ago."""
+def leftovers(root: Path, listed: set[str], min_age_s: float = LEFTOVER_AGE_S, cecs: set[str] | None = None,
+              month_ok: Callable[[str], bool] | None = None) -> list[Path]:
+    """Temporary files and unlisted part files of the dataset last written over ``min_age_s`` seconds ago.
+
+    With ``cecs`` (CEC names) or ``month_ok`` (a test of a ``YYYY-MM``), only the partition directories
+    ``<table>/cec=<CEC>/month=<YYYY-MM>`` they keep are listed (a query's own: another partition's leftovers are
+    not its business, and ``manifest/`` and ``compact/`` are left to ``nestscope dataset check``)."""
     now = time.time()
+    if cecs is None and month_ok is None:
+        dirs = [root / d for d in (*_TABLES, "manifest", "compact")]
+    else:
+        dirs = [m for t in _TABLES for m in _partition_dirs(root / t, cecs, month_ok)]
     out = []
-    for d in (*_TABLES, "manifest", "compact"):
-        base = root / d
+    for base in dirs:
         if not base.is_dir():
             continue
+        table = base.relative_to(root).parts[0]
         for dirpath, _dirs, files in os.walk(base):         # names only: a stat for the candidates alone
             for name in files:
                 p = os.path.join(dirpath, name)
                 temp = name.startswith(".tmp-")
-                unlisted = d in _TABLES and name.endswith(".parquet") and p not in listed
+                unlisted = table in _TABLES and name.endswith(".parquet") and p not in listed
                 if not (temp or unlisted):
                     continue
                 try:
@@ -150,6 +161,32 @@ def leftovers(root: Path, listed: set[str], min_age_s: float = LEFTOVER_AGE_S) -
                 except OSError:
                     continue
     return sorted(out)
+
+
+def _partition_dirs(table_dir: Path, cecs: set[str] | None, month_ok: Callable[[str], bool] | None) -> list[Path]:
+    """The ``cec=<CEC>/month=<YYYY-MM>`` directories of one table that ``cecs`` and ``month_ok`` keep (a CEC's
+    directory is named, not looked for, when ``cecs`` is given)."""
+    from urllib.parse import quote, unquote
+
+    if cecs is not None:
+        cec_dirs = [table_dir / f"cec={quote(c, safe='')}" for c in sorted(cecs)]
+    else:
+        cec_dirs = [table_dir / n for n in _names(table_dir) if n.startswith("cec=")]
+    out = []
+    for cd in cec_dirs:
+        if cecs is not None and unquote(cd.name[4:]) not in cecs:
+            continue
+        out += [cd / n for n in _names(cd) if n.startswith("month=") and (month_ok is None or month_ok(n[6:]))]
+    # files straight under a CEC's directory are in no month: no query reads them (dataset check lists them)
+    return out
+
+
+def _names(d: Path) -> list[str]:
+    try:
+        with os.scandir(d) as it:
+            return sorted(e.name for e in it)
+    except OSError:
+        return []
 
 
 def leftover_finding(root: Path, paths: list[Path]) -> Finding:

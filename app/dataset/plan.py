@@ -6,14 +6,18 @@
   lets DuckDB skip the rest while reading (:meth:`app.dataset.query.DuckDBEngine.window_view`).
 
 The partitions (CECs, months) a query reads come from the manifest index (:func:`app.dataset.query.query_partitions`)
-and the time buckets from the per-CEC cache (:mod:`app.dataset.stats`): no whole-fleet pass.
+and the time buckets from the per-CEC cache (:mod:`app.dataset.stats`): no whole-fleet pass.  :func:`scope` gives
+the same partitions as directory tests, for what a query says of leftovers of killed extracts (those in its own
+partitions only).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 
-__all__ = ["data_profile", "generation_map", "pushdown_window"]
+__all__ = ["data_profile", "generation_map", "pushdown_window", "scope"]
 
 _DAY = 86_400 * 1_000_000_000
 
@@ -52,3 +56,26 @@ def pushdown_window(spec) -> tuple[int | None, int | None]:
     lo = int(pd.Timestamp(spec.start).value) - _DAY if spec.start is not None else None
     hi = int(pd.Timestamp(spec.end).value) + _DAY if spec.end is not None else None
     return lo, hi
+
+
+def scope(spec) -> tuple[set[str] | None, Callable[[str], bool] | None]:
+    """(CECs, a test of a ``YYYY-MM``) of the partitions ``spec`` can touch, None for all: the rules of
+    :func:`app.dataset.query.query_partitions` (nodes, ``--where``'s top-level ``cec``/``month`` terms, the window)
+    without the manifest index, so a partition directory holding only a killed extract's parts is in it too."""
+    from app.dataset.query import _node_cecs
+    from app.dataset.sql import where_partitions
+
+    cecs = _node_cecs(spec.nodes)
+    pinned = where_partitions(spec.where)
+    if "cec" in pinned:
+        cecs = set(pinned["cec"]) if cecs is None else cecs & set(pinned["cec"])
+    pin = set(pinned["month"]) if "month" in pinned else None
+    if spec.start is None and spec.end is None and pin is None:
+        return cecs, None
+    lo = pd.Timestamp(spec.start).strftime("%Y-%m") if spec.start is not None else ""
+    hi = pd.Timestamp(spec.end).strftime("%Y-%m") if spec.end is not None else "9999-99"
+
+    def month_ok(m: str) -> bool:
+        return lo <= m <= hi and (pin is None or m in pin)
+
+    return cecs, month_ok

@@ -197,8 +197,9 @@ class Dataset:
     def _note_damaged(self) -> None:
         idx = self.index
         bad = {str(self.root / "manifest" / n): (why, name) for n, why, name in idx.damaged()}
+        mine = str(self.root / "manifest") + os.sep     # compaction records' findings are compact.py's to drop
         for k in list(self._bad_entries):
-            if k not in bad:
+            if k not in bad and k.startswith(mine):
                 self._bad_entries.pop(k)
         for k, (why, name) in bad.items():
             if k not in self._bad_entries:
@@ -228,9 +229,12 @@ class Dataset:
         """The damaged manifest entries and part files met so far (what answers have left out)."""
         return list(self._bad_entries.values()) + list(self._bad_parts.values())
 
-    def leftovers(self, min_age_s: float = integrity.LEFTOVER_AGE_S) -> list[Path]:
-        """Temporary and unlisted part files of interrupted extracts, last written ``min_age_s`` ago or more."""
-        return integrity.leftovers(self.root, self._listed(), min_age_s)
+    def leftovers(self, min_age_s: float = integrity.LEFTOVER_AGE_S, cecs: Iterable[str] | None = None,
+                  month_ok: Callable[[str], bool] | None = None) -> list[Path]:
+        """Temporary and unlisted part files of interrupted extracts, last written ``min_age_s`` ago or more; with
+        ``cecs`` or ``month_ok`` only in those partitions' directories (a query's, :func:`app.dataset.plan.scope`)."""
+        return integrity.leftovers(self.root, self._listed(), min_age_s, set(cecs) if cecs is not None else None,
+                                   month_ok)
 
     def _listed(self) -> set[str]:
         from app.dataset import compact
@@ -280,7 +284,7 @@ class Dataset:
         if idx.verify({r[0] for r in rows}):      # an entry file rewritten since it was indexed: checked again
             rows = idx.part_rows(table, cecs, months)
         self._note_damaged()
-        merged = compact.active(self, table)
+        merged = compact.active(self, table, cecs, months)
         out = []
         replaced: set[str] = set()
         for rec in merged:

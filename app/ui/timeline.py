@@ -35,6 +35,7 @@ from app.ui.timeline_axes import (
     THEMES,
     draw_overview,
     fit_legends,
+    legend_rows,
     make_base_plot,
     make_chooser,
     make_data_plot,
@@ -65,6 +66,7 @@ from app.ui.timeline_plots import (
 PLOTS_KEY = "timeline/plots"
 MIN_PLOT_HEIGHT = 110   # px: title row + a data area with three labelled ticks 13 px apart
 MIN_SOURCING_HEIGHT = 125   # the 0..100 stack needs ~65 px for 20/40/60/80, and its legend row is taller
+LEGEND_ROW_HEIGHT = 14     # px a legend row in the title row takes (7pt labels)
 BASE_HEIGHT = 46
 OVERVIEW_HEIGHT = 90
 ZERO_KEY = "timeline/y_from_zero"
@@ -237,12 +239,17 @@ class TimelineView(QWidget):
         for i, p in enumerate(self.sourcing_extra, 1):
             p.setVisible("sourcing" in visible and i < self._n_sourcing)
         self.cec_plot.setVisible(self.has_cec())
-        heights = {id(p): MIN_SOURCING_HEIGHT for p in self.sourcing_plots()}
         shown = self._shown_plots()
         for p in shown:
-            p.setMinimumHeight(heights.get(id(p), MIN_PLOT_HEIGHT))
-        self.glw.setMinimumHeight(sum(heights.get(id(p), MIN_PLOT_HEIGHT) for p in shown) + BASE_HEIGHT
-                                  + OVERVIEW_HEIGHT)
+            p.setMinimumHeight(self._min_height(p))
+        self.glw.setMinimumHeight(sum(self._min_height(p) for p in shown) + BASE_HEIGHT + OVERVIEW_HEIGHT)
+
+    def _min_height(self, p: pg.PlotItem) -> int:
+        """A plot's minimum height: its data area keeps its labelled ticks when the legend beside the title needs
+        more rows than the height allows for (one row; two for the sourcing stack) on a narrow plot (issue 26)."""
+        sourcing = any(p is q for q in self.sourcing_plots())
+        extra = max(0, legend_rows(p) - (2 if sourcing else 1)) * LEGEND_ROW_HEIGHT
+        return (MIN_SOURCING_HEIGHT if sourcing else MIN_PLOT_HEIGHT) + extra
 
     def _chooser_changed(self, _item: QListWidgetItem) -> None:
         checked = [self.chooser.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.chooser.count())
@@ -432,7 +439,14 @@ class TimelineView(QWidget):
         if not self._built:
             return
         # the plots' width follows the widget's (the glw itself may not be laid out yet while hidden)
-        fit_legends(self._data_plots().values(), max(self.width() - self.chooser.width() - LEFT_AXIS_WIDTH - 30, 200))
+        plots = list(self._data_plots().values())
+        before = [legend_rows(p) for p in plots]
+        # the title row's width: the scroll area's view less the value axis and the layout's margins (the
+        # widget's width less the chooser's before the view is laid out)
+        view = self.scroll.viewport().width() if self.scroll.isVisible() else self.width() - self.chooser.width()
+        fit_legends(plots, max(view - LEFT_AXIS_WIDTH - 12, 200))
+        if [legend_rows(p) for p in plots] != before:
+            self._relayout()
 
     # -- window region -------------------------------------------------------------------------
     def set_window(self, start: pd.Timestamp | None, end: pd.Timestamp | None) -> None:

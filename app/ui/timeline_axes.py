@@ -198,6 +198,10 @@ def legend_in_title_row(plot: pg.PlotItem) -> None:
     lay.setAlignment(plot.titleLabel, Qt.AlignmentFlag.AlignVCenter)
     lay.setAlignment(legend, Qt.AlignmentFlag.AlignVCenter)
     row.setLayout(lay)
+    # the row never makes the plot wider than the view (the stack's right side was clipped): where even one
+    # legend column does not fit beside a long title (a node's sourcing plot ~350 px wide), the legend's end is
+    # cut instead of the data area (issue 26)
+    row.setMinimumWidth(0)
     plot.layout.addItem(row, 0, 1)
     plot.legend = legend
 
@@ -296,7 +300,9 @@ def make_overview(title: str, height: int) -> pg.PlotItem:
     """The overview under the stack: the whole range, where the window region is dragged."""
     p = pg.PlotItem(axisItems={"bottom": UtcDateAxis("bottom"), "left": SparseAxis(orientation="left")})
     fix_axes(p, True)
-    p.setTitle(title, size="8pt")
+    # 7pt as the legends: the title is the widest item of the stack, which must fit a 370 px plot (the tree panel
+    # dragged to its widest at 1024x700) or the stack is wider than its view and clipped on the right (issue 26)
+    p.setTitle(title, size="7pt")
     p.setMaximumHeight(height)
     p.setMinimumHeight(height)
     p.getAxis("left").setStyle(showValues=False)   # a chooser: its shape is enough
@@ -337,11 +343,33 @@ def draw_overview(plot: pg.PlotItem, region: pg.LinearRegionItem, series: list[S
 
 
 def fit_legends(plots, width: float) -> None:
-    """As many legend entries per row as fit right of each plot's title (more rows when they do not)."""
+    """As many legend entries per row as fit right of each plot's title (more rows when they do not).
+
+    The row is measured as the legend's grid lays it out: each column as wide as its widest label, plus the line
+    sample and the spacing of every entry (the widest label times the count wrapped the CPI legend onto a second
+    row, shrinking the plot's data area, at widths where its three entries fit: issue 26)."""
     for p in plots:
         legend = p.legend
         if legend is None or not legend.items:
             continue
         room = width - p.titleLabel.itemRect().width() - 20
-        entry = max(label.itemRect().width() for _s, label in legend.items) + 20 + 2 * LEGEND_SPACING + 4
-        legend.setColumnCount(max(1, min(len(legend.items), int(room // entry))))
+        widths = [label.itemRect().width() for _s, label in legend.items]
+        cols = len(widths)
+        while cols > 1 and legend_row_width(widths, cols) > room:
+            cols -= 1
+        legend.setColumnCount(cols)
+
+
+def legend_row_width(widths: list[float], cols: int) -> float:
+    """Width of a legend laid out ``cols`` entries a row: the widest label of each column, plus each entry's line
+    sample (20 px), the grid's spacing between its columns and the 3 px pyqtgraph adds to each item (a few px to spare)."""
+    label_cols = [max(widths[c::cols]) for c in range(cols)]
+    return sum(label_cols) + cols * (20 + 2 * LEGEND_SPACING + 6) - LEGEND_SPACING + 4
+
+
+def legend_rows(plot: pg.PlotItem) -> int:
+    """Rows the plot's legend takes now (0 without entries)."""
+    legend = plot.legend
+    if legend is None or not legend.items:
+        return 0
+    return -(-len(legend.items) // max(legend.columnCount, 1))

@@ -162,8 +162,8 @@ def test_one_colour_per_node_across_plots(qtbot, with_vm):
     legend = tl.legend.text()
     assert f"color:{c0}" in legend and f"color:{c1}" in legend
     assert legend.index(tl.series[0].label) < legend.index(f"color:{c1}") < legend.index(tl.series[1].label)
-    assert [label.text for _s, label in tl.plots["cpi"].legend.items] == ["CPI", "Est Instr Cmplx CPI",
-                                                                          "Est Finite CPI"]
+    assert [label.text for _s, label in tl.plots["cpi"].legend.items] == ["CPI", "Instr Cmplx",
+                                                                          "Finite"]
     # the overview and the readout use the same colours
     assert _pen_colors(tl.overview)[:2] == [c0, c1]
     lo, hi = tl.data_range()
