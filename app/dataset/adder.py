@@ -84,7 +84,7 @@ class FileAdder:
         if len(all_samples):
             # the samples of the chunk's last time wait for the next chunk: a cut inside one time's records
             # would leave CPUs missing at the chunk's end (the engine's checks would say they went offline)
-            frame = all_samples if self.carry is None else _concat(self.carry, all_samples)
+            frame = all_samples if self.carry is None else self._after_carry(all_samples)
             if last:
                 self.carry = None
                 self._samples(frame)
@@ -96,6 +96,19 @@ class FileAdder:
         elif last and self.carry is not None:
             carry, self.carry = self.carry, None
             self._samples(carry)
+
+    def _after_carry(self, chunk: pd.DataFrame) -> pd.DataFrame:
+        """The carried samples, then the chunk's samples they do not hold already (the reader keeps a record
+        repeated inside one chunk once; a record repeated across chunks, e.g. a dump holding the same records
+        twice, meets the carried copy here, where no part file holds either yet)."""
+        from app.dataset import dedup
+
+        frame = _concat(self.carry, chunk)
+        again = dedup._key_frame(frame, dedup.SAMPLE_KEY, "time").duplicated().to_numpy()
+        if again.any():
+            self.dup += int(again.sum())
+            frame = frame.loc[~again].reset_index(drop=True)
+        return frame
 
     def _samples(self, frame: pd.DataFrame) -> None:
         """Write the samples of ``frame`` the dataset does not hold yet and their intervals."""

@@ -457,6 +457,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
             s_len[fill] = med[fill]
             istart[fill] = (pd.Series(O["time"][fill]) - pd.to_timedelta(med[fill], unit="s")).to_numpy()
     O.a["interval_start"], O.a["interval_end"], O.a["interval_s"] = istart, iend, s_len
+    O.a["_measured"] = np.asarray(osame, dtype=bool)     # the start is the CPU's sample before (not a run start)
 
     # both kinds for the same interval: keep the delta row
     if is_abs.any() and (~is_abs).any():
@@ -555,7 +556,12 @@ def _data_checks(O: Cols, D: np.ndarray, counters: Sequence[str], S: Cols,
                              "MT-diagnostic counter data of system {system} was lost in the interval ending {time}",
                              "thread density and core-active metrics of the interval are not shown")
     s = O["interval_s"]
+    # the usual length: over the intervals measured between two samples of a CPU when the LPAR has any (a first
+    # interval back to its run's start, e.g. of the sample before a later chunk of a file, is no measure of it)
     med = _lpar_median(O, s)
+    if "_measured" in O.a:
+        med_m = _lpar_median(O, np.where(O["_measured"], s, np.nan))
+        med = np.where(np.isfinite(med_m), med_m, med)
     odd = np.isfinite(s) & np.isfinite(med) & (np.abs(s - med) > 0.1 * med)
     qb[odd] |= QUALITY_BITS["odd-length"]
     if odd.any():

@@ -179,3 +179,26 @@ def test_chunks_filling_a_gap_between_committed_pieces(files, tmp_path, monkeypa
     cols = [c for c in want.columns if c not in ("sha256", "source")]
     pd.testing.assert_frame_equal(iv[cols], want[cols])
     assert_same(run_query(ds, QuerySpec(by="cpu")), q, "cpu", IDS)
+
+
+def test_a_dump_holding_records_twice_in_chunks_counts_them_once(files, tmp_path, monkeypatch):
+    # found by the issue 24 property test (700 KiB chunks): records 0..1120 of the z15 subtype-1 file twice in one
+    # dump (3,430,260 bytes: 1121 records of 1530 bytes, twice), then the rest of the file. Record 1120 is the
+    # only record of its time (11:15, CPU 0): it waits for the next chunk each time, so its two copies met in the
+    # carried samples, where no part file holds either (kept twice before). And the final chunk then held that one
+    # record beside the sample before it (11:00, its interval back to the run's start: 126,000 s), whose median
+    # with 900 s made the 900 s interval "odd-length" (the usual length now counts only intervals measured between
+    # two samples). Expected: the dataset of the whole file, interval for interval.
+    _st2, st1, whole = files
+    recs = [st1.read_bytes()[i * 1530:(i + 1) * 1530] for i in range(1536)]
+    dump, rest = tmp_path / "twice.rdw", tmp_path / "rest.rdw"
+    dump.write_bytes(b"".join(recs[:1121]) * 2)
+    rest.write_bytes(b"".join(recs[1121:]))
+    ds, r = _chunked_extract(dump, tmp_path / "ds", 700 / 1024, monkeypatch)
+    assert r.status == "added" and r.samples == 1121           # 1,121 distinct samples, 1,121 held already
+    assert ds.extract(rest).status == "added"
+    want_iv, want_q = whole[st1.name]
+    got = _intervals(ds)
+    assert len(got) == len(want_iv) == 1536
+    assert (got["qbits"].to_numpy() == want_iv["qbits"].to_numpy()).all()       # no "odd-length" row
+    assert_same(run_query(ds, QuerySpec(by="cpu")), want_q, "cpu", IDS)
