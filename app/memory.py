@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import threading
 import os
 import sys
 
@@ -43,8 +44,13 @@ def rss_mb() -> float | None:
 
 
 def release() -> bool:
-    """Return freed memory to the system where the platform allows; True when the C heap was trimmed."""
-    gc.collect()
+    """Return freed memory to the system where the platform allows; True when the C heap was trimmed.
+
+    Cycles are collected first, but on a worker thread only while automatic collection is on: a window turns it
+    off (app/ui/gc_guard.py) because a collection on a worker may run a Qt destructor there and freeze the
+    window; the frames an export lets go are freed by their reference counts anyway."""
+    if gc.isenabled() or threading.current_thread() is threading.main_thread():
+        gc.collect()
     try:
         import pyarrow as pa
 

@@ -47,3 +47,34 @@ def test_release_never_fails_and_rss_is_a_number_or_none():
     assert isinstance(memory.release(), bool)
     r = memory.rss_mb()
     assert r is None or r > 0
+
+
+def test_release_collects_on_a_worker_only_while_automatic_collection_is_on(monkeypatch):
+    # a window turns automatic collection off (app/ui/gc_guard.py): an export's release() on a worker thread must
+    # not collect then (a Qt destructor run there froze the window: the export dialog test hung on it); on the
+    # main thread, or with automatic collection on (the CLI), it collects as before
+    import gc
+    import threading
+
+    from app import memory
+
+    calls: list[str] = []
+    monkeypatch.setattr(gc, "collect", lambda *a: calls.append(threading.current_thread().name) or 0)
+
+    def on_worker() -> None:
+        t = threading.Thread(target=memory.release, name="worker")
+        t.start()
+        t.join()
+
+    was = gc.isenabled()
+    try:
+        gc.disable()
+        on_worker()
+        assert calls == []
+        memory.release()
+        assert calls == [threading.main_thread().name]
+        gc.enable()
+        on_worker()
+        assert calls[-1] == "worker"
+    finally:
+        (gc.enable if was else gc.disable)()
