@@ -353,11 +353,30 @@ def fit_legends(plots, width: float) -> None:
         if legend is None or not legend.items:
             continue
         room = width - p.titleLabel.itemRect().width() - 20
+        _long_or_short(legend, room)
         widths = [label.itemRect().width() for _s, label in legend.items]
         cols = len(widths)
         while cols > 1 and legend_row_width(widths, cols) > room:
             cols -= 1
         legend.setColumnCount(cols)
+
+
+# a legend entry's short name -> its full name (the CPI plot's parts): the full names where one row of them fits
+# beside the title (a wide plot, a picture for a slide), the short ones on a narrow plot (the tooltip names them)
+LEGEND_LONG = {"Instr Cmplx": "Est Instr Cmplx CPI", "Finite": "Est Finite CPI"}
+
+
+def _long_or_short(legend, room: float) -> None:
+    labels = [label for _s, label in legend.items]
+    short = [getattr(label, "short_text", None) or label.text for label in labels]
+    if not any(t in LEGEND_LONG for t in short):
+        return
+    for label, t in zip(labels, short):
+        label.short_text = t
+        label.setText(LEGEND_LONG.get(t, t))
+    if legend_row_width([label.itemRect().width() for label in labels], len(labels)) > room:
+        for label, t in zip(labels, short):
+            label.setText(t)
 
 
 def legend_row_width(widths: list[float], cols: int) -> float:

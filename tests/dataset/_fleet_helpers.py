@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -33,3 +34,22 @@ def assert_same(a: pd.DataFrame, b: pd.DataFrame, by: str, ids, rtol: float = 1e
         y = b[m].to_numpy(dtype=np.float64)
         ok = np.isclose(x, y, rtol=rtol, atol=0.0, equal_nan=True)
         assert ok.all(), (by, m, int((~ok).sum()), x[~ok][:3], y[~ok][:3])
+
+
+def two_cec_dataset(root: Path) -> Path:
+    """A dataset at ``root`` of the z16 ZOSB sample (CEC 3931-123F5, 2026-11) and the z15 ZOSB sample (CEC
+    8561-45A12, 2026-10): made once per module, then copied for each test (:func:`fresh_copy`)."""
+    from app.dataset import Dataset
+
+    ds = Dataset(root, create=True)
+    assert ds.extract(SAMPLES[2]).status == "added" and ds.extract(SAMPLES[5]).status == "added"
+    return root
+
+
+def fresh_copy(pristine: Path, tmp_path: Path):
+    """A test's own copy of the module's pristine dataset (the tests damage and change it)."""
+    from app.dataset import Dataset
+
+    root = tmp_path / "ds"
+    shutil.copytree(pristine, root)
+    return Dataset(root)

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 
 import pandas as pd
 import pytest
 
-from _fleet_helpers import SAMPLES
+from _fleet_helpers import SAMPLES, fresh_copy, two_cec_dataset
 from app.cli import main
 from app.dataset import Dataset
 from app.dataset.query import QuerySpec, run_query
@@ -24,17 +23,12 @@ Z15 = SAMPLES[5]        # before_z15_ZOSB_smf113.rdw.gz: CEC 8561-45A12
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory):
-    root = tmp_path_factory.mktemp("integrity") / "ds"
-    ds = Dataset(root, create=True)
-    assert ds.extract(Z16).status == "added" and ds.extract(Z15).status == "added"
-    return root
+    return two_cec_dataset(tmp_path_factory.mktemp("integrity") / "ds")
 
 
 @pytest.fixture
 def ds(pristine, tmp_path):
-    root = tmp_path / "ds"
-    shutil.copytree(pristine, root)
-    return Dataset(root)
+    return fresh_copy(pristine, tmp_path)
 
 
 def _entry(ds, name):

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _fleet_helpers import SAMPLES, assert_same
+from _fleet_helpers import SAMPLES, assert_same, fresh_copy
 from app.cli import main
 from app.dataset import Dataset
 from app.dataset import compact as comp
@@ -37,9 +37,7 @@ def pristine(tmp_path_factory):
 
 @pytest.fixture
 def ds(pristine, tmp_path):
-    root = tmp_path / "ds"
-    shutil.copytree(pristine, root)
-    return Dataset(root)
+    return fresh_copy(pristine, tmp_path)
 
 
 def _ids():

@@ -6,7 +6,6 @@ every partition's.  The directories are recorded by wrapping ``os.scandir`` and 
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _fleet_helpers import SAMPLES
+from _fleet_helpers import SAMPLES, fresh_copy, two_cec_dataset
 from app.cli import main
 from app.dataset import Dataset, compact
 from app.dataset.integrity import leftover_finding
@@ -32,17 +31,12 @@ FOREIGN = [(f"9999-{k:05d}", f"2026-{m:02d}") for k in range(4) for m in range(1
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory):
-    root = tmp_path_factory.mktemp("leftovers") / "ds"
-    ds = Dataset(root, create=True)
-    assert ds.extract(Z16).status == "added" and ds.extract(Z15).status == "added"
-    return root
+    return two_cec_dataset(tmp_path_factory.mktemp("leftovers") / "ds")
 
 
 @pytest.fixture
 def ds(pristine, tmp_path):
-    root = tmp_path / "ds"
-    shutil.copytree(pristine, root)
-    return Dataset(root)
+    return fresh_copy(pristine, tmp_path)
 
 
 def _leftover(root: Path, table: str, cec: str, month: str, name: str = "part-killed.parquet") -> Path:

@@ -39,3 +39,16 @@ def write_zvm(tmp: Path, zone_offset_s: int, intervals: int = 30, name: str = "v
 
 def read(path: Path):
     return read_file(str(path))
+
+
+# A comparison of the Berlin system across its switch (2026-03-29 01:00 UTC): each side's window as asked (UTC) and
+# as each zone shows it, by hand: CET = UTC+1 before the switch, CEST = UTC+2 from 01:00 UTC on; New York is on EDT
+# (UTC-4) since 8 March. Shared by the comparison CSV/sheet and the compare table/JSON tests.
+COMPARE_SIDES = ["--before-from", "2026-03-28T00:00Z", "--before-to", "2026-03-28T02:00Z",
+                 "--after-from", "2026-03-29T00:00Z", "--after-to", "2026-03-29T02:00Z"]
+COMPARE_LOCAL = {"before": ("2026-03-28T01:00:00+01:00", "2026-03-28T03:00:00+01:00"),
+                 "after": ("2026-03-29T01:00:00+01:00", "2026-03-29T04:00:00+02:00")}
+COMPARE_UTC = {"before": ("2026-03-28T00:00:00Z", "2026-03-28T02:00:00Z"),
+               "after": ("2026-03-29T00:00:00Z", "2026-03-29T02:00:00Z")}
+COMPARE_NEW_YORK = {"before": ("2026-03-27T20:00:00-04:00", "2026-03-27T22:00:00-04:00"),
+                    "after": ("2026-03-28T20:00:00-04:00", "2026-03-28T22:00:00-04:00")}

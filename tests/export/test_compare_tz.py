@@ -22,14 +22,7 @@ import tz_builders as T  # noqa: E402
 
 from app.cli import main  # noqa: E402
 
-SIDES = ["--before-from", "2026-03-28T00:00Z", "--before-to", "2026-03-28T02:00Z",
-         "--after-from", "2026-03-29T00:00Z", "--after-to", "2026-03-29T02:00Z"]
-LOCAL = {"before": ("2026-03-28T01:00:00+01:00", "2026-03-28T03:00:00+01:00"),
-         "after": ("2026-03-29T01:00:00+01:00", "2026-03-29T04:00:00+02:00")}
-UTC = {"before": ("2026-03-28T00:00:00Z", "2026-03-28T02:00:00Z"),
-       "after": ("2026-03-29T00:00:00Z", "2026-03-29T02:00:00Z")}
-NEW_YORK = {"before": ("2026-03-27T20:00:00-04:00", "2026-03-27T22:00:00-04:00"),      # EDT since 8 March
-            "after": ("2026-03-28T20:00:00-04:00", "2026-03-28T22:00:00-04:00")}
+SIDES, LOCAL, UTC, NEW_YORK = T.COMPARE_SIDES, T.COMPARE_LOCAL, T.COMPARE_UTC, T.COMPARE_NEW_YORK
 BERLIN = "local, UTC+01:00/UTC+02:00"
 
 
