@@ -558,10 +558,10 @@ def _data_checks(O: Cols, D: np.ndarray, counters: Sequence[str], S: Cols,
     s = O["interval_s"]
     # the usual length: over the intervals measured between two samples of a CPU when the LPAR has any (a first
     # interval back to its run's start, e.g. of the sample before a later chunk of a file, is no measure of it)
-    med = _lpar_median(O, s)
-    if "_measured" in O.a:
-        med_m = _lpar_median(O, np.where(O["_measured"], s, np.nan))
-        med = np.where(np.isfinite(med_m), med_m, med)
+    med = _lpar_median(O, np.where(O["_measured"], s, np.nan)) if "_measured" in O.a else np.full(len(s), np.nan)
+    alone = ~np.isfinite(med) & np.isfinite(s)      # an LPAR without such intervals: the median of all of them
+    if alone.any():
+        med = np.where(np.isfinite(med), med, _lpar_median(O, s))
     odd = np.isfinite(s) & np.isfinite(med) & (np.abs(s - med) > 0.1 * med)
     qb[odd] |= QUALITY_BITS["odd-length"]
     if odd.any():
