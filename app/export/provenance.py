@@ -1,6 +1,11 @@
 """Provenance of an export: source files (name, size, SHA-256), window, shift filter,
 formula-set versions and the app version -- written into every export (XLSX About
-sheet, every PPTX slide's notes, the JSON meta of ``compare``)."""
+sheet, every PPTX slide's notes, the JSON meta of ``compare``).
+
+The document's windows are UTC (``...Z``; the JSON meta of ``compare`` adds its own offsets).  A request in
+another zone (``request.tz``: ``local`` or an IANA name) adds ``doc["shown"]``: each window as ISO 8601 with the
+offset of that zone (``local``: each system's own, from its records) and the zone's name, which the text lines
+(:func:`provenance_lines`) and the About sheet write; in UTC they are as they always were."""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ from app.engine.plausibility import IMPLAUSIBLE, LEFT_OUT
 # level ids as analysts write them in titles
 LEVEL_NAMES = {"lpar": "LPAR", "class": "processor class", "cec": "CEC", "cpu": "CPU", "interval": "interval"}
 
-__all__ = ["file_info", "provenance", "provenance_lines", "iso"]
+__all__ = ["file_info", "provenance", "provenance_lines", "iso", "zone_words"]
 
 _HASH_CACHE: dict[tuple[str, int, int], str] = {}
 
@@ -31,6 +36,22 @@ def iso(v: Any) -> str | None:
     if ts.tzinfo is not None:
         ts = ts.tz_convert("UTC").tz_localize(None)
     return ts.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _iso_at(v: Any, offset_s: float) -> str | None:
+    """ISO 8601 text of a UTC time on the wall clock of ``offset_s`` (``...Z`` for 0, else ``...+02:00``)."""
+    text = iso(v)
+    if text is None or not offset_s:
+        return text
+    from app.engine.timezone import iso_time
+
+    return iso_time(pd.Timestamp(text[:-1]), offset_s)
+
+
+def zone_words(label: str) -> str:
+    """The zone as the provenance names it: ``local, UTC+01:00/UTC+02:00`` (:meth:`Zones.label`) is
+    ``local time of each system: UTC+01:00/UTC+02:00``; ``UTC`` and IANA names stay."""
+    return f"local time of each system: {label[7:]}" if label.startswith("local, ") else label
 
 
 def shown_path(path: str) -> str:
@@ -67,10 +88,51 @@ def file_info(path: str) -> dict[str, Any]:
     return out
 
 
-def _selection(ws, start, end, shift, nodes) -> dict[str, Any]:
+def _zoned_window(ws, tz: str, start, end, rows: pd.DataFrame | None) -> dict[str, Any]:
+    """``{"window": from/to/first/last as ISO 8601 in tz, "zone": its name}`` of one selection.  ``first`` and
+    ``last`` take the offset of the system whose row holds them; a window bound the offset the selected systems
+    share at that time (none selected: the offset all systems share); where they differ it stays UTC (``...Z``)."""
+    from app.engine.keys import LPAR_KEY
+
+    zones = ws.zones
+    win: dict[str, Any] = {"from": None, "to": None, "first": None, "last": None}
+    used: list[float] = []
+    systems = None
+    if rows is not None and len(rows) and all(c in rows.columns for c in LPAR_KEY):
+        systems = rows[LPAR_KEY].drop_duplicates().reset_index(drop=True)
+    for key, v in (("from", start), ("to", end)):
+        if v is None or pd.isna(pd.Timestamp(v)):
+            continue
+        t = pd.Timestamp(v)
+        t = (t.tz_convert("UTC").tz_localize(None) if t.tzinfo is not None else t).to_datetime64()
+        if systems is not None:
+            offs = set(zones.offsets(tz, [t] * len(systems), systems).tolist())
+            off = offs.pop() if len(offs) == 1 else None
+        else:
+            off = float(zones.offsets(tz, [t])[0])
+        win[key] = _iso_at(t, off or 0.0)
+        if off is not None:                   # a bound in UTC because the systems differ there names no offset
+            used.append(off)
+    if rows is not None and len(rows):
+        for key, col, pick in (("first", "interval_start", "idxmin"), ("last", "interval_end", "idxmax")):
+            times = pd.to_datetime(rows[col].reset_index(drop=True))
+            if times.isna().all():
+                continue
+            i = getattr(times, pick)()
+            one = rows.iloc[[i]]
+            off = float(zones.offsets(tz, [times.iloc[i].to_datetime64()], one)[0])
+            win[key] = _iso_at(times.iloc[i], off)
+            used.append(off)
+    return {"window": win, "zone": zone_words(zones.label(tz, np.asarray(used, np.float64) if used else None))}
+
+
+def _selection(ws, start, end, shift, nodes, tz: str = "utc", shown: dict | None = None) -> dict[str, Any]:
+    """One selection's provenance (windows in UTC); with a zone other than UTC, ``shown[...]`` gets its
+    windows in that zone (:func:`_zoned_window`)."""
     iv = ws.intervals
     first = last = None
     bad = out = 0
+    rows = None
     if len(iv):
         from app.engine.aggregate import select_rows
         from app.engine.shift import apply_shift
@@ -80,6 +142,8 @@ def _selection(ws, start, end, shift, nodes) -> dict[str, Any]:
             first, last = rows["interval_start"].min(), rows["interval_end"].max()
             qb = rows["qbits"].to_numpy(dtype=np.int64)
             bad, out = int(((qb & IMPLAUSIBLE) != 0).sum()), int(((qb & LEFT_OUT) != 0).sum())
+    if shown is not None and tz not in (None, "utc") and getattr(ws, "zones", None) is not None:
+        shown.update(_zoned_window(ws, tz, start, end, rows))
     return {"files": [file_info(r.meta.get("path") or r.file) for r in ws.files],
             "window": {"from": iso(start), "to": iso(end), "first": iso(first), "last": iso(last)},
             "shift": shift.to_dict() if shift is not None and not shift.is_empty else None,
@@ -90,28 +154,48 @@ def _selection(ws, start, end, shift, nodes) -> dict[str, Any]:
 
 
 def provenance(request) -> dict[str, Any]:
-    """Provenance of an :class:`app.export.ExportRequest` (with ``before``/``after`` when it has a comparison)."""
+    """Provenance of an :class:`app.export.ExportRequest` (with ``before``/``after`` when it has a comparison);
+    ``doc["shown"]`` holds the windows in the request's zone when that is not UTC (``{"window", "zone"}``, and
+    ``{"before": ..., "after": ...}`` of a comparison)."""
     from app import __version__
 
+    tz = getattr(request, "tz", None) or "utc"
+    shown: dict[str, Any] = {}
     doc: dict[str, Any] = {"app": f"NestScope {__version__}", "level": request.by}
-    doc.update(_selection(request.workspace, request.start, request.end, request.shift, request.nodes))
+    doc.update(_selection(request.workspace, request.start, request.end, request.shift, request.nodes, tz, shown))
     c = request.comparison
     if c is not None:
+        sides: dict[str, dict] = {"before": {}, "after": {}}
         doc["comparison"] = {
             "by": c.by, "ratio": c.ratio_note,
-            "before": _selection(c.before.workspace, c.before.start, c.before.end, c.before.shift, c.before.nodes),
-            "after": _selection(c.after.workspace, c.after.start, c.after.end, c.after.shift, c.after.nodes)}
+            "before": _selection(c.before.workspace, c.before.start, c.before.end, c.before.shift, c.before.nodes,
+                                 tz, sides["before"]),
+            "after": _selection(c.after.workspace, c.after.start, c.after.end, c.after.shift, c.after.nodes,
+                                tz, sides["after"])}
+        if sides["before"] or sides["after"]:
+            shown.update(sides)
+    if shown:
+        doc["shown"] = shown
     return doc
 
 
-def _sel_lines(sel: dict[str, Any], indent: str = "") -> list[str]:
+def window_texts(sel: dict[str, Any], shown: dict[str, Any] | None = None) -> tuple[str, str, str]:
+    """``(window, intervals, zone)`` texts of a selection: ``2026-03-29T01:00:00+01:00 .. end of data``,
+    ``... .. ...``, ``local time of each system: UTC+01:00/UTC+02:00``; in UTC (no ``shown``) the UTC ones."""
+    w, zone = sel["window"], "UTC"
+    if shown and shown.get("window"):
+        w, zone = shown["window"], shown["zone"]
+    return (f"{w['from'] or 'start of data'} .. {w['to'] or 'end of data'}", f"{w['first'] or '-'} .. {w['last'] or '-'}",
+            zone)
+
+
+def _sel_lines(sel: dict[str, Any], indent: str = "", shown: dict[str, Any] | None = None) -> list[str]:
     lines = []
     for f in sel["files"]:
         size = f"{f['size']:,} bytes" if f["size"] is not None else "size unknown"
         lines.append(f"{indent}File {f['name']} ({size}, SHA-256 {f['sha256'] or 'unknown'})")
-    w = sel["window"]
-    lines.append(f"{indent}Window: {w['from'] or 'start of data'} .. {w['to'] or 'end of data'} "
-                 f"(intervals {w['first'] or '-'} .. {w['last'] or '-'}, UTC)")
+    window, intervals, zone = window_texts(sel, shown)
+    lines.append(f"{indent}Window: {window} (intervals {intervals}, {zone})")
     lines.append(f"{indent}Shift filter: {sel['shift']['text'] if sel['shift'] else 'none (all hours, all days)'}")
     if sel.get("nodes"):
         lines.append(f"{indent}Nodes: " + "; ".join("/".join(n[1:]) for n in sel["nodes"]))
@@ -132,11 +216,12 @@ def _sel_lines(sel: dict[str, Any], indent: str = "") -> list[str]:
 def provenance_lines(doc: dict[str, Any]) -> list[str]:
     """The provenance as plain text lines (for slide notes and the About sheet)."""
     lines = [f"Made with {doc['app']}; level {doc['level']}"]
-    lines += _sel_lines(doc)
+    shown = doc.get("shown") or {}
+    lines += _sel_lines(doc, "", shown)
     c = doc.get("comparison")
     if c:
         lines.append(f"Comparison per {LEVEL_NAMES.get(c['by'], c['by'])}; {c['ratio']}")
         for side in ("before", "after"):
             lines.append(f"{side.capitalize()}:")
-            lines += _sel_lines(c[side], "  ")
+            lines += _sel_lines(c[side], "  ", shown.get(side))
     return lines

@@ -26,7 +26,7 @@ import pandas as pd
 
 from app.engine.compare import node_labels
 from app.engine.layout import gap_cuts
-from app.export.provenance import LEVEL_NAMES, provenance, provenance_lines
+from app.export.provenance import LEVEL_NAMES, provenance, provenance_lines, window_texts
 from app.export.tables import (SHEETS, SIDE_COLORS, comparison_zone, excel_format, level_columns, with_labels,
                                zoned_times)
 from app.export.xlsx_rows import SheetColumn, write_columns
@@ -416,9 +416,9 @@ def _about(fm: _Formats, sh, doc: dict[str, Any], notes: list[str], zone: str = 
     sh.set_column(3, 3, 70)
     sh.write_string(0, 0, "About this workbook", fm.title)
     r = 2
+    window, intervals, in_zone = window_texts(doc, doc.get("shown"))      # in the request's zone (UTC: as ever)
     for k, v in (("Made with", doc["app"]), ("Level", doc["level"]),
-                 ("Window", f"{doc['window']['from'] or 'start of data'} .. {doc['window']['to'] or 'end of data'}"),
-                 ("Intervals", f"{doc['window']['first'] or '-'} .. {doc['window']['last'] or '-'} (UTC)"),
+                 ("Window", window), ("Intervals", f"{intervals} ({in_zone})"),
                  *([("Times", f"{zone}: the sheets' date-times and chart axes are wall-clock times"
                      + (" (each system's own offset, from its records)" if zone.startswith("local") else ""))]
                    if zone != "UTC" else []),

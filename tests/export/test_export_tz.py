@@ -66,7 +66,9 @@ def test_workbook_cells_and_headers_in_local_time(berlin, tmp_path):
         assert s[1][s[0].index(f"Interval end ({BERLIN})")] == dt.datetime(2026, 3, 29, 4, 0), name
     about = {r[0]: r[1] for r in _sheet(out, "About") if r[0]}
     assert about["Times"].startswith(f"{BERLIN}: ")
-    assert about["Intervals"] == "2026-03-29T00:00:00Z .. 2026-03-29T02:00:00Z (UTC)"      # provenance stays UTC
+    # the provenance in the zone too (tests/export/test_provenance_tz.py): 00:00 UTC = 01:00 CET, 02:00 UTC = 04:00 CEST
+    assert about["Intervals"] == ("2026-03-29T01:00:00+01:00 .. 2026-03-29T04:00:00+02:00 "
+                                  "(local time of each system: UTC+01:00/UTC+02:00)")
     assert _sheet(out, "Timeline")[0][0] == f"Main timeline: CPI and LPARCPU per LPAR (interval end, {BERLIN})"
 
 
