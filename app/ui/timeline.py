@@ -11,6 +11,7 @@ window's construction, before its first paint (issue 23).  Rows given before are
 from __future__ import annotations
 
 import html
+import math
 
 import pandas as pd
 import pyqtgraph as pg
@@ -35,11 +36,11 @@ from app.ui.timeline_axes import (
     THEMES,
     draw_overview,
     fit_legends,
-    legend_rows,
     make_base_plot,
     make_chooser,
     make_data_plot,
     make_overview,
+    title_height,
 )
 from app.ui.timeline_plots import (
     LEFT_AXIS_WIDTH,
@@ -67,6 +68,7 @@ PLOTS_KEY = "timeline/plots"
 MIN_PLOT_HEIGHT = 110   # px: title row + a data area with three labelled ticks 13 px apart
 MIN_SOURCING_HEIGHT = 125   # the 0..100 stack needs ~65 px for 20/40/60/80, and its legend row is taller
 LEGEND_ROW_HEIGHT = 14     # px a legend row in the title row takes (7pt labels)
+LEGEND_FRAME_HEIGHT = 24   # px a legend beside the title takes besides its rows (its margins)
 BASE_HEIGHT = 46
 OVERVIEW_HEIGHT = 90
 ZERO_KEY = "timeline/y_from_zero"
@@ -248,7 +250,8 @@ class TimelineView(QWidget):
         """A plot's minimum height: its data area keeps its labelled ticks when the legend beside the title needs
         more rows than the height allows for (one row; two for the sourcing stack) on a narrow plot (issue 26)."""
         sourcing = any(p is q for q in self.sourcing_plots())
-        extra = max(0, legend_rows(p) - (2 if sourcing else 1)) * LEGEND_ROW_HEIGHT
+        budget = LEGEND_FRAME_HEIGHT + (2 if sourcing else 1) * LEGEND_ROW_HEIGHT     # title row these allow for
+        extra = max(0, math.ceil(title_height(p)) - budget)      # more legend rows, or the legend under the title
         return (MIN_SOURCING_HEIGHT if sourcing else MIN_PLOT_HEIGHT) + extra
 
     def _chooser_changed(self, _item: QListWidgetItem) -> None:
@@ -440,12 +443,13 @@ class TimelineView(QWidget):
             return
         # the plots' width follows the widget's (the glw itself may not be laid out yet while hidden)
         plots = list(self._data_plots().values())
-        before = [legend_rows(p) for p in plots]
+        before = [title_height(p) for p in plots]
         # the title row's width: the scroll area's view less the value axis and the layout's margins (the
         # widget's width less the chooser's before the view is laid out)
         view = self.scroll.viewport().width() if self.scroll.isVisible() else self.width() - self.chooser.width()
-        fit_legends(plots, max(view - LEFT_AXIS_WIDTH - 12, 200))
-        if [legend_rows(p) for p in plots] != before:
+        # a legend wrapping beside its title goes under it where that takes fewer rows (the sourcing legend)
+        fit_legends(plots, max(view - LEFT_AXIS_WIDTH - 12, 200), under=True)
+        if [title_height(p) for p in plots] != before:
             self._relayout()
 
     # -- window region -------------------------------------------------------------------------

@@ -204,6 +204,7 @@ def legend_in_title_row(plot: pg.PlotItem) -> None:
     row.setMinimumWidth(0)
     plot.layout.addItem(row, 0, 1)
     plot.legend = legend
+    plot.title_row = lay          # fit_legends may stack the legend under the title (legend_under)
 
 
 def fix_axes(plot: pg.PlotItem, show_bottom: bool) -> None:
@@ -342,39 +343,98 @@ def draw_overview(plot: pg.PlotItem, region: pg.LinearRegionItem, series: list[S
         region.blockSignals(False)
 
 
-def fit_legends(plots, width: float) -> None:
+def fit_legends(plots, width: float, under: bool = False) -> None:
     """As many legend entries per row as fit right of each plot's title (more rows when they do not).
 
     The row is measured as the legend's grid lays it out: each column as wide as its widest label, plus the line
     sample and the spacing of every entry (the widest label times the count wrapped the CPI legend onto a second
-    row, shrinking the plot's data area, at widths where its three entries fit: issue 26)."""
+    row, shrinking the plot's data area, at widths where its three entries fit: issue 26).  The full names
+    (:data:`LEGEND_LONG`) are given where they take no more rows than the short ones.  ``under``: a legend
+    that wraps beside the title goes under it (the plot's whole width, fewer rows) where that takes no more
+    rows, the title's own row counted (the sourcing legend on a narrow plot: 5 rows of one entry beside a long
+    title, 2 rows under it); the caller grows the plot by what its title row needs (:func:`title_height`)."""
     for p in plots:
         legend = p.legend
         if legend is None or not legend.items:
             continue
-        room = width - p.titleLabel.itemRect().width() - 20
-        _long_or_short(legend, room)
+        beside = width - p.titleLabel.itemRect().width() - 20
+        full = width - 20 if under and hasattr(p, "title_row") else None
+        _long_or_short(legend, beside, full)
         widths = [label.itemRect().width() for _s, label in legend.items]
-        cols = len(widths)
-        while cols > 1 and legend_row_width(widths, cols) > room:
-            cols -= 1
+        _rows, cols, below = _placement(widths, beside, full)
         legend.setColumnCount(cols)
+        place_legend(p, below)
 
 
-# a legend entry's short name -> its full name (the CPI plot's parts): the full names where one row of them fits
-# beside the title (a wide plot, a picture for a slide), the short ones on a narrow plot (the tooltip names them)
-LEGEND_LONG = {"Instr Cmplx": "Est Instr Cmplx CPI", "Finite": "Est Finite CPI"}
+def _columns(widths: list[float], room: float) -> int:
+    """The most entries a row that fit in ``room`` (at least one)."""
+    cols = len(widths)
+    while cols > 1 and legend_row_width(widths, cols) > room:
+        cols -= 1
+    return cols
 
 
-def _long_or_short(legend, room: float) -> None:
+def _placement(widths: list[float], beside: float, full: float | None) -> tuple[int, int, bool]:
+    """``(rows of the title row, entries a row, under the title)``: beside the title, or under it where that
+    takes no more rows (the title's row counted) and the legend wraps beside it."""
+    n = len(widths)
+    cols = _columns(widths, beside)
+    rows = -(-n // cols)
+    if full is not None and rows > 1:
+        cols_u = _columns(widths, full)
+        rows_u = -(-n // cols_u) + 1
+        if rows_u <= rows:
+            return rows_u, cols_u, True
+    return rows, cols, False
+
+
+def place_legend(plot: pg.PlotItem, below: bool) -> None:
+    """The legend beside the plot's title (one row of title and legend) or under it (``below``)."""
+    lay = getattr(plot, "title_row", None)
+    if lay is None:
+        return
+    want = Qt.Orientation.Vertical if below else Qt.Orientation.Horizontal
+    if lay.orientation() != want:
+        lay.setOrientation(want)
+        align = Qt.AlignmentFlag.AlignLeft if below else Qt.AlignmentFlag.AlignVCenter
+        lay.setAlignment(plot.titleLabel, align)
+        lay.setAlignment(plot.legend, align)
+        # under the title: no gap between them and none above the legend's first row (beside: 12 px apart)
+        lay.setSpacing(0 if below else 12)
+        plot.legend.layout.setContentsMargins(9, 0 if below else 9, 9, 4 if below else 9)
+        plot.legend.updateSize()
+    plot.legend_under = below
+
+
+def title_height(plot: pg.PlotItem) -> float:
+    """Height the plot's title row (title and legend, beside or under it) takes as laid out now."""
+    lay = getattr(plot, "title_row", None)
+    if lay is None:
+        return 0.0
+    lay.invalidate()
+    return float(lay.effectiveSizeHint(Qt.SizeHint.PreferredSize).height())
+
+
+# a legend entry's short name -> its full name where the full names take no more rows than the short ones (a wide
+# plot, a picture for a slide); the short ones on a narrow plot (the legend's tooltip names them).  The CPI plot's
+# parts, and the sourcing plot's levels: IBM's ids (L4RP) short, as analysts say them (L4 remote) in full
+LEGEND_LONG = {"Instr Cmplx": "Est Instr Cmplx CPI", "Finite": "Est Finite CPI",
+               "L15P": "L1.5", "L2P": "L2", "L2LP": "L2 local", "L2RP": "L2 remote", "L3P": "L3",
+               "L4LP": "L4 local", "L4RP": "L4 remote", "MEMP": "Memory"}
+
+
+def _long_or_short(legend, beside: float, full: float | None = None) -> None:
     labels = [label for _s, label in legend.items]
     short = [getattr(label, "short_text", None) or label.text for label in labels]
     if not any(t in LEGEND_LONG for t in short):
         return
     for label, t in zip(labels, short):
         label.short_text = t
+        label.setText(t)
+    rows_short = _placement([label.itemRect().width() for label in labels], beside, full)[0]
+    for label, t in zip(labels, short):
         label.setText(LEGEND_LONG.get(t, t))
-    if legend_row_width([label.itemRect().width() for label in labels], len(labels)) > room:
+    if _placement([label.itemRect().width() for label in labels], beside, full)[0] > rows_short:
         for label, t in zip(labels, short):
             label.setText(t)
 

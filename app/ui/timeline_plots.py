@@ -327,6 +327,11 @@ def draw_sourcing(plot: pg.PlotItem, s: Series, skip_legend: set[str] | frozense
             p.legend.append((upper_curve, col))
         take_fill(plot, s.x, lower, upper, color + "b0")
         lower = upper
+    if plot.legend is not None and any(c not in skip_legend for c in cols):
+        # the legend names the levels short (IBM's ids) or as analysts say them: its tooltip gives both
+        from app.engine.layout import MEANINGS
+
+        plot.legend.setToolTip("\n".join(f"{c}: {MEANINGS.get(c, c)}" for c in cols if c not in skip_legend))
     return set(cols)
 
 

@@ -4,11 +4,13 @@ wider than its view (nothing clipped on the right)."""
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from app.ui.timeline import LEGEND_ROW_HEIGHT, MIN_PLOT_HEIGHT
-from app.ui.timeline_axes import legend_row_width, legend_rows
+from app.ui.timeline_axes import legend_row_width, legend_rows, title_height
 from tests.ui.test_analyst import _key, _select, _shown, with_vm  # noqa: F401 - the fixture
 
 
@@ -48,8 +50,9 @@ def test_cpi_plot_keeps_height_with_tree_panel_widest(qtbot, with_vm):
 
 
 def test_wrapped_legend_grows_the_plot_not_squeezes_it(qtbot, with_vm):
-    """Where a legend must wrap (the sourcing stack's 6-8 entries on a narrow plot), the plot grows by the extra
-    rows and its data area keeps its ticks."""
+    """Where a legend must wrap (the sourcing stack's 5-8 entries on a narrow plot), it goes under the title and
+    the plot grows by what the title row takes beyond the two legend rows its height allows for (52 px); its data
+    area keeps its ticks (tests/ui/test_sourcing_legend.py measures the rest)."""
     w = with_vm
     w.resize(1024, 700)
     w.tabs.setCurrentWidget(w.timeline)
@@ -58,8 +61,9 @@ def test_wrapped_legend_grows_the_plot_not_squeezes_it(qtbot, with_vm):
     qtbot.wait(100)
     src = w.timeline.plots["sourcing"]
     rows = legend_rows(src)
-    assert rows >= 2
-    assert src.minimumHeight() == 125 + max(0, rows - 2) * LEGEND_ROW_HEIGHT
+    assert rows >= 2 and src.legend_under
+    assert src.minimumHeight() == 125 + max(0, math.ceil(title_height(src)) - 24 - 2 * LEGEND_ROW_HEIGHT)
+    assert src.minimumHeight() > 125                 # grown: title (22 px) and two rows under it are 60 px
     assert len(_inner_ticks(src)) >= 3
 
 
