@@ -375,6 +375,8 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             self.tree.set_roots(view.roots)
             if view.roots and not self._dock_sized and self.isVisible():
                 self._size_dock()
+            elif view.roots and self.isVisible():
+                self._grow_dock()
         if not current.nodes and view.selection.nodes:
             self.selection.blockSignals(True)  # the first LPAR, chosen by the job: already rendered
             self.selection.set_nodes(view.selection.nodes)
@@ -582,7 +584,20 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         """Default dock width by window width (first run, again once the first tree arrives)."""
         if self.tree.model.rowCount():
             self._dock_sized = True
-        self.resizeDocks([self.tree.dock], [self.tree.preferred_width(self.width())], Qt.Orientation.Horizontal)
+        self._dock_width = self.tree.preferred_width(self.width())
+        self.resizeDocks([self.tree.dock], [self._dock_width], Qt.Orientation.Horizontal)
+
+    def _grow_dock(self) -> None:
+        """A later tree with longer labels (a file read after the first, a z/VM system's "LPAR · system · z/VM")
+        widens the dock the window sized, up to its cap, so the names are not elided; a dock the user sized (or
+        a restored layout) keeps its width, as does one already wide enough (issue 26)."""
+        set_to = getattr(self, "_dock_width", None)
+        if set_to is None or abs(self.tree.dock.width() - set_to) > 4:
+            return
+        want = self.tree.preferred_width(self.width())
+        if want > set_to:
+            self._dock_width = want
+            self.resizeDocks([self.tree.dock], [want], Qt.Orientation.Horizontal)
 
     def closeEvent(self, event) -> None:
         self.loader.cancel_all()

@@ -192,6 +192,7 @@ def legend_in_title_row(plot: pg.PlotItem) -> None:
     lay.setContentsMargins(0, 0, 0, 0)
     lay.setSpacing(12)
     plot.layout.removeItem(plot.titleLabel)
+    plot.titleLabel.setAttr("justify", "left")     # at the left edge also where the legend goes under it
     lay.addItem(plot.titleLabel)
     lay.addItem(legend)
     lay.addStretch(1)

@@ -412,7 +412,8 @@ def fit_y(plot: pg.PlotItem, plot_id: str, from_zero: bool) -> None:
         plot.enableAutoRange(axis="y")
 
 
-SWATCH = '<span style="color:{c}; font-size:14pt">\u25ac</span>&nbsp;{t}'
+# one entry never breaks across lines (the shared legend wraps between entries: "CF01 (D0R16)" was split at 1024 px)
+SWATCH = '<span style="white-space:nowrap"><span style="color:{c}; font-size:14pt">\u25ac</span>&nbsp;{t}</span>'
 
 
 def legend_html(series: list[Series], stack_title: str = "", stack: list[tuple[str, str]] | None = None) -> str:

@@ -63,8 +63,9 @@ def test_one_row_of_full_names_under_the_title(qtbot, after_set, names):
     assert labels == FULL                               # was L2P L3P L4LP L4RP / MEMP, two rows beside the title
     assert legend_rows(src) == 1 and src.legend_under
     _check_clear_of_data(src)
-    # the legend sits under the title, not beside it
+    # the legend sits under the title, not beside it, and the title stays at the left (it was centred over it)
     assert src.legend.sceneBoundingRect().top() >= src.titleLabel.sceneBoundingRect().bottom() - 1
+    assert src.titleLabel.item.sceneBoundingRect().left() <= src.legend.sceneBoundingRect().left() + 12
     # its data area is no smaller than with the old two rows beside the title (71.5 px measured)
     assert src.getViewBox().height() >= 71
     # the further nodes' sourcing plots repeat no legend (the colours are the same): their data areas are larger
@@ -103,3 +104,13 @@ def test_names_short_only_where_full_ones_take_more_rows():
     assert legend_row_width(ids, 5) == 335 and legend_row_width(full, 5) == 369
     assert legend_row_width(full, 3) == 255
     assert [LEGEND_LONG[i] for i in IDS] == FULL
+
+
+def test_shared_legend_never_breaks_an_entry():
+    """The CEC stack's legend wraps between entries, never inside one ("CF01" / "(D0R16)" at 1024 px)."""
+    from app.ui.timeline_plots import legend_html
+
+    html = legend_html([], "Stack of C:", [("CF01 (D0R16)", "#ff0000"), ("ZOSD (D0R16)", "#00ff00")])
+    entries = html.split("&nbsp;&nbsp; ")
+    assert len(entries) == 2
+    assert all('<span style="white-space:nowrap">' in e and "(D0R16)</span>" in e for e in entries)
