@@ -585,6 +585,7 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         if self.tree.model.rowCount():
             self._dock_sized = True
         self._dock_width = self.tree.preferred_width(self.width())
+        self._dock_widths = {self.tree.dock.width(), self._dock_width}   # the window's widths, applied or pending
         self.resizeDocks([self.tree.dock], [self._dock_width], Qt.Orientation.Horizontal)
 
     def _grow_dock(self) -> None:
@@ -592,11 +593,13 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         widens the dock the window sized, up to its cap, so the names are not elided; a dock the user sized (or
         a restored layout) keeps its width, as does one already wide enough (issue 26)."""
         set_to = getattr(self, "_dock_width", None)
-        if set_to is None or abs(self.tree.dock.width() - set_to) > 4:
+        now = self.tree.dock.width()
+        if set_to is None or not any(abs(now - x) <= 4 for x in self._dock_widths):     # the user's width
             return
         want = self.tree.preferred_width(self.width())
         if want > set_to:
             self._dock_width = want
+            self._dock_widths |= {now, want}
             self.resizeDocks([self.tree.dock], [want], Qt.Orientation.Horizontal)
 
     def closeEvent(self, event) -> None:
