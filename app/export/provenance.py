@@ -185,8 +185,8 @@ def window_texts(sel: dict[str, Any], shown: dict[str, Any] | None = None) -> tu
     w, zone = sel["window"], "UTC"
     if shown and shown.get("window"):
         w, zone = shown["window"], shown["zone"]
-    return (f"{w['from'] or 'start of data'} .. {w['to'] or 'end of data'}", f"{w['first'] or '-'} .. {w['last'] or '-'}",
-            zone)
+    window = f"{w['from'] or 'start of data'} .. {w['to'] or 'end of data'}"
+    return window, f"{w['first'] or '-'} .. {w['last'] or '-'}", zone
 
 
 def _sel_lines(sel: dict[str, Any], indent: str = "", shown: dict[str, Any] | None = None) -> list[str]:
