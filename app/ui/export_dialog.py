@@ -66,6 +66,15 @@ def run_export(request: ExportRequest, path: str, progress, cancel) -> tuple[str
         return "error", f"{path}: {exc.strerror or exc}"
 
 
+def window_zone() -> str:
+    """The zone a file exported from the window writes its times in: ``local`` (each system's own offsets, as
+    the CLI's ``--tz local``) where View > Local time is on and the data state a local time other than UTC (also
+    where the systems' zones differ: each time then carries its own offset), else ``utc`` (issue 26)."""
+    from app.ui.time_zone import LOCAL, ZONE
+
+    return LOCAL if ZONE.mode == LOCAL and (ZONE.local or ZONE.can_mix) else "utc"
+
+
 class ExportDialog(QDialog):
     """What / level / file, a progress bar and Cancel."""
 
@@ -226,6 +235,7 @@ class ExportDialog(QDialog):
                                   sel.start, sel.end, sel.nodes, cmp, desc,
                                   self.profile.currentData() if self.profile.isEnabled() else None)
             req.cpu_sheet = self.cpu_sheet.isEnabled() and self.cpu_sheet.isChecked()
+            req.tz = window_zone()
             return req
         except NoComparison as exc:
             raise ExportError(f"{self.path.text().strip()}: {exc}") from None
