@@ -181,7 +181,7 @@ class FileAdder:
         """One part per (cec, month) of ``frame``; returns their paths (relative) by (cec, month)."""
         where = {}
         for (cec, month), idx in frame.groupby(["cec", "month"], observed=True, sort=True).indices.items():
-            part = frame.iloc[idx].reset_index(drop=True)
+            part = frame if len(idx) == len(frame) else frame.iloc[idx].reset_index(drop=True)   # one: no copy
             rel = self.ds._write_part(table, str(cec), month, self.sha, part, counters)
             self.written.append(rel)
             self.parts[table].append(rel)

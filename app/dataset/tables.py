@@ -130,12 +130,15 @@ def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):
     n = len(frame)
     cols = []
     kinds = {str(_pa_type(k)): k for k in (_S, _I32, _I64, _F64, _B, _T, "uint64")}
-    for f in schema:
+    nulls: dict = {}        # one all-NULL array per type, shared by every absent column (a samples part has
+    for f in schema:        # 240 counter columns, most of them absent: one array each took 8 bytes a row each)
         kind = kinds[str(f.type)]
         if f.name in frame.columns:
             cols.append(_column(frame[f.name], kind))
         else:
-            cols.append(pa.nulls(n, type=f.type))
+            if f.type not in nulls:
+                nulls[f.type] = pa.nulls(n, type=f.type)
+            cols.append(nulls[f.type])
     return pa.Table.from_arrays(cols, schema=schema)
 
 
