@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 
 from app.findings import Finding, make_finding
@@ -110,15 +111,21 @@ def _block_end(buf, step: int, final: bool) -> int | None:
     return n if final else None
 
 
+_OFFSET = re.compile(r"\boffset (\d+)(?: \(0x[0-9A-F]+\))?")
+
+
 def _shift(f: Finding, pos: int) -> Finding:
+    """The finding ``f`` of a chunk read from ``pos``: its offset and every offset its message names (where it
+    resumed, where a valid block starts...) are those of the whole data."""
     if f.offset is None or not pos:
         return f
-    old = f"{f.file}: offset {f.offset} (0x{f.offset:X}): "
-    new_off = f.offset + pos
-    msg = f.message
-    if msg.startswith(old):
-        msg = f"{f.file}: offset {new_off} (0x{new_off:X}): " + msg[len(old):]
-    return Finding(file=f.file, offset=new_off, severity=f.severity, code=f.code, message=msg, key=dict(f.key))
+
+    def moved(m: re.Match) -> str:
+        o = int(m.group(1)) + pos
+        return f"offset {o} (0x{o:X})" if m.group(0).endswith(")") else f"offset {o}"
+    return Finding(file=f.file, offset=f.offset + pos, severity=f.severity, code=f.code,
+                   message=f"{f.file}: " + _OFFSET.sub(moved, f.message[len(f.file) + 2:])
+                   if f.message.startswith(f"{f.file}: ") else _OFFSET.sub(moved, f.message), key=dict(f.key))
 
 
 def drop_pages(data, start: int, end: int) -> None:
