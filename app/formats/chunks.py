@@ -155,8 +155,13 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
     if n > 64 and data[:2] == b"\x1f\x8b":
         yield from _gzip_chunks(data, file, counters, size, step)
         return
+    from app.formats import terse
+
+    if n > 64 and terse.looks_tersed(data):
+        yield from _terse_chunks(data, file, counters, size, step)
+        return
     if n > step and not chunked(data) and stream_mode(data[:DECIDE_BYTES]) == "blocked":
-        yield from _cut(_map_pieces(data), "blocked", file, counters, size, step, "", lambda: [])
+        yield from _cut(_map_pieces(data), "blocked", file, counters, size, step, str, lambda: [])
         return
     if n <= step or not chunked(data):
         r = read_bytes(data, file, counters=counters)
@@ -196,18 +201,93 @@ def _map_pieces(data) -> Iterator[bytes]:
 def _gzip_chunks(data, file: str, counters, size: int, step: int) -> Iterator[ReadResult]:
     """A gzip file decompressed a piece at a time and cut in chunks of ``step`` decompressed bytes, when what
     it holds is plain SMF (RDW or blocks); else read whole."""
-    from app.formats import gunzip_pieces, read_bytes
+    from app.formats import gunzip_pieces
 
     found: list[Finding] = []
     stop: list[str] = []
-    src = gunzip_pieces(data, file, found, stop)
+    yield from _streamed(data, file, counters, size, step, gunzip_pieces(data, file, found, stop),
+                         lambda f: f + "+gzip", lambda: _drain(file, found, stop), stop)
+
+
+def _terse_chunks(data, file: str, counters, size: int, step: int) -> Iterator[ReadResult]:
+    """A tersed data set untersed a piece at a time (on a thread, :func:`app.formats.terse.unterse` writes its
+    output a piece at a time) and cut in chunks, when it holds plain SMF; else read whole."""
+    import queue
+    import threading
+
+    from app.formats import max_bytes, max_ratio, terse
+
+    hdr = terse.parse_header(data)
+    q: queue.Queue = queue.Queue(maxsize=2)
+    quit_ = threading.Event()
+    box: dict = {}
+    stop: list[str] = []
+    found: list[Finding] = []
+
+    def put(item) -> None:
+        while not quit_.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def run() -> None:
+        try:
+            box["info"] = terse.unterse(data, file, write=lambda mv: put(bytes(mv)), cap=max_bytes(),
+                                        ratio=max_ratio(), cancel=quit_.is_set)[1]
+        except BaseException as exc:  # noqa: BLE001 - handed to the reading thread
+            box["exc"] = exc
+        finally:
+            put(None)
+
+    def pieces() -> Iterator[bytes]:
+        t = threading.Thread(target=run, name="unterse", daemon=True)
+        t.start()
+        try:
+            while True:
+                item = q.get()
+                if item is None:
+                    break
+                yield item
+            t.join()
+            if "exc" in box:
+                raise box.pop("exc")
+            info = box.get("info")
+            if info is not None:
+                found.extend(info.findings)
+                if info.stop:
+                    stop.append(info.stop)
+        finally:
+            quit_.set()
+
+    yield from _streamed(data, file, counters, size, step, pieces(),
+                         lambda f: f"terse {hdr.mode} + {f.upper()}", lambda: _drain(file, found, stop), stop)
+
+
+def _drain(file: str, found: list[Finding], stop: list[str]) -> list[Finding]:
+    """The source's findings since last asked; a size-cap or ratio stop as an error finding."""
+    out = list(found)
+    del found[:]
+    if stop:            # the chunks before were read (a whole file's read stops before any record)
+        out.append(make_finding(file, None, "error", "too-large", stop.pop(),
+                                "decompression stopped there; the records before it were read"))
+    return out
+
+
+def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[bytes], framing: Callable[[str], str],
+              extra: Callable[[], list[Finding]], stop: list[str]) -> Iterator[ReadResult]:
+    """Decompressed pieces ``src`` of ``data``: cut in chunks when its first ``step`` bytes say plain SMF, else
+    ``data`` read whole by the whole-file reader (small, not plain SMF, or stopped early)."""
+    from app.formats import read_bytes
+
     head = bytearray()
     for piece in src:                   # the head decides; it is also the stream's first bytes
         head += piece
         if len(head) > step:
             break
     mode = stream_mode(bytes(head[:DECIDE_BYTES])) if len(head) > step and not stop else None
-    if mode is None:                    # small, not plain SMF, or damaged early: the whole-file reader
+    if mode is None:
         src.close()
         r = read_bytes(data, file, counters=counters)
         r.size = size
@@ -216,23 +296,16 @@ def _gzip_chunks(data, file: str, counters, size: int, step: int) -> Iterator[Re
 
     def pieces() -> Iterator[bytes]:
         yield bytes(head)
+        head.clear()
         yield from src
-
-    def extra() -> list[Finding]:
-        out = list(found)
-        del found[:]
-        if stop:        # the chunks before were read (a whole file's read stops before any record)
-            out.append(make_finding(file, None, "error", "too-large", stop.pop(),
-                                    "decompression stopped there; the records before it were read"))
-        return out
-    yield from _cut(pieces(), mode, file, counters, size, step, "+gzip", extra)
+    yield from _cut(pieces(), mode, file, counters, size, step, framing, extra)
 
 
-def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, step: int, suffix: str,
-         extra: Callable[[], list[Finding]]) -> Iterator[ReadResult]:
+def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, step: int,
+         framing: Callable[[str], str], extra: Callable[[], list[Finding]]) -> Iterator[ReadResult]:
     """Decode a stream of bytes (``pieces``) in chunks cut at record (``mode`` "rdw") or block ("blocked")
     boundaries every ``step`` bytes; ``extra()`` gives the findings of the source since it was last asked
-    (they go with the chunk being read)."""
+    (they go with the chunk being read); ``framing`` names a chunk's framing from what the reader found."""
     from app.formats import read_bytes
 
     end_of = _rdw_end if mode == "rdw" else _block_end
@@ -273,7 +346,7 @@ def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, ste
                 r.partitions["offset"] = r.partitions["offset"].to_numpy() + base
             r.findings = [_shift(f, base) for f in r.findings]
         r.findings = [*extra(), *r.findings]
-        r.framing += suffix
+        r.framing = framing(r.framing)
         r.size = size
         last = done and not buf
         r.meta["more"] = not last

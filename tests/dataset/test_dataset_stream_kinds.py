@@ -6,7 +6,7 @@ cuts included.  Damaged gzip: the same findings (file and offset named), no trac
 Files (resources/samples, see _fleet_helpers.SAMPLES): z16 ZOSA, RDW in gzip (4620 records, 7,784,976 bytes
 decompressed); z16 ZOSC, BDW blocks in gzip (2304 records, 3,921,984 bytes); z15 ZOSA, RDW in gzip (2304
 records of 1622 bytes, 3,737,088 bytes); z16 ZOSB as subtype 2 running totals (1544 records of 1536 bytes), as
-test_dataset_stream.py makes it, gzipped here.
+test_dataset_stream.py makes it, gzipped here; z15 ZOSB tersed (SPACK, tests/terse_builders.py).
 """
 
 from __future__ import annotations
@@ -88,6 +88,38 @@ def test_gzipped_running_totals_cut_inside_their_run(running_totals_gz, tmp_path
     assert rc.status == "added" and rc.entry["chunks"] == 10
     iv = _intervals(cut)
     assert len(iv) == 8 * 192 and iv["interval_s"].max() == 900.0
+    _assert_same_dataset(whole, cut)
+
+
+@pytest.fixture(scope="module")
+def tersed_file(tmp_path_factory):
+    from terse_builders import rdw_records, tersed
+
+    p = tmp_path_factory.mktemp("kinds") / "z15_zosb.trs"
+    p.write_bytes(tersed(rdw_records(gzip.decompress(SAMPLES[5].read_bytes())), "SPACK"))
+    return p
+
+
+def test_tersed_file_in_chunks(tersed_file, tmp_path, monkeypatch):
+    # z15 ZOSB (1536 records of 1530 bytes) tersed SPACK: untersed on a thread a piece at a time; 2,350,080
+    # bytes of RDW records in 0.25 MiB chunks: 172 records each (ceil(262,144 / 1530)) -> 9 chunks
+    whole, rw, cut, rc = _whole_and_chunked(tersed_file, tmp_path, 0.25, monkeypatch)
+    assert rc.status == "added" and rc.entry["chunks"] == 9
+    assert rc.entry["framing"] == rw.entry["framing"] == "terse SPACK + RDW" and rc.samples == rw.samples == 1536
+    _assert_same_dataset(whole, cut)
+
+
+def test_cut_tersed_file_in_chunks(tersed_file, tmp_path, monkeypatch):
+    # the tersed file cut in half: the records untersed before the cut are read in chunks; the finding (the
+    # tersed data is cut, at the file's size) is the whole read's
+    p = tmp_path / "half.trs"
+    raw = tersed_file.read_bytes()
+    p.write_bytes(raw[:len(raw) // 2])
+    whole, rw, cut, rc = _whole_and_chunked(p, tmp_path, 0.25, monkeypatch)
+    assert rc.status == "added" and rc.entry["chunks"] > 1 and 0 < rc.samples == rw.samples < 1536
+    msg = [m for m in rc.entry["findings_sample"] if "tersed data is cut" in m]
+    assert msg and msg == [m for m in rw.entry["findings_sample"] if "tersed data is cut" in m]
+    assert msg[0].startswith(f"{p}: offset {p.stat().st_size} ")
     _assert_same_dataset(whole, cut)
 
 
