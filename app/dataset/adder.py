@@ -68,6 +68,8 @@ class FileAdder:
         self.chunks += 1
         if self.chunks == 1:
             self.kind, self.framing = r.kind, r.framing
+        elif "vbs" in r.framing.lower() and "vbs" not in self.framing.lower():
+            self.framing = r.framing        # a chunk of blocks without a spanned record reads as BDW
         for k, v in (r.records or {}).items():
             self.records[k] = self.records.get(k, 0) + int(v)
         self.readable |= bool(r.readable)

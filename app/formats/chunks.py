@@ -88,10 +88,13 @@ def _rdw_end(buf, step: int, final: bool) -> int | None:
     return end
 
 
-def _block_end(buf, step: int, final: bool) -> int | None:
+def _block_end(buf, step: int, final: bool):
     """Where a chunk of blocks of ``buf`` ends: before the first block at or past ``step`` whose first segment
-    is a whole record or a record's first segment (not inside a spanned record); None: more data is needed;
-    :data:`_BROKEN`: a block descriptor is not valid (the rest is read in one piece)."""
+    is a whole record or a record's first segment; or, in a block that starts with the last segment of a
+    spanned record (VBS: QSAM fills each block, so most blocks do), after that segment: the chunk ends with
+    the block cut to that one segment, the rest of the block (behind a descriptor of its new length) starts
+    the next chunk, so no record is cut and none is read twice (returned as (cut, segment length)).  None:
+    more data is needed; :data:`_BROKEN`: a block descriptor is not valid (the rest is read in one piece)."""
     n, p = len(buf), 0
     while p + 8 <= n:
         if buf[p] & 0x80:                    # extended BDW: 31-bit length
@@ -103,12 +106,37 @@ def _block_end(buf, step: int, final: bool) -> int | None:
         if bl < 8:
             return _BROKEN
         ctl = buf[p + 6]
-        if p >= step and not ctl & 0x80 and ctl & 0x03 in (0, 1):
-            return p
+        if p >= step and not ctl & 0x80:
+            if ctl & 0x03 in (0, 1):
+                return p
+            sl = (buf[p + 4] << 8) | buf[p + 5]
+            if ctl & 0x03 == 2 and 4 < sl and 4 + sl < bl <= n - p:
+                return p, sl
         if p + bl > n:
             break
         p += bl
     return n if final else None
+
+
+def _bdw(like: int, length: int) -> bytes:
+    """A block descriptor of ``length`` in the form of the one whose first byte is ``like``."""
+    return (length | 0x80000000).to_bytes(4, "big") if like & 0x80 else length.to_bytes(2, "big") + b"\0\0"
+
+
+def _take(buf: bytearray, end) -> tuple[bytes, int]:
+    """Take the chunk ``end`` (:func:`_rdw_end` / :func:`_block_end`) off the front of ``buf``; returns its bytes
+    and how far the offsets of what is left in ``buf`` move (their offset in the data = local + that)."""
+    if isinstance(end, int):
+        piece = bytes(buf[:end])
+        del buf[:end]
+        return piece, end
+    p, sl = end                                 # block p cut after its first segment (sl bytes)
+    like = buf[p]
+    bl = (int.from_bytes(bytes(buf[p:p + 4]), "big") & 0x7FFFFFFF) if like & 0x80 else (buf[p] << 8) | buf[p + 1]
+    piece = bytes(buf[:p]) + _bdw(like, 4 + sl) + bytes(buf[p + 4:p + 4 + sl])
+    del buf[:p + 4 + sl]
+    buf[0:0] = _bdw(like, bl - sl)
+    return piece, p + sl
 
 
 _OFFSET = re.compile(r"\boffset (\d+)(?: \(0x[0-9A-F]+\))?")
@@ -335,8 +363,7 @@ def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, ste
                 buf += next(it)
             except StopIteration:
                 done = True
-        piece = bytes(buf[:end])
-        del buf[:end]
+        piece, moved = _take(buf, end)
         r = read_bytes(piece, file, counters=counters)
         del piece
         if base:
@@ -350,7 +377,7 @@ def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, ste
         r.size = size
         last = done and not buf
         r.meta["more"] = not last
-        base += end
+        base += moved
         yield r
         if last:
             return

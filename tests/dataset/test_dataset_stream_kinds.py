@@ -1,6 +1,7 @@
 """Streamed extract of the other input kinds (issue 24, "Speed and memory"): a gzip file (RDW or blocked SMF
-inside) is decompressed a piece at a time and cut in chunks, a plain blocked (BDW) file is cut before a block
-that starts a record; either gives the dataset what the file read whole gives, running totals across chunk
+inside) is decompressed a piece at a time and cut in chunks, a plain blocked file is cut before a block that
+starts a record or after the last segment of a spanned record (VBS), a tersed data set is untersed a piece at
+a time; each gives the dataset what the file read whole gives, running totals across chunk
 cuts included.  Damaged gzip: the same findings (file and offset named), no traceback.
 
 Files (resources/samples, see _fleet_helpers.SAMPLES): z16 ZOSA, RDW in gzip (4620 records, 7,784,976 bytes
@@ -131,11 +132,22 @@ def test_plain_blocked_file_in_chunks(tmp_path, monkeypatch):
     _assert_same_dataset(whole, cut)
 
 
-def test_spanned_records_at_every_block_cut_are_read_whole(tmp_path, monkeypatch):
-    # the z16 ZOSB VBS sample: every block after the first starts inside a spanned record, so no block is a
-    # place to cut; the file is read in one piece (as before), never cut inside a record
-    whole, rw, cut, rc = _whole_and_chunked(SAMPLES[2], tmp_path, 0.25, monkeypatch)
-    assert rc.status == "added" and "chunks" not in rc.entry and rc.samples == rw.samples == 1544
+@pytest.mark.parametrize("gz", [True, False])
+def test_spanned_records_cut_at_their_last_segment(gz, tmp_path, monkeypatch):
+    # the z16 ZOSB VBS sample (1544 records of 1536 bytes in blocks of 27,998 bytes, 2,372,260 bytes): every block
+    # after the first starts with the last segment of a spanned record, so a chunk ends after that segment (its
+    # block cut to it) and the next starts with the rest of the block; 0.25 MiB chunks: each ends in the first
+    # block at or past 262,144 bytes (ceil(262,144 / 27,998) = 10 blocks), 85 blocks -> 9 chunks.  No record
+    # cut, none read twice: the same
+    # samples, record counts and framing as the file read whole
+    p = SAMPLES[2]
+    if not gz:
+        p = tmp_path / "z16_zosb.vbs"
+        p.write_bytes(gzip.decompress(SAMPLES[2].read_bytes()))
+    whole, rw, cut, rc = _whole_and_chunked(p, tmp_path, 0.25, monkeypatch)
+    assert rc.status == "added" and rc.entry["chunks"] == 9 and rc.samples == rw.samples == 1544
+    assert rc.entry["records"] == rw.entry["records"] and rc.entry["framing"] == rw.entry["framing"]
+    assert rc.findings == rw.findings == 0
     _assert_same_dataset(whole, cut)
 
 
@@ -177,7 +189,7 @@ def test_damaged_gzip_member_in_chunks(tmp_path, monkeypatch):
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(kb=st.integers(40, 4000), idx=st.sampled_from([1, 3, 5]))
+@given(kb=st.integers(40, 4000), idx=st.sampled_from([1, 2, 3, 5]))
 def test_any_chunk_size_reads_the_gzip_files_records(kb, idx):
     # any chunk size: the chunks' samples, back to back, are the whole file's (offsets of the decompressed
     # file included), every chunk but the last says more follow
