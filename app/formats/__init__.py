@@ -330,6 +330,8 @@ def gunzip_pieces(raw, file: str, found: list[Finding], stop: list[str], *, cap:
     inside a piece gives what could be salvaged of it), appends the findings to ``found`` and the sentence of a
     size-cap or ratio stop to ``stop``.  ``kept()``: the decompressed bytes the caller holds (the cap and the
     ratio check count those; default: every byte given so far)."""
+    from app.formats.chunks import drop_pages
+
     cap = max_bytes() if cap is None else cap
     ratio = max_ratio() if ratio is None else ratio
     given = [0]
@@ -402,6 +404,7 @@ def gunzip_pieces(raw, file: str, found: list[Finding], stop: list[str], *, cap:
                         else ""))))
                 pos = nxt if nxt is not None else n
                 break
+            drop_pages(raw, p, p + len(piece))          # a mapped file's compressed pages, once read
             p += len(piece) - len(d.unused_data)
             given[0] += len(got)
             yield bytes(got)

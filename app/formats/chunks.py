@@ -127,13 +127,15 @@ def _take(buf: bytearray, end) -> tuple[bytes, int]:
     """Take the chunk ``end`` (:func:`_rdw_end` / :func:`_block_end`) off the front of ``buf``; returns its bytes
     and how far the offsets of what is left in ``buf`` move (their offset in the data = local + that)."""
     if isinstance(end, int):
-        piece = bytes(buf[:end])
+        with memoryview(buf) as mv:             # one copy (a slice of a bytearray would be a second)
+            piece = bytes(mv[:end])
         del buf[:end]
         return piece, end
     p, sl = end                                 # block p cut after its first segment (sl bytes)
     like = buf[p]
     bl = (int.from_bytes(bytes(buf[p:p + 4]), "big") & 0x7FFFFFFF) if like & 0x80 else (buf[p] << 8) | buf[p + 1]
-    piece = bytes(buf[:p]) + _bdw(like, 4 + sl) + bytes(buf[p + 4:p + 4 + sl])
+    with memoryview(buf) as mv:
+        piece = b"".join((mv[:p], _bdw(like, 4 + sl), mv[p + 4:p + 4 + sl]))
     del buf[:p + 4 + sl]
     buf[0:0] = _bdw(like, bl - sl)
     return piece, p + sl
@@ -322,9 +324,11 @@ def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[byt
         yield r
         return
 
+    hold = [head]
+    del head
+
     def pieces() -> Iterator[bytes]:
-        yield bytes(head)
-        head.clear()
+        yield hold.pop()                # handed over, not copied (the cut takes it as its buffer)
         yield from src
     yield from _cut(pieces(), mode, file, counters, size, step, framing, extra)
 
@@ -345,9 +349,15 @@ def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, ste
     while True:
         while not done and (whole or len(buf) <= step):
             try:
-                buf += next(it)
+                more = next(it)
             except StopIteration:
                 done = True
+                break
+            if not buf and isinstance(more, bytearray):
+                buf = more              # the first piece (the head) is taken as it is
+            else:
+                buf += more
+            del more
         end = len(buf) if whole else end_of(buf, step, done)
         if end == _BROKEN:
             whole = True
