@@ -43,13 +43,14 @@ def rss_mb() -> float | None:
         return None
 
 
-def release() -> bool:
+def release(collect: bool = True) -> bool:
     """Return freed memory to the system where the platform allows; True when the C heap was trimmed.
+    ``collect``: collect cycles first (else only what reference counts freed goes back).
 
     Cycles are collected first, but on a worker thread only while automatic collection is on: a window turns it
     off (app/ui/gc_guard.py) because a collection on a worker may run a Qt destructor there and freeze the
     window; the frames an export lets go are freed by their reference counts anyway."""
-    if gc.isenabled() or threading.current_thread() is threading.main_thread():
+    if collect and (gc.isenabled() or threading.current_thread() is threading.main_thread()):
         gc.collect()
     try:
         import pyarrow as pa
@@ -59,3 +60,23 @@ def release() -> bool:
         pass
     lib = _glibc()
     return bool(lib and lib.malloc_trim(0))
+
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3     # glibc mallopt parameters (malloc.h)
+STREAM_MMAP_THRESHOLD = 1 << 20
+
+
+def streaming_heap() -> bool:
+    """For work that frees and allocates blocks of megabytes again and again (the streamed extract): on glibc,
+    every block of 1 MiB or more is given its own mapping (returned to the system when freed) and free heap
+    pages over 1 MiB are returned at once.  glibc otherwise raises its mapping threshold to the largest block
+    freed (up to 32 MiB), so a chunk's columns land in the heap and its holes keep the pages of the largest
+    chunk seen.  Process-wide and lasting; True when set (glibc only)."""
+    lib = _glibc()
+    if not lib:
+        return False
+    try:
+        return bool(lib.mallopt(M_MMAP_THRESHOLD, STREAM_MMAP_THRESHOLD)
+                    and lib.mallopt(M_TRIM_THRESHOLD, STREAM_MMAP_THRESHOLD))
+    except AttributeError:
+        return False

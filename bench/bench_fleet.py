@@ -15,8 +15,9 @@ Sections (``--section``, default all):
   DuckDB's own group-sum of the counters the metrics need over the same part files (wall and CPU time), and the
   whole ``nestscope query`` command.  ``--keep DIR`` keeps the fleet; a later run with the same ``--keep``
   reuses it (queries only).
-* ``extract``: ``nestscope extract`` of a large RDW SMF 113 file (``--file``, default one of ``--big-mb`` (200) MB
-  generated from the z16 ZOSA sample, a day after another) in a child process, streamed in chunks of
+* ``extract``: ``nestscope extract`` of a large SMF 113 file (``--file``: RDW, blocked, gzip or tersed, all
+  streamed; default one of ``--big-mb`` (200) MB of RDW records generated from the z16 ZOSA sample, a day after
+  another; ``gzip -1`` it for the gzip figure) in a child process, streamed in chunks of
   ``--chunk-mb`` MB of input, beside decoding the same file in the same chunks and writing each chunk's frame
   as plain Parquet in another child: time and peak memory (``ru_maxrss`` of each child, and of a child that
   only imports, the floor), the peak above the floor against the largest decoded chunk and the file size.

@@ -68,6 +68,8 @@ class FileAdder:
         self.chunks += 1
         if self.chunks == 1:
             self.kind, self.framing = r.kind, r.framing
+        elif "vbs" in r.framing.lower() and "vbs" not in self.framing.lower():
+            self.framing = r.framing        # a chunk of blocks without a spanned record reads as BDW
         for k, v in (r.records or {}).items():
             self.records[k] = self.records.get(k, 0) + int(v)
         self.readable |= bool(r.readable)
@@ -181,7 +183,7 @@ class FileAdder:
         """One part per (cec, month) of ``frame``; returns their paths (relative) by (cec, month)."""
         where = {}
         for (cec, month), idx in frame.groupby(["cec", "month"], observed=True, sort=True).indices.items():
-            part = frame.iloc[idx].reset_index(drop=True)
+            part = frame if len(idx) == len(frame) else frame.iloc[idx].reset_index(drop=True)   # one: no copy
             rel = self.ds._write_part(table, str(cec), month, self.sha, part, counters)
             self.written.append(rel)
             self.parts[table].append(rel)

@@ -57,8 +57,18 @@ def _files_sql(files: Sequence[str]) -> str:
     return "[" + ", ".join(lit_str(f) for f in files) + "]"
 
 
+def _text(s: pd.Series) -> np.ndarray:
+    """``s.astype(str)`` as an object array; a categorical column converts each category once, not each row."""
+    if isinstance(s.dtype, pd.CategoricalDtype) and (pd.api.types.is_string_dtype(s.cat.categories.dtype)
+                                                     or s.cat.categories.dtype == object):
+        codes = s.cat.codes.to_numpy()
+        cats = np.append(s.cat.categories.astype(str).to_numpy(dtype=object), np.nan)   # code -1: NaN, as astype
+        return cats[codes]
+    return s.astype(str).to_numpy()
+
+
 def _key_frame(df: pd.DataFrame, key: list[str], tcol: str) -> pd.DataFrame:
-    out = pd.DataFrame({c: (df[c].astype(np.int64) if c == "cpu" else df[c].astype(str)).to_numpy() for c in key})
+    out = pd.DataFrame({c: (df[c].astype(np.int64).to_numpy() if c == "cpu" else _text(df[c])) for c in key})
     out["t"] = tables.ns_of(df[tcol])
     return out
 

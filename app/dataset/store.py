@@ -45,6 +45,7 @@ from urllib.parse import quote, unquote
 import numpy as np
 import pandas as pd
 
+from app import memory
 from app.dataset import integrity, tables
 from app.findings import Finding
 
@@ -450,7 +451,9 @@ class Dataset:
             else:
                 out[c] = iv[c].astype(str).to_numpy(dtype=object)
         for c in counters:
-            out[c] = iv[c].to_numpy(dtype=np.float64)        # NaN (set absent) is stored as NULL
+            v = iv[c].to_numpy(dtype=np.float64)             # NaN (set absent) is stored as NULL
+            if len(v) and not np.isnan(v[0]) or not np.isnan(v).all():
+                out[c] = v      # a counter of a set no record has is left out: the part's schema writes it NULL
         return pd.DataFrame(out), counters
 
     def extract(self, path: str | Path, sets=None, progress: Callable[[str], None] | None = None) -> ExtractResult:
@@ -472,6 +475,7 @@ class Dataset:
             # the SMF reader decodes only the counters kept (memory: the skipped columns are never made), a
             # chunk of records at a time (app/formats/chunks.py)
             need = None if self.keep_samples else interval_counters(sets)
+            memory.streaming_heap()
             return self.add_chunks(read_chunks(data, file, counters=need), file, sha, len(data), sets)
 
     def add_result(self, r, sha: str, size: int, sets) -> ExtractResult:
@@ -491,8 +495,11 @@ class Dataset:
             adder = FileAdder(self, file, sha, size, sets)
             try:
                 for r in chunks:        # meta "more": not the last chunk (app/formats/chunks.py)
-                    adder.add(r, last=not (r.meta or {}).get("more", False))
+                    more = (r.meta or {}).get("more", False)
+                    adder.add(r, last=not more)
                     del r
+                    if more:            # the chunk's blocks go back to the system before the next is decoded
+                        memory.release(collect=False)
                 return adder.finish()
             except BaseException:
                 adder.abort()

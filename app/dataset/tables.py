@@ -122,6 +122,23 @@ def _column(values, kind: str):
     return pa.array(s.fillna(0).to_numpy(dtype=dt), type=_pa_type(kind), mask=mask if mask.any() else None)
 
 
+def _counter_block(table: str, frame: pd.DataFrame, names: list[str]) -> dict:
+    """The counter columns of a samples frame (uint64 without NULLs, the reader's) as Arrow arrays made in one
+    copy: the reader keeps them in one 2-D block in row order, so each column is strided and pyarrow would copy
+    each one on its own, behind a pandas Series a column."""
+    import pyarrow as pa
+
+    if table != "samples":
+        return {}
+    names = [c for c in names if is_counter(c) and frame[c].dtype == np.uint64]
+    if len(names) < 8:
+        return {}
+    mat = np.empty((len(names), len(frame)), np.uint64)        # one row a counter: one copy, no temporaries
+    for i, c in enumerate(names):
+        mat[i] = frame[c].to_numpy()
+    return {c: pa.array(mat[i], type=pa.uint64()) for i, c in enumerate(names)}
+
+
 def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):
     """``frame`` as a pyarrow Table of :func:`schema_of` (``table``, ``counters``): absent columns NULL."""
     import pyarrow as pa
@@ -130,12 +147,19 @@ def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):
     n = len(frame)
     cols = []
     kinds = {str(_pa_type(k)): k for k in (_S, _I32, _I64, _F64, _B, _T, "uint64")}
+    nulls: dict = {}        # one all-NULL array per type, shared by every absent column (a samples part has
+    # 240 counter columns, most of them absent: one array each took 8 bytes a row each)
+    block = _counter_block(table, frame, [f.name for f in schema if f.name in frame.columns])
     for f in schema:
         kind = kinds[str(f.type)]
-        if f.name in frame.columns:
+        if f.name in block:
+            cols.append(block[f.name])
+        elif f.name in frame.columns:
             cols.append(_column(frame[f.name], kind))
         else:
-            cols.append(pa.nulls(n, type=f.type))
+            if f.type not in nulls:
+                nulls[f.type] = pa.nulls(n, type=f.type)
+            cols.append(nulls[f.type])
     return pa.Table.from_arrays(cols, schema=schema)
 
 

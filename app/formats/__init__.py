@@ -23,7 +23,7 @@ import mmap
 import os
 import stat
 import zlib
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -311,11 +311,33 @@ def gunzip(raw, file: str, *, cap: int | None = None, ratio: int | None = None,
     naming the compressed offset and how much decompressed data came before it;
     decompression resumes at the next gzip member header, when there is one.
     """
-    cap = max_bytes() if cap is None else cap
-    ratio = max_ratio() if ratio is None else ratio
-    n = len(raw)
     out = bytearray()
     found: list[Finding] = []
+    stop: list[str] = []
+    for piece in gunzip_pieces(raw, file, found, stop, cap=cap, ratio=ratio, cancel=cancel, kept=lambda: len(out)):
+        out += piece
+        if dedup is not None:
+            dedup.step(out)
+    if dedup is not None and not stop:
+        dedup.step(out, final=True)
+    return out, found, (stop[0] if stop else None)
+
+
+def gunzip_pieces(raw, file: str, found: list[Finding], stop: list[str], *, cap: int | None = None,
+                  ratio: int | None = None, cancel: Cancel | None = None, kept: Callable[[], int] | None = None
+                  ) -> Iterator[bytes]:
+    """:func:`gunzip` as a stream: yields the decompressed data a piece at a time (each piece final: damage
+    inside a piece gives what could be salvaged of it), appends the findings to ``found`` and the sentence of a
+    size-cap or ratio stop to ``stop``.  ``kept()``: the decompressed bytes the caller holds (the cap and the
+    ratio check count those; default: every byte given so far)."""
+    from app.formats.chunks import drop_pages
+
+    cap = max_bytes() if cap is None else cap
+    ratio = max_ratio() if ratio is None else ratio
+    given = [0]
+    if kept is None:
+        kept = lambda: given[0]        # noqa: E731
+    n = len(raw)
     pos = 0
     member = 0
     mv = memoryview(raw)
@@ -333,7 +355,7 @@ def gunzip(raw, file: str, *, cap: int | None = None, ratio: int | None = None,
             pos = nxt
         member += 1
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        start_out = len(out)
+        start_out = kept()
         p = pos
         damaged = False
         while True:
@@ -345,55 +367,61 @@ def gunzip(raw, file: str, *, cap: int | None = None, ratio: int | None = None,
             if not piece:
                 break
             saved = d.copy()
-            before = len(out)
+            before = kept()
+            got = bytearray()
             try:
                 chunk = d.decompress(piece, _OUT_CHUNK)
                 while True:
-                    out += chunk
-                    stop = _over(out, p + len(piece) - len(d.unconsumed_tail), cap, ratio)
-                    if stop:
-                        return out, found, stop
+                    got += chunk
+                    why = _over_n(before + len(got), p + len(piece) - len(d.unconsumed_tail), cap, ratio)
+                    if why:
+                        del got[max(0, cap - before):]
+                        stop.append(why)
+                        given[0] += len(got)
+                        yield bytes(got)
+                        return
                     if not d.unconsumed_tail:
                         break
                     chunk = d.decompress(d.unconsumed_tail, _OUT_CHUNK)
             except zlib.error as exc:
-                del out[before:]                        # keep what earlier pieces gave
-                tail = _salvage(saved, piece, cap - len(out) + 1)
-                out += tail
+                tail = _salvage(saved, piece, cap - before + 1)     # what earlier pieces gave is kept
+                given[0] += len(tail)
+                yield tail
                 damaged = True
                 why = str(exc).replace("Error -3 while decompressing data: ", "")
                 nxt = _find_member(raw, p + 1)
                 crc = "check" in why or "length" in why
+                now = before + len(tail)
                 found.append(make_finding(
                     file, p, "warning" if crc else "error", "gzip-checksum" if crc else "gzip-damaged",
                     (f"gzip member {member} fails its check ({why})" if crc else
                      f"gzip member {member} is damaged in the compressed bytes from offset {p} to {p + len(piece)} "
                      f"({why})"),
                     ("all of its data was decompressed, but it may hold damaged bytes" if crc else
-                     f"{len(out) - start_out:,} bytes of it were recovered (decompressed data up to offset "
-                     f"{len(out)}); the rest of this member is lost"
+                     f"{now - start_out:,} bytes of it were recovered (decompressed data up to offset "
+                     f"{now}); the rest of this member is lost"
                      + (f"; decompression resumed at the next gzip member at offset {nxt}" if nxt is not None
                         else ""))))
                 pos = nxt if nxt is not None else n
                 break
+            drop_pages(raw, p, p + len(piece))          # a mapped file's compressed pages, once read
             p += len(piece) - len(d.unused_data)
-            if dedup is not None:
-                dedup.step(out)
+            given[0] += len(got)
+            yield bytes(got)
+            del got
             if d.eof:
                 break
         if damaged:
             continue
         if not d.eof:
+            now = kept()
             found.append(make_finding(file, n, "warning", "gzip-cut",
                                       f"the gzip file is cut: member {member} ends at the end of the file "
                                       f"(size {n}) before its end marker",
-                                      f"{len(out) - start_out:,} bytes were decompressed from it (up to "
-                                      f"decompressed offset {len(out)}); whatever followed is lost"))
+                                      f"{now - start_out:,} bytes were decompressed from it (up to "
+                                      f"decompressed offset {now}); whatever followed is lost"))
             break
         pos = p
-    if dedup is not None:
-        dedup.step(out, final=True)
-    return out, found, None
 
 
 MEMORY_PER_BYTE = 5          # peak memory of a read, per byte of (decompressed) data: measured 4.7 on 1 GB
@@ -424,14 +452,14 @@ def _memory_short(n: int) -> str | None:
             f"{_fmt_size(avail)} is available")
 
 
-def _over(out: bytearray, consumed: int, cap: int, ratio: int) -> str | None:
-    if len(out) > cap:
-        del out[cap:]
+def _over_n(size: int, consumed: int, cap: int, ratio: int) -> str | None:
+    """Why decompression stops at ``size`` bytes of output from ``consumed`` compressed bytes (None: it goes on)."""
+    if size > cap:
         return (f"decompresses to more than the limit of {_fmt_size(cap)} for one file; raise it with the "
                 "environment variable NESTSCOPE_MAX_BYTES (e.g. NESTSCOPE_MAX_BYTES=16G)")
-    if ratio and len(out) > RATIO_FLOOR and len(out) > ratio * max(consumed, 1):
+    if ratio and size > RATIO_FLOOR and size > ratio * max(consumed, 1):
         return (f"expanded more than {ratio} times ({_fmt_size(consumed)} of gzip gave over "
-                f"{_fmt_size(len(out))}): a decompression bomb or a file of nothing but repeats; if it is real "
+                f"{_fmt_size(size)}): a decompression bomb or a file of nothing but repeats; if it is real "
                 "data, set NESTSCOPE_MAX_RATIO=0")
     return None
 

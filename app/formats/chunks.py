@@ -1,12 +1,23 @@
 """A file read in chunks of records, for ``extract`` (issue 24): decoded memory bounded by a chunk, not the file.
 
-:func:`read_chunks` yields one :class:`~app.formats.schema.ReadResult` per chunk.  A plain (not compressed, not
-tersed) SMF file whose records are a clean chain of RDWs from its first byte is cut at record boundaries every
-``chunk_bytes`` (the RDW chain is walked; each chunk's bytes are copied for the reader): each chunk is decoded by
-the same reader as a whole file, its ``offset`` column and its findings' offsets are those of the whole file, and
-the pages of a memory-mapped file are handed back to the kernel once its chunk is copied.  ``meta["more"]`` is
-True on every chunk but the last.  Every other file (gzip, terse, MONWRITE, blocked or damaged framing) is read
-whole, as one chunk: :func:`chunked` says which way a file goes.
+:func:`read_chunks` yields one :class:`~app.formats.schema.ReadResult` per chunk, each cut at a record (or block)
+boundary every ``chunk_bytes`` of (decompressed) data and decoded by the same reader as a whole file; its
+``offset`` column and its findings' offsets are those of the whole (decompressed) data.  ``meta["more"]`` is
+True on every chunk but the last.  What is streamed:
+
+* a plain SMF file whose records are a clean chain of RDWs from its first byte: the RDW chain is walked in
+  the memory-mapped file, each chunk's bytes copied for the reader, its pages handed back to the kernel;
+* a plain SMF file of blocks (BDW, spanned VBS segments): cut before a block whose first segment starts a
+  record (never inside a spanned record);
+* a gzip file holding either (:func:`app.formats.gunzip_pieces`: decompressed a piece at a time, never
+  whole): the gzip findings (damage, cut, trailing bytes) come with the chunk being read when they occur, the
+  size cap and the expansion ratio count the bytes decompressed so far.  Repeated records are not dropped
+  while decompressing (:mod:`app.formats.stream_dedup` keeps a whole file small in memory; a chunk is small
+  anyway): the reader drops those of one chunk, the dataset keeps every sample once by its identity.
+
+When the (decompressed) data's chain breaks (damage), the rest is read in one piece.  Every other file
+(tersed, MONWRITE, nested gzip, damaged framing at the start, or data within one chunk) is read whole, as one
+chunk: :func:`chunked` says which plain files are cut.
 
 File-level checks see one chunk at a time: a record that repeats one of another chunk is not dropped by the
 reader (the dataset keeps every sample once by its identity, whatever brought it), and findings that are only
@@ -17,14 +28,18 @@ from __future__ import annotations
 
 import mmap
 import os
-from collections.abc import Collection, Iterator
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator
 
-from app.findings import Finding
+from app.findings import Finding, make_finding
 from app.formats.schema import ReadResult
 
-__all__ = ["CHUNK_BYTES", "chunk_bytes", "chunked", "drop_pages", "read_chunks"]
+__all__ = ["CHUNK_BYTES", "chunk_bytes", "chunked", "stream_mode", "drop_pages", "read_chunks"]
 
 CHUNK_BYTES = 32 << 20          # input bytes per chunk (NESTSCOPE_EXTRACT_CHUNK_MB overrides)
+DECIDE_BYTES = 1 << 20          # (decompressed) bytes looked at to decide whether a stream is cut in chunks
+_PIECE = 8 << 20                # bytes of a plain blocked file copied at a time
+_BROKEN = -1
 
 
 def chunk_bytes() -> int:
@@ -47,15 +62,100 @@ def chunked(data) -> bool:
     return detect_framing_at(data) == ("rdw", 0)
 
 
+def stream_mode(head) -> str | None:
+    """How data starting with ``head`` is cut: ``"rdw"`` (a clean RDW chain from its first byte), ``"blocked"``
+    (BDW blocks from its first byte), or None (not cut: read whole)."""
+    from app.formats import terse
+    from app.formats.monwrite_blocks import looks_like_monwrite
+    from app.formats.smf_framing import detect_framing_at
+
+    if len(head) < 64 or head[:2] == b"\x1f\x8b" or terse.looks_tersed(head) or looks_like_monwrite(head):
+        return None
+    return {("rdw", 0): "rdw", ("bdw", 0): "blocked"}.get(detect_framing_at(head))
+
+
+def _rdw_end(buf, step: int, final: bool) -> int | None:
+    """Where a chunk of RDW records of ``buf`` ends: after the first record starting at or past ``step``;
+    None: more data is needed; :data:`_BROKEN`: the chain breaks."""
+    from app.formats import kernel
+    from app.formats.smf_resync import MIN_LEN
+
+    _offs, end, status = kernel.rdw_offsets(buf, 0, step, MIN_LEN)
+    if status < 0:
+        return _BROKEN
+    if status == 0 or end > len(buf):   # the records read end before ``step`` or the last one is cut
+        return len(buf) if final else None
+    return end
+
+
+def _block_end(buf, step: int, final: bool):
+    """Where a chunk of blocks of ``buf`` ends: before the first block at or past ``step`` whose first segment
+    is a whole record or a record's first segment; or, in a block that starts with the last segment of a
+    spanned record (VBS: QSAM fills each block, so most blocks do), after that segment: the chunk ends with
+    the block cut to that one segment, the rest of the block (behind a descriptor of its new length) starts
+    the next chunk, so no record is cut and none is read twice (returned as (cut, segment length)).  None:
+    more data is needed; :data:`_BROKEN`: a block descriptor is not valid (the rest is read in one piece)."""
+    n, p = len(buf), 0
+    while p + 8 <= n:
+        if buf[p] & 0x80:                    # extended BDW: 31-bit length
+            bl = int.from_bytes(bytes(buf[p:p + 4]), "big") & 0x7FFFFFFF
+        elif buf[p + 2] or buf[p + 3]:
+            return _BROKEN
+        else:
+            bl = (buf[p] << 8) | buf[p + 1]
+        if bl < 8:
+            return _BROKEN
+        ctl = buf[p + 6]
+        if p >= step and not ctl & 0x80:
+            if ctl & 0x03 in (0, 1):
+                return p
+            sl = (buf[p + 4] << 8) | buf[p + 5]
+            if ctl & 0x03 == 2 and 4 < sl and 4 + sl < bl <= n - p:
+                return p, sl
+        if p + bl > n:
+            break
+        p += bl
+    return n if final else None
+
+
+def _bdw(like: int, length: int) -> bytes:
+    """A block descriptor of ``length`` in the form of the one whose first byte is ``like``."""
+    return (length | 0x80000000).to_bytes(4, "big") if like & 0x80 else length.to_bytes(2, "big") + b"\0\0"
+
+
+def _take(buf: bytearray, end) -> tuple[bytes, int]:
+    """Take the chunk ``end`` (:func:`_rdw_end` / :func:`_block_end`) off the front of ``buf``; returns its bytes
+    and how far the offsets of what is left in ``buf`` move (their offset in the data = local + that)."""
+    if isinstance(end, int):
+        with memoryview(buf) as mv:             # one copy (a slice of a bytearray would be a second)
+            piece = bytes(mv[:end])
+        del buf[:end]
+        return piece, end
+    p, sl = end                                 # block p cut after its first segment (sl bytes)
+    like = buf[p]
+    bl = (int.from_bytes(bytes(buf[p:p + 4]), "big") & 0x7FFFFFFF) if like & 0x80 else (buf[p] << 8) | buf[p + 1]
+    with memoryview(buf) as mv:
+        piece = b"".join((mv[:p], _bdw(like, 4 + sl), mv[p + 4:p + 4 + sl]))
+    del buf[:p + 4 + sl]
+    buf[0:0] = _bdw(like, bl - sl)
+    return piece, p + sl
+
+
+_OFFSET = re.compile(r"\boffset (\d+)(?: \(0x[0-9A-F]+\))?")
+
+
 def _shift(f: Finding, pos: int) -> Finding:
+    """The finding ``f`` of a chunk read from ``pos``: its offset and every offset its message names (where it
+    resumed, where a valid block starts...) are those of the whole data."""
     if f.offset is None or not pos:
         return f
-    old = f"{f.file}: offset {f.offset} (0x{f.offset:X}): "
-    new_off = f.offset + pos
-    msg = f.message
-    if msg.startswith(old):
-        msg = f"{f.file}: offset {new_off} (0x{new_off:X}): " + msg[len(old):]
-    return Finding(file=f.file, offset=new_off, severity=f.severity, code=f.code, message=msg, key=dict(f.key))
+
+    def moved(m: re.Match) -> str:
+        o = int(m.group(1)) + pos
+        return f"offset {o} (0x{o:X})" if m.group(0).endswith(")") else f"offset {o}"
+    return Finding(file=f.file, offset=f.offset + pos, severity=f.severity, code=f.code,
+                   message=f"{f.file}: " + _OFFSET.sub(moved, f.message[len(f.file) + 2:])
+                   if f.message.startswith(f"{f.file}: ") else _OFFSET.sub(moved, f.message), key=dict(f.key))
 
 
 def drop_pages(data, start: int, end: int) -> None:
@@ -82,6 +182,17 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
     n = len(data)
     size = n if size is None else size
     step = chunk or chunk_bytes()
+    if n > 64 and data[:2] == b"\x1f\x8b":
+        yield from _gzip_chunks(data, file, counters, size, step)
+        return
+    from app.formats import terse
+
+    if n > 64 and terse.looks_tersed(data):
+        yield from _terse_chunks(data, file, counters, size, step)
+        return
+    if n > step and not chunked(data) and stream_mode(data[:DECIDE_BYTES]) == "blocked":
+        yield from _cut(_map_pieces(data), "blocked", file, counters, size, step, str, lambda: [])
+        return
     if n <= step or not chunked(data):
         r = read_bytes(data, file, counters=counters)
         r.size = size
@@ -107,3 +218,176 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
         r.meta["more"] = end < n              # another chunk follows
         yield r
         pos = end
+
+
+def _map_pieces(data) -> Iterator[bytes]:
+    """The bytes of a plain file a piece at a time (the pages of a mapped file handed back once copied)."""
+    for a in range(0, len(data), _PIECE):
+        piece = bytes(data[a:a + _PIECE])
+        drop_pages(data, a, a + len(piece))
+        yield piece
+
+
+def _gzip_chunks(data, file: str, counters, size: int, step: int) -> Iterator[ReadResult]:
+    """A gzip file decompressed a piece at a time and cut in chunks of ``step`` decompressed bytes, when what
+    it holds is plain SMF (RDW or blocks); else read whole."""
+    from app.formats import gunzip_pieces
+
+    found: list[Finding] = []
+    stop: list[str] = []
+    yield from _streamed(data, file, counters, size, step, gunzip_pieces(data, file, found, stop),
+                         lambda f: f + "+gzip", lambda: _drain(file, found, stop), stop)
+
+
+def _terse_chunks(data, file: str, counters, size: int, step: int) -> Iterator[ReadResult]:
+    """A tersed data set untersed a piece at a time (on a thread, :func:`app.formats.terse.unterse` writes its
+    output a piece at a time) and cut in chunks, when it holds plain SMF; else read whole."""
+    import queue
+    import threading
+
+    from app.formats import max_bytes, max_ratio, terse
+
+    hdr = terse.parse_header(data)
+    q: queue.Queue = queue.Queue(maxsize=2)
+    quit_ = threading.Event()
+    box: dict = {}
+    stop: list[str] = []
+    found: list[Finding] = []
+
+    def put(item) -> None:
+        while not quit_.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def run() -> None:
+        try:
+            box["info"] = terse.unterse(data, file, write=lambda mv: put(bytes(mv)), cap=max_bytes(),
+                                        ratio=max_ratio(), cancel=quit_.is_set)[1]
+        except BaseException as exc:  # noqa: BLE001 - handed to the reading thread
+            box["exc"] = exc
+        finally:
+            put(None)
+
+    def pieces() -> Iterator[bytes]:
+        t = threading.Thread(target=run, name="unterse", daemon=True)
+        t.start()
+        try:
+            while True:
+                item = q.get()
+                if item is None:
+                    break
+                yield item
+            t.join()
+            if "exc" in box:
+                raise box.pop("exc")
+            info = box.get("info")
+            if info is not None:
+                found.extend(info.findings)
+                if info.stop:
+                    stop.append(info.stop)
+        finally:
+            quit_.set()
+
+    yield from _streamed(data, file, counters, size, step, pieces(),
+                         lambda f: f"terse {hdr.mode} + {f.upper()}", lambda: _drain(file, found, stop), stop)
+
+
+def _drain(file: str, found: list[Finding], stop: list[str]) -> list[Finding]:
+    """The source's findings since last asked; a size-cap or ratio stop as an error finding."""
+    out = list(found)
+    del found[:]
+    if stop:            # the chunks before were read (a whole file's read stops before any record)
+        out.append(make_finding(file, None, "error", "too-large", stop.pop(),
+                                "decompression stopped there; the records before it were read"))
+    return out
+
+
+def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[bytes], framing: Callable[[str], str],
+              extra: Callable[[], list[Finding]], stop: list[str]) -> Iterator[ReadResult]:
+    """Decompressed pieces ``src`` of ``data``: cut in chunks when its first ``step`` bytes say plain SMF, else
+    ``data`` read whole by the whole-file reader (small, not plain SMF, or stopped early)."""
+    from app.formats import read_bytes
+
+    head = bytearray()
+    for piece in src:                   # the head decides; it is also the stream's first bytes
+        head += piece
+        if len(head) > step:
+            break
+    mode = stream_mode(bytes(head[:DECIDE_BYTES])) if len(head) > step and not stop else None
+    if mode is None:
+        src.close()
+        r = read_bytes(data, file, counters=counters)
+        r.size = size
+        yield r
+        return
+
+    hold = [head]
+    del head
+
+    def pieces() -> Iterator[bytes]:
+        yield hold.pop()                # handed over, not copied (the cut takes it as its buffer)
+        yield from src
+    yield from _cut(pieces(), mode, file, counters, size, step, framing, extra)
+
+
+def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, step: int,
+         framing: Callable[[str], str], extra: Callable[[], list[Finding]]) -> Iterator[ReadResult]:
+    """Decode a stream of bytes (``pieces``) in chunks cut at record (``mode`` "rdw") or block ("blocked")
+    boundaries every ``step`` bytes; ``extra()`` gives the findings of the source since it was last asked
+    (they go with the chunk being read); ``framing`` names a chunk's framing from what the reader found."""
+    from app.formats import read_bytes
+
+    end_of = _rdw_end if mode == "rdw" else _block_end
+    it = iter(pieces)
+    buf = bytearray()
+    base = 0
+    done = False
+    whole = False                       # the chain broke: the rest is read in one piece
+    while True:
+        while not done and (whole or len(buf) <= step):
+            try:
+                more = next(it)
+            except StopIteration:
+                done = True
+                break
+            if not buf and isinstance(more, bytearray):
+                buf = more              # the first piece (the head) is taken as it is
+            else:
+                buf += more
+            del more
+        end = len(buf) if whole else end_of(buf, step, done)
+        if end == _BROKEN:
+            whole = True
+            continue
+        if end is None:                 # a record or block runs past what was read: read on
+            try:
+                buf += next(it)
+            except StopIteration:
+                done = True
+            continue
+        while not done and end == len(buf):     # whether anything follows this chunk
+            try:
+                buf += next(it)
+            except StopIteration:
+                done = True
+        piece, moved = _take(buf, end)
+        r = read_bytes(piece, file, counters=counters)
+        del piece
+        if base:
+            if len(r.samples):
+                r.samples["offset"] = r.samples["offset"].to_numpy() + base
+            if r.partitions is not None and "offset" in r.partitions.columns:
+                r.partitions["offset"] = r.partitions["offset"].to_numpy() + base
+            r.findings = [_shift(f, base) for f in r.findings]
+        r.findings = [*extra(), *r.findings]
+        r.framing = framing(r.framing)
+        r.size = size
+        last = done and not buf
+        r.meta["more"] = not last
+        base += moved
+        yield r
+        if last:
+            return
