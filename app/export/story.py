@@ -69,7 +69,8 @@ def side_text(sel, max_names: int = 4, tz: str = "utc") -> str:
     name = name[:1].upper() + name[1:]
     if not len(m):
         return f"{name}: no intervals"
-    names = [f"{r['lpar']} on {r['cec']} ({r['generation']})" for r in m.to_dict("records")]
+    names = [f"{r['lpar']} on {r['cec']} ({r['generation']})"
+             for r in m[["lpar", "cec", "generation"]].to_dict("records")]
     what = ", ".join(names[:max_names]) + (f" and {len(names) - max_names} more" if len(names) > max_names else "")
     if tz != "utc" and getattr(sel, "workspace", None) is not None:
         from app.export.tables import zoned_times
@@ -190,7 +191,7 @@ def config_changes(sel) -> dict[tuple[str, str], list[str]]:
     if lo is None:
         return out
     m = sel.metrics("lpar")
-    keys = {(str(r["cec"]), str(r["lpar"])) for r in m.to_dict("records")}
+    keys = {(str(r["cec"]), str(r["lpar"])) for r in m[["cec", "lpar"]].to_dict("records")}
     parts = sel.workspace.partitions
     if parts is not None and len(parts):
         p = parts.loc[(parts["time"] > lo) & (parts["time"] <= hi)]
@@ -235,7 +236,7 @@ def configuration(c, changes: tuple[dict, dict] | None = None) -> pd.DataFrame:
         changes = config_changes(sel) if side is None else side
         cls = sel.metrics("class")
         parts = sel.workspace.partitions
-        for r in sel.metrics("lpar").to_dict("records"):
+        for r in sel.metrics("lpar")[["cec", "lpar", "generation"]].to_dict("records"):
             cec, lpar = str(r["cec"]), str(r["lpar"])
             procs = weights = capped = ""
             if parts is not None and len(parts):
@@ -296,7 +297,7 @@ def caveats(c, changes: tuple[dict, dict] | None = None) -> list[str]:
         if lo is None:
             continue
         cov = coverage(sel.workspace.intervals, "lpar", lo, hi)
-        mine = {(str(r["cec"]), str(r["lpar"])) for r in sel.metrics("lpar").to_dict("records")}
+        mine = {(str(r["cec"]), str(r["lpar"])) for r in sel.metrics("lpar")[["cec", "lpar"]].to_dict("records")}
         for r in cov.to_dict("records"):
             if (str(r["cec"]), str(r["lpar"])) in mine and r["coverage_note"] and float(r["coverage_pct"]) < 99.0:
                 out.append(f"{r['lpar']} on {r['cec']} ({sel.name}): its CPUs' data {r['coverage_note']}.")
