@@ -184,6 +184,30 @@ def class_cpu_counts(sel) -> pd.DataFrame:
     return out[["cec", "lpar", "class", "interval_end", "n_cpus"]]
 
 
+def class_cpus(sel) -> pd.DataFrame:
+    """Per processor class of a selection (window, nodes, shift): ``cec``, ``lpar``, ``class`` and ``n_cpus``, the
+    CPUs with counters over the whole window, in the rows and order of its ``class`` metrics frame (the distinct
+    CPUs of each class's rows, sorted as the report sorts), without summing every counter for them."""
+    from app.engine.aggregate import select_rows
+    from app.engine.shift import apply_shift
+
+    ws = sel.workspace
+    shift = sel.shift if sel.shift is not None and not sel.shift.is_empty else None
+    if sel.nodes is not None and any(tuple(k)[0] in ("pool", "core") for k in sel.nodes):
+        return sel.metrics("class")[["cec", "lpar", "class", "n_cpus"]]       # pool/core rows: the engine's
+    rows = select_rows(apply_shift(ws.intervals, shift, ws.zones if shift is not None and shift.tz != "utc" else None),
+                       sel.start, sel.end, list(sel.nodes) if sel.nodes is not None else None)
+    keys = ["cec", "lpar", "system", "os", "class"]
+    if not len(rows):
+        return pd.DataFrame(columns=["cec", "lpar", "class", "n_cpus"])
+    g = rows.groupby(keys, observed=True, sort=False, dropna=False)
+    out = g.agg(interval_end=("interval_end", "max"), n_cpus=("cpu", "nunique")).reset_index()
+    for c in keys:
+        out[c] = out[c].astype(object)
+    out = out.sort_values([*keys, "interval_end"], kind="stable", ignore_index=True)
+    return out[["cec", "lpar", "class", "n_cpus"]]
+
+
 def config_changes(sel) -> dict[tuple[str, str], list[str]]:
     """Per (cec, lpar) of a side: the changes of weight or processor count inside its window, as text."""
     out: dict[tuple[str, str], list[str]] = {}
@@ -234,7 +258,7 @@ def configuration(c, changes: tuple[dict, dict] | None = None) -> pd.DataFrame:
     for sel, side in zip((c.before, c.after), changes or (None, None)):
         lo, hi = _window(sel)
         changes = config_changes(sel) if side is None else side
-        cls = sel.metrics("class")
+        cls = class_cpus(sel)           # the CPUs per class of the class rows, without their metrics
         parts = sel.workspace.partitions
         for r in sel.metrics("lpar")[["cec", "lpar", "generation"]].to_dict("records"):
             cec, lpar = str(r["cec"]), str(r["lpar"])
