@@ -36,7 +36,9 @@ class _Version(argparse._VersionAction):
         super().__call__(parser, namespace, values, option_string)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command (``command`` given: that command's own, the others registered by name only, so
+    that one command's start imports and builds nothing for the others; usage lines and errors are the same)."""
     from app import __version__
 
     p = _Parser(prog="nestscope", description="IBM Z CPU MF analyzer for SMF 113 and z/VM MONWRITE data. "
@@ -46,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action=_Version, version=f"nestscope {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     for name in COMMANDS:
+        if command is not None and name != command:
+            sub.add_parser(name)
+            continue
         mod = importlib.import_module(f"app.commands.{name}")
         mod.add_parser(sub)
     return p
@@ -67,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in COMMANDS and (not argv[0].startswith("-")
                                                  or argv[0].split("=")[0] in GUI_OPTIONS)):
         argv = ["gui", *argv]
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     mod = importlib.import_module(f"app.commands.{args.command}")
     if args.command != "gui":

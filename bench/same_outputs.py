@@ -8,11 +8,18 @@ class, with a shift) and ``export`` (csv; with and without a comparison) plus a 
 stderr) on the bundled samples (``resources/samples``) with each checkout's ``app`` (PYTHONPATH), and prints
 one line per case: same / DIFFERENT.  The workspace cache is off (NESTSCOPE_CACHE=0) so that both sides decode.
 Exit code 0 when every case is byte-identical (stdout, stderr with the checkout's path removed, exit code).
+
+Decks and workbooks (``export ... --out x.pptx|x.xlsx``: a comparison deck with and without a shift, one over the
+same files with two shifts, the whole-sample deck, the comparison and plain workbooks) are compared part by part:
+every part of the file, and every part of each embedded chart workbook, byte for byte, with only the times of the run in the
+``docProps/core.xml`` parts (created, modified, last printed) left out.
 """
 
 from __future__ import annotations
 
+import io
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -55,11 +62,32 @@ def run(root: str, argv: list[str], tmp: str) -> tuple[int, bytes, bytes]:
     return p.returncode, p.stdout, p.stderr.replace(str(Path(root).resolve()).encode(), b"<root>")
 
 
+_RUN_TIME = re.compile(rb"(<(?:dcterms:created|dcterms:modified|cp:lastPrinted)\b[^>]*>)[^<]*(</)")
+
+
+def zip_parts(data: bytes, prefix: str = "") -> bytes:
+    """A zip file (a deck or a workbook) as one text of its parts in name order, each part's bytes as they are,
+    an embedded workbook's parts the same way, the run's time left out of ``docProps/core.xml``."""
+    import zipfile
+
+    out = []
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        for name in sorted(z.namelist()):
+            body = z.read(name)
+            if name.endswith(".xlsx"):
+                body = zip_parts(body, prefix + name + "!")
+            elif name.endswith("docProps/core.xml"):
+                body = _RUN_TIME.sub(rb"\1<run time>\2", body)
+            out.append(f"== {prefix}{name} ({len(body)} bytes)\n".encode() + body + b"\n")
+    return b"".join(out)
+
+
 def export_csv(root: str, argv: list[str], tmp: str) -> tuple[int, bytes, bytes]:
     code, out, err = run(root, argv, tmp)
-    target = Path(tmp) / "out.csv"
-    body = target.read_bytes() if target.exists() else b""
-    if target.exists():
+    body = b""
+    for target in sorted(Path(tmp).glob("out.*")):
+        data = target.read_bytes()
+        body += zip_parts(data) if target.suffix in (".pptx", ".xlsx") else data
         target.unlink()
     return code, out + body, err.replace(tmp.encode(), b"<tmp>")
 
@@ -72,7 +100,18 @@ def main() -> int:
     before = [p for p in zos if "before_" in Path(p).name]
     after = [p for p in zos if "after_" in Path(p).name]
     exports = [("export-csv", ["export", *zos, "--out", "{tmp}/out.csv"]),
-               ("export-compare-csv", ["export", "--before", *before, "--after", *after, "--out", "{tmp}/out.csv"])]
+               ("export-compare-csv", ["export", "--before", *before, "--after", *after, "--out", "{tmp}/out.csv"]),
+               ("export-compare-pptx", ["export", "--before", *before, "--after", *after, "--out", "{tmp}/out.pptx"]),
+               ("export-compare-shift-pptx", ["export", "--before", *before, "--after", *after, "--hours", "08-17",
+                                              "--days", "mon-fri", "--also-shift", "22-06", "--out",
+                                              "{tmp}/out.pptx"]),
+               ("export-compare-lpar-pptx", ["export", "--before", *before, "--after", *after, "--lpar", "ZOSA",
+                                             "--compare-by", "class", "--out", "{tmp}/out.pptx"]),
+               ("export-compare-same-pptx", ["export", "--before", *zos, "--after", *zos, "--before-hours", "08-17",
+                                             "--after-hours", "22-06", "--out", "{tmp}/out.pptx"]),
+               ("export-compare-xlsx", ["export", "--before", *before, "--after", *after, "--out", "{tmp}/out.xlsx"]),
+               ("export-pptx", ["export", *s, "--out", "{tmp}/out.pptx"]),
+               ("export-xlsx", ["export", *zos, "--by", "class", "--out", "{tmp}/out.xlsx"])]
     bad = 0
     for name, argv in cases() + exports:
         if only not in name:
@@ -89,7 +128,11 @@ def main() -> int:
         if not same:
             for label, (x, y) in (("stdout", (got[0][1], got[1][1])), ("stderr", (got[0][2], got[1][2]))):
                 if x != y:
-                    print(f"   {label} first: {x[:300]!r}\n   {label} second: {y[:300]!r}")
+                    at = next((i for i in range(min(len(x), len(y))) if x[i] != y[i]), min(len(x), len(y)))
+                    part = x.rfind(b"\n== ", 0, at) + 1       # a deck's or workbook's part: its header line
+                    where = x[part:x.find(b"\n", part)].decode(errors="replace") + ", " if part else ""
+                    print(f"   {label} differs at byte {at} ({where}first / second):\n"
+                          f"   {x[max(0, at - 150):at + 150]!r}\n   {y[max(0, at - 150):at + 150]!r}")
     print(f"{bad} case(s) differ" if bad else "every case byte-identical")
     return 1 if bad else 0
 

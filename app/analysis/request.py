@@ -149,14 +149,22 @@ def plan_export(spec: ExportSpec, names: OptionNames = cli_option) -> ExportPlan
     out.messages += read.messages
     if not read.readable:
         return out.fail(NOTHING_READABLE, *read.nothing_readable("given"))
+    ws = None
+    if comparison is not None and not spec.files and not spec.lpars and not spec.profile \
+            and spec.target.lower().endswith((".pptx", ".csv")):
+        # a deck or CSV of the comparison's own files: the sides' workspaces instead of a third one (app.analysis.sides)
+        from app.analysis.sides import export_workspace
+        ws = export_workspace(read.results, comparison,
+                              lambda: make_workspace(read.results, spec.formulas, spec.keep_implausible),
+                              spec.formulas, spec.keep_implausible)
     try:
-        ws = make_workspace(read.results, spec.formulas, spec.keep_implausible)
+        ws = ws if ws is not None else make_workspace(read.results, spec.formulas, spec.keep_implausible)
     except FormulaFileError as exc:
         return out.fail(BAD_REQUEST, Message("error", f"{names(None, 'formulas')} {exc}"))
     nodes, unknown = lpar_nodes(ws, spec.lpars)
     if unknown:
         return out.fail(BAD_REQUEST, Message("error", f"{names(None, 'lpar')} {', '.join(unknown)}: not in the files"))
-    tz = spec.tz or ws.zones.default()
+    tz = spec.tz or (ws.default_zone() if hasattr(ws, "default_zone") else ws.zones.default())
     out.request = ExportRequest(ws, by=spec.by, start=spec.start, end=spec.end, nodes=nodes,
                                 shift=zoned(shift, ws, tz), comparison=comparison, title=spec.title,
                                 also_shift=zoned(also, ws, tz), profile=spec.profile, tz=tz,

@@ -90,7 +90,8 @@ class Selection:
         the window in ``tz`` (``local``: each LPAR's own offsets; the zone named after it)."""
         m = self.metrics("lpar")
         if len(m):
-            names = [f"{r['lpar']} on {r['cec']} ({r['generation']})" for r in m.to_dict("records")]
+            names = [f"{r['lpar']} on {r['cec']} ({r['generation']})"
+                     for r in m[["lpar", "cec", "generation"]].to_dict("records")]
             what = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
             if tz in (None, "utc") or getattr(self.workspace, "zones", None) is None:
                 first, last = m["interval_start"].min(), m["interval_end"].max()
@@ -403,7 +404,7 @@ def ratio_delta(before, after) -> tuple[float, float]:
 
 def _pair_keys(mb: pd.DataFrame, ma: pd.DataFrame, by: str) -> tuple[list[str], list[str]]:
     def lp(frame):
-        return [(str(r["cec"]), str(r["lpar"])) for r in frame.to_dict("records")]
+        return [(str(r["cec"]), str(r["lpar"])) for r in frame[["cec", "lpar"]].to_dict("records")]
 
     lb, la = lp(mb), lp(ma)
     ub, ua = set(lb), set(la)

@@ -113,10 +113,12 @@ def coverage(iv: pd.DataFrame, level: str, start=None, end=None) -> pd.DataFrame
     cols = (keys or []) + ["coverage_pct", "coverage_note"]
     if keys is None or not len(iv):
         return pd.DataFrame(columns=cols)
-    r = iv.loc[window_mask(iv["interval_end"], start, end)]
+    child = _CHILD[level]
+    # only the columns the spans read (not a copy of every counter of the window's rows)
+    need = list(dict.fromkeys([*keys, *child, "interval_start", "interval_end", "interval_s"]))
+    r = iv.loc[window_mask(iv["interval_end"], start, end), need]
     if not len(r):
         return pd.DataFrame(columns=cols)
-    child = _CHILD[level]
     spans = (r.groupby(keys + child, observed=True, sort=True)
              .agg(first=("interval_start", "min"), last=("interval_end", "max"), step=("interval_s", "median"))
              .reset_index())

@@ -8,6 +8,8 @@ invalidates the caches.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -32,6 +34,20 @@ __all__ = ["Workspace"]
 
 PARTITION_COLUMNS = ["cec", "lpar", "lpar_number", "class", "cpus", "weight", "capped", "busy_pct", "time"]
 _CACHE = 16
+# inside frames_not_kept() (per thread): metrics frames are handed over as computed, not kept in the frame cache
+_NOT_KEPT: contextvars.ContextVar[bool] = contextvars.ContextVar("nestscope_frames_not_kept", default=False)
+
+
+@contextlib.contextmanager
+def frames_not_kept():
+    """Inside (on this thread only): a metrics frame a workspace computes is handed over without a copy kept in its
+    frame cache (frames already kept are still reused).  For a writer that computes each level once and lets it go
+    when written (the workbook): its peak holds the level being written, not every level's frames twice."""
+    token = _NOT_KEPT.set(True)
+    try:
+        yield
+    finally:
+        _NOT_KEPT.reset(token)
 # levels whose every node's rows are kept as one frame (prepare_level) and sliced for a selection
 SLICED_LEVELS = ("lpar_interval", "class_interval", "cec_interval")
 _LEVEL_FRAMES = 9          # prepared (level, window) frames kept (LRU); the month's three are ~23 MB, its pools ~3 MB
@@ -617,6 +633,8 @@ class Workspace:
             self._mcache.move_to_end(key)
             return hit.copy()
         out = compute()
+        if _NOT_KEPT.get():
+            return out
         self._mcache[key] = out
         while len(self._mcache) > _CACHE:
             self._mcache.popitem(last=False)

@@ -69,7 +69,8 @@ def side_text(sel, max_names: int = 4, tz: str = "utc") -> str:
     name = name[:1].upper() + name[1:]
     if not len(m):
         return f"{name}: no intervals"
-    names = [f"{r['lpar']} on {r['cec']} ({r['generation']})" for r in m.to_dict("records")]
+    names = [f"{r['lpar']} on {r['cec']} ({r['generation']})"
+             for r in m[["lpar", "cec", "generation"]].to_dict("records")]
     what = ", ".join(names[:max_names]) + (f" and {len(names) - max_names} more" if len(names) > max_names else "")
     if tz != "utc" and getattr(sel, "workspace", None) is not None:
         from app.export.tables import zoned_times
@@ -183,6 +184,30 @@ def class_cpu_counts(sel) -> pd.DataFrame:
     return out[["cec", "lpar", "class", "interval_end", "n_cpus"]]
 
 
+def class_cpus(sel) -> pd.DataFrame:
+    """Per processor class of a selection (window, nodes, shift): ``cec``, ``lpar``, ``class`` and ``n_cpus``, the
+    CPUs with counters over the whole window, in the rows and order of its ``class`` metrics frame (the distinct
+    CPUs of each class's rows, sorted as the report sorts), without summing every counter for them."""
+    from app.engine.aggregate import select_rows
+    from app.engine.shift import apply_shift
+
+    ws = sel.workspace
+    shift = sel.shift if sel.shift is not None and not sel.shift.is_empty else None
+    if sel.nodes is not None and any(tuple(k)[0] in ("pool", "core") for k in sel.nodes):
+        return sel.metrics("class")[["cec", "lpar", "class", "n_cpus"]]       # pool/core rows: the engine's
+    rows = select_rows(apply_shift(ws.intervals, shift, ws.zones if shift is not None and shift.tz != "utc" else None),
+                       sel.start, sel.end, list(sel.nodes) if sel.nodes is not None else None)
+    keys = ["cec", "lpar", "system", "os", "class"]
+    if not len(rows):
+        return pd.DataFrame(columns=["cec", "lpar", "class", "n_cpus"])
+    g = rows.groupby(keys, observed=True, sort=False, dropna=False)
+    out = g.agg(interval_end=("interval_end", "max"), n_cpus=("cpu", "nunique")).reset_index()
+    for c in keys:
+        out[c] = out[c].astype(object)
+    out = out.sort_values([*keys, "interval_end"], kind="stable", ignore_index=True)
+    return out[["cec", "lpar", "class", "n_cpus"]]
+
+
 def config_changes(sel) -> dict[tuple[str, str], list[str]]:
     """Per (cec, lpar) of a side: the changes of weight or processor count inside its window, as text."""
     out: dict[tuple[str, str], list[str]] = {}
@@ -190,7 +215,7 @@ def config_changes(sel) -> dict[tuple[str, str], list[str]]:
     if lo is None:
         return out
     m = sel.metrics("lpar")
-    keys = {(str(r["cec"]), str(r["lpar"])) for r in m.to_dict("records")}
+    keys = {(str(r["cec"]), str(r["lpar"])) for r in m[["cec", "lpar"]].to_dict("records")}
     parts = sel.workspace.partitions
     if parts is not None and len(parts):
         p = parts.loc[(parts["time"] > lo) & (parts["time"] <= hi)]
@@ -233,9 +258,9 @@ def configuration(c, changes: tuple[dict, dict] | None = None) -> pd.DataFrame:
     for sel, side in zip((c.before, c.after), changes or (None, None)):
         lo, hi = _window(sel)
         changes = config_changes(sel) if side is None else side
-        cls = sel.metrics("class")
+        cls = class_cpus(sel)           # the CPUs per class of the class rows, without their metrics
         parts = sel.workspace.partitions
-        for r in sel.metrics("lpar").to_dict("records"):
+        for r in sel.metrics("lpar")[["cec", "lpar", "generation"]].to_dict("records"):
             cec, lpar = str(r["cec"]), str(r["lpar"])
             procs = weights = capped = ""
             if parts is not None and len(parts):
@@ -296,7 +321,7 @@ def caveats(c, changes: tuple[dict, dict] | None = None) -> list[str]:
         if lo is None:
             continue
         cov = coverage(sel.workspace.intervals, "lpar", lo, hi)
-        mine = {(str(r["cec"]), str(r["lpar"])) for r in sel.metrics("lpar").to_dict("records")}
+        mine = {(str(r["cec"]), str(r["lpar"])) for r in sel.metrics("lpar")[["cec", "lpar"]].to_dict("records")}
         for r in cov.to_dict("records"):
             if (str(r["cec"]), str(r["lpar"])) in mine and r["coverage_note"] and float(r["coverage_pct"]) < 99.0:
                 out.append(f"{r['lpar']} on {r['cec']} ({sel.name}): its CPUs' data {r['coverage_note']}.")

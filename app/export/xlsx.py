@@ -470,6 +470,7 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
     """Write the workbook; returns rows written per sheet."""
     import xlsxwriter
 
+    from app.engine.workspace import frames_not_kept
     from app.memory import release
 
     doc = provenance(request)
@@ -493,7 +494,8 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
         n = len(sheets)
         for k, (name, level, ident) in enumerate(sheets):
             steps(0.05 + 0.85 * k / n, f"computing {name}")
-            frame = request.metrics(by=level)
+            with frames_not_kept():        # each level computed once and let go when written (peak memory)
+                frame = request.metrics(by=level)
             if level in ("cec", "lpar", "class") and request.nodes is None:
                 # processors, weights, capping (and partition-only LPARs) and coverage, as `report` shows them
                 from app.engine.partitions import enrich
