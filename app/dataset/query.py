@@ -138,7 +138,9 @@ class DuckDBEngine:
         import duckdb
 
         self.con = duckdb.connect()
-        self.con.execute("SET TimeZone = 'UTC'")
+        # the footers of the part files (146 columns each) are parsed once per command, not at every statement
+        # that binds a view over them (the view, its columns, the profile, the statement: each re-read them)
+        self.con.execute("SET TimeZone = 'UTC'; SET parquet_metadata_cache = true")
         if files:
             self.view("iv", files)
 
@@ -533,7 +535,8 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         return pd.DataFrame(columns=keys + (["period"] if spec.every else []) + ["interval_start", "interval_end",
                                                                               "n_cpus", "generation", "formula_set"]
                             + ids + ["Workload_Hint", "quality", "left_out", "summary"])
-    from app.dataset.stats import cached_bucket_params
+    from app.dataset.plan import profile_of
+    from app.dataset.stats import cached_bucket_params, cached_profile
 
     # partition pruning: only the parts of the CECs and months the query can touch are listed, checked and read
     # (an interval is stored in the month of its end); the filters still run in SQL on the rows of those parts
@@ -543,11 +546,13 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         c0 = ds.cecs()[0]
         sel = ds.parts("intervals", cecs=[c0], months=ds.months([c0])[:1])[:1] or ds.parts("intervals")[:1]
     own = eng is None
-    eng = eng or open_engine(engine, sel)
+    lo, hi = pushdown_window(spec)
+    windowed = lo is not None or hi is not None
+    # a window: DuckDB's view is defined once, over the window (each definition binds the part files)
+    eng = eng or open_engine(engine, [] if windowed and engine == "duckdb" else sel)
     try:
         src = "iv" if own else "iv_sel"     # iv_sel: a view over the selected parts of the window's engine
-        lo, hi = pushdown_window(spec)
-        if lo is not None or hi is not None:
+        if windowed:
             eng.window_view(src, sel, lo, hi)
         elif not own:
             eng.view(src, sel)
@@ -564,7 +569,8 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         # commands (app.dataset.stats), recomputed from that CEC's parts only when they changed
         sel_cecs = cecs if cecs is not None else set(ds.cecs())
         params = cached_bucket_params(ds, eng, sel_cecs)
-        gmap, stored, marks = data_profile(eng, sets, src)
+        rows = None if ds._pending and ds._pending_visible else cached_profile(ds, sel_cecs, months)
+        gmap, stored, marks = profile_of(rows, sets) if rows is not None else data_profile(eng, sets, src)
         raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True, generations=gmap,
                                 src=src, only={g for _m, _c, g, _v in gmap} | stored, **marks))
     finally:
