@@ -134,14 +134,16 @@ class DuckDBEngine:
 
     dialect = DUCKDB
 
-    def __init__(self, files: Sequence[str]):
+    def __init__(self, files: Sequence[str], window: tuple[int | None, int | None] = (None, None)):
         import duckdb
 
         self.con = duckdb.connect()
         # the footers of the part files (146 columns each) are parsed once per command, not at every statement
         # that binds a view over them (the view, its columns, the profile, the statement: each re-read them)
         self.con.execute("SET TimeZone = 'UTC'; SET parquet_metadata_cache = true")
-        if files:
+        if files and window != (None, None):     # defined once, over the window
+            self.window_view("iv", files, *window)
+        elif files:
             self.view("iv", files)
 
     def sql(self, text: str) -> pd.DataFrame:
@@ -242,8 +244,8 @@ class SparkEngine:
 
     dialect = SPARK
 
-    def __init__(self, files: Sequence[str]):
-        self.spark = spark_session()
+    def __init__(self, files: Sequence[str], window: tuple[int | None, int | None] = (None, None)):
+        self.spark = spark_session()         # the statement's conditions select the window
         df = _spark_frame(self.spark, files)
         df.createOrReplaceTempView("iv")
         self._cols = df.columns
@@ -303,11 +305,13 @@ def _with(ctes: dict[str, str], body: str) -> str:
     return "WITH " + ",\n".join(f"{n} AS ({b})" for n, b in ctes.items() if n in need) + "\n" if need else ""
 
 
-def open_engine(name: str, files: Sequence[str]):
+def open_engine(name: str, files: Sequence[str], window: tuple[int | None, int | None] = (None, None)):
+    """The engine over view ``iv`` of ``files`` (DuckDB: only their rows ending in ``window``'s (lo, hi] ns,
+    :meth:`DuckDBEngine.window_view`)."""
     if name == "duckdb":
-        return DuckDBEngine(files)
+        return DuckDBEngine(files, window)
     if name == "spark":
-        return SparkEngine(files)
+        return SparkEngine(files, window)
     raise QueryError(f"unknown engine {name!r} (duckdb or spark)")
 
 
@@ -547,12 +551,10 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         sel = ds.parts("intervals", cecs=[c0], months=ds.months([c0])[:1])[:1] or ds.parts("intervals")[:1]
     own = eng is None
     lo, hi = pushdown_window(spec)
-    windowed = lo is not None or hi is not None
-    # a window: DuckDB's view is defined once, over the window (each definition binds the part files)
-    eng = eng or open_engine(engine, [] if windowed and engine == "duckdb" else sel)
+    eng = eng or open_engine(engine, sel, (lo, hi))      # a window: its view is defined once, over the window
     try:
         src = "iv" if own else "iv_sel"     # iv_sel: a view over the selected parts of the window's engine
-        if windowed:
+        if not own and (lo is not None or hi is not None):
             eng.window_view(src, sel, lo, hi)
         elif not own:
             eng.view(src, sel)

@@ -43,9 +43,9 @@ def _opened(mp) -> list[list[str]]:
     opened: list[list[str]] = []
     real = qmod.open_engine
 
-    def open_engine(name, files):
+    def open_engine(name, files, *window):
         opened.append(list(files))
-        return real(name, files)
+        return real(name, files, *window)
     mp.setattr(qmod, "open_engine", open_engine)
     return opened
 

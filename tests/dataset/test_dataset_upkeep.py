@@ -91,9 +91,9 @@ def _record_engines(monkeypatch):
     opened, views = [], []
     real_open, real_view = qmod.open_engine, qmod.DuckDBEngine.view
 
-    def open_engine(name, files):
+    def open_engine(name, files, *window):
         opened.append(list(files))
-        return real_open(name, files)
+        return real_open(name, files, *window)
 
     def view(self, name, files):
         views.append((name, list(files)))
