@@ -150,24 +150,28 @@ class DuckDBEngine:
         return self.con.execute(text).df()
 
     def run(self, steps: Sequence[tuple[str, str]]) -> pd.DataFrame:
-        """The steps up to the aggregation as common table expressions of one statement; the aggregated and
-        metric layers (a few rows) as temporary tables, each planned alone: inlined into one statement, every
-        layer's expressions would be substituted into the next and planning alone took seconds."""
+        """The steps up to the aggregation as common table expressions of one statement, its result (a few
+        rows) a temporary table; the metric layers over it one statement of materialized common table
+        expressions, each planned alone (inlined, every layer's expressions would be substituted into the next
+        and planning alone took seconds; as temporary tables, a statement and a round trip each)."""
         ctes: dict[str, str] = {}
-        made: list[str] = []
+        layers: list[str] = []
+        made = ""           # the aggregation (agg; a2 per CPU and interval, where nothing is aggregated)
         try:
             for name, body in steps:
-                head = _with(ctes, body)
                 if not name:
+                    head = ("WITH " + ",\n".join(layers) + "\n") if layers else _with(ctes, body)
                     return self.sql(head + body)
-                if name in ("agg", "a2") or re.fullmatch(r"m\d+", name):
-                    self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {head}{body}")
-                    made.append(name)
+                if not made and name in ("agg", "a2"):
+                    self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {_with(ctes, body)}{body}")
+                    made = name
+                elif made:
+                    layers.append(f"{name} AS MATERIALIZED ({body})")
                 else:
                     ctes[name] = body
         finally:
-            if made:         # one round trip
-                self.con.execute("; ".join(f"DROP TABLE IF EXISTS {t}" for t in made))
+            if made:
+                self.con.execute(f"DROP TABLE IF EXISTS {made}")
         return pd.DataFrame()
 
     def view(self, name: str, files: Sequence[str]) -> None:
@@ -418,18 +422,24 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
 
     b0 = val("B0") if "B0" in have else "CAST(NULL AS DOUBLE)"
     busy = f"CASE WHEN cpu_speed > 0 THEN {b0} / cpu_speed END"
-    ctes = [f"p AS ({_params_sql(params, d)})"]
-    ctes.append(
-        f"base AS (SELECT {src}.*, " + (local_offsets_sql(src, d) if "local" in (spec.tz, spec.shift and spec.shift.tz)
-                                         else "") +
-        "CASE WHEN p_l IS NULL THEN t_end ELSE CAST(FLOOR(CAST(t_end - p_off AS DOUBLE) / CAST(p_l AS DOUBLE) + 0.5) "
-        "AS BIGINT) * p_l + p_off END AS bucket, "
-        "CAST(p_l AS DOUBLE) / 1000000000.0 AS bucket_s, "
-        "CASE WHEN p_cl IS NULL THEN t_end ELSE CAST(CEIL((CAST(t_end - p_coff AS DOUBLE) - "
-        "COALESCE(CAST(p_l AS DOUBLE) / 1000000000.0 * 1000000000.0 / 2.0, CAST(p_cl AS DOUBLE) / 2.0)) / "
-        "CAST(p_cl AS DOUBLE)) AS BIGINT) * p_cl + p_coff END AS cec_bucket, "
-        "CAST(p_cl AS DOUBLE) / 1000000000.0 AS cec_bucket_s "
-        f"FROM {src} LEFT JOIN p ON {src}.{q('cec')} = p.p_cec AND {src}.{q('system')} = p.p_sys)")
+    buckets = ("CASE WHEN p_l IS NULL THEN t_end ELSE CAST(FLOOR(CAST(t_end - p_off AS DOUBLE) / CAST(p_l AS DOUBLE) "
+               "+ 0.5) AS BIGINT) * p_l + p_off END AS bucket, "
+               "CAST(p_l AS DOUBLE) / 1000000000.0 AS bucket_s, "
+               "CASE WHEN p_cl IS NULL THEN t_end ELSE CAST(CEIL((CAST(t_end - p_coff AS DOUBLE) - "
+               "COALESCE(CAST(p_l AS DOUBLE) / 1000000000.0 * 1000000000.0 / 2.0, CAST(p_cl AS DOUBLE) / 2.0)) / "
+               "CAST(p_cl AS DOUBLE)) AS BIGINT) * p_cl + p_coff END AS cec_bucket, "
+               "CAST(p_cl AS DOUBLE) / 1000000000.0 AS cec_bucket_s ")
+    local = local_offsets_sql(src, d) if "local" in (spec.tz, spec.shift and spec.shift.tz) else ""
+    same = {tuple(p[2:]) for p in params}
+    if len(same) == 1:      # every system of the CECs read has the same buckets: constants, no join per row
+        lits = dict(zip(("p_l", "p_off", "p_cl", "p_coff"), next(iter(same))))
+        buckets = re.sub(r"\bp_(l|off|cl|coff)\b", lambda m: "CAST(NULL AS BIGINT)" if lits[m.group(0)] is None
+                         else f"CAST({int(lits[m.group(0)])} AS BIGINT)", buckets)
+        ctes = [f"base AS (SELECT {src}.*, {local}{buckets}FROM {src})"]
+    else:
+        ctes = [f"p AS ({_params_sql(params, d)})",
+                f"base AS (SELECT {src}.*, {local}{buckets}"
+                f"FROM {src} LEFT JOIN p ON {src}.{q('cec')} = p.p_cec AND {src}.{q('system')} = p.p_sys)"]
     ctes.append(
         f"r AS (SELECT *, {busy} AS _busy_us, CASE WHEN interval_s > 0 THEN ({busy}) / (1000000.0 * interval_s) END "
         f"AS _bf, concat({q('system')}, '/', CAST({q('cpu')} AS STRING)) AS _uid"
@@ -450,12 +460,18 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     else:
         extra = (["bucket"] if per_interval else []) + (["_period"] if period else [])
         group = [q(k) for k in keys] + ["_gen", "_fset"] + extra
+        # CPUs: (system, cpu) pairs; a level keyed by system counts its CPU numbers (no string per row)
+        cpus = q("cpu") if "system" in keys else "_uid"
+        # the median interval length stands in for a group without bucket length (below): only per interval,
+        # or when a system of the CECs read has no usual interval length (none: no holistic aggregate)
+        median = per_interval or not params or any(p[4 if cec_level else 2] is None for p in params)
         firstP = next((c for c in counters if c[0] == "P"), None)
         firstE = next((c for c in counters if c[0] == "E"), None)
         sel = gen_sel + extra + local_sel + [
-            "MIN(t_start) AS _start", "MAX(t_end) AS _end", f"{d.count_distinct('_uid')} AS n_cpus",
+            "MIN(t_start) AS _start", "MAX(t_end) AS _end", f"{d.count_distinct(cpus)} AS n_cpus",
             "SUM(_busy_us) AS _sb", "SUM(_bf) AS _sf", "MAX(cpu_speed) AS _cpsp_max",
-            f"{d.median('interval_s')} AS _ivs", f"MAX({bcol}_s) AS _blen", f"{d.count_distinct(bcol)} AS _nb",
+            f"{d.median('interval_s') if median else 'CAST(NULL AS DOUBLE)'} AS _ivs", f"MAX({bcol}_s) AS _blen",
+            f"{d.count_distinct(bcol)} AS _nb",
             f"BIT_OR(qbits + 256 * {lo}) AS _q", f"SUM(1 - {lo}) AS _size", f"SUM({lo}) AS _lo",
             (f"COUNT({val(firstP)})" if firstP else "0") + " AS _cntP",
             (f"COUNT({val(firstE)})" if firstE else "0") + " AS _cntE"]
