@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import threading
 import warnings
 import uuid
 from collections.abc import Iterable, Sequence
@@ -129,18 +130,34 @@ def _spark_frame(spark, files: Sequence[str]):
             .withColumn("t_end", F.expr("unix_micros(t_end) * 1000")))
 
 
+_DB: tuple[int, Any] | None = None
+_DB_LOCK = threading.Lock()
+
+
+def _database():
+    """The process's in-memory DuckDB database (made once per process: a new one cost 70 ms a command under
+    load); each engine is a connection of its own to it (a cursor: its views and tables are temporary, its
+    own).  The part files' footers (146 columns each) are parsed once, not at every statement that binds a
+    view over them (``parquet_metadata_cache``; it checks each file's modification time)."""
+    global _DB
+    with _DB_LOCK:
+        if _DB is None or _DB[0] != os.getpid():        # not one inherited by a forked child
+            import duckdb
+
+            con = duckdb.connect()
+            con.execute("SET TimeZone = 'UTC'; SET parquet_metadata_cache = true")
+            _DB = (os.getpid(), con)
+        return _DB[1]
+
+
 class DuckDBEngine:
     """In-process DuckDB over the committed interval part files."""
 
     dialect = DUCKDB
 
     def __init__(self, files: Sequence[str], window: tuple[int | None, int | None] = (None, None)):
-        import duckdb
-
-        self.con = duckdb.connect()
-        # the footers of the part files (146 columns each) are parsed once per command, not at every statement
-        # that binds a view over them (the view, its columns, the profile, the statement: each re-read them)
-        self.con.execute("SET TimeZone = 'UTC'; SET parquet_metadata_cache = true")
+        self.con = _database().cursor()
+        self.con.execute("SET TimeZone = 'UTC'")
         if files and window != (None, None):     # defined once, over the window
             self.window_view("iv", files, *window)
         elif files:
@@ -177,7 +194,7 @@ class DuckDBEngine:
     def view(self, name: str, files: Sequence[str]) -> None:
         """(Re)define view ``name`` over some of the part files (partition pruning)."""
         lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
-        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS " + _ns_view(lst))
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS " + _ns_view(lst))
 
     def window_view(self, name: str, files: Sequence[str], lo_ns: int | None, hi_ns: int | None) -> None:
         """View ``name`` over ``files`` holding only the rows whose end lies in (lo, hi], compared on the stored
@@ -186,11 +203,14 @@ class DuckDBEngine:
         lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
         conds = [f"t_end {op} TIMESTAMPTZ '{pd.Timestamp(v, unit='ns').isoformat()}+00'"
                  for op, v in ((">", lo_ns), ("<=", hi_ns)) if v is not None]
-        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS " + _ns_view(lst)
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS " + _ns_view(lst)
                          + (" WHERE " + " AND ".join(conds) if conds else ""))
 
     def columns(self) -> list[str]:
-        return [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
+        """The columns of view ``iv`` as the catalog keeps them (``DESCRIBE`` would bind the view again)."""
+        got = [r[0] for r in self.con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'iv' AND "
+                                              "database_name = 'temp' ORDER BY column_index").fetchall()]
+        return got or [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
 
     def close(self) -> None:
         self.con.close()
