@@ -400,13 +400,16 @@ def _period_start(every: str, key: np.ndarray) -> pd.DatetimeIndex:
 
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
               steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None,
-              implausible: bool = True, lost: bool = True):
+              implausible: bool = True, lost: bool = True, cpu_bits: bool = False):
     """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
     (view name, SELECT) steps it is made of, the last one (name '') giving the result.  ``only``: the
     generations the rows read can have (the formulas of the others are left out of the statement: their
     metrics are NULL for every row anyway, and a smaller statement is planned faster).  ``implausible=False``:
     no row read is marked implausible, so the per-row test is left out of every sum (the same result); likewise
-    ``lost=False``: no row read has lost data, so the workload hint's sums are the sums themselves."""
+    ``lost=False``: no row read has lost data, so the workload hint's sums are the sums themselves.
+    ``cpu_bits`` (DuckDB, a level keyed by system): CPU numbers counted as the bits set in four 64-bit masks,
+    right for CPU numbers 0-255 (the result's ``_cpu_lo``/``_cpu_hi`` say whether they all were; no distinct
+    aggregate per row)."""
     from app.engine.metrics import _hint_applies, hint_counters, metric_ids
 
     q = d.q
@@ -420,6 +423,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     by = spec.by
     every = spec.every
     per_cpu_interval = by == "cpu" and every is None
+    bits = False
     per_interval = by == "interval"
     cec_level = by == "cec"
     keys = IDENT_OF[by]
@@ -482,13 +486,17 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
         group = [q(k) for k in keys] + ["_gen", "_fset"] + extra
         # CPUs: (system, cpu) pairs; a level keyed by system counts its CPU numbers (no string per row)
         cpus = q("cpu") if "system" in keys else "_uid"
+        bits = cpu_bits and "system" in keys
+        n_cpus = (" + ".join(f"bit_count(BIT_OR(CASE WHEN {q('cpu')} >= {k} AND {q('cpu')} < {k + 64} THEN "
+                             f"CAST(1 AS UBIGINT) << ({q('cpu')} - {k}) ELSE CAST(0 AS UBIGINT) END))"
+                             for k in (0, 64, 128, 192)) if bits else d.count_distinct(cpus))
         # the median interval length stands in for a group without bucket length (below): only per interval,
         # or when a system of the CECs read has no usual interval length (none: no holistic aggregate)
         median = per_interval or not params or any(p[4 if cec_level else 2] is None for p in params)
         firstP = next((c for c in counters if c[0] == "P"), None)
         firstE = next((c for c in counters if c[0] == "E"), None)
         sel = gen_sel + extra + local_sel + [
-            "MIN(t_start) AS _start", "MAX(t_end) AS _end", f"{d.count_distinct(cpus)} AS n_cpus",
+            "MIN(t_start) AS _start", "MAX(t_end) AS _end", f"{n_cpus} AS n_cpus",
             "SUM(_busy_us) AS _sb", "SUM(_bf) AS _sf", "MAX(cpu_speed) AS _cpsp_max",
             f"{d.median('interval_s') if median else 'CAST(NULL AS DOUBLE)'} AS _ivs", f"MAX({bcol}_s) AS _blen",
             f"{d.count_distinct(bcol)} AS _nb",
@@ -496,6 +504,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             (f"COUNT({val(firstP)})" if firstP else "0") + " AS _cntP",
             (f"COUNT({val(firstE)})" if firstE else "0") + " AS _cntE"]
         sel += [f"SUM({val(c)}) AS {q(c)}" for c in counters]
+        sel += [f"MIN({q('cpu')}) AS _cpu_lo", f"MAX({q('cpu')}) AS _cpu_hi"] if bits else []
         if lost:         # the hint's sums leave out intervals with lost data (none read: the sums themselves)
             sel += [f"SUM(CASE WHEN qbits % 2 = 0 THEN {val(c)} END) AS {q('_h_' + c)}" for c in hc]
         ctes.append(f"agg AS (SELECT {', '.join(sel)} FROM r GROUP BY {', '.join(group)})")
@@ -544,7 +553,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             mets.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)")
                         + f" AS {q('_hint_' + mid)}")
     tail = ["_start", "_end", "n_cpus", "_q", "_size", "_lo", "_cntP", "_cntE"] + [
-        a.rsplit(" AS ", 1)[1] for a in local_sel]
+        a.rsplit(" AS ", 1)[1] for a in local_sel] + (["_cpu_lo", "_cpu_hi"] if not per_cpu_interval and bits else [])
     out_cols = [c for c in out_keys] + tail + mets
     order = [q(k) for k in keys] + (["_period"] if period else []) + ["_end"]
     final = f"SELECT {', '.join(out_cols)} FROM {prev} ORDER BY {', '.join(order)}"
@@ -609,8 +618,11 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         params = cached_bucket_params(ds, eng, sel_cecs)
         rows = None if ds._pending and ds._pending_visible else cached_profile(ds, sel_cecs, months)
         gmap, stored, marks = profile_of(rows, sets) if rows is not None else data_profile(eng, sets, src)
-        raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True, generations=gmap,
-                                src=src, only={g for _m, _c, g, _v in gmap} | stored, **marks))
+        args = (spec, eng.dialect, params, sets, counters, have)
+        kw = dict(steps=True, generations=gmap, src=src, only={g for _m, _c, g, _v in gmap} | stored, **marks)
+        raw = eng.run(build_sql(*args, cpu_bits=eng.dialect.name == "duckdb", **kw))
+        if "_cpu_lo" in raw.columns and ((raw["_cpu_lo"] < 0) | (raw["_cpu_hi"] > 255)).any():
+            raw = eng.run(build_sql(*args, **kw))       # a CPU number the masks cannot hold: counted distinct
     finally:
         if own:
             eng.close()
