@@ -1,0 +1,126 @@
+"""DuckDB, in-process, over the committed part files of a dataset (:mod:`app.dataset.query`'s default engine).
+
+One in-memory database per process (:func:`_database`), each engine a connection of its own to it: its views and
+tables are temporary and its own, and the part files' footers are parsed once per process, not at every
+statement that binds a view over them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from app.dataset.sql import DUCKDB, lit_str
+from app.dataset.tables import duckdb_source
+
+__all__ = ["DuckDBEngine", "ns_view"]
+
+
+# the part files store UTC timestamps (microseconds); NestScope's statements work in int64 nanoseconds
+def ns_view(files: str) -> str:
+    return "SELECT * REPLACE (epoch_ns(t_start) AS t_start, epoch_ns(t_end) AS t_end) FROM " + duckdb_source(files)
+
+
+_DB: tuple[int, Any] | None = None
+_DB_LOCK = threading.Lock()
+
+
+def _database():
+    """The process's in-memory DuckDB database (made once per process: a new one cost 70 ms a command under
+    load); each engine is a connection of its own to it (a cursor: its views and tables are temporary, its
+    own).  The part files' footers (146 columns each) are parsed once, not at every statement that binds a
+    view over them (``parquet_metadata_cache``; it checks each file's modification time)."""
+    global _DB
+    with _DB_LOCK:
+        if _DB is None or _DB[0] != os.getpid():        # not one inherited by a forked child
+            import duckdb
+
+            con = duckdb.connect()
+            con.execute("SET TimeZone = 'UTC'; SET parquet_metadata_cache = true")
+            _DB = (os.getpid(), con)
+        return _DB[1]
+
+
+class DuckDBEngine:
+    """In-process DuckDB over the committed interval part files."""
+
+    dialect = DUCKDB
+
+    def __init__(self, files: Sequence[str], window: tuple[int | None, int | None] = (None, None)):
+        self.con = _database().cursor()
+        self.con.execute("SET TimeZone = 'UTC'")
+        if files and window != (None, None):     # defined once, over the window
+            self.window_view("iv", files, *window)
+        elif files:
+            self.view("iv", files)
+
+    def sql(self, text: str) -> pd.DataFrame:
+        return self.con.execute(text).df()
+
+    def run(self, steps: Sequence[tuple[str, str]]) -> pd.DataFrame:
+        """The steps up to the aggregation as common table expressions of one statement, its result (a few
+        rows) a temporary table; the metric layers over it one statement of materialized common table
+        expressions, each planned alone (inlined, every layer's expressions would be substituted into the next
+        and planning alone took seconds; as temporary tables, a statement and a round trip each)."""
+        ctes: dict[str, str] = {}
+        layers: list[str] = []
+        made = ""           # the aggregation (agg; a2 per CPU and interval, where nothing is aggregated)
+        try:
+            for name, body in steps:
+                if not name:
+                    head = ("WITH " + ",\n".join(layers) + "\n") if layers else _with(ctes, body)
+                    return self.sql(head + body)
+                if not made and name in ("agg", "a2"):
+                    self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {_with(ctes, body)}{body}")
+                    made = name
+                elif made:
+                    layers.append(f"{name} AS MATERIALIZED ({body})")
+                else:
+                    ctes[name] = body
+        finally:
+            if made:
+                self.con.execute(f"DROP TABLE IF EXISTS {made}")
+        return pd.DataFrame()
+
+    def view(self, name: str, files: Sequence[str]) -> None:
+        """(Re)define view ``name`` over some of the part files (partition pruning)."""
+        lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS " + ns_view(lst))
+
+    def window_view(self, name: str, files: Sequence[str], lo_ns: int | None, hi_ns: int | None) -> None:
+        """View ``name`` over ``files`` holding only the rows whose end lies in (lo, hi], compared on the stored
+        timestamps so that DuckDB skips what lies outside while it reads (the statement's own conditions still
+        select the rows exactly: this only has to keep every row they can keep)."""
+        lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
+        conds = [f"t_end {op} TIMESTAMPTZ '{pd.Timestamp(v, unit='ns').isoformat()}+00'"
+                 for op, v in ((">", lo_ns), ("<=", hi_ns)) if v is not None]
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS " + ns_view(lst)
+                         + (" WHERE " + " AND ".join(conds) if conds else ""))
+
+    def columns(self) -> list[str]:
+        """The columns of view ``iv`` as the catalog keeps them (``DESCRIBE`` would bind the view again)."""
+        got = [r[0] for r in self.con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'iv' AND "
+                                              "database_name = 'temp' ORDER BY column_index").fetchall()]
+        return got or [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def _with(ctes: dict[str, str], body: str) -> str:
+    """The ``WITH`` clause of the common table expressions ``body`` reads, directly or through another one (a
+    statement over a materialized layer names none: binding an unused one would read the part files' footers)."""
+    need: set[str] = set()
+    todo = [body]
+    while todo:
+        text = todo.pop()
+        for name, b in ctes.items():
+            if name not in need and re.search(rf"\b{name}\b", text):
+                need.add(name)
+                todo.append(b)
+    return "WITH " + ",\n".join(f"{n} AS ({b})" for n, b in ctes.items() if n in need) + "\n" if need else ""
