@@ -28,22 +28,50 @@ def ns_view(files: str) -> str:
 
 _DB: tuple[int, Any] | None = None
 _DB_LOCK = threading.Lock()
+_SEEN: set[str] = set()         # part files whose footers the database keeps (parquet_metadata_cache)
+_OPEN = [0]                     # engines open on it
+SEEN_LIMIT = 1000               # footers kept: a view over more keeps none; more seen, the database is dropped
+                                # once no engine is open (a window kept open for hours stays bounded)
 
 
 def _database():
     """The process's in-memory DuckDB database (made once per process: a new one cost 70 ms a command under
     load); each engine is a connection of its own to it (a cursor: its views and tables are temporary, its
-    own).  The part files' footers (146 columns each) are parsed once, not at every statement that binds a
-    view over them (``parquet_metadata_cache``; it checks each file's modification time)."""
+    own).  The footers of the part files of a view over at most :data:`SEEN_LIMIT` of them (146 columns each)
+    are parsed once, not at every statement that binds the view (``parquet_metadata_cache``, set for the
+    engine's session; DuckDB checks each file's modification time)."""
     global _DB
     with _DB_LOCK:
         if _DB is None or _DB[0] != os.getpid():        # not one inherited by a forked child
             import duckdb
 
+            _SEEN.clear()
+            _OPEN[0] = 0
             con = duckdb.connect()
-            con.execute("SET TimeZone = 'UTC'; SET parquet_metadata_cache = true")
+            con.execute("SET TimeZone = 'UTC'")
             _DB = (os.getpid(), con)
+        _OPEN[0] += 1
         return _DB[1]
+
+
+def _seen(con, files: Sequence[str]) -> None:
+    keep = len(files) <= SEEN_LIMIT
+    con.execute(f"SET SESSION parquet_metadata_cache = {'true' if keep else 'false'}")
+    if keep:
+        with _DB_LOCK:
+            _SEEN.update(files)
+
+
+def _release() -> None:
+    """An engine closed: with none open and more than :data:`SEEN_LIMIT` files seen, the database (and its
+    cached footers) goes; the next engine makes a new one (a window kept open for hours stays bounded)."""
+    global _DB
+    with _DB_LOCK:
+        _OPEN[0] = max(0, _OPEN[0] - 1)
+        if _DB is not None and not _OPEN[0] and len(_SEEN) > SEEN_LIMIT and _DB[0] == os.getpid():
+            _DB[1].close()
+            _DB = None
+            _SEEN.clear()
 
 
 class DuckDBEngine:
@@ -90,6 +118,7 @@ class DuckDBEngine:
     def view(self, name: str, files: Sequence[str]) -> None:
         """(Re)define view ``name`` over some of the part files (partition pruning)."""
         lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
+        _seen(self.con, files)
         self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS " + ns_view(lst))
 
     def window_view(self, name: str, files: Sequence[str], lo_ns: int | None, hi_ns: int | None) -> None:
@@ -97,6 +126,7 @@ class DuckDBEngine:
         timestamps so that DuckDB skips what lies outside while it reads (the statement's own conditions still
         select the rows exactly: this only has to keep every row they can keep)."""
         lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
+        _seen(self.con, files)
         conds = [f"t_end {op} TIMESTAMPTZ '{pd.Timestamp(v, unit='ns').isoformat()}+00'"
                  for op, v in ((">", lo_ns), ("<=", hi_ns)) if v is not None]
         self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS " + ns_view(lst)
@@ -109,7 +139,10 @@ class DuckDBEngine:
         return got or [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
 
     def close(self) -> None:
-        self.con.close()
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+            _release()
 
 
 def _with(ctes: dict[str, str], body: str) -> str:
