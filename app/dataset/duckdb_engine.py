@@ -8,7 +8,6 @@ statement that binds a view over them.
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -91,28 +90,17 @@ class DuckDBEngine:
         return self.con.execute(text).df()
 
     def run(self, steps: Sequence[tuple[str, str]]) -> pd.DataFrame:
-        """The steps up to the aggregation as common table expressions of one statement, its result (a few
-        rows) a temporary table; the metric layers over it one statement of materialized common table
-        expressions, each planned alone (inlined, every layer's expressions would be substituted into the next
-        and planning alone took seconds; as temporary tables, a statement and a round trip each)."""
-        ctes: dict[str, str] = {}
-        layers: list[str] = []
-        made = ""           # the aggregation (agg; a2 per CPU and interval, where nothing is aggregated)
-        try:
-            for name, body in steps:
-                if not name:
-                    head = ("WITH " + ",\n".join(layers) + "\n") if layers else _with(ctes, body)
-                    return self.sql(head + body)
-                if not made and name in ("agg", "a2"):
-                    self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {_with(ctes, body)}{body}")
-                    made = name
-                elif made:
-                    layers.append(f"{name} AS MATERIALIZED ({body})")
-                else:
-                    ctes[name] = body
-        finally:
-            if made:
-                self.con.execute(f"DROP TABLE IF EXISTS {made}")
+        """The steps as one statement: those up to the aggregation as common table expressions DuckDB inlines
+        (its scan), the aggregation (a few rows; per CPU and interval ``a2``, where nothing is aggregated) and
+        each metric layer over it materialized, each planned alone (inlined, every layer's expressions would be
+        substituted into the next and planning alone took seconds)."""
+        ctes: list[str] = []
+        made = False
+        for name, body in steps:
+            if not name:
+                return self.sql("WITH " + ",\n".join(ctes) + "\n" + body if ctes else body)
+            made = made or name in ("agg", "a2")
+            ctes.append(f"{name} AS {'MATERIALIZED ' if made else ''}({body})")
         return pd.DataFrame()
 
     def view(self, name: str, files: Sequence[str]) -> None:
@@ -143,17 +131,3 @@ class DuckDBEngine:
             self.con.close()
             self.con = None
             _release()
-
-
-def _with(ctes: dict[str, str], body: str) -> str:
-    """The ``WITH`` clause of the common table expressions ``body`` reads, directly or through another one (a
-    statement over a materialized layer names none: binding an unused one would read the part files' footers)."""
-    need: set[str] = set()
-    todo = [body]
-    while todo:
-        text = todo.pop()
-        for name, b in ctes.items():
-            if name not in need and re.search(rf"\b{name}\b", text):
-                need.add(name)
-                todo.append(b)
-    return "WITH " + ",\n".join(f"{n} AS ({b})" for n, b in ctes.items() if n in need) + "\n" if need else ""
