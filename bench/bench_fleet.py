@@ -12,8 +12,9 @@ Sections (``--section``, default all):
   with numpy within the physical bounds, subtype-1 style deltas; extract timed from decoded samples onward:
   ``Dataset.add_result``).  Then a narrow query (one CEC, one month: ``--where cec=... --from --to``) and a
   whole-fleet query (by LPAR and month), each ``run_query`` on a new :class:`Dataset` interleaved with its floor,
-  DuckDB's own group-sum of the counters the metrics need over the same part files (wall and CPU time), and the
-  whole ``nestscope query`` command.  ``--keep DIR`` keeps the fleet; a later run with the same ``--keep``
+  DuckDB's own group-sum of the counters the metrics need over the same part files (wall and CPU time), the
+  whole ``nestscope query`` command, and the command in a process of its own beside the group-sum in a process
+  of its own (the fixed cost of a command: imports, the index, the parts' CRC-32 checks).  ``--keep DIR`` keeps the fleet; a later run with the same ``--keep``
   reuses it (queries only).
 * ``extract``: ``nestscope extract`` of a large SMF 113 file (``--file``: RDW, blocked, gzip or tersed, all
   streamed; default one of ``--big-mb`` (200) MB of RDW records generated from the z16 ZOSA sample, a day after
@@ -277,6 +278,22 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
         for _ in range(2 if runs > 2 else 1):     # the whole command: the index, the query, report's extras, output
             _, dt = timed(lambda: cli(["query", str(root), "--by", "lpar", *argv, "--out", str(tmp / "q.txt")]))
             t_c.append(dt)
+        # a command in a process of its own (imports, index, the part files' CRC-32 checks, coverage, output)
+        # beside DuckDB's group-sum in a process of its own (importing duckdb only)
+        floor_code = ("import duckdb, sys; con = duckdb.connect(); con.execute(sys.argv[1]).fetchall()")
+        sums = ", ".join(f'SUM("{c}")' for c in need)
+        lst = "[" + ", ".join("'" + f + "'" for f in files) + "]"
+        floor_sql = f"SELECT {group}, {sums} FROM {tables.duckdb_source(lst)} {where} GROUP BY {group}"
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+        t_pc, t_pf = [], []
+        for _ in range(2 if runs > 2 else 1):
+            _, dt = timed(lambda: subprocess.run([sys.executable, "-m", "app", "query", str(root), "--by", "lpar",
+                                                  *argv, "--out", str(tmp / "q.txt")], check=True, env=env,
+                                                 capture_output=True))
+            t_pc.append(dt)
+            _, dt = timed(lambda: subprocess.run([sys.executable, "-c", floor_code, floor_sql], check=True,
+                                                 capture_output=True))
+            t_pf.append(dt)
         q, d = sorted(t_q), sorted(t_d)
         print(f"  query {label}: {len(res)} rows from {len(files)} of {n_all} part files; {load()}")
         print(f"    floor: DuckDB group-sum of {len(need)} counters over those parts  {d[0]:6.3f} s (best of {runs}; "
@@ -285,6 +302,8 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
               f"{q[len(q) // 2]:.3f} s; CPU {min(c_q):.3f} s) | ratio {q[0] / d[0]:4.2f} "
               f"(medians {q[len(q) // 2] / d[len(d) // 2]:.2f}, CPU {min(c_q) / min(floor_cpu):.2f})")
         print(f"    nestscope query (the command, coverage and partition data, table) {min(t_c):6.3f} s")
+        print(f"    in a process of its own: nestscope query {min(t_pc):6.3f} s | floor: python -c 'import duckdb' + "
+              f"the group-sum {min(t_pf):6.3f} s | ratio {min(t_pc) / min(t_pf):4.2f}; {load()}")
         leftovers_check(root, spec)
 
 

@@ -200,7 +200,7 @@ def to_json(m: pd.DataFrame, by: str, ids: list[str], args, sets, n_files: int, 
     for i, rec in enumerate(m.to_dict("records")):
         rows.append({c: (_iso(rec.get(c), offsets[c][i] if c in offsets else None) or None) if c in _TIMES
                      else _num(rec.get(c)) for c in cols})
-    gens = sorted(set(m["generation"].astype(str))) if len(m) else []
+    gens = sorted({g for g in m["generation"] if isinstance(g, str)})   # partition-data-only rows: none
     doc = {"meta": {"dataset": str(args.dataset), "files": n_files, "engine": args.engine, "level": by,
                     "every": args.every, "window": {"from": _iso(args.start) or None, "to": _iso(args.end) or None},
                     "hours": args.hours, "days": args.days, "tz": getattr(args, "tz", "utc"),

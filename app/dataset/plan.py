@@ -1,7 +1,8 @@
 """What a query learns before its statement is written, cheaply (issue 24, "Pruned and compact").
 
 * :func:`data_profile`: one pass over the few columns of the parts a query reads (machine type, CSVN, generation,
-  ``qbits``) for the formula sets to apply and whether any row is marked implausible.
+  ``qbits``) for the formula sets to apply and whether any row is marked implausible; :func:`profile_of` gives
+  the same from the per-CEC, per-month profiles ``extract`` keeps (:func:`app.dataset.stats.cached_profile`).
 * :func:`pushdown_window`: the window's bounds widened to hold every row the statement can keep, for a view that
   lets DuckDB skip the rest while reading (:meth:`app.dataset.query.DuckDBEngine.window_view`).
 
@@ -17,7 +18,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-__all__ = ["data_profile", "generation_map", "pushdown_window", "scope"]
+__all__ = ["data_profile", "generation_map", "profile_of", "pushdown_window", "scope"]
 
 _DAY = 86_400 * 1_000_000_000
 
@@ -34,19 +35,28 @@ def data_profile(eng, sets: dict, src: str = "iv") -> tuple[list[tuple[str, int,
     small columns and ``qbits``: the :func:`generation_map`, the generations stored, and whether any row is marked
     implausible or has lost data (``{"implausible": .., "lost": ..}``, :func:`app.dataset.query.build_sql`'s
     arguments: without such rows the sums need no per-row test)."""
-    from app.engine.catalog import select_generation
-
     prof = eng.sql(f"SELECT machine_type, csvn, generation, MAX(CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END) "
                    f"AS bad, MAX(CASE WHEN qbits % 2 = 1 THEN 1 ELSE 0 END) AS lost FROM {src} "
                    "GROUP BY machine_type, csvn, generation")
+    rows = [(None if pd.isna(mt) else str(mt), None if pd.isna(cv) else int(cv), None if pd.isna(g) else str(g),
+             bool(pd.notna(b) and b > 0), bool(pd.notna(lo) and lo > 0))
+            for mt, cv, g, b, lo in prof[["machine_type", "csvn", "generation", "bad", "lost"]].itertuples(index=False)]
+    return profile_of(rows, sets)
+
+
+def profile_of(rows, sets: dict) -> tuple[list[tuple[str, int, str, str]], set[str], dict[str, bool]]:
+    """:func:`data_profile` of (machine type, CSVN, generation, implausible, lost) rows: those of a scan, or of
+    the dataset's cache (:func:`app.dataset.stats.cached_profile`, per CEC and month: the rows of whole
+    partitions, a superset of a window's, which gives the statement the same results: a pair no row has maps no
+    row, and a per-row test finds nothing to leave out)."""
+    from app.engine.catalog import select_generation
+
     out = []
-    pairs = prof[prof["machine_type"].notna() & prof["csvn"].notna()]
-    for mt, cv in sorted({(str(mt), int(cv)) for mt, cv in zip(pairs["machine_type"], pairs["csvn"])}):
+    for mt, cv in sorted({(mt, cv) for mt, cv, _g, _b, _l in rows if mt is not None and cv is not None}):
         g, _how = select_generation(sets, mt, cv)
         out.append((mt, cv, g, sets[g].version))
-    stored = set(prof["generation"].dropna().astype(str))
-    marks = {k: bool(len(prof) and pd.to_numeric(prof[c]).fillna(0).max() > 0)
-             for k, c in (("implausible", "bad"), ("lost", "lost"))}
+    stored = {g for _m, _c, g, _b, _l in rows if g is not None}
+    marks = {"implausible": any(r[3] for r in rows), "lost": any(r[4] for r in rows)}
     return out, stored, marks
 
 

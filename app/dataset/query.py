@@ -42,12 +42,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from app.dataset.sql import DUCKDB, SPARK, Dialect, formula_set_sql, lit_str, metric_layers, parse_where
+from app.dataset.sql import SPARK, Dialect, formula_set_sql, lit_str, metric_layers, parse_where
 from app.dataset.sql import local_offsets_sql, local_shown_sql, missing_counters, missing_counters_message, wall_sql
 from app.dataset.plan import data_profile, generation_map, pushdown_window
 from app.dataset.stats import bucket_params
 from app.dataset.store import Dataset
-from app.dataset.tables import duckdb_source
+from app.dataset.duckdb_engine import DuckDBEngine
 from app.engine.shift import ShiftFilter
 
 __all__ = ["QuerySpec", "run_query", "open_engine", "QueryError", "BY_CHOICES", "EVERY_CHOICES", "shift_sql",
@@ -115,11 +115,6 @@ def shift_sql(shift: ShiftFilter | None, d: Dialect) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- engines
-# the part files store UTC timestamps (microseconds); NestScope's statements work in int64 nanoseconds
-def _ns_view(files: str) -> str:
-    return "SELECT * REPLACE (epoch_ns(t_start) AS t_start, epoch_ns(t_end) AS t_end) FROM " + duckdb_source(files)
-
-
 def _spark_frame(spark, files: Sequence[str]):
     from pyspark.sql import functions as F
 
@@ -127,65 +122,6 @@ def _spark_frame(spark, files: Sequence[str]):
     df = spark.read.option("mergeSchema", "true").option("basePath", base).parquet(*files)
     return (df.withColumn("t_start", F.expr("unix_micros(t_start) * 1000"))
             .withColumn("t_end", F.expr("unix_micros(t_end) * 1000")))
-
-
-class DuckDBEngine:
-    """In-process DuckDB over the committed interval part files."""
-
-    dialect = DUCKDB
-
-    def __init__(self, files: Sequence[str]):
-        import duckdb
-
-        self.con = duckdb.connect()
-        self.con.execute("SET TimeZone = 'UTC'")
-        if files:
-            self.view("iv", files)
-
-    def sql(self, text: str) -> pd.DataFrame:
-        return self.con.execute(text).df()
-
-    def run(self, steps: Sequence[tuple[str, str]]) -> pd.DataFrame:
-        """The steps up to the aggregation as common table expressions of one statement; the aggregated and
-        metric layers (a few rows) as temporary tables, each planned alone: inlined into one statement, every
-        layer's expressions would be substituted into the next and planning alone took seconds."""
-        ctes: dict[str, str] = {}
-        made: list[str] = []
-        try:
-            for name, body in steps:
-                head = _with(ctes, body)
-                if not name:
-                    return self.sql(head + body)
-                if name in ("agg", "a2") or re.fullmatch(r"m\d+", name):
-                    self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {head}{body}")
-                    made.append(name)
-                else:
-                    ctes[name] = body
-        finally:
-            if made:         # one round trip
-                self.con.execute("; ".join(f"DROP TABLE IF EXISTS {t}" for t in made))
-        return pd.DataFrame()
-
-    def view(self, name: str, files: Sequence[str]) -> None:
-        """(Re)define view ``name`` over some of the part files (partition pruning)."""
-        lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
-        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS " + _ns_view(lst))
-
-    def window_view(self, name: str, files: Sequence[str], lo_ns: int | None, hi_ns: int | None) -> None:
-        """View ``name`` over ``files`` holding only the rows whose end lies in (lo, hi], compared on the stored
-        timestamps so that DuckDB skips what lies outside while it reads (the statement's own conditions still
-        select the rows exactly: this only has to keep every row they can keep)."""
-        lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
-        conds = [f"t_end {op} TIMESTAMPTZ '{pd.Timestamp(v, unit='ns').isoformat()}+00'"
-                 for op, v in ((">", lo_ns), ("<=", hi_ns)) if v is not None]
-        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS " + _ns_view(lst)
-                         + (" WHERE " + " AND ".join(conds) if conds else ""))
-
-    def columns(self) -> list[str]:
-        return [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
-
-    def close(self) -> None:
-        self.con.close()
 
 
 _SPARK = None
@@ -240,8 +176,8 @@ class SparkEngine:
 
     dialect = SPARK
 
-    def __init__(self, files: Sequence[str]):
-        self.spark = spark_session()
+    def __init__(self, files: Sequence[str], window: tuple[int | None, int | None] = (None, None)):
+        self.spark = spark_session()         # the statement's conditions select the window
         df = _spark_frame(self.spark, files)
         df.createOrReplaceTempView("iv")
         self._cols = df.columns
@@ -287,25 +223,13 @@ class SparkEngine:
         pass
 
 
-def _with(ctes: dict[str, str], body: str) -> str:
-    """The ``WITH`` clause of the common table expressions ``body`` reads, directly or through another one (a
-    statement over a materialized layer names none: binding an unused one would read the part files' footers)."""
-    need: set[str] = set()
-    todo = [body]
-    while todo:
-        text = todo.pop()
-        for name, b in ctes.items():
-            if name not in need and re.search(rf"\b{name}\b", text):
-                need.add(name)
-                todo.append(b)
-    return "WITH " + ",\n".join(f"{n} AS ({b})" for n, b in ctes.items() if n in need) + "\n" if need else ""
-
-
-def open_engine(name: str, files: Sequence[str]):
+def open_engine(name: str, files: Sequence[str], window: tuple[int | None, int | None] = (None, None)):
+    """The engine over view ``iv`` of ``files`` (DuckDB: only their rows ending in ``window``'s (lo, hi] ns,
+    :meth:`DuckDBEngine.window_view`)."""
     if name == "duckdb":
-        return DuckDBEngine(files)
+        return DuckDBEngine(files, window)
     if name == "spark":
-        return SparkEngine(files)
+        return SparkEngine(files, window)
     raise QueryError(f"unknown engine {name!r} (duckdb or spark)")
 
 
@@ -370,13 +294,16 @@ def _period_start(every: str, key: np.ndarray) -> pd.DatetimeIndex:
 
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
               steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None,
-              implausible: bool = True, lost: bool = True):
+              implausible: bool = True, lost: bool = True, cpu_bits: bool = False):
     """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
     (view name, SELECT) steps it is made of, the last one (name '') giving the result.  ``only``: the
     generations the rows read can have (the formulas of the others are left out of the statement: their
     metrics are NULL for every row anyway, and a smaller statement is planned faster).  ``implausible=False``:
     no row read is marked implausible, so the per-row test is left out of every sum (the same result); likewise
-    ``lost=False``: no row read has lost data, so the workload hint's sums are the sums themselves."""
+    ``lost=False``: no row read has lost data, so the workload hint's sums are the sums themselves.
+    ``cpu_bits`` (DuckDB, a level keyed by system): CPU numbers counted as the bits set in four 64-bit masks,
+    right for CPU numbers 0-255 (the result's ``_cpu_lo``/``_cpu_hi`` say whether they all were; no distinct
+    aggregate per row)."""
     from app.engine.metrics import _hint_applies, hint_counters, metric_ids
 
     q = d.q
@@ -390,6 +317,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     by = spec.by
     every = spec.every
     per_cpu_interval = by == "cpu" and every is None
+    bits = False
     per_interval = by == "interval"
     cec_level = by == "cec"
     keys = IDENT_OF[by]
@@ -412,18 +340,24 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
 
     b0 = val("B0") if "B0" in have else "CAST(NULL AS DOUBLE)"
     busy = f"CASE WHEN cpu_speed > 0 THEN {b0} / cpu_speed END"
-    ctes = [f"p AS ({_params_sql(params, d)})"]
-    ctes.append(
-        f"base AS (SELECT {src}.*, " + (local_offsets_sql(src, d) if "local" in (spec.tz, spec.shift and spec.shift.tz)
-                                         else "") +
-        "CASE WHEN p_l IS NULL THEN t_end ELSE CAST(FLOOR(CAST(t_end - p_off AS DOUBLE) / CAST(p_l AS DOUBLE) + 0.5) "
-        "AS BIGINT) * p_l + p_off END AS bucket, "
-        "CAST(p_l AS DOUBLE) / 1000000000.0 AS bucket_s, "
-        "CASE WHEN p_cl IS NULL THEN t_end ELSE CAST(CEIL((CAST(t_end - p_coff AS DOUBLE) - "
-        "COALESCE(CAST(p_l AS DOUBLE) / 1000000000.0 * 1000000000.0 / 2.0, CAST(p_cl AS DOUBLE) / 2.0)) / "
-        "CAST(p_cl AS DOUBLE)) AS BIGINT) * p_cl + p_coff END AS cec_bucket, "
-        "CAST(p_cl AS DOUBLE) / 1000000000.0 AS cec_bucket_s "
-        f"FROM {src} LEFT JOIN p ON {src}.{q('cec')} = p.p_cec AND {src}.{q('system')} = p.p_sys)")
+    buckets = ("CASE WHEN p_l IS NULL THEN t_end ELSE CAST(FLOOR(CAST(t_end - p_off AS DOUBLE) / CAST(p_l AS DOUBLE) "
+               "+ 0.5) AS BIGINT) * p_l + p_off END AS bucket, "
+               "CAST(p_l AS DOUBLE) / 1000000000.0 AS bucket_s, "
+               "CASE WHEN p_cl IS NULL THEN t_end ELSE CAST(CEIL((CAST(t_end - p_coff AS DOUBLE) - "
+               "COALESCE(CAST(p_l AS DOUBLE) / 1000000000.0 * 1000000000.0 / 2.0, CAST(p_cl AS DOUBLE) / 2.0)) / "
+               "CAST(p_cl AS DOUBLE)) AS BIGINT) * p_cl + p_coff END AS cec_bucket, "
+               "CAST(p_cl AS DOUBLE) / 1000000000.0 AS cec_bucket_s ")
+    local = local_offsets_sql(src, d) if "local" in (spec.tz, spec.shift and spec.shift.tz) else ""
+    same = {tuple(p[2:]) for p in params}
+    if len(same) == 1:      # every system of the CECs read has the same buckets: constants, no join per row
+        lits = dict(zip(("p_l", "p_off", "p_cl", "p_coff"), next(iter(same))))
+        buckets = re.sub(r"\bp_(l|off|cl|coff)\b", lambda m: "CAST(NULL AS BIGINT)" if lits[m.group(0)] is None
+                         else f"CAST({int(lits[m.group(0)])} AS BIGINT)", buckets)
+        ctes = [f"base AS (SELECT {src}.*, {local}{buckets}FROM {src})"]
+    else:
+        ctes = [f"p AS ({_params_sql(params, d)})",
+                f"base AS (SELECT {src}.*, {local}{buckets}"
+                f"FROM {src} LEFT JOIN p ON {src}.{q('cec')} = p.p_cec AND {src}.{q('system')} = p.p_sys)"]
     ctes.append(
         f"r AS (SELECT *, {busy} AS _busy_us, CASE WHEN interval_s > 0 THEN ({busy}) / (1000000.0 * interval_s) END "
         f"AS _bf, concat({q('system')}, '/', CAST({q('cpu')} AS STRING)) AS _uid"
@@ -444,16 +378,27 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     else:
         extra = (["bucket"] if per_interval else []) + (["_period"] if period else [])
         group = [q(k) for k in keys] + ["_gen", "_fset"] + extra
+        # CPUs: (system, cpu) pairs; a level keyed by system counts its CPU numbers (no string per row)
+        cpus = q("cpu") if "system" in keys else "_uid"
+        bits = cpu_bits and "system" in keys
+        n_cpus = (" + ".join(f"bit_count(BIT_OR(CASE WHEN {q('cpu')} >= {k} AND {q('cpu')} < {k + 64} THEN "
+                             f"CAST(1 AS UBIGINT) << ({q('cpu')} - {k}) ELSE CAST(0 AS UBIGINT) END))"
+                             for k in (0, 64, 128, 192)) if bits else d.count_distinct(cpus))
+        # the median interval length stands in for a group without bucket length (below): only per interval,
+        # or when a system of the CECs read has no usual interval length (none: no holistic aggregate)
+        median = per_interval or not params or any(p[4 if cec_level else 2] is None for p in params)
         firstP = next((c for c in counters if c[0] == "P"), None)
         firstE = next((c for c in counters if c[0] == "E"), None)
         sel = gen_sel + extra + local_sel + [
-            "MIN(t_start) AS _start", "MAX(t_end) AS _end", f"{d.count_distinct('_uid')} AS n_cpus",
+            "MIN(t_start) AS _start", "MAX(t_end) AS _end", f"{n_cpus} AS n_cpus",
             "SUM(_busy_us) AS _sb", "SUM(_bf) AS _sf", "MAX(cpu_speed) AS _cpsp_max",
-            f"{d.median('interval_s')} AS _ivs", f"MAX({bcol}_s) AS _blen", f"{d.count_distinct(bcol)} AS _nb",
+            f"{d.median('interval_s') if median else 'CAST(NULL AS DOUBLE)'} AS _ivs", f"MAX({bcol}_s) AS _blen",
+            f"{d.count_distinct(bcol)} AS _nb",
             f"BIT_OR(qbits + 256 * {lo}) AS _q", f"SUM(1 - {lo}) AS _size", f"SUM({lo}) AS _lo",
             (f"COUNT({val(firstP)})" if firstP else "0") + " AS _cntP",
             (f"COUNT({val(firstE)})" if firstE else "0") + " AS _cntE"]
         sel += [f"SUM({val(c)}) AS {q(c)}" for c in counters]
+        sel += [f"MIN({q('cpu')}) AS _cpu_lo", f"MAX({q('cpu')}) AS _cpu_hi"] if bits else []
         if lost:         # the hint's sums leave out intervals with lost data (none read: the sums themselves)
             sel += [f"SUM(CASE WHEN qbits % 2 = 0 THEN {val(c)} END) AS {q('_h_' + c)}" for c in hc]
         ctes.append(f"agg AS (SELECT {', '.join(sel)} FROM r GROUP BY {', '.join(group)})")
@@ -502,7 +447,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             mets.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)")
                         + f" AS {q('_hint_' + mid)}")
     tail = ["_start", "_end", "n_cpus", "_q", "_size", "_lo", "_cntP", "_cntE"] + [
-        a.rsplit(" AS ", 1)[1] for a in local_sel]
+        a.rsplit(" AS ", 1)[1] for a in local_sel] + (["_cpu_lo", "_cpu_hi"] if not per_cpu_interval and bits else [])
     out_cols = [c for c in out_keys] + tail + mets
     order = [q(k) for k in keys] + (["_period"] if period else []) + ["_end"]
     final = f"SELECT {', '.join(out_cols)} FROM {prev} ORDER BY {', '.join(order)}"
@@ -533,7 +478,8 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         return pd.DataFrame(columns=keys + (["period"] if spec.every else []) + ["interval_start", "interval_end",
                                                                               "n_cpus", "generation", "formula_set"]
                             + ids + ["Workload_Hint", "quality", "left_out", "summary"])
-    from app.dataset.stats import cached_bucket_params
+    from app.dataset.plan import profile_of
+    from app.dataset.stats import cached_bucket_params, cached_profile
 
     # partition pruning: only the parts of the CECs and months the query can touch are listed, checked and read
     # (an interval is stored in the month of its end); the filters still run in SQL on the rows of those parts
@@ -543,11 +489,11 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         c0 = ds.cecs()[0]
         sel = ds.parts("intervals", cecs=[c0], months=ds.months([c0])[:1])[:1] or ds.parts("intervals")[:1]
     own = eng is None
-    eng = eng or open_engine(engine, sel)
+    lo, hi = pushdown_window(spec)
+    eng = eng or open_engine(engine, sel, (lo, hi))      # a window: its view is defined once, over the window
     try:
         src = "iv" if own else "iv_sel"     # iv_sel: a view over the selected parts of the window's engine
-        lo, hi = pushdown_window(spec)
-        if lo is not None or hi is not None:
+        if not own and (lo is not None or hi is not None):
             eng.window_view(src, sel, lo, hi)
         elif not own:
             eng.view(src, sel)
@@ -564,9 +510,13 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         # commands (app.dataset.stats), recomputed from that CEC's parts only when they changed
         sel_cecs = cecs if cecs is not None else set(ds.cecs())
         params = cached_bucket_params(ds, eng, sel_cecs)
-        gmap, stored, marks = data_profile(eng, sets, src)
-        raw = eng.run(build_sql(spec, eng.dialect, params, sets, counters, have, steps=True, generations=gmap,
-                                src=src, only={g for _m, _c, g, _v in gmap} | stored, **marks))
+        rows = None if ds._pending and ds._pending_visible else cached_profile(ds, sel_cecs, months)
+        gmap, stored, marks = profile_of(rows, sets) if rows is not None else data_profile(eng, sets, src)
+        args = (spec, eng.dialect, params, sets, counters, have)
+        kw = dict(steps=True, generations=gmap, src=src, only={g for _m, _c, g, _v in gmap} | stored, **marks)
+        raw = eng.run(build_sql(*args, cpu_bits=eng.dialect.name == "duckdb", **kw))
+        if "_cpu_lo" in raw.columns and ((raw["_cpu_lo"] < 0) | (raw["_cpu_hi"] > 255)).any():
+            raw = eng.run(build_sql(*args, **kw))       # a CPU number the masks cannot hold: counted distinct
     finally:
         if own:
             eng.close()

@@ -8,6 +8,11 @@ them (compaction merges parts but does not change that list, so it keeps the cac
 CECs whose signature changed (``extract`` does it for the CECs it wrote to, so a query after it finds them ready).
 Only the commands that write the dataset write the file (atomically, best effort); a query over CECs the cache
 does not cover computes theirs for itself.
+
+The same commands keep each CEC's data profile per month (``profile``: the machine type, CSVN and generation
+pairs its intervals hold and whether any is marked implausible or has lost data), what a query learns before it
+writes its statement (:func:`app.dataset.plan.data_profile`): a query over months the cache covers reads it
+instead of scanning its parts for it (a cache written before it was kept: the query scans, as before).
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ import numpy as np
 
 from app.dataset.sql import lit_str
 
-__all__ = ["bucket_params", "bucket_params_for", "cached_bucket_params", "refresh_stats", "CACHE_NAME"]
+__all__ = ["bucket_params", "bucket_params_for", "cached_bucket_params", "cached_profile", "refresh_stats",
+           "CACHE_NAME"]
 
 CACHE_NAME = "stats.json"
 _NS = 1_000_000_000
@@ -44,10 +50,12 @@ def _load(ds) -> dict[str, Any]:
 
 
 def bucket_params_for(ds, cecs: Iterable[str], compute: Callable[[list[str]], list[tuple]],
-                      save: bool = False) -> list[tuple]:
+                      save: bool = False, profile: Callable[[list[str]], list[tuple]] | None = None) -> list[tuple]:
     """(cec, system, L, off, cec L, cec off) of every system of ``cecs``: from the cache where its signature
     matches, else ``compute(stale cecs)`` (which reads all the parts of those CECs); with ``save`` (extract,
-    compact: the commands that write) the cache is updated.  A query never writes into the dataset."""
+    compact: the commands that write) the cache is updated.  A query never writes into the dataset.
+    ``profile(cecs)``: (cec, month, machine type, CSVN, generation, implausible, lost) rows of the CECs whose
+    cached profile is stale or missing, kept with them (:func:`cached_profile`)."""
     want = sorted(set(cecs))
     cache = _load(ds)
     sigs = {c: _signature(ds, c) for c in want}
@@ -56,7 +64,12 @@ def bucket_params_for(ds, cecs: Iterable[str], compute: Callable[[list[str]], li
         fresh = compute(stale)
         for c in stale:
             cache[c] = {"sig": sigs[c], "params": [list(p) for p in fresh if p[0] == c]}
-    if stale and save:
+    lacking = [c for c in want if profile is not None and not isinstance(cache[c].get("profile"), list)]
+    if lacking:
+        rows = profile(lacking)
+        for c in lacking:
+            cache[c]["profile"] = [[str(r[1]), r[2], r[3], r[4], bool(r[5]), bool(r[6])] for r in rows if r[0] == c]
+    if (stale or lacking) and save:
         try:
             ds._atomic_write(ds.root / CACHE_NAME,
                              json.dumps({"version": _VERSION, "cecs": cache}).encode())
@@ -69,16 +82,50 @@ def bucket_params_for(ds, cecs: Iterable[str], compute: Callable[[list[str]], li
     return out
 
 
-def cached_bucket_params(ds, eng, cecs: Iterable[str], save: bool = False) -> list[tuple]:
+def cached_bucket_params(ds, eng, cecs: Iterable[str], save: bool = False, profile: bool = False) -> list[tuple]:
     """:func:`bucket_params` of the systems of ``cecs``, from the dataset's cache or computed over all the parts
-    of the CECs whose parts changed (:mod:`app.dataset.stats`; ``save``: update the cache)."""
+    of the CECs whose parts changed (:mod:`app.dataset.stats`; ``save``: update the cache; ``profile``: keep
+    the CECs' data profiles too, in the same pass)."""
+    viewed: list[list[str]] = []
+
+    def over(cs: list[str]) -> bool:
+        files = ds.parts("intervals", cecs=cs)
+        if files and viewed[-1:] != [cs]:
+            eng.view("iv_cec", files)
+            viewed.append(cs)
+        return bool(files)
+
     def compute(stale: list[str]) -> list[tuple]:
-        files = ds.parts("intervals", cecs=stale)
-        if not files:
+        return bucket_params(eng, "iv_cec") if over(stale) else []
+
+    def prof(cs: list[str]) -> list[tuple]:
+        if not over(cs):
             return []
-        eng.view("iv_cec", files)
-        return bucket_params(eng, "iv_cec")
-    return bucket_params_for(ds, cecs, compute, save)
+        q = eng.dialect.q
+        rows = eng.sql(f"SELECT {q('cec')} AS cec, {q('month')} AS month, machine_type, csvn, generation, "
+                       "MAX(CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END) AS bad, "
+                       "MAX(CASE WHEN qbits % 2 = 1 THEN 1 ELSE 0 END) AS lost FROM iv_cec "
+                       f"GROUP BY {q('cec')}, {q('month')}, machine_type, csvn, generation")
+        return [(str(c), str(m), None if mt is None or mt != mt else str(mt), None if cv is None or cv != cv
+                 else int(cv), None if g is None or g != g else str(g), int(b or 0) > 0, int(lo or 0) > 0)
+                for c, m, mt, cv, g, b, lo in rows.itertuples(index=False)]
+    return bucket_params_for(ds, cecs, compute, save, prof if profile else None)
+
+
+def cached_profile(ds, cecs: Iterable[str], months: Iterable[str] | None) -> list[tuple] | None:
+    """(machine type, CSVN, generation, implausible, lost) rows the intervals of ``cecs`` in ``months`` (all:
+    None) hold, from the cache; None when the cache does not hold a current profile of every one of the CECs
+    (written before profiles were kept, or their parts changed since: the query scans its parts instead)."""
+    want = sorted(set(cecs))
+    cache = _load(ds)
+    ms = set(months) if months is not None else None
+    out: list[tuple] = []
+    for c in want:
+        e = cache.get(c)
+        if not isinstance(e, dict) or not isinstance(e.get("profile"), list) or e.get("sig") != _signature(ds, c):
+            return None
+        out += [tuple(r[1:]) for r in e["profile"] if ms is None or r[0] in ms]
+    return out
 
 
 def refresh_stats(ds, cecs: Iterable[str] | None = None) -> None:
@@ -93,7 +140,7 @@ def refresh_stats(ds, cecs: Iterable[str] | None = None) -> None:
 
     eng = DuckDBEngine([])
     try:
-        cached_bucket_params(ds, eng, want, save=True)
+        cached_bucket_params(ds, eng, want, save=True, profile=True)
     except (duckdb.Error, OSError):      # a damaged part met here is named by the query that reads it
         pass
     finally:

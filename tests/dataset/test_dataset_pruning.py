@@ -43,9 +43,9 @@ def _opened(mp) -> list[list[str]]:
     opened: list[list[str]] = []
     real = qmod.open_engine
 
-    def open_engine(name, files):
+    def open_engine(name, files, *window):
         opened.append(list(files))
-        return real(name, files)
+        return real(name, files, *window)
     mp.setattr(qmod, "open_engine", open_engine)
     return opened
 
@@ -132,3 +132,38 @@ def test_data_profile_finds_the_marks_the_rows_hold(qbits, want):
     gmap, stored, marks = data_profile(eng, load_formula_sets())
     assert (marks["implausible"], marks["lost"]) == want
     assert stored == {"z16"} and [g for _mt, _cv, g, _v in gmap] == ["z16"]
+
+
+@pytest.mark.parametrize("by, every", [("lpar", None), ("class", "day"), ("cpu", "day")])
+def test_cpu_masks_count_what_a_distinct_count_does(fleet, monkeypatch, by, every):
+    """DuckDB counts a row's CPUs as the bits set in four 64-bit masks (CPU numbers 0-255): the same n_cpus as
+    COUNT(DISTINCT cpu); a CPU number outside them (stated by the result's _cpu_lo/_cpu_hi) runs the statement
+    again with the distinct count."""
+    root, _ends = fleet
+    spec = QuerySpec(by=by, every=every)
+    masks = run_query(Dataset(root), spec)
+    calls: list[bool] = []
+    real = qmod.build_sql
+
+    def plain(*a, cpu_bits=False, **k):
+        calls.append(cpu_bits)
+        return real(*a, cpu_bits=False, **k)
+    monkeypatch.setattr(qmod, "build_sql", plain)
+    counted = run_query(Dataset(root), spec)
+    assert calls == [True]
+    assert masks["n_cpus"].tolist() == counted["n_cpus"].tolist() and counted["n_cpus"].max() > 1 or by == "cpu"
+    assert_same(masks, counted, by, IDS)
+    # a CPU number of 300: the result says so, and the distinct count answers
+    calls.clear()
+    real_run = qmod.DuckDBEngine.run
+
+    def run(self, steps):
+        out = real_run(self, steps)
+        if "_cpu_hi" in out.columns:
+            out["_cpu_hi"] = 300
+        return out
+    monkeypatch.setattr(qmod, "build_sql", lambda *a, **k: (calls.append(k.get("cpu_bits", False)), real(*a, **k))[1])
+    monkeypatch.setattr(qmod.DuckDBEngine, "run", run)
+    again = run_query(Dataset(root), spec)
+    assert calls == [True, False]
+    assert_same(again, counted, by, IDS)

@@ -91,9 +91,9 @@ def _record_engines(monkeypatch):
     opened, views = [], []
     real_open, real_view = qmod.open_engine, qmod.DuckDBEngine.view
 
-    def open_engine(name, files):
+    def open_engine(name, files, *window):
         opened.append(list(files))
-        return real_open(name, files)
+        return real_open(name, files, *window)
 
     def view(self, name, files):
         views.append((name, list(files)))
@@ -129,6 +129,31 @@ def test_without_the_bucket_cache_a_narrow_query_reads_its_cec_only(ds, monkeypa
     assert name == "iv_cec" and len(files) == 3 and all(f"cec={Z16}" in f for f in files)
     assert_same(narrow, full[full["cec"] == Z16].reset_index(drop=True), "interval", _ids())
     assert not (ds.root / "stats.json").exists()          # a query writes nothing into the dataset
+
+
+def test_the_data_profile_comes_from_the_cache_extract_left(ds, monkeypatch):
+    """extract keeps each CEC's profile per month in stats.json: a query reads it instead of scanning its parts
+    (no data_profile pass) and gives the rows of the scan; a cache without profiles (an older NestScope's) makes
+    the query scan, with the same rows."""
+    from app.dataset import stats
+
+    doc = json.loads((ds.root / "stats.json").read_text())
+    z16 = doc["cecs"][Z16]["profile"]
+    assert z16 and all(r[1:4] == ["3931", z16[0][2], "z16"] for r in z16)         # machine type, CSVN, generation
+    assert stats.cached_profile(Dataset(ds.root), [Z16], None) == [tuple(r[1:]) for r in z16]
+    assert stats.cached_profile(Dataset(ds.root), [Z16], ["1999-01"]) == []
+    scans = []
+    real = qmod.data_profile
+    monkeypatch.setattr(qmod, "data_profile", lambda *a, **k: (scans.append(1), real(*a, **k))[1])
+    cached = run_query(Dataset(ds.root), QuerySpec(by="class"))
+    assert scans == []
+    for e in doc["cecs"].values():          # as an older NestScope wrote it
+        e.pop("profile")
+    (ds.root / "stats.json").write_text(json.dumps(doc))
+    assert stats.cached_profile(Dataset(ds.root), [Z16], None) is None
+    scanned = run_query(Dataset(ds.root), QuerySpec(by="class"))
+    assert scans == [1]
+    assert_same(cached, scanned, "class", _ids())
 
 
 @pytest.mark.parametrize("text, want", [

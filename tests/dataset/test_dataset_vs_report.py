@@ -8,6 +8,8 @@ interval is the delta against the last sample of the first file, which extract t
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -240,3 +242,9 @@ def test_partition_data_and_coverage_as_report(fleet, by, monkeypatch, capsys):
         # z/VM D0R16 of the sample: ZOSD has 2 CPs, weight 100, capped
         zosd = q[q["lpar"] == "ZOSD"].iloc[0]
         assert (str(zosd["processors"]), str(zosd["weights"]), str(zosd["capped"]).lower()) == ("CP 2", "CP 100", "true")
+        # the same rows as JSON (a partition-data-only row has no generation: JSON's header once failed on it)
+        assert main(["query", str(ds.root), "--by", by, "--format", "json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert {r["lpar"] for r in doc["rows"] if r["data"] == "partition data only"} == {"CF01", "ZOSD"}
+        full = out["query"]
+        assert set(doc["meta"]["formula_sets"]) == set(full.loc[full["data"] != "partition data only", "generation"])
