@@ -158,6 +158,21 @@ def _shift(f: Finding, pos: int) -> Finding:
                    if f.message.startswith(f"{f.file}: ") else _OFFSET.sub(moved, f.message), key=dict(f.key))
 
 
+def _read_at(piece: bytes, pos: int, file: str, counters) -> ReadResult:
+    """``piece`` (the data from offset ``pos``) decoded by the whole-file reader, with its sample and partition
+    offsets and its findings' offsets moved to those of the whole data."""
+    from app.formats import read_bytes
+
+    r = read_bytes(piece, file, counters=counters)
+    if pos:
+        if len(r.samples):
+            r.samples["offset"] = r.samples["offset"].to_numpy() + pos
+        if r.partitions is not None and "offset" in r.partitions.columns:
+            r.partitions["offset"] = r.partitions["offset"].to_numpy() + pos
+        r.findings = [_shift(f, pos) for f in r.findings]
+    return r
+
+
 def drop_pages(data, start: int, end: int) -> None:
     """Hand the pages of ``data[start:end]`` back to the kernel (a memory-mapped file only; they are read from
     the file again should anything look at them)."""
@@ -206,14 +221,8 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
         end = min(end, n)
         piece = data[pos:end]               # a copy of the chunk's bytes (the reader wants bytes)
         drop_pages(data, pos, end)
-        r = read_bytes(piece, file, counters=counters)
+        r = _read_at(piece, pos, file, counters)
         del piece
-        if pos:
-            if len(r.samples):
-                r.samples["offset"] = r.samples["offset"].to_numpy() + pos
-            if r.partitions is not None and "offset" in r.partitions.columns:
-                r.partitions["offset"] = r.partitions["offset"].to_numpy() + pos
-            r.findings = [_shift(f, pos) for f in r.findings]
         r.size = size
         r.meta["more"] = end < n              # another chunk follows
         yield r
@@ -338,8 +347,6 @@ def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, ste
     """Decode a stream of bytes (``pieces``) in chunks cut at record (``mode`` "rdw") or block ("blocked")
     boundaries every ``step`` bytes; ``extra()`` gives the findings of the source since it was last asked
     (they go with the chunk being read); ``framing`` names a chunk's framing from what the reader found."""
-    from app.formats import read_bytes
-
     end_of = _rdw_end if mode == "rdw" else _block_end
     it = iter(pieces)
     buf = bytearray()
@@ -374,14 +381,8 @@ def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, ste
             except StopIteration:
                 done = True
         piece, moved = _take(buf, end)
-        r = read_bytes(piece, file, counters=counters)
+        r = _read_at(piece, base, file, counters)
         del piece
-        if base:
-            if len(r.samples):
-                r.samples["offset"] = r.samples["offset"].to_numpy() + base
-            if r.partitions is not None and "offset" in r.partitions.columns:
-                r.partitions["offset"] = r.partitions["offset"].to_numpy() + base
-            r.findings = [_shift(f, base) for f in r.findings]
         r.findings = [*extra(), *r.findings]
         r.framing = framing(r.framing)
         r.size = size

@@ -52,3 +52,16 @@ COMPARE_UTC = {"before": ("2026-03-28T00:00:00Z", "2026-03-28T02:00:00Z"),
                "after": ("2026-03-29T00:00:00Z", "2026-03-29T02:00:00Z")}
 COMPARE_NEW_YORK = {"before": ("2026-03-27T20:00:00-04:00", "2026-03-27T22:00:00-04:00"),
                     "after": ("2026-03-28T20:00:00-04:00", "2026-03-28T22:00:00-04:00")}
+
+
+def compare_deck(system_file: str, tmp: Path, *more: str) -> list:
+    """The slides of a comparison deck of ``system_file`` against itself over :data:`COMPARE_SIDES` (the Berlin
+    system: before on CET only, after across the switch); ``more`` other export arguments."""
+    from pptx import Presentation
+
+    from app.cli import main
+
+    out = tmp / "c.pptx"
+    assert main(["export", "--out", str(out), "--before", system_file, "--after", system_file, *COMPARE_SIDES,
+                 *more]) == 0
+    return list(Presentation(str(out)).slides)

@@ -88,13 +88,7 @@ def test_utc_provenance_has_no_shown_windows(berlin):
 
 
 def test_comparison_deck_notes_and_appendix_in_local_time(berlin, tmp_path):
-    from pptx import Presentation
-
-    out = tmp_path / "c.pptx"
-    assert main(["export", "--out", str(out), "--before", berlin, "--before-from", "2026-03-28T00:00Z",
-                 "--before-to", "2026-03-28T02:00Z", "--after", berlin, "--after-from", "2026-03-29T00:00Z",
-                 "--after-to", "2026-03-29T02:00Z"]) == 0
-    slides = list(Presentation(str(out)).slides)
+    slides = T.compare_deck(berlin, tmp_path)
     before = "2026-03-28T01:00:00+01:00 .. 2026-03-28T03:00:00+01:00"
     want = [f"  Window: {before} (intervals {before}, local time of each system: UTC+01:00)",
             f"  Window: {LOCAL_WINDOW} (intervals {LOCAL_WINDOW}, {BERLIN_WORDS})"]
