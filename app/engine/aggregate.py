@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["LEVELS", "LEVEL_KEYS", "add_buckets", "select_rows", "window_mask", "aggregate", "NodeKey"]
+__all__ = ["LEVELS", "LEVEL_KEYS", "add_buckets", "select_rows", "selection_rows", "window_mask", "aggregate",
+           "NodeKey"]
 
 NodeKey = tuple
 LEVELS = ("interval", "cpu", "class", "lpar", "cec", "class_interval", "lpar_interval", "cec_interval")
@@ -172,6 +173,16 @@ def select_rows(iv: pd.DataFrame, start=None, end=None, nodes: Iterable[NodeKey]
             nm |= k
         m &= nm
     return iv.loc[m] if not m.all() else iv
+
+
+def selection_rows(ws, start=None, end=None, nodes: Iterable[NodeKey] | None = None, shift=None) -> pd.DataFrame:
+    """The interval rows of a workspace's selection: those in ``shift`` (read in its zone by the workspace's own
+    offsets), then :func:`select_rows` of the window and ``nodes``."""
+    from app.engine.shift import apply_shift
+
+    iv = ws.intervals
+    zoned = shift is not None and not shift.is_empty and shift.tz != "utc"
+    return select_rows(apply_shift(iv, shift, ws.zones if zoned else None), start, end, nodes)
 
 
 def _qbits_or(qbits: np.ndarray, by) -> np.ndarray | None:

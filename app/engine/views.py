@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from app.engine.aggregate import select_rows
+from app.engine.aggregate import selection_rows
 from app.engine.metrics import level_metrics
-from app.engine.shift import ShiftFilter, apply_shift
+from app.engine.shift import ShiftFilter
 
 __all__ = ["profile", "pools", "pool_levels", "peaks", "ranking", "PROFILES", "WEEKDAYS", "POOL_OF"]
 
@@ -36,7 +36,7 @@ _KEY = "_profile_bucket"     # the hour / weekday / weekday x 24 + hour of a row
 
 
 def _rows(ws, start, end, nodes, shift: ShiftFilter | None) -> pd.DataFrame:
-    return select_rows(apply_shift(ws.intervals, shift), start, end, nodes)
+    return selection_rows(ws, start, end, nodes, shift)
 
 
 def _midpoints(rows: pd.DataFrame, ws=None, tz: str = "utc") -> pd.DatetimeIndex:

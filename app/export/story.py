@@ -165,18 +165,19 @@ def _steps(values: pd.Series, times: pd.Series) -> list[tuple[Any, Any, pd.Times
     return [(v[i - 1], v[i], pd.Timestamp(t[i])) for i in range(1, len(v)) if v[i] != v[i - 1]]
 
 
+def _selected_rows(sel) -> pd.DataFrame:
+    """The interval rows of a side's selection (window, nodes, shift in its zone)."""
+    from app.engine.aggregate import selection_rows
+
+    return selection_rows(sel.workspace, sel.start, sel.end, list(sel.nodes) if sel.nodes is not None else None,
+                          sel.shift)
+
+
 def class_cpu_counts(sel) -> pd.DataFrame:
     """Per class row of each interval of a selection (window, nodes, shift): ``cec``, ``lpar``, ``class``,
     ``interval_end`` and ``n_cpus``, the CPUs with counters, as its ``class_interval`` metrics rows have them
     (distinct CPUs of the group's rows), without summing every counter for them."""
-    from app.engine.aggregate import select_rows
-    from app.engine.shift import apply_shift
-
-    ws = sel.workspace
-    shift = sel.shift if sel.shift is not None and not sel.shift.is_empty else None
-    iv = ws.intervals
-    rows = select_rows(apply_shift(iv, shift, ws.zones if shift is not None and shift.tz != "utc" else None),
-                       sel.start, sel.end, list(sel.nodes) if sel.nodes is not None else None)
+    rows = _selected_rows(sel)
     if not len(rows):
         return pd.DataFrame(columns=["cec", "lpar", "class", "interval_end", "n_cpus"])
     g = rows.groupby(["cec", "lpar", "system", "os", "class", "bucket"], observed=True, sort=False, dropna=False)
@@ -188,15 +189,9 @@ def class_cpus(sel) -> pd.DataFrame:
     """Per processor class of a selection (window, nodes, shift): ``cec``, ``lpar``, ``class`` and ``n_cpus``, the
     CPUs with counters over the whole window, in the rows and order of its ``class`` metrics frame (the distinct
     CPUs of each class's rows, sorted as the report sorts), without summing every counter for them."""
-    from app.engine.aggregate import select_rows
-    from app.engine.shift import apply_shift
-
-    ws = sel.workspace
-    shift = sel.shift if sel.shift is not None and not sel.shift.is_empty else None
     if sel.nodes is not None and any(tuple(k)[0] in ("pool", "core") for k in sel.nodes):
         return sel.metrics("class")[["cec", "lpar", "class", "n_cpus"]]       # pool/core rows: the engine's
-    rows = select_rows(apply_shift(ws.intervals, shift, ws.zones if shift is not None and shift.tz != "utc" else None),
-                       sel.start, sel.end, list(sel.nodes) if sel.nodes is not None else None)
+    rows = _selected_rows(sel)
     keys = ["cec", "lpar", "system", "os", "class"]
     if not len(rows):
         return pd.DataFrame(columns=["cec", "lpar", "class", "n_cpus"])
