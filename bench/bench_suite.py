@@ -5,8 +5,13 @@ one after the other; each is timed on the wall clock, with the CPU seconds its p
 (``RUSAGE_CHILDREN``) and the 1-minute load average before and after, so a figure taken on a shared machine can
 be read against what else ran.  The serial run is the baseline; the target is parallel < half of it.
 
-    python bench/bench_suite.py [--parallel-first] [--workers auto|N] [--log DIR] [-- PYTEST ARGS...]
+    python bench/bench_suite.py [--parallel-first] [--workers auto|N] [--serial-from CHECKOUT] [--log DIR]
+                                [-- PYTEST ARGS...]
 
+``--serial-from`` runs the serial baseline in another checkout (the suite as it was, e.g. a clone of an earlier
+commit), so a change that makes the tests themselves cheaper is measured against the suite before it: both runs
+must then collect the same tests (the bench compares the counts).  The parallel run distributes the tests the way
+``packaging/dev.sh test`` does (its ``--dist`` mode is read from the script).
 The durations of each run's slowest tests go to ``--log`` (default: a temporary folder), with each run's output.
 Exit status 1 when either run failed (the figures are still printed).
 """
@@ -33,20 +38,26 @@ def _load() -> float:
         return float("nan")
 
 
-def run(name: str, args: list[str], log: Path) -> dict:
+def dev_dist() -> str:
+    """The ``--dist`` mode ``packaging/dev.sh test`` gives pytest-xdist (loadscope when the script names none)."""
+    m = re.search(r"--dist[ =](\w+)", (ROOT / "packaging" / "dev.sh").read_text(encoding="utf-8"))
+    return m.group(1) if m else "loadscope"
+
+
+def run(name: str, args: list[str], log: Path, cwd: Path = ROOT) -> dict:
     """One pytest run in a child process; its wall seconds, CPU seconds, outcome line and exit status."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=25", *args]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load0, t0 = _load(), time.perf_counter()
     with open(log / f"{name}.log", "w", encoding="utf-8") as out:
-        rc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
+        rc = subprocess.run(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     text = (log / f"{name}.log").read_text(encoding="utf-8", errors="replace")
     outcome = re.findall(r"^=*\s*(\d+ (?:passed|failed).*?) in [\d.]+s", text, re.M)
-    return {"name": name, "cmd": " ".join(cmd[1:]), "rc": rc, "wall": wall, "cpu": cpu, "load0": load0,
+    return {"name": name, "cmd": f"(in {cwd}) " + " ".join(cmd[1:]), "rc": rc, "wall": wall, "cpu": cpu, "load0": load0,
             "load1": _load(), "outcome": outcome[-1] if outcome else "(no summary line: see the log)"}
 
 
@@ -54,22 +65,27 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workers", default="auto", help="pytest-xdist -n for the parallel run (default auto)")
     p.add_argument("--parallel-first", action="store_true", help="run the parallel suite first")
+    p.add_argument("--serial-from", type=Path, default=ROOT,
+                   help="checkout whose suite is the serial baseline (default: this one)")
     p.add_argument("--log", type=Path, help="folder for the two runs' output (default: a temporary folder)")
     p.add_argument("pytest_args", nargs="*", help="after --: more pytest arguments for both runs")
     args = p.parse_args(argv)
     log = args.log or Path(tempfile.mkdtemp(prefix="bench-suite-"))
     log.mkdir(parents=True, exist_ok=True)
-    runs = [("serial", ["-p", "no:xdist", *args.pytest_args]),
-            ("parallel", ["-n", args.workers, "--dist", "loadscope", *args.pytest_args])]
+    runs = [("serial", ["-p", "no:xdist", *args.pytest_args], args.serial_from.resolve()),
+            ("parallel", ["-n", args.workers, "--dist", dev_dist(), *args.pytest_args], ROOT)]
     if args.parallel_first:
         runs.reverse()
     print(f"bench_suite: {os.cpu_count()} CPUs; logs in {log}", flush=True)
     done = {}
-    for name, extra in runs:
-        r = done[name] = run(name, extra, log)
+    for name, extra, cwd in runs:
+        r = done[name] = run(name, extra, log, cwd)
         print(f"{name:>8}: {r['wall']:7.1f} s wall, {r['cpu']:7.1f} s CPU, load {r['load0']:.1f} -> "
               f"{r['load1']:.1f}, exit {r['rc']}: {r['outcome']}\n          ({r['cmd']})", flush=True)
     s, q = done["serial"], done["parallel"]
+    counts = [sum(int(n) for n in re.findall(r"(\d+) (?:passed|failed|skipped|error)", r["outcome"])) for r in (s, q)]
+    if counts[0] != counts[1]:
+        print(f"the two runs collected different tests ({counts[0]} vs {counts[1]}): the ratio compares unlike suites")
     print(f"parallel / serial = {q['wall'] / s['wall']:.2f} (target < 0.50); "
           f"CPU seconds parallel / serial = {q['cpu'] / s['cpu']:.2f}")
     return 0 if s["rc"] == 0 and q["rc"] == 0 else 1
