@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     log = args.log or Path(tempfile.mkdtemp(prefix="bench-suite-"))
     log.mkdir(parents=True, exist_ok=True)
     runs = [("serial", ["-p", "no:xdist", *args.pytest_args]),
-            ("parallel", ["-n", args.workers, "--dist", "loadscope", *args.pytest_args])]
+            ("parallel", ["-n", args.workers, "--dist", "loadgroup", *args.pytest_args])]
     if args.parallel_first:
         runs.reverse()
     print(f"bench_suite: {os.cpu_count()} CPUs; logs in {log}", flush=True)
