@@ -35,21 +35,24 @@ os.environ["NESTSCOPE_SETTINGS_FILE"] = os.path.join(_PRIVATE, "settings.ini")
 # ``--dist loadscope``: the Spark module, for one, starts one JVM and Spark session per run), but
 #  - the tests of SPREAD modules are units of their own: long tests whose module builds nothing costly (or builds
 #    it once for the run with shared_path), spread over both workers;
-#  - the heaviest units go first (HEAVY: about their seconds on a quiet machine, 2026-11-26), then the others by
-#    number of tests, so the run ends with small units on both workers and not with one long module alone.
+#  - the heaviest units go first (HEAVY: about their seconds in the serial run on a quiet machine, 2026-11-26),
+#    then the others by number of tests, so the run ends with small units on both workers, not one long module.
 #    HEAVY only orders the work: a stale entry costs balance, never a result.
 # (xdist's own loadgroup reads ``xdist_group`` marks by renaming the tests, which pytest 9 no longer allows; a
 # nodeid that does carry a group, ``...@NAME``, is still one unit with its group.)
 SPREAD = {"tests/export/test_names_everywhere.py", "tests/dataset/test_dataset_stream_kinds.py"}
-HEAVY = {"tests/dataset/test_dataset_spark.py": 180,
-         "tests/export/test_names_everywhere.py::test_zvm_partition_names_of_arbitrary_bytes_through_every_output": 53,
-         "tests/export/test_names_everywhere.py::test_smf_names_of_arbitrary_bytes_through_every_output": 47,
-         "tests/dataset/test_dataset_dedup.py": 55,
-         "tests/dataset/test_dataset_stream.py": 45,
-         "tests/dataset/test_dataset_stream_kinds.py::test_tersed_file_in_chunks": 34,
-         "tests/dataset/test_dataset_stream_kinds.py::test_any_chunk_size_reads_the_gzip_files_records": 19,
-         "tests/export/test_names_everywhere.py::test_the_issues_names": 18,
-         "tests/dataset/test_dataset_stream_kinds.py::test_cut_tersed_file_in_chunks": 18}
+HEAVY = {"tests/dataset/test_dataset_spark.py": 120,
+         "tests/dataset/test_dataset_dedup.py": 85,
+         "tests/dataset/test_dataset_stream.py": 40,
+         "tests/ui/test_workspace_replace.py": 30,
+         "tests/dataset/test_dataset_stream_kinds.py::test_tersed_file_in_chunks": 29,
+         "tests/export/test_names_everywhere.py::test_zvm_partition_names_of_arbitrary_bytes_through_every_output": 28,
+         "tests/export/test_names_everywhere.py::test_smf_names_of_arbitrary_bytes_through_every_output": 25,
+         "tests/dataset/test_dataset_stream_kinds.py::test_any_chunk_size_reads_the_gzip_files_records": 25,
+         "tests/cli/test_export_picture.py": 25,
+         "tests/engine/test_level_frames.py": 20,
+         "tests/dataset/test_dataset_stream_kinds.py::test_cut_tersed_file_in_chunks": 16,
+         "tests/export/test_names_everywhere.py::test_the_issues_names": 11}
 
 
 def _unit(nodeid: str) -> str:
