@@ -1,6 +1,7 @@
 """Test-wide setup: Qt offscreen, never the user's cache or settings, and what the parallel run needs.
 
-The suite runs in parallel with pytest-xdist (``./packaging/dev.sh test`` passes ``-n auto``): every worker is a
+The suite runs in parallel with pytest-xdist (``./packaging/dev.sh test`` passes ``-n auto --dist loadgroup``:
+the work is handed out as below, "the parallel run's schedule"): every worker is a
 process of its own, so each gets its own Qt application (offscreen), its own cache folder and settings file
 (below a private temporary folder, removed at its end), and every test writes only below its ``tmp_path``.
 What is expensive to make and never changed by a test (a generated month of SMF data, for instance) is made once
