@@ -49,9 +49,10 @@ cmd="${1:-run}"; shift || true
 case "$cmd" in
   run)  exec .venv/bin/nestscope "$@" ;;
   test) export QT_QPA_PLATFORM=offscreen
-        # in parallel over every core (pytest-xdist, one module per worker at a time) unless the caller
+        # in parallel over every core (pytest-xdist: a module per worker at a time, but the longest tests
+        # spread and started first: tests/conftest.py) unless the caller
         # chooses: -n N / --numprocesses N / -p no:xdist among ARGS
-        par=(-n auto --dist loadscope)
+        par=(-n auto --dist loadgroup)
         for a in "$@"; do
           case "$a" in -n|-n[0-9]*|--numprocesses|--numprocesses=*|no:xdist) par=() ;; esac
         done

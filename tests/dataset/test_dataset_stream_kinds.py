@@ -93,12 +93,14 @@ def test_gzipped_running_totals_cut_inside_their_run(running_totals_gz, tmp_path
 
 
 @pytest.fixture(scope="module")
-def tersed_file(tmp_path_factory):
+def tersed_file(shared_path):
+    # made once for the whole run (about 10 s of pure-Python tersing): the two tests using it may run on two workers
     from terse_builders import rdw_records, tersed
 
-    p = tmp_path_factory.mktemp("kinds") / "z15_zosb.trs"
-    p.write_bytes(tersed(rdw_records(gzip.decompress(SAMPLES[5].read_bytes())), "SPACK"))
-    return p
+    def make(folder):
+        (folder / "z15_zosb.trs").write_bytes(tersed(rdw_records(gzip.decompress(SAMPLES[5].read_bytes())), "SPACK"))
+
+    return shared_path("z15_zosb_spack_trs", make) / "z15_zosb.trs"
 
 
 def test_tersed_file_in_chunks(tersed_file, tmp_path, monkeypatch):
