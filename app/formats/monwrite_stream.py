@@ -5,8 +5,8 @@ what it carries from record to record: the system (D1R4), each CPU's type and co
 P-bit series, the interval count, the findings said so far.  Once ``step`` bytes of blocks were walked since the
 last chunk, the intervals that ended (a sample D1R11) are taken out and decoded as one chunk; the interval
 still open stays for the next.  A D5R20 and its D5R13, and a D0R16's entries, are thus always decoded together.
-Partition rows (D0R16) are computed with the chunk before's last interval as context (busy % is a delta of two
-samples), whose own rows are not given again.  What a file says once is said once: the MT length, the
+Partition rows (D0R16) are computed with each partition CPU's last entry before the chunk as context (busy % is
+a delta of two samples), whose own rows are not given again.  What a file says once is said once: the MT length, the
 non-thread-0 D5R20 count and the partition count are said with the last chunk, as are the "more findings"
 counts.
 
@@ -67,14 +67,14 @@ def monwrite_chunks(data, file: str, step: int, size: int, framing: str = "monwr
 
 
 class _State:
-    """What goes from chunk to chunk besides the walk: findings and record counts given so far, the last
-    interval's D0R16 entries (the next chunk's context), the most partitions of one interval."""
+    """What goes from chunk to chunk besides the walk: findings and record counts given so far, each partition
+    CPU's last D0R16 entry (the next chunk's context), the most partitions of one interval."""
 
     def __init__(self, pre):
         self.pre = pre
         self.said_findings = 0
         self.counts: dict[tuple[int, int], int] = {}
-        self.context: list = []
+        self.context: dict[tuple, tuple] = {}
         self.most = 0
         self.chunks = 0
 
@@ -144,7 +144,7 @@ def _partitions(w, st: _State, ident: dict, cup: list) -> pd.DataFrame:
             per.setdefault(interval, set()).add((part["lpar"], part["lpar_number"]))
         st.most = max(st.most, max(len(v) for v in per.values()))
     npar, w.npar = w.npar, None
-    ctx = st.context
+    ctx = list(st.context.values())
     w.cup = ctx + cup
     try:
         out = R.build_partitions(w, ident)
@@ -153,9 +153,9 @@ def _partitions(w, st: _State, ident: dict, cup: list) -> pd.DataFrame:
     if ctx and len(out):
         seen = {e[1] for e in ctx}
         out = out.loc[~out["time"].isin(pd.Series(list(seen), dtype="uint64").pipe(_times))].reset_index(drop=True)
-    if cup:
-        top = max(e[0] for e in cup)
-        st.context = [e for e in cup if e[0] == top]
+    for interval, tod, fo, part, cpus in cup:      # each CPU's last entry: the next chunk's context
+        for c in cpus:
+            st.context[(part["lpar"], part["lpar_number"], c[0])] = (interval, tod, fo, part, [c])
     return out
 
 
