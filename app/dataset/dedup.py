@@ -101,6 +101,16 @@ def _is_context(source: pd.Series) -> np.ndarray:
     return source.astype(str).str.startswith(CONTEXT_SOURCE).to_numpy(dtype=bool)
 
 
+def _tuples(df: pd.DataFrame, key: list[str], tcol: str) -> tuple[list[tuple], list[int]]:
+    """Per row of a small frame (a row a CPU) its key as a tuple of :func:`_key_frame`'s values (a missing
+    name None) and its time (int64 ns): compared in Python, no frame made."""
+    cols = []
+    for c in key:
+        v = df[c].astype(np.int64).tolist() if c == "cpu" else _text(df[c]).tolist()
+        cols.append([None if isinstance(x, float) and x != x else x for x in v])
+    return list(zip(*cols)), tables.ns_of(df[tcol]).tolist()
+
+
 def _isin(a: pd.DataFrame, b: pd.DataFrame, cols: list[str]) -> np.ndarray:
     if not len(a) or not len(b):
         return np.zeros(len(a), dtype=bool)
@@ -297,13 +307,11 @@ def in_order(tail: pd.DataFrame | None, samples: pd.DataFrame) -> bool:
     got = _cpu_extremes(samples, SAMPLE_KEY, latest=False)
     if got is None:
         first = samples.groupby(SAMPLE_KEY, observed=True, sort=False, dropna=False)["time"].min().reset_index()
-        k = _key_frame(first, SAMPLE_KEY, "time")
+        keys, ts = _tuples(first, SAMPLE_KEY, "time")
     else:                       # a row a CPU
-        k = _key_frame(samples.iloc[got[0]], SAMPLE_KEY, "time")
-        k["t"] = got[1]
-    t = _key_frame(tail, SAMPLE_KEY, "time").rename(columns={"t": "tt"})
-    m = k.merge(t, on=SAMPLE_KEY, how="inner")
-    return bool((m["t"] > m["tt"]).all())
+        keys, ts = _tuples(samples.iloc[got[0]], SAMPLE_KEY, "time")[0], got[1].tolist()
+    last = dict(zip(*_tuples(tail, SAMPLE_KEY, "time")))
+    return all(t > last[c] for c, t in zip(keys, ts) if c in last)
 
 
 def tail_of(tail: pd.DataFrame | None, samples: pd.DataFrame, sha: str) -> pd.DataFrame | None:
@@ -321,9 +329,13 @@ def tail_of(tail: pd.DataFrame | None, samples: pd.DataFrame, sha: str) -> pd.Da
     new = new.assign(_orig_source=new["source"].astype(str), source=CONTEXT_SOURCE + sha, sha256=sha)
     new = new.drop(columns=["month"], errors="ignore").reset_index(drop=True)
     both = new if tail is None or not len(tail) else pd.concat([tail, new[list(tail.columns)]], ignore_index=True)
-    k = _key_frame(both, SAMPLE_KEY, "time")
-    last = k.sort_values("t", kind="stable").drop_duplicates(SAMPLE_KEY, keep="last").index.to_numpy()
-    out = both.iloc[np.sort(last)].reset_index(drop=True)
+    at: dict[tuple, int] = {}   # per CPU the row of its latest time (of equal times the later row)
+    keys, ts = _tuples(both, SAMPLE_KEY, "time")
+    for i, (c, t) in enumerate(zip(keys, ts)):
+        j = at.get(c)
+        if j is None or t >= ts[j]:
+            at[c] = i
+    out = both.iloc[np.sort(np.fromiter(at.values(), np.int64, len(at)))].reset_index(drop=True)
     for c in ("source", "_orig_source", "sha256"):
         out[c] = out[c].astype(str)
     return out
