@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _fleet_helpers import ROOT, SAMPLES, assert_same
+from _fleet_helpers import ROOT, SAMPLES, assert_same, whole_and_chunked
 from app.dataset import Dataset
 from app.dataset.query import QuerySpec, run_query
 from app.engine.catalog import load_formula_sets
@@ -51,17 +51,6 @@ def _joined(parts) -> pd.DataFrame:
     return got
 
 
-def _whole_and_chunked(path, tmp_path, mb: float, monkeypatch):
-    whole = Dataset(tmp_path / "whole", create=True)
-    rw = whole.extract(path)
-    assert rw.status == "added" and "chunks" not in rw.entry       # 23.6 MB: one chunk of the default 32 MiB
-    monkeypatch.setenv("NESTSCOPE_EXTRACT_CHUNK_MB", str(mb))
-    cut = Dataset(tmp_path / "cut", create=True)
-    rc = cut.extract(path)
-    monkeypatch.delenv("NESTSCOPE_EXTRACT_CHUNK_MB")
-    return whole, rw, cut, rc
-
-
 def _assert_same_dataset(whole: Dataset, cut: Dataset) -> None:
     pd.testing.assert_frame_equal(_table(cut, "intervals", KEY), _table(whole, "intervals", KEY))
     pkey = ["time", "lpar", "class"]
@@ -91,7 +80,7 @@ def damaged_file(tmp_path_factory):
 def test_monwrite_gzip_in_chunks_gives_the_whole_files_dataset(tmp_path, monkeypatch):
     # 23,613,440 bytes in 1 MiB chunks: each chunk ends at the first block at or past 1,048,576 bytes after the
     # last cut (blocks of 8-16 KB), so 22 full chunks and the rest (545,768 bytes) -> 23 chunks
-    whole, rw, cut, rc = _whole_and_chunked(MW, tmp_path, 1.0, monkeypatch)
+    whole, rw, cut, rc = whole_and_chunked(MW, tmp_path, 1.0, monkeypatch)
     assert rc.status == "added" and rc.entry["chunks"] == 23
     assert rc.entry["framing"] == rw.entry["framing"] == "monwrite+gzip"
     assert rc.entry["records"] == rw.entry["records"] and rc.entry["records"]["D5R13"] == 11_528
@@ -101,7 +90,7 @@ def test_monwrite_gzip_in_chunks_gives_the_whole_files_dataset(tmp_path, monkeyp
 
 
 def test_plain_monwrite_file_in_chunks(plain_file, tmp_path, monkeypatch):
-    whole, rw, cut, rc = _whole_and_chunked(plain_file, tmp_path, 2.0, monkeypatch)
+    whole, rw, cut, rc = whole_and_chunked(plain_file, tmp_path, 2.0, monkeypatch)
     # 2 MiB chunks of 23,613,440 bytes: 11 full ones and the rest -> 12
     assert rc.entry["chunks"] == 12 and rc.entry["framing"] == rw.entry["framing"] == "monwrite"
     assert rc.samples == rw.samples == 5764
@@ -109,7 +98,7 @@ def test_plain_monwrite_file_in_chunks(plain_file, tmp_path, monkeypatch):
 
 
 def test_damaged_monwrite_in_chunks_says_what_the_whole_read_says(damaged_file, tmp_path, monkeypatch):
-    whole, rw, cut, rc = _whole_and_chunked(damaged_file, tmp_path, 0.5, monkeypatch)
+    whole, rw, cut, rc = whole_and_chunked(damaged_file, tmp_path, 0.5, monkeypatch)
     assert rc.entry["chunks"] > 1
     assert rc.entry["findings_sample"] == rw.entry["findings_sample"]
     msg = [m for m in rc.entry["findings_sample"] if "invalid MONWRITE control record" in m]
