@@ -106,7 +106,8 @@ class FileAdder:
         from app.dataset import dedup
 
         frame = _concat(self.carry, chunk)
-        again = dedup._key_frame(frame, dedup.SAMPLE_KEY, "time").duplicated().to_numpy()
+        # the identity's own columns: a category is one string, a time one instant (as their text and int64 ns)
+        again = frame[dedup.SAMPLE_KEY + ["time"]].duplicated().to_numpy()
         if again.any():
             self.dup += int(again.sum())
             frame = frame.loc[~again].reset_index(drop=True)
@@ -172,8 +173,9 @@ class FileAdder:
             lo, hi = all_samples["time"].min(), all_samples["time"].max()
             self.t_first = lo if self.t_first is None else min(self.t_first, lo)
             self.t_last = hi if self.t_last is None else max(self.t_last, hi)
-            ident = all_samples[["cec", "machine_type", "lpar", "system", "os", "class", "cpu"]].astype(
-                {"cpu": "int64"}).astype({c: str for c in ("cec", "machine_type", "lpar", "system", "os", "class")})
+            ident = all_samples[["cec", "machine_type", "lpar", "system", "os", "class", "cpu"]].drop_duplicates()
+            ident = ident.astype({"cpu": "int64"}).astype({c: str for c in ("cec", "machine_type", "lpar", "system",
+                                                                             "os", "class")})
             for key, g in ident.groupby(["cec", "machine_type", "lpar", "system", "os"], sort=True):
                 cls = self.systems.setdefault(key, {})
                 for c, cpus in g.groupby("class")["cpu"]:
@@ -231,7 +233,7 @@ class FileAdder:
             return
         self.iv_rows -= gone
         tmp = path.with_name(".tmp-" + path.name)
-        pq.write_table(tbl.filter(mask), tmp, compression="zstd", write_page_checksum=True)
+        tables.write_part(tbl.filter(mask), tmp)
         os.replace(tmp, path)
         self.part_keys[rel] = {**self.part_keys[rel], **self.ds._part_check(rel, int(mask.sum()))}
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from app.dataset import integrity
+from app.dataset import integrity, tables
 from app.findings import Finding, make_finding
 
 __all__ = ["active", "listed", "compact", "rewrite", "check", "vacuum", "TARGET_BYTES", "SMALL_BYTES", "AUTO_MIN_PARTS"]
@@ -164,7 +164,7 @@ def _merge(ds, table: str, cec: str, month: str, group: list, keep=None) -> dict
     rel = Path(table) / f"cec={quote(cec, safe='')}" / f"month={month}" / f"part-merged-{uuid.uuid4().hex[:16]}.parquet"
     path = ds.root / rel
     tmp = path.with_name(".tmp-" + path.name)
-    pq.write_table(tbl, tmp, compression="zstd", write_page_checksum=True)
+    tables.write_part(tbl, tmp)
     os.replace(tmp, path)
     df = tbl
     replaces = sorted({p for _rel, _b, rep, _r in group for p in rep})

@@ -73,6 +73,44 @@ def _key_frame(df: pd.DataFrame, key: list[str], tcol: str) -> pd.DataFrame:
     return out
 
 
+def _distinct_text(s: pd.Series) -> set:
+    """The distinct values of ``_text(s)`` (a categorical's used categories: no per-row strings)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes = np.unique(s.cat.codes.to_numpy())
+        cats = np.append(s.cat.categories.astype(str).to_numpy(dtype=object), np.nan)
+        return set(cats[codes])
+    return set(pd.unique(_text(s)))
+
+
+def _parts_around(ds, table: str, frame: pd.DataFrame, tcol: str, pad: pd.Timedelta | None = None) -> list[str]:
+    """The part files of ``table`` of the CECs of ``frame`` in the months of its times (widened by ``pad``):
+    where its rows' identities may be stored.  Nothing is looked up when there are none."""
+    t = tables.ns_of(frame[tcol])
+    tmin, tmax = pd.Timestamp(int(t.min())), pd.Timestamp(int(t.max()))
+    if pad is not None:
+        tmin, tmax = tmin - pad, tmax + pad
+    return ds.parts(table, cecs=_distinct_text(frame["cec"]), months=_months(tmin, tmax))
+
+
+def _is_context(source: pd.Series) -> np.ndarray:
+    """Rows whose ``source`` names a context sample (:data:`CONTEXT_SOURCE`), tested once per category."""
+    if isinstance(source.dtype, pd.CategoricalDtype):
+        cats = source.cat.categories.astype(str).to_numpy(dtype=object)
+        hit = np.append(np.array([c.startswith(CONTEXT_SOURCE) for c in cats], dtype=bool), False)
+        return hit[source.cat.codes.to_numpy()]
+    return source.astype(str).str.startswith(CONTEXT_SOURCE).to_numpy(dtype=bool)
+
+
+def _tuples(df: pd.DataFrame, key: list[str], tcol: str) -> tuple[list[tuple], list[int]]:
+    """Per row of a small frame (a row a CPU) its key as a tuple of :func:`_key_frame`'s values (a missing
+    name None) and its time (int64 ns): compared in Python, no frame made."""
+    cols = []
+    for c in key:
+        v = df[c].astype(np.int64).tolist() if c == "cpu" else _text(df[c]).tolist()
+        cols.append([None if isinstance(x, float) and x != x else x for x in v])
+    return list(zip(*cols)), tables.ns_of(df[tcol]).tolist()
+
+
 def _isin(a: pd.DataFrame, b: pd.DataFrame, cols: list[str]) -> np.ndarray:
     if not len(a) or not len(b):
         return np.zeros(len(a), dtype=bool)
@@ -86,11 +124,10 @@ def new_rows(ds, table: str, frame: pd.DataFrame | None) -> tuple[pd.DataFrame |
     if frame is None or not len(frame):
         return frame, 0
     key = SAMPLE_KEY if table == "samples" else PARTITION_KEY
-    k = _key_frame(frame, key, "time")
-    tmin, tmax = pd.Timestamp(int(k["t"].min())), pd.Timestamp(int(k["t"].max()))
-    files = ds.parts(table, cecs=set(k["cec"].unique()), months=_months(tmin, tmax))
+    files = _parts_around(ds, table, frame, "time")
     if not files:
         return frame, 0
+    k = _key_frame(frame, key, "time")
     con = _con()
     try:
         con.register("k", k.drop_duplicates())
@@ -112,12 +149,11 @@ def context_samples(ds, samples: pd.DataFrame) -> pd.DataFrame | None:
     ``CONTEXT_SOURCE + <their file's sha256>`` (``_orig_source`` keeps the file name)."""
     if not len(samples):
         return None
-    k = _key_frame(samples, SAMPLE_KEY, "time")
-    rng = k.groupby(SAMPLE_KEY, sort=False)["t"].agg(["min", "max"]).reset_index()
-    tmin, tmax = pd.Timestamp(int(k["t"].min())), pd.Timestamp(int(k["t"].max()))
-    files = ds.parts("samples", cecs=set(k["cec"].unique()), months=_months(tmin - _PAD, tmax + _PAD))
+    files = _parts_around(ds, "samples", samples, "time", _PAD)
     if not files:
         return None
+    k = _key_frame(samples, SAMPLE_KEY, "time")
+    rng = k.groupby(SAMPLE_KEY, sort=False)["t"].agg(["min", "max"]).reset_index()
     on = " AND ".join(f"s.{c} = r.{c}" for c in SAMPLE_KEY)
     keys = ", ".join(SAMPLE_KEY)
     con = _con()
@@ -157,11 +193,10 @@ def stored_intervals(ds, iv: pd.DataFrame) -> pd.DataFrame:
     cols = INTERVAL_KEY + ["t", "t0", "_file"]
     if not len(iv):
         return pd.DataFrame(columns=cols)
-    k = _key_frame(iv, INTERVAL_KEY, "interval_end")
-    tmin, tmax = pd.Timestamp(int(k["t"].min())), pd.Timestamp(int(k["t"].max()))
-    files = ds.parts("intervals", cecs=set(k["cec"].unique()), months=_months(tmin, tmax))
+    files = _parts_around(ds, "intervals", iv, "interval_end")
     if not files:
         return pd.DataFrame(columns=cols)
+    k = _key_frame(iv, INTERVAL_KEY, "interval_end")
     on = " AND ".join(f"s.{c} = k.{c}" for c in INTERVAL_KEY)
     src = tables.duckdb_source(_files_sql(files)).replace("union_by_name=true", "union_by_name=true, filename=true")
     con = _con()
@@ -175,12 +210,12 @@ def stored_intervals(ds, iv: pd.DataFrame) -> pd.DataFrame:
     return out[cols]
 
 
-def settle(ds, iv: pd.DataFrame, first_t: pd.DataFrame, held: pd.DataFrame | None = None
+def settle(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.DataFrame | None = None
            ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Which computed intervals to add, and which stored ones they supersede.
 
-    ``iv``: the engine's intervals over the file's new samples and their context; ``first_t``: per CPU
-    (:data:`INTERVAL_KEY`) the time ``t`` (int64 ns) of its first sample in what was computed.  A row is added
+    ``iv``: the engine's intervals over the file's new samples and their context, computed from the sample
+    frames ``frames`` (:func:`first_times`: per CPU the time of its first sample in them).  A row is added
     when the dataset has no interval of its identity, or has one with another start (that one is superseded);
     a row of the file's own samples or of a context sample (an interval of another file computed again).  A
     context row ending at the first sample of its CPU is left alone: its true start was not read.
@@ -193,22 +228,72 @@ def settle(ds, iv: pd.DataFrame, first_t: pd.DataFrame, held: pd.DataFrame | Non
         st = held if not len(st) else pd.concat([st, held], ignore_index=True)
     if not len(iv):
         return iv, st
+    add = np.ones(len(iv), dtype=bool)
+    ctx = _is_context(iv["source"])
+    if ctx.any():           # a context row ending at its CPU's first sample: not added
+        kc = _key_frame(iv.loc[ctx], INTERVAL_KEY, "interval_end")
+        add[ctx] = ~_isin(kc, first_times(frames), INTERVAL_KEY + ["t"])
+    if not len(st):         # nothing stored with these identities (a new dataset, a later chunk in time order)
+        return (iv if add.all() else iv.loc[add].reset_index(drop=True)), st.reset_index(drop=True)
     k = _key_frame(iv, INTERVAL_KEY, "interval_end")
     k["t0"] = tables.ns_of(iv["interval_start"])
-    ctx = iv["source"].astype(str).str.startswith(CONTEXT_SOURCE).to_numpy()
-    at_first = _isin(k, first_t, INTERVAL_KEY + ["t"])
-    same = _isin(k, st, INTERVAL_KEY + ["t", "t0"])
-    add = ~same & ~(ctx & at_first)
+    add &= ~_isin(k, st, INTERVAL_KEY + ["t", "t0"])
     # stored rows to drop: the identity of an added row with another start
     ka = k.loc[add]
     drop = st.loc[_isin(st, ka, INTERVAL_KEY + ["t"]) & ~_isin(st, ka, INTERVAL_KEY + ["t", "t0"])]
     return iv.loc[add].reset_index(drop=True), drop.reset_index(drop=True)
 
 
+def _cpu_groups(frame: pd.DataFrame, key: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per row its group of ``key`` (a missing value is a value of its own, as ``groupby(dropna=False)``), and
+    per group its first row: from the columns' category codes (strings factorized once), no key text."""
+    gid = np.zeros(len(frame), np.int64)
+    for c in key:
+        s = frame[c]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            codes, n = s.cat.codes.to_numpy().astype(np.int64) + 1, len(s.cat.categories) + 1
+        else:
+            codes, uniq = pd.factorize(s.to_numpy(), use_na_sentinel=True)
+            codes, n = codes.astype(np.int64) + 1, len(uniq) + 1
+        if int(gid.max(initial=0)) >= (1 << 62) // n:      # dense again before the product could overflow
+            gid = np.unique(gid, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        gid = gid * n + codes
+    _, first, inv = np.unique(gid, return_index=True, return_inverse=True)
+    return inv.reshape(-1), first
+
+
+def _cpu_extremes(frame: pd.DataFrame, key: Sequence[str], latest: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per CPU of ``frame`` (``key``) the row of its first (``latest``: last; the first such row of equal times)
+    sample and that time (int64 ns), groups in order of their first row; None when a time is missing (the
+    caller's pandas way then)."""
+    t = tables.ns_of(frame["time"])
+    if not len(t) or (t == np.iinfo(np.int64).min).any():
+        return None
+    inv, first = _cpu_groups(frame, key)
+    k = len(first)
+    best = np.full(k, np.iinfo(np.int64).min if latest else np.iinfo(np.int64).max, np.int64)
+    (np.maximum if latest else np.minimum).at(best, inv, t)
+    hit = np.flatnonzero(t == best[inv])
+    _, at = np.unique(inv[hit], return_index=True)
+    rows = hit[at]                       # per group (in group id order) its first row at that time
+    order = np.argsort(first, kind="stable")
+    return rows[order], best[order]
+
+
 def first_times(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """Per CPU (:data:`INTERVAL_KEY`) the time of its first sample over ``frames`` (int64 ns, column ``t``)."""
-    k = pd.concat([_key_frame(f, INTERVAL_KEY, "time") for f in frames if f is not None and len(f)],
-                  ignore_index=True)
+    firsts = []
+    for f in frames:            # a row a CPU of each frame, then its strings
+        if f is None or not len(f):
+            continue
+        got = _cpu_extremes(f, INTERVAL_KEY, latest=False)
+        if got is None:
+            firsts.append(_key_frame(f, INTERVAL_KEY, "time"))
+            continue
+        k = _key_frame(f.iloc[got[0]], INTERVAL_KEY, "time")
+        k["t"] = got[1]
+        firsts.append(k)
+    k = pd.concat(firsts, ignore_index=True)
     return k.groupby(INTERVAL_KEY, sort=False)["t"].min().reset_index()
 
 
@@ -219,11 +304,14 @@ def in_order(tail: pd.DataFrame | None, samples: pd.DataFrame) -> bool:
     of ``samples`` and no interval they compute, and their only context is ``tail``."""
     if tail is None or not len(tail) or not len(samples):
         return True
-    first = samples.groupby(SAMPLE_KEY, observed=True, sort=False, dropna=False)["time"].min().reset_index()   # a row a CPU
-    k = _key_frame(first, SAMPLE_KEY, "time")
-    t = _key_frame(tail, SAMPLE_KEY, "time").rename(columns={"t": "tt"})
-    m = k.merge(t, on=SAMPLE_KEY, how="inner")
-    return bool((m["t"] > m["tt"]).all())
+    got = _cpu_extremes(samples, SAMPLE_KEY, latest=False)
+    if got is None:
+        first = samples.groupby(SAMPLE_KEY, observed=True, sort=False, dropna=False)["time"].min().reset_index()
+        keys, ts = _tuples(first, SAMPLE_KEY, "time")
+    else:                       # a row a CPU
+        keys, ts = _tuples(samples.iloc[got[0]], SAMPLE_KEY, "time")[0], got[1].tolist()
+    last = dict(zip(*_tuples(tail, SAMPLE_KEY, "time")))
+    return all(t > last[c] for c, t in zip(keys, ts) if c in last)
 
 
 def tail_of(tail: pd.DataFrame | None, samples: pd.DataFrame, sha: str) -> pd.DataFrame | None:
@@ -231,14 +319,23 @@ def tail_of(tail: pd.DataFrame | None, samples: pd.DataFrame, sha: str) -> pd.Da
     samples of the file ``sha`` (``source`` = ``CONTEXT_SOURCE + sha``, ``_orig_source`` its name)."""
     if not len(samples):
         return tail
-    last = samples.groupby(SAMPLE_KEY, observed=True, sort=False, dropna=False)["time"].idxmax().to_numpy()    # a row a CPU
+    got = _cpu_extremes(samples, SAMPLE_KEY, latest=True) if isinstance(samples.index, pd.RangeIndex) \
+        and samples.index.start == 0 and samples.index.step == 1 else None
+    if got is None:
+        last = samples.groupby(SAMPLE_KEY, observed=True, sort=False, dropna=False)["time"].idxmax().to_numpy()
+    else:
+        last = got[0]           # a row a CPU
     new = samples.loc[np.sort(last)]
     new = new.assign(_orig_source=new["source"].astype(str), source=CONTEXT_SOURCE + sha, sha256=sha)
     new = new.drop(columns=["month"], errors="ignore").reset_index(drop=True)
     both = new if tail is None or not len(tail) else pd.concat([tail, new[list(tail.columns)]], ignore_index=True)
-    k = _key_frame(both, SAMPLE_KEY, "time")
-    last = k.sort_values("t", kind="stable").drop_duplicates(SAMPLE_KEY, keep="last").index.to_numpy()
-    out = both.iloc[np.sort(last)].reset_index(drop=True)
+    at: dict[tuple, int] = {}   # per CPU the row of its latest time (of equal times the later row)
+    keys, ts = _tuples(both, SAMPLE_KEY, "time")
+    for i, (c, t) in enumerate(zip(keys, ts)):
+        j = at.get(c)
+        if j is None or t >= ts[j]:
+            at[c] = i
+    out = both.iloc[np.sort(np.fromiter(at.values(), np.int64, len(at)))].reset_index(drop=True)
     for c in ("source", "_orig_source", "sha256"):
         out[c] = out[c].astype(str)
     return out

@@ -114,12 +114,15 @@ def _iso(ts) -> str | None:
     return pd.Timestamp(ts).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _months(ns: np.ndarray) -> np.ndarray:
-    """``YYYY-MM`` of each int64 nanosecond time (formatted once per distinct month)."""
+def _months(ns: np.ndarray, categorical: bool = False) -> np.ndarray | pd.Categorical:
+    """``YYYY-MM`` of each int64 nanosecond time (formatted once per distinct month; ``categorical``: as a
+    categorical, no string a row)."""
     m = np.asarray(ns, dtype=np.int64).view("datetime64[ns]").astype("datetime64[M]")
     if np.isnat(m).any():
         return pd.to_datetime(ns, unit="ns").strftime("%Y-%m").to_numpy(dtype=object)
     uniq, inv = np.unique(m, return_inverse=True)
+    if categorical:
+        return pd.Categorical.from_codes(inv.reshape(-1), categories=pd.Index([str(u) for u in uniq], dtype="str"))
     return np.array([str(u) for u in uniq], dtype=object)[inv.reshape(-1)]
 
 
@@ -357,14 +360,11 @@ class Dataset:
                     counters: Sequence[str] = ()) -> str:
         """Write one part file (temporary name, then rename) with the table's one schema
         (:mod:`app.dataset.tables`); returns its path relative to the root."""
-        import pyarrow.parquet as pq
-
         rel = Path(table) / f"cec={quote(cec, safe='')}" / f"month={month}" / f"part-{sha[:12]}-{uuid.uuid4().hex[:12]}.parquet"
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(".tmp-" + path.name)
-        tbl = tables.to_table(table, frame, counters)
-        pq.write_table(tbl, tmp, compression="zstd", write_page_checksum=True)
+        tables.write_part(tables.to_table(table, frame, counters), tmp)
         os.replace(tmp, path)
         return rel.as_posix()
 
@@ -416,7 +416,7 @@ class Dataset:
         from app.engine.plausibility import check    # implausible rows marked (qbits 128); queries leave them out
 
         findings += check(iv, sets, list(iv.columns[list(iv.columns).index("qbits") + 1:]))
-        iv, drop = dedup.settle(self, iv, dedup.first_times(frames), held)
+        iv, drop = dedup.settle(self, iv, frames, held)
         iv["_sha"] = None
         other = iv["source"].astype(str).str.startswith(dedup.CONTEXT_SOURCE).to_numpy()
         if other.any():      # intervals of other files computed again: they keep that file's name and hash
@@ -434,20 +434,23 @@ class Dataset:
         out: dict[str, Any] = {}
         for c in INTERVAL_IDENT:
             if c == "sha256":       # rows completing a later file keep that file's hash
-                out[c] = np.where(iv["_sha"].isna(), sha, iv["_sha"]).astype(object) if "_sha" in iv.columns \
-                    else np.full(len(iv), sha, dtype=object)
+                other = iv["_sha"].notna().to_numpy() if "_sha" in iv.columns else np.zeros(len(iv), bool)
+                out[c] = np.where(other, iv["_sha"], sha).astype(object) if other.any() \
+                    else pd.Categorical.from_codes(np.zeros(len(iv), np.int8), categories=pd.Index([sha], dtype="str"))
             elif c == "t_start":
                 out[c] = iv["interval_start"].to_numpy(dtype="datetime64[ns]")
             elif c == "t_end":
                 out[c] = iv["interval_end"].to_numpy(dtype="datetime64[ns]")
             elif c == "month":
-                out[c] = _months(iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64))
+                out[c] = _months(iv["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64), True)
             elif c == tables.OFFSET:        # NaN (unknown) is stored as NULL
                 out[c] = iv[c].to_numpy(dtype=np.float64) if c in iv.columns else np.full(len(iv), np.nan)
             elif c in _INT_COLS:
                 out[c] = iv[c].to_numpy(dtype=_INT_COLS[c])
             elif c in _FLOAT_COLS:
                 out[c] = iv[c].to_numpy(dtype=np.float64)
+            elif isinstance(iv[c].dtype, pd.CategoricalDtype) and iv[c].cat.categories.dtype.kind in "OT":
+                out[c] = iv[c].array        # names: each category once, as the file's strings (NaN: NULL)
             else:
                 out[c] = iv[c].astype(str).to_numpy(dtype=object)
         for c in counters:

@@ -24,12 +24,13 @@ Spark): so every file of a table has the same columns with the same types.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["FORMAT_VERSION", "READABLE_VERSIONS", "OFFSET", "record_offsets_s", "SAMPLE_COUNTERS", "schema_of", "to_table", "ns_of", "from_ns", "TS_TYPE"]
+__all__ = ["FORMAT_VERSION", "READABLE_VERSIONS", "OFFSET", "record_offsets_s", "SAMPLE_COUNTERS", "schema_of", "to_table", "ns_of", "from_ns", "TS_TYPE", "write_part"]
 
 FORMAT_VERSION = 3          # 1: bare int64 nanosecond times, dictionary columns (before issue 24); 2: no utc_offset_s
 READABLE_VERSIONS = (2, 3)  # versions read (2: without UTC offsets, so no query in local time); written: 3 only
@@ -70,10 +71,25 @@ def _pa_type(kind: str):
 
 def schema_of(table: str, counters: Sequence[str] = ()):
     """The pyarrow schema of ``table`` with these counter columns (uint64 for samples, float64 for intervals)."""
+    return _schema(table, tuple(counters))
+
+
+@functools.lru_cache(maxsize=64)
+def _schema(table: str, counters: tuple[str, ...]):
     import pyarrow as pa
 
     ck = "uint64" if table == "samples" else _F64
     return pa.schema([(c, _pa_type(k)) for c, k in _IDENT[table]] + [(c, _pa_type(ck)) for c in counters])
+
+
+def write_part(tbl, path) -> None:
+    """Write one part file: zstd, page checksums, dictionary pages for the string columns only (a counter or a
+    time is nearly always distinct: a dictionary of them is built, then dropped, for nothing)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = [f.name for f in tbl.schema if pa.types.is_string(f.type)]
+    pq.write_table(tbl, path, compression="zstd", write_page_checksum=True, use_dictionary=names or False)
 
 
 def ns_of(values) -> np.ndarray:
@@ -89,6 +105,9 @@ def from_ns(ns: np.ndarray) -> np.ndarray:
     return np.asarray(ns, dtype=np.int64).view("datetime64[ns]")
 
 
+_NUMPY = {_I32: np.dtype(np.int32), _I64: np.dtype(np.int64), _B: np.dtype(bool)}
+
+
 def _column(values, kind: str):
     import pyarrow as pa
 
@@ -97,9 +116,11 @@ def _column(values, kind: str):
         nat = ns == np.iinfo(np.int64).min
         us = np.floor_divide(ns, 1000)          # times are whole microseconds (TOD -> µs); floor otherwise
         return pa.array(us, type=pa.int64(), mask=nat).cast(_pa_type(_T))
-    raw = values.to_numpy() if isinstance(values, pd.Series) else None
+    raw = values.to_numpy() if isinstance(values, pd.Series) and isinstance(values.dtype, np.dtype) else None
     if raw is not None and ((kind == "uint64" and raw.dtype == np.uint64) or (kind == _F64 and raw.dtype == np.float64)):
         return pa.array(raw, type=_pa_type(kind), from_pandas=True)      # counters as they are: no copy, NaN NULL
+    if raw is not None and raw.dtype == _NUMPY.get(kind):                # no NULL possible: as they are
+        return pa.array(raw, type=_pa_type(kind))
     s = pd.Series(values)
     if kind == _S:
         try:
@@ -139,6 +160,11 @@ def _counter_block(table: str, frame: pd.DataFrame, names: list[str]) -> dict:
     return {c: pa.array(mat[i], type=pa.uint64()) for i, c in enumerate(names)}
 
 
+@functools.lru_cache(maxsize=1)
+def _kinds() -> dict:
+    return {_pa_type(k): k for k in (_S, _I32, _I64, _F64, _B, _T, "uint64")}
+
+
 def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):
     """``frame`` as a pyarrow Table of :func:`schema_of` (``table``, ``counters``): absent columns NULL."""
     import pyarrow as pa
@@ -146,15 +172,16 @@ def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):
     schema = schema_of(table, counters)
     n = len(frame)
     cols = []
-    kinds = {str(_pa_type(k)): k for k in (_S, _I32, _I64, _F64, _B, _T, "uint64")}
+    kinds = _kinds()
+    have = set(frame.columns)
     nulls: dict = {}        # one all-NULL array per type, shared by every absent column (a samples part has
     # 240 counter columns, most of them absent: one array each took 8 bytes a row each)
-    block = _counter_block(table, frame, [f.name for f in schema if f.name in frame.columns])
+    block = _counter_block(table, frame, [f.name for f in schema if f.name in have])
     for f in schema:
-        kind = kinds[str(f.type)]
+        kind = kinds[f.type]
         if f.name in block:
             cols.append(block[f.name])
-        elif f.name in frame.columns:
+        elif f.name in have:
             cols.append(_column(frame[f.name], kind))
         else:
             if f.type not in nulls:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from app.engine.keys import LPAR_KEY, Cols, firsts_lasts, row_key, time_order
+from app.engine.keys import LPAR_KEY, Cols, dense, firsts_lasts, row_key, time_order
 from app.findings import Finding, make_finding
 
 __all__ = ["cpu_presence", "run_start_changes", "system_moves"]
@@ -30,6 +30,8 @@ def run_start_changes(S: Cols, t_order: np.ndarray) -> list[Finding]:
         r = np.flatnonzero(ok)
         rows = r[time_order(S["time"][r])]
     firsts = rows[firsts_lasts(*row_key(S, [*LPAR_KEY, "run_start"], rows))]
+    if _named(S, LPAR_KEY, firsts) and _count(S, LPAR_KEY, firsts) == len(firsts):
+        return []               # one run per LPAR: no later run (the frame below is made for the rare others)
     return _later_runs(S.frame(firsts, [*LPAR_KEY, "run_start", "source", "offset", "time"]))
 
 
@@ -60,6 +62,8 @@ def cpu_presence(S: Cols, t_order: np.ndarray) -> list[Finding]:
     if not len(S):
         return []
     rows = t_order[_edges(S, t_order, [*LPAR_KEY, "class", "cpu"])]
+    if _steady(S, rows):
+        return []
     return _cpu_presence_sorted(S.frame(rows, ["source", "offset", "system", "class", "cpu", "time", "cec", "lpar"]))
 
 
@@ -98,7 +102,43 @@ def system_moves(S: Cols, t_order: np.ndarray) -> list[Finding]:
     pos = np.union1d(_edges(S, t_order, ["system", "cec"]),
                      _edges(S, t_order, [*LPAR_KEY, "machine_type", "cfvn", "csvn"], last=False))
     cols = ["source", "offset", "system", "cec", "lpar", "machine_type", "cfvn", "csvn", "time"]
-    return _system_moves_sorted(S.frame(t_order[pos], cols))
+    rows = t_order[pos]
+    if _named(S, [*LPAR_KEY, "machine_type"], rows) and _count(S, ["system", "cec"], rows) == _count(
+            S, ["system"], rows) and _count(S, [*LPAR_KEY, "machine_type", "cfvn", "csvn"], rows) == _count(
+            S, LPAR_KEY, rows):
+        return []               # each system on one CEC, each LPAR on one machine and version: nothing to say
+    return _system_moves_sorted(S.frame(rows, cols))
+
+
+# the usual case (nothing to say) found on the integer keys, before any frame is made: the frames' groupings
+# leave out rows with a missing name, so a missing name (code -1) takes the frames' way
+def _named(S: Cols, names: Sequence[str], rows: np.ndarray) -> bool:
+    """No missing name (a category code -1) among ``names`` at ``rows``."""
+    return all(not (S.codes(c)[0][rows] < 0).any() for c in names if c in S.cats)
+
+
+def _count(S: Cols, names: Sequence[str], rows: np.ndarray) -> int:
+    """Distinct values of ``names`` over ``rows``."""
+    return dense(*row_key(S, names, rows))[1]
+
+
+def _steady(S: Cols, rows: np.ndarray) -> bool:
+    """True when every CPU's first and last record (``rows``, in time order) are at its LPAR's first and last
+    time: no CPU appears late or vanishes early."""
+    names = [*LPAR_KEY, "class", "cpu"]
+    t = S["time"][rows].view(np.int64)
+    if not len(rows) or np.isnat(S["time"][rows]).any() or not _named(S, names, rows):
+        return False
+    gl, nl = dense(*row_key(S, LPAR_KEY, rows))
+    gc, nc = dense(*row_key(S, names, rows))
+    lo, hi = np.full(nl, np.iinfo(np.int64).max), np.full(nl, np.iinfo(np.int64).min)
+    np.minimum.at(lo, gl, t)
+    np.maximum.at(hi, gl, t)
+    at = np.arange(len(rows))
+    first, last = np.full(nc, len(rows)), np.full(nc, -1)
+    np.minimum.at(first, gc, at)
+    np.maximum.at(last, gc, at)
+    return bool((t[first] <= lo[gl[first]]).all() and (t[last] >= hi[gl[last]]).all())
 
 
 def _system_moves_sorted(r: pd.DataFrame) -> list[Finding]:

@@ -92,18 +92,36 @@ def record_offsets(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
         ok = ~np.isnat(loc) & ~np.isnat(t)
         if not ok.any():
             continue
+        # the first record of each system and time (its CPUs' records state the same), found on codes: the
+        # strings are made for those rows only
+        ok = np.flatnonzero(ok)
+        key = t[ok].view(np.int64)
+        for c in LPAR_KEY:
+            code, n = _text_codes(f[c])
+            key = np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64) * n + code[ok]
+        ok = ok[np.sort(np.unique(key, return_index=True)[1])]
         diff = (loc[ok].view(np.int64) - t[ok].view(np.int64)) / _NS
         off = np.round(diff / QUARTER_S).astype(np.int64) * QUARTER_S
         part = pd.DataFrame({"cec": f["cec"].to_numpy()[ok].astype(str), "lpar": f["lpar"].to_numpy()[ok].astype(str),
                              "system": f["system"].to_numpy()[ok].astype(str), "time": t[ok], "offset_s": off,
                              "source": f["source"].to_numpy()[ok].astype(str),
                              "file_offset": f["offset"].to_numpy()[ok]})
-        parts.append(part.drop_duplicates([*LPAR_KEY, "time"]))
+        parts.append(part)
     cols = [*LPAR_KEY, "time", "offset_s", "source", "file_offset"]
     if not parts:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in cols})
     out = pd.concat(parts, ignore_index=True).drop_duplicates([*LPAR_KEY, "time"])
     return out.sort_values([*LPAR_KEY, "time"], kind="stable").reset_index(drop=True)
+
+
+def _text_codes(s: pd.Series) -> tuple[np.ndarray, int]:
+    """Codes of ``s`` equal where its values' text (``numpy.astype(str)``) is: a categorical's per category."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        labels = np.append(s.cat.categories.to_numpy(dtype=object), np.nan).astype(str)
+        lab, n = pd.factorize(labels)[0], len(labels)
+        return lab[s.cat.codes.to_numpy()].astype(np.int64), n
+    c, u = pd.factorize(s.to_numpy().astype(str))
+    return c.astype(np.int64), max(len(u), 1)
 
 
 def add_utc_offsets(iv: pd.DataFrame, frames: Sequence[pd.DataFrame]) -> list[Finding]:

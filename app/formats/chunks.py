@@ -205,6 +205,11 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
     if n > 64 and terse.looks_tersed(data):
         yield from _terse_chunks(data, file, counters, size, step)
         return
+    from app.formats.monwrite_stream import monwrite_chunks, streamable
+
+    if n > step and streamable(data[:DECIDE_BYTES]):
+        yield from monwrite_chunks(data, file, step, size)
+        return
     if n > step and not chunked(data) and stream_mode(data[:DECIDE_BYTES]) == "blocked":
         yield from _cut(_map_pieces(data), "blocked", file, counters, size, step, str, lambda: [])
         return
@@ -319,6 +324,7 @@ def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[byt
     """Decompressed pieces ``src`` of ``data``: cut in chunks when its first ``step`` bytes say plain SMF, else
     ``data`` read whole by the whole-file reader (small, not plain SMF, or stopped early)."""
     from app.formats import read_bytes
+    from app.formats.monwrite_stream import monwrite_chunks, spooled, streamable
 
     head = bytearray()
     for piece in src:                   # the head decides; it is also the stream's first bytes
@@ -326,6 +332,20 @@ def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[byt
         if len(head) > step:
             break
     mode = stream_mode(bytes(head[:DECIDE_BYTES])) if len(head) > step and not stop else None
+    if mode is None and len(head) > step and not stop and streamable(bytes(head[:DECIDE_BYTES])):
+        # MONWRITE: its walk reads at random; the decompressed stream is spooled to a temporary file
+        hold = [head]
+        del head
+
+        def rest() -> Iterator[bytes]:
+            yield hold.pop()
+            yield from src
+        mm = spooled(rest())
+        try:
+            yield from monwrite_chunks(mm, file, step, size, framing("monwrite"), extra)
+        finally:
+            mm.close()
+        return
     if mode is None:
         src.close()
         r = read_bytes(data, file, counters=counters)

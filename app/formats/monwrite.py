@@ -88,9 +88,16 @@ class _Walk:
 
     # blocks --------------------------------------------------------------
     def run(self) -> None:
+        for _off in self.blocks():
+            pass
+
+    def blocks(self):
+        """Walk the blocks, yielding the offset of each block before it is read (every record before it has
+        been walked: :mod:`app.formats.monwrite_stream` takes the finished intervals there)."""
         data, n, off, nblk = self.data, len(self.data), 0, 0
         prev_off = -1
         while off < n and not self.stop:
+            yield off
             nblk += 1
             if nblk % 16 == 0:
                 if self.cancel is not None and self.cancel():
@@ -154,6 +161,12 @@ class _Walk:
             off = pos
         if self.progress is not None:
             self.progress(1.0)
+
+    def end_of_file(self) -> None:
+        """The series still open when the walk ends: said."""
+        for (cpu, mt), p in self.pending.items():
+            self.find(p[0][0], "warning", "incomplete-series", f"{'D5R20' if mt else 'D5R13'} series of CPU {cpu} "
+                      "still open at the end of the file", "its counters for the last interval are missing", cpu=cpu)
 
     def _decide_mode(self, pos: int, s: int) -> None:
         if _hdr_ok(self.data, pos + (s & 0xFFF), s):
@@ -477,9 +490,7 @@ def walk_monwrite(data, file: str, *, progress: Callable[[float], None] | None =
                                        "records of the skipped bytes are lost" if "skipped" in what or "not read"
                                        in what else "check the counters of this block"))
     w.run()
-    for (cpu, mt), p in w.pending.items():
-        w.find(p[0][0], "warning", "incomplete-series", f"{'D5R20' if mt else 'D5R13'} series of CPU {cpu} "
-               "still open at the end of the file", "its counters for the last interval are missing", cpu=cpu)
+    w.end_of_file()
     w.framing = framing
     return w
 

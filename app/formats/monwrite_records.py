@@ -296,6 +296,7 @@ def build_samples(w: Any, ident: dict, file: str) -> pd.DataFrame:
     groups: dict[tuple, list] = {}         # key -> [numbers, positions|None, bufs, rows]
     index: dict[tuple[int, int], int] = {}
     dropped, dropped_len = 0, False
+    said = getattr(w, "said", set())        # what a file says once (a walk read in chunks keeps it across them)
 
     a_off, a_cpu, a_speed, a_cfvn, a_csvn, a_sets, a_tod, a_flg = (
         cols[k].append for k in ("off", "cpu", "speed", "cfvn", "csvn", "sets", "tod", "flg"))
@@ -341,8 +342,9 @@ def build_samples(w: Any, ident: dict, file: str) -> pd.DataFrame:
                 nums = mt_numbers(cfvn, csvn, len(buf))
                 if not nums:
                     continue
-                if len(buf) != 8 * set_size(SET_MT, cfvn, csvn) and not dropped_len:
+                if len(buf) != 8 * set_size(SET_MT, cfvn, csvn) and not dropped_len and "mt-length" not in said:
                     dropped_len = True
+                    said.add("mt-length")
                     w.find(fo, "info", "mt-length", f"D5R20 CPU {cpu}: {len(buf) // 8} MT counters, CSVN {csvn} "
                            f"implies {set_size(SET_MT, cfvn, csvn)} (reported once per file)", "all counters present were kept",
                            cpu=cpu)
@@ -359,7 +361,9 @@ def build_samples(w: Any, ident: dict, file: str) -> pd.DataFrame:
                 g = groups[key] = [nums, pos, [], []]
             g[2].append(buf)
             g[3].append(r)
-    if dropped:
+    if dropped and getattr(w, "streamed", False):      # said once, at the end of the file (monwrite_stream.py)
+        w.mt_dropped += dropped
+    elif dropped:
         w.find(None, "info", "mt-thread-dedup", f"{dropped} D5R20 records of non-thread-0 CPUs not stored",
                "MT-diagnostic counters are core-wide; each core keeps the values of its thread-0 CPU")
     n = len(cols["off"])

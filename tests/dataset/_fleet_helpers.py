@@ -53,3 +53,18 @@ def fresh_copy(pristine: Path, tmp_path: Path):
     root = tmp_path / "ds"
     shutil.copytree(pristine, root)
     return Dataset(root)
+
+
+def whole_and_chunked(path, tmp_path, mb: float, monkeypatch):
+    """The file extracted whole (default 32 MiB chunks: every file the stream tests use fits one) and in chunks
+    of ``mb`` MiB (``NESTSCOPE_EXTRACT_CHUNK_MB``): (whole dataset, its result, chunked dataset, its result)."""
+    from app.dataset import Dataset
+
+    whole = Dataset(tmp_path / "whole", create=True)
+    rw = whole.extract(path)
+    assert rw.status == "added" and "chunks" not in rw.entry
+    monkeypatch.setenv("NESTSCOPE_EXTRACT_CHUNK_MB", str(mb))
+    cut = Dataset(tmp_path / "cut", create=True)
+    rc = cut.extract(path)
+    monkeypatch.delenv("NESTSCOPE_EXTRACT_CHUNK_MB")
+    return whole, rw, cut, rc

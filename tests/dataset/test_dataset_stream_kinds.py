@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _fleet_helpers import SAMPLES, assert_same
+from _fleet_helpers import SAMPLES, assert_same, whole_and_chunked
 from app.dataset import Dataset
 from app.dataset.query import QuerySpec, run_query
 from app.engine.catalog import load_formula_sets
@@ -39,18 +39,6 @@ def _intervals(ds: Dataset) -> pd.DataFrame:
 
 def _plain(df: pd.DataFrame) -> pd.DataFrame:
     return df.astype({c: object for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)})
-
-
-def _whole_and_chunked(path, tmp_path, mb: float, monkeypatch):
-    """The file extracted whole (default 32 MiB chunks: every file here fits one) and in chunks of ``mb`` MiB."""
-    whole = Dataset(tmp_path / "whole", create=True)
-    rw = whole.extract(path)
-    assert rw.status == "added" and "chunks" not in rw.entry
-    monkeypatch.setenv("NESTSCOPE_EXTRACT_CHUNK_MB", str(mb))
-    cut = Dataset(tmp_path / "cut", create=True)
-    rc = cut.extract(path)
-    monkeypatch.delenv("NESTSCOPE_EXTRACT_CHUNK_MB")
-    return whole, rw, cut, rc
 
 
 def _assert_same_dataset(whole: Dataset, cut: Dataset) -> None:
@@ -74,7 +62,7 @@ def running_totals_gz(tmp_path_factory):
     (3, 0.5, 8),
 ])
 def test_gzip_file_in_chunks_gives_the_whole_files_dataset(idx, mb, chunks, tmp_path, monkeypatch):
-    whole, rw, cut, rc = _whole_and_chunked(SAMPLES[idx], tmp_path, mb, monkeypatch)
+    whole, rw, cut, rc = whole_and_chunked(SAMPLES[idx], tmp_path, mb, monkeypatch)
     assert rc.status == "added" and rc.entry["chunks"] == chunks
     assert rc.samples == rw.samples and rc.intervals == rw.intervals
     assert rc.entry["framing"] == rw.entry["framing"] and rc.entry["records"] == rw.entry["records"]
@@ -85,7 +73,7 @@ def test_gzipped_running_totals_cut_inside_their_run(running_totals_gz, tmp_path
     # 1544 records of 1536 bytes = 2,371,584 bytes decompressed; 0.25 MiB chunks: 171 records each (ceil(262,144
     # / 1536)) -> 10 chunks, every cut inside the run of each of the 8 CPUs: 192 intervals per CPU, none longer
     # than the 900 s between samples
-    whole, _rw, cut, rc = _whole_and_chunked(running_totals_gz, tmp_path, 0.25, monkeypatch)
+    whole, _rw, cut, rc = whole_and_chunked(running_totals_gz, tmp_path, 0.25, monkeypatch)
     assert rc.status == "added" and rc.entry["chunks"] == 10
     iv = _intervals(cut)
     assert len(iv) == 8 * 192 and iv["interval_s"].max() == 900.0
@@ -106,7 +94,7 @@ def tersed_file(shared_path):
 def test_tersed_file_in_chunks(tersed_file, tmp_path, monkeypatch):
     # z15 ZOSB (1536 records of 1530 bytes) tersed SPACK: untersed on a thread a piece at a time; 2,350,080
     # bytes of RDW records in 0.25 MiB chunks: 172 records each (ceil(262,144 / 1530)) -> 9 chunks
-    whole, rw, cut, rc = _whole_and_chunked(tersed_file, tmp_path, 0.25, monkeypatch)
+    whole, rw, cut, rc = whole_and_chunked(tersed_file, tmp_path, 0.25, monkeypatch)
     assert rc.status == "added" and rc.entry["chunks"] == 9
     assert rc.entry["framing"] == rw.entry["framing"] == "terse SPACK + RDW" and rc.samples == rw.samples == 1536
     _assert_same_dataset(whole, cut)
@@ -118,7 +106,7 @@ def test_cut_tersed_file_in_chunks(tersed_file, tmp_path, monkeypatch):
     p = tmp_path / "half.trs"
     raw = tersed_file.read_bytes()
     p.write_bytes(raw[:len(raw) // 2])
-    whole, rw, cut, rc = _whole_and_chunked(p, tmp_path, 0.25, monkeypatch)
+    whole, rw, cut, rc = whole_and_chunked(p, tmp_path, 0.25, monkeypatch)
     assert rc.status == "added" and rc.entry["chunks"] > 1 and 0 < rc.samples == rw.samples < 1536
     msg = [m for m in rc.entry["findings_sample"] if "tersed data is cut" in m]
     assert msg and msg == [m for m in rw.entry["findings_sample"] if "tersed data is cut" in m]
@@ -129,7 +117,7 @@ def test_cut_tersed_file_in_chunks(tersed_file, tmp_path, monkeypatch):
 def test_plain_blocked_file_in_chunks(tmp_path, monkeypatch):
     p = tmp_path / "z16_zosc.bdw"
     p.write_bytes(gzip.decompress(SAMPLES[3].read_bytes()))
-    whole, rw, cut, rc = _whole_and_chunked(p, tmp_path, 0.5, monkeypatch)
+    whole, rw, cut, rc = whole_and_chunked(p, tmp_path, 0.5, monkeypatch)
     assert rc.status == "added" and rc.entry["chunks"] == 8 and rc.entry["framing"] == rw.entry["framing"] == "bdw"
     _assert_same_dataset(whole, cut)
 
@@ -146,7 +134,7 @@ def test_spanned_records_cut_at_their_last_segment(gz, tmp_path, monkeypatch):
     if not gz:
         p = tmp_path / "z16_zosb.vbs"
         p.write_bytes(gzip.decompress(SAMPLES[2].read_bytes()))
-    whole, rw, cut, rc = _whole_and_chunked(p, tmp_path, 0.25, monkeypatch)
+    whole, rw, cut, rc = whole_and_chunked(p, tmp_path, 0.25, monkeypatch)
     assert rc.status == "added" and rc.entry["chunks"] == 9 and rc.samples == rw.samples == 1544
     assert rc.entry["records"] == rw.entry["records"] and rc.entry["framing"] == rw.entry["framing"]
     assert rc.findings == rw.findings == 0
@@ -159,7 +147,7 @@ def test_cut_gzip_file_in_chunks(tmp_path, monkeypatch):
     raw = SAMPLES[4].read_bytes()
     p = tmp_path / "cut.rdw.gz"
     p.write_bytes(raw[:len(raw) * 6 // 10])
-    whole, rw, cut, rc = _whole_and_chunked(p, tmp_path, 0.25, monkeypatch)
+    whole, rw, cut, rc = whole_and_chunked(p, tmp_path, 0.25, monkeypatch)
     assert rc.status == "added" and rc.entry["chunks"] > 1
     assert 0 < rc.samples == rw.samples < 2304
     msg = [m for m in rc.entry["findings_sample"] if "gzip file is cut" in m]
@@ -180,7 +168,7 @@ def test_damaged_gzip_member_in_chunks(tmp_path, monkeypatch):
     bad[mid:mid + 64] = bytes(range(100, 164))
     p = tmp_path / "damaged.rdw.gz"
     p.write_bytes(bytes(bad) + b)
-    whole, rw, cut, rc = _whole_and_chunked(p, tmp_path, 0.25, monkeypatch)
+    whole, rw, cut, rc = whole_and_chunked(p, tmp_path, 0.25, monkeypatch)
     assert rc.status == "added" and rc.entry["chunks"] > 1
     assert rc.entry["findings_sample"] == rw.entry["findings_sample"]
     gz = [m for m in rc.entry["findings_sample"] if "gzip member 1" in m]
