@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from app.dataset.sql import SPARK, Dialect, formula_set_sql, lit_str, metric_layers, parse_where
+from app.dataset.sql import SPARK, Dialect, lit_str, parse_where
 from app.dataset.sql import local_offsets_sql, local_shown_sql, missing_counters, missing_counters_message, wall_sql
 from app.dataset.plan import data_profile, generation_map, pushdown_window
 from app.dataset.stats import bucket_params
@@ -304,7 +304,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     ``cpu_bits`` (DuckDB, a level keyed by system): CPU numbers counted as the bits set in four 64-bit masks,
     right for CPU numbers 0-255 (the result's ``_cpu_lo``/``_cpu_hi`` say whether they all were; no distinct
     aggregate per row)."""
-    from app.engine.metrics import _hint_applies, hint_counters, metric_ids
+    from app.engine.metrics import hint_counters
 
     q = d.q
     # generation and formula-set version per (machine type, CSVN) from the sets of this query (``--formulas``
@@ -409,48 +409,15 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
         ctes.append(f"a2 AS (SELECT *, CASE WHEN _sb > 0 THEN {q('B0') if 'B0' in counters else 'NULL'} / _sb "
                     f"ELSE CAST(_cpsp_max AS DOUBLE) END AS _CPSP, {interval} AS _INTERVAL FROM agg)")
         out_keys = gen_keys + extra
-    ids = metric_ids(sets)
-    cs = set(counters)
-
-    def column(name: str) -> str | None:
-        if name == "CPSP":
-            return "_CPSP"
-        if name == "INTERVAL":
-            return "_INTERVAL"
-        return q(name) if name in cs else None
-
-    def hcolumn(name: str) -> str | None:
-        if name in ("CPSP", "INTERVAL"):
-            return column(name)
-        if name not in hc:
-            return None
-        return q("_h_" + name) if lost else column(name)
-
-    per_gen = {g: formula_set_sql(fs, column, metric_column=q) for g, fs in used.items()}
-    prev = "a2"
-    for k, layer in enumerate(metric_layers(used)):
-        cols = []
-        for mid in layer:
-            whens = [f"WHEN {lit_str(g)} THEN {sql[mid]}" for g, sql in per_gen.items() if mid in sql]
-            cols.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)")
-                        + f" AS {q(mid)}")
-        ctes.append(f"m{k} AS (SELECT *, {', '.join(cols)} FROM {prev})")
-        prev = f"m{k}"
-    mets = [q(mid) if any(mid in sql for sql in per_gen.values()) else f"CAST(NULL AS DOUBLE) AS {q(mid)}"
-            for mid in ids]
-    if with_hint:
-        for mid in ("L1MP", "RNI"):
-            whens = []
-            for g, fs in used.items():
-                if _hint_applies(fs):
-                    whens.append(f"WHEN {lit_str(g)} THEN {formula_set_sql(fs, hcolumn, {mid})[mid]}")
-            mets.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)")
-                        + f" AS {q('_hint_' + mid)}")
+    # the formulas are applied to the aggregated rows by the engine's own evaluator (app.engine.metrics, as
+    # report does): the statement returns the sums, CPSP and INTERVAL (written as SQL, a metric layer per
+    # dependency depth took DuckDB longer to plan than the scan to run)
+    hsums = [q("_h_" + c) for c in hc] if with_hint and lost else []
     tail = ["_start", "_end", "n_cpus", "_q", "_size", "_lo", "_cntP", "_cntE"] + [
         a.rsplit(" AS ", 1)[1] for a in local_sel] + (["_cpu_lo", "_cpu_hi"] if not per_cpu_interval and bits else [])
-    out_cols = [c for c in out_keys] + tail + mets
+    out_cols = [c for c in out_keys] + tail + ["_CPSP", "_INTERVAL"] + [q(c) for c in counters] + hsums
     order = [q(k) for k in keys] + (["_period"] if period else []) + ["_end"]
-    final = f"SELECT {', '.join(out_cols)} FROM {prev} ORDER BY {', '.join(order)}"
+    final = f"SELECT {', '.join(out_cols)} FROM a2 ORDER BY {', '.join(order)}"
     if steps:
         return [(c.split(" AS (", 1)[0], c.split(" AS (", 1)[1][:-1]) for c in ctes] + [("", final)]
     return "WITH " + ",\n".join(ctes) + "\n" + final
@@ -461,8 +428,7 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
     ``--every``).  ``eng`` reuses an open engine (the window keeps one)."""
     from app.engine.catalog import load_formula_sets
     from app.engine.deltas import quality_strings
-    from app.engine.hint import NA, classify
-    from app.engine.metrics import _hint_applies, metric_ids
+    from app.engine.metrics import _apply, metric_ids
 
     if spec.by not in BY_CHOICES:
         raise QueryError(f"--by must be one of {', '.join(BY_CHOICES)}")
@@ -520,7 +486,7 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
     finally:
         if own:
             eng.close()
-    return _frame(raw, spec, sets, ids, keys, NA, classify, _hint_applies, quality_strings)
+    return _frame(raw, spec, sets, ids, keys, _apply, quality_strings)
 
 
 def query_partitions(ds: Dataset, spec: QuerySpec, table: str = "intervals"
@@ -555,8 +521,7 @@ def _months_between(start, end, months: Iterable[str]) -> set[str] | None:
     return {m for m in months if lo <= m <= hi}
 
 
-def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, NA, classify, _hint_applies,
-           quality_strings) -> pd.DataFrame:
+def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, apply_formulas, quality_strings) -> pd.DataFrame:
     n = len(raw)
     out = pd.DataFrame({k: raw[k].astype(object) if k != "cpu" else raw[k].astype(np.int64) for k in keys})
     if spec.every:
@@ -566,25 +531,12 @@ def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, NA, classify, _h
     out["n_cpus"] = raw["n_cpus"].to_numpy(dtype=np.int64)
     out["generation"] = raw["generation"].astype(object)
     out["formula_set"] = raw["formula_set"].astype(object)
-    mets = {}
-    for mid in ids:
-        v = pd.to_numeric(raw[mid], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        mets[mid] = np.where(np.isfinite(v), v, np.nan)
-    out = pd.concat([out, pd.DataFrame(mets, index=out.index)], axis=1)      # the metric columns at once
-    if spec.by == "cpu":
-        out["Workload_Hint"] = None
-    else:
-        hint = np.full(n, NA, dtype=object)
-        gen = out["generation"].to_numpy(dtype=object)
-        l1 = pd.to_numeric(raw["_hint_L1MP"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        rn = pd.to_numeric(raw["_hint_RNI"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        for g, fs in sets.items():
-            if _hint_applies(fs):
-                idx = np.flatnonzero(gen == g)
-                if len(idx):
-                    hint[idx] = classify(np.where(np.isfinite(l1[idx]), l1[idx], np.nan),
-                                         np.where(np.isfinite(rn[idx]), rn[idx], np.nan))
-        out["Workload_Hint"] = hint
+    # the formulas on the sums, by the engine's own evaluator (report's rule: a division by zero is NaN); the
+    # workload hint from the sums over intervals without lost data (the sums themselves when none was read)
+    env = raw.rename(columns={"_CPSP": "CPSP", "_INTERVAL": "INTERVAL"})
+    hint_from = "_h_" if any(c.startswith("_h_") for c in raw.columns) else ""
+    mets = apply_formulas(env, sets, ids, (), spec.by != "cpu", hint_prefix=hint_from)
+    out = pd.concat([out, mets.set_axis(out.index)], axis=1)      # the metric columns and the hint at once
     qb = raw["_q"].fillna(0).to_numpy(dtype=np.int64)
     if spec.by != "cpu" or spec.every:
         size = raw["_size"].to_numpy(dtype=np.int64)
