@@ -9,9 +9,10 @@ deltas of the CPUs of a node (and time bucket), then apply the generation's form
   the result joins the main query as a small table.
 * ``CPSP`` of a sum is sum(B0)/sum(B0/CPSP); ``INTERVAL`` is sum(busy)/sum(busy fraction) for a
   system interval and (number of buckets x bucket length) for a CEC or a whole window.
-* Formulas: :func:`app.dataset.sql.formula_set_sql`, one ``CASE generation`` per metric; the workload hint
-  is the engine's :func:`app.engine.hint.classify` applied to the L1MP and RNI of sums over intervals
-  without lost data (computed in SQL too).
+* Formulas: the statement returns the sums (and ``CPSP``, ``INTERVAL``) of each row; the engine's own evaluator
+  (:func:`app.engine.metrics._apply`, as ``report``) applies the generation's formulas to them; the workload hint
+  is the engine's :func:`app.engine.hint.classify` applied to the L1MP and RNI of sums over intervals without
+  lost data (summed in SQL too).
 * ``--every`` rolls the whole-window levels up per hour, day, week (Monday) or month: each row is what
   ``report --from <period start> --to <period end>`` gives for the node.  An interval belongs to the
   period (hour, weekday) its end falls in, as the window ``(start, end]`` of ``report``.
@@ -292,6 +293,27 @@ def _period_start(every: str, key: np.ndarray) -> pd.DatetimeIndex:
     return pd.to_datetime({"year": k // 12, "month": k % 12 + 1, "day": np.ones(len(k), dtype=np.int64)})
 
 
+_BUCKET_BITS = 1 << 16      # the widest bucket bit string (8 KiB a group)
+
+
+def _bucket_count(spec: QuerySpec, bcol: str, same: set, bits: bool, d: Dialect) -> str:
+    """The number of distinct buckets of a group: with ``bits`` (DuckDB, not ``--by interval``, whose groups are
+    buckets), every system's buckets the same constants and a window (--from and --to) without --every spanning
+    at most :data:`_BUCKET_BITS` buckets, the bits set in a bit string of the buckets' numbers
+    ``(bucket - offset) / length`` (a bucket is a whole number of lengths from its offset; no distinct
+    aggregate, which DuckDB plans as a second pass over the rows); else ``COUNT(DISTINCT)``."""
+    if bits and len(same) == 1 and spec.every is None and spec.start is not None and spec.end is not None:
+        L, off, cl, coff = next(iter(same))
+        step, at = (cl, coff) if bcol == "cec_bucket" else (L, off)
+        if step:
+            step, at = int(step), int(at or 0)
+            lo = (int(pd.Timestamp(spec.start).value) - at) // step - 2
+            hi = (int(pd.Timestamp(spec.end).value) - at) // step + 2
+            if hi - lo < _BUCKET_BITS:
+                return f"bit_count(bitstring_agg(({bcol} - {at}) // {step}, {lo}, {hi}))"
+    return d.count_distinct(bcol)
+
+
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
               steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None,
               implausible: bool = True, lost: bool = True, cpu_bits: bool = False):
@@ -393,7 +415,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             "MIN(t_start) AS _start", "MAX(t_end) AS _end", f"{n_cpus} AS n_cpus",
             "SUM(_busy_us) AS _sb", "SUM(_bf) AS _sf", "MAX(cpu_speed) AS _cpsp_max",
             f"{d.median('interval_s') if median else 'CAST(NULL AS DOUBLE)'} AS _ivs", f"MAX({bcol}_s) AS _blen",
-            f"{d.count_distinct(bcol)} AS _nb",
+            f"{_bucket_count(spec, bcol, same, cpu_bits and not per_interval, d)} AS _nb",
             f"BIT_OR(qbits + 256 * {lo}) AS _q", f"SUM(1 - {lo}) AS _size", f"SUM({lo}) AS _lo",
             (f"COUNT({val(firstP)})" if firstP else "0") + " AS _cntP",
             (f"COUNT({val(firstE)})" if firstE else "0") + " AS _cntE"]
