@@ -186,12 +186,11 @@ class SparkEngine:
     def sql(self, text: str) -> pd.DataFrame:
         return self.spark.sql(text).toPandas()
 
-    # steps whose result is small and that later steps read many times: materialized, so Spark's optimizer
-    # does not collapse the metric layers back into one giant expression per metric
+    # steps whose result is small: materialized (checkpointed), each planned alone
     _MATERIALIZE = ("agg", "a2")
 
     def run(self, steps: Sequence[tuple[str, str]]) -> pd.DataFrame:
-        """The steps as temporary views; aggregated and metric layers checkpointed locally."""
+        """The steps as temporary views; the aggregated ones checkpointed locally."""
         tag = uuid.uuid4().hex[:8]
         names = {name: f"{name}_{tag}" for name, _ in steps if name}
         made = []
