@@ -12,7 +12,9 @@ Sections (``--section``, default all):
   with numpy within the physical bounds, subtype-1 style deltas; extract timed from decoded samples onward:
   ``Dataset.add_result``).  Then a narrow query (one CEC, one month: ``--where cec=... --from --to``) and a
   whole-fleet query (by LPAR and month), each ``run_query`` on a new :class:`Dataset` interleaved with its floor,
-  DuckDB's own group-sum of the counters the metrics need over the same part files (wall and CPU time), the
+  DuckDB's own group-sum of the counters the metrics need over the same part files (wall and CPU time), and
+  a second floor, the same group-sum with the query's other columns as plain DuckDB SQL computes them (first
+  start, last end, COUNT(DISTINCT) of CPUs and intervals, quality bits, counts, busy time), the
   whole ``nestscope query`` command, and the command in a process of its own beside the group-sum in a process
   of its own (the fixed cost of a command: imports, the index, the parts' CRC-32 checks).  ``--keep DIR`` keeps the fleet; a later run with the same ``--keep``
   reuses it (queries only).
@@ -245,14 +247,24 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
 
     floor_cpu: list[float] = []
 
-    def duck(files, group: str, where: str = "") -> float:
+    floor2_cpu: list[float] = []
+    # what the query returns beside the sums, written as DuckDB alone would compute it: the first start and last
+    # end, the CPUs and intervals counted (COUNT(DISTINCT)), the quality bits, the rows and the counted counters,
+    # the busy time; grouped by every identity column the query shows (system, os, generation, formula set)
+    extras = ('MIN(t_start), MAX(t_end), COUNT(DISTINCT cpu), COUNT(DISTINCT t_end), BIT_OR(qbits), COUNT(*), '
+              'COUNT("P32"), COUNT("E128"), SUM("B0" / cpu_speed)')
+
+    def duck(files, group: str, where: str = "", full: bool = False) -> float:
         con = duckdb.connect()
         sums = ", ".join(f'SUM("{c}")' for c in need)
         lst = "[" + ", ".join("'" + f + "'" for f in files) + "]"
+        if full:
+            group = group.replace("lpar", "lpar, system, os, generation, formula_set")
+            sums = extras + ", " + sums
         t, c = time.perf_counter(), time.process_time()
         con.execute(f"SELECT {group}, {sums} FROM {tables.duckdb_source(lst)} {where} GROUP BY {group}").df()
         dt = time.perf_counter() - t
-        floor_cpu.append(time.process_time() - c)
+        (floor2_cpu if full else floor_cpu).append(time.process_time() - c)
         con.close()
         return dt
 
@@ -268,8 +280,9 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
         fresh = Dataset(root)               # a new command: the index is read once
         files = fresh.parts("intervals", *query_partitions(fresh, spec))
         n_all = len(fresh.parts("intervals"))
-        t_q, c_q, t_d = [], [], []
+        t_q, c_q, t_d, t_d2 = [], [], [], []
         floor_cpu.clear()
+        floor2_cpu.clear()
         runs = 5 if len(files) < 50 else 2
         for _ in range(runs):               # interleaved: the query and its floor see the same load
             c0 = time.process_time()
@@ -277,6 +290,7 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
             c_q.append(time.process_time() - c0)
             t_q.append(dt)
             t_d.append(duck(files, group, where))
+            t_d2.append(duck(files, group, where, full=True))
         t_c = []
         for _ in range(2 if runs > 2 else 1):     # the whole command: the index, the query, report's extras, output
             _, dt = timed(lambda: cli(["query", str(root), "--by", "lpar", *argv, "--out", str(tmp / "q.txt")]))
@@ -304,6 +318,11 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
         print(f"    run_query (index, plan, statement)                    {q[0]:6.3f} s (best of {runs}; median "
               f"{q[len(q) // 2]:.3f} s; CPU {min(c_q):.3f} s) | ratio {q[0] / d[0]:4.2f} "
               f"(medians {q[len(q) // 2] / d[len(d) // 2]:.2f}, CPU {min(c_q) / min(floor_cpu):.2f})")
+        d2 = sorted(t_d2)
+        print(f"    floor 2: the same with the query's other columns (times, CPU and interval counts, quality,"
+              f" busy)  {d2[0]:6.3f} s (best of {runs}; median {d2[len(d2) // 2]:.3f} s; CPU {min(floor2_cpu):.3f} s) |"
+              f" query/floor 2 {q[0] / d2[0]:4.2f} (medians {q[len(q) // 2] / d2[len(d2) // 2]:.2f}, CPU "
+              f"{min(c_q) / min(floor2_cpu):.2f})")
         print(f"    nestscope query (the command, coverage and partition data, table) {min(t_c):6.3f} s")
         print(f"    in a process of its own: nestscope query {min(t_pc):6.3f} s | floor: python -c 'import duckdb' + "
               f"the group-sum {min(t_pf):6.3f} s | ratio {min(t_pc) / min(t_pf):4.2f}; {load()}")

@@ -92,8 +92,7 @@ class DuckDBEngine:
     def run(self, steps: Sequence[tuple[str, str]]) -> pd.DataFrame:
         """The steps as one statement: those up to the aggregation as common table expressions DuckDB inlines
         (its scan), the aggregation (a few rows; per CPU and interval ``a2``, where nothing is aggregated) and
-        each metric layer over it materialized, each planned alone (inlined, every layer's expressions would be
-        substituted into the next and planning alone took seconds)."""
+        what follows it materialized, each planned alone."""
         ctes: list[str] = []
         made = False
         for name, body in steps:

@@ -9,9 +9,10 @@ deltas of the CPUs of a node (and time bucket), then apply the generation's form
   the result joins the main query as a small table.
 * ``CPSP`` of a sum is sum(B0)/sum(B0/CPSP); ``INTERVAL`` is sum(busy)/sum(busy fraction) for a
   system interval and (number of buckets x bucket length) for a CEC or a whole window.
-* Formulas: :func:`app.dataset.sql.formula_set_sql`, one ``CASE generation`` per metric; the workload hint
-  is the engine's :func:`app.engine.hint.classify` applied to the L1MP and RNI of sums over intervals
-  without lost data (computed in SQL too).
+* Formulas: the statement returns the sums (and ``CPSP``, ``INTERVAL``) of each row; the engine's own evaluator
+  (:func:`app.engine.metrics._apply`, as ``report``) applies the generation's formulas to them; the workload hint
+  is the engine's :func:`app.engine.hint.classify` applied to the L1MP and RNI of sums over intervals without
+  lost data (summed in SQL too).
 * ``--every`` rolls the whole-window levels up per hour, day, week (Monday) or month: each row is what
   ``report --from <period start> --to <period end>`` gives for the node.  An interval belongs to the
   period (hour, weekday) its end falls in, as the window ``(start, end]`` of ``report``.
@@ -42,7 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from app.dataset.sql import SPARK, Dialect, formula_set_sql, lit_str, metric_layers, parse_where
+from app.dataset.sql import SPARK, Dialect, lit_str, parse_where
 from app.dataset.sql import local_offsets_sql, local_shown_sql, missing_counters, missing_counters_message, wall_sql
 from app.dataset.plan import data_profile, generation_map, pushdown_window
 from app.dataset.stats import bucket_params
@@ -185,12 +186,11 @@ class SparkEngine:
     def sql(self, text: str) -> pd.DataFrame:
         return self.spark.sql(text).toPandas()
 
-    # steps whose result is small and that later steps read many times: materialized, so Spark's optimizer
-    # does not collapse the metric layers back into one giant expression per metric
+    # steps whose result is small: materialized (checkpointed), each planned alone
     _MATERIALIZE = ("agg", "a2")
 
     def run(self, steps: Sequence[tuple[str, str]]) -> pd.DataFrame:
-        """The steps as temporary views; aggregated and metric layers checkpointed locally."""
+        """The steps as temporary views; the aggregated ones checkpointed locally."""
         tag = uuid.uuid4().hex[:8]
         names = {name: f"{name}_{tag}" for name, _ in steps if name}
         made = []
@@ -292,6 +292,27 @@ def _period_start(every: str, key: np.ndarray) -> pd.DatetimeIndex:
     return pd.to_datetime({"year": k // 12, "month": k % 12 + 1, "day": np.ones(len(k), dtype=np.int64)})
 
 
+_BUCKET_BITS = 1 << 16      # the widest bucket bit string (8 KiB a group)
+
+
+def _bucket_count(spec: QuerySpec, bcol: str, same: set, bits: bool, d: Dialect) -> str:
+    """The number of distinct buckets of a group: with ``bits`` (DuckDB, not ``--by interval``, whose groups are
+    buckets), every system's buckets the same constants and a window (--from and --to) without --every spanning
+    at most :data:`_BUCKET_BITS` buckets, the bits set in a bit string of the buckets' numbers
+    ``(bucket - offset) / length`` (a bucket is a whole number of lengths from its offset; no distinct
+    aggregate, which DuckDB plans as a second pass over the rows); else ``COUNT(DISTINCT)``."""
+    if bits and len(same) == 1 and spec.every is None and spec.start is not None and spec.end is not None:
+        L, off, cl, coff = next(iter(same))
+        step, at = (cl, coff) if bcol == "cec_bucket" else (L, off)
+        if step:
+            step, at = int(step), int(at or 0)
+            lo = (int(pd.Timestamp(spec.start).value) - at) // step - 2
+            hi = (int(pd.Timestamp(spec.end).value) - at) // step + 2
+            if hi - lo < _BUCKET_BITS:
+                return f"bit_count(bitstring_agg(({bcol} - {at}) // {step}, {lo}, {hi}))"
+    return d.count_distinct(bcol)
+
+
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
               steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None,
               implausible: bool = True, lost: bool = True, cpu_bits: bool = False):
@@ -304,7 +325,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     ``cpu_bits`` (DuckDB, a level keyed by system): CPU numbers counted as the bits set in four 64-bit masks,
     right for CPU numbers 0-255 (the result's ``_cpu_lo``/``_cpu_hi`` say whether they all were; no distinct
     aggregate per row)."""
-    from app.engine.metrics import _hint_applies, hint_counters, metric_ids
+    from app.engine.metrics import hint_counters
 
     q = d.q
     # generation and formula-set version per (machine type, CSVN) from the sets of this query (``--formulas``
@@ -393,7 +414,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             "MIN(t_start) AS _start", "MAX(t_end) AS _end", f"{n_cpus} AS n_cpus",
             "SUM(_busy_us) AS _sb", "SUM(_bf) AS _sf", "MAX(cpu_speed) AS _cpsp_max",
             f"{d.median('interval_s') if median else 'CAST(NULL AS DOUBLE)'} AS _ivs", f"MAX({bcol}_s) AS _blen",
-            f"{d.count_distinct(bcol)} AS _nb",
+            f"{_bucket_count(spec, bcol, same, cpu_bits and not per_interval, d)} AS _nb",
             f"BIT_OR(qbits + 256 * {lo}) AS _q", f"SUM(1 - {lo}) AS _size", f"SUM({lo}) AS _lo",
             (f"COUNT({val(firstP)})" if firstP else "0") + " AS _cntP",
             (f"COUNT({val(firstE)})" if firstE else "0") + " AS _cntE"]
@@ -409,48 +430,15 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
         ctes.append(f"a2 AS (SELECT *, CASE WHEN _sb > 0 THEN {q('B0') if 'B0' in counters else 'NULL'} / _sb "
                     f"ELSE CAST(_cpsp_max AS DOUBLE) END AS _CPSP, {interval} AS _INTERVAL FROM agg)")
         out_keys = gen_keys + extra
-    ids = metric_ids(sets)
-    cs = set(counters)
-
-    def column(name: str) -> str | None:
-        if name == "CPSP":
-            return "_CPSP"
-        if name == "INTERVAL":
-            return "_INTERVAL"
-        return q(name) if name in cs else None
-
-    def hcolumn(name: str) -> str | None:
-        if name in ("CPSP", "INTERVAL"):
-            return column(name)
-        if name not in hc:
-            return None
-        return q("_h_" + name) if lost else column(name)
-
-    per_gen = {g: formula_set_sql(fs, column, metric_column=q) for g, fs in used.items()}
-    prev = "a2"
-    for k, layer in enumerate(metric_layers(used)):
-        cols = []
-        for mid in layer:
-            whens = [f"WHEN {lit_str(g)} THEN {sql[mid]}" for g, sql in per_gen.items() if mid in sql]
-            cols.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)")
-                        + f" AS {q(mid)}")
-        ctes.append(f"m{k} AS (SELECT *, {', '.join(cols)} FROM {prev})")
-        prev = f"m{k}"
-    mets = [q(mid) if any(mid in sql for sql in per_gen.values()) else f"CAST(NULL AS DOUBLE) AS {q(mid)}"
-            for mid in ids]
-    if with_hint:
-        for mid in ("L1MP", "RNI"):
-            whens = []
-            for g, fs in used.items():
-                if _hint_applies(fs):
-                    whens.append(f"WHEN {lit_str(g)} THEN {formula_set_sql(fs, hcolumn, {mid})[mid]}")
-            mets.append((f"CASE generation {' '.join(whens)} END" if whens else "CAST(NULL AS DOUBLE)")
-                        + f" AS {q('_hint_' + mid)}")
+    # the formulas are applied to the aggregated rows by the engine's own evaluator (app.engine.metrics, as
+    # report does): the statement returns the sums, CPSP and INTERVAL (written as SQL, a metric layer per
+    # dependency depth took DuckDB longer to plan than the scan to run)
+    hsums = [q("_h_" + c) for c in hc] if with_hint and lost else []
     tail = ["_start", "_end", "n_cpus", "_q", "_size", "_lo", "_cntP", "_cntE"] + [
         a.rsplit(" AS ", 1)[1] for a in local_sel] + (["_cpu_lo", "_cpu_hi"] if not per_cpu_interval and bits else [])
-    out_cols = [c for c in out_keys] + tail + mets
+    out_cols = [c for c in out_keys] + tail + ["_CPSP", "_INTERVAL"] + [q(c) for c in counters] + hsums
     order = [q(k) for k in keys] + (["_period"] if period else []) + ["_end"]
-    final = f"SELECT {', '.join(out_cols)} FROM {prev} ORDER BY {', '.join(order)}"
+    final = f"SELECT {', '.join(out_cols)} FROM a2 ORDER BY {', '.join(order)}"
     if steps:
         return [(c.split(" AS (", 1)[0], c.split(" AS (", 1)[1][:-1]) for c in ctes] + [("", final)]
     return "WITH " + ",\n".join(ctes) + "\n" + final
@@ -461,8 +449,7 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
     ``--every``).  ``eng`` reuses an open engine (the window keeps one)."""
     from app.engine.catalog import load_formula_sets
     from app.engine.deltas import quality_strings
-    from app.engine.hint import NA, classify
-    from app.engine.metrics import _hint_applies, metric_ids
+    from app.engine.metrics import _apply, metric_ids
 
     if spec.by not in BY_CHOICES:
         raise QueryError(f"--by must be one of {', '.join(BY_CHOICES)}")
@@ -520,7 +507,7 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
     finally:
         if own:
             eng.close()
-    return _frame(raw, spec, sets, ids, keys, NA, classify, _hint_applies, quality_strings)
+    return _frame(raw, spec, sets, ids, keys, _apply, quality_strings)
 
 
 def query_partitions(ds: Dataset, spec: QuerySpec, table: str = "intervals"
@@ -555,8 +542,7 @@ def _months_between(start, end, months: Iterable[str]) -> set[str] | None:
     return {m for m in months if lo <= m <= hi}
 
 
-def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, NA, classify, _hint_applies,
-           quality_strings) -> pd.DataFrame:
+def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, apply_formulas, quality_strings) -> pd.DataFrame:
     n = len(raw)
     out = pd.DataFrame({k: raw[k].astype(object) if k != "cpu" else raw[k].astype(np.int64) for k in keys})
     if spec.every:
@@ -566,25 +552,12 @@ def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, NA, classify, _h
     out["n_cpus"] = raw["n_cpus"].to_numpy(dtype=np.int64)
     out["generation"] = raw["generation"].astype(object)
     out["formula_set"] = raw["formula_set"].astype(object)
-    mets = {}
-    for mid in ids:
-        v = pd.to_numeric(raw[mid], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        mets[mid] = np.where(np.isfinite(v), v, np.nan)
-    out = pd.concat([out, pd.DataFrame(mets, index=out.index)], axis=1)      # the metric columns at once
-    if spec.by == "cpu":
-        out["Workload_Hint"] = None
-    else:
-        hint = np.full(n, NA, dtype=object)
-        gen = out["generation"].to_numpy(dtype=object)
-        l1 = pd.to_numeric(raw["_hint_L1MP"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        rn = pd.to_numeric(raw["_hint_RNI"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        for g, fs in sets.items():
-            if _hint_applies(fs):
-                idx = np.flatnonzero(gen == g)
-                if len(idx):
-                    hint[idx] = classify(np.where(np.isfinite(l1[idx]), l1[idx], np.nan),
-                                         np.where(np.isfinite(rn[idx]), rn[idx], np.nan))
-        out["Workload_Hint"] = hint
+    # the formulas on the sums, by the engine's own evaluator (report's rule: a division by zero is NaN); the
+    # workload hint from the sums over intervals without lost data (the sums themselves when none was read)
+    env = raw.rename(columns={"_CPSP": "CPSP", "_INTERVAL": "INTERVAL"})
+    hint_from = "_h_" if any(c.startswith("_h_") for c in raw.columns) else ""
+    mets = apply_formulas(env, sets, ids, (), spec.by != "cpu", hint_prefix=hint_from)
+    out = pd.concat([out, mets.set_axis(out.index)], axis=1)      # the metric columns and the hint at once
     qb = raw["_q"].fillna(0).to_numpy(dtype=np.int64)
     if spec.by != "cpu" or spec.every:
         size = raw["_size"].to_numpy(dtype=np.int64)

@@ -99,7 +99,7 @@ def evaluate_set(fs: FormulaSet, env: dict[str, np.ndarray], n: int,
 
 
 def _apply(agg: pd.DataFrame, sets: dict[str, FormulaSet], ids: Sequence[str], counters: Sequence[str],
-           with_hint: bool) -> pd.DataFrame:
+           with_hint: bool, hint_prefix: str = "_h_") -> pd.DataFrame:
     n = len(agg)
     vals = {mid: np.full(n, np.nan) for mid in ids}
     hint = np.full(n, None if not with_hint else NA, dtype=object)
@@ -117,8 +117,8 @@ def _apply(agg: pd.DataFrame, sets: dict[str, FormulaSet], ids: Sequence[str], c
             if mid in vals:
                 vals[mid][idx] = v
         if with_hint and _hint_applies(fs):
-            henv = {c: sub["_h_" + c].to_numpy(dtype=np.float64) for c in fs.counters()
-                    if "_h_" + c in sub.columns}
+            henv = {c: sub[hint_prefix + c].to_numpy(dtype=np.float64) for c in fs.counters()
+                    if hint_prefix + c in sub.columns}
             henv["CPSP"], henv["INTERVAL"] = env["CPSP"], env["INTERVAL"]
             hv = evaluate_set(fs, henv, len(idx), only=("L1MP", "RNI"))
             hint[idx] = classify(hv["L1MP"], hv["RNI"])

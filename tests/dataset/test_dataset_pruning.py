@@ -167,3 +167,27 @@ def test_cpu_masks_count_what_a_distinct_count_does(fleet, monkeypatch, by, ever
     again = run_query(Dataset(root), spec)
     assert calls == [True, False]
     assert_same(again, counted, by, IDS)
+
+
+@pytest.mark.parametrize("by", ["cec", "lpar", "class"])
+def test_bucket_bits_count_what_a_distinct_count_does(fleet, monkeypatch, by):
+    """A narrow window's buckets are counted as the bits of a bit string of their numbers (DuckDB's
+    bitstring_agg): the same rows as COUNT(DISTINCT) of the buckets gives (INTERVAL, hence LPARCPU, MIPS...,
+    is the count times the bucket length, so a wrong count changes those metrics)."""
+    root, ends = fleet
+    cec = sorted(Dataset(root).cecs())[0]
+    spec = QuerySpec(by=by, where=f"cec = '{cec}'", start=ends[1], end=ends[-2])
+    sqls: list[str] = []
+    real_run = qmod.DuckDBEngine.run
+
+    def run(self, steps):
+        sqls.append(" ".join(body for _name, body in steps))
+        return real_run(self, steps)
+    monkeypatch.setattr(qmod.DuckDBEngine, "run", run)
+    bits = run_query(Dataset(root), spec)
+    assert len(bits) and "bitstring_agg" in sqls[-1] and "COUNT(DISTINCT bucket" not in sqls[-1]
+    monkeypatch.setattr(qmod, "_BUCKET_BITS", 0)        # no bit string is narrow enough: the distinct count
+    counted = run_query(Dataset(root), spec)
+    assert "bitstring_agg" not in sqls[-1] and "COUNT(DISTINCT" in sqls[-1]
+    assert_same(bits, counted, by, IDS)
+    assert bits["LPARCPU"].notna().any()
