@@ -380,13 +380,13 @@ def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
     # 30 MB; the blocks concatenated and consolidated were three such copies at once)
     first = counters + hcols
     if all(iv[c].dtype == np.float64 for c in counters):
-        sums = np.empty((ngroups, len(first)))
+        sums = np.empty((len(first), ngroups))        # a column per row: the layout of a frame's block
         for i in range(0, len(counters), _SUM_COLS):
             cols = counters[i:i + _SUM_COLS]
-            sums[:, i:i + len(cols)] = iv[cols].groupby(gid, sort=True).sum(min_count=1).to_numpy()
+            sums[i:i + len(cols)] = iv[cols].groupby(gid, sort=True).sum(min_count=1).to_numpy().T
         for j, h in enumerate(hcols, start=len(counters)):
-            sums[:, j] = sums[:, counters.index(h[3:])] if h[3:] in same else esums[h].to_numpy(dtype=np.float64)
-        vals = pd.DataFrame(sums, columns=first, copy=False)      # the frame's one block, no copy
+            sums[j] = sums[counters.index(h[3:])] if h[3:] in same else esums[h].to_numpy(dtype=np.float64)
+        vals = pd.DataFrame(sums.T, columns=first, copy=False)    # the frame's one block, no copy
     else:                                 # counters of other types: summed as they come
         sums = pd.concat([*(iv[counters[i:i + _SUM_COLS]].groupby(gid, sort=True).sum(min_count=1)
                             for i in range(0, len(counters), _SUM_COLS)), esums], axis=1)
