@@ -78,13 +78,15 @@ class _TextCells:
 
 
 _XML_LOCK = threading.Lock()
-_PT = '                <c:pt idx="{}">\n                  <c:v>{}</c:v>\n                </c:pt>\n'.format
+_PT_HEAD, _PT_MID, _PT_TAIL = '                <c:pt idx="', '">\n                  <c:v>', '</c:v>\n                </c:pt>\n'
 
 
 def _pt_xml(self, values) -> str:
-    """The ``<c:ptCount>`` and ``<c:pt>`` elements of ``values`` (None: no point), as python-pptx writes them."""
-    return (f'                <c:ptCount val="{len(values)}"/>\n'
-            + "".join([_PT(i, v) for i, v in enumerate(values) if v is not None]))
+    """The ``<c:ptCount>`` and ``<c:pt>`` elements of ``values`` (None: no point), as python-pptx writes them: the
+    points' texts joined by the text between two points (one formatting per point, not three pieces)."""
+    parts = [f"{i}{_PT_MID}{v}" for i, v in enumerate(values) if v is not None]
+    body = f"{_PT_HEAD}{(_PT_TAIL + _PT_HEAD).join(parts)}{_PT_TAIL}" if parts else ""
+    return f'                <c:ptCount val="{len(values)}"/>\n{body}'
 
 
 def _memory_rows_sheet():
