@@ -17,6 +17,7 @@ constant-memory mode as whole columns (:mod:`app.export.xlsx_rows`): a deck of a
 from __future__ import annotations
 
 import contextlib
+import io
 import threading
 
 import numpy as np
@@ -28,11 +29,10 @@ __all__ = ["TextCategoryChartData", "TextXyChartData", "ArrayXySeries", "WORKBOO
 
 WORKBOOK_OPTIONS = {"in_memory": True, "strings_to_formulas": False, "strings_to_urls": False,
                     "strings_to_numbers": False}
-# the workbooks of XY charts: rows streamed to a temporary file as whole columns (constant-memory mode excludes
-# in-memory); only a tiny chart's workbook stays in memory.  Measured (bench/bench_exports.py --charts): 4,000
-# points 38 ms streamed against 87 ms cell by cell in memory, 600 points 12 against 25 ms, 40 points 11 against
-# 6 ms (the temporary file costs about 5 ms)
-XY_WORKBOOK_OPTIONS = {**WORKBOOK_OPTIONS, "in_memory": False, "constant_memory": True}
+# the workbooks of XY charts above STREAM_POINTS points: rows streamed as whole columns (XlsxWriter's
+# constant-memory layout: inline strings, rows written once) into a text buffer, the package assembled in memory
+# (XlsxWriter's constant-memory mode alone writes the rows and every part to temporary files, about 10 ms a
+# chart); a tiny chart's workbook is written cell by cell.  bench/bench_exports.py --only charts measures both.
 STREAM_POINTS = 100
 
 
@@ -78,13 +78,50 @@ class _TextCells:
 
 
 _XML_LOCK = threading.Lock()
-_PT = '                <c:pt idx="{}">\n                  <c:v>{}</c:v>\n                </c:pt>\n'.format
+_PT_HEAD, _PT_MID, _PT_TAIL = '                <c:pt idx="', '">\n                  <c:v>', '</c:v>\n                </c:pt>\n'
 
 
 def _pt_xml(self, values) -> str:
-    """The ``<c:ptCount>`` and ``<c:pt>`` elements of ``values`` (None: no point), as python-pptx writes them."""
-    return (f'                <c:ptCount val="{len(values)}"/>\n'
-            + "".join([_PT(i, v) for i, v in enumerate(values) if v is not None]))
+    """The ``<c:ptCount>`` and ``<c:pt>`` elements of ``values`` (None: no point), as python-pptx writes them: the
+    points' texts joined by the text between two points (one formatting per point, not three pieces)."""
+    parts = [f"{i}{_PT_MID}{v}" for i, v in enumerate(values) if v is not None]
+    body = f"{_PT_HEAD}{(_PT_TAIL + _PT_HEAD).join(parts)}{_PT_TAIL}" if parts else ""
+    return f'                <c:ptCount val="{len(values)}"/>\n{body}'
+
+
+def _memory_rows_sheet():
+    """XlsxWriter's worksheet in its constant-memory layout whose flushed rows go to a text buffer, not to a
+    temporary file (the class is made on first use: xlsxwriter is imported by the first chart)."""
+    global _MemoryRowsSheet
+    if _MemoryRowsSheet is None:
+        from xlsxwriter.worksheet import Worksheet
+
+        class MemoryRowsSheet(Worksheet):
+            def _initialize(self, init_data):
+                super()._initialize(dict(init_data, constant_memory=False))     # no temporary file
+                self.constant_memory = True
+                self.row_data_fh = self.fh = io.StringIO()
+
+            def _opt_close(self):           # the rows stay in the buffer until the sheet is assembled
+                pass
+
+            def _opt_reopen(self):
+                pass
+
+            def _write_optimized_sheet_data(self):
+                if self.dim_rowmin is None:
+                    self._xml_empty_tag("sheetData")
+                    return
+                self._xml_start_tag("sheetData")
+                self.fh.write(self.row_data_fh.getvalue())
+                self._xml_end_tag("sheetData")
+                self.row_data_fh = None
+
+        _MemoryRowsSheet = MemoryRowsSheet
+    return _MemoryRowsSheet
+
+
+_MemoryRowsSheet = None
 
 
 class _XyWriter(_TextCells, XyWorkbookWriter):
@@ -93,8 +130,12 @@ class _XyWriter(_TextCells, XyWorkbookWriter):
         from xlsxwriter import Workbook
 
         points = sum(len(series) for series in self._chart_data)
-        workbook = Workbook(xlsx_file, XY_WORKBOOK_OPTIONS if points > STREAM_POINTS else WORKBOOK_OPTIONS)
-        worksheet = workbook.add_worksheet()
+        workbook = Workbook(xlsx_file, WORKBOOK_OPTIONS)
+        if points > STREAM_POINTS:
+            workbook.constant_memory = True       # the package in memory, the sheet in the streamed layout
+            worksheet = workbook.add_worksheet(worksheet_class=_memory_rows_sheet())
+        else:
+            worksheet = workbook.add_worksheet()
         yield workbook, worksheet
         workbook.close()
 

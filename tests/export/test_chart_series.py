@@ -108,6 +108,32 @@ def test_chart_workbook_small_and_streamed(stream, monkeypatch):
                     (5.0, 7.25)]
 
 
+def test_streamed_chart_workbook_is_written_in_memory(monkeypatch):
+    """A big chart's workbook is streamed without a temporary file (the rows and the package in memory) and holds
+    every point: the parts are XlsxWriter's constant-memory ones (inline strings, no shared-strings part)."""
+    import tempfile
+    import zipfile
+
+    import openpyxl
+
+    from app.export import chart_data
+
+    def no_file(*a, **k):
+        raise AssertionError("a temporary file was made")
+
+    monkeypatch.setattr(tempfile, "mkstemp", no_file)
+    n = chart_data.STREAM_POINTS + 50
+    x, y = np.arange(n) / 96 + 46000.0, np.where(np.arange(n) % 9 == 0, np.nan, np.arange(n) * 0.5)
+    cd = chart_data.TextXyChartData()
+    cd.add_array_series("=a <b>", x, y)
+    blob = cd.xlsx_blob
+    names = zipfile.ZipFile(io.BytesIO(blob)).namelist()
+    assert "xl/sharedStrings.xml" not in names and "xl/worksheets/sheet1.xml" in names
+    rows = list(openpyxl.load_workbook(io.BytesIO(blob)).active.iter_rows(values_only=True))
+    assert rows[0] == (None, "=a <b>") and len(rows) == n + 1
+    assert rows[1:] == [(a, None if b != b else b) for a, b in zip(x.tolist(), y.tolist())]
+
+
 def test_node_labels_are_the_per_row_labels(joint, comparison):
     """Labels per distinct node broadcast to the rows: the same as labelling every row on its own."""
     from app.engine.compare import qualify_names
