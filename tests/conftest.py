@@ -53,7 +53,15 @@ HEAVY = {"tests/dataset/test_dataset_spark.py": 120,
          "tests/cli/test_export_picture.py": 25,
          "tests/engine/test_level_frames.py": 20,
          "tests/dataset/test_dataset_stream_kinds.py::test_cut_tersed_file_in_chunks": 16,
-         "tests/export/test_names_everywhere.py::test_the_issues_names": 11}
+         "tests/export/test_names_everywhere.py::test_the_issues_names": 11,
+         # few tests, but a dataset built per module: last by their count, they ended a run alone (measured
+         # under load in a -n 2 run of tests/dataset, divided by that run's slow-down, about 6)
+         "tests/dataset/test_dataset_upkeep.py": 20,
+         "tests/dataset/test_dataset_pruning.py": 18,
+         "tests/dataset/test_dataset_lock.py": 17,
+         "tests/dataset/test_dataset_engines.py": 12,
+         "tests/dataset/test_dataset_vs_report.py": 12,
+         "tests/dataset/test_dataset_store.py": 10}
 
 
 def _unit(nodeid: str) -> str:
