@@ -15,9 +15,13 @@ True on every chunk but the last.  What is streamed:
   while decompressing (:mod:`app.formats.stream_dedup` keeps a whole file small in memory; a chunk is small
   anyway): the reader drops those of one chunk, the dataset keeps every sample once by its identity.
 
-When the (decompressed) data's chain breaks (damage), the rest is read in one piece.  Every other file
-(tersed, MONWRITE, nested gzip, damaged framing at the start, or data within one chunk) is read whole, as one
-chunk: :func:`chunked` says which plain files are cut.
+* MONWRITE (valid blocks from the first byte; plain, or in a gzip or tersed file): walked block by block over
+  the whole stream, its finished intervals decoded a chunk at a time (:mod:`app.formats.monwrite_stream`; a
+  compressed stream is spooled to an unnamed temporary file first, its walk reads at random).
+
+When the (decompressed) data's chain breaks (damage), the rest is read in one piece.  Every other file (nested
+gzip, RDW-wrapped MONWRITE, damaged framing at the start, or data within one chunk) is read whole, as one
+chunk: :func:`chunked` says which plain SMF files are cut.
 
 File-level checks see one chunk at a time: a record that repeats one of another chunk is not dropped by the
 reader (the dataset keeps every sample once by its identity, whatever brought it), and findings that are only
