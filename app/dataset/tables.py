@@ -71,15 +71,17 @@ def _pa_type(kind: str):
 
 def schema_of(table: str, counters: Sequence[str] = ()):
     """The pyarrow schema of ``table`` with these counter columns (uint64 for samples, float64 for intervals)."""
-    return _schema(table, tuple(counters))
+    return _schema(table, tuple(map(tuple, _IDENT[table])), tuple(counters))
 
 
 @functools.lru_cache(maxsize=64)
-def _schema(table: str, counters: tuple[str, ...]):
+def _schema(table: str, ident: tuple[tuple[str, str], ...], counters: tuple[str, ...]):
+    """Cached by the identity columns too: a schema follows ``_IDENT`` as it is when asked (an older format's
+    columns, for one), never the one a first call saw."""
     import pyarrow as pa
 
     ck = "uint64" if table == "samples" else _F64
-    return pa.schema([(c, _pa_type(k)) for c, k in _IDENT[table]] + [(c, _pa_type(ck)) for c in counters])
+    return pa.schema([(c, _pa_type(k)) for c, k in ident] + [(c, _pa_type(ck)) for c in counters])
 
 
 def write_part(tbl, path) -> None:
