@@ -1,7 +1,7 @@
 """Fleet dataset: counter samples of many files in a Hive-partitioned Parquet dataset, queried with SQL.
 
 ``app.dataset.store``  extract files into ``DATASET/`` (samples + engine interval deltas + manifest), lock-free;
-``app.dataset.sql``    formula sets -> SQL expressions (the engine's safe parser), ``--where`` validation;
+``app.dataset.sql``    the SQL dialects and expressions a query writes, ``--where`` validation;
 ``app.dataset.query``  the engine's aggregation rule as SQL group-bys, run by DuckDB (default) or Spark.
 
 No Qt here.

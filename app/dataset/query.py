@@ -201,7 +201,7 @@ class SparkEngine:
                 df = self.spark.sql(body)
                 if not name:
                     return df.toPandas()
-                if name in self._MATERIALIZE or re.fullmatch(r"m\d+", name):
+                if name in self._MATERIALIZE:
                     df = df.localCheckpoint()
                 df.createOrReplaceTempView(names[name])
                 made.append(names[name])

@@ -1,14 +1,8 @@
-"""Formula sets -> SQL, and the one user-written SQL fragment (``--where``), validated.
+"""The SQL NestScope writes for DuckDB and Spark (dialects, literals, shift and local-time expressions), and the
+one user-written SQL fragment (``--where``), validated.
 
-Formulas are parsed by the engine's own safe parser (:func:`app.engine.expr.compile_expr`: names, numbers,
-``+ - * /``, unary minus, parentheses); this module only walks the parsed tree and writes SQL instead of numpy:
-
-* a division is ``a / NULLIF(b, 0)``: division by zero is NULL, as the engine's NaN;
-* a counter the dataset does not hold, or a name the set does not define, is ``CAST(NULL AS DOUBLE)``
-  (the engine: a missing operand is NaN);
-* a metric used by another metric is read from the column an earlier SELECT layer computed it in
-  (:func:`metric_layers`), or inlined (parenthesised) when no such column exists;
-* numbers are ``CAST(<repr> AS DOUBLE)`` so DuckDB never does DECIMAL arithmetic.
+Formulas are not written as SQL: a query sums the counters in SQL and the engine's own evaluator
+(:mod:`app.engine.metrics`, as ``report``) applies the formulas to the few aggregated rows.
 
 ``--where`` is parsed by a small recursive-descent parser over a token list and written back as SQL from
 the parse tree: only column names of the dataset, string and number literals, ``IN (...)``, ``NOT IN``,
@@ -17,14 +11,12 @@ the parse tree: only column names of the dataset, string and number literals, ``
 
 from __future__ import annotations
 
-import ast
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from app.engine.expr import SPECIAL_NAMES, ExprError, is_counter_token
 
-__all__ = ["Dialect", "DUCKDB", "SPARK", "expr_sql", "formula_set_sql", "metric_layers", "WhereError", "parse_where",
+__all__ = ["Dialect", "DUCKDB", "SPARK", "WhereError", "parse_where",
            "WHERE_STRING_COLUMNS", "WHERE_NUMBER_COLUMNS", "where_partitions", "wall_sql",
            "local_offsets_sql", "local_shown_sql", "LOCAL_OFFSET"]
 
@@ -69,96 +61,6 @@ SPARK = Dialect("spark", "`", "(({a}) div ({b}))", "timestamp_micros({a})", "per
 def lit_str(s: str) -> str:
     """A SQL string literal (quotes doubled; the same in DuckDB and Spark with escapes off)."""
     return "'" + str(s).replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def _num(v: float) -> str:
-    return f"CAST({float(v)!r} AS DOUBLE)"
-
-
-NULL = "CAST(NULL AS DOUBLE)"
-
-
-def expr_sql(tree: ast.AST, name_sql: Callable[[str], str]) -> str:
-    """SQL for a parsed formula (``Expr.tree``); ``name_sql`` maps every name to an SQL expression."""
-    if isinstance(tree, ast.Expression):
-        return expr_sql(tree.body, name_sql)
-    if isinstance(tree, ast.BinOp):
-        a = expr_sql(tree.left, name_sql)
-        b = expr_sql(tree.right, name_sql)
-        if isinstance(tree.op, ast.Div):
-            return f"({a} / NULLIF({b}, 0))"
-        op = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}.get(type(tree.op))
-        if op is None:
-            raise ExprError(f"operator {type(tree.op).__name__} is not allowed")
-        return f"({a} {op} {b})"
-    if isinstance(tree, ast.UnaryOp):
-        v = expr_sql(tree.operand, name_sql)
-        return f"(-{v})" if isinstance(tree.op, ast.USub) else v
-    if isinstance(tree, ast.Constant) and isinstance(tree.value, (int, float)) and not isinstance(tree.value, bool):
-        return _num(tree.value)
-    if isinstance(tree, ast.Name):
-        return name_sql(tree.id)
-    raise ExprError(f"unexpected node {type(tree).__name__}")   # the parser rejected it already
-
-
-def metric_layers(sets: Mapping) -> list[list[str]]:
-    """Metric ids grouped by dependency depth over all sets: layer 0 reads counters only, layer k reads metrics
-    of earlier layers (a metric column of a row holds the value of the row's own generation)."""
-    depth: dict[str, int] = {}
-    for fs in sets.values():
-        memo: dict[str, int] = {}
-
-        def d(mid: str, stack: tuple[str, ...] = ()) -> int:
-            if mid in memo:
-                return memo[mid]
-            c = fs.metrics[mid].compiled
-            deps = [n for n in (c.names if c is not None else ()) if n in fs.metrics and n not in stack]
-            memo[mid] = 0 if not deps else 1 + max(d(n, stack + (mid,)) for n in deps)
-            return memo[mid]
-        for mid in fs.metrics:
-            depth[mid] = max(depth.get(mid, 0), d(mid))
-    layers: list[list[str]] = [[] for _ in range(max(depth.values(), default=-1) + 1)]
-    for mid, k in depth.items():
-        layers[k].append(mid)
-    return layers
-
-
-def formula_set_sql(fs, column: Callable[[str], str | None], only: set[str] | None = None,
-                    metric_column: Callable[[str], str] | None = None) -> dict[str, str]:
-    """SQL expression per metric of one formula set, metrics used by metrics inlined.
-
-    Parameters
-    ----------
-    fs : FormulaSet
-    column : callable
-        Counter token / ``CPSP`` / ``INTERVAL`` -> SQL of the summed column, or None when absent (NULL).
-    only : set of str, optional
-        Just these metrics (and what they need).
-    metric_column : callable, optional
-        Metric id -> SQL of a column that holds it (computed in an earlier layer); default: inline.
-    """
-    cache: dict[str, str] = {}
-
-    def metric(mid: str, stack: tuple[str, ...] = ()) -> str:
-        if mid in cache:
-            return cache[mid]
-        m = fs.metrics[mid]
-        if m.compiled is None or mid in stack:
-            out = NULL
-        else:
-            def name_sql(n: str) -> str:
-                if n in fs.metrics:
-                    return metric_column(n) if metric_column is not None else metric(n, stack + (mid,))
-                if is_counter_token(n) or n in SPECIAL_NAMES:
-                    c = column(n)
-                    return c if c is not None else NULL
-                return NULL
-            out = expr_sql(m.compiled.tree, name_sql)
-        cache[mid] = out
-        return out
-
-    ids = [m for m in fs.order if only is None or m in only]
-    return {mid: metric(mid) for mid in ids}
 
 
 # ----------------------------------------------------------------------------- --where
