@@ -458,6 +458,10 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
             istart[fill] = (pd.Series(O["time"][fill]) - pd.to_timedelta(med[fill], unit="s")).to_numpy()
     O.a["interval_start"], O.a["interval_end"], O.a["interval_s"] = istart, iend, s_len
     O.a["_measured"] = np.asarray(osame, dtype=bool)     # the start is the CPU's sample before (not a run start)
+    # ... of the same file: an interval between two files (the dataset's stored sample before a gap a later file
+    # fills) is a weaker measure of the usual length, which the odd-length mark compares with
+    src = S["source"]
+    O.a["_same_file"] = O.a["_measured"] & (src[op] == src[oc])
 
     # both kinds for the same interval: keep the delta row
     if is_abs.any() and (~is_abs).any():
@@ -556,12 +560,18 @@ def _data_checks(O: Cols, D: np.ndarray, counters: Sequence[str], S: Cols,
                              "MT-diagnostic counter data of system {system} was lost in the interval ending {time}",
                              "thread density and core-active metrics of the interval are not shown")
     s = O["interval_s"]
-    # the usual length: over the intervals measured between two samples of a CPU when the LPAR has any (a first
-    # interval back to its run's start, e.g. of the sample before a later chunk of a file, is no measure of it)
-    med = _lpar_median(O, np.where(O["_measured"], s, np.nan)) if "_measured" in O.a else np.full(len(s), np.nan)
-    alone = ~np.isfinite(med) & np.isfinite(s)      # an LPAR without such intervals: the median of all of them
-    if alone.any():
-        med = np.where(np.isfinite(med), med, _lpar_median(O, s))
+    # the usual length: over the intervals measured between two samples of a CPU of the same file when the LPAR
+    # has any, else between two samples of a CPU, else over all of them (a first interval back to its run's
+    # start, e.g. of the sample before a later chunk of a file, is no measure of it; nor, while a file has its
+    # own, one from a sample of another file across a gap)
+    med = np.full(len(s), np.nan)
+    for k in ("_same_file", "_measured", None):
+        if k is not None and k not in O.a:
+            continue
+        alone = ~np.isfinite(med) & np.isfinite(s)
+        if not alone.any():
+            break
+        med = np.where(np.isfinite(med), med, _lpar_median(O, s if k is None else np.where(O[k], s, np.nan)))
     odd = np.isfinite(s) & np.isfinite(med) & (np.abs(s - med) > 0.1 * med)
     qb[odd] |= QUALITY_BITS["odd-length"]
     if odd.any():

@@ -171,16 +171,16 @@ def test_gap_interval_superseded_inside_a_compacted_part(files, tmp_path):
     assert_same(run_query(ds, QuerySpec(by="cpu")), want["cpu"][want["cpu"]["cec"] == "3931-123F5"], "cpu", IDS)
 
 
-@pytest.mark.xfail(strict=True, reason="known bug, issue 24: a piece extracted after a gap is filled keeps the "
-                   "odd-length mark its first extract gave (see the docstring)")
 def test_an_interval_seen_across_a_gap_is_not_marked_odd_once_the_gap_is_filled(files, tmp_path):
     """Found by test_pieces_in_any_order_count_once (seed 13155013064426743692216489283867068443), shrunk by hand.
 
     The z16 running totals' first 40 records (5 samples of 8 CPUs), then their last 12 records (CPUs 4-7 at 23:45
     and 00:00, CPUs 0-3 at 00:00): the second extract measures each CPU from its stored sample before the gap, so
     the LPAR's intervals are 4 x 900 s and 8 spanning the gap, their median is the gap's length and the four real
-    900 s intervals ending 00:00 are marked odd-length.  The whole file extracted afterwards supersedes the gap
-    intervals but keeps the stored 23:45-00:00 ones with their mark, where the file extracted once has none."""
+    900 s intervals ending 00:00 were marked odd-length.  The whole file extracted afterwards superseded the gap
+    intervals but kept the stored 23:45-00:00 ones with their mark, where the file extracted once has none.  An
+    interval whose start sample is of another file (here the stored sample before the gap) is no measure of the
+    usual length."""
     recs, want = files
     ds = Dataset(tmp_path / "ds", create=True)
     for i, (lo, hi) in enumerate([(0, 40), (1532, 1544), (0, 1544)]):
