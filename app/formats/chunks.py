@@ -15,12 +15,13 @@ True on every chunk but the last.  What is streamed:
   while decompressing (:mod:`app.formats.stream_dedup` keeps a whole file small in memory; a chunk is small
   anyway): the reader drops those of one chunk, the dataset keeps every sample once by its identity.
 
-* MONWRITE (valid blocks from the first byte; plain, or in a gzip or tersed file): walked block by block over
-  the whole stream, its finished intervals decoded a chunk at a time (:mod:`app.formats.monwrite_stream`; a
-  compressed stream is spooled to an unnamed temporary file first, its walk reads at random).
+* MONWRITE (valid blocks from the first byte, or RDW-wrapped; plain, or in a gzip or tersed file): walked block
+  by block over the whole stream, its finished intervals decoded a chunk at a time
+  (:mod:`app.formats.monwrite_stream`; a compressed stream is spooled to an unnamed temporary file first, its
+  walk reads at random; an RDW-wrapped stream is deblocked into another first).
 
 When the (decompressed) data's chain breaks (damage), the rest is read in one piece.  Every other file (nested
-gzip, RDW-wrapped MONWRITE, damaged framing at the start, or data within one chunk) is read whole, as one
+gzip, ASCII or packed MONWRITE transfers, damaged framing at the start, or data within one chunk) is read whole, as one
 chunk: :func:`chunked` says which plain SMF files are cut.
 
 File-level checks see one chunk at a time: a record that repeats one of another chunk is not dropped by the
@@ -209,10 +210,11 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
     if n > 64 and terse.looks_tersed(data):
         yield from _terse_chunks(data, file, counters, size, step)
         return
-    from app.formats.monwrite_stream import monwrite_chunks, streamable
+    from app.formats.monwrite_stream import HEAD, monwrite_chunks, rdw_chunks, streamable
 
-    if n > step and streamable(data[:DECIDE_BYTES]):
-        yield from monwrite_chunks(data, file, step, size)
+    mw = streamable(data[:HEAD]) if n > step else None
+    if mw is not None:
+        yield from (rdw_chunks if mw == "monwrite-rdw" else monwrite_chunks)(data, file, step, size, mw)
         return
     if n > step and not chunked(data) and stream_mode(data[:DECIDE_BYTES]) == "blocked":
         yield from _cut(_map_pieces(data), "blocked", file, counters, size, step, str, lambda: [])
@@ -328,15 +330,16 @@ def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[byt
     """Decompressed pieces ``src`` of ``data``: cut in chunks when its first ``step`` bytes say plain SMF, else
     ``data`` read whole by the whole-file reader (small, not plain SMF, or stopped early)."""
     from app.formats import read_bytes
-    from app.formats.monwrite_stream import monwrite_chunks, spooled, streamable
+    from app.formats.monwrite_stream import HEAD, monwrite_chunks, rdw_chunks, spooled, streamable
 
     head = bytearray()
     for piece in src:                   # the head decides; it is also the stream's first bytes
         head += piece
-        if len(head) > step:
+        if len(head) > max(step, HEAD):
             break
     mode = stream_mode(bytes(head[:DECIDE_BYTES])) if len(head) > step and not stop else None
-    if mode is None and len(head) > step and not stop and streamable(bytes(head[:DECIDE_BYTES])):
+    mw = streamable(bytes(head[:HEAD])) if mode is None and len(head) > step and not stop else None
+    if mw is not None:
         # MONWRITE: its walk reads at random; the decompressed stream is spooled to a temporary file
         hold = [head]
         del head
@@ -346,7 +349,8 @@ def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[byt
             yield from src
         mm = spooled(rest())
         try:
-            yield from monwrite_chunks(mm, file, step, size, framing("monwrite"), extra)
+            yield from (rdw_chunks if mw == "monwrite-rdw" else monwrite_chunks)(mm, file, step, size, framing(mw),
+                                                                               extra)
         finally:
             mm.close()
         return

@@ -34,8 +34,8 @@ from app.formats import monwrite_records as R
 from app.formats.common import cec_id, normalize_serial
 from app.formats.monwrite_blocks import (BACK_OFF, _MAX_PER_CODE, _MFC, _MFC_FIXED, _MT_NAMES, _NAMES, _P_BIT,
                                          _RETRANSFER, _TOD, _ascii_evidence, _block_ok, _control_entries, _deblock,
-                                         _decode_d0r2_at, _hdr_ok, _late_block, _next_block, _packed_evidence,
-                                         _rdw_stride, looks_like_monwrite)  # noqa: F401 (public here)
+                                         _decode_d0r2_at, _hdr_ok, _next_block, _packed_evidence,
+                                         looks_like_monwrite, rdw_framed)  # noqa: F401 (public here)
 from app.formats.monwrite_fast import _Irregular, _fast_mt, _fast_partitions, _fast_samples, _frame_records, _gather
 from app.formats.monwrite_records import build_mt, build_partitions, build_samples
 from app.formats.schema import Cancelled, ReadResult, empty_samples
@@ -466,8 +466,7 @@ def walk_monwrite(data, file: str, *, progress: Callable[[float], None] | None =
     :func:`read_monwrite` only) and falls back to the careful walk when the file has anything irregular."""
     framing, pages, stream, bad = "monwrite", None, data, []
     if not _block_ok(data, 0):
-        if data[:4] == R.RDW_4100 or (data[2:4] == b"\x00\x00" and data[4:8] == R.RDW_4100) or (
-                _late_block(data) is None and _rdw_stride(data)):
+        if rdw_framed(data):
             stream, pages, bad = _deblock(data)
             framing = "monwrite-rdw"
         elif _ascii_evidence(data):
@@ -485,14 +484,20 @@ def walk_monwrite(data, file: str, *, progress: Callable[[float], None] | None =
             fw.framing = framing
             return fw
     w = _Walk(stream, file, pages or None, progress, cancel)
-    for off, what in bad:
-        w.findings.append(make_finding(file, off, "warning", "bad-rdw", what,
-                                       "records of the skipped bytes are lost" if "skipped" in what or "not read"
-                                       in what else "check the counters of this block"))
+    say_bad_rdw(w, bad)
     w.run()
     w.end_of_file()
     w.framing = framing
     return w
+
+
+def say_bad_rdw(w: _Walk, bad: list[tuple[int, str]]) -> None:
+    """The RDW problems met deblocking (:func:`app.formats.monwrite_blocks.deblocked`) as the walk's first
+    findings."""
+    for off, what in bad:
+        w.findings.append(make_finding(w.file, off, "warning", "bad-rdw", what,
+                                       "records of the skipped bytes are lost" if "skipped" in what or "not read"
+                                       in what else "check the counters of this block"))
 
 
 def _identity(w: _Walk) -> dict:

@@ -6,6 +6,7 @@ Shared by the careful walk (:mod:`app.formats.monwrite`) and the clean fast path
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -147,21 +148,43 @@ def _rdw_stride(data) -> bool:
     return False
 
 
-def _deblock(data: bytes) -> tuple[bytes, list[int], list[tuple[int, str]]]:
-    """Strip RDWs (and BDWs) of 4100-byte records; -> stream, file offset per page, problems.
+def rdw_framed(data) -> bool:
+    """True when ``data`` (a MONWRITE file, or its first :data:`DETECT_BYTES`: the answer is the same) is an
+    RDW-wrapped copy: no valid block at offset 0 but an RDW (or BDW + RDW) of a 4100-byte record there, or, with
+    no valid block in the first pages, RDWs 4100 bytes apart (a damaged first RDW)."""
+    if _block_ok(data, 0):
+        return False
+    return data[:4] == R.RDW_4100 or (data[2:4] == b"\x00\x00" and data[4:8] == R.RDW_4100) or (
+        _late_block(data) is None and _rdw_stride(data))
 
-    A damaged RDW whose record is followed by a good RDW keeps its 4096 bytes;
-    otherwise the walk resynchronises on the next pair of RDWs 4100 bytes apart.
-    Each problem is (file offset, sentence)."""
+
+DETECT_BYTES = (LOOK_PAST_PAGES + 2) * (R.PAGE + 4)      # what :func:`rdw_framed` looks at, at most
+
+
+def _deblock(data: bytes) -> tuple[bytes, list[int], list[tuple[int, str]]]:
+    """Strip RDWs (and BDWs) of 4100-byte records; -> stream, file offset per page, problems
+    (:func:`deblocked`)."""
     out: list[bytes] = []
     where: list[int] = []
     bad: list[tuple[int, str]] = []
+    for fo, page in deblocked(data, bad):
+        out.append(page)
+        where.append(fo)
+    return b"".join(out), where, bad
+
+
+def deblocked(data, bad: list[tuple[int, str]]) -> Iterator[tuple[int, bytes]]:
+    """The 4096-byte records of an RDW-wrapped ``data`` (bytes or a read-only map), each with the offset of its
+    first byte in ``data``, RDWs (and BDWs) of 4100-byte records stripped; the problems met are appended to
+    ``bad`` as (file offset, sentence) as they are met.
+
+    A damaged RDW whose record is followed by a good RDW keeps its 4096 bytes;
+    otherwise the walk resynchronises on the next pair of RDWs 4100 bytes apart."""
     pos, n = 0, len(data)
     step = 4 + R.PAGE
     while pos < n:
         if data[pos:pos + 4] == R.RDW_4100:
-            out.append(data[pos + 4:pos + 4 + R.PAGE])
-            where.append(pos + 4)
+            yield pos + 4, data[pos + 4:pos + 4 + R.PAGE]
             pos += step
             continue
         bl = int.from_bytes(data[pos:pos + 2], "big")
@@ -173,8 +196,7 @@ def _deblock(data: bytes) -> tuple[bytes, list[int], list[tuple[int, str]]]:
         if data[pos + step:pos + step + 4] == R.RDW_4100 or (pos + step == n and n - pos == step):
             bad.append((pos, f"record descriptor word {bytes(data[pos:pos + 4]).hex().upper()} is not X'10040000' "
                         "but a good one follows 4100 bytes later; the 4096 bytes of its record were read"))
-            out.append(data[pos + 4:pos + 4 + R.PAGE])
-            where.append(pos + 4)
+            yield pos + 4, data[pos + 4:pos + 4 + R.PAGE]
             pos += step
             continue
         q = pos + 1
@@ -190,6 +212,5 @@ def _deblock(data: bytes) -> tuple[bytes, list[int], list[tuple[int, str]]]:
         bad.append((pos, f"record descriptor word {bytes(data[pos:pos + 4]).hex().upper()} is not X'10040000' "
                     f"(4100-byte record); {q - pos} bytes were skipped, reading resumed at offset {q}"))
         pos = q
-    return b"".join(out), where, bad
 
 

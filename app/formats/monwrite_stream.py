@@ -13,8 +13,10 @@ counts.
 The stream is the whole (decompressed) data, random access: the memory map of a plain file, or a gzip or tersed
 file's decompressed bytes spooled to an unnamed temporary file and mapped (:func:`spooled`).  The pages walked
 are handed back to the kernel after each chunk.  Offsets are those of the whole stream, as the whole-file read
-gives them.  Not streamed (read whole): MONWRITE with RDW-wrapped records (``monwrite-rdw``, the records are
-deblocked first), ASCII or packed transfers.
+gives them.  An RDW-wrapped copy (``monwrite-rdw``: a 4-byte record descriptor word before each 4096-byte
+record) is deblocked first (:func:`rdw_chunks`) by the whole-file read's own deblocking, into a second unnamed
+temporary file, with the file offset of each page kept (8 bytes a page) so samples and findings name the offsets
+of the RDW-wrapped data.  Not streamed (read whole): ASCII or packed transfers.
 
 The whole-file read takes the same records, with one difference: the type and core of a CPU are those in force
 when its chunk is decoded, where the whole file's read applies the last ones of the file to every interval (a
@@ -26,32 +28,78 @@ from __future__ import annotations
 import mmap
 import os
 import tempfile
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 
 import pandas as pd
 
 from app.findings import Finding
 from app.formats import monwrite_records as R
+from app.formats.monwrite_blocks import DETECT_BYTES
 from app.formats.schema import ReadResult, empty_samples
 
-__all__ = ["streamable", "monwrite_chunks", "spooled"]
+__all__ = ["HEAD", "streamable", "monwrite_chunks", "rdw_chunks", "spooled"]
+
+HEAD = max(1 << 20, DETECT_BYTES)         # a stream's first bytes that :func:`streamable` is given
 
 
-def streamable(head) -> bool:
-    """True when ``head`` (a stream's first bytes) starts with a valid MONWRITE block (not RDW-wrapped)."""
-    from app.formats.monwrite_blocks import _block_ok
+def streamable(head) -> str | None:
+    """How a stream whose first bytes are ``head`` (:data:`HEAD` of them, or all) is streamed: ``"monwrite"``
+    (a valid MONWRITE block first), ``"monwrite-rdw"`` (RDW-wrapped, as the whole-file read judges it:
+    :func:`app.formats.monwrite_blocks.rdw_framed`), or None (not MONWRITE, or not streamed)."""
+    from app.formats.monwrite_blocks import _block_ok, rdw_framed
 
-    return len(head) >= R.PAGE and _block_ok(head, 0)
+    if len(head) < R.PAGE:
+        return None
+    if _block_ok(head, 0):
+        return "monwrite"
+    return "monwrite-rdw" if rdw_framed(head) else None
+
+
+def rdw_chunks(data, file: str, step: int, size: int, framing: str = "monwrite-rdw",
+               pre: Callable[[], list[Finding]] | None = None) -> Iterator[ReadResult]:
+    """An RDW-wrapped MONWRITE stream ``data`` (bytes or a read-only map): its records deblocked into an unnamed
+    temporary file (the pages of ``data`` handed back as they are copied), which is walked as
+    :func:`monwrite_chunks` walks a plain stream, with each page's offset in ``data``."""
+    from app.formats.chunks import drop_pages
+    from app.formats.monwrite_blocks import deblocked
+
+    bad: list[tuple[int, str]] = []
+    pages = array("q")
+
+    def pieces() -> Iterator[bytes]:
+        batch: list[bytes] = []
+        for fo, page in deblocked(data, bad):
+            pages.append(fo)
+            batch.append(page)
+            if len(batch) == _BATCH:
+                yield b"".join(batch)
+                batch.clear()
+                drop_pages(data, 0, fo)
+        yield b"".join(batch)
+        drop_pages(data, 0, len(data))
+    mm = spooled(pieces())
+    try:
+        yield from monwrite_chunks(b"" if mm is None else mm, file, step, size, framing, pre, pages, bad)
+    finally:
+        if mm is not None:
+            mm.close()
+
+
+_BATCH = 256            # deblocked pages written to the temporary file at a time (1 MiB)
 
 
 def monwrite_chunks(data, file: str, step: int, size: int, framing: str = "monwrite",
-                    pre: Callable[[], list[Finding]] | None = None) -> Iterator[ReadResult]:
+                    pre: Callable[[], list[Finding]] | None = None, pages=None,
+                    bad: list[tuple[int, str]] = ()) -> Iterator[ReadResult]:
     """Decode the MONWRITE stream ``data`` (bytes or a read-only map) in chunks of about ``step`` bytes of blocks
-    (module docstring); ``pre()`` gives findings of the source that go first (a gzip file's)."""
+    (module docstring); ``pre()`` gives findings of the source that go first (a gzip file's); ``pages`` and
+    ``bad``: a deblocked stream's page offsets and RDW problems (:func:`rdw_chunks`)."""
     from app.formats.chunks import drop_pages
-    from app.formats.monwrite import _Walk
+    from app.formats.monwrite import _Walk, say_bad_rdw
 
-    w = _Walk(data, file, None, None, None)
+    w = _Walk(data, file, pages or None, None, None)
+    say_bad_rdw(w, bad)
     w.streamed, w.said, w.mt_dropped = True, set(), 0
     st = _State(pre)
     last = 0

@@ -144,3 +144,104 @@ def test_any_chunk_size_reads_the_monwrite_files_records(kb, damaged, tmp_path_f
         for k, v in p.records.items():
             counts[k] = counts.get(k, 0) + v
     assert counts == want.records
+
+
+# ---------------------------------------------------------------- RDW-wrapped MONWRITE (monwrite.md 1.7)
+# A copy transferred as variable-length records: X'10040000' (RDW: length 4100 = 4 + 4096, two zero bytes)
+# before every 4096-byte record.  Page k of the plain file (offset 4096 k) is at 4100 k + 4 in the wrapped copy,
+# so a plain offset o is the wrapped offset o + 4 (o // 4096 + 1).
+def _wrapped(raw: bytes) -> bytes:
+    return b"".join(b"\x10\x04\x00\x00" + raw[i:i + 4096] for i in range(0, len(raw), 4096))
+
+
+def _moved(o: int) -> int:
+    return o + 4 * (o // 4096 + 1)
+
+
+@pytest.fixture(scope="module")
+def rdw_file(tmp_path_factory):
+    p = tmp_path_factory.mktemp("mw") / "vmsys1.rdw.mondata"
+    p.write_bytes(_wrapped(gzip.decompress(MW.read_bytes())))       # 23,613,440 + 4 x 5765 = 23,636,500 bytes
+    return p
+
+
+def test_rdw_wrapped_monwrite_in_chunks_gives_the_whole_files_dataset(rdw_file, tmp_path, monkeypatch):
+    assert rdw_file.stat().st_size == 23_636_500
+    whole, rw, cut, rc = whole_and_chunked(rdw_file, tmp_path, 2.0, monkeypatch)
+    # the deblocked stream is the plain file's 23,613,440 bytes: 2 MiB chunks of it as the plain test's -> 12
+    assert rc.entry["chunks"] == 12 and rc.entry["framing"] == rw.entry["framing"] == "monwrite-rdw"
+    assert rc.entry["records"] == rw.entry["records"] and rc.entry["records"]["D5R13"] == 11_528
+    assert rc.samples == rw.samples == 5764 and rc.intervals == rw.intervals
+    assert rc.findings == rw.findings == 0
+    _assert_same_dataset(whole, cut)
+
+
+def test_rdw_wrapped_chunks_name_the_wrapped_files_offsets(rdw_file, sample_result):
+    # the chunks' samples are the plain sample's, each offset moved by the RDWs before it (hand rule above)
+    plain = sample_result(MW.name)
+    parts = list(read_chunks(rdw_file.read_bytes(), str(rdw_file), chunk=3 << 20))
+    assert len(parts) > 1 and all(p.framing == "monwrite-rdw" for p in parts)
+    got = _joined(parts)
+    want = [_moved(int(o)) for o in plain.samples["offset"]]
+    assert got["offset"].tolist() == want and want[0] > plain.samples["offset"].iloc[0]
+    cols = [c for c in plain.samples.columns if c not in ("offset", "source")]
+    pd.testing.assert_frame_equal(got[cols], _plain(plain.samples[cols]), check_dtype=False)
+
+
+def test_truncated_rdw_monwrite_in_chunks_names_file_and_offset(tmp_path, monkeypatch):
+    # the wrapped file cut 1230 bytes into the data of its record 2000 (8,201,234 bytes): the stream ends
+    # 1230 bytes into page 2000, inside a monitor record; the plain file cut at the same place (page 2000 + 1230
+    # bytes) names that record's plain offset, which the wrapped read names moved by 2001 RDWs
+    raw = gzip.decompress(MW.read_bytes())
+    path = tmp_path / "cut.rdw.mondata"
+    path.write_bytes(_wrapped(raw)[:4100 * 2000 + 4 + 1230])
+    plain_cut = read_bytes(raw[:4096 * 2000 + 1230], "p")
+    (pf,) = [f for f in plain_cut.findings if f.code == "truncated"]
+    want = read_bytes(path.read_bytes(), str(path))
+    (wf,) = [f for f in want.findings if f.code == "truncated"]
+    assert wf.offset == _moved(pf.offset) == 8_200_388 and wf.message.startswith(f"{path}: offset 8200388 ")
+    parts = list(read_chunks(path.read_bytes(), str(path), chunk=512 << 10))
+    assert len(parts) > 1 and parts[-1].meta["more"] is False
+    assert [(f.offset, f.message) for p in parts for f in p.findings] == [(f.offset, f.message) for f in want.findings]
+    pd.testing.assert_frame_equal(_joined(parts)[list(want.samples.columns)], _plain(want.samples),
+                                  check_dtype=False)
+    monkeypatch.setenv("NESTSCOPE_EXTRACT_CHUNK_MB", "1")
+    r = Dataset(tmp_path / "ds", create=True).extract(path)
+    assert r.status == "added" and r.entry["chunks"] > 1 and r.samples == len(want.samples)
+    assert any(m.startswith(f"{path}: offset 8200388 ") and "file ends inside a monitor record" in m
+               for m in r.entry["findings_sample"])
+
+
+_CUT = 6 << 20          # the property's files: the sample's first 6 MiB (1536 pages), wrapped: 6,297,600 bytes
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kb=st.integers(256, 3_000), damage=st.sampled_from(["none", "rdw", "inserted"]), gz=st.booleans())
+def test_any_chunk_size_reads_the_rdw_wrapped_files_records(kb, damage, gz):
+    # any chunk size, plain or gzip, with a damaged RDW (its record kept) or 10 bytes inserted before an RDW
+    # (skipped, the reading resumes after them): the chunks give the whole read's samples (offsets of the
+    # wrapped file), partition rows, findings and record counts
+    data = bytearray(_wrapped(gzip.decompress(MW.read_bytes())[:_CUT]))
+    if damage == "rdw":
+        data[4100 * 700:4100 * 700 + 4] = b"\x00\x00\x00\x00"
+    elif damage == "inserted":
+        data[4100 * 900:4100 * 900] = b"0123456789"
+    raw = gzip.compress(bytes(data), 1) if gz else bytes(data)
+    want = read_bytes(raw, "f")
+    assert want.framing == ("monwrite-rdw+gzip" if gz else "monwrite-rdw")
+    codes = {f.code for f in want.findings}         # the cut at 6 MiB: inside a record, series left open
+    assert {"truncated", "incomplete-series"} <= codes and ("bad-rdw" in codes) == (damage != "none")
+    parts = list(read_chunks(raw, "f", chunk=kb * 1024))
+    assert len(parts) > 1 and all(p.meta["more"] for p in parts[:-1]) and not parts[-1].meta["more"]
+    assert all(p.framing == want.framing for p in parts)
+    got = _joined(parts)
+    pd.testing.assert_frame_equal(got[list(want.samples.columns)], _plain(want.samples), check_dtype=False)
+    gp = pd.concat([p.partitions for p in parts], ignore_index=True)
+    gp = gp.sort_values(["time", "lpar", "class"], kind="stable", ignore_index=True)
+    pd.testing.assert_frame_equal(gp, want.partitions, check_dtype=False)
+    assert [(f.offset, f.message) for p in parts for f in p.findings] == [(f.offset, f.message) for f in want.findings]
+    counts: dict[str, int] = {}
+    for p in parts:
+        for k, v in p.records.items():
+            counts[k] = counts.get(k, 0) + v
+    assert counts == want.records
