@@ -109,7 +109,7 @@ def _apply(agg: pd.DataFrame, sets: dict[str, FormulaSet], ids: Sequence[str], c
         if fs is None:
             continue
         idx = np.flatnonzero(gen == g)
-        sub = agg.iloc[idx]
+        sub = agg if len(idx) == n else agg.iloc[idx]      # one generation: its rows are all (no copy)
         env = {c: sub[c].to_numpy(dtype=np.float64) for c in fs.counters() if c in sub.columns}
         env["CPSP"] = sub["CPSP"].to_numpy(dtype=np.float64)
         env["INTERVAL"] = sub["INTERVAL"].to_numpy(dtype=np.float64)
