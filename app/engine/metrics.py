@@ -110,21 +110,29 @@ def _apply(agg: pd.DataFrame, sets: dict[str, FormulaSet], ids: Sequence[str], c
             continue
         idx = np.flatnonzero(gen == g)
         sub = agg if len(idx) == n else agg.iloc[idx]      # one generation: its rows are all (no copy)
-        env = {c: sub[c].to_numpy(dtype=np.float64) for c in fs.counters() if c in sub.columns}
-        env["CPSP"] = sub["CPSP"].to_numpy(dtype=np.float64)
-        env["INTERVAL"] = sub["INTERVAL"].to_numpy(dtype=np.float64)
+        have = set(sub.columns)
+        env = _floats(sub, [c for c in fs.counters() if c in have] + ["CPSP", "INTERVAL"])
         for mid, v in evaluate_set(fs, env, len(idx)).items():
             if mid in vals:
                 vals[mid][idx] = v
         if with_hint and _hint_applies(fs):
-            henv = {c: sub[hint_prefix + c].to_numpy(dtype=np.float64) for c in fs.counters()
-                    if hint_prefix + c in sub.columns}
+            hcols = [hint_prefix + c for c in fs.counters() if hint_prefix + c in have]
+            henv = dict(zip((c[len(hint_prefix):] for c in hcols), _floats(sub, hcols).values()))
             henv["CPSP"], henv["INTERVAL"] = env["CPSP"], env["INTERVAL"]
             hv = evaluate_set(fs, henv, len(idx), only=("L1MP", "RNI"))
             hint[idx] = classify(hv["L1MP"], hv["RNI"])
     out = pd.DataFrame(vals, index=agg.index)
     out["Workload_Hint"] = hint
     return out
+
+
+def _floats(df: pd.DataFrame, names: list[str]) -> dict[str, np.ndarray]:
+    """The columns ``names`` of ``df`` (unique names) as float64 arrays, converted as one block: a pandas
+    look-up per column cost more than the formulas on a few aggregated rows."""
+    if not names:
+        return {}
+    block = df[names].to_numpy(dtype=np.float64)
+    return {c: block[:, i] for i, c in enumerate(names)}
 
 
 def metrics_level(by: str) -> str:
