@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from app.dataset.query import _FEW, _sorted
 
 _NAMES = st.sampled_from(["ZOSA", "ZOSB", "zosa", "CF01", "", None])
-_TIMES = st.one_of(st.none(), st.integers(0, 4).map(lambda k: pd.Timestamp("2026-11-01") + pd.Timedelta(minutes=15 * k)))
+_T0 = pd.Timestamp("2026-11-01")
+_TIMES = st.one_of(st.none(), st.integers(0, 4).map(lambda k: _T0 + pd.Timedelta(minutes=15 * k)))
 
 
 @settings(max_examples=60, deadline=None)
