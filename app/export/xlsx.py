@@ -19,6 +19,7 @@ with ``=``), and names from the data are shown by :func:`app.textsafe.display_te
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -506,8 +507,11 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
                                 (0.05 + 0.85 * k / n, 0.05 + 0.85 * (k + 1) / n), tz)
             infos[level] = info
             items[name] = info["rows"]
-            del frame                  # written: its memory back before the next level is computed (peak)
-            release()
+            # written: its memory back before the next level is computed (peak); a full collection only when the
+            # frame outlives its last name (held by a cycle), and none for the frame the timeline keeps
+            gone = weakref.ref(frame) if frame is not timeline else None
+            del frame
+            release(collect=gone is not None, gone=gone)
             if info["truncated"]:
                 notes.append(f"Sheet {name}: {info['truncated']:,} rows left out (Excel holds {MAX_ROWS:,} rows per "
                              "sheet); use a shorter window or the CSV export")
