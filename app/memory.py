@@ -14,6 +14,7 @@ import gc
 import threading
 import os
 import sys
+import weakref
 
 _libc = None
 
@@ -43,13 +44,18 @@ def rss_mb() -> float | None:
         return None
 
 
-def release(collect: bool = True) -> bool:
+def release(collect: bool = True, gone: weakref.ref | None = None) -> bool:
     """Return freed memory to the system where the platform allows; True when the C heap was trimmed.
-    ``collect``: collect cycles first (else only what reference counts freed goes back).
+    ``collect``: collect cycles first (else only what reference counts freed goes back); ``gone``: a weak
+    reference to what the caller let go: cycles are collected only when it is still alive (held by a cycle),
+    since a full collection walks every object of the process (0.5-1 s in a window's process) and is wasted when
+    reference counts freed it already.
 
     Cycles are collected first, but on a worker thread only while automatic collection is on: a window turns it
     off (app/ui/gc_guard.py) because a collection on a worker may run a Qt destructor there and freeze the
     window; the frames an export lets go are freed by their reference counts anyway."""
+    if gone is not None and gone() is None:
+        collect = False
     if collect and (gc.isenabled() or threading.current_thread() is threading.main_thread()):
         gc.collect()
     try:

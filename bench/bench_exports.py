@@ -21,7 +21,7 @@ run, under the same load.  Every step's line names issue 23's goal (quiet machin
 costs per XY chart, the embedded workbook written in memory cell by cell or streamed as whole columns.
 
     PYTHONPATH=$PWD python bench/bench_exports.py [--data DIR] [--only compare,deck,whole,xlsx,charts]
-        [--against CHECKOUT] [--plain-cpu] [--keep-outputs]
+        [--against CHECKOUT] [--plain-cpu] [--keep-outputs] [--repeat N] [--quick]
 """
 
 from __future__ import annotations
@@ -219,6 +219,11 @@ def main() -> int:
     ap.add_argument("--against", type=Path, metavar="CHECKOUT",
                     help="also run every nestscope step with the app of this checkout (e.g. /work/main), just "
                          "before this one's and with its own cache: the same-run baseline of a change")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="workbook: N warm runs and N runs with the samples cached but not the intervals (with "
+                         "--against: each round the baseline checkout, then this one)")
+    ap.add_argument("--quick", action="store_true",
+                    help="workbook: leave out the engine and plain-XlsxWriter baselines and the --cpu-sheet run")
     args = ap.parse_args()
     only = set(args.only.split(","))
     import app
@@ -285,23 +290,36 @@ def main() -> int:
                 cache, goal="whole")
     if "xlsx" in only:
         print(f"workbook of the month of one CEC ({month.stat().st_size / 1e6:.0f} MB)")
-        r, e = engine("xlsx+cpu" if args.plain_cpu else "xlsx", [str(month)], env, work)
-        rows = e.get("rows", {})
-        show("baseline: engine (read + add + every level's metrics)", r,
-             f"  [read+add {e.get('read_add', float('nan')):.2f} s, metrics {e.get('metrics', float('nan')):.2f} s; "
-             f"rows {rows}]")
-        print(f"  baseline: plain XlsxWriter write_row of the same frames: {e.get('plain_xlsx', float('nan')):.2f} s "
-              "without the CPU frame" + (f", {e['plain_xlsx_cpu']:.2f} s more for the CPU frame" if "plain_xlsx_cpu"
-                                           in e else "") + f" ({e.get('plain_size_mb', float('nan')):.0f} MB)",
-              flush=True)
+        if not args.quick:
+            r, e = engine("xlsx+cpu" if args.plain_cpu else "xlsx", [str(month)], env, work)
+            rows = e.get("rows", {})
+            show("baseline: engine (read + add + every level's metrics)", r,
+                 f"  [read+add {e.get('read_add', float('nan')):.2f} s, metrics {e.get('metrics', float('nan')):.2f} "
+                 f"s; rows {rows}]")
+            print(f"  baseline: plain XlsxWriter write_row of the same frames: {e.get('plain_xlsx', float('nan')):.2f}"
+                  " s without the CPU frame" + (f", {e['plain_xlsx_cpu']:.2f} s more for the CPU frame"
+                                                if "plain_xlsx_cpu" in e else "")
+                  + f" ({e.get('plain_size_mb', float('nan')):.0f} MB)", flush=True)
         cache = work / "cache-xlsx"
         target = out_dir / "month.xlsx"
 
         def size(r: dict) -> str:
             return made(r) + (f"  {target.stat().st_size / 1e6:.0f} MB" if target.exists() else "")
         cli("nestscope export MONTH .xlsx (cold)", ["export", str(month), "--out", str(target)], cache, size, "xlsx")
-        cli("nestscope export MONTH .xlsx (warm)", ["export", str(month), "--out", str(target)], cache, size, "xlsx")
-        if has_cpu_option:
+        for _ in range(args.repeat):      # each round: this checkout after the baseline checkout (interleaved)
+            cli("nestscope export MONTH .xlsx (warm)", ["export", str(month), "--out", str(target)], cache, size,
+                "xlsx")
+        # the decoded samples cached but not the intervals (another formula file, an evicted entry): the intervals
+        # are computed from the samples read back from the cache (the entry is written again by each run)
+        for _ in range(args.repeat):
+            for c in (cache, Path(str(cache) + "-baseline")):
+                for d in c.glob("iv-*") if c.exists() else ():
+                    shutil.rmtree(d, ignore_errors=True)
+            cli("nestscope export MONTH .xlsx (samples cached, not intervals)", ["export", str(month), "--out",
+                                                                                 str(target)], cache, size, "xlsx")
+        if args.quick:
+            pass
+        elif has_cpu_option:
             cli("nestscope export MONTH .xlsx --cpu-sheet (warm)", ["export", str(month), "--out", str(target),
                                                                     "--cpu-sheet"], cache, size)
         else:

@@ -397,12 +397,22 @@ class CachedReadResult(ReadResult):
                     self.findings = [*self.findings, damaged_finding(self.file, damage)]
             else:
                 v = _renamed_source(v, getattr(self, "_rename", {}))
+                self.__dict__["_samples_cached"] = True
             self.__dict__["_samples"] = v
         return v
+
+    def forget_samples(self) -> bool:
+        """Let go of samples read from the cache's Parquet (they are read again on next use, or decoded when the
+        entry has gone meanwhile); True when some were let go.  Decoded samples (a damaged entry) are kept."""
+        if not self.__dict__.pop("_samples_cached", False):
+            return False
+        self.__dict__["_samples"] = _LAZY
+        return True
 
     @samples.setter
     def samples(self, value) -> None:
         self.__dict__["_samples"] = value
+        self.__dict__.pop("_samples_cached", None)
 
     @property
     def readable(self) -> bool:

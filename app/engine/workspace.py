@@ -253,6 +253,11 @@ class Workspace:
         if key is not None:       # cached as computed, implausible rows marked, not left out
             cache.store_intervals(key, [{"path": r.file} for r in self._files], iv, findings)
         self._iv = self._left_out(iv)
+        del frames
+        for r in self._files:     # samples read back from the cache: let go (read again if ever needed), so the
+            forget = getattr(r, "forget_samples", None)     # intervals are not held beside them (an export's peak)
+            if forget is not None:
+                forget()
 
     def _cache_damaged(self, why: str) -> list[Finding]:
         """Info findings: the cached intervals of these files failed a check and were computed again."""

@@ -88,8 +88,10 @@ _EXTRA = [("n_lpars", "LPARs", "int", 0, "LPARs with counters whose CPUs of the 
 
 
 def with_labels(frame: pd.DataFrame, by: str) -> pd.DataFrame:
-    """The frame with an unambiguous ``label`` column (CEC and generation added where names repeat)."""
-    out = frame.copy()
+    """The frame with an unambiguous ``label`` column (CEC and generation added where names repeat); the other
+    columns are shared with ``frame`` (pandas copies on write), not copied: a workbook's level sheet held its
+    level twice."""
+    out = frame.copy(deep=False)
     out["label"] = node_labels(frame, "class" if by == "pool" else by) if len(frame) else pd.Series(dtype=object)
     return out
 

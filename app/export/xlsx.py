@@ -19,6 +19,7 @@ with ``=``), and names from the data are shown by :func:`app.textsafe.display_te
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -489,7 +490,7 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
     try:
         tl = wb.add_worksheet("Timeline")
         cmp_sheet = wb.add_worksheet("Compare") if request.comparison is not None else None
-        infos, timeline = {}, None
+        infos = {}
         sheets = [s for s in SHEETS if s[1] != "cpu" or getattr(request, "cpu_sheet", False)]
         n = len(sheets)
         for k, (name, level, ident) in enumerate(sheets):
@@ -500,19 +501,22 @@ def write_xlsx(request, path: str, steps) -> dict[str, int]:
                 # processors, weights, capping (and partition-only LPARs) and coverage, as `report` shows them
                 from app.engine.partitions import enrich
                 frame = enrich(request.workspace, frame, level, request.start, request.end)
-            if level == "lpar_interval":
-                timeline = frame
             info = _write_level(wb, fm, name, request.workspace, frame, ident, level, steps,
                                 (0.05 + 0.85 * k / n, 0.05 + 0.85 * (k + 1) / n), tz)
             infos[level] = info
             items[name] = info["rows"]
-            del frame                  # written: its memory back before the next level is computed (peak)
-            release()
+            if level == "lpar_interval":       # the timeline's data and charts from this frame, now (its sheet
+                steps(0.05 + 0.85 * (k + 1) / n, "charts")       # has its own file): not held for the next levels
+                _timeline(wb, tl, frame, request.comparison, request.workspace, tz)
+            # written: its memory back before the next level is computed (peak); a full collection only when the
+            # frame outlives its last name (held by a cycle)
+            gone = weakref.ref(frame)
+            del frame
+            release(gone=gone)
             if info["truncated"]:
                 notes.append(f"Sheet {name}: {info['truncated']:,} rows left out (Excel holds {MAX_ROWS:,} rows per "
                              "sheet); use a shorter window or the CSV export")
-        steps(0.92, "charts")
-        _timeline(wb, tl, timeline, request.comparison, request.workspace, tz)
+        steps(0.92, "comparison")
         if cmp_sheet is not None:
             _compare(wb, fm, cmp_sheet, request.comparison, tz)
             items["Compare"] = len(request.comparison.table)

@@ -180,6 +180,29 @@ def test_workspace_intervals_cached(files, cache):
     assert len(_entries(cache, "iv")) == 2
 
 
+def test_samples_read_back_from_the_cache_are_let_go_once_the_intervals_are_computed(files, cache):
+    # intervals computed from a cached read's samples (the intervals' own entry gone: another formula file, or
+    # evicted): the samples were read from the cache's Parquet; held beside the intervals they doubled a month's
+    # memory (250 MB each) for the rest of the process, so the workspace lets them go; they are read again from
+    # the cache when asked for, the same frame
+    paths = [files / SMF, files / MON]
+    for p in paths:
+        wc.read_file(p, cache=cache)                       # the read entries
+    ref = Workspace(cache=False)
+    ref.add_all([decode(p) for p in paths])
+    hits = [wc.read_file(p, cache=cache) for p in paths]
+    assert all(isinstance(h, wc.CachedReadResult) for h in hits)
+    ws = Workspace(cache=cache)
+    ws.add_all(hits)
+    pd.testing.assert_frame_equal(ws.intervals, ref.intervals)
+    assert all(h.__dict__.get("_samples") is wc._LAZY for h in hits)          # let go
+    for h, p in zip(hits, paths):
+        pd.testing.assert_frame_equal(h.samples, decode(p).samples)          # read again: the same
+    assert hits[0].forget_samples() and not hits[0].forget_samples()        # let go once; nothing held then
+    hits[0].samples = decode(paths[0]).samples                               # given, not read from the cache:
+    assert not hits[0].forget_samples() and len(hits[0].samples)            # kept
+
+
 def test_cache_command(files, monkeypatch, capsys, tmp_path):
     from app.cli import main
 

@@ -78,3 +78,34 @@ def test_release_collects_on_a_worker_only_while_automatic_collection_is_on(monk
         assert calls[-1] == "worker"
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_release_collects_only_when_what_was_let_go_is_still_alive(monkeypatch):
+    # a full collection walks every object of the process (0.5-1 s in a window's): after an XLSX sheet it runs
+    # only when the written frame outlived its last name (a cycle holds it), never when reference counts freed it
+    import gc
+    import weakref
+
+    from app import memory
+
+    calls: list[int] = []
+    monkeypatch.setattr(gc, "collect", lambda *a: calls.append(1) or 0)
+
+    class Frame:
+        pass
+
+    freed = Frame()
+    ref_freed = weakref.ref(freed)
+    del freed                                   # no cycle: gone at once
+    memory.release(gone=ref_freed)
+    assert calls == []
+
+    cyclic = Frame()
+    cyclic.me = cyclic                          # a cycle: alive after its last name goes
+    ref_cyclic = weakref.ref(cyclic)
+    del cyclic
+    memory.release(gone=ref_cyclic)
+    assert calls == [1]
+
+    memory.release(collect=False, gone=ref_cyclic)   # told not to collect: never
+    assert calls == [1]
