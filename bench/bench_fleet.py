@@ -24,14 +24,18 @@ Sections (``--section``, default all):
   of input, beside its floor in another child: decoding the same file in the same chunks plus a plain Parquet
   write (``pa.Table.from_pandas``, zstd, pyarrow's defaults) of the same frames the extract writes: each
   decoded chunk's samples, and the intervals (and z/VM partition rows) the extract wrote, read back from its
-  dataset outside the timed part.  Wall and CPU seconds and peak memory (``ru_maxrss`` of each child, and of
-  a child that only imports, the floor), the peak above the floor against the largest decoded chunk and the
-  file size.
+  dataset outside the timed part.  Wall and CPU seconds and peak memory (``ru_maxrss`` of each child; the
+  floor's taken before its untimed read-back), ``--repeats`` interleaved runs, medians.  The peak is set against
+  the largest decoded chunk: the samples frame one chunk decodes to (the counters the extract keeps, as the
+  reader returns it, ``memory_usage(deep=True)``), above a child that only imports and above a warm floor (a
+  child that has extracted a small bundled sample: the code an extract runs, resident, with no chunk held).
+  ``--against CHECKOUT`` extracts with that checkout's tree too, interleaved (main vs a branch in one run).
 
 The load average is printed with every figure (the machine may be shared).
 
 Run:  .venv/bin/python bench/bench_fleet.py [--section manifest|narrow|extract] [--cecs 5] [--lpars 3] [--cpus 4]
-      [--months 12] [--entries 20000] [--file F] [--big-mb 200] [--chunk-mb 32] [--keep DIR]
+      [--months 12] [--entries 20000] [--file F] [--big-mb 200] [--chunk-mb 32] [--keep DIR] [--repeats 2]
+      [--against CHECKOUT]
 """
 
 from __future__ import annotations
@@ -397,6 +401,8 @@ elif mode == "plain":          # the floor: decoding in the same chunks + a plai
         pq.write_table(pa.Table.from_pandas(r.samples, preserve_index=False), os.path.join(out, f"{{k}}.parquet"),
                        compression="zstd")
         del r
+    # the peak of decoding and writing the samples (the read-back below, untimed, would raise it)
+    info["decode_maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     # the other frames the extract wrote (its intervals, z/VM partition rows), read back untimed, written plainly
     untimed = [0.0, 0.0]
     for table in ("intervals", "partitions"):
@@ -411,6 +417,14 @@ elif mode == "plain":          # the floor: decoding in the same chunks + a plai
                            os.path.join(out, f"{{table}}-{{k}}.parquet"), compression="zstd")
             del frame
     info["untimed_s"], info["untimed_cpu"] = untimed
+elif mode == "warm":           # the code an extract runs, loaded by extracting a small bundled sample
+    from app.dataset import Dataset
+    from app import memory
+    ds = Dataset(out, create=True)
+    ds.extract(os.path.join({root!r}, "resources", "samples", "after_z16_ZOSA_smf113.rdw.gz"))
+    ds.save_index()
+    memory.release()
+    info["rss_mb"] = memory.rss_mb()     # MiB, as ru_maxrss / 1024
 else:
     import pandas, pyarrow, duckdb
     from app.dataset import Dataset
@@ -446,43 +460,58 @@ def make_big_smf(path: Path, mb: float) -> int:
     return n
 
 
-def bench_extract(path: Path, tmp: Path, chunk_mb: float | None) -> None:
+def bench_extract(path: Path, tmp: Path, chunk_mb: float | None, repeats: int = 2,
+                  against: Path | None = None) -> None:
     from app.formats.chunks import chunk_bytes
 
-    code = _CHILD.format(root=str(Path(__file__).resolve().parents[1]))
+    here = Path(__file__).resolve().parents[1]
     env = dict(os.environ)
     if chunk_mb:
         env["NESTSCOPE_EXTRACT_CHUNK_MB"] = str(chunk_mb)
         os.environ["NESTSCOPE_EXTRACT_CHUNK_MB"] = str(chunk_mb)
 
-    def child(mode: str, out: Path, *more: Path) -> dict:
+    def child(mode: str, out: Path, *more: Path, root: Path = here) -> dict:
+        code = _CHILD.format(root=str(root))
         r = subprocess.run([sys.executable, "-c", code, mode, str(path), str(out), *map(str, more)],
-                           capture_output=True, text=True, check=True, env=env)
+                           capture_output=True, text=True, check=True, env=env, cwd=str(root))
         return json.loads(r.stdout.strip().splitlines()[-1])
     size = path.stat().st_size
     print(f"\n[extract] {path.name} ({size / 1e6:.1f} MB as stored); chunks of {chunk_bytes() / 2**20:.0f} MiB of "
-          f"input; {load()}")
+          f"input; {repeats} interleaved repeats, medians; {load()}")
     floor = child("imports", tmp / "none")
-    runs = []
-    for k in range(2):      # alternated, so both see the same load; the floor writes the frames the extract wrote
-        e = child("extract", tmp / f"ds-{k}")
-        runs.append((child("plain", tmp / f"plain-{k}", tmp / f"ds-{k}"), e))
-    p = min((r[0] for r in runs), key=lambda d: d["s"])
-    e = min((r[1] for r in runs), key=lambda d: d["s"])
-    pc = min(r[0]["cpu"] for r in runs)
-    ec = min(r[1]["cpu"] for r in runs)
-    above = e["maxrss_mb"] - floor["maxrss_mb"]
+    warm = child("warm", tmp / "warm")
+    trees = [("this tree", here)] + ([(f"--against {against}", against)] if against else [])
+    runs: dict[str, list[dict]] = {"plain": []} | {label: [] for label, _ in trees}
+    for k in range(repeats):    # interleaved, so every run sees the same load; the floor writes what the extract wrote
+        for i, (label, root) in enumerate(trees):
+            runs[label].append(child("extract", tmp / f"ds-{k}-{i}", root=root))
+        runs["plain"].append(child("plain", tmp / f"plain-{k}", tmp / f"ds-{k}-0"))
+
+    def med(label: str, key: str) -> float:
+        return float(np.median([r[key] for r in runs[label]]))
+    p = runs["plain"][0]
+    chunk_mb_dec = max(r["frame_mb"] for r in runs["plain"])    # the decoded samples of one chunk, in MB
+    p_s, p_cpu, p_peak = med("plain", "s"), med("plain", "cpu"), med("plain", "decode_maxrss_mb")
     print(f"  floor (a child that imports only)               peak {floor['maxrss_mb']:7.1f} MB, CPU {floor['cpu']:.2f} s")
-    print(f"  baseline decode + plain Parquet write           {p['s']:6.2f} s, CPU {pc:6.2f} s, peak "
-          f"{p['maxrss_mb']:7.1f} MB ({p['samples']:,} samples in {p['chunks']} chunk(s), largest decoded chunk "
-          f"{p['frame_mb']:.1f} MB; and the extract's {p['interval_rows']:,} interval rows)")
-    print(f"  nestscope extract (new dataset)                 {e['s']:6.2f} s, CPU {ec:6.2f} s, peak "
-          f"{e['maxrss_mb']:7.1f} MB ({e['samples']:,} samples in {e['chunks']} chunk(s), {e['status']}; "
-          f"{e['samples'] / e['s']:,.0f} records/s, {size / 1e6 / e['s']:.1f} MB/s)")
-    print(f"  ratio time {e['s'] / p['s']:.2f}, CPU {ec / pc:.2f} (target <= 1.5); extract's peak above the floor "
-          f"{above:.1f} MB = {above / max(1e-9, p['frame_mb']):.2f} x the largest decoded chunk "
-          f"({p['frame_mb']:.1f} MB; target <= 1.5), {above / (size / 1e6):.2f} x the file ({size / 1e6:.1f} MB); "
-          f"{load()}")
+    print(f"  warm floor (the code an extract runs, loaded by extracting a small sample; resident after) "
+          f"{warm['rss_mb']:7.1f} MB")
+    print(f"  baseline decode + plain Parquet write           {p_s:6.2f} s, CPU {p_cpu:6.2f} s, peak "
+          f"{p_peak:7.1f} MB ({p['samples']:,} samples in {p['chunks']} chunk(s); and the extract's "
+          f"{p['interval_rows']:,} interval rows)")
+    print(f"  the largest decoded chunk: the samples frame one chunk decodes to (the counters the extract keeps), "
+          f"{chunk_mb_dec:.1f} MB; its input {chunk_bytes() / 1e6:.1f} MB")
+    for label, _root in trees:
+        e = runs[label][0]
+        e_s, e_cpu, e_peak = med(label, "s"), med(label, "cpu"), med(label, "maxrss_mb")
+        cpus = ", ".join(f"{r['cpu']:.2f}" for r in runs[label])
+        above, above_warm = e_peak - floor["maxrss_mb"], e_peak - warm["rss_mb"]
+        print(f"  nestscope extract ({label})  {e_s:6.2f} s, CPU {e_cpu:6.2f} s (runs {cpus}), "
+              f"peak {e_peak:7.1f} MB ({e['samples']:,} samples in {e['chunks']} chunk(s), {e['status']}; "
+              f"{e['samples'] / e_s:,.0f} records/s, {size / 1e6 / e_s:.1f} MB/s)")
+        print(f"    ratio to the floor: time {e_s / p_s:.2f}, CPU {e_cpu / p_cpu:.2f} (target <= 1.5); peak above the "
+              f"imports {above:.1f} MB = {above / max(1e-9, chunk_mb_dec):.2f} x the largest decoded chunk (target "
+              f"<= 1.5); above the warm floor {above_warm:.1f} MB = {above_warm / max(1e-9, chunk_mb_dec):.2f} x; "
+              f"the floor's own peak above the imports {p_peak - floor['maxrss_mb']:.1f} MB; {load()}")
 
 
 def main() -> None:
@@ -498,6 +527,9 @@ def main() -> None:
     ap.add_argument("--chunk-mb", type=float, help="input MB per extract chunk (default: NESTSCOPE_EXTRACT_CHUNK_MB "
                     "or 32)")
     ap.add_argument("--keep", type=Path, help="keep the generated fleet dataset in this directory")
+    ap.add_argument("--repeats", type=int, default=2, help="interleaved extract repeats (default 2; medians)")
+    ap.add_argument("--against", type=Path, help="also extract with the tree of this checkout (e.g. a main "
+                    "worktree), interleaved with this tree's runs")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="nestscope-fleet-"))
     try:
@@ -511,7 +543,7 @@ def main() -> None:
                 f = tmp / "big.smf"
                 _, dt = timed(lambda: make_big_smf(f, a.big_mb))
                 print(f"\n[extract] generated {f.stat().st_size / 1e6:.1f} MB of SMF 113 subtype 1 in {dt:.1f} s")
-            bench_extract(f, tmp, a.chunk_mb)
+            bench_extract(f, tmp, a.chunk_mb, a.repeats, a.against)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

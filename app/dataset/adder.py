@@ -59,9 +59,11 @@ class FileAdder:
         ds._pending = self.part_keys
 
     # -- one chunk -----------------------------------------------------------------------------------
-    def add(self, r, last: bool = True) -> None:
+    def add(self, r, last: bool = True, own: bool = False) -> None:
         """Add the decoded chunk ``r`` (its samples and partition rows the dataset does not hold yet); ``last``:
-        no chunk follows (else the samples of its last time wait for the next one)."""
+        no chunk follows (else the samples of its last time wait for the next one); ``own``: ``r`` is the
+        reader's and goes with this call, so its samples frame is let go here (``r.samples`` left empty) and
+        freed as soon as the chunk's copies are made, not when the next chunk is read."""
         from app.dataset import dedup
         from app.dataset.store import _months
 
@@ -75,6 +77,8 @@ class FileAdder:
         self.readable |= bool(r.readable)
         self.findings.extend(r.findings)
         all_samples = r.samples
+        if own:
+            r.samples = all_samples.iloc[:0].copy()     # a fresh empty frame (a slice would hold the block)
         self.largest_chunk = max(self.largest_chunk, len(all_samples))
         pframe, pdup = dedup.new_rows(self.ds, "partitions", r.partitions)
         self.pdup += pdup
@@ -87,17 +91,19 @@ class FileAdder:
             # the samples of the chunk's last time wait for the next chunk: a cut inside one time's records
             # would leave CPUs missing at the chunk's end (the engine's checks would say they went offline)
             frame = all_samples if self.carry is None else self._after_carry(all_samples)
+            del all_samples
             if last:
                 self.carry = None
-                self._samples(frame)
             else:
                 t = frame["time"].to_numpy(dtype="datetime64[ns]")
                 end = t == t.max()
                 self.carry = frame.loc[end].reset_index(drop=True)
-                self._samples(frame.loc[~end].reset_index(drop=True))
+                frame = frame.loc[~end].reset_index(drop=True)      # the whole chunk's copy freed here
+            self._samples([frame])
+            del frame
         elif last and self.carry is not None:
             carry, self.carry = self.carry, None
-            self._samples(carry)
+            self._samples([carry])
 
     def _after_carry(self, chunk: pd.DataFrame) -> pd.DataFrame:
         """The carried samples, then the chunk's samples they do not hold already (the reader keeps a record
@@ -113,11 +119,13 @@ class FileAdder:
             frame = frame.loc[~again].reset_index(drop=True)
         return frame
 
-    def _samples(self, frame: pd.DataFrame) -> None:
-        """Write the samples of ``frame`` the dataset does not hold yet and their intervals."""
+    def _samples(self, box: list[pd.DataFrame]) -> None:
+        """Write the samples of the frame in ``box`` the dataset does not hold yet and their intervals.  The
+        frame is taken out of ``box`` so that it is freed once its samples part is made (bounded memory)."""
         from app.dataset import dedup
         from app.dataset.store import _months
 
+        frame = box.pop()
         if not len(frame):
             return
         # in time order after the earlier chunks (the usual case): they need not be looked up, their last
@@ -139,9 +147,11 @@ class FileAdder:
             s = samples
             if not self.ds.keep_samples:       # the counters intervals are computed from; the rest stay NULL
                 s = s.drop(columns=[c for c in s.columns if tables.is_counter(c) and c not in self.need])
-            s = s.assign(sha256=self.sha, **{tables.OFFSET: tables.record_offsets_s(s)},    # NaN: none stated
-                         source=s["source"].astype(str),
+            s = s.assign(sha256=_one_name(self.sha, len(s)), **{tables.OFFSET: tables.record_offsets_s(s)},
+                         source=_names(s["source"]),                                # NaN offset: none stated
                          month=_months(s["time"].to_numpy(dtype="datetime64[ns]").view(np.int64)))
+            n_new = len(samples)
+            del frame, samples      # only ``s`` (the same columns, copy-on-write) is held while it is written
             self._write("samples", s, tables.sample_counters(s.columns))
             del s
             if drop is not None and len(drop):
@@ -165,7 +175,7 @@ class FileAdder:
                     k["t0"] = tables.ns_of(a["t_start"])
                     k["_file"] = [str(self.ds.root / where[(c, m)]) for c, m in zip(a["cec"], a["month"])]
                     self.ahead = pd.concat([self.ahead, k], ignore_index=True)
-            self.samples += len(samples)
+            self.samples += n_new
 
     def _summary(self, all_samples: pd.DataFrame) -> None:
         if len(all_samples):
@@ -244,7 +254,7 @@ class FileAdder:
 
         if self.carry is not None:
             carry, self.carry = self.carry, None
-            self._samples(carry)
+            self._samples([carry])
         ds, file, sha = self.ds, self.file, self.sha
         sev: dict[str, int] = {}
         for f in self.findings:
@@ -293,6 +303,21 @@ class FileAdder:
         """Remove every part written so far (nothing was committed)."""
         self.ds._pending = {}
         self.ds._remove(self.written)
+
+
+def _one_name(name: str, n: int) -> pd.Categorical:
+    """``name`` on ``n`` rows as a categorical (written as the same strings, made once)."""
+    return pd.Categorical.from_codes(np.zeros(n, np.int8), categories=pd.Index([name], dtype="str"))
+
+
+def _names(s: pd.Series):
+    """``s.astype(str)`` as a categorical of string categories when ``s`` is a categorical without missing
+    values (each category converted once; the part file holds the same strings), else ``s.astype(str)``."""
+    if isinstance(s.dtype, pd.CategoricalDtype) and not (s.cat.codes.to_numpy() < 0).any():
+        cats = s.cat.categories.astype(str)
+        if cats.is_unique:
+            return pd.Categorical.from_codes(s.cat.codes.to_numpy(), categories=cats, validate=False)
+    return s.astype(str)
 
 
 def _concat(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:

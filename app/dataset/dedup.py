@@ -231,7 +231,7 @@ def settle(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.DataFr
     add = np.ones(len(iv), dtype=bool)
     ctx = _is_context(iv["source"])
     if ctx.any():           # a context row ending at its CPU's first sample: not added
-        kc = _key_frame(iv.loc[ctx], INTERVAL_KEY, "interval_end")
+        kc = _key_frame(iv.loc[ctx, INTERVAL_KEY + ["interval_end"]], INTERVAL_KEY, "interval_end")
         add[ctx] = ~_isin(kc, first_times(frames), INTERVAL_KEY + ["t"])
     if not len(st):         # nothing stored with these identities (a new dataset, a later chunk in time order)
         return (iv if add.all() else iv.loc[add].reset_index(drop=True)), st.reset_index(drop=True)
@@ -290,7 +290,7 @@ def first_times(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
         if got is None:
             firsts.append(_key_frame(f, INTERVAL_KEY, "time"))
             continue
-        k = _key_frame(f.iloc[got[0]], INTERVAL_KEY, "time")
+        k = _key_frame(f[INTERVAL_KEY + ["time"]].iloc[got[0]], INTERVAL_KEY, "time")    # its key columns only
         k["t"] = got[1]
         firsts.append(k)
     k = pd.concat(firsts, ignore_index=True)
@@ -309,7 +309,7 @@ def in_order(tail: pd.DataFrame | None, samples: pd.DataFrame) -> bool:
         first = samples.groupby(SAMPLE_KEY, observed=True, sort=False, dropna=False)["time"].min().reset_index()
         keys, ts = _tuples(first, SAMPLE_KEY, "time")
     else:                       # a row a CPU
-        keys, ts = _tuples(samples.iloc[got[0]], SAMPLE_KEY, "time")[0], got[1].tolist()
+        keys, ts = _tuples(samples[SAMPLE_KEY + ["time"]].iloc[got[0]], SAMPLE_KEY, "time")[0], got[1].tolist()
     last = dict(zip(*_tuples(tail, SAMPLE_KEY, "time")))
     return all(t > last[c] for c, t in zip(keys, ts) if c in last)
 

@@ -479,17 +479,18 @@ class Dataset:
             # chunk of records at a time (app/formats/chunks.py)
             need = None if self.keep_samples else interval_counters(sets)
             memory.streaming_heap()
-            return self.add_chunks(read_chunks(data, file, counters=need), file, sha, len(data), sets)
+            return self.add_chunks(read_chunks(data, file, counters=need), file, sha, len(data), sets, own=True)
 
     def add_result(self, r, sha: str, size: int, sets) -> ExtractResult:
         """Add an already decoded file (:class:`app.formats.schema.ReadResult`) whose content hash is ``sha``
         (``extract`` does the reading; benchmarks hand over generated counter samples)."""
         return self.add_chunks([r], r.file, sha, size, sets)
 
-    def add_chunks(self, chunks: Iterable, file: str, sha: str, size: int, sets) -> ExtractResult:
+    def add_chunks(self, chunks: Iterable, file: str, sha: str, size: int, sets, own: bool = False) -> ExtractResult:
         """Add a file decoded a chunk at a time (``chunks``: its :class:`~app.formats.schema.ReadResult` pieces
         in file order, :func:`app.formats.chunks.read_chunks`) under the dataset lock, committed once at the end
-        (:class:`app.dataset.adder.FileAdder`): memory is bounded by a chunk, not the file."""
+        (:class:`app.dataset.adder.FileAdder`): memory is bounded by a chunk, not the file.  ``own``: the chunks
+        are this call's alone (a reader's), so each one's samples frame is let go as soon as it is copied."""
         from app.dataset.adder import FileAdder
 
         with self.lock():
@@ -499,7 +500,7 @@ class Dataset:
             try:
                 for r in chunks:        # meta "more": not the last chunk (app/formats/chunks.py)
                     more = (r.meta or {}).get("more", False)
-                    adder.add(r, last=not more)
+                    adder.add(r, last=not more, own=own)
                     del r
                     if more:            # the chunk's blocks go back to the system before the next is decoded
                         memory.release(collect=False)

@@ -125,6 +125,9 @@ def _column(values, kind: str):
         return pa.array(raw, type=_pa_type(kind))
     s = pd.Series(values)
     if kind == _S:
+        a = _categorical_strings(s)
+        if a is not None:
+            return a
         try:
             a = pa.array(s, from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
@@ -143,6 +146,25 @@ def _column(values, kind: str):
     dt = np.int32 if kind == _I32 else np.int64
     mask = pd.isna(s).to_numpy()
     return pa.array(s.fillna(0).to_numpy(dtype=dt), type=_pa_type(kind), mask=mask if mask.any() else None)
+
+
+def _categorical_strings(s: pd.Series):
+    """A categorical of string categories as a plain Arrow string array, each category converted once and the
+    rows taken by their codes (code -1: NULL); None for anything else."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not isinstance(s.dtype, pd.CategoricalDtype):
+        return None
+    cats = s.cat.categories
+    if not (cats.dtype == object or pd.api.types.is_string_dtype(cats.dtype)):
+        return None
+    try:
+        names = pa.array(cats.to_numpy(dtype=object), type=pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):       # a category that is no string: the general way
+        return None
+    codes = s.cat.codes.to_numpy()
+    return pc.take(names, pa.array(codes, mask=codes < 0))
 
 
 def _counter_block(table: str, frame: pd.DataFrame, names: list[str]) -> dict:

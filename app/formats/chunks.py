@@ -190,6 +190,22 @@ def drop_pages(data, start: int, end: int) -> None:
         pass
 
 
+def copy_out(data, start: int, end: int) -> bytes | bytearray:
+    """A copy of ``data[start:end]``; from a memory-mapped file it is made :data:`_PIECE` bytes at a time, each
+    piece's pages handed back once copied, so the chunk is not resident twice (its copy and the file's pages)."""
+    if not isinstance(data, mmap.mmap) or end - start <= _PIECE:
+        out = data[start:end]
+        drop_pages(data, start, end)
+        return out
+    out = bytearray(end - start)
+    with memoryview(data) as src, memoryview(out) as dst:
+        for a in range(start, end, _PIECE):
+            b = min(a + _PIECE, end)
+            dst[a - start:b - start] = src[a:b]
+            drop_pages(data, a, b)
+    return out
+
+
 def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
                 size: int | None = None, chunk: int | None = None) -> Iterator[ReadResult]:
     """Decode ``data`` (bytes or a read-only map of ``file``) a chunk of records at a time (module docstring).
@@ -230,8 +246,8 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
         if status < 0 or end <= pos:        # the chain breaks here: the rest is read in one piece
             end = n
         end = min(end, n)
-        piece = data[pos:end]               # a copy of the chunk's bytes (the reader wants bytes)
-        drop_pages(data, pos, end)
+        drop_pages(data, pos, end)          # the walk read every page of the chunk: handed back before the copy
+        piece = copy_out(data, pos, end)    # a copy of the chunk's bytes, the map's pages handed back
         r = _read_at(piece, pos, file, counters)
         del piece
         r.size = size
