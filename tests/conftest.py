@@ -43,7 +43,7 @@ os.environ["NESTSCOPE_SETTINGS_FILE"] = os.path.join(_PRIVATE, "settings.ini")
 # nodeid that does carry a group, ``...@NAME``, is still one unit with its group.)
 SPREAD = {"tests/export/test_names_everywhere.py", "tests/dataset/test_dataset_stream_kinds.py"}
 HEAVY = {"tests/dataset/test_dataset_spark.py": 120,
-         "tests/dataset/test_dataset_dedup.py": 85,
+         "tests/dataset/test_dataset_dedup.py": 35,
          "tests/dataset/test_dataset_stream.py": 40,
          "tests/ui/test_workspace_replace.py": 30,
          "tests/dataset/test_dataset_stream_kinds.py::test_tersed_file_in_chunks": 29,

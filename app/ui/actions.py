@@ -38,7 +38,8 @@ class ShortcutGuard(QObject):
         return {k.toString() for a in self.window.actions() for k in a.shortcuts()} - self.editing
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:   # noqa: N802 - Qt's name
-        if event.type() != QEvent.Type.ShortcutOverride or not isinstance(obj, (QLineEdit, QAbstractSpinBox)):
+        # every event of the application passes here: the cheap test first (event.type() makes an enum object)
+        if not isinstance(obj, (QLineEdit, QAbstractSpinBox)) or event.type() != QEvent.Type.ShortcutOverride:
             return False
         if obj.window() is not self.window:
             return False

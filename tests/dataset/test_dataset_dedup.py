@@ -63,6 +63,29 @@ def files(tmp_path_factory):
     return recs, want
 
 
+# the property's input: the first 12 hours of both files (the z16 run's start sample and 48 intervals per CPU:
+# 392 records; the z15 deltas' first 48 intervals per CPU: 384 records), a quarter of each, so that an example's
+# cost (every piece extracted, chunk by chunk) stays within seconds whatever pieces and chunk size are drawn
+SMALL = (49 * 8, 48 * 8)
+
+
+@pytest.fixture(scope="module")
+def small(files, tmp_path_factory):
+    """The property's two files (:data:`SMALL` records of each, from the start) and their query results when
+    each is extracted once, whole and in order."""
+    recs, _want = files
+    recs = [r[:n] for r, n in zip(recs, SMALL)]
+    d = tmp_path_factory.mktemp("dedup_small")
+    whole = Dataset(d / "whole", create=True)
+    for i, r in enumerate(recs):
+        (d / f"f{i}.rdw").write_bytes(b"".join(r))
+        assert whole.extract(d / f"f{i}.rdw").status == "added"
+    want = {by: run_query(whole, QuerySpec(by=by)) for by in ("cpu", "lpar")}
+    assert len(want["cpu"]) == 8 * 48 + 384         # 49 samples per CPU: 48 intervals; one per delta record
+    assert want["cpu"]["interval_end"].dt.strftime("%H:%M").nunique() == 48     # 00:15 .. 12:00 of their days
+    return recs, want
+
+
 def _check(ds: Dataset, want) -> None:
     for by in ("cpu", "lpar"):
         assert_same(run_query(ds, QuerySpec(by=by)), want[by], by, IDS)
@@ -91,16 +114,17 @@ def pieces(draw, sizes):
     return [out[i] for i in order], joined
 
 
-@pytest.mark.slow      # about 30 s of CPU (a minute or two on a loaded machine)
+@pytest.mark.slow      # about 15 s of CPU (a minute on a loaded machine)
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                 HealthCheck.too_slow])
 @given(data=st.data())
-def test_pieces_in_any_order_count_once(files, data):
-    recs, want = files
+def test_pieces_in_any_order_count_once(small, data):
+    recs, want = small
     plan, joined = data.draw(pieces([len(r) for r in recs]))
-    # the streamed extract: a plain piece is read in chunks of this many KiB (None: the default 32 MiB, one
-    # chunk); gzipped pieces are read whole
-    kib = data.draw(st.sampled_from([None, 200, 700]))
+    # the streamed extract: a piece (plain or gzipped) is read in chunks of this many KiB of records (None: the
+    # default 32 MiB, the piece whole): 200 KiB is 133 records, 400 KiB 266 (1,536-byte records), so a piece of
+    # the 12-hour files is cut in at most 4 chunks, within a sample
+    kib = data.draw(st.sampled_from([None, 200, 400]))
     d = Path(tempfile.mkdtemp(prefix="nestscope-dedup-"))
     old_env = os.environ.pop("NESTSCOPE_EXTRACT_CHUNK_MB", None)
     if kib:
@@ -192,3 +216,29 @@ def test_an_interval_seen_across_a_gap_is_not_marked_odd_once_the_gap_is_filled(
     assert (got["quality"].fillna("") == "").all(), got.loc[got["quality"].fillna("") != "",
                                                              ["cpu", "interval_end", "quality"]]
     assert len(got) == int(z16.sum())
+
+
+@pytest.mark.xfail(strict=True, reason="known: the odd-length mark of an interval measured from another file's "
+                                       "sample when a piece is read in small chunks stays after the gap is filled")
+def test_a_gap_filled_in_small_chunks_leaves_no_odd_length_mark(small, tmp_path, monkeypatch):
+    """Found by test_pieces_in_any_order_count_once on the 12-hour files while it read each piece in three chunks
+    (seed 195920358247832422170854374626629120766), shrunk by hand to the z16 pieces; known, issue 24.
+
+    Records 268-392 (08:15 for CPUs 4-7, then 08:30 .. 12:00), 0-229 gzipped (00:00 .. 06:45, and 07:00 for CPUs
+    0-4) and 218-280 gzipped (06:45 .. 08:30, filling the gap) read in three chunks: the file extracted once has no
+    quality mark, the pieces leave CPUs 5-7's 06:45-07:00 intervals (900 s, measured from the 06:45 samples the
+    second piece stored) marked odd-length."""
+    recs, want = small
+    ds = Dataset(tmp_path / "ds", create=True)
+    for i, (lo, hi, gz) in enumerate([(268, 392, False), (0, 229, True), (218, 280, True)]):
+        blob = b"".join(recs[0][lo:hi])
+        p = tmp_path / (f"z16_{i}.rdw" + (".gz" if gz else ""))
+        p.write_bytes(gzip.compress(blob) if gz else blob)
+        if i == 2:
+            monkeypatch.setenv("NESTSCOPE_EXTRACT_CHUNK_MB", str(-(-len(blob) // 3) / (1 << 20)))
+        assert ds.extract(p).status == "added"
+    got = run_query(ds, QuerySpec(by="cpu"))
+    z16 = want["cpu"][want["cpu"]["cec"] == "3931-123F5"]
+    assert len(got) == len(z16) == 8 * 48
+    marked = got.loc[got["quality"].fillna("") != "", ["cpu", "interval_end", "quality"]]
+    assert marked.empty, marked
