@@ -117,8 +117,15 @@ def test_waterfall_axis_in_the_window(qtbot, window):
         window.resize(*size)
         # the layout has settled: the window is this wide and the tab has what the tree's dock leaves (the dock's
         # own width follows the tree's labels, so it depends on the machine's fonts: no fixed share is assumed)
-        qtbot.waitUntil(lambda w=size[0]: window.width() == w and window.tree.dock.width() >= 240
-                        and ctl.tab.width() <= w - window.tree.dock.width(), timeout=5_000)
+        settled = lambda w=size[0]: (window.width() == w and window.tree.dock.width() >= 240
+                                     and ctl.tab.width() <= w - window.tree.dock.width())
+        try:
+            qtbot.waitUntil(settled, timeout=5_000)
+        except qtbot.TimeoutError:
+            pytest.fail(f"layout not settled at {size}: window {window.width()} wide (its minimum "
+                        f"{window.minimumSizeHint().width()}), dock {window.tree.dock.width()}, compare tab "
+                        f"{ctl.tab.width()} (its minimum {ctl.tab.minimumSizeHint().width()}), current tab "
+                        f"{type(window.tabs.currentWidget()).__name__}")
         for _ in range(5):
             qtbot.wait(20)
         assert axis_problems(axis) == [], size
