@@ -133,12 +133,13 @@ class FileAdder:
         fast = dedup.in_order(self.tail, frame)
         self.ds._pending_visible = not fast
         try:
-            samples, dup = dedup.new_rows(self.ds, "samples", frame)     # counted once: by identity
+            held: list[pd.DataFrame] = []
+            samples, dup = dedup.new_rows(self.ds, "samples", frame, held)     # counted once: by identity
             self.dup += dup
             iv = eng = drop = None
             if len(samples):
                 iv, eng, drop = self.ds._intervals(samples, self.file, self.sets, self.tail if fast else None,
-                                                   self.ahead if fast else None)
+                                                   self.ahead if fast else None, self.sha, held[0] if held else None)
                 self.tail = dedup.tail_of(self.tail, samples, self.sha)
         finally:
             self.ds._pending_visible = True

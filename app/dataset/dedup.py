@@ -119,8 +119,10 @@ def _isin(a: pd.DataFrame, b: pd.DataFrame, cols: list[str]) -> np.ndarray:
     return ka.isin(kb)
 
 
-def new_rows(ds, table: str, frame: pd.DataFrame | None) -> tuple[pd.DataFrame | None, int]:
-    """The rows of ``frame`` (samples or partitions) the dataset does not hold yet, and how many it held."""
+def new_rows(ds, table: str, frame: pd.DataFrame | None,
+             held: list[pd.DataFrame] | None = None) -> tuple[pd.DataFrame | None, int]:
+    """The rows of ``frame`` (samples or partitions) the dataset does not hold yet, and how many it held;
+    ``held`` (a list) gets the key columns and time (``t``, ns) of the rows it held."""
     if frame is None or not len(frame):
         return frame, 0
     key = SAMPLE_KEY if table == "samples" else PARTITION_KEY
@@ -140,6 +142,8 @@ def new_rows(ds, table: str, frame: pd.DataFrame | None) -> tuple[pd.DataFrame |
     dup = _isin(k, have, key + ["t"])
     if not dup.any():
         return frame, 0
+    if held is not None:
+        held.append(k.loc[dup].reset_index(drop=True))
     return frame.loc[~dup].reset_index(drop=True), int(dup.sum())
 
 

@@ -394,16 +394,29 @@ class Dataset:
                 tmp.unlink()
 
     def _intervals(self, samples: pd.DataFrame, path: str, sets, tail: pd.DataFrame | None = None,
-                   held: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list, pd.DataFrame]:
+                   held: pd.DataFrame | None = None, sha: str | None = None,
+                   also_in_file: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list, pd.DataFrame]:
         """The intervals to add for the file's new ``samples`` (:mod:`app.dataset.dedup`), the engine's findings
         of the file, and the stored intervals they supersede.  ``tail``: the last sample of each CPU of the
         file's earlier chunks, all before ``samples`` (context samples, :mod:`app.dataset.adder`); the
         dataset's own context samples of those CPUs up to the tail's time are then left out; ``held``: stored
-        intervals the look-up does not see (:func:`app.dataset.dedup.settle`)."""
+        intervals the look-up does not see (:func:`app.dataset.dedup.settle`); ``sha``: the file's hash, and
+        ``also_in_file``: the keys (``dedup.new_rows``) of the stored samples the file holds too: an interval
+        between two samples the file holds is measured within the file (the usual length, against which an
+        interval is marked odd-length, is taken over those first), whichever copy of a sample is used."""
         from app.dataset import dedup
-        from app.engine.deltas import compute_intervals
+        from app.engine.deltas import FILE_COLUMN, compute_intervals
 
         ctx = dedup.with_tail(dedup.context_samples(self, samples), tail)
+        if sha is not None:         # each sample's file: the stored ones' own, this file's for those it holds too
+            samples = samples.assign(**{FILE_COLUMN: sha})
+            if ctx is not None and len(ctx):
+                fid = ctx["sha256"].astype(str).to_numpy(dtype=object)
+                if also_in_file is not None and len(also_in_file):
+                    fid[dedup._isin(dedup._key_frame(ctx, dedup.SAMPLE_KEY, "time"), also_in_file,
+                                    dedup.SAMPLE_KEY + ["t"])] = sha
+                # joined, not inserted: the context frame is made column by column (an insert warns of that)
+                ctx = pd.concat([ctx, pd.DataFrame({FILE_COLUMN: fid}, index=ctx.index)], axis=1)
         frames = [f for f in (ctx, samples) if f is not None and len(f)]
         orig = ctx[["source", "offset", "_orig_source", "sha256"]].astype({"source": str}) if ctx is not None else None
         frames = [f.drop(columns=["_orig_source", "sha256", "month"], errors="ignore") for f in frames]

@@ -44,6 +44,9 @@ __all__ = ["QUALITY_BITS", "compute_intervals", "interval_columns"]
 _KEY = [*LPAR_KEY, "class", "cpu", "run_start"]        # a run: one CPU of one LPAR of one machine
 _DUP_KEY = [*LPAR_KEY, "cpu", "class", "time", "kind"]
 STATED_COLUMNS = ("rec_start", "rec_end")   # SMF 113 identification section: the interval as the record states it
+# optional sample column naming the file a sample belongs to when ``source`` does not (the fleet dataset: a sample
+# it holds already, or the file's own earlier chunk, stands in for the file's copy under another source name)
+FILE_COLUMN = "_file"
 STATED_TOLERANCE_S = 1.0     # HIS writes the record right after the interval: CTM and IntervalEnd within a second
 _ROWS = 2048           # rows gathered at a time (a MB or two of counters: stays in cache)
 _NS = 1_000_000_000
@@ -148,6 +151,9 @@ def _identity(frames: Sequence[pd.DataFrame], stated: list[str]) -> Cols:
         else:
             parts = [f[c].to_numpy(dtype=t) if c in f.columns else np.zeros(len(f), dtype=t) for f in frames]
             a[c] = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    if any(FILE_COLUMN in f.columns for f in frames):
+        a[FILE_COLUMN] = np.asarray(_categorical([_labels_codes(f, FILE_COLUMN) if FILE_COLUMN in f.columns else
+                                                  _labels_codes(f, "source") for f in frames]).codes)
     for c in stated:
         parts = [f[c].to_numpy(dtype="datetime64[ns]") if c in f.columns else
                  np.full(len(f), np.datetime64("NaT"), "datetime64[ns]") for f in frames]
@@ -460,7 +466,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     O.a["_measured"] = np.asarray(osame, dtype=bool)     # the start is the CPU's sample before (not a run start)
     # ... of the same file: an interval between two files (the dataset's stored sample before a gap a later file
     # fills) is a weaker measure of the usual length, which the odd-length mark compares with
-    src = S["source"]
+    src = S[FILE_COLUMN] if FILE_COLUMN in S.a else S["source"]
     O.a["_same_file"] = O.a["_measured"] & (src[op] == src[oc])
 
     # both kinds for the same interval: keep the delta row

@@ -218,16 +218,17 @@ def test_an_interval_seen_across_a_gap_is_not_marked_odd_once_the_gap_is_filled(
     assert len(got) == int(z16.sum())
 
 
-@pytest.mark.xfail(strict=True, reason="known: the odd-length mark of an interval measured from another file's "
-                                       "sample when a piece is read in small chunks stays after the gap is filled")
 def test_a_gap_filled_in_small_chunks_leaves_no_odd_length_mark(small, tmp_path, monkeypatch):
     """Found by test_pieces_in_any_order_count_once on the 12-hour files while it read each piece in three chunks
-    (seed 195920358247832422170854374626629120766), shrunk by hand to the z16 pieces; known, issue 24.
+    (seed 195920358247832422170854374626629120766), shrunk by hand to the z16 pieces; issue 24.
 
     Records 268-392 (08:15 for CPUs 4-7, then 08:30 .. 12:00), 0-229 gzipped (00:00 .. 06:45, and 07:00 for CPUs
     0-4) and 218-280 gzipped (06:45 .. 08:30, filling the gap) read in three chunks: the file extracted once has no
     quality mark, the pieces leave CPUs 5-7's 06:45-07:00 intervals (900 s, measured from the 06:45 samples the
-    second piece stored) marked odd-length."""
+    second piece stored) marked odd-length: the chunk holding them had three such intervals and three 4,500 s
+    ones across the stored gap, and none measured within the file, so the usual length was their median,
+    2,700 s. The third piece holds the 06:45 samples too (left out as stored), so those intervals are measured
+    within the file, and the usual length is taken over them first: 900 s."""
     recs, want = small
     ds = Dataset(tmp_path / "ds", create=True)
     for i, (lo, hi, gz) in enumerate([(268, 392, False), (0, 229, True), (218, 280, True)]):

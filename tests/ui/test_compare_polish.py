@@ -122,10 +122,18 @@ def test_waterfall_axis_in_the_window(qtbot, window):
         try:
             qtbot.waitUntil(settled, timeout=5_000)
         except qtbot.TimeoutError:
-            pytest.fail(f"layout not settled at {size}: window {window.width()} wide (its minimum "
+            from PySide6.QtWidgets import QWidget
+
+            wide = sorted(((c.minimumSizeHint().width(), type(c).__name__, c.objectName(),
+                            str(getattr(c, "text", lambda: "")() or getattr(c, "currentText", lambda: "")())[:80])
+                           for c in window.findChildren(QWidget)), key=lambda x: -x[0])[:14]
+            pytest.fail(f"widest minimums {wide}; "
+                        f"layout not settled at {size}: window {window.width()} wide (its minimum "
                         f"{window.minimumSizeHint().width()}), dock {window.tree.dock.width()}, compare tab "
                         f"{ctl.tab.width()} (its minimum {ctl.tab.minimumSizeHint().width()}), current tab "
-                        f"{type(window.tabs.currentWidget()).__name__}")
+                        f"{type(window.tabs.currentWidget()).__name__}; pages' minimum widths "
+                        + ", ".join(f"{type(window.tabs.widget(i)).__name__} {window.tabs.widget(i).minimumSizeHint().width()}"
+                                    for i in range(window.tabs.count())))
         for _ in range(5):
             qtbot.wait(20)
         assert axis_problems(axis) == [], size
