@@ -38,6 +38,10 @@ from app.ui.workers import SerialRunner
 
 STATUS_MS = 8000
 FIRST_PAINT_MS = 3000   # after_first_paint runs its functions by then even when no paint came
+# the tabs' own minimum width: above every page's minimum at its usual content (~500 px), so no page is narrowed
+# below it in a window of 1024 px, but fixed: one page asking for more (a long text that does not wrap) is cut at
+# the window's edge rather than forcing the window wider than the screen (a 1440 px window grew to 1540 px once)
+TABS_MIN_WIDTH = 520
 
 
 def _sample_count(result: Any) -> int:
@@ -91,6 +95,7 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         self.smt = SmtPanel()
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
+        self.tabs.setMinimumWidth(TABS_MIN_WIDTH)
         self.tabs.addTab(self.table, M.TAB_TABLE)
         self.tabs.addTab(self.timeline, M.TAB_TIMELINE)
         self.tabs.addTab(self.smt, M.TAB_SMT)
