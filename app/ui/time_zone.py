@@ -124,10 +124,14 @@ class DisplayZone(QObject):
         return t + pd.to_timedelta(off, unit="s")
 
     def label(self) -> str:
-        """``UTC`` or ``local, UTC+01:00/UTC+02:00``."""
+        """``UTC`` or ``local, UTC+01:00/UTC+02:00``; with more than two offsets their range and count
+        (``local, UTC-05:00 .. UTC-00:15, 20 offsets``): an axis label of every offset would be one line wider
+        than the window."""
         if not self.local:
             return "UTC"
         offs = list(dict.fromkeys(self._series[1].tolist()))
+        if len(offs) > 2:
+            return f"local, {offset_text(min(offs))} .. {offset_text(max(offs))}, {len(offs)} offsets"
         return "local, " + "/".join(offset_text(o) for o in offs)
 
     def switches(self) -> list[tuple[float, float, float]]:

@@ -125,3 +125,21 @@ def test_mixed_zones_stay_in_utc_and_say_so(qtbot, window, tmp_path):
     button.setChecked(True)                                   # the chip's toggle: mixed again
     assert act.isChecked() and ZONE.mixed and button.text() == "UTC (mixed zones)"
     assert window.errors == []
+
+
+def test_a_label_of_many_offsets_is_their_range():
+    # a full parallel run found a Profile axis label listing 20 offsets ("local, UTC-00:15/UTC-00:30/...", ~1,400 px
+    # on one line) that made the window wider than the screen: with more than two offsets the label is their range
+    import numpy as np
+
+    from app.ui.time_zone import LOCAL, UTC, DisplayZone
+
+    z = DisplayZone()
+    z.set_mode(LOCAL)
+    z._series = (np.arange(3.0), np.array([3600.0, 7200.0, 3600.0]))       # two offsets: both named, in order
+    assert z.label() == "local, UTC+01:00/UTC+02:00"
+    offs = -900.0 * np.arange(1, 21)                                          # UTC-00:15 .. UTC-05:00
+    z._series = (np.arange(20.0), offs)
+    assert z.label() == "local, UTC-05:00 .. UTC-00:15, 20 offsets"
+    z.set_mode(UTC)
+    assert z.label() == "UTC"
