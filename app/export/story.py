@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from app.engine.partitions import coverage
@@ -173,6 +174,25 @@ def _selected_rows(sel) -> pd.DataFrame:
                           sel.shift)
 
 
+def _class_groups(rows: pd.DataFrame, keys: list[str]) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """Per group of ``rows`` by ``keys`` (in order of first appearance, as ``groupby(keys, sort=False,
+    observed=True, dropna=False)``): the group's first row (its key values), its latest ``interval_end`` and its
+    distinct CPUs (``nunique`` of ``cpu``, a missing CPU not counted), in numpy over the category codes."""
+    from app.engine.aggregate import _node_codes
+
+    codes = _node_codes(rows, keys)
+    _, first = np.unique(codes, return_index=True)
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(len(first)))
+    end = rows["interval_end"].to_numpy(dtype="datetime64[ns]").view(np.int64)
+    ends = np.maximum.reduceat(end[order], starts).view("datetime64[ns]")
+    cpu, _ = pd.factorize(rows["cpu"].to_numpy(), use_na_sentinel=True)
+    has = cpu >= 0
+    k = np.int64(max(int(cpu.max()) + 1, 1) if len(cpu) else 1)
+    n_cpus = np.bincount(np.unique(codes[has] * k + cpu[has]) // k, minlength=len(first)).astype(np.int64)
+    return rows.iloc[first].reset_index(drop=True), ends, n_cpus
+
+
 def class_cpu_counts(sel) -> pd.DataFrame:
     """Per class row of each interval of a selection (window, nodes, shift): ``cec``, ``lpar``, ``class``,
     ``interval_end`` and ``n_cpus``, the CPUs with counters, as its ``class_interval`` metrics rows have them
@@ -180,9 +200,8 @@ def class_cpu_counts(sel) -> pd.DataFrame:
     rows = _selected_rows(sel)
     if not len(rows):
         return pd.DataFrame(columns=["cec", "lpar", "class", "interval_end", "n_cpus"])
-    g = rows.groupby(["cec", "lpar", "system", "os", "class", "bucket"], observed=True, sort=False, dropna=False)
-    out = g.agg(interval_end=("interval_end", "max"), n_cpus=("cpu", "nunique")).reset_index()
-    return out[["cec", "lpar", "class", "interval_end", "n_cpus"]]
+    head, ends, n_cpus = _class_groups(rows, ["cec", "lpar", "system", "os", "class", "bucket"])
+    return head[["cec", "lpar", "class"]].assign(interval_end=ends, n_cpus=n_cpus)
 
 
 def class_cpus(sel) -> pd.DataFrame:
@@ -195,10 +214,8 @@ def class_cpus(sel) -> pd.DataFrame:
     keys = ["cec", "lpar", "system", "os", "class"]
     if not len(rows):
         return pd.DataFrame(columns=["cec", "lpar", "class", "n_cpus"])
-    g = rows.groupby(keys, observed=True, sort=False, dropna=False)
-    out = g.agg(interval_end=("interval_end", "max"), n_cpus=("cpu", "nunique")).reset_index()
-    for c in keys:
-        out[c] = out[c].astype(object)
+    head, ends, n_cpus = _class_groups(rows, keys)
+    out = head[keys].astype(object).assign(interval_end=ends, n_cpus=n_cpus)
     out = out.sort_values([*keys, "interval_end"], kind="stable", ignore_index=True)
     return out[["cec", "lpar", "class", "n_cpus"]]
 
