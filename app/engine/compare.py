@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from app.engine.aggregate import _node_codes
 from app.engine.layout import ColumnSpec, presentation_columns
 from app.engine.metrics import metric_ids
 from app.engine.shift import ShiftFilter, shifted_metrics
@@ -178,8 +179,7 @@ def _distinct(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict]]:
     """(row -> distinct-node code, the distinct nodes' records) over the columns a label reads."""
     cols = [c for c in _LABEL_COLS if c in frame.columns]
     sub = frame[cols]
-    codes = sub.groupby(cols, dropna=False, sort=False, observed=True).ngroup().to_numpy() if cols else \
-        np.zeros(len(frame), dtype=np.int64)
+    codes = _node_codes(sub, cols) if cols else np.zeros(len(frame), dtype=np.int64)    # groupby's ngroup, in numpy
     _, first = np.unique(codes, return_index=True)
     return codes, sub.iloc[first].to_dict("records")
 
