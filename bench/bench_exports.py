@@ -117,6 +117,11 @@ def charts(env: dict, cwd: Path) -> None:
         print(f"  {k:<44} " + ", ".join(f"{n} {s * 1000:5.1f} ms" for n, s in v.items()), flush=True)
 
 
+def _median(values: list[float]) -> float:
+    v = sorted(values)
+    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2 if v else float("nan")
+
+
 def made(r: dict) -> str:
     m = re.search(r"wrote \S+ \((.*)\)", r["err"])
     if not m:
@@ -220,8 +225,9 @@ def main() -> int:
                     help="also run every nestscope step with the app of this checkout (e.g. /work/main), just "
                          "before this one's and with its own cache: the same-run baseline of a change")
     ap.add_argument("--repeat", type=int, default=1, metavar="N",
-                    help="workbook: N warm runs and N runs with the samples cached but not the intervals (with "
-                         "--against: each round the baseline checkout, then this one)")
+                    help="N warm runs of every step and N workbook runs with the samples cached but not the "
+                         "intervals (with --against: each round the baseline checkout, then this one); medians "
+                         "printed at the end")
     ap.add_argument("--quick", action="store_true",
                     help="workbook: leave out the engine and plain-XlsxWriter baselines and the --cpu-sheet run")
     args = ap.parse_args()
@@ -250,32 +256,45 @@ def main() -> int:
                    "app.export.pptx, app.commands.compare, app.commands.export, pandas, xlsxwriter, pptx"], env, work)
     show("baseline: imports only", imports)
 
+    medians: dict[str, dict[str, list[dict]]] = {}    # warm step -> "baseline"/"this" -> its runs
+
     def cli(label: str, argv: list[str], cache: Path, extra=made, goal: str | None = None) -> dict:
+        keep = medians.setdefault(label, {}) if "(warm" in label else {}
         if base_env is not None:          # the other checkout first, its own cache beside this one's
             r = run(py + argv, dict(base_env, NESTSCOPE_CACHE_DIR=str(cache) + "-baseline"), work)
             show("  baseline checkout: " + label.replace("nestscope ", ""), r, extra(r) if extra else "")
+            keep.setdefault("baseline", []).append(r)
         r = run(py + argv, dict(env, NESTSCOPE_CACHE_DIR=str(cache)), work)
         show(label, r, extra(r) if extra else "", goal)
+        keep.setdefault("this", []).append(r)
         return r
+
+    def warm(label: str, argv: list[str], cache: Path, extra=made, goal: str | None = None) -> None:
+        """The warm run, ``--repeat`` times (with --against: baseline checkout, this one, baseline, ...)."""
+        for _ in range(max(1, args.repeat)):
+            cli(label, argv, cache, extra, goal)
 
     b30, a30 = str(sample / "before_z15_ZOSA_smf113.rdw.gz"), str(sample / "after_z16_ZOSA_smf113.rdw.gz")
     shift = ["--hours", "08-17", "--days", "mon-fri"]
     if "compare" in only:
         print("compare CLI: z15 vs z16 ZOSA, 30 days, prime shift (08-17 UTC, Mon-Fri)")
+        for _ in range(max(1, args.repeat)):
+            r = run([sys.executable, "-c", "import pandas"], env, work)
+            show("baseline: a process importing pandas (the floor)", r)
+            medians.setdefault("baseline: import pandas", {}).setdefault("this", []).append(r)
         r, e = engine("compare", [b30, a30], env, work)
         show("baseline: engine (read + add + compare, no output)", r,
              f"  [read+add {e.get('read_add', float('nan')):.2f} s, compare {e.get('compare', float('nan')):.2f} s]")
         cache = work / "cache-compare"
-        for k in ("cold", "warm"):
-            cli(f"nestscope compare ({k} cache)", ["compare", "--before", b30, "--after", a30, *shift], cache, None,
-                "compare")
+        argv = ["compare", "--before", b30, "--after", a30, *shift]
+        cli("nestscope compare (cold cache)", argv, cache, None, "compare")
+        warm("nestscope compare (warm cache)", argv, cache, None, "compare")
     if "deck" in only:
         print("comparison deck: z15 vs z16 ZOSA, 30 days, prime shift")
         cache = work / "cache-deck"
-        for k in ("cold", "warm"):
-            cli(f"nestscope export --before --after .pptx ({k})", ["export", "--before", b30, "--after", a30, *shift,
-                                                                  "--out", str(out_dir / "compare.pptx")], cache,
-                goal="deck")
+        argv = ["export", "--before", b30, "--after", a30, *shift, "--out", str(out_dir / "compare.pptx")]
+        cli("nestscope export --before --after .pptx (cold)", argv, cache, goal="deck")
+        warm("nestscope export --before --after .pptx (warm)", argv, cache, goal="deck")
         bs = [s for s in samples if "/before_z15_ZOSA" in s]
         as_ = [s for s in samples if "/after_z16_ZOSA" in s]
         cache = work / "cache-deck2"
@@ -285,9 +304,9 @@ def main() -> int:
     if "whole" in only:
         print("whole-sample deck: every bundled sample file (z15, z16, z/VM)")
         cache = work / "cache-whole"
-        for k in ("cold", "warm"):
-            cli(f"nestscope export SAMPLES .pptx ({k})", ["export", *samples, "--out", str(out_dir / "whole.pptx")],
-                cache, goal="whole")
+        argv = ["export", *samples, "--out", str(out_dir / "whole.pptx")]
+        cli("nestscope export SAMPLES .pptx (cold)", argv, cache, goal="whole")
+        warm("nestscope export SAMPLES .pptx (warm)", argv, cache, goal="whole")
     if "xlsx" in only:
         print(f"workbook of the month of one CEC ({month.stat().st_size / 1e6:.0f} MB)")
         if not args.quick:
@@ -327,6 +346,13 @@ def main() -> int:
     if "charts" in only:
         print("python-pptx per XY chart (CPU, best of 3)")
         charts(env, work)
+    if args.repeat > 1:
+        print(f"medians of {args.repeat} interleaved runs (wall / CPU s)")
+        for label, sides in medians.items():
+            text = ", ".join(f"{side} {_median([r['wall'] for r in rs]):.2f} / {_median([r['cpu'] for r in rs]):.2f}"
+                             + f" (CPU {min(r['cpu'] for r in rs):.2f}-{max(r['cpu'] for r in rs):.2f})"
+                             for side, rs in sorted(sides.items()))
+            print(f"  {label:<52} {text}", flush=True)
     print(f"load average at the end {_load():.1f}")
     if not args.keep_outputs:
         shutil.rmtree(work, ignore_errors=True)
