@@ -379,12 +379,12 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     b0 = val("B0") if "B0" in have else "CAST(NULL AS DOUBLE)"
     busy = f"CASE WHEN cpu_speed > 0 THEN {b0} / cpu_speed END"
     row_cols = {   # the per-row columns of the aggregation's input (base, then r)
-        "bucket": "CASE WHEN p_l IS NULL THEN t_end ELSE CAST(FLOOR(CAST(t_end - p_off AS DOUBLE) / CAST(p_l AS DOUBLE) "
-                  "+ 0.5) AS BIGINT) * p_l + p_off END",
+        "bucket": "CASE WHEN p_l IS NULL THEN t_end ELSE CAST(FLOOR(CAST(t_end - p_off AS DOUBLE) / "
+                  "CAST(p_l AS DOUBLE) + 0.5) AS BIGINT) * p_l + p_off END",
         "bucket_s": "CAST(p_l AS DOUBLE) / 1000000000.0",
         "cec_bucket": "CASE WHEN p_cl IS NULL THEN t_end ELSE CAST(CEIL((CAST(t_end - p_coff AS DOUBLE) - "
-                      "COALESCE(CAST(p_l AS DOUBLE) / 1000000000.0 * 1000000000.0 / 2.0, CAST(p_cl AS DOUBLE) / 2.0)) / "
-                      "CAST(p_cl AS DOUBLE)) AS BIGINT) * p_cl + p_coff END",
+                      "COALESCE(CAST(p_l AS DOUBLE) / 1000000000.0 * 1000000000.0 / 2.0, "
+                      "CAST(p_cl AS DOUBLE) / 2.0)) / CAST(p_cl AS DOUBLE)) AS BIGINT) * p_cl + p_coff END",
         "cec_bucket_s": "CAST(p_cl AS DOUBLE) / 1000000000.0"}
     local = local_offsets_sql(src, d) if "local" in (spec.tz, spec.shift and spec.shift.tz) else ""
     same = {tuple(p[2:]) for p in params}
@@ -393,6 +393,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
         lits = dict(zip(("p_l", "p_off", "p_cl", "p_coff"), next(iter(same))))
         row_cols = {k: re.sub(r"\bp_(l|off|cl|coff)\b", lambda m: "CAST(NULL AS BIGINT)" if lits[m.group(0)] is None
                               else f"CAST({int(lits[m.group(0)])} AS BIGINT)", v) for k, v in row_cols.items()}
+    bucket_names = set(row_cols)
     buckets = ", ".join(f"{v} AS {k}" for k, v in row_cols.items()) + " "
     if len(same) == 1:
         ctes = [f"base AS (SELECT {src}.*, {local}{buckets}FROM {src})"]
@@ -404,7 +405,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
                      "_uid": f"concat({q('system')}, '/', CAST({q('cpu')} AS STRING))"})
     row_cols.update({"_period": period} if period else {})
     row_cols.update({"_gen": gen_case, "_fset": fset_case})
-    ctes.append(f"r AS (SELECT *, " + ", ".join(f"{row_cols[k]} AS {k}" for k in list(row_cols)[4:])
+    ctes.append("r AS (SELECT *, " + ", ".join(f"{v} AS {k}" for k, v in row_cols.items() if k not in bucket_names)
                 + " FROM base" + (" WHERE " + " AND ".join(where) if where else "") + ")")
     gen_sel = [q(k) for k in keys] + ["_gen AS generation", "_fset AS formula_set"]
     gen_keys = [q(k) for k in keys] + ["generation", "formula_set"]
@@ -446,7 +447,9 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             sel += [f"SUM(CASE WHEN qbits % 2 = 0 THEN {val(c)} END) AS {q('_h_' + c)}" for c in hc]
         if flat:        # one SELECT over src: the per-row columns written where they are used (not after AS)
             inline = re.compile(r"(?<!AS )\b(" + "|".join(sorted(row_cols, key=len, reverse=True)) + r")\b")
-            put = lambda text: inline.sub(lambda m: "(" + row_cols[m.group(1)] + ")", text)    # noqa: E731
+
+            def put(text: str) -> str:
+                return inline.sub(lambda m: "(" + row_cols[m.group(1)] + ")", text)
             fixed = [g for g in group if not row_cols.get(g, "").startswith("'")]     # a constant: no key
             ctes = [f"agg AS (SELECT {put(', '.join(f'{x} AS {x}' if x in extra else x for x in sel))} FROM {src}"
                     + (" WHERE " + " AND ".join(where) if where else "") + f" GROUP BY {put(', '.join(fixed))})"]
@@ -456,7 +459,8 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             interval = "CASE WHEN _sf > 0 THEN _sb / (1000000.0 * _sf) ELSE _ivs END"
         else:
             interval = "CAST(_nb AS DOUBLE) * COALESCE(_blen, _ivs)"
-        cpsp = f"CASE WHEN _sb > 0 THEN {q('B0') if 'B0' in counters else 'NULL'} / _sb ELSE CAST(_cpsp_max AS DOUBLE) END"
+        cpsp = (f"CASE WHEN _sb > 0 THEN {q('B0') if 'B0' in counters else 'NULL'} / _sb "
+                "ELSE CAST(_cpsp_max AS DOUBLE) END")
         if not flat:
             ctes.append(f"a2 AS (SELECT *, {cpsp} AS _CPSP, {interval} AS _INTERVAL FROM agg)")
         out_keys = gen_keys + extra
