@@ -10,9 +10,9 @@ Sections (``--section``, default all):
 * ``narrow``: a generated fleet of ``--cecs`` (5) z16 CECs x ``--lpars`` (3) LPARs x ``--cpus`` (4) GCPs,
   15-minute intervals for ``--months`` (12) months, one "file" per LPAR and month (counter samples generated
   with numpy within the physical bounds, subtype-1 style deltas; extract timed from decoded samples onward:
-  ``Dataset.add_result``).  Then a narrow query (one CEC, one month: ``--where cec=... --from --to``) and a
-  whole-fleet query (by LPAR and month), each ``run_query`` on a new :class:`Dataset` interleaved with its floor,
-  DuckDB's own group-sum of the counters the metrics need over the same part files (wall and CPU time), and
+  ``Dataset.add_result``).  Then a narrow query (one CEC, one month: ``--where cec=... --from --to``), one CEC's
+  year (``--where cec=...``) and a whole-fleet query (by LPAR and month), each ``run_query`` on a new
+  :class:`Dataset` interleaved with its floor, DuckDB's own group-sum of the counters the metrics need over the same part files (wall and CPU time), and
   a second floor, the same group-sum with the query's other columns as plain DuckDB SQL computes them (first
   start, last end, COUNT(DISTINCT) of CPUs and intervals, quality bits, counts, busy time), the
   whole ``nestscope query`` command, and the command in a process of its own beside the group-sum in a process
@@ -279,6 +279,8 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
              QuerySpec(by="lpar", where=f"cec = '{cec}'", start=start, end=end), "lpar",
              f"WHERE t_end > TIMESTAMPTZ '{start.isoformat()}+00' AND t_end <= TIMESTAMPTZ '{end.isoformat()}+00'",
              ["--where", f"cec = '{cec}'", "--from", start.isoformat(), "--to", end.isoformat()]),
+            (f"one CEC ({cec}), every month of the year, by LPAR", QuerySpec(by="lpar", where=f"cec = '{cec}'"),
+             "lpar", "", ["--where", f"cec = '{cec}'"]),
             ("whole fleet by LPAR and month", QuerySpec(by="lpar", every="month"), "cec, lpar, month", "",
              ["--every", "month"])]:
         fresh = Dataset(root)               # a new command: the index is read once

@@ -33,7 +33,8 @@ def data_profile(eng, sets: dict, src: str = "iv") -> tuple[list[tuple[str, int,
                                                               dict[str, bool]]:
     """What the statement needs to know of the rows of view ``src`` before it is written, in one pass over three
     small columns and ``qbits``: the :func:`generation_map`, the generations stored, and whether any row is marked
-    implausible or has lost data (``{"implausible": .., "lost": ..}``, :func:`app.dataset.query.build_sql`'s
+    implausible or has lost data, and whether every row states its machine type and CSVN
+    (``{"implausible": .., "lost": .., "typed": ..}``, :func:`app.dataset.query.build_sql`'s
     arguments: without such rows the sums need no per-row test)."""
     prof = eng.sql(f"SELECT machine_type, csvn, generation, MAX(CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END) "
                    f"AS bad, MAX(CASE WHEN qbits % 2 = 1 THEN 1 ELSE 0 END) AS lost FROM {src} "
@@ -56,7 +57,8 @@ def profile_of(rows, sets: dict) -> tuple[list[tuple[str, int, str, str]], set[s
         g, _how = select_generation(sets, mt, cv)
         out.append((mt, cv, g, sets[g].version))
     stored = {g for _m, _c, g, _b, _l in rows if g is not None}
-    marks = {"implausible": any(r[3] for r in rows), "lost": any(r[4] for r in rows)}
+    marks = {"implausible": any(r[3] for r in rows), "lost": any(r[4] for r in rows),
+             "typed": all(pd.notna(mt) and pd.notna(cv) for mt, cv, *_rest in rows)}   # every row has its pair
     return out, stored, marks
 
 

@@ -313,9 +313,20 @@ def _bucket_count(spec: QuerySpec, bcol: str, same: set, bits: bool, d: Dialect)
     return d.count_distinct(bcol)
 
 
+def _gen_cases(gmap) -> tuple[str, str]:
+    """Per-row generation and formula-set version: the pair's (machine type, CSVN) from ``gmap``, else the
+    stored ones."""
+    if not gmap:
+        return "generation", "formula_set"
+    when = [f"WHEN machine_type = {lit_str(mt)} AND csvn = {int(cv)} THEN " for mt, cv, _g, _v in gmap]
+    return ("CASE " + " ".join(w + lit_str(g) for w, (_m, _c, g, _v) in zip(when, gmap)) + " ELSE generation END",
+            "CASE " + " ".join(w + lit_str(v) for w, (_m, _c, _g, v) in zip(when, gmap)) + " ELSE formula_set END")
+
+
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
               steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None,
-              implausible: bool = True, lost: bool = True, cpu_bits: bool = False):
+              implausible: bool = True, lost: bool = True, cpu_bits: bool = False, typed: bool = False,
+              flat: bool = False):
     """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
     (view name, SELECT) steps it is made of, the last one (name '') giving the result.  ``only``: the
     generations the rows read can have (the formulas of the others are left out of the statement: their
@@ -324,17 +335,21 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     ``lost=False``: no row read has lost data, so the workload hint's sums are the sums themselves.
     ``cpu_bits`` (DuckDB, a level keyed by system): CPU numbers counted as the bits set in four 64-bit masks,
     right for CPU numbers 0-255 (the result's ``_cpu_lo``/``_cpu_hi`` say whether they all were; no distinct
-    aggregate per row)."""
+    aggregate per row).  ``typed``: every row read states its machine type and CSVN (:func:`profile_of`), so with
+    one pair in ``generations`` the generation and formula set are constants, not a per-row ``CASE``.  ``flat``
+    (DuckDB): when every system read has the same buckets, no ``--tz local`` and not per CPU and interval, the
+    aggregation is one ``SELECT ... GROUP BY`` over ``src`` with the per-row columns written into it (not views
+    over views of every column): the same values, a statement DuckDB plans in about half the time."""
     from app.engine.metrics import hint_counters
 
     q = d.q
     # generation and formula-set version per (machine type, CSVN) from the sets of this query (``--formulas``
     # may add a set or rename a version): the engine's select_generation; rows of other pairs keep theirs
     gmap = generations or []
-    gen_case = ("CASE " + " ".join(f"WHEN machine_type = {lit_str(mt)} AND csvn = {int(cv)} THEN {lit_str(g)}"
-                                   for mt, cv, g, _v in gmap) + " ELSE generation END") if gmap else "generation"
-    fset_case = ("CASE " + " ".join(f"WHEN machine_type = {lit_str(mt)} AND csvn = {int(cv)} THEN {lit_str(v)}"
-                                    for mt, cv, _g, v in gmap) + " ELSE formula_set END") if gmap else "formula_set"
+    if typed and len(gmap) == 1:       # every row read is of the one pair: no per-row look-up
+        gen_case, fset_case = lit_str(gmap[0][2]), lit_str(gmap[0][3])
+    else:
+        gen_case, fset_case = _gen_cases(gmap)
     by = spec.by
     every = spec.every
     per_cpu_interval = by == "cpu" and every is None
@@ -348,6 +363,8 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
         need = {"B0"}.union(*(fs.counters() for fs in used.values()))
         firsts = {next((c for c in counters if c[0] == x), None) for x in "PE"}
         counters = [c for c in counters if c in need or c in firsts]
+    # summed: the counters the formulas read (the first P and E counters are read for quality only, counted)
+    summed = [c for c in counters if only is None or c in need]
     bcol = "cec_bucket" if cec_level else "bucket"
     where = _filters(spec, d)
     period = _period_sql(every, d, spec.tz)
@@ -361,29 +378,35 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
 
     b0 = val("B0") if "B0" in have else "CAST(NULL AS DOUBLE)"
     busy = f"CASE WHEN cpu_speed > 0 THEN {b0} / cpu_speed END"
-    buckets = ("CASE WHEN p_l IS NULL THEN t_end ELSE CAST(FLOOR(CAST(t_end - p_off AS DOUBLE) / CAST(p_l AS DOUBLE) "
-               "+ 0.5) AS BIGINT) * p_l + p_off END AS bucket, "
-               "CAST(p_l AS DOUBLE) / 1000000000.0 AS bucket_s, "
-               "CASE WHEN p_cl IS NULL THEN t_end ELSE CAST(CEIL((CAST(t_end - p_coff AS DOUBLE) - "
-               "COALESCE(CAST(p_l AS DOUBLE) / 1000000000.0 * 1000000000.0 / 2.0, CAST(p_cl AS DOUBLE) / 2.0)) / "
-               "CAST(p_cl AS DOUBLE)) AS BIGINT) * p_cl + p_coff END AS cec_bucket, "
-               "CAST(p_cl AS DOUBLE) / 1000000000.0 AS cec_bucket_s ")
+    row_cols = {   # the per-row columns of the aggregation's input (base, then r)
+        "bucket": "CASE WHEN p_l IS NULL THEN t_end ELSE CAST(FLOOR(CAST(t_end - p_off AS DOUBLE) / "
+                  "CAST(p_l AS DOUBLE) + 0.5) AS BIGINT) * p_l + p_off END",
+        "bucket_s": "CAST(p_l AS DOUBLE) / 1000000000.0",
+        "cec_bucket": "CASE WHEN p_cl IS NULL THEN t_end ELSE CAST(CEIL((CAST(t_end - p_coff AS DOUBLE) - "
+                      "COALESCE(CAST(p_l AS DOUBLE) / 1000000000.0 * 1000000000.0 / 2.0, "
+                      "CAST(p_cl AS DOUBLE) / 2.0)) / CAST(p_cl AS DOUBLE)) AS BIGINT) * p_cl + p_coff END",
+        "cec_bucket_s": "CAST(p_cl AS DOUBLE) / 1000000000.0"}
     local = local_offsets_sql(src, d) if "local" in (spec.tz, spec.shift and spec.shift.tz) else ""
     same = {tuple(p[2:]) for p in params}
+    flat = flat and len(same) == 1 and not local and not per_cpu_interval
     if len(same) == 1:      # every system of the CECs read has the same buckets: constants, no join per row
         lits = dict(zip(("p_l", "p_off", "p_cl", "p_coff"), next(iter(same))))
-        buckets = re.sub(r"\bp_(l|off|cl|coff)\b", lambda m: "CAST(NULL AS BIGINT)" if lits[m.group(0)] is None
-                         else f"CAST({int(lits[m.group(0)])} AS BIGINT)", buckets)
+        row_cols = {k: re.sub(r"\bp_(l|off|cl|coff)\b", lambda m: "CAST(NULL AS BIGINT)" if lits[m.group(0)] is None
+                              else f"CAST({int(lits[m.group(0)])} AS BIGINT)", v) for k, v in row_cols.items()}
+    bucket_names = set(row_cols)
+    buckets = ", ".join(f"{v} AS {k}" for k, v in row_cols.items()) + " "
+    if len(same) == 1:
         ctes = [f"base AS (SELECT {src}.*, {local}{buckets}FROM {src})"]
     else:
         ctes = [f"p AS ({_params_sql(params, d)})",
                 f"base AS (SELECT {src}.*, {local}{buckets}"
                 f"FROM {src} LEFT JOIN p ON {src}.{q('cec')} = p.p_cec AND {src}.{q('system')} = p.p_sys)"]
-    ctes.append(
-        f"r AS (SELECT *, {busy} AS _busy_us, CASE WHEN interval_s > 0 THEN ({busy}) / (1000000.0 * interval_s) END "
-        f"AS _bf, concat({q('system')}, '/', CAST({q('cpu')} AS STRING)) AS _uid"
-        + (f", {period} AS _period" if period else "") + f", {gen_case} AS _gen, {fset_case} AS _fset"
-        + " FROM base" + (" WHERE " + " AND ".join(where) if where else "") + ")")
+    row_cols.update({"_busy_us": busy, "_bf": f"CASE WHEN interval_s > 0 THEN ({busy}) / (1000000.0 * interval_s) END",
+                     "_uid": f"concat({q('system')}, '/', CAST({q('cpu')} AS STRING))"})
+    row_cols.update({"_period": period} if period else {})
+    row_cols.update({"_gen": gen_case, "_fset": fset_case})
+    ctes.append("r AS (SELECT *, " + ", ".join(f"{v} AS {k}" for k, v in row_cols.items() if k not in bucket_names)
+                + " FROM base" + (" WHERE " + " AND ".join(where) if where else "") + ")")
     gen_sel = [q(k) for k in keys] + ["_gen AS generation", "_fset AS formula_set"]
     gen_keys = [q(k) for k in keys] + ["generation", "formula_set"]
     with_hint = not (by == "cpu")
@@ -393,7 +416,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
         sel = gen_sel + local_sel + ["t_start AS _start", "t_end AS _end", "1 AS n_cpus", f"qbits + 256 * {lo} AS _q",
                          "1 AS _size", f"{lo} AS _lo", "0 AS _cntP", "0 AS _cntE", "CAST(cpu_speed AS DOUBLE) AS _CPSP",
                          "interval_s AS _INTERVAL"]
-        sel += [f"{val(c)} AS {q(c)}" for c in counters]
+        sel += [f"{val(c)} AS {q(c)}" for c in summed]
         ctes.append(f"a2 AS (SELECT {', '.join(sel)} FROM r)")
         out_keys = gen_keys
     else:
@@ -402,9 +425,8 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
         # CPUs: (system, cpu) pairs; a level keyed by system counts its CPU numbers (no string per row)
         cpus = q("cpu") if "system" in keys else "_uid"
         bits = cpu_bits and "system" in keys
-        n_cpus = (" + ".join(f"bit_count(BIT_OR(CASE WHEN {q('cpu')} >= {k} AND {q('cpu')} < {k + 64} THEN "
-                             f"CAST(1 AS UBIGINT) << ({q('cpu')} - {k}) ELSE CAST(0 AS UBIGINT) END))"
-                             for k in (0, 64, 128, 192)) if bits else d.count_distinct(cpus))
+        n_cpus = (f"bit_count(bitstring_agg(CASE WHEN {q('cpu')} >= 0 AND {q('cpu')} < 256 THEN {q('cpu')} END, 0, "
+                  "255))" if bits else d.count_distinct(cpus))
         # the median interval length stands in for a group without bucket length (below): only per interval,
         # or when a system of the CECs read has no usual interval length (none: no holistic aggregate)
         median = per_interval or not params or any(p[4 if cec_level else 2] is None for p in params)
@@ -412,23 +434,35 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
         firstE = next((c for c in counters if c[0] == "E"), None)
         sel = gen_sel + extra + local_sel + [
             "MIN(t_start) AS _start", "MAX(t_end) AS _end", f"{n_cpus} AS n_cpus",
-            "SUM(_busy_us) AS _sb", "SUM(_bf) AS _sf", "MAX(cpu_speed) AS _cpsp_max",
+            "SUM(_busy_us) AS _sb", *(["SUM(_bf) AS _sf"] if per_interval else []), "MAX(cpu_speed) AS _cpsp_max",
             f"{d.median('interval_s') if median else 'CAST(NULL AS DOUBLE)'} AS _ivs", f"MAX({bcol}_s) AS _blen",
             f"{_bucket_count(spec, bcol, same, cpu_bits and not per_interval, d)} AS _nb",
-            f"BIT_OR(qbits + 256 * {lo}) AS _q", f"SUM(1 - {lo}) AS _size", f"SUM({lo}) AS _lo",
+            "BIT_OR(qbits) AS _q" if plain else f"BIT_OR(qbits + 256 * {lo}) AS _q",
+            "COUNT(*) AS _size" if plain else f"SUM(1 - {lo}) AS _size", "0 AS _lo" if plain else f"SUM({lo}) AS _lo",
             (f"COUNT({val(firstP)})" if firstP else "0") + " AS _cntP",
             (f"COUNT({val(firstE)})" if firstE else "0") + " AS _cntE"]
-        sel += [f"SUM({val(c)}) AS {q(c)}" for c in counters]
+        sel += [f"SUM({val(c)}) AS {q(c)}" for c in summed]
         sel += [f"MIN({q('cpu')}) AS _cpu_lo", f"MAX({q('cpu')}) AS _cpu_hi"] if bits else []
         if lost:         # the hint's sums leave out intervals with lost data (none read: the sums themselves)
             sel += [f"SUM(CASE WHEN qbits % 2 = 0 THEN {val(c)} END) AS {q('_h_' + c)}" for c in hc]
-        ctes.append(f"agg AS (SELECT {', '.join(sel)} FROM r GROUP BY {', '.join(group)})")
+        if flat:        # one SELECT over src: the per-row columns written where they are used (not after AS)
+            inline = re.compile(r"(?<!AS )\b(" + "|".join(sorted(row_cols, key=len, reverse=True)) + r")\b")
+
+            def put(text: str) -> str:
+                return inline.sub(lambda m: "(" + row_cols[m.group(1)] + ")", text)
+            fixed = [g for g in group if not row_cols.get(g, "").startswith("'")]     # a constant: no key
+            ctes = [f"agg AS (SELECT {put(', '.join(f'{x} AS {x}' if x in extra else x for x in sel))} FROM {src}"
+                    + (" WHERE " + " AND ".join(where) if where else "") + f" GROUP BY {put(', '.join(fixed))})"]
+        else:
+            ctes.append(f"agg AS (SELECT {', '.join(sel)} FROM r GROUP BY {', '.join(group)})")
         if per_interval:
             interval = "CASE WHEN _sf > 0 THEN _sb / (1000000.0 * _sf) ELSE _ivs END"
         else:
             interval = "CAST(_nb AS DOUBLE) * COALESCE(_blen, _ivs)"
-        ctes.append(f"a2 AS (SELECT *, CASE WHEN _sb > 0 THEN {q('B0') if 'B0' in counters else 'NULL'} / _sb "
-                    f"ELSE CAST(_cpsp_max AS DOUBLE) END AS _CPSP, {interval} AS _INTERVAL FROM agg)")
+        cpsp = (f"CASE WHEN _sb > 0 THEN {q('B0') if 'B0' in counters else 'NULL'} / _sb "
+                "ELSE CAST(_cpsp_max AS DOUBLE) END")
+        if not flat:
+            ctes.append(f"a2 AS (SELECT *, {cpsp} AS _CPSP, {interval} AS _INTERVAL FROM agg)")
         out_keys = gen_keys + extra
     # the formulas are applied to the aggregated rows by the engine's own evaluator (app.engine.metrics, as
     # report does): the statement returns the sums, CPSP and INTERVAL (written as SQL, a metric layer per
@@ -436,9 +470,10 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     hsums = [q("_h_" + c) for c in hc] if with_hint and lost else []
     tail = ["_start", "_end", "n_cpus", "_q", "_size", "_lo", "_cntP", "_cntE"] + [
         a.rsplit(" AS ", 1)[1] for a in local_sel] + (["_cpu_lo", "_cpu_hi"] if not per_cpu_interval and bits else [])
-    out_cols = [c for c in out_keys] + tail + ["_CPSP", "_INTERVAL"] + [q(c) for c in counters] + hsums
+    both = [f"{cpsp} AS _CPSP", f"{interval} AS _INTERVAL"] if flat else ["_CPSP", "_INTERVAL"]
+    out_cols = [c for c in out_keys] + tail + both + [q(c) for c in summed] + hsums
     order = [q(k) for k in keys] + (["_period"] if period else []) + ["_end"]
-    final = f"SELECT {', '.join(out_cols)} FROM a2 ORDER BY {', '.join(order)}"
+    final = f"SELECT {', '.join(out_cols)} FROM {'agg' if flat else 'a2'} ORDER BY {', '.join(order)}"
     if steps:
         return [(c.split(" AS (", 1)[0], c.split(" AS (", 1)[1][:-1]) for c in ctes] + [("", final)]
     return "WITH " + ",\n".join(ctes) + "\n" + final
@@ -501,7 +536,8 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
         gmap, stored, marks = profile_of(rows, sets) if rows is not None else data_profile(eng, sets, src)
         args = (spec, eng.dialect, params, sets, counters, have)
         kw = dict(steps=True, generations=gmap, src=src, only={g for _m, _c, g, _v in gmap} | stored, **marks)
-        raw = eng.run(build_sql(*args, cpu_bits=eng.dialect.name == "duckdb", **kw))
+        duck = eng.dialect.name == "duckdb"
+        raw = eng.run(build_sql(*args, cpu_bits=duck, flat=duck, **kw))
         if "_cpu_lo" in raw.columns and ((raw["_cpu_lo"] < 0) | (raw["_cpu_hi"] > 255)).any():
             raw = eng.run(build_sql(*args, **kw))       # a CPU number the masks cannot hold: counted distinct
     finally:

@@ -185,9 +185,53 @@ def test_bucket_bits_count_what_a_distinct_count_does(fleet, monkeypatch, by):
         return real_run(self, steps)
     monkeypatch.setattr(qmod.DuckDBEngine, "run", run)
     bits = run_query(Dataset(root), spec)
-    assert len(bits) and "bitstring_agg" in sqls[-1] and "COUNT(DISTINCT bucket" not in sqls[-1]
+    # bit strings: the buckets' (and at a level keyed by system, the CPUs'); a CEC's CPUs are counted distinct
+    n_bits, n_distinct = sqls[-1].count("bitstring_agg"), sqls[-1].count("COUNT(DISTINCT")
+    assert len(bits) and n_bits >= 1
     monkeypatch.setattr(qmod, "_BUCKET_BITS", 0)        # no bit string is narrow enough: the distinct count
     counted = run_query(Dataset(root), spec)
-    assert "bitstring_agg" not in sqls[-1] and "COUNT(DISTINCT" in sqls[-1]
+    assert sqls[-1].count("bitstring_agg") == n_bits - 1 and sqls[-1].count("COUNT(DISTINCT") == n_distinct + 1
     assert_same(bits, counted, by, IDS)
     assert bits["LPARCPU"].notna().any()
+
+
+@pytest.mark.parametrize("by, every, where", [("cec", None, f"cec = '{Z16}'"), ("lpar", None, None),
+                                              ("class", "day", f"cec = '{Z15}'"), ("interval", None, f"cec = '{Z16}'"),
+                                              ("lpar", "month", None), ("cpu", "day", f"cec = '{Z16}'")])
+def test_flat_statement_gives_the_cells_of_the_layered_one(fleet, monkeypatch, by, every, where):
+    """DuckDB's one-SELECT statement (the per-row columns written into the aggregation; a constant generation and
+    formula set when every row read is of one (machine type, CSVN) pair) gives the cells of the statement of
+    views over views (``flat=False, typed=False``): on one CEC (one pair: constants) and on both (two pairs, z16
+    and z15: the per-row CASE stays)."""
+    root, ends = fleet
+    spec = QuerySpec(by=by, every=every, where=where, start=ends[1], end=ends[-2])
+    steps: list[list[str]] = []
+    texts: list[str] = []
+    real_run = qmod.DuckDBEngine.run
+
+    def run(self, st):
+        steps.append([name for name, _body in st])
+        texts.append(" ".join(body for _name, body in st))
+        return real_run(self, st)
+    monkeypatch.setattr(qmod.DuckDBEngine, "run", run)
+    flat = run_query(Dataset(root), spec)
+    assert steps[-1] == ["agg", ""] and " FROM r " not in texts[-1]
+    one_pair = where is not None and "cec =" in where
+    assert ("machine_type" in texts[-1]) == (not one_pair)
+    real = qmod.build_sql
+    monkeypatch.setattr(qmod, "build_sql", lambda *a, **k: real(*a, **{**k, "flat": False, "typed": False}))
+    layered = run_query(Dataset(root), spec)
+    assert steps[-1] == ["base", "r", "agg", "a2", ""] and "machine_type" in texts[-1]
+    assert len(flat) and flat["LPARCPU"].notna().any()
+    assert_same(flat, layered, by, IDS)
+
+
+def test_profile_says_whether_every_row_states_its_pair():
+    """``typed`` (a constant generation may stand for the per-row look-up) only when no row lacks its machine
+    type or CSVN."""
+    from app.dataset.plan import profile_of
+
+    sets = load_formula_sets()
+    assert profile_of([("3931", 8, "z16", False, False)], sets)[2]["typed"]
+    assert not profile_of([("3931", 8, "z16", False, False), (None, None, "z16", False, False)], sets)[2]["typed"]
+    assert not profile_of([("3931", None, None, False, False)], sets)[2]["typed"]
