@@ -321,11 +321,31 @@ def _names(s: pd.Series):
     return s.astype(str)
 
 
-def _concat(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
-    """``a`` then ``b`` (same columns); categorical columns stay categorical."""
-    out = pd.concat([a, b], ignore_index=True)
-    for c in b.columns:
-        if isinstance(b[c].dtype, pd.CategoricalDtype) and not isinstance(out[c].dtype, pd.CategoricalDtype):
+def _concat(*frames: pd.DataFrame) -> pd.DataFrame:
+    """``frames`` one after the other (same columns); a categorical column stays categorical: where the frames'
+    categories differ, each is recoded to their union, sorted, and the result keeps the categories its rows use:
+    what ``astype("category")`` of the joined values gives, without an object column of the whole."""
+    frames = list(frames)
+    recoded = []
+    for c in frames[-1].columns:
+        dtypes = [f[c].dtype for f in frames]
+        if not isinstance(dtypes[-1], pd.CategoricalDtype) or all(d == dtypes[-1] for d in dtypes):
+            continue
+        if all(isinstance(d, pd.CategoricalDtype) and not d.ordered for d in dtypes):
+            cats = pd.Index(np.concatenate([d.categories.to_numpy(dtype=object) for d in dtypes])).unique()
+            try:
+                cats = cats.sort_values()
+            except TypeError:       # names of several types: as they come
+                pass
+            dtype = pd.CategoricalDtype(cats.astype(dtypes[-1].categories.dtype)
+                                        if len({d.categories.dtype for d in dtypes}) == 1 else cats)
+            frames = [f if f[c].dtype == dtype else f.assign(**{c: f[c].astype(dtype)}) for f in frames]
+            recoded.append(c)
+    out = pd.concat(frames, ignore_index=True)
+    for c in recoded:               # the categories the rows use, as astype("category") of their values
+        out[c] = out[c].cat.remove_unused_categories()
+    for c in frames[-1].columns:
+        if isinstance(frames[-1][c].dtype, pd.CategoricalDtype) and not isinstance(out[c].dtype, pd.CategoricalDtype):
             out[c] = out[c].astype("category")
     return out
 
