@@ -307,20 +307,28 @@ class FileAdder:
 
 
 def _distinct(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame.drop_duplicates()`` (the first row of each distinct one, in order), found over the category codes
-    and integers of its columns at once when every column is a categorical or an integer (else pandas')."""
-    keys = []
+    """``frame.drop_duplicates()`` (the first row of each distinct one, in order), found over one int64 key a row
+    made of the category codes and integers of its columns (mixed radix) when every column is a categorical or
+    an integer and the key fits (else pandas')."""
+    if not len(frame):
+        return frame
+    key = np.zeros(len(frame), np.int64)
+    room = 1
     for c in frame.columns:
         s = frame[c]
         if isinstance(s.dtype, pd.CategoricalDtype):
-            keys.append(s.cat.codes.to_numpy().astype(np.int64))
+            v, base = s.cat.codes.to_numpy().astype(np.int64) + 1, len(s.cat.categories) + 1    # -1 (missing): 0
         elif s.dtype.kind in "iu":
-            keys.append(s.to_numpy().astype(np.int64))
+            v = s.to_numpy().astype(np.int64)
+            lo = int(v.min())
+            v, base = v - lo, int(v.max()) - lo + 1
         else:
             return frame.drop_duplicates()
-    if not len(frame):
-        return frame
-    _, first = np.unique(np.stack(keys, axis=1), axis=0, return_index=True)
+        room *= base
+        if room >= 1 << 62:
+            return frame.drop_duplicates()
+        key = key * base + v
+    _, first = np.unique(key, return_index=True)
     return frame.take(np.sort(first))
 
 
@@ -339,31 +347,11 @@ def _names(s: pd.Series):
     return s.astype(str)
 
 
-def _concat(*frames: pd.DataFrame) -> pd.DataFrame:
-    """``frames`` one after the other (same columns); a categorical column stays categorical: where the frames'
-    categories differ, each is recoded to their union, sorted, and the result keeps the categories its rows use:
-    what ``astype("category")`` of the joined values gives, without an object column of the whole."""
-    frames = list(frames)
-    recoded = []
-    for c in frames[-1].columns:
-        dtypes = [f[c].dtype for f in frames]
-        if not isinstance(dtypes[-1], pd.CategoricalDtype) or all(d == dtypes[-1] for d in dtypes):
-            continue
-        if all(isinstance(d, pd.CategoricalDtype) and not d.ordered for d in dtypes):
-            cats = pd.Index(np.concatenate([d.categories.to_numpy(dtype=object) for d in dtypes])).unique()
-            try:
-                cats = cats.sort_values()
-            except TypeError:       # names of several types: as they come
-                pass
-            dtype = pd.CategoricalDtype(cats.astype(dtypes[-1].categories.dtype)
-                                        if len({d.categories.dtype for d in dtypes}) == 1 else cats)
-            frames = [f if f[c].dtype == dtype else f.assign(**{c: f[c].astype(dtype)}) for f in frames]
-            recoded.append(c)
-    out = pd.concat(frames, ignore_index=True)
-    for c in recoded:               # the categories the rows use, as astype("category") of their values
-        out[c] = out[c].cat.remove_unused_categories()
-    for c in frames[-1].columns:
-        if isinstance(frames[-1][c].dtype, pd.CategoricalDtype) and not isinstance(out[c].dtype, pd.CategoricalDtype):
+def _concat(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """``a`` then ``b`` (same columns); categorical columns stay categorical."""
+    out = pd.concat([a, b], ignore_index=True)
+    for c in b.columns:
+        if isinstance(b[c].dtype, pd.CategoricalDtype) and not isinstance(out[c].dtype, pd.CategoricalDtype):
             out[c] = out[c].astype("category")
     return out
 

@@ -470,8 +470,7 @@ class Dataset:
             v = iv[c].to_numpy(dtype=np.float64)             # NaN (set absent) is stored as NULL
             if len(v) and not np.isnan(v[0]) or not np.isnan(v).all():
                 out[c] = v      # a counter of a set no record has is left out: the part's schema writes it NULL
-        # the columns as they are, not joined into one block (a copy of every counter: memory and time)
-        return pd.DataFrame(out, copy=False), counters
+        return pd.DataFrame(out), counters
 
     def extract(self, path: str | Path, sets=None, progress: Callable[[str], None] | None = None) -> ExtractResult:
         """Add one source file (see the module docstring).  Never raises for bad data; an exception of the

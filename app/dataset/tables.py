@@ -170,8 +170,7 @@ def _categorical_strings(s: pd.Series):
 def _counter_block(table: str, frame: pd.DataFrame, names: list[str]) -> dict:
     """The counter columns of a samples frame (uint64 without NULLs, the reader's) as Arrow arrays made in one
     copy: the reader keeps them in one 2-D block in row order, so each column is strided and pyarrow would copy
-    each one on its own, behind a pandas Series a column.  Where every column is contiguous already (a block
-    pandas took rows of), they are used as they are: no copy of the counters is made (memory: a chunk's)."""
+    each one on its own, behind a pandas Series a column."""
     import pyarrow as pa
 
     if table != "samples":
@@ -179,10 +178,6 @@ def _counter_block(table: str, frame: pd.DataFrame, names: list[str]) -> dict:
     names = [c for c in names if is_counter(c) and frame[c].dtype == np.uint64]
     if len(names) < 8:
         return {}
-    cols = [frame[c].to_numpy() for c in names]
-    if all(v.flags.c_contiguous for v in cols):     # a block taken by rows (a chunk cut) is one counter a row:
-        return {c: pa.array(v, type=pa.uint64()) for c, v in zip(names, cols)}    # each column as it is, no copy
-    del cols
     mat = np.empty((len(names), len(frame)), np.uint64)        # one row a counter: one copy, no temporaries
     for i, c in enumerate(names):
         mat[i] = frame[c].to_numpy()
