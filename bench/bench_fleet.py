@@ -397,7 +397,8 @@ elif mode == "plain":          # the floor: decoding in the same chunks + a plai
     info["frame_mb"] = 0.0
     os.makedirs(out, exist_ok=True)
     for k, r in enumerate(read_chunks(data, file, counters=interval_counters(load_formula_sets()))):
-        info["frame_mb"] = max(info["frame_mb"], r.samples.memory_usage(deep=True).sum() / 1e6)
+        info["frame_bytes"] = max(info.get("frame_bytes", 0), int(r.samples.memory_usage(deep=True).sum()))
+        info["frame_mb"] = info["frame_bytes"] / 1e6
         info["samples"] += len(r.samples)
         info["chunks"] += 1
         pq.write_table(pa.Table.from_pandas(r.samples, preserve_index=False), os.path.join(out, f"{{k}}.parquet"),
@@ -500,8 +501,9 @@ def bench_extract(path: Path, tmp: Path, chunk_mb: float | None, repeats: int = 
     print(f"  baseline decode + plain Parquet write           {p_s:6.2f} s, CPU {p_cpu:6.2f} s, peak "
           f"{p_peak:7.1f} MB ({p['samples']:,} samples in {p['chunks']} chunk(s); and the extract's "
           f"{p['interval_rows']:,} interval rows)")
-    print(f"  the largest decoded chunk: the samples frame one chunk decodes to (the counters the extract keeps), "
-          f"{chunk_mb_dec:.1f} MB; its input {chunk_bytes() / 1e6:.1f} MB")
+    print(f"  the largest decoded chunk: the samples frame one chunk decodes to (the counters the extract keeps, "
+          f"memory_usage(deep=True)), {max(r['frame_bytes'] for r in runs['plain']):,} bytes = {chunk_mb_dec:.1f} MB;"
+          f" its input {chunk_bytes() / 1e6:.1f} MB")
     for label, _root in trees:
         e = runs[label][0]
         e_s, e_cpu, e_peak = med(label, "s"), med(label, "cpu"), med(label, "maxrss_mb")

@@ -184,7 +184,7 @@ class FileAdder:
             lo, hi = all_samples["time"].min(), all_samples["time"].max()
             self.t_first = lo if self.t_first is None else min(self.t_first, lo)
             self.t_last = hi if self.t_last is None else max(self.t_last, hi)
-            ident = all_samples[["cec", "machine_type", "lpar", "system", "os", "class", "cpu"]].drop_duplicates()
+            ident = _distinct(all_samples[["cec", "machine_type", "lpar", "system", "os", "class", "cpu"]])
             ident = ident.astype({"cpu": "int64"}).astype({c: str for c in ("cec", "machine_type", "lpar", "system",
                                                                              "os", "class")})
             for key, g in ident.groupby(["cec", "machine_type", "lpar", "system", "os"], sort=True):
@@ -304,6 +304,32 @@ class FileAdder:
         """Remove every part written so far (nothing was committed)."""
         self.ds._pending = {}
         self.ds._remove(self.written)
+
+
+def _distinct(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame.drop_duplicates()`` (the first row of each distinct one, in order), found over one int64 key a row
+    made of the category codes and integers of its columns (mixed radix) when every column is a categorical or
+    an integer and the key fits (else pandas')."""
+    if not len(frame):
+        return frame
+    key = np.zeros(len(frame), np.int64)
+    room = 1
+    for c in frame.columns:
+        s = frame[c]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            v, base = s.cat.codes.to_numpy().astype(np.int64) + 1, len(s.cat.categories) + 1    # -1 (missing): 0
+        elif s.dtype.kind in "iu":
+            v = s.to_numpy().astype(np.int64)
+            lo = int(v.min())
+            v, base = v - lo, int(v.max()) - lo + 1
+        else:
+            return frame.drop_duplicates()
+        room *= base
+        if room >= 1 << 62:
+            return frame.drop_duplicates()
+        key = key * base + v
+    _, first = np.unique(key, return_index=True)
+    return frame.take(np.sort(first))
 
 
 def _one_name(name: str, n: int) -> pd.Categorical:

@@ -431,7 +431,7 @@ class Dataset:
         findings += check(iv, sets, list(iv.columns[list(iv.columns).index("qbits") + 1:]))
         iv, drop = dedup.settle(self, iv, frames, held)
         iv["_sha"] = None
-        other = iv["source"].astype(str).str.startswith(dedup.CONTEXT_SOURCE).to_numpy()
+        other = dedup._is_context(iv["source"])     # one test a name, not one a row
         if other.any():      # intervals of other files computed again: they keep that file's name and hash
             m = iv.loc[other, ["source", "offset"]].astype({"source": str}).merge(
                 orig.drop_duplicates(["source", "offset"]), on=["source", "offset"], how="left")
