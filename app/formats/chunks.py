@@ -37,7 +37,6 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 
 from app.findings import Finding, make_finding
-from app.formats.common import OwnedBytes
 from app.formats.schema import ReadResult
 
 __all__ = ["CHUNK_BYTES", "chunk_bytes", "chunked", "stream_mode", "drop_pages", "read_chunks"]
@@ -134,7 +133,7 @@ def _take(buf: bytearray, end) -> tuple[bytes, int]:
     and how far the offsets of what is left in ``buf`` move (their offset in the data = local + that)."""
     if isinstance(end, int):
         with memoryview(buf) as mv:             # one copy (a slice of a bytearray would be a second)
-            piece = OwnedBytes(mv[:end])        # the reader's alone: emptied once decoded
+            piece = bytes(mv[:end])
         del buf[:end]
         return piece, end
     p, sl = end                                 # block p cut after its first segment (sl bytes)
@@ -198,7 +197,7 @@ def copy_out(data, start: int, end: int) -> bytes | bytearray:
         out = data[start:end]
         drop_pages(data, start, end)
         return out
-    out = OwnedBytes(end - start)           # the reader's alone: emptied once decoded
+    out = bytearray(end - start)
     with memoryview(data) as src, memoryview(out) as dst:
         for a in range(start, end, _PIECE):
             b = min(a + _PIECE, end)

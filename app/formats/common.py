@@ -17,14 +17,6 @@ TOD_PER_US = 4096
 EBCDIC = "cp037"
 
 
-class OwnedBytes(bytearray):
-    """Bytes handed to a reader that alone holds them (a chunk copied out of a file for ``extract``): the SMF
-    reader empties them once every field is copied out, so the chunk's input is not held while its frame is
-    built (memory: the input is 2.6 times the decoded samples).  Any other bytes are never modified."""
-
-    __slots__ = ()
-
-
 def tod_to_datetime64(tod: np.ndarray | int) -> np.ndarray:
     """TOD values -> numpy datetime64[ns] (UTC, naive)."""
     arr = np.asarray(tod, dtype=np.uint64)

@@ -397,7 +397,6 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
                     _consistency(fnd, meta, file_offs[idx], rep, s0)
                 if not sh.fatal:
                     _decode_guarded(parts, fnd, file_offs, idx, dec, recs, sh, want)
-    del dec, buf, head                          # the views of the records' bytes
     _release(getattr(recs, "buf", None))
     return _assemble(parts, file, file_offs, fnd)
 
@@ -417,17 +416,11 @@ def _decode_guarded(parts: list, fnd: _Findings, file_offs: np.ndarray, idx: np.
 
 def _release(buf) -> None:
     """Every counter is copied out by now: let the kernel drop the pages of a memory-mapped file from this
-    process (they are read again from the file should anything look at them), or empty a chunk's bytes only
-    the reader holds (:class:`app.formats.common.OwnedBytes`), so building the frame does not stack on top of
-    the input in memory."""
+    process (they are read again from the file should anything look at them), so building the frame does not
+    stack on top of the whole file in memory."""
     import mmap
 
-    if isinstance(buf, common.OwnedBytes):      # a chunk only the reader holds: emptied (still viewed: kept)
-        try:
-            del buf[:]
-        except BufferError:
-            pass
-    elif isinstance(buf, mmap.mmap) and hasattr(buf, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+    if isinstance(buf, mmap.mmap) and hasattr(buf, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
         try:
             buf.madvise(mmap.MADV_DONTNEED)
         except (OSError, ValueError):

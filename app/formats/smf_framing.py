@@ -300,7 +300,7 @@ class RecordSpans(Sequence):
     on demand, so 368,640 records cost two arrays, not 368,640 slices (the SMF 113 decoder reads the arrays)."""
 
     def __init__(self, buf, starts: np.ndarray, ends: np.ndarray, head: np.ndarray | None = None) -> None:
-        self.buf, self.starts, self.ends, self._mv = buf, starts, ends, None
+        self.buf, self.starts, self.ends, self._mv = buf, starts, ends, memoryview(buf)
         self.head = head          # optional (records x 52) first bytes of each record, as the walk read them
 
     def __len__(self) -> int:
@@ -310,8 +310,6 @@ class RecordSpans(Sequence):
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
         a = int(self.starts[i])
-        if self._mv is None:      # made when first asked (a view holds ``buf``: it could not be emptied)
-            self._mv = memoryview(self.buf)
         return a, self._mv[a:int(self.ends[i])]
 
 
