@@ -9,8 +9,6 @@ from __future__ import annotations
 import datetime
 import math
 import os
-import threading
-import zipfile
 from xml.sax.saxutils import escape
 
 import numpy as np
@@ -132,39 +130,7 @@ class Deck:
         for part in self.prs.part.package.iter_parts():
             if str(part.partname) == "/docProps/app.xml":
                 part._blob = xml.encode("utf-8")
-        save_package(self.prs, path)
-
-
-# parts that are compressed already (pictures, the charts' embedded workbooks, themselves zip files): stored in the
-# deck's zip as they are, not deflated again (deflate gains nothing on them and costs the time of a pass)
-PACKED_PARTS = (".png", ".jpeg", ".jpg", ".gif", ".xlsx")
-_ZIP_LOCK = threading.Lock()
-
-
-def _write_member(self, pack_uri, blob) -> None:
-    """python-pptx's zip writer's ``write``: a part ending in :data:`PACKED_PARTS` stored, every other deflated."""
-    name = pack_uri.membername
-    kind = zipfile.ZIP_STORED if name.lower().endswith(PACKED_PARTS) else zipfile.ZIP_DEFLATED
-    self._zipf.writestr(name, blob, compress_type=kind)
-
-
-def save_package(prs, path: str) -> None:
-    """``prs.save(path)`` with the already compressed parts stored (see :data:`PACKED_PARTS`); another python-pptx
-    without the zip writer this hooks saves as it does."""
-    try:
-        from pptx.opc import serialized
-
-        writer = serialized._ZipPkgWriter
-        plain = writer.__dict__["write"]
-    except (ImportError, AttributeError, KeyError):
-        prs.save(path)
-        return
-    with _ZIP_LOCK:
-        writer.write = _write_member
-        try:
-            prs.save(path)
-        finally:
-            writer.write = plain
+        self.prs.save(path)
 
 
 def fit_rows(n_rows_avail_in: float, pt: int) -> int:

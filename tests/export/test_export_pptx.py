@@ -144,25 +144,3 @@ def test_relative_overlays(deck, comparison):
         xml = ser["before: ZOSA (8561-45A12 z15)"]._element.xml
         assert 'prstDash val="dash"' in xml
     assert ax.unit == "hours" and ax.before["x"].min() == 0.25
-
-
-def test_compressed_parts_stored_and_the_rest_deflated(deck, tmp_path):
-    """The deck's zip stores the parts that are compressed already (the charts' embedded workbooks, pictures) and
-    deflates the XML; python-pptx opens it and every part reads back whole (CRC checked)."""
-    import zipfile
-
-    from pptx import Presentation
-
-    res, _ = deck
-    with zipfile.ZipFile(res.path) as z:
-        assert z.testzip() is None                       # every member's CRC is right
-        infos = z.infolist()
-        books = [i for i in infos if i.filename.endswith(".xlsx")]
-        xml = [i for i in infos if i.filename.endswith(".xml")]
-        assert books and all(i.compress_type == zipfile.ZIP_STORED for i in books)
-        assert xml and all(i.compress_type == zipfile.ZIP_DEFLATED for i in xml)
-        for i in books:                                  # an embedded workbook is a zip of its own, intact
-            import io
-            with zipfile.ZipFile(io.BytesIO(z.read(i))) as book:
-                assert book.testzip() is None and "xl/worksheets/sheet1.xml" in book.namelist()
-    assert len(Presentation(res.path).slides) == sum(res.items.values())
