@@ -42,7 +42,7 @@ os.environ["NESTSCOPE_SETTINGS_FILE"] = os.path.join(_PRIVATE, "settings.ini")
 # (xdist's own loadgroup reads ``xdist_group`` marks by renaming the tests, which pytest 9 no longer allows; a
 # nodeid that does carry a group, ``...@NAME``, is still one unit with its group.)
 SPREAD = {"tests/export/test_names_everywhere.py", "tests/dataset/test_dataset_stream_kinds.py"}
-HEAVY = {"tests/dataset/test_dataset_spark.py": 120,
+HEAVY = {"tests/dataset/test_dataset_spark.py": 60,      # its JVMs with the quick JIT: half of the 120 before
          "tests/dataset/test_dataset_dedup.py": 35,
          "tests/dataset/test_dataset_stream.py": 40,
          "tests/ui/test_workspace_replace.py": 30,

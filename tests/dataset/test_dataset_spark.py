@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -19,6 +20,24 @@ if shutil.which("java") is None:
                 allow_module_level=True)
 
 pytestmark = pytest.mark.slow      # a JVM and Spark local mode: minutes (skipped by `pytest -m "not slow"`)
+
+# The JVMs this module starts (this process's Spark session and the one of the command run by
+# test_spark_output_has_no_jvm_noise) compile with the quick JIT only and collect with the serial collector:
+# they live for minutes and run each query once, where the optimizing JIT's threads and the parallel collector
+# cost more CPU than they give back (module 80 -> 40 CPU s of the whole process tree, JVMs included, measured
+# with one query per JVM).  Spark's results and output do not depend on it; the product sets no such option.
+JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def quick_jvm():
+    keep = os.environ.get("JAVA_TOOL_OPTIONS")
+    os.environ["JAVA_TOOL_OPTIONS"] = f"{keep} {JVM_OPTIONS}" if keep else JVM_OPTIONS
+    yield
+    if keep is None:
+        os.environ.pop("JAVA_TOOL_OPTIONS", None)
+    else:
+        os.environ["JAVA_TOOL_OPTIONS"] = keep
 
 
 @pytest.fixture(scope="module")
