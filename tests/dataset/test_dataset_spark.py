@@ -24,8 +24,9 @@ pytestmark = pytest.mark.slow      # a JVM and Spark local mode: minutes (skippe
 # The JVMs this module starts (this process's Spark session and the one of the command run by
 # test_spark_output_has_no_jvm_noise) compile with the quick JIT only and collect with the serial collector:
 # they live for minutes and run each query once, where the optimizing JIT's threads and the parallel collector
-# cost more CPU than they give back (module 80 -> 40 CPU s of the whole process tree, JVMs included, measured
-# with one query per JVM).  Spark's results and output do not depend on it; the product sets no such option.
+# cost more CPU than they give back (this module, serial, CPU s of the whole process tree with its JVMs:
+# 173.9 -> 96.1 at load 2, 199.8 -> 103.1 under load, 2026-11-26).  Spark's results and output do not depend
+# on it; the product sets no such option.
 JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
