@@ -12,6 +12,7 @@ test_dataset_stream.py makes it, gzipped here; z15 ZOSB tersed (SPACK, tests/ter
 
 from __future__ import annotations
 
+import functools
 import gzip
 
 import pandas as pd
@@ -178,13 +179,20 @@ def test_damaged_gzip_member_in_chunks(tmp_path, monkeypatch):
     _assert_same_dataset(whole, cut)
 
 
+@functools.cache
+def _read_whole(idx: int):
+    """SAMPLES[idx]'s bytes and their read whole: decoded once per process, not once per example (the
+    examples draw among four files; the read result is never changed)."""
+    raw = SAMPLES[idx].read_bytes()
+    return raw, read_bytes(raw, "f")
+
+
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kb=st.integers(40, 4000), idx=st.sampled_from([1, 2, 3, 5]))
 def test_any_chunk_size_reads_the_gzip_files_records(kb, idx):
     # any chunk size: the chunks' samples, back to back, are the whole file's (offsets of the decompressed
     # file included), every chunk but the last says more follow
-    raw = SAMPLES[idx].read_bytes()
-    want = read_bytes(raw, "f")
+    raw, want = _read_whole(idx)
     parts = list(read_chunks(raw, "f", chunk=kb * 1024))
     assert [p.meta.get("more", False) for p in parts] == [True] * (len(parts) - 1) + [False]
     got = pd.concat([_plain(p.samples) for p in parts], ignore_index=True)

@@ -98,8 +98,45 @@ def wait_loaded(qtbot, w, timeout: int = LOAD_TIMEOUT_MS) -> None:
     qtbot.waitUntil(lambda: not w.busy(), timeout=timeout)
 
 
+def _fingerprint(result) -> tuple:
+    """What a window could change in a read result it was given: its samples (every value), findings, meta."""
+    import pandas as pd
+
+    samples = result.samples
+    return (tuple(samples.columns), int(pd.util.hash_pandas_object(samples, index=False).sum()),
+            tuple(f.message for f in result.findings), repr(sorted(result.meta.items())))
+
+
+@pytest.fixture(scope="session")
+def _first_reads() -> dict:
+    """(path, counters, cached, digest) -> (read result, digest, fingerprint): ``loaded``'s reads."""
+    return {}
+
+
 @pytest.fixture
-def loaded(qtbot, window, smf_a, smf_b):
-    window.open_files([smf_a, smf_b])
-    wait_loaded(qtbot, window)
-    return window
+def loaded(qtbot, window, smf_a, smf_b, _first_reads, monkeypatch):
+    """The window with the two z16 samples opened and loaded.  Its read jobs are the window's own (the loader,
+    the pool, the outcome signals), but the read itself (app.analysis.reading.read_one) is done once per test
+    process for each file and way of reading it (the counters, cache and digest asked for): later windows get that
+    first read's result, with the digest it gave.  A read result is never changed by the window nor a test:
+    checked after each test.  The tests of the read path open their files themselves (``window``)."""
+    from app.analysis import reading
+
+    real = reading.read_one
+
+    def read_once(path, *, counters=None, progress=None, **kw):
+        key = (str(path), None if counters is None else tuple(sorted(counters)), kw.get("cached"), kw.get("digest"))
+        if key not in _first_reads:
+            result, digest = real(path, counters=counters, progress=progress, **kw)
+            _first_reads[key] = (result, digest, _fingerprint(result))
+        elif progress is not None:
+            progress(1.0)
+        return _first_reads[key][:2]
+
+    with monkeypatch.context() as m:
+        m.setattr(reading, "read_one", read_once)
+        window.open_files([smf_a, smf_b])
+        wait_loaded(qtbot, window)
+    yield window
+    for (path, *_), (result, _, fp) in _first_reads.items():
+        assert _fingerprint(result) == fp, f"the test changed the read result of {path} it was given"
