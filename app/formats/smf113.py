@@ -455,11 +455,12 @@ def _stride_view(dec: _Decoder, idx: np.ndarray) -> np.ndarray | None:
 
 def _shape_matrix(dec: _Decoder, recs, idx: np.ndarray) -> np.ndarray:
     """The records ``idx`` (all of one length) as an (m, length) uint8 matrix: a view of the compact buffer
-    when they follow each other at a constant stride (the usual case), else a copy."""
+    when they follow each other at a constant stride (the usual case), else a copy (one row gather over the
+    compact buffer's windows of the records' length, not one slice per record)."""
     view = _stride_view(dec, idx)
     if view is not None:
         return view
-    return np.frombuffer(b"".join([recs[i][1] for i in idx.tolist()]), np.uint8).reshape(len(idx), -1)
+    return np.lib.stride_tricks.sliding_window_view(dec.u8, int(dec.lens[idx[0]]))[dec.starts[idx]]
 
 
 def _consistency(fnd: _Findings, meta: dict, offs: np.ndarray, rep: bytes, sty: int) -> None:
@@ -533,7 +534,11 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.Dat
             pos = rank[i]
             for bn, b in c[_BLOCKS]:
                 if bn:
-                    full[pos[:, None], np.array([where[k] for k in bn], np.int64)[None, :]] = b
+                    at = np.array([where[k] for k in bn], np.int64)
+                    if at[-1] - at[0] == len(at) - 1 and (np.diff(at) == 1).all():   # adjacent columns: a slice
+                        full[pos, at[0]:at[-1] + 1] = b
+                    else:
+                        full[pos[:, None], at[None, :]] = b
         ctr = [(cnames, full)]
     df = pd.DataFrame(cols)
     df = pd.concat([df] + [pd.DataFrame(b, columns=bn, copy=False) for bn, b in ctr], axis=1)
