@@ -285,10 +285,10 @@ def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None
     counts = {"113/1": 0, "113/2": 0, "other": total - len(recs)}
     meta: dict = {"type_counts": {str(k): v for k, v in sorted(fr.type_counts.items())},
                   "other_bytes": fr.other_bytes}
-    samples = empty_samples()
+    samples, cols = empty_samples(), None
     if recs:
         try:
-            samples = _decode_all(recs, file, fnd, counts, meta, cancel,
+            samples, cols = _decode_all(recs, file, fnd, counts, meta, cancel,
                                   None if counters is None else frozenset(counters))
         except (Cancelled, MemoryError):
             raise                 # read_file turns a MemoryError into one clear 'out of memory' finding
@@ -302,7 +302,7 @@ def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None
     if not recs and fr.framing in ("rdw", "bdw", "vbs", "double-rdw") and total:
         fnd.add(None, "info", "no-smf113", f"{total} SMF records read, none of type 113",
                 "there are no CPU MF counters in this file")
-    _summarise(samples, meta)
+    _summarise(samples, meta, cols)
     if progress:
         progress(1.0)
     return ReadResult(file=file, kind="smf", framing=fr.framing, records=counts, samples=samples,
@@ -322,7 +322,7 @@ def _compact(spans: RecordSpans):
 
 
 def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozenset[str] | None = None
-                ) -> pd.DataFrame:
+                ) -> tuple[pd.DataFrame, _Cols | None]:
     if isinstance(recs, RecordSpans):
         file_offs, lens, buf = recs.starts.astype(np.int64), (recs.ends - recs.starts).astype(np.int64), \
             _compact(recs)
@@ -484,10 +484,10 @@ def _report(fnd: _Findings, offs: np.ndarray, sh: L.Shape) -> None:
         fnd.add(int(offs[0]), sev, code, what, meaning, count=len(offs))
 
 
-def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.DataFrame:
-    """One sample frame in file order from the decoded shapes (usually one)."""
+def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> tuple[pd.DataFrame, _Cols | None]:
+    """One sample frame in file order from the decoded shapes (usually one), checked, with its columns."""
     if not parts:
-        return empty_samples()
+        return empty_samples(), None
     cat_idx = np.concatenate([p[0] for p in parts])
     perm = np.argsort(cat_idx, kind="stable")          # rows of the shapes one after the other -> file order
     in_order = bool((np.diff(cat_idx) > 0).all())
@@ -542,7 +542,7 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.Dat
         ctr = [(cnames, full)]
     df = pd.DataFrame(cols)
     df = pd.concat([df] + [pd.DataFrame(b, columns=bn, copy=False) for bn, b in ctr], axis=1)
-    return check_samples(df, fnd)
+    return check_samples(df, fnd, _Cols(df, cols))
 
 
 class _Cols(dict):
@@ -550,8 +550,8 @@ class _Cols(dict):
     out of the frame once: the checks below read a dozen columns several times, and every ``df[col]`` builds
     a Series (about 0.2 ms, most of a small read's checks)."""
 
-    def __init__(self, df: pd.DataFrame) -> None:
-        super().__init__()
+    def __init__(self, df: pd.DataFrame, known: dict | None = None) -> None:
+        super().__init__(known or {})       # ``known``: columns the frame was built from, as they went in
         self.df = df
 
     def __missing__(self, col: str):
@@ -575,9 +575,10 @@ def _repeats(cols: _Cols) -> np.ndarray:
     return dup
 
 
-def check_samples(df: pd.DataFrame, fnd: _Findings) -> pd.DataFrame:
-    """File-level checks: duplicates (dropped), sets missing per CPU, machine type and versions."""
-    cols = _Cols(df)
+def check_samples(df: pd.DataFrame, fnd: _Findings, cols: _Cols | None = None) -> tuple[pd.DataFrame, _Cols]:
+    """File-level checks: duplicates (dropped), sets missing per CPU, machine type and versions; the frame kept
+    and its columns (``cols``: those of ``df``, if known)."""
+    cols = _Cols(df) if cols is None else cols
     dup = _repeats(cols)
     if dup.any():
         first = int(cols["offset"][dup][0])
@@ -617,17 +618,17 @@ def check_samples(df: pd.DataFrame, fnd: _Findings) -> pd.DataFrame:
                     f"machine type {mt} ({gen} has CFVN {e1} / CSVN {e2})",
                     "set sizes follow the versions; extended-counter meanings follow the machine type",
                     machine_type=mt)
-    return df
+    return df, cols
 
 
-def _summarise(df: pd.DataFrame, meta: dict) -> None:
+def _summarise(df: pd.DataFrame, meta: dict, cols: _Cols | None = None) -> None:
     meta["n_samples"] = int(len(df))
     if df.empty:
         meta.update(time_range=None, machines=[], systems=[], classes={}, cpus=0)
         return
     t = df["time"]
     meta["time_range"] = [t.min().isoformat(), t.max().isoformat()]
-    cols = _Cols(df)
+    cols = _Cols(df) if cols is None else cols
     names = ["cec", "machine_type", "model", "serial"]
     rows = _first_rows(cols, ["cec"])
     firsts = zip(*(cols[k].take(rows) for k in names))
