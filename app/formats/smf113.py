@@ -10,6 +10,7 @@ operation (``np.frombuffer`` views as ``>u2``/``>u4``/``>u8``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection
 
 import numpy as np
@@ -158,6 +159,12 @@ def _cat(codes: np.ndarray, labels) -> pd.Categorical:
     return common.categorical_from_codes(labels, codes)
 
 
+@functools.lru_cache(maxsize=256)
+def _set_names(base: int, count: int) -> tuple[str, ...]:
+    """Column names of a set's counters (made once per set size, not per read)."""
+    return tuple(counter_name(base + k) for k in range(count))
+
+
 def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
                   ) -> dict[str, np.ndarray | pd.Categorical]:
     """All identity fields and counters of the records of one shape (rows of ``dec.mat``): numbers as numpy
@@ -237,10 +244,10 @@ def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
     blocks = []
     for s in sh.sets:
         # one (records x counters) block per set, converted from big-endian in one pass
-        names = [counter_name(s.base + k) for k in range(s.count)]
-        ks = [k for k, name in enumerate(names) if want is None or name in want]
+        names = _set_names(s.base, s.count)
+        ks = range(s.count) if want is None else [k for k, name in enumerate(names) if name in want]
         if len(ks) == s.count:
-            blocks.append((names, dec.block(s.offset, s.width, s.count)))
+            blocks.append((list(names), dec.block(s.offset, s.width, s.count)))
         elif ks:             # only the counters asked for: the others are never copied out of the records
             blocks.append(([names[k] for k in ks], kernel.gather_fields(dec.mat, [(s.offset + k * s.width, s.width)
                                                                                   for k in ks])))
