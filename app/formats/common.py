@@ -8,6 +8,7 @@ value of the Unix epoch (2,208,988,800 s x 10^6 x 4096).
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 
 import numpy as np
 import pandas as pd
@@ -128,6 +129,17 @@ def categorical_from_codes(labels, codes: np.ndarray) -> pd.Categorical:
     """What ``astype("category")`` of the object array ``labels[codes]`` gives (sorted categories, None as
     missing, equal labels one category), built from the codes: one label per distinct value instead of one
     Python string per row."""
-    labels = np.asarray(labels, dtype=object)
-    dtype = pd.Series(labels).astype("category").dtype
-    return pd.Categorical.from_codes(dtype.categories.get_indexer(labels)[codes], dtype=dtype)
+    labels = tuple(labels)
+    dtype, where = (_label_dtype if len(labels) <= 64 else _label_dtype.__wrapped__)(labels)
+    return pd.Categorical.from_codes(where[codes], dtype=dtype, validate=False)
+
+
+@functools.lru_cache(maxsize=1024)
+def _label_dtype(labels: tuple) -> tuple[pd.CategoricalDtype, np.ndarray]:
+    """The categorical dtype ``astype("category")`` gives the labels, and each label's category code: made once
+    per distinct label list (every read of one machine's records asks for the same few lists)."""
+    arr = np.asarray(labels, dtype=object)
+    dtype = pd.Series(arr).astype("category").dtype
+    where = dtype.categories.get_indexer(arr)
+    where.flags.writeable = False
+    return dtype, where

@@ -10,6 +10,7 @@ operation (``np.frombuffer`` views as ``>u2``/``>u4``/``>u8``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection
 
 import numpy as np
@@ -158,6 +159,12 @@ def _cat(codes: np.ndarray, labels) -> pd.Categorical:
     return common.categorical_from_codes(labels, codes)
 
 
+@functools.lru_cache(maxsize=256)
+def _set_names(base: int, count: int) -> tuple[str, ...]:
+    """Column names of a set's counters (made once per set size, not per read)."""
+    return tuple(counter_name(base + k) for k in range(count))
+
+
 def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
                   ) -> dict[str, np.ndarray | pd.Categorical]:
     """All identity fields and counters of the records of one shape (rows of ``dec.mat``): numbers as numpy
@@ -237,10 +244,10 @@ def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
     blocks = []
     for s in sh.sets:
         # one (records x counters) block per set, converted from big-endian in one pass
-        names = [counter_name(s.base + k) for k in range(s.count)]
-        ks = [k for k, name in enumerate(names) if want is None or name in want]
+        names = _set_names(s.base, s.count)
+        ks = range(s.count) if want is None else [k for k, name in enumerate(names) if name in want]
         if len(ks) == s.count:
-            blocks.append((names, dec.block(s.offset, s.width, s.count)))
+            blocks.append((list(names), dec.block(s.offset, s.width, s.count)))
         elif ks:             # only the counters asked for: the others are never copied out of the records
             blocks.append(([names[k] for k in ks], kernel.gather_fields(dec.mat, [(s.offset + k * s.width, s.width)
                                                                                   for k in ks])))
@@ -285,10 +292,10 @@ def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None
     counts = {"113/1": 0, "113/2": 0, "other": total - len(recs)}
     meta: dict = {"type_counts": {str(k): v for k, v in sorted(fr.type_counts.items())},
                   "other_bytes": fr.other_bytes}
-    samples = empty_samples()
+    samples, cols = empty_samples(), None
     if recs:
         try:
-            samples = _decode_all(recs, file, fnd, counts, meta, cancel,
+            samples, cols = _decode_all(recs, file, fnd, counts, meta, cancel,
                                   None if counters is None else frozenset(counters))
         except (Cancelled, MemoryError):
             raise                 # read_file turns a MemoryError into one clear 'out of memory' finding
@@ -302,7 +309,7 @@ def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None
     if not recs and fr.framing in ("rdw", "bdw", "vbs", "double-rdw") and total:
         fnd.add(None, "info", "no-smf113", f"{total} SMF records read, none of type 113",
                 "there are no CPU MF counters in this file")
-    _summarise(samples, meta)
+    _summarise(samples, meta, cols)
     if progress:
         progress(1.0)
     return ReadResult(file=file, kind="smf", framing=fr.framing, records=counts, samples=samples,
@@ -322,7 +329,7 @@ def _compact(spans: RecordSpans):
 
 
 def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozenset[str] | None = None
-                ) -> pd.DataFrame:
+                ) -> tuple[pd.DataFrame, _Cols | None]:
     if isinstance(recs, RecordSpans):
         file_offs, lens, buf = recs.starts.astype(np.int64), (recs.ends - recs.starts).astype(np.int64), \
             _compact(recs)
@@ -455,11 +462,12 @@ def _stride_view(dec: _Decoder, idx: np.ndarray) -> np.ndarray | None:
 
 def _shape_matrix(dec: _Decoder, recs, idx: np.ndarray) -> np.ndarray:
     """The records ``idx`` (all of one length) as an (m, length) uint8 matrix: a view of the compact buffer
-    when they follow each other at a constant stride (the usual case), else a copy."""
+    when they follow each other at a constant stride (the usual case), else a copy (one row gather over the
+    compact buffer's windows of the records' length, not one slice per record)."""
     view = _stride_view(dec, idx)
     if view is not None:
         return view
-    return np.frombuffer(b"".join([recs[i][1] for i in idx.tolist()]), np.uint8).reshape(len(idx), -1)
+    return np.lib.stride_tricks.sliding_window_view(dec.u8, int(dec.lens[idx[0]]))[dec.starts[idx]]
 
 
 def _consistency(fnd: _Findings, meta: dict, offs: np.ndarray, rep: bytes, sty: int) -> None:
@@ -483,10 +491,10 @@ def _report(fnd: _Findings, offs: np.ndarray, sh: L.Shape) -> None:
         fnd.add(int(offs[0]), sev, code, what, meaning, count=len(offs))
 
 
-def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.DataFrame:
-    """One sample frame in file order from the decoded shapes (usually one)."""
+def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> tuple[pd.DataFrame, _Cols | None]:
+    """One sample frame in file order from the decoded shapes (usually one), checked, with its columns."""
     if not parts:
-        return empty_samples()
+        return empty_samples(), None
     cat_idx = np.concatenate([p[0] for p in parts])
     perm = np.argsort(cat_idx, kind="stable")          # rows of the shapes one after the other -> file order
     in_order = bool((np.diff(cat_idx) > 0).all())
@@ -533,21 +541,40 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> pd.Dat
             pos = rank[i]
             for bn, b in c[_BLOCKS]:
                 if bn:
-                    full[pos[:, None], np.array([where[k] for k in bn], np.int64)[None, :]] = b
+                    at = np.array([where[k] for k in bn], np.int64)
+                    if at[-1] - at[0] == len(at) - 1 and (np.diff(at) == 1).all():   # adjacent columns: a slice
+                        full[pos, at[0]:at[-1] + 1] = b
+                    else:
+                        full[pos[:, None], at[None, :]] = b
         ctr = [(cnames, full)]
     df = pd.DataFrame(cols)
     df = pd.concat([df] + [pd.DataFrame(b, columns=bn, copy=False) for bn, b in ctr], axis=1)
-    return check_samples(df, fnd)
+    return check_samples(df, fnd, _Cols(df, cols))
 
 
-def _repeats(df: pd.DataFrame) -> np.ndarray:
+class _Cols(dict):
+    """The columns of a frame as arrays (categoricals as ``pd.Categorical``, the others as numpy), each taken
+    out of the frame once: the checks below read a dozen columns several times, and every ``df[col]`` builds
+    a Series (about 0.2 ms, most of a small read's checks)."""
+
+    def __init__(self, df: pd.DataFrame, known: dict | None = None) -> None:
+        super().__init__(known or {})       # ``known``: columns the frame was built from, as they went in
+        self.df = df
+
+    def __missing__(self, col: str):
+        s = self.df[col]
+        v = self[col] = s.array if isinstance(s.dtype, pd.CategoricalDtype) else s.to_numpy()
+        return v
+
+
+def _repeats(cols: _Cols) -> np.ndarray:
     """True for every record that repeats an earlier one of the same system, CPU, class, time and kind (what
     ``df.duplicated(..., keep='first')`` gives, through one stable sort of integer keys)."""
-    n = len(df)
+    n = len(cols.df)
     if n < 2:
         return np.zeros(n, bool)
-    ident = _int_key(df, ["system", "class", "kind", "cpu"])
-    t = df["time"].to_numpy().view(np.int64)
+    ident = _int_key(cols, ["system", "class", "kind", "cpu"])
+    t = cols["time"].view(np.int64)
     order = np.lexsort((t, ident))                 # stable: equal keys stay in file order, the first is kept
     same = (ident[order][1:] == ident[order][:-1]) & (t[order][1:] == t[order][:-1])
     dup = np.zeros(n, bool)
@@ -555,16 +582,19 @@ def _repeats(df: pd.DataFrame) -> np.ndarray:
     return dup
 
 
-def check_samples(df: pd.DataFrame, fnd: _Findings) -> pd.DataFrame:
-    """File-level checks: duplicates (dropped), sets missing per CPU, machine type and versions."""
-    dup = _repeats(df)
+def check_samples(df: pd.DataFrame, fnd: _Findings, cols: _Cols | None = None) -> tuple[pd.DataFrame, _Cols]:
+    """File-level checks: duplicates (dropped), sets missing per CPU, machine type and versions; the frame kept
+    and its columns (``cols``: those of ``df``, if known)."""
+    cols = _Cols(df) if cols is None else cols
+    dup = _repeats(cols)
     if dup.any():
-        first = int(df["offset"].to_numpy()[dup][0])
+        first = int(cols["offset"][dup][0])
         fnd.add(first, "warning", "duplicate-record", f"{int(dup.sum())} records repeat an earlier record of the same "
                 "system, CPU, class, time and subtype", "each was counted once")
         df = df[~dup].reset_index(drop=True)
+        cols = _Cols(df)
     ident = ["system", "cpu", "class", "kind"]
-    sets = df["sets"].to_numpy()
+    sets = cols["sets"]
     if len(sets) and bool((sets == sets[0]).all()):       # every record carries the same sets: none is missing
         missing = np.zeros(len(sets), sets.dtype)
     else:
@@ -578,8 +608,10 @@ def check_samples(df: pd.DataFrame, fnd: _Findings) -> pd.DataFrame:
             fnd.add(int(g["offset"].iloc[0]), "warning", "set-missing", f"{system} {cls} CPU {cpu}: the {sets} "
                     f"counter set is missing although other records of this CPU carry it",
                     "metrics that need it are not computed for these intervals", count=len(g), system=system, cpu=cpu)
-    seen = df.take(_first_rows(df, ["machine_type", "cfvn", "csvn"]))
-    for mt, cfvn, csvn, off in seen[["machine_type", "cfvn", "csvn", "offset"]].itertuples(index=False):
+    rows = _first_rows(cols, ["machine_type", "cfvn", "csvn"])
+    seen = zip(cols["machine_type"].take(rows), cols["cfvn"][rows].tolist(), cols["csvn"][rows].tolist(),
+               cols["offset"][rows].tolist())
+    for mt, cfvn, csvn, off in seen:
         mt = str(mt)
         if not mt:
             continue
@@ -593,38 +625,45 @@ def check_samples(df: pd.DataFrame, fnd: _Findings) -> pd.DataFrame:
                     f"machine type {mt} ({gen} has CFVN {e1} / CSVN {e2})",
                     "set sizes follow the versions; extended-counter meanings follow the machine type",
                     machine_type=mt)
-    return df
+    return df, cols
 
 
-def _summarise(df: pd.DataFrame, meta: dict) -> None:
+def _summarise(df: pd.DataFrame, meta: dict, cols: _Cols | None = None) -> None:
     meta["n_samples"] = int(len(df))
     if df.empty:
         meta.update(time_range=None, machines=[], systems=[], classes={}, cpus=0)
         return
-    meta["time_range"] = [df["time"].min().isoformat(), df["time"].max().isoformat()]
-    m = df[["cec", "machine_type", "model", "serial"]].take(_first_rows(df, ["cec"]))
-    meta["machines"] = [{k: str(v) for k, v in r.items()} for r in m.to_dict("records")]
-    meta["systems"] = sorted(str(s) for s in df["system"].unique())
-    cpus = df[["class"]].take(_first_rows(df, ["system", "class", "cpu"]))
-    meta["classes"] = {str(k): int(v) for k, v in cpus.groupby("class", observed=True).size().items()}
-    meta["cpus"] = int(len(cpus))
+    t = df["time"]
+    meta["time_range"] = [t.min().isoformat(), t.max().isoformat()]
+    cols = _Cols(df) if cols is None else cols
+    names = ["cec", "machine_type", "model", "serial"]
+    rows = _first_rows(cols, ["cec"])
+    firsts = zip(*(cols[k].take(rows) for k in names))
+    meta["machines"] = [{k: str(v) for k, v in zip(names, r)} for r in firsts]
+    system = cols["system"]
+    meta["systems"] = sorted(str(s) for s in system.take(np.unique(system.codes)))   # each value once
+    cls = cols["class"]
+    codes = cls.codes[_first_rows(cols, ["system", "class", "cpu"])]
+    per = np.bincount(codes[codes >= 0], minlength=len(cls.categories))      # CPUs per class, category order
+    meta["classes"] = {str(k): int(v) for k, v in zip(cls.categories, per) if v}
+    meta["cpus"] = int(len(codes))
 
 
-def _first_rows(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
-    """Row positions of the first occurrence of each distinct value tuple of ``cols`` in row order (the rows
-    ``df.drop_duplicates(cols)`` keeps), from categorical codes and integers instead of hashing the values."""
-    if not len(df):
+def _first_rows(cols: _Cols, names: list[str]) -> np.ndarray:
+    """Row positions of the first occurrence of each distinct value tuple of ``names`` in row order (the rows
+    ``df.drop_duplicates(names)`` keeps), from categorical codes and integers instead of hashing the values."""
+    if not len(cols.df):
         return np.zeros(0, np.int64)
-    return _firsts(pd.factorize(_int_key(df, cols))[0])   # codes in first-seen order: their first rows, ascending
+    return _firsts(pd.factorize(_int_key(cols, names))[0])   # codes in first-seen order: their first rows, ascending
 
 
-def _int_key(df: pd.DataFrame, cols: list[str]) -> np.ndarray:
-    """One int64 per row, equal exactly where the rows' values of ``cols`` (categoricals by code, integers) are
-    equal: each column shifted to 0 .. span-1 and mixed in by its span (``df`` not empty)."""
-    key = np.zeros(len(df), np.int64)
-    for c in cols:
-        v = df[c]
-        x = v.cat.codes.to_numpy() if isinstance(v.dtype, pd.CategoricalDtype) else v.to_numpy()
+def _int_key(cols: _Cols, names: list[str]) -> np.ndarray:
+    """One int64 per row, equal exactly where the rows' values of ``names`` (categoricals by code, integers) are
+    equal: each column shifted to 0 .. span-1 and mixed in by its span (the frame not empty)."""
+    key = np.zeros(len(cols.df), np.int64)
+    for c in names:
+        v = cols[c]
+        x = v.codes if isinstance(v, pd.Categorical) else v
         x = x.astype(np.int64) - int(x.min())                 # 0 .. span-1 (a missing category's -1 included)
         key = key * (int(x.max()) + 1) + x
     return key
