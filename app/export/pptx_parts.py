@@ -62,6 +62,8 @@ class Deck:
         self.title = title
         self.app = app
         self.count: dict[str, int] = {}
+        self._notes_xml = None            # the first notes slide's XML before its text: the others copy it
+        self._notes_made = 0
         now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, microsecond=0)
         cp = self.prs.core_properties
         who = user_name()
@@ -100,9 +102,40 @@ class Deck:
             sub.text_frame.word_wrap = True
             sub.text_frame.text = terminal_text(subtitle)
             sub.text_frame.paragraphs[0].runs[0].font.size = Pt(12)
-        s.notes_slide.notes_text_frame.text = terminal_text(((about.strip() + "\n\n") if about else "") + self.notes)
+        self._notes_of(s).notes_text_frame.text = terminal_text(((about.strip() + "\n\n") if about else "")
+                                                                + self.notes)
         self.count[kind] = self.count.get(kind, 0) + 1
         return s
+
+    def _notes_of(self, slide):
+        """The slide's notes slide: python-pptx makes the first one (the notes master and its placeholders cloned);
+        the others are copies of that first one's XML, before its text, in parts named and related as python-pptx
+        names and relates them (it clones the master's placeholders and searches every part name for each slide:
+        about 4 ms a slide)."""
+        import copy
+
+        if self._notes_xml is None:
+            notes = slide.notes_slide
+            self._notes_xml = copy.deepcopy(notes.part._element)
+            self._notes_made = 1
+            return notes
+        try:
+            from pptx.opc.constants import CONTENT_TYPE as CT
+            from pptx.opc.constants import RELATIONSHIP_TYPE as RT
+            from pptx.opc.packuri import PackURI
+            from pptx.parts.slide import NotesSlidePart
+
+            sp = slide.part
+            master = self.prs.part.notes_master_part
+            self._notes_made += 1
+            part = NotesSlidePart(PackURI(f"/ppt/notesSlides/notesSlide{self._notes_made}.xml"), CT.PML_NOTES_SLIDE,
+                                  sp.package, copy.deepcopy(self._notes_xml))
+            part.relate_to(master, RT.NOTES_MASTER)
+            part.relate_to(sp, RT.SLIDE)
+            sp.relate_to(part, RT.NOTES_SLIDE)
+        except (ImportError, AttributeError, TypeError):      # another python-pptx: its own notes slide
+            pass
+        return slide.notes_slide
 
     def text(self, slide, x, y, w, h, lines: list[str], pt: int = 12, bold_first: bool = False,
              bold: set[int] = frozenset()):
@@ -143,15 +176,19 @@ def table(deck, slide, top: float, header: list[str], rows: list[list[str]], wid
            pt: int, bold_rows: set[int] = frozenset(), shade_rows: set[int] = frozenset(), n_text: int = 1):
     from pptx.dml.color import RGBColor
     from pptx.enum.text import PP_ALIGN
-    from pptx.util import Inches, Pt
+    from pptx.util import Emu, Inches, Pt
 
     n_r, n_c = len(rows) + 1, len(header)
     row_h = pt * 2.1 / 72
     total_w = sum(widths)
     shape = slide.shapes.add_table(n_r, n_c, Inches(0.4), Inches(top), Inches(total_w), Inches(row_h * n_r))
     tbl = shape.table
-    for j, w in enumerate(widths):
-        tbl.columns[j].width = Inches(w)
+    # the column widths in the grid, then the frame's width once as their sum (what python-pptx's column width
+    # setter does after every column: it sums every column again and resizes the frame each time)
+    grid = tbl._tbl.tblGrid.gridCol_lst
+    for gc, w in zip(grid, widths):
+        gc.w = Inches(w)
+    shape.width = Emu(sum(gc.w for gc in grid))
     tbl.rows[0].height = Inches(row_h * (2 if any("\n" in h for h in header) else 1))
     for i in range(1, n_r):
         tbl.rows[i].height = Inches(row_h)
