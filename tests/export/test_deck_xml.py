@@ -146,3 +146,37 @@ def test_chart_point_texts_shared():
     assert '<c r="A3" s="1"><v>0.3333333333333333</v></c></row>' in sheet      # no B3: the point without y
     assert '<c r="B2" s="1"><v>1e-07</v></c>' in sheet and '<c r="B4" s="1"><v>12345.678</v></c>' in sheet
     assert "nan" not in sheet and '<c r="B3"' not in sheet
+
+
+# -- provenance: a UTC shift's rows from the rows the export shares ---------------------------------------------
+
+@settings(max_examples=25, deadline=None)
+@given(a=st.floats(0, 1), b=st.floats(0, 1), hours=st.sampled_from(["08-17", "22-06", "00-24", "13-14"]),
+       days=st.sampled_from([None, "mon-fri", "sat,sun", "wed"]), lpar=st.booleans())
+def test_provenance_of_a_utc_shift_from_the_shared_rows(joint, a, b, hours, days, lpar):
+    """Shift first (the shared rows), then window and nodes: the same rows in the same order as window and nodes
+    first, then the shift; so the provenance inside the export's shared rows is the one computed without them,
+    for any window, nodes and UTC shift."""
+    import pandas as pd
+
+    from app.engine.aggregate import select_rows
+    from app.engine.shift import apply_shift, make_shift, shared_shift_rows
+    from app.export import ExportRequest
+    from app.export.provenance import provenance
+
+    iv = joint.intervals
+    t = pd.to_datetime(iv["interval_end"])
+    lo, hi = t.min(), t.max()
+    start, end = lo + (hi - lo) * min(a, b), lo + (hi - lo) * max(a, b)
+    nodes = [("lpar", str(iv["cec"].iloc[0]), str(iv["lpar"].iloc[0]))] if lpar else None
+    shift = make_shift(hours, days)
+    pd.testing.assert_frame_equal(select_rows(apply_shift(iv, shift), start, end, nodes),
+                                  apply_shift(select_rows(iv, start, end, nodes), shift))
+    req = ExportRequest(joint, start=start, end=end, nodes=nodes, shift=shift)
+    alone = provenance(req)
+    with shared_shift_rows():
+        apply_shift(iv, shift)                 # the rows a level of the export shifted first
+        shared = provenance(req)
+    assert shared == alone
+    last = alone["window"]["last"]          # the rows' latest end inside the window (ISO texts of one format)
+    assert last is None or last <= alone["window"]["to"]
