@@ -175,7 +175,6 @@ def fit_rows(n_rows_avail_in: float, pt: int) -> int:
 
 def table(deck, slide, top: float, header: list[str], rows: list[list[str]], widths: list[float],
            pt: int, bold_rows: set[int] = frozenset(), shade_rows: set[int] = frozenset(), n_text: int = 1):
-    from pptx.dml.color import RGBColor
     from pptx.enum.text import PP_ALIGN
     from pptx.util import Emu, Inches, Pt
 
@@ -194,25 +193,11 @@ def table(deck, slide, top: float, header: list[str], rows: list[list[str]], wid
     for i in range(1, n_r):
         tbl.rows[i].height = Inches(row_h)
 
-    def put(cell, text, bold=False, align=None, fill=None):
-        cell.text = terminal_text(text)
-        cell.margin_left = cell.margin_right = Inches(0.04)
-        cell.margin_top = cell.margin_bottom = Inches(0.02)
-        p = cell.text_frame.paragraphs[0]
-        if align is not None:
-            p.alignment = align
-        for r in p.runs:
-            r.font.size = Pt(pt)
-            r.font.bold = bold
-        if fill is not None:
-            cell.fill.solid()
-            cell.fill.fore_color.rgb = RGBColor.from_string(fill)
-
     heads = tbl._tbl.tr_lst[0].tc_lst
     for j, h in enumerate(header):
         if body_cell(heads[j], terminal_text(h), pt, True, "ctr" if j >= n_text else "l", None):
             continue
-        put(tbl.cell(0, j), h, bold=True, align=PP_ALIGN.CENTER if j >= n_text else PP_ALIGN.LEFT)
+        api_cell(tbl.cell(0, j), h, pt, True, PP_ALIGN.CENTER if j >= n_text else PP_ALIGN.LEFT)
         for para in tbl.cell(0, j).text_frame.paragraphs:
             for r in para.runs:
                 r.font.size = Pt(pt)
@@ -224,8 +209,28 @@ def table(deck, slide, top: float, header: list[str], rows: list[list[str]], wid
             bold, fill = (i - 1) in bold_rows, "EAF1FB" if (i - 1) in shade_rows else None
             text = terminal_text(v)
             if not body_cell(tcs[j], text, pt, bold, "r" if j >= n_text else "l", fill):
-                put(tbl.cell(i, j), v, bold=bold, align=PP_ALIGN.RIGHT if j >= n_text else PP_ALIGN.LEFT, fill=fill)
+                api_cell(tbl.cell(i, j), v, pt, bold, PP_ALIGN.RIGHT if j >= n_text else PP_ALIGN.LEFT, fill)
     return tbl
+
+
+def api_cell(cell, text: str, pt: int, bold: bool = False, align=None, fill: str | None = None) -> None:
+    """One table cell through python-pptx's API: text, margins, alignment, the first paragraph's runs' size and
+    bold, a solid fill (what :func:`body_cell` writes into the XML directly, for the texts it leaves to this)."""
+    from pptx.dml.color import RGBColor
+    from pptx.util import Inches, Pt
+
+    cell.text = terminal_text(text)
+    cell.margin_left = cell.margin_right = Inches(0.04)
+    cell.margin_top = cell.margin_bottom = Inches(0.02)
+    p = cell.text_frame.paragraphs[0]
+    if align is not None:
+        p.alignment = align
+    for r in p.runs:
+        r.font.size = Pt(pt)
+        r.font.bold = bold
+    if fill is not None:
+        cell.fill.solid()
+        cell.fill.fore_color.rgb = RGBColor.from_string(fill)
 
 
 _CTRL = re.compile("[\x00-\x09\x0b-\x1f]")

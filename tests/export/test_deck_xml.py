@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from app.export.pptx_parts import Deck, body_cell, table
+from app.export.pptx_parts import Deck, api_cell, body_cell, table
 from app.textsafe import terminal_text
 
 
@@ -28,22 +28,15 @@ def _fresh_cells(n: int):
 
 
 def _through_api(cell, text: str, pt: int, bold: bool, algn: str, fill: str | None) -> None:
-    """What the deck wrote through python-pptx before (``table``'s ``put`` and the header's second pass)."""
-    from pptx.dml.color import RGBColor
+    """What the deck wrote through python-pptx before (``table``'s cell writer and the header's second pass)."""
     from pptx.enum.text import PP_ALIGN
-    from pptx.util import Inches, Pt
+    from pptx.util import Pt
 
-    cell.text = text
-    cell.margin_left = cell.margin_right = Inches(0.04)
-    cell.margin_top = cell.margin_bottom = Inches(0.02)
-    cell.text_frame.paragraphs[0].alignment = {"l": PP_ALIGN.LEFT, "r": PP_ALIGN.RIGHT, "ctr": PP_ALIGN.CENTER}[algn]
+    api_cell(cell, text, pt, bold, {"l": PP_ALIGN.LEFT, "r": PP_ALIGN.RIGHT, "ctr": PP_ALIGN.CENTER}[algn], fill)
     for para in cell.text_frame.paragraphs:
         for r in para.runs:
             r.font.size = Pt(pt)
             r.font.bold = bold
-    if fill is not None:
-        cell.fill.solid()
-        cell.fill.fore_color.rgb = RGBColor.from_string(fill)
 
 
 def _xml(el) -> bytes:
