@@ -98,21 +98,30 @@ def _parts(deck: Deck) -> dict[str, bytes]:
 
 
 def test_notes_slides_as_python_pptx_makes_them():
-    """Slides 2.. take copies of the first notes slide: every part (notes slides, their relationships, the
-    slides' relationships, the content types) as python-pptx writes it making each notes slide itself."""
-    ours = Deck("t", "provenance line")
-    theirs = Deck("t", "provenance line")
+    """Slides 2.. take copies of the first notes slide and of the provenance's paragraphs: every part (notes
+    slides and their text, their relationships, the slides' relationships, the content types) as python-pptx
+    writes it making each notes slide itself and setting each slide's whole notes text."""
+    prov = "Made with NestScope\nFile a.smf (12 bytes)\n\n  Window: x .. y \x07"
+    ours = Deck("t", prov)
+    theirs = Deck("t", prov)
     theirs._notes_of = lambda slide: slide.notes_slide          # python-pptx's own notes slide for every slide
+
+    def whole_text(tf, about):                                  # and the whole text set through python-pptx
+        tf.text = terminal_text(((about.strip() + "\n\n") if about else "") + theirs.notes)
+
+    theirs._notes_text = whole_text
+    abouts = ["about 0", "", "two\nlines \x1b", "  about 3\n", "about 4"]
     for d in (ours, theirs):
-        for k in range(4):
-            d.slide(f"Slide {k}", "chart", "sub" if k % 2 else "", f"about {k}")
+        for k, about in enumerate(abouts):
+            d.slide(f"Slide {k}", "chart", "sub" if k % 2 else "", about)
     a, b = _parts(ours), _parts(theirs)
     assert sorted(a) == sorted(b)
-    assert sum(n.startswith("ppt/notesSlides/notesSlide") and n.endswith(".xml") for n in a) == 4
+    assert sum(n.startswith("ppt/notesSlides/notesSlide") and n.endswith(".xml") for n in a) == len(abouts)
     for name in a:
         assert a[name] == b[name], name
-    assert [s.notes_slide.notes_text_frame.text.split("\n")[0] for s in ours.prs.slides] == \
-        [f"about {k}" for k in range(4)]
+    texts = [s.notes_slide.notes_text_frame.text for s in ours.prs.slides]
+    assert texts[0] == "about 0\n\n" + terminal_text(prov) and texts[1] == terminal_text(prov)
+    assert texts[2].startswith("two\nlines \\x1b\n\nMade with") and texts[3].startswith("about 3\n\nMade")
 
 
 def test_chart_point_texts_shared():
