@@ -136,16 +136,23 @@ def run(args: argparse.Namespace) -> int:
                       deck=args.out.lower().endswith(".pptx"), target=args.out,
                       profile=args.profile, tz=getattr(args, "tz", None),
                       cpu_sheet=args.cpu_sheet)
-    plan = plan_export(spec)
-    say("export", plan.messages)
-    if plan.request is None:
-        return plan.code
-    req, ws = plan.request, plan.request.workspace
-    try:
-        res = export(req, args.out)
-    except ExportError as exc:
-        _err("export", f"error: {exc}")
-        return EXIT_USAGE
+    import contextlib
+
+    from app.engine.shift import shared_shift_rows
+
+    # a deck: the shifted rows the comparison is computed from are the ones its export reads again (provenance,
+    # pools, overlays); a workbook keeps them for its own export only (its peak memory)
+    with shared_shift_rows() if spec.deck else contextlib.nullcontext():
+        plan = plan_export(spec)
+        say("export", plan.messages)
+        if plan.request is None:
+            return plan.code
+        req, ws = plan.request, plan.request.workspace
+        try:
+            res = export(req, args.out)
+        except ExportError as exc:
+            _err("export", f"error: {exc}")
+            return EXIT_USAGE
     what = ", ".join(f"{v} {k}" for k, v in res.items.items())
     print(display_text(f"wrote {res.path} ({what})"), file=sys.stderr)
     from app.commands.report import left_out_line

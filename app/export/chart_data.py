@@ -57,11 +57,29 @@ class ArrayXySeries(XySeriesData):
 
     @property
     def x_values(self):
-        return self.x_array.tolist()
+        return _Points(self.x_array.tolist(), self.x_texts)
 
     @property
     def y_values(self):
-        return [None if v != v else v for v in self.y_array.tolist()]
+        return _Points([None if v != v else v for v in self.y_array.tolist()], self.y_texts)
+
+    @lazyproperty
+    def x_texts(self) -> list[str]:
+        """Each x as its text (``repr``), made once for the chart's XML and its workbook."""
+        return [repr(v) for v in self.x_array.tolist()]
+
+    @lazyproperty
+    def y_texts(self) -> list[str]:
+        """Each y as its text (``repr``; ``nan`` where there is no value, written in neither place)."""
+        return [repr(v) for v in self.y_array.tolist()]
+
+
+class _Points(list):
+    """A series' values (None: no point) with ``texts``, their texts: the chart XML's points take them."""
+
+    def __init__(self, values, texts):
+        super().__init__(values)
+        self.texts = texts
 
 
 class _TextCells:
@@ -84,7 +102,11 @@ _PT_HEAD, _PT_MID, _PT_TAIL = '                <c:pt idx="', '">\n              
 def _pt_xml(self, values) -> str:
     """The ``<c:ptCount>`` and ``<c:pt>`` elements of ``values`` (None: no point), as python-pptx writes them: the
     points' texts joined by the text between two points (one formatting per point, not three pieces)."""
-    parts = [f"{i}{_PT_MID}{v}" for i, v in enumerate(values) if v is not None]
+    texts = getattr(values, "texts", None)
+    if texts is not None:          # an array series: the texts its workbook writes too
+        parts = [f"{i}{_PT_MID}{t}" for i, (v, t) in enumerate(zip(values, texts)) if v is not None]
+    else:
+        parts = [f"{i}{_PT_MID}{v}" for i, v in enumerate(values) if v is not None]
     body = f"{_PT_HEAD}{(_PT_TAIL + _PT_HEAD).join(parts)}{_PT_TAIL}" if parts else ""
     return f'                <c:ptCount val="{len(values)}"/>\n{body}'
 
@@ -154,7 +176,9 @@ class _XyWriter(_TextCells, XyWorkbookWriter):
             ys = getattr(series, "y_array", None)
             ys = np.asarray([np.nan if v is None else v for v in series.y_values] if ys is None else ys,
                             dtype=np.float64)
-            write_columns(worksheet, [SheetColumn(0, "num", xs, chart_fmt), SheetColumn(1, "num", ys, series_fmt)],
+            xt, yt = getattr(series, "x_texts", None), getattr(series, "y_texts", None)
+            write_columns(worksheet, [SheetColumn(0, "num", xs, chart_fmt, xt), SheetColumn(1, "num", ys, series_fmt,
+                                                                                          yt)],
                           offset + 1, len(xs))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import math
 import os
+import re
 from xml.sax.saxutils import escape
 
 import numpy as np
@@ -62,6 +63,9 @@ class Deck:
         self.title = title
         self.app = app
         self.count: dict[str, int] = {}
+        self._notes_xml = None            # the first notes slide's XML before its text: the others copy it
+        self._notes_made = 0
+        self._notes_ps = None             # the provenance's paragraphs of the notes, copied into every slide's
         now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, microsecond=0)
         cp = self.prs.core_properties
         who = user_name()
@@ -100,9 +104,55 @@ class Deck:
             sub.text_frame.word_wrap = True
             sub.text_frame.text = terminal_text(subtitle)
             sub.text_frame.paragraphs[0].runs[0].font.size = Pt(12)
-        s.notes_slide.notes_text_frame.text = terminal_text(((about.strip() + "\n\n") if about else "") + self.notes)
+        self._notes_text(self._notes_of(s).notes_text_frame, about)
         self.count[kind] = self.count.get(kind, 0) + 1
         return s
+
+    def _notes_of(self, slide):
+        """The slide's notes slide: python-pptx makes the first one (the notes master and its placeholders cloned);
+        the others are copies of that first one's XML, before its text, in parts named and related as python-pptx
+        names and relates them (it clones the master's placeholders and searches every part name for each slide:
+        about 4 ms a slide)."""
+        import copy
+
+        if self._notes_xml is None:
+            notes = slide.notes_slide
+            self._notes_xml = copy.deepcopy(notes.part._element)
+            self._notes_made = 1
+            return notes
+        try:
+            from pptx.opc.constants import CONTENT_TYPE as CT
+            from pptx.opc.constants import RELATIONSHIP_TYPE as RT
+            from pptx.opc.packuri import PackURI
+            from pptx.parts.slide import NotesSlidePart
+
+            sp = slide.part
+            master = self.prs.part.notes_master_part
+            self._notes_made += 1
+            part = NotesSlidePart(PackURI(f"/ppt/notesSlides/notesSlide{self._notes_made}.xml"), CT.PML_NOTES_SLIDE,
+                                  sp.package, copy.deepcopy(self._notes_xml))
+            part.relate_to(master, RT.NOTES_MASTER)
+            part.relate_to(sp, RT.SLIDE)
+            sp.relate_to(part, RT.NOTES_SLIDE)
+        except (ImportError, AttributeError, TypeError):      # another python-pptx: its own notes slide
+            pass
+        return slide.notes_slide
+
+    def _notes_text(self, tf, about: str) -> None:
+        """The notes' text: ``about``, a blank line, the provenance (``tf.text`` of it all); the provenance's
+        paragraphs, the same on every slide, are made once and copied (a paragraph per line: about 1.5 ms a slide)."""
+        import copy
+
+        if not about or self._notes_ps is None:
+            tf.text = terminal_text(((about.strip() + "\n\n") if about else "") + self.notes)
+            if about:       # the last paragraphs are the provenance's (terminal_text works line by line)
+                ps = tf._txBody.p_lst
+                self._notes_ps = [copy.deepcopy(p) for p in ps[len(ps) - self.notes.count("\n") - 1:]]
+            return
+        tf.text = terminal_text(about.strip() + "\n")          # its lines and the blank line
+        body = tf._txBody
+        for p in self._notes_ps:
+            body.append(copy.deepcopy(p))
 
     def text(self, slide, x, y, w, h, lines: list[str], pt: int = 12, bold_first: bool = False,
              bold: set[int] = frozenset()):
@@ -141,46 +191,103 @@ def fit_rows(n_rows_avail_in: float, pt: int) -> int:
 
 def table(deck, slide, top: float, header: list[str], rows: list[list[str]], widths: list[float],
            pt: int, bold_rows: set[int] = frozenset(), shade_rows: set[int] = frozenset(), n_text: int = 1):
-    from pptx.dml.color import RGBColor
     from pptx.enum.text import PP_ALIGN
-    from pptx.util import Inches, Pt
+    from pptx.util import Emu, Inches, Pt
 
     n_r, n_c = len(rows) + 1, len(header)
     row_h = pt * 2.1 / 72
     total_w = sum(widths)
     shape = slide.shapes.add_table(n_r, n_c, Inches(0.4), Inches(top), Inches(total_w), Inches(row_h * n_r))
     tbl = shape.table
-    for j, w in enumerate(widths):
-        tbl.columns[j].width = Inches(w)
+    # the column widths in the grid, then the frame's width once as their sum (what python-pptx's column width
+    # setter does after every column: it sums every column again and resizes the frame each time)
+    grid = tbl._tbl.tblGrid.gridCol_lst
+    for gc, w in zip(grid, widths):
+        gc.w = Inches(w)
+    shape.width = Emu(sum(gc.w for gc in grid))
     tbl.rows[0].height = Inches(row_h * (2 if any("\n" in h for h in header) else 1))
     for i in range(1, n_r):
         tbl.rows[i].height = Inches(row_h)
 
-    def put(cell, text, bold=False, align=None, fill=None):
-        cell.text = terminal_text(text)
-        cell.margin_left = cell.margin_right = Inches(0.04)
-        cell.margin_top = cell.margin_bottom = Inches(0.02)
-        p = cell.text_frame.paragraphs[0]
-        if align is not None:
-            p.alignment = align
-        for r in p.runs:
-            r.font.size = Pt(pt)
-            r.font.bold = bold
-        if fill is not None:
-            cell.fill.solid()
-            cell.fill.fore_color.rgb = RGBColor.from_string(fill)
-
+    heads = tbl._tbl.tr_lst[0].tc_lst
     for j, h in enumerate(header):
-        put(tbl.cell(0, j), h, bold=True, align=PP_ALIGN.CENTER if j >= n_text else PP_ALIGN.LEFT)
+        if body_cell(heads[j], terminal_text(h), pt, True, "ctr" if j >= n_text else "l", None):
+            continue
+        api_cell(tbl.cell(0, j), h, pt, True, PP_ALIGN.CENTER if j >= n_text else PP_ALIGN.LEFT)
         for para in tbl.cell(0, j).text_frame.paragraphs:
             for r in para.runs:
                 r.font.size = Pt(pt)
                 r.font.bold = True
+    trs = tbl._tbl.tr_lst
     for i, row in enumerate(rows, start=1):
+        tcs = trs[i].tc_lst
         for j, v in enumerate(row):
-            put(tbl.cell(i, j), v, bold=(i - 1) in bold_rows, align=PP_ALIGN.RIGHT if j >= n_text else PP_ALIGN.LEFT,
-                fill="EAF1FB" if (i - 1) in shade_rows else None)
+            bold, fill = (i - 1) in bold_rows, "EAF1FB" if (i - 1) in shade_rows else None
+            text = terminal_text(v)
+            if not body_cell(tcs[j], text, pt, bold, "r" if j >= n_text else "l", fill):
+                api_cell(tbl.cell(i, j), v, pt, bold, PP_ALIGN.RIGHT if j >= n_text else PP_ALIGN.LEFT, fill)
     return tbl
+
+
+def api_cell(cell, text: str, pt: int, bold: bool = False, align=None, fill: str | None = None) -> None:
+    """One table cell through python-pptx's API: text, margins, alignment, the first paragraph's runs' size and
+    bold, a solid fill (what :func:`body_cell` writes into the XML directly, for the texts it leaves to this)."""
+    from pptx.dml.color import RGBColor
+    from pptx.util import Inches, Pt
+
+    cell.text = terminal_text(text)
+    cell.margin_left = cell.margin_right = Inches(0.04)
+    cell.margin_top = cell.margin_bottom = Inches(0.02)
+    p = cell.text_frame.paragraphs[0]
+    if align is not None:
+        p.alignment = align
+    for r in p.runs:
+        r.font.size = Pt(pt)
+        r.font.bold = bold
+    if fill is not None:
+        cell.fill.solid()
+        cell.fill.fore_color.rgb = RGBColor.from_string(fill)
+
+
+_CTRL = re.compile("[\x00-\x09\x0b-\x1f]")
+_MARGIN_LR, _MARGIN_TB = str(914400 * 4 // 100), str(914400 * 2 // 100)      # 0.04 and 0.02 inches in EMU
+
+
+def body_cell(tc, text: str, pt: int, bold: bool, algn: str, fill: str | None) -> bool:
+    """Write one cell of a fresh table into its XML: the elements and attributes python-pptx writes for
+    ``cell.text`` (a paragraph per line), the margins, the first paragraph's alignment, each run's size and bold
+    and a solid fill (about 0.45 ms a cell through its API).  False (nothing written) for a text with a control
+    character other than a line feed, which python-pptx escapes or breaks: the caller writes those through
+    python-pptx."""
+    from pptx.oxml.ns import qn
+
+    if _CTRL.search(text):
+        return False
+    body = tc.find(qn("a:txBody"))
+    tcpr = tc.find(qn("a:tcPr"))
+    paras = body.findall(qn("a:p")) if body is not None else []
+    if tcpr is None or len(paras) != 1 or len(paras[0]) or len(tcpr) or len(tcpr.attrib):
+        return False                                   # not the fresh cell python-pptx's add_table makes
+    p = paras[0]
+    p.append(p.makeelement(qn("a:pPr"), {"algn": algn}))
+    for k, line in enumerate(text.split("\n")):
+        if k:
+            p = body.makeelement(qn("a:p"), {})
+            body.append(p)
+        if line:
+            r = p.makeelement(qn("a:r"), {})
+            r.append(r.makeelement(qn("a:rPr"), {"sz": str(pt * 100), "b": "1" if bold else "0"}))
+            t = r.makeelement(qn("a:t"), {})
+            t.text = line
+            r.append(t)
+            p.append(r)
+    for k, v in (("marL", _MARGIN_LR), ("marR", _MARGIN_LR), ("marT", _MARGIN_TB), ("marB", _MARGIN_TB)):
+        tcpr.set(k, v)
+    if fill is not None:
+        solid = tcpr.makeelement(qn("a:solidFill"), {})
+        solid.append(solid.makeelement(qn("a:srgbClr"), {"val": fill}))
+        tcpr.append(solid)
+    return True
 
 
 def widths(header: list[str], rows: list[list[str]], pt: int, first_min: float = 1.2,

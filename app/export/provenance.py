@@ -137,7 +137,12 @@ def _selection(ws, start, end, shift, nodes, tz: str = "utc", shown: dict | None
         from app.engine.aggregate import select_rows
         from app.engine.shift import apply_shift
 
-        rows = apply_shift(select_rows(iv, start, end, nodes), shift)
+        if shift is not None and not shift.is_empty and shift.tz == "utc":
+            # a UTC shift's rows do not depend on the zones: the shifted rows the export's levels already share
+            # (app.engine.shift.shared_shift_rows), then the window and nodes; the same rows in the same order
+            rows = select_rows(apply_shift(iv, shift), start, end, nodes)
+        else:                    # a zoned shift keeps reading the offsets of the selected rows (Zones(rows))
+            rows = apply_shift(select_rows(iv, start, end, nodes), shift)
         if len(rows):
             first, last = rows["interval_start"].min(), rows["interval_end"].max()
             qb = rows["qbits"].to_numpy(dtype=np.int64)

@@ -176,8 +176,9 @@ def _selected_rows(sel) -> pd.DataFrame:
 
 def _class_groups(rows: pd.DataFrame, keys: list[str]) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """Per group of ``rows`` by ``keys`` (in order of first appearance, as ``groupby(keys, sort=False,
-    observed=True, dropna=False)``): the group's first row (its key values), its latest ``interval_end`` and its
-    distinct CPUs (``nunique`` of ``cpu``, a missing CPU not counted), in numpy over the category codes."""
+    observed=True, dropna=False)``): the group's first row's key values (the key columns only: a row of every
+    counter column was most of a deck's grouping time), its latest ``interval_end`` and its distinct CPUs
+    (``nunique`` of ``cpu``, a missing CPU not counted), in numpy over the category codes."""
     from app.engine.aggregate import _node_codes
 
     codes = _node_codes(rows, keys)
@@ -190,7 +191,7 @@ def _class_groups(rows: pd.DataFrame, keys: list[str]) -> tuple[pd.DataFrame, np
     has = cpu >= 0
     k = np.int64(max(int(cpu.max()) + 1, 1) if len(cpu) else 1)
     n_cpus = np.bincount(np.unique(codes[has] * k + cpu[has]) // k, minlength=len(first)).astype(np.int64)
-    return rows.iloc[first].reset_index(drop=True), ends, n_cpus
+    return rows[keys].iloc[first].reset_index(drop=True), ends, n_cpus
 
 
 def class_cpu_counts(sel) -> pd.DataFrame:

@@ -41,12 +41,14 @@ BLOCK_ROWS = 4096                 # rows formatted per block (a few MB of XML te
 class SheetColumn:
     """One column of cells: ``col`` (0-based column), ``kind`` ("num": a float64 array, NaN = empty cell;
     "text": a list of objects, None/NaN = empty, bools as yes/no, texts through :func:`display_text`) and the
-    XlsxWriter ``fmt`` of its cells (None: no cell format)."""
+    XlsxWriter ``fmt`` of its cells (None: no cell format); ``texts``: a "num" column's values as ``repr`` gives
+    them, when the caller has them already (a chart's points, also written into the chart's XML)."""
 
     col: int
     kind: str
     data: Any
     fmt: Any = None
+    texts: Sequence[str] | None = None
 
 
 def _letters(col: int) -> str:
@@ -97,6 +99,10 @@ def write_columns(sh, columns: Sequence[SheetColumn], first_row: int, n: int, pr
             if c.kind == "num":
                 vals = np.asarray(c.data[a:b], dtype=np.float64)
                 ok = np.isfinite(vals).tolist()
+                if c.texts is not None:
+                    cells.append([f'<c r="{letter}{r}"{style}><v>{t}</v></c>' if k else ""
+                                  for r, t, k in zip(rows, c.texts[a:b], ok)])
+                    continue
                 cells.append([f'<c r="{letter}{r}"{style}><v>{v!r}</v></c>' if k else ""
                               for r, v, k in zip(rows, vals.tolist(), ok)])
             else:

@@ -88,6 +88,7 @@ def test_class_groups_equal_a_pandas_groupby(rows, categorical):
         f = f.astype({"lpar": "category", "os": "category", "class": "category"})
     keys = ["lpar", "os", "class"]
     head, ends, n_cpus = _class_groups(f, keys)
+    assert list(head.columns) == keys                       # the key columns only, as the keys give them
     g = f.groupby(keys, observed=True, sort=False, dropna=False)
     want = g.agg(interval_end=("interval_end", "max"), n_cpus=("cpu", "nunique")).reset_index()
     got = head[keys].assign(interval_end=ends, n_cpus=n_cpus)
