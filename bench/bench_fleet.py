@@ -16,8 +16,10 @@ Sections (``--section``, default all):
   a second floor, the same group-sum with the query's other columns as plain DuckDB SQL computes them (first
   start, last end, COUNT(DISTINCT) of CPUs and intervals, quality bits, counts, busy time), the
   whole ``nestscope query`` command, and the command in a process of its own beside the group-sum in a process
-  of its own (the fixed cost of a command: imports, the index, the parts' CRC-32 checks).  ``--keep DIR`` keeps the fleet; a later run with the same ``--keep``
-  reuses it (queries only).
+  of its own (the fixed cost of a command: imports, the index, the parts' CRC-32 checks).  Each run of a query is
+  also set against the floor taken right after it (the same load): the ratio of every run, its median and the
+  worst, wall and CPU.  ``--keep DIR`` keeps the fleet; a later run with the same ``--keep`` reuses it (queries
+  only).
 * ``extract``: ``nestscope extract`` of a large SMF 113 file (``--file``: RDW, blocked, gzip, tersed or MONWRITE,
   all streamed; default one of ``--big-mb`` (200) MB of RDW records generated from the z16 ZOSA sample, a day
   after another; ``gzip -1`` it for the gzip figure) in a child process, streamed in chunks of ``--chunk-mb`` MB
@@ -35,7 +37,7 @@ The load average is printed with every figure (the machine may be shared).
 
 Run:  .venv/bin/python bench/bench_fleet.py [--section manifest|narrow|extract] [--cecs 5] [--lpars 3] [--cpus 4]
       [--months 12] [--entries 20000] [--file F] [--big-mb 200] [--chunk-mb 32] [--keep DIR] [--repeats 2]
-      [--against CHECKOUT]
+      [--against CHECKOUT] [--cases month,year,fleet] [--narrow-runs N] [--no-command]
 """
 
 from __future__ import annotations
@@ -239,6 +241,8 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
                                    compression="zstd")
                 _, db = timed(plain)
                 t_base += db
+    if reuse:       # a fleet copied without its files' times: the index brought up to date, as extract leaves it
+        ds.index.verify()
     _, t_up = timed(lambda: (ds.save_index(), refresh_stats(ds)))
     if not reuse:
         print(f"  extract {n_files} files, {n_samples:,} samples: {t_ext:.1f} s = {n_samples / t_ext:,.0f} samples/s; "
@@ -274,22 +278,26 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
 
     from app.cli import main as cli
 
-    for label, spec, group, where, argv in [
-            (f"one CEC ({cec}), one month ({month}), by LPAR",
+    cases = [
+            ("month", f"one CEC ({cec}), one month ({month}), by LPAR",
              QuerySpec(by="lpar", where=f"cec = '{cec}'", start=start, end=end), "lpar",
              f"WHERE t_end > TIMESTAMPTZ '{start.isoformat()}+00' AND t_end <= TIMESTAMPTZ '{end.isoformat()}+00'",
              ["--where", f"cec = '{cec}'", "--from", start.isoformat(), "--to", end.isoformat()]),
-            (f"one CEC ({cec}), every month of the year, by LPAR", QuerySpec(by="lpar", where=f"cec = '{cec}'"),
+            ("year", f"one CEC ({cec}), every month of the year, by LPAR",
+             QuerySpec(by="lpar", where=f"cec = '{cec}'"),
              "lpar", "", ["--where", f"cec = '{cec}'"]),
-            ("whole fleet by LPAR and month", QuerySpec(by="lpar", every="month"), "cec, lpar, month", "",
-             ["--every", "month"])]:
+            ("fleet", "whole fleet by LPAR and month", QuerySpec(by="lpar", every="month"), "cec, lpar, month", "",
+             ["--every", "month"])]
+    for name, label, spec, group, where, argv in cases:
+        if name not in a.cases.split(","):
+            continue
         fresh = Dataset(root)               # a new command: the index is read once
         files = fresh.parts("intervals", *query_partitions(fresh, spec))
         n_all = len(fresh.parts("intervals"))
         t_q, c_q, t_d, t_d2 = [], [], [], []
         floor_cpu.clear()
         floor2_cpu.clear()
-        runs = 5 if len(files) < 50 else 2
+        runs = a.narrow_runs or (5 if len(files) < 50 else 2)
         for _ in range(runs):               # interleaved: the query and its floor see the same load
             c0 = time.process_time()
             res, dt = timed(lambda: run_query(Dataset(root), spec))
@@ -297,8 +305,17 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
             t_q.append(dt)
             t_d.append(duck(files, group, where))
             t_d2.append(duck(files, group, where, full=True))
+        q, d = sorted(t_q), sorted(t_d)
+        print(f"  query {label}: {len(res)} rows from {len(files)} of {n_all} part files; {load()}")
+        # each run beside its own floor (taken right after it, the same load): the ratio of every run
+        per = sorted(x / y for x, y in zip(t_q, t_d))
+        per_cpu = sorted(x / y for x, y in zip(c_q, floor_cpu))
+        print(f"    per run, run_query / its floor: wall {', '.join(f'{r:.2f}' for r in per)} (median "
+              f"{per[len(per) // 2]:.2f}, worst {per[-1]:.2f}); CPU {', '.join(f'{r:.2f}' for r in per_cpu)} (median "
+              f"{per_cpu[len(per_cpu) // 2]:.2f}, worst {per_cpu[-1]:.2f}); target <= 1.5")
         t_c = []
-        for _ in range(2 if runs > 2 else 1):     # the whole command: the index, the query, report's extras, output
+        # the whole command: the index, the query, report's extras, output
+        for _ in range(0 if a.no_command else 2 if runs > 2 else 1):
             _, dt = timed(lambda: cli(["query", str(root), "--by", "lpar", *argv, "--out", str(tmp / "q.txt")]))
             t_c.append(dt)
         # a command in a process of its own (imports, index, the part files' CRC-32 checks, coverage, output)
@@ -309,7 +326,7 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
         floor_sql = f"SELECT {group}, {sums} FROM {tables.duckdb_source(lst)} {where} GROUP BY {group}"
         env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
         t_pc, t_pf = [], []
-        for _ in range(2 if runs > 2 else 1):
+        for _ in range(0 if a.no_command else 2 if runs > 2 else 1):
             _, dt = timed(lambda: subprocess.run([sys.executable, "-m", "app", "query", str(root), "--by", "lpar",
                                                   *argv, "--out", str(tmp / "q.txt")], check=True, env=env,
                                                  capture_output=True))
@@ -317,8 +334,6 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
             _, dt = timed(lambda: subprocess.run([sys.executable, "-c", floor_code, floor_sql], check=True,
                                                  capture_output=True))
             t_pf.append(dt)
-        q, d = sorted(t_q), sorted(t_d)
-        print(f"  query {label}: {len(res)} rows from {len(files)} of {n_all} part files; {load()}")
         print(f"    floor: DuckDB group-sum of {len(need)} counters over those parts  {d[0]:6.3f} s (best of {runs}; "
               f"median {d[len(d) // 2]:.3f} s; CPU {min(floor_cpu):.3f} s)")
         print(f"    run_query (index, plan, statement)                    {q[0]:6.3f} s (best of {runs}; median "
@@ -329,6 +344,8 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
               f" busy)  {d2[0]:6.3f} s (best of {runs}; median {d2[len(d2) // 2]:.3f} s; CPU {min(floor2_cpu):.3f} s) |"
               f" query/floor 2 {q[0] / d2[0]:4.2f} (medians {q[len(q) // 2] / d2[len(d2) // 2]:.2f}, CPU "
               f"{min(c_q) / min(floor2_cpu):.2f})")
+        if a.no_command:
+            continue
         print(f"    nestscope query (the command, coverage and partition data, table) {min(t_c):6.3f} s")
         print(f"    in a process of its own: nestscope query {min(t_pc):6.3f} s | floor: python -c 'import duckdb' + "
               f"the group-sum {min(t_pf):6.3f} s | ratio {min(t_pc) / min(t_pf):4.2f}; {load()}")
@@ -532,6 +549,12 @@ def main() -> None:
                     "or 32)")
     ap.add_argument("--keep", type=Path, help="keep the generated fleet dataset in this directory")
     ap.add_argument("--repeats", type=int, default=2, help="interleaved extract repeats (default 2; medians)")
+    ap.add_argument("--cases", default="month,year,fleet", help="narrow: the queries to time (comma list of "
+                    "month, year, fleet; default all)")
+    ap.add_argument("--narrow-runs", type=int, help="narrow: interleaved runs of each query and its floor (default "
+                    "5, 2 for the year and the fleet)")
+    ap.add_argument("--no-command", action="store_true", help="narrow: leave out the command timings (in this "
+                    "process and in a process of its own) and the leftovers check")
     ap.add_argument("--against", type=Path, help="also extract with the tree of this checkout (e.g. a main "
                     "worktree), interleaved with this tree's runs")
     a = ap.parse_args()

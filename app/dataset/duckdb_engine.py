@@ -3,11 +3,18 @@
 One in-memory database per process (:func:`_database`), each engine a connection of its own to it: its views and
 tables are temporary and its own, and the part files' footers are parsed once per process, not at every
 statement that binds a view over them.
+
+A view is defined when first used: :meth:`DuckDBEngine.run` writes a view not yet defined into its statement as a
+common table expression (DuckDB binds the part files once, not once for ``CREATE VIEW`` and again for the
+statement), :meth:`DuckDBEngine.sql` defines it first.  The columns of a view over part files DuckDB has listed
+before in this process (the same paths, sizes, modification and change times, inodes) are known without binding
+it (:meth:`DuckDBEngine.columns`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -20,9 +27,18 @@ from app.dataset.tables import duckdb_source
 __all__ = ["DuckDBEngine", "ns_view"]
 
 
+_UNION = ", union_by_name=true"
+
+
 # the part files store UTC timestamps (microseconds); NestScope's statements work in int64 nanoseconds
-def ns_view(files: str) -> str:
-    return "SELECT * REPLACE (epoch_ns(t_start) AS t_start, epoch_ns(t_end) AS t_end) FROM " + duckdb_source(files)
+def ns_view(files: str, by_name: bool = True) -> str:
+    """The part files' rows with nanosecond times; ``by_name=False``: the columns of the first file only (no
+    schema of every file unified; :meth:`DuckDBEngine.run`)."""
+    src = duckdb_source(files)
+    if not by_name:
+        assert _UNION in src, src
+        src = src.replace(_UNION, "")
+    return "SELECT * REPLACE (epoch_ns(t_start) AS t_start, epoch_ns(t_end) AS t_end) FROM " + src
 
 
 _DB: tuple[int, Any] | None = None
@@ -31,6 +47,8 @@ _SEEN: set[str] = set()         # part files whose footers the database keeps (p
 _OPEN = [0]                     # engines open on it
 SEEN_LIMIT = 1000               # footers kept: a view over more keeps none; more seen, the database is dropped
                                 # once no engine is open (a window kept open for hours stays bounded)
+_COLUMNS: dict[tuple, list[str]] = {}     # the files' identities -> the columns of a view over them
+_COLUMNS_LIMIT = 256            # file sets whose columns are kept (a window's many selections stay bounded)
 
 
 def _database():
@@ -73,6 +91,19 @@ def _release() -> None:
             _SEEN.clear()
 
 
+def _identity(files: Sequence[str]) -> tuple | None:
+    """What identifies the contents of these files (path, size, modification and change times, inode of each);
+    None when one cannot be read (the view is bound, and DuckDB says what is wrong)."""
+    out = []
+    try:
+        for f in files:
+            st = os.stat(f)
+            out.append((str(f), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+    except OSError:
+        return None
+    return tuple(out) if out else None
+
+
 class DuckDBEngine:
     """In-process DuckDB over the committed interval part files."""
 
@@ -81,32 +112,62 @@ class DuckDBEngine:
     def __init__(self, files: Sequence[str], window: tuple[int | None, int | None] = (None, None)):
         self.con = _database().cursor()
         self.con.execute("SET TimeZone = 'UTC'")
+        self._pending: dict[str, str] = {}      # view name -> its SELECT, not defined in DuckDB yet
+        self._bodies: dict[str, tuple[str, str]] = {}   # view name -> its SELECT, and without union_by_name
+        self._files: dict[str, list[str]] = {}  # view name -> its part files
         if files and window != (None, None):     # defined once, over the window
             self.window_view("iv", files, *window)
         elif files:
             self.view("iv", files)
 
+    def _define(self) -> None:
+        """Define the views not defined yet (a statement of :meth:`sql` may name any of them)."""
+        while self._pending:
+            name, body = next(iter(self._pending.items()))
+            self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {body}")
+            del self._pending[name]
+
     def sql(self, text: str) -> pd.DataFrame:
+        self._define()
         return self.con.execute(text).df()
 
     def run(self, steps: Sequence[tuple[str, str]]) -> pd.DataFrame:
-        """The steps as one statement: those up to the aggregation as common table expressions DuckDB inlines
-        (its scan), the aggregation (a few rows; per CPU and interval ``a2``, where nothing is aggregated) and
-        what follows it materialized, each planned alone."""
-        ctes: list[str] = []
-        made = False
-        for name, body in steps:
-            if not name:
-                return self.sql("WITH " + ",\n".join(ctes) + "\n" + body if ctes else body)
-            made = made or name in ("agg", "a2")
-            ctes.append(f"{name} AS {'MATERIALIZED ' if made else ''}({body})")
+        """The steps as one statement: the views they read and the steps up to the aggregation as common table
+        expressions DuckDB inlines (its scan), the aggregation (a few rows; per CPU and interval ``a2``, where
+        nothing is aggregated) and what follows it materialized, each planned alone.
+
+        The views are read first without ``union_by_name`` (DuckDB then binds one file's schema, not every
+        file's): the statement names the columns it reads, and DuckDB refuses it (a binder error, or a schema
+        mismatch while reading) when one of them is not in the first file or not in another, so it runs only
+        over files that all hold those columns, with the values ``union_by_name`` would give; refused, it runs
+        again with ``union_by_name`` (a file without a column reads it as NULL)."""
+        import duckdb
+
+        text = "\n".join(body for _n, body in steps)
+        used = [name for name in self._bodies if re.search(rf"\b{name}\b", text)]
+        for by_name in (False, True):
+            ctes = [f"{name} AS ({self._bodies[name][0 if by_name else 1]})" for name in used]
+            made = False
+            for name, body in steps:
+                if name:
+                    made = made or name in ("agg", "a2")
+                    ctes.append(f"{name} AS {'MATERIALIZED ' if made else ''}({body})")
+                    continue
+                try:
+                    return self.con.execute("WITH " + ",\n".join(ctes) + "\n" + body if ctes else body).df()
+                except (duckdb.BinderException, duckdb.InvalidInputException):
+                    if by_name or not used:
+                        raise
+                    break
         return pd.DataFrame()
 
     def view(self, name: str, files: Sequence[str]) -> None:
         """(Re)define view ``name`` over some of the part files (partition pruning)."""
         lst = "[" + ", ".join(lit_str(f) for f in files) + "]"
         _seen(self.con, files)
-        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS " + ns_view(lst))
+        self._bodies[name] = (ns_view(lst), ns_view(lst, by_name=False))
+        self._pending[name] = self._bodies[name][0]
+        self._files[name] = list(files)
 
     def window_view(self, name: str, files: Sequence[str], lo_ns: int | None, hi_ns: int | None) -> None:
         """View ``name`` over ``files`` holding only the rows whose end lies in (lo, hi], compared on the stored
@@ -116,14 +177,30 @@ class DuckDBEngine:
         _seen(self.con, files)
         conds = [f"t_end {op} TIMESTAMPTZ '{pd.Timestamp(v, unit='ns').isoformat()}+00'"
                  for op, v in ((">", lo_ns), ("<=", hi_ns)) if v is not None]
-        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS " + ns_view(lst)
-                         + (" WHERE " + " AND ".join(conds) if conds else ""))
+        where = " WHERE " + " AND ".join(conds) if conds else ""
+        self._bodies[name] = (ns_view(lst) + where, ns_view(lst, by_name=False) + where)
+        self._pending[name] = self._bodies[name][0]
+        self._files[name] = list(files)
 
     def columns(self) -> list[str]:
-        """The columns of view ``iv`` as the catalog keeps them (``DESCRIBE`` would bind the view again)."""
+        """The columns of view ``iv``: those DuckDB gave a view over the same part files before in this process
+        (each file's path, size, modification and change time and inode unchanged), else as the catalog keeps
+        them once the view is defined (``DESCRIBE`` would bind the view again)."""
+        key = _identity(self._files.get("iv", ()))
+        with _DB_LOCK:
+            known = _COLUMNS.get(key) if key is not None else None
+        if known is not None:
+            return list(known)
+        self._define()
         got = [r[0] for r in self.con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'iv' AND "
                                               "database_name = 'temp' ORDER BY column_index").fetchall()]
-        return got or [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
+        got = got or [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
+        if key is not None and got:
+            with _DB_LOCK:
+                if len(_COLUMNS) >= _COLUMNS_LIMIT:
+                    _COLUMNS.clear()
+                _COLUMNS[key] = list(got)
+        return got
 
     def close(self) -> None:
         if self.con is not None:

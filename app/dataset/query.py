@@ -461,7 +461,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             interval = "CAST(_nb AS DOUBLE) * COALESCE(_blen, _ivs)"
         cpsp = (f"CASE WHEN _sb > 0 THEN {q('B0') if 'B0' in counters else 'NULL'} / _sb "
                 "ELSE CAST(_cpsp_max AS DOUBLE) END")
-        if not flat:
+        if not flat:        # (the flat statement's are computed the same way by derived_columns)
             ctes.append(f"a2 AS (SELECT *, {cpsp} AS _CPSP, {interval} AS _INTERVAL FROM agg)")
         out_keys = gen_keys + extra
     # the formulas are applied to the aggregated rows by the engine's own evaluator (app.engine.metrics, as
@@ -470,10 +470,12 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     hsums = [q("_h_" + c) for c in hc] if with_hint and lost else []
     tail = ["_start", "_end", "n_cpus", "_q", "_size", "_lo", "_cntP", "_cntE"] + [
         a.rsplit(" AS ", 1)[1] for a in local_sel] + (["_cpu_lo", "_cpu_hi"] if not per_cpu_interval and bits else [])
-    both = [f"{cpsp} AS _CPSP", f"{interval} AS _INTERVAL"] if flat else ["_CPSP", "_INTERVAL"]
-    out_cols = [c for c in out_keys] + tail + both + [q(c) for c in summed] + hsums
+    out_cols = [c for c in out_keys] + tail + ["_CPSP", "_INTERVAL"] + [q(c) for c in summed] + hsums
     order = [q(k) for k in keys] + (["_period"] if period else []) + ["_end"]
-    final = f"SELECT {', '.join(out_cols)} FROM {'agg' if flat else 'a2'} ORDER BY {', '.join(order)}"
+    if flat:        # the aggregation alone: CPSP and INTERVAL from its sums and the rows' order in Python
+        body = ctes[0].split(" AS (", 1)[1][:-1]     # (derived_columns, _frame), which DuckDB plans faster
+        return [("", body)] if steps else body
+    final = f"SELECT {', '.join(out_cols)} FROM a2 ORDER BY {', '.join(order)}"
     if steps:
         return [(c.split(" AS (", 1)[0], c.split(" AS (", 1)[1][:-1]) for c in ctes] + [("", final)]
     return "WITH " + ",\n".join(ctes) + "\n" + final
@@ -543,7 +545,32 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
     finally:
         if own:
             eng.close()
+    if "_CPSP" not in raw.columns:
+        raw = derived_columns(raw, spec.by == "interval")
     return _frame(raw, spec, sets, ids, keys, _apply, quality_strings)
+
+
+def derived_columns(raw: pd.DataFrame, per_interval: bool) -> pd.DataFrame:
+    """``_CPSP`` and ``_INTERVAL`` of the flat statement's rows, as the layered statement computes them in SQL
+    (``build_sql``): CPSP is sum(B0) / sum(busy) when that is above 0, else the highest CPU speed; INTERVAL is
+    sum(busy) / (10^6 x sum(busy fraction)) per interval (that above 0, else the median interval length), else
+    the number of buckets x the bucket length (the median interval length without one).  NULL is NaN; the same
+    IEEE operations on the same doubles."""
+    def col(name: str) -> np.ndarray:
+        if name not in raw.columns:
+            return np.full(len(raw), np.nan)
+        return pd.to_numeric(raw[name], errors="coerce").to_numpy(np.float64, na_value=np.nan)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sb, b0 = col("_sb"), col("B0")
+        cpsp = np.where(sb > 0, b0 / np.where(sb > 0, sb, 1.0), col("_cpsp_max"))
+        if per_interval:
+            sf = col("_sf")
+            interval = np.where(sf > 0, sb / (1000000.0 * np.where(sf > 0, sf, 1.0)), col("_ivs"))
+        else:
+            blen = col("_blen")
+            interval = col("_nb") * np.where(np.isnan(blen), col("_ivs"), blen)
+    return raw.assign(_CPSP=cpsp, _INTERVAL=interval)
 
 
 def query_partitions(ds: Dataset, spec: QuerySpec, table: str = "intervals"
