@@ -200,9 +200,10 @@ def test_bucket_bits_count_what_a_distinct_count_does(fleet, monkeypatch, by):
                                               ("lpar", "month", None), ("cpu", "day", f"cec = '{Z16}'")])
 def test_flat_statement_gives_the_cells_of_the_layered_one(fleet, monkeypatch, by, every, where):
     """DuckDB's one-SELECT statement (the per-row columns written into the aggregation; a constant generation and
-    formula set when every row read is of one (machine type, CSVN) pair) gives the cells of the statement of
-    views over views (``flat=False, typed=False``): on one CEC (one pair: constants) and on both (two pairs, z16
-    and z15: the per-row CASE stays)."""
+    formula set when every row read is of one (machine type, CSVN) pair; CPSP, INTERVAL and the rows' order
+    computed in Python, ``derived_columns``) gives the cells, in the same order, of the statement of views over
+    views (``flat=False, typed=False``, CPSP and INTERVAL in SQL, ORDER BY): on one CEC (one pair: constants)
+    and on both (two pairs, z16 and z15: the per-row CASE stays)."""
     root, ends = fleet
     spec = QuerySpec(by=by, every=every, where=where, start=ends[1], end=ends[-2])
     steps: list[list[str]] = []
@@ -215,7 +216,7 @@ def test_flat_statement_gives_the_cells_of_the_layered_one(fleet, monkeypatch, b
         return real_run(self, st)
     monkeypatch.setattr(qmod.DuckDBEngine, "run", run)
     flat = run_query(Dataset(root), spec)
-    assert steps[-1] == ["agg", ""] and " FROM r " not in texts[-1]
+    assert steps[-1] == [""] and " FROM r " not in texts[-1] and "ORDER BY" not in texts[-1]
     one_pair = where is not None and "cec =" in where
     assert ("machine_type" in texts[-1]) == (not one_pair)
     real = qmod.build_sql
@@ -224,6 +225,8 @@ def test_flat_statement_gives_the_cells_of_the_layered_one(fleet, monkeypatch, b
     assert steps[-1] == ["base", "r", "agg", "a2", ""] and "machine_type" in texts[-1]
     assert len(flat) and flat["LPARCPU"].notna().any()
     assert_same(flat, layered, by, IDS)
+    order = qmod.IDENT_OF[by] + (["period"] if every else []) + ["interval_end"]     # the rows in the same order
+    assert flat[order].astype(str).to_numpy().tolist() == layered[order].astype(str).to_numpy().tolist()
 
 
 def test_profile_says_whether_every_row_states_its_pair():

@@ -64,3 +64,87 @@ def test_footer_cache_is_bounded(tmp_path, monkeypatch):
         assert again.sql("SELECT COUNT(*) AS n FROM iv")["n"].iloc[0] == 1 and D._DB is not None
     finally:
         again.close()
+
+
+class _Spy:
+    """The engine's cursor, the statements it is given kept."""
+
+    def __init__(self, con):
+        self.con, self.texts = con, []
+
+    def execute(self, text, *a):
+        self.texts.append(text)
+        return self.con.execute(text, *a)
+
+    def __getattr__(self, name):
+        return getattr(self.con, name)
+
+
+def test_parts_of_different_columns_are_read_by_name(tmp_path):
+    """A statement first reads the parts without ``union_by_name`` (DuckDB binds the first file's schema only);
+    over parts that do not all hold the columns it reads, DuckDB refuses that (whichever part comes first) and
+    the statement runs by name: a part without a column reads it as NULL.  Over parts of one schema it runs
+    once, without ``union_by_name``."""
+    import itertools
+
+    d = tmp_path / "intervals" / "cec=X" / "month=2026-01"
+    d.mkdir(parents=True)
+    t = pd.Timestamp("2026-01-01 00:15", tz="UTC")
+    ts = pa.timestamp("us", tz="UTC")
+
+    def part(name: str, **cols) -> str:
+        tab = pa.table({"t_start": pa.array([t - pd.Timedelta(minutes=15)], ts), "t_end": pa.array([t], ts),
+                        **{c: pa.array([v]) for c, v in cols.items()}})
+        pq.write_table(tab, d / name)
+        return str(d / name)
+
+    a = part("a.parquet", cpu=1, B0=10.0)
+    b = part("b.parquet", cpu=2)                       # no B0
+    c = part("c.parquet", cpu=3, B0=5.0, E128=1.0)     # one more column
+    stmt = [("", "SELECT SUM(B0) AS s, COUNT(B0) AS n, SUM(cpu) AS c, SUM(E128) AS e, COUNT(E128) AS ne FROM iv")]
+    for files in itertools.permutations([a, b, c]):
+        eng = D.DuckDBEngine(list(files))
+        try:
+            got = eng.run(stmt).iloc[0].tolist()
+        finally:
+            eng.close()
+        assert got == [15.0, 2, 6, 1.0, 1], files      # B0: 10 + 5 over 2 parts; E128 of c alone
+    same = [a, part("a2.parquet", cpu=4, B0=2.5)]
+    eng = D.DuckDBEngine(same)
+    eng.con = spy = _Spy(eng.con)
+    try:
+        got = eng.run([("", "SELECT SUM(B0) AS s, SUM(cpu) AS c FROM iv")]).iloc[0].tolist()
+    finally:
+        eng.close()
+    assert got == [12.5, 5]
+    assert len(spy.texts) == 1 and "union_by_name" not in spy.texts[0] and "read_parquet" in spy.texts[0]
+
+
+def test_columns_known_for_unchanged_parts_only(tmp_path):
+    """The columns of a view over part files seen before in this process are not bound again; a part rewritten
+    since (another size, times or inode) is bound again and its new columns found."""
+    files = _parts(tmp_path, 2)
+    first = D.DuckDBEngine(files)
+    try:
+        assert first.columns() == ["t_start", "t_end", "cpu", "cec", "month"]
+    finally:
+        first.close()
+    again = D.DuckDBEngine(files)
+    again.con = spy = _Spy(again.con)
+    try:
+        assert again.columns() == ["t_start", "t_end", "cpu", "cec", "month"] and spy.texts == []
+    finally:
+        again.close()
+    t = pd.Timestamp("2026-01-01 00:15", tz="UTC")
+    tab = pa.table({"t_start": pa.array([t], pa.timestamp("us", tz="UTC")),
+                    "t_end": pa.array([t], pa.timestamp("us", tz="UTC")), "cpu": pa.array([0], pa.int32()),
+                    "B0": pa.array([1.0])})
+    pq.write_table(tab, files[1] + ".new")
+    import os
+
+    os.replace(files[1] + ".new", files[1])            # another inode (and size)
+    changed = D.DuckDBEngine(files)
+    try:
+        assert changed.columns() == ["t_start", "t_end", "cpu", "B0", "cec", "month"]
+    finally:
+        changed.close()
