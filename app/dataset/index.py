@@ -43,6 +43,7 @@ _ALL_COLS = ("kind", *_ENTRY_COLS, *_PART_COLS[1:])
 # what a load reads (the narrow projection): the entries' keys and checks, the parts' keys
 _LOAD_ENTRY = ("file", "size", "mtime_ns", "ok", "readable", "counters")
 _LOAD_COLS = ("kind", *_LOAD_ENTRY, *_PART_COLS[1:])
+_FEW_PARTS = 2000       # keys(): part rows made distinct in Python up to this many
 
 
 def _schema():
@@ -111,7 +112,8 @@ class ManifestIndex:
 
         try:
             pf = pq.ParquetFile(self.path)
-            if any(c not in pf.schema_arrow.names for c in _ALL_COLS):       # another layout: rebuild
+            names = set(pf.schema_arrow.names)
+            if any(c not in names for c in _ALL_COLS):       # another layout: rebuild
                 self.dirty = True
                 return
             t = pf.read(columns=list(_LOAD_COLS), use_threads=False)
@@ -410,7 +412,9 @@ class ManifestIndex:
             got = set()
             m = self._base_mask(table, None, None)
             if m is not None and m.any():
-                g = self._bp.filter(m).select(["cec", "month"]).group_by(["cec", "month"]).aggregate([])
+                g = self._bp.filter(m).select(["cec", "month"])
+                if g.num_rows > _FEW_PARTS:      # Arrow's group-by: a fixed cost, less than a Python set of many
+                    g = g.group_by(["cec", "month"]).aggregate([])
                 got = set(zip(g.column("cec").to_pylist(), g.column("month").to_pylist()))
             for n, rows in self._ovp.items():
                 if self._ov[n]["ok"]:

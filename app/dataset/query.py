@@ -606,53 +606,65 @@ def _months_between(start, end, months: Iterable[str]) -> set[str] | None:
 
 
 def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, apply_formulas, quality_strings) -> pd.DataFrame:
+    """The result frame of the statement's rows: built as columns, ordered by the identity columns, period and
+    interval end (:func:`_order`), then made one frame (no per-row Python, no pandas insert per column)."""
     n = len(raw)
-    out = pd.DataFrame({k: raw[k].astype(object) if k != "cpu" else raw[k].astype(np.int64) for k in keys})
+    cols: dict[str, Any] = {k: raw[k].to_numpy(dtype=object) if k != "cpu" else raw[k].to_numpy(dtype=np.int64)
+                            for k in keys}
     if spec.every:
-        out["period"] = _period_start(spec.every, raw["_period"].to_numpy()) if n else pd.Series(dtype="datetime64[ns]")
-    out["interval_start"] = pd.to_datetime(raw["_start"].to_numpy(dtype=np.int64), unit="ns")
-    out["interval_end"] = pd.to_datetime(raw["_end"].to_numpy(dtype=np.int64), unit="ns")
-    out["n_cpus"] = raw["n_cpus"].to_numpy(dtype=np.int64)
-    out["generation"] = raw["generation"].astype(object)
-    out["formula_set"] = raw["formula_set"].astype(object)
+        cols["period"] = np.asarray(_period_start(spec.every, raw["_period"].to_numpy()), dtype="datetime64[ns]") \
+            if n else np.zeros(0, "datetime64[ns]")
+    cols["interval_start"] = np.asarray(pd.to_datetime(raw["_start"].to_numpy(dtype=np.int64), unit="ns"))
+    cols["interval_end"] = np.asarray(pd.to_datetime(raw["_end"].to_numpy(dtype=np.int64), unit="ns"))
+    cols["n_cpus"] = raw["n_cpus"].to_numpy(dtype=np.int64)
+    cols["generation"] = raw["generation"].to_numpy(dtype=object)
+    cols["formula_set"] = raw["formula_set"].to_numpy(dtype=object)
+    order = _order([cols[c] for c in keys + (["period"] if spec.every else []) + ["interval_end"]], n)
     # the formulas on the sums, by the engine's own evaluator (report's rule: a division by zero is NaN); the
     # workload hint from the sums over intervals without lost data (the sums themselves when none was read)
     raw.columns = ["CPSP" if c == "_CPSP" else "INTERVAL" if c == "_INTERVAL" else c for c in raw.columns]
     hint_from = "_h_" if any(c.startswith("_h_") for c in raw.columns) else ""      # (relabelled, not copied)
     mets = apply_formulas(raw, sets, ids, (), spec.by != "cpu", hint_prefix=hint_from)
-    out = pd.concat([out, mets.set_axis(out.index)], axis=1)      # the metric columns and the hint at once
     qb = raw["_q"].fillna(0).to_numpy(dtype=np.int64)
     if spec.by != "cpu" or spec.every:
         size = raw["_size"].to_numpy(dtype=np.int64)
         for c in ("_cntP", "_cntE"):
             cnt = raw[c].to_numpy(dtype=np.int64)
             qb = qb | np.where((cnt > 0) & (cnt < size), 64, 0)
-    out["quality"] = quality_strings(qb) if n else []
-    out["left_out"] = raw["_lo"].fillna(0).to_numpy(dtype=np.int64) if n else np.zeros(0, np.int64)
-    out["summary"] = False
+    tail: dict[str, Any] = {"quality": np.asarray(quality_strings(qb) if n else [], dtype=object),
+                            "left_out": raw["_lo"].fillna(0).to_numpy(dtype=np.int64) if n else np.zeros(0, np.int64),
+                            "summary": np.zeros(n, dtype=bool)}
     if "_off_s" in raw.columns:        # --tz local: the offsets of the shown start and end (app.commands.query)
-        out["_off_start"] = pd.to_numeric(raw["_off_s"], errors="coerce").to_numpy(np.float64, na_value=0.0)
-        out["_off_end"] = pd.to_numeric(raw["_off_e"], errors="coerce").to_numpy(np.float64, na_value=0.0)
-    sort = [k for k in keys] + (["period"] if spec.every else []) + ["interval_end"]
-    return _sorted(out, sort)
+        tail["_off_start"] = pd.to_numeric(raw["_off_s"], errors="coerce").to_numpy(np.float64, na_value=0.0)
+        tail["_off_end"] = pd.to_numeric(raw["_off_e"], errors="coerce").to_numpy(np.float64, na_value=0.0)
+    if order is not None:
+        cols = {c: v[order] for c, v in cols.items()}
+        tail = {c: v[order] for c, v in tail.items()}
+        mets = mets.take(order)
+    return pd.concat([pd.DataFrame(cols), mets.set_axis(pd.RangeIndex(n)), pd.DataFrame(tail)], axis=1)
+
+
+def _order(cols: list[np.ndarray], n: int) -> np.ndarray | None:
+    """Positions ordering rows by the key columns ``cols``, as ``sort_values(kind="stable")`` orders them
+    (missing values last); None when they are in order already.  A few rows (a narrow query's) are ordered by
+    Python's stable sort on the same values, which costs far less than pandas' factorizing of each key."""
+    if n > _FEW:
+        order = pd.DataFrame(dict(enumerate(cols))).sort_values(list(range(len(cols))), kind="stable").index
+        order = order.to_numpy(dtype=np.int64)
+    else:
+        vals = [pd.Series(c).tolist() for c in cols]     # Python values (Timestamps, not numpy's)
+        keys = [tuple((1, 0) if v is None or v != v else (0, v) for v in row) for row in zip(*vals)]  # NaN/NaT
+        order = np.asarray(sorted(range(n), key=keys.__getitem__), dtype=np.int64)
+    return None if np.array_equal(order, np.arange(n)) else order
 
 
 def _sorted(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """``df.sort_values(by, kind="stable", ignore_index=True)``; a few rows (a narrow query's) are ordered by
-    Python's stable sort on the same keys (missing values last, as pandas puts them), which costs far less than
-    pandas' factorizing of each key, and not moved at all when they are in order already."""
-    n = len(df)
-    if n > _FEW:
-        return df.sort_values(by, kind="stable", ignore_index=True)
-    cols = [df[c].tolist() for c in by]
-    keys = [tuple((1, 0) if v is None or v != v else (0, v) for v in row) for row in zip(*cols)]   # NaN/NaT != itself
-    order = sorted(range(n), key=keys.__getitem__)
-    if order == list(range(n)):
-        return df
-    return df.take(order).reset_index(drop=True)
+    """``df.sort_values(by, kind="stable", ignore_index=True)`` by :func:`_order` (``df`` itself when in order)."""
+    order = _order([df[c].to_numpy() for c in by], len(df))
+    return df if order is None else df.take(order).reset_index(drop=True)
 
 
-_FEW = 64       # rows ordered by :func:`_sorted`'s Python sort
+_FEW = 64       # rows ordered by :func:`_order`'s Python sort
 
 
 def dataset_formula_versions(frame: pd.DataFrame, sets: dict) -> dict[str, str]:
