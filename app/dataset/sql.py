@@ -215,15 +215,32 @@ def missing_counters(sets: Mapping, have: set[str]) -> list[tuple[str, str, list
     does not keep (``have``: its columns): SQL would give NULL silently where ``report`` has the values."""
     from app.engine.deltas import _counter_sort_key
 
+    have = have if isinstance(have, (set, frozenset)) else set(have)
     out = []
     for g, fs in sets.items():
         for mid, m in fs.metrics.items():
             if m.compiled is None:
                 continue
-            miss = sorted((c for c in m.compiled.counters if c not in have), key=_counter_sort_key)
-            if miss:
-                out.append((g, mid, miss))
+            used = _counters_of(m.compiled)
+            if used <= have:
+                continue
+            out.append((g, mid, sorted((c for c in used if c not in have), key=_counter_sort_key)))
     return out
+
+
+_USED: dict[int, tuple[object, frozenset[str]]] = {}     # id of a compiled formula -> (it, the counters it reads)
+
+
+def _counters_of(expr) -> frozenset[str]:
+    """``expr.counters``, worked out once per compiled formula (the catalog's sets share them between loads)."""
+    hit = _USED.get(id(expr))
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    if len(_USED) > 20_000:          # formula files loaded again and again: stay bounded
+        _USED.clear()
+    used = frozenset(expr.counters)
+    _USED[id(expr)] = (expr, used)
+    return used
 
 
 def missing_counters_message(missing: list[tuple[str, str, list[str]]]) -> str:
