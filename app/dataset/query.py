@@ -9,7 +9,8 @@ deltas of the CPUs of a node (and time bucket), then apply the generation's form
   the result joins the main query as a small table.
 * ``CPSP`` of a sum is sum(B0)/sum(B0/CPSP); ``INTERVAL`` is sum(busy)/sum(busy fraction) for a
   system interval and (number of buckets x bucket length) for a CEC or a whole window.
-* Formulas: the statement returns the sums (and ``CPSP``, ``INTERVAL``) of each row; the engine's own evaluator
+* Formulas: the statement returns the sums (and ``CPSP``, ``INTERVAL``; DuckDB's one-SELECT statement leaves those
+  two and the rows' order to Python, :func:`derived_columns`) of each row; the engine's own evaluator
   (:func:`app.engine.metrics._apply`, as ``report``) applies the generation's formulas to them; the workload hint
   is the engine's :func:`app.engine.hint.classify` applied to the L1MP and RNI of sums over intervals without
   lost data (summed in SQL too).
