@@ -37,6 +37,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 
 from app.findings import Finding, make_finding
+from app.formats.pages import drop as drop_pages
 from app.formats.schema import ReadResult
 
 __all__ = ["CHUNK_BYTES", "chunk_bytes", "chunked", "stream_mode", "drop_pages", "read_chunks"]
@@ -176,18 +177,6 @@ def _read_at(piece: bytes, pos: int, file: str, counters) -> ReadResult:
             r.partitions["offset"] = r.partitions["offset"].to_numpy() + pos
         r.findings = [_shift(f, pos) for f in r.findings]
     return r
-
-
-def drop_pages(data, start: int, end: int) -> None:
-    """Hand the pages of ``data[start:end]`` back to the kernel (a memory-mapped file only; they are read from
-    the file again should anything look at them)."""
-    if not isinstance(data, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
-        return
-    a = start - start % mmap.PAGESIZE
-    try:
-        data.madvise(mmap.MADV_DONTNEED, a, end - a)
-    except (OSError, ValueError):
-        pass
 
 
 def copy_out(data, start: int, end: int) -> bytes | bytearray:

@@ -140,8 +140,8 @@ class _Decoder:
 class _Matrix(_Decoder):
     """Field gathers over one shape's records stacked as an (m, LEN) uint8 matrix (``rows`` = 0)."""
 
-    def __init__(self, mat: np.ndarray) -> None:
-        self.mat = mat
+    def __init__(self, mat: np.ndarray, buf=None, base: int = 0) -> None:
+        self.mat, self.pages = mat, {"buf": buf, "base": base}     # buf: the map ``mat`` views from byte base
 
     def text_codes(self, off: int, w: int, words: list[np.ndarray] | None = None) -> tuple[np.ndarray, list[str]]:
         """EBCDIC text field of every row as (code per row, decoded text per code): each distinct value is
@@ -198,7 +198,13 @@ def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
         fields.update(_text_words(name, off, w))
     if sh.ident is not None:      # identification section: the interval as HIS states it (spec 5)
         fields.update(rec_start=(sh.ident + L.ID_START, 8), rec_end=(sh.ident + L.ID_END, 8))
-    got = kernel.gather_fields(dec.mat, list(fields.values()))      # one pass over the rows for all of them
+    # each set's counters (those asked for) as one (records x counters) block; with the identity fields, all
+    # gathered in one pass over blocks of rows (the file's pages handed back block by block), else one by one
+    jobs = [(s, names, ks) for s in sh.sets for names in [_set_names(s.base, s.count)]
+            for ks in [range(s.count) if want is None else [k for k, name in enumerate(names) if name in want]]]
+    pre = kernel.gather_blocks(dec.mat, [list(fields.values())] + [[(s.offset + k * s.width, s.width) for k in ks]
+                                                                    for s, _n, ks in jobs if ks], **dec.pages)
+    got = pre.pop(0) if pre else kernel.gather_fields(dec.mat, list(fields.values()))
     v = {k: got[:, j] for j, k in enumerate(fields)}
     cf, cls = v["cf"], v["cls"]
     c["cpu"], c["cfvn"], c["csvn"], c["flags"] = v["cpu"], v["cfvn"], v["csvn"], cf
@@ -242,11 +248,10 @@ def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
     c["kind"] = _cat(np.zeros(m, np.int64), [kind])
     sets = 0
     blocks = []
-    for s in sh.sets:
-        # one (records x counters) block per set, converted from big-endian in one pass
-        names = _set_names(s.base, s.count)
-        ks = range(s.count) if want is None else [k for k, name in enumerate(names) if name in want]
-        if len(ks) == s.count:
+    for s, names, ks in jobs:
+        if pre and ks:
+            blocks.append(([names[k] for k in ks], pre.pop(0)))
+        elif len(ks) == s.count:
             blocks.append((list(names), dec.block(s.offset, s.width, s.count)))
         elif ks:             # only the counters asked for: the others are never copied out of the records
             blocks.append(([names[k] for k in ks], kernel.gather_fields(dec.mat, [(s.offset + k * s.width, s.width)
@@ -412,7 +417,9 @@ def _decode_guarded(parts: list, fnd: _Findings, file_offs: np.ndarray, idx: np.
                     sh: L.Shape, want: frozenset[str] | None) -> None:
     """Decode one shape; a failure costs only the records of that shape (a finding names them), never the file."""
     try:
-        parts.append((idx, _decode_shape(_Matrix(_shape_matrix(dec, recs, idx)), sh, want)))
+        mat = _shape_matrix(dec, recs, idx)
+        at = mat.__array_interface__["data"][0] - dec.u8.__array_interface__["data"][0]    # a view: its first byte
+        parts.append((idx, _decode_shape(_Matrix(mat, *((dec.buf, at) if 0 <= at < len(dec.u8) else ())), sh, want)))
     except (Cancelled, MemoryError):
         raise
     except (ValueError, IndexError, TypeError, OverflowError) as exc:

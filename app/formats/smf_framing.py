@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.findings import Finding, make_finding
-from app.formats import kernel
+from app.formats import kernel, pages
 from app.formats.common import packed_date_ok
 # (_last_nonzero is also imported from here by app.formats.monwrite)
 from app.formats.smf_resync import (CAND_CHUNK, _IS_DIGITS, _IS_END, MAX_LEN, MIN_LEN, _candidates, _hdr_ok,
@@ -327,6 +327,7 @@ def _clean_rdw(w: _Walker, inner: int) -> bool:
         if w.cancel is not None and w.cancel():
             from app.formats.schema import Cancelled
             raise Cancelled()
+        pages.populate(buf, p, p + w._step + 64 * 1024)      # the step's pages mapped in one call, not by faults
         got, p, status = kernel.rdw_offsets(buf, p, p + w._step, least)
         parts.append(got)
     if status < 0 or p != n:
