@@ -35,9 +35,10 @@ def threads() -> int:
 
 def _span(data, start: int, end: int) -> tuple[int, int] | None:
     """``[start, end)`` widened to whole pages and kept inside ``data``, or None when there is nothing to do."""
-    if not isinstance(data, mmap.mmap):
+    try:
+        end = min(end, len(data)) if isinstance(data, mmap.mmap) else 0
+    except ValueError:                       # a closed map
         return None
-    end = min(end, len(data))
     a = max(start, 0)
     a -= a % mmap.PAGESIZE
     return (a, end - a) if end > a else None

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.findings import Finding, make_finding
-from app.formats import kernel, pages
+from app.formats import kernel
 from app.formats.common import packed_date_ok
 # (_last_nonzero is also imported from here by app.formats.monwrite)
 from app.formats.smf_resync import (CAND_CHUNK, _IS_DIGITS, _IS_END, MAX_LEN, MIN_LEN, _candidates, _hdr_ok,
@@ -320,6 +320,7 @@ def _clean_rdw(w: _Walker, inner: int) -> bool:
     SMF 113 record is longer than its own sections (that walk decides whether the length field is wrong)."""
     buf, n = w.buf, w.n
     parts: list[np.ndarray] = []
+    heads: list[np.ndarray] = []       # every record's first bytes, copied while the walk's step is mapped
     p, least, status = 0, MIN_LEN + inner, 1
     while status == 1:                 # progress and cancel about every 1.5 % of the bytes, as the careful walk
         if w.progress is not None:
@@ -327,9 +328,9 @@ def _clean_rdw(w: _Walker, inner: int) -> bool:
         if w.cancel is not None and w.cancel():
             from app.formats.schema import Cancelled
             raise Cancelled()
-        pages.populate(buf, p, p + w._step + 64 * 1024)      # the step's pages mapped in one call, not by faults
-        got, p, status = kernel.rdw_offsets(buf, p, p + w._step, least)
+        got, head, p, status = kernel.rdw_heads(buf, p, p + w._step, least, 52 + inner)
         parts.append(got)
+        heads.append(head)
     if status < 0 or p != n:
         return False
     o = np.concatenate(parts) if len(parts) > 1 else parts[0]
@@ -337,7 +338,7 @@ def _clean_rdw(w: _Walker, inner: int) -> bool:
         return False
     if o[-1] + 14 + inner > n:
         return False
-    H = kernel.rows_at(buf, o, 52 + inner)      # every record's first bytes as one matrix, checked by column
+    H = np.concatenate(heads) if len(heads) > 1 else heads[0]   # every record's first bytes, checked by column
     h = H[:, inner:]                            # the SMF header (after the inner RDW of a double-RDW file)
     ln = (H[:, 0].astype(np.int64) << 8) | H[:, 1]
     q = o + inner
