@@ -242,3 +242,36 @@ def test_another_shape_among_the_records_gives_the_shape_loops_result(every, mon
     assert fast.samples["csvn"].nunique() == 2   # both versions read
     _loop_only(monkeypatch)
     _same(fast, read_file(f))
+
+
+def _local_time_row_by_row(tme, dte) -> np.ndarray:
+    """The SMF header's local time decoded row by row with datetime (spec 3: TME hundredths of a second since
+    midnight, DTE packed 0cyydddF with sign nibble C or F): what the vectorized decode must give."""
+    import datetime as dt
+
+    out = []
+    for t, d in zip(tme.tolist(), dte.tolist()):
+        h = f"{d:08X}"
+        ok = h[0] == "0" and h[-1] in "CF" and h[1:7].isdigit() and int(h[1]) <= 2 and t < 8_640_000
+        if ok:
+            year, ddd = 1900 + int(h[1:4][0]) * 100 + int(h[2:4]), int(h[4:7])
+            ok = 1 <= ddd <= (366 if (year % 4 == 0 and year % 100 != 0) or year % 400 == 0 else 365)
+        out.append(np.datetime64(dt.datetime(year, 1, 1) + dt.timedelta(days=ddd - 1, milliseconds=10 * t), "ns")
+                   if ok else np.datetime64("NaT", "ns"))
+    return np.array(out, "datetime64[ns]")
+
+
+packed = st.builds(lambda c, yy, ddd, sign: int(f"0{c}{yy:02d}{ddd:03d}{sign}", 16), st.integers(0, 2),
+                   st.integers(0, 99), st.integers(0, 367), st.sampled_from("CFDA"))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 8_700_000), packed | st.integers(0, 2**32 - 1)), min_size=1, max_size=60))
+def test_local_time_decodes_each_date_as_row_by_row(rows):
+    from app.formats import common
+
+    tme = np.array([t for t, _ in rows], np.uint64)
+    dte = np.array([d for _, d in rows], np.uint64)
+    got = common.smf_local_datetime64(tme, dte)
+    assert got.dtype == np.dtype("datetime64[ns]")
+    assert np.array_equal(got, _local_time_row_by_row(tme, dte), equal_nan=True)
