@@ -381,9 +381,12 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
                 "it was not read (counted as 'other')", count=len(odd))
     parts: list[tuple[np.ndarray, dict]] = []
     idx_all = np.flatnonzero(use)
-    key1 = (head if len(idx_all) == n else head[idx_all])[:, np.r_[0:2, 22:52]] if head is not None else \
-        np.concatenate([dec.raw(starts[idx_all], 0, 2), dec.raw(starts[idx_all], 22, 30)], axis=1)
-    for g1 in _groups(key1):
+    # every record of one length and header layout (the usual file): one group, found without a copy of the bytes
+    one = head is not None and len(idx_all) == n and all(bool((head[:, a:b] == head[0, a:b]).all()) for a, b in
+                                                         ((0, 2), (22, 52)))
+    key1 = None if one else (head if len(idx_all) == n else head[idx_all])[:, np.r_[0:2, 22:52]] if head is not None \
+        else np.concatenate([dec.raw(starts[idx_all], 0, 2), dec.raw(starts[idx_all], 22, 30)], axis=1)
+    for g1 in [np.arange(n)] if one else _groups(key1):
         if cancel is not None and cancel():
             raise Cancelled()
         idx1 = idx_all[g1]
