@@ -38,6 +38,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 
 from app.findings import Finding, make_finding
 from app.formats.pages import drop as drop_pages
+from app.formats.pages import populate
 from app.formats.schema import ReadResult
 
 __all__ = ["CHUNK_BYTES", "chunk_bytes", "chunked", "stream_mode", "drop_pages", "read_chunks"]
@@ -231,6 +232,7 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
         return
     pos = 0
     while pos < n:
+        populate(data, pos, pos + step + 65536)      # the chunk's pages mapped in one call, not page by page
         _offs, end, status = kernel.rdw_offsets(data, pos, pos + step, MIN_LEN)
         if status < 0 or end <= pos:        # the chain breaks here: the rest is read in one piece
             end = n

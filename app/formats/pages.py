@@ -69,3 +69,17 @@ def drop(data, start: int, end: int) -> None:
         data.madvise(mmap.MADV_DONTNEED, *span)
     except (OSError, ValueError):
         pass
+
+
+def hash_into(h, data, cancel=None, step: int = 16 << 20) -> None:
+    """``h.update(data)`` (a hashlib object) ``step`` bytes at a time, each slice of a mapped file mapped in one
+    call before and handed back after (hashing a whole file leaves none of its pages resident); ``cancel()`` is
+    asked between slices (:class:`app.formats.schema.Cancelled`)."""
+    with memoryview(data) as mv:
+        for a in range(0, len(mv), step):
+            if cancel is not None and cancel():
+                from app.formats.schema import Cancelled
+                raise Cancelled()
+            populate(data, a, a + step)
+            h.update(mv[a:a + step])
+            drop(data, a, a + step)
