@@ -24,13 +24,12 @@ _can_populate = _POPULATE is not None
 
 
 def threads() -> int:
-    """Threads of the reader's big gathers (``NESTSCOPE_THREADS``, default: the CPUs, at most 2)."""
-    env = os.environ.get("NESTSCOPE_THREADS", "").strip()
+    """Threads of the reader's big gathers: ``NESTSCOPE_THREADS`` (default: the CPUs, at most 2), the setting
+    :func:`app.engine.parallel.threads` reads for the engine (formats may not import the engine)."""
     try:
-        n = int(env) if env else min(2, os.cpu_count() or 1)
+        return max(1, int(os.environ.get("NESTSCOPE_THREADS", "").strip() or min(2, os.cpu_count() or 1)))
     except ValueError:
-        n = 1
-    return max(1, n)
+        return 1
 
 
 def _span(data, start: int, end: int) -> tuple[int, int] | None:
