@@ -61,12 +61,12 @@ def file_digest(path: str | Path, cancel: Cancel | None = None) -> str:
             os.close(fd)
             return ""
         with os.fdopen(fd, "rb") as fh:
-            try:      # hashed straight from a read-only mapping, in slices (no copies; cancel between slices)
-                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m, memoryview(m) as mv:
-                    for a in range(0, len(mv), MAP_SLICE):
-                        if cancel is not None and cancel():
-                            raise Cancelled()
-                        h.update(mv[a:a + MAP_SLICE])
+            try:      # hashed straight from a read-only mapping, in slices (no copies; cancel between slices;
+                # each slice's pages mapped in one call and handed back once hashed: app/formats/pages.py)
+                from app.formats.pages import hash_into
+
+                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+                    hash_into(h, m, cancel, MAP_SLICE)
                 return h.hexdigest()
             except (ValueError, OSError):   # empty file, or a file system without mmap: read it
                 h = hashlib.sha1(usedforsecurity=False)

@@ -125,7 +125,12 @@ def _read_file(path: str | Path, progress: Progress | None = None, cancel: Cance
     if failed is not None:
         return failed
     size = len(data)
-    sha1 = hashlib.sha1(data, usedforsecurity=False).hexdigest() if digest else None
+    sha1 = None
+    if digest:
+        from app.formats.pages import hash_into
+
+        hash_into(h := hashlib.sha1(usedforsecurity=False), data)
+        sha1 = h.hexdigest()
     try:
         result = read_bytes(data, file, progress=progress, cancel=cancel, counters=counters)
     except Cancelled:

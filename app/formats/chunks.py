@@ -37,6 +37,8 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 
 from app.findings import Finding, make_finding
+from app.formats.pages import drop as drop_pages
+from app.formats.pages import populate
 from app.formats.schema import ReadResult
 
 __all__ = ["CHUNK_BYTES", "chunk_bytes", "chunked", "stream_mode", "drop_pages", "read_chunks"]
@@ -178,18 +180,6 @@ def _read_at(piece: bytes, pos: int, file: str, counters) -> ReadResult:
     return r
 
 
-def drop_pages(data, start: int, end: int) -> None:
-    """Hand the pages of ``data[start:end]`` back to the kernel (a memory-mapped file only; they are read from
-    the file again should anything look at them)."""
-    if not isinstance(data, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
-        return
-    a = start - start % mmap.PAGESIZE
-    try:
-        data.madvise(mmap.MADV_DONTNEED, a, end - a)
-    except (OSError, ValueError):
-        pass
-
-
 def copy_out(data, start: int, end: int) -> bytes | bytearray:
     """A copy of ``data[start:end]``; from a memory-mapped file it is made :data:`_PIECE` bytes at a time, each
     piece's pages handed back once copied, so the chunk is not resident twice (its copy and the file's pages)."""
@@ -242,6 +232,7 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
         return
     pos = 0
     while pos < n:
+        populate(data, pos, pos + step + 65536)      # the chunk's pages mapped in one call, not page by page
         _offs, end, status = kernel.rdw_offsets(data, pos, pos + step, MIN_LEN)
         if status < 0 or end <= pos:        # the chain breaks here: the rest is read in one piece
             end = n

@@ -106,13 +106,22 @@ def smf_local_datetime64(tme: np.ndarray, dte: np.ndarray) -> np.ndarray:
 
     ``tme``: SMFxxTME, binary hundredths of a second since local midnight (< 8,640,000); ``dte``: SMFxxDTE as
     the 4-byte big-endian value of the packed date ``0cyydddF`` (smf113.md 3 and 9; sign nibble C or F).
+    Each distinct date is decoded once (a month of records holds about 30).
     """
     tme = np.asarray(tme, np.uint64).astype(np.int64)
-    v = np.asarray(dte, np.uint64)
+    codes, dates = pd.factorize(np.asarray(dte, np.uint64))
+    midnight, date_ok = _packed_midnights(np.asarray(dates, np.uint64))
+    ok = date_ok[codes] & (tme < 8_640_000)
+    out = (midnight[codes] + np.where(ok, tme, 0) * 10_000_000).view("datetime64[ns]")
+    out[~ok] = np.datetime64("NaT")
+    return out
+
+
+def _packed_midnights(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(local midnight as int64 nanoseconds since 1970, valid) of each packed date ``0cyydddF`` of ``v``."""
     nib = [((v >> np.uint64(4 * k)) & np.uint64(0xF)).astype(np.int64) for k in range(8)]   # nib[0] = sign
-    digits = nib[1:7]
-    ok = (nib[7] == 0) & (nib[6] <= 2) & ((nib[0] == 0xF) | (nib[0] == 0xC)) & (tme < 8_640_000)
-    for d in digits:
+    ok = (nib[7] == 0) & (nib[6] <= 2) & ((nib[0] == 0xF) | (nib[0] == 0xC))
+    for d in nib[1:7]:
         ok &= d <= 9
     ddd = nib[3] * 100 + nib[2] * 10 + nib[1]
     year = 1900 + 100 * nib[6] + 10 * nib[5] + nib[4]
@@ -120,9 +129,7 @@ def smf_local_datetime64(tme: np.ndarray, dte: np.ndarray) -> np.ndarray:
     ok &= (ddd >= 1) & (ddd <= np.where(leap, 366, 365))
     jan1 = (np.where(ok, year, 1970) - 1970).astype("datetime64[Y]").astype("datetime64[D]")
     days = jan1 + np.where(ok, ddd - 1, 0).astype("timedelta64[D]")
-    out = days.astype("datetime64[ns]") + (np.where(ok, tme, 0) * 10_000_000).astype("timedelta64[ns]")
-    out[~ok] = np.datetime64("NaT")
-    return out
+    return days.astype("datetime64[ns]").view(np.int64), ok
 
 
 def categorical_from_codes(labels, codes: np.ndarray) -> pd.Categorical:

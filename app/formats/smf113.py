@@ -18,7 +18,7 @@ import pandas as pd
 from pandas.api.types import union_categoricals
 
 from app.findings import Finding, make_finding
-from app.formats import common, kernel
+from app.formats import common, kernel, pages
 from app.formats import smf113_layout as L
 from app.formats.schema import IDENTITY_COLUMNS, SET_NAMES, Cancelled, ReadResult, counter_name, empty_samples
 from app.formats.smf_framing import RecordSpans, detect_framing, frame_records
@@ -140,8 +140,8 @@ class _Decoder:
 class _Matrix(_Decoder):
     """Field gathers over one shape's records stacked as an (m, LEN) uint8 matrix (``rows`` = 0)."""
 
-    def __init__(self, mat: np.ndarray) -> None:
-        self.mat = mat
+    def __init__(self, mat: np.ndarray, buf=None, base: int = 0, same=()) -> None:
+        self.mat, self.pages = mat, {"buf": buf, "base": base, "same": same}   # buf: the map mat views from base
 
     def text_codes(self, off: int, w: int, words: list[np.ndarray] | None = None) -> tuple[np.ndarray, list[str]]:
         """EBCDIC text field of every row as (code per row, decoded text per code): each distinct value is
@@ -198,7 +198,15 @@ def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
         fields.update(_text_words(name, off, w))
     if sh.ident is not None:      # identification section: the interval as HIS states it (spec 5)
         fields.update(rec_start=(sh.ident + L.ID_START, 8), rec_end=(sh.ident + L.ID_END, 8))
-    got = kernel.gather_fields(dec.mat, list(fields.values()))      # one pass over the rows for all of them
+    # each set's counters (those asked for) as one (records x counters) block; with the identity fields, all
+    # gathered in one pass over blocks of rows (the file's pages handed back block by block), else one by one
+    jobs = [(s, names, ks) for s in sh.sets for names in [_set_names(s.base, s.count)]
+            for ks in [range(s.count) if want is None else [k for k, name in enumerate(names) if name in want]]]
+    pre = kernel.gather_blocks(dec.mat, [list(fields.values())] + [[(s.offset + k * s.width, s.width) for k in ks]
+                                                                    for s, _n, ks in jobs if ks], **dec.pages)
+    if pre is None and dec.pages["same"]:
+        raise kernel.Differ()          # the shared spans could not be checked in the pass
+    got = pre.pop(0) if pre else kernel.gather_fields(dec.mat, list(fields.values()))
     v = {k: got[:, j] for j, k in enumerate(fields)}
     cf, cls = v["cf"], v["cls"]
     c["cpu"], c["cfvn"], c["csvn"], c["flags"] = v["cpu"], v["cfvn"], v["csvn"], cf
@@ -242,11 +250,10 @@ def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
     c["kind"] = _cat(np.zeros(m, np.int64), [kind])
     sets = 0
     blocks = []
-    for s in sh.sets:
-        # one (records x counters) block per set, converted from big-endian in one pass
-        names = _set_names(s.base, s.count)
-        ks = range(s.count) if want is None else [k for k, name in enumerate(names) if name in want]
-        if len(ks) == s.count:
+    for s, names, ks in jobs:
+        if pre and ks:
+            blocks.append(([names[k] for k in ks], pre.pop(0)))
+        elif len(ks) == s.count:
             blocks.append((list(names), dec.block(s.offset, s.width, s.count)))
         elif ks:             # only the counters asked for: the others are never copied out of the records
             blocks.append(([names[k] for k in ks], kernel.gather_fields(dec.mat, [(s.offset + k * s.width, s.width)
@@ -374,9 +381,12 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
                 "it was not read (counted as 'other')", count=len(odd))
     parts: list[tuple[np.ndarray, dict]] = []
     idx_all = np.flatnonzero(use)
-    key1 = (head if len(idx_all) == n else head[idx_all])[:, np.r_[0:2, 22:52]] if head is not None else \
-        np.concatenate([dec.raw(starts[idx_all], 0, 2), dec.raw(starts[idx_all], 22, 30)], axis=1)
-    for g1 in _groups(key1):
+    # every record of one length and header layout (the usual file): one group, found without a copy of the bytes
+    one = head is not None and len(idx_all) == n and all(bool((head[:, a:b] == head[0, a:b]).all()) for a, b in
+                                                         ((0, 2), (22, 52)))
+    key1 = None if one else (head if len(idx_all) == n else head[idx_all])[:, np.r_[0:2, 22:52]] if head is not None \
+        else np.concatenate([dec.raw(starts[idx_all], 0, 2), dec.raw(starts[idx_all], 22, 30)], axis=1)
+    for g1 in [np.arange(n)] if one else _groups(key1):
         if cancel is not None and cancel():
             raise Cancelled()
         idx1 = idx_all[g1]
@@ -388,6 +398,8 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
         win = (slice(L.S2_CFVN, L.S2_CDON + 2),) if s0 == 2 else (slice(L.S1_V0, L.S1_FLAGS),
                                                                   slice(L.S1_CSOF, L.S1_CSON + 2))
         win = [w for w in win if dof + w.stop <= len(r0) and w.stop <= max(dln, 0) + 0]
+        if _one_shape(parts, fnd, meta, file_offs, idx1, dec, [(dof + w.start, w.stop - w.start) for w in win], want):
+            continue
         for g2 in _split(dec, idx1, [(dof + w.start, w.stop - w.start) for w in win]):
             idx2 = idx1[g2]
             r1 = dec.record(int(idx2[0]))
@@ -404,34 +416,51 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
                     _consistency(fnd, meta, file_offs[idx], rep, s0)
                 if not sh.fatal:
                     _decode_guarded(parts, fnd, file_offs, idx, dec, recs, sh, want)
-    _release(getattr(recs, "buf", None))
+    # every counter is copied out by now: the pages of a mapped file are handed back (pages.py) before the
+    # frame is built, so it does not stack on top of the file in memory
+    pages.drop(getattr(recs, "buf", None), 0, len(getattr(recs, "buf", b"")))
     return _assemble(parts, file, file_offs, fnd)
+
+
+def _one_shape(parts: list, fnd: _Findings, meta: dict, file_offs: np.ndarray, idx: np.ndarray, dec: _Decoder,
+               spans: list[tuple[int, int]], want) -> bool:
+    """The usual file: the records of ``idx`` are one shape (they share the layout fields :func:`_split` compares
+    with the first record's); decoded as the loop of :func:`_decode_all` would, in one pass over the records that
+    also checks that they are (True); False, having added nothing, when they are not or cannot be so decoded."""
+    rep, view = dec.record(int(idx[0])), _stride_view(dec, idx)
+    sty, dof, dln = (int.from_bytes(rep[a:b], "big") for a, b in ((L.OFF_STY, L.OFF_STY + 2), (44, 48), (48, 50)))
+    cs, has = (L.S2_CSOF if sty == 2 else L.S1_CSOF) + dof, dln >= (L.S2_CSOF if sty == 2 else L.S1_CSOF) + 8
+    csof = int.from_bytes(rep[cs:cs + 4], "big") if has else 0
+    csn = int.from_bytes(rep[cs + 4:cs + 6], "big") * int.from_bytes(rep[cs + 6:cs + 8], "big") if has else 0
+    sh = L.parse_shape(rep)
+    if view is None or sh.fatal or not kernel.available():
+        return False
+    same = spans + ([(csof, csn)] if 0 < csof and csof + csn <= len(rep) else [])
+    try:
+        c = _decode_shape(_Matrix(view, dec.buf, int(dec.starts[idx[0]]), same), sh, want)
+    except (Cancelled, MemoryError):
+        raise
+    except Exception:  # noqa: BLE001 - kernel.Differ (another shape among them) or a failure: the loop decides
+        return False   # (and says) what it is, from the start
+    _report(fnd, file_offs[idx], sh)
+    _consistency(fnd, meta, file_offs[idx], rep, sty)
+    parts.append((idx, c))
+    return True
 
 
 def _decode_guarded(parts: list, fnd: _Findings, file_offs: np.ndarray, idx: np.ndarray, dec: _Decoder, recs,
                     sh: L.Shape, want: frozenset[str] | None) -> None:
     """Decode one shape; a failure costs only the records of that shape (a finding names them), never the file."""
     try:
-        parts.append((idx, _decode_shape(_Matrix(_shape_matrix(dec, recs, idx)), sh, want)))
+        mat = _shape_matrix(dec, recs, idx)
+        at = mat.__array_interface__["data"][0] - dec.u8.__array_interface__["data"][0]    # a view: its first byte
+        parts.append((idx, _decode_shape(_Matrix(mat, *((dec.buf, at) if 0 <= at < len(dec.u8) else ())), sh, want)))
     except (Cancelled, MemoryError):
         raise
     except (ValueError, IndexError, TypeError, OverflowError) as exc:
         fnd.add(int(file_offs[idx[0]]), "error", "decode-failure", f"SMF 113 record could not be decoded "
                 f"({type(exc).__name__}: {exc})", "it was skipped; the other records of the file were read; please "
                 "report it", count=len(idx))
-
-
-def _release(buf) -> None:
-    """Every counter is copied out by now: let the kernel drop the pages of a memory-mapped file from this
-    process (they are read again from the file should anything look at them), so building the frame does not
-    stack on top of the whole file in memory."""
-    import mmap
-
-    if isinstance(buf, mmap.mmap) and hasattr(buf, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-        try:
-            buf.madvise(mmap.MADV_DONTNEED)
-        except (OSError, ValueError):
-            pass
 
 
 def _split(dec: _Decoder, idx: np.ndarray, spans: list[tuple[int, int]]):

@@ -320,6 +320,7 @@ def _clean_rdw(w: _Walker, inner: int) -> bool:
     SMF 113 record is longer than its own sections (that walk decides whether the length field is wrong)."""
     buf, n = w.buf, w.n
     parts: list[np.ndarray] = []
+    heads: list[np.ndarray] = []       # every record's first bytes, copied while the walk's step is mapped
     p, least, status = 0, MIN_LEN + inner, 1
     while status == 1:                 # progress and cancel about every 1.5 % of the bytes, as the careful walk
         if w.progress is not None:
@@ -327,8 +328,9 @@ def _clean_rdw(w: _Walker, inner: int) -> bool:
         if w.cancel is not None and w.cancel():
             from app.formats.schema import Cancelled
             raise Cancelled()
-        got, p, status = kernel.rdw_offsets(buf, p, p + w._step, least)
+        got, head, p, status = kernel.rdw_heads(buf, p, p + w._step, least, 52 + inner)
         parts.append(got)
+        heads.append(head)
     if status < 0 or p != n:
         return False
     o = np.concatenate(parts) if len(parts) > 1 else parts[0]
@@ -336,7 +338,7 @@ def _clean_rdw(w: _Walker, inner: int) -> bool:
         return False
     if o[-1] + 14 + inner > n:
         return False
-    H = kernel.rows_at(buf, o, 52 + inner)      # every record's first bytes as one matrix, checked by column
+    H = np.concatenate(heads) if len(heads) > 1 else heads[0]   # every record's first bytes, checked by column
     h = H[:, inner:]                            # the SMF header (after the inner RDW of a double-RDW file)
     ln = (H[:, 0].astype(np.int64) << 8) | H[:, 1]
     q = o + inner
@@ -352,7 +354,8 @@ def _clean_rdw(w: _Walker, inner: int) -> bool:
     if 113 in w.want:                  # same rule as the careful walk, once per record shape
         i113 = np.flatnonzero((rty == 113) & (ln - inner >= 52) & (q + 52 <= n))
         if len(i113):
-            keys = np.ascontiguousarray(np.concatenate([h[i113, 0:2], h[i113, 22:52]], axis=1))
+            hk = h if len(i113) == len(h) else h[i113]          # every record a 113 (usual): no row copy
+            keys = np.ascontiguousarray(np.concatenate([hk[:, 0:2], hk[:, 22:52]], axis=1))
             if (keys == keys[0]).all():
                 first = np.zeros(1, np.int64)
             else:
@@ -365,10 +368,11 @@ def _clean_rdw(w: _Walker, inner: int) -> bool:
     for t in np.flatnonzero(cnt).tolist():
         w.counts[t] += int(cnt[t])
     wanted = np.isin(rty, np.fromiter(w.want, np.int64, len(w.want)))
-    w.out.records = RecordSpans(buf, q[wanted], (o + ln)[wanted], h[wanted, :52])
+    every = bool(wanted.all())         # (usual) the first bytes of every record: a view, not a copy
+    w.out.records = RecordSpans(buf, q[wanted], (o + ln)[wanted], h[:, :52] if every else h[wanted, :52])
     w.out.other_bytes += int((ln - inner)[~wanted].sum())
     if 113 in w.want:                  # a record type byte damaged away from 113 (the writer id still says HIS)
-        his = np.flatnonzero(~wanted & (h[:, 18:22] == np.frombuffer(HIS_WID, np.uint8)).all(axis=1))
+        his = [] if every else np.flatnonzero(~wanted & (h[:, 18:22] == np.frombuffer(HIS_WID, np.uint8)).all(1))
         w.out.retyped = [(int(q[i]), int(rty[i])) for i in his]
     w.last = (int(q[-1]), int(ln[-1] - inner), bool(wanted[-1]))
     return True

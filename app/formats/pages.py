@@ -1,0 +1,84 @@
+"""The pages of a memory-mapped input file, and the readers' threads.
+
+A reader that walks a mapped file takes one page fault per few pages it touches; asking the kernel to map a
+slice at once (``MADV_POPULATE_READ``, Linux 5.14 and later) costs a fraction of that.  Once a slice's bytes
+are copied out, its pages are handed back (``MADV_DONTNEED``: read from the page cache again should anything
+look at them), so the file's pages do not stay resident beside what was decoded from them.  Both are hints:
+elsewhere (another system, an older kernel, bytes instead of a map) they do nothing, and no result depends on
+them.
+
+``NESTSCOPE_THREADS`` sets the threads of the reader's big gathers as it does the engine's (1: one thread).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import sys
+
+__all__ = ["drop", "populate", "threads"]
+
+# MADV_POPULATE_READ (Linux >= 5.14); Python 3.11's mmap module does not name it
+_POPULATE = getattr(mmap, "MADV_POPULATE_READ", 22 if sys.platform.startswith("linux") else None)
+_can_populate = _POPULATE is not None
+
+
+def threads() -> int:
+    """Threads of the reader's big gathers: ``NESTSCOPE_THREADS`` (default: the CPUs, at most 2), the setting
+    :func:`app.engine.parallel.threads` reads for the engine (formats may not import the engine)."""
+    try:
+        return max(1, int(os.environ.get("NESTSCOPE_THREADS", "").strip() or min(2, os.cpu_count() or 1)))
+    except ValueError:
+        return 1
+
+
+def _span(data, start: int, end: int) -> tuple[int, int] | None:
+    """``[start, end)`` widened to whole pages and kept inside ``data``, or None when there is nothing to do."""
+    try:
+        end = min(end, len(data)) if isinstance(data, mmap.mmap) else 0
+    except ValueError:                       # a closed map
+        return None
+    a = max(start, 0)
+    a -= a % mmap.PAGESIZE
+    return (a, end - a) if end > a else None
+
+
+def populate(data, start: int, end: int) -> None:
+    """Map the pages of ``data[start:end]`` in one call (a memory-mapped file on Linux 5.14+; else nothing)."""
+    global _can_populate
+    span = _span(data, start, end) if _can_populate else None
+    if span is None:
+        return
+    try:
+        data.madvise(_POPULATE, *span)
+    except OSError as exc:
+        if exc.errno in (22, 38, 95):        # EINVAL/ENOSYS/EOPNOTSUPP: this kernel does not know the advice
+            _can_populate = False
+    except ValueError:                       # closed map
+        pass
+
+
+def drop(data, start: int, end: int) -> None:
+    """Hand the pages of ``data[start:end]`` back to the kernel (a memory-mapped file only; they are read from
+    the file again should anything look at them)."""
+    span = _span(data, start, end) if hasattr(mmap, "MADV_DONTNEED") else None
+    if span is None:
+        return
+    try:
+        data.madvise(mmap.MADV_DONTNEED, *span)
+    except (OSError, ValueError):
+        pass
+
+
+def hash_into(h, data, cancel=None, step: int = 16 << 20) -> None:
+    """``h.update(data)`` (a hashlib object) ``step`` bytes at a time, each slice of a mapped file mapped in one
+    call before and handed back after (hashing a whole file leaves none of its pages resident); ``cancel()`` is
+    asked between slices (:class:`app.formats.schema.Cancelled`)."""
+    with memoryview(data) as mv:
+        for a in range(0, len(mv), step):
+            if cancel is not None and cancel():
+                from app.formats.schema import Cancelled
+                raise Cancelled()
+            populate(data, a, a + step)
+            h.update(mv[a:a + step])
+            drop(data, a, a + step)
