@@ -173,7 +173,7 @@ def _kinds() -> dict:
     return {_pa_type(k): k for k in (_S, _I32, _I64, _F64, _B, _T, "uint64")}
 
 
-GROUP_BYTES = 4 << 20       # about the Arrow bytes of the counters of one row group (write_frame)
+GROUP_BYTES = 8 << 20       # about the bytes of one row group's columns (write_frame)
 _GROUP_MIN_ROWS = 4096
 
 
@@ -215,8 +215,9 @@ class _Columns:
                     self.plan.append(("whole", _column(s, kind)))
 
     def width(self) -> int:
-        """Columns the frame has (each about 8 bytes a row in Arrow: a number, a time or a string's offset)."""
-        return sum(1 for p in self.plan if p[0] != "null")
+        """Bytes a row of the frame's columns in Arrow and in the Parquet writer's buffers: 8 for each column
+        the frame has (a number, a time, a string's offset)."""
+        return 8 * sum(1 for p in self.plan if p[0] != "null")
 
     def table(self, a: int = 0, b: int | None = None):
         """Rows ``a`` to ``b`` as a pyarrow Table."""
@@ -255,15 +256,15 @@ def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):
 
 def write_frame(table: str, frame: pd.DataFrame, counters: Sequence[str], path, rows: int | None = None) -> None:
     """Write ``frame`` as one part file (:func:`write_part`'s options, the schema of :func:`schema_of`) a row
-    group at a time: ``rows`` rows a group, by default about :data:`GROUP_BYTES` of the frame's columns (at
-    least 4,096 rows).  Only one group's counters exist in Arrow at once (and, for a samples frame, one
-    group's transposed counters), not a copy of the whole frame.  The rows, their order and the schema are
-    those of ``write_part(to_table(table, frame, counters))``; a frame of one group is written by that call."""
+    group at a time: ``rows`` rows a group, by default about :data:`GROUP_BYTES` of the frame's columns
+    (:meth:`_Columns.width`; at least 4,096 rows).  Only one group's Arrow copies (a samples frame's counters,
+    transposed) and the Parquet writer's buffers of one group exist at once, not those of the whole frame.
+    The rows, their order and the schema are those of ``write_part(to_table(table, frame, counters))``; a frame of one group is written by that call."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     cols = _Columns(table, frame, counters)
-    step = rows or max(_GROUP_MIN_ROWS, GROUP_BYTES // max(1, 8 * cols.width()))
+    step = rows or max(_GROUP_MIN_ROWS, GROUP_BYTES // max(1, cols.width()))
     if cols.n <= step:
         write_part(cols.table(), path)
         return
