@@ -191,11 +191,10 @@ class _Columns:
         self.n = len(frame)
         kinds = _kinds()
         have = set(frame.columns)
-        block = [f.name for f in self.schema if f.name in have and table == "samples" and is_counter(f.name)
-                 and frame[f.name].dtype == np.uint64]
-        if len(block) < 8:
-            block = []
-        self.block = {c: frame[c].to_numpy() for c in block}        # views of the frame's block
+        block = {} if table != "samples" else {f.name: frame[f.name].to_numpy() for f in self.schema
+                                                   if f.name in have and is_counter(f.name)}
+        block = {c: v for c, v in block.items() if v.dtype == np.uint64}
+        self.block = block if len(block) >= 8 else {}       # views of the frame's block
         self.plan: list[tuple] = []
         for f in self.schema:
             kind = kinds[f.type]
