@@ -438,6 +438,7 @@ elif mode == "decode":         # the reader's own peak: the warm code, then the 
     memory.streaming_heap()                 # as extract
     for r in read_chunks(data, file, counters=interval_counters(load_formula_sets())):
         more = (r.meta or {{}}).get("more", False)
+        r.samples = r.samples.iloc[:0].copy()   # let go as extract does (the reader's loop holds r until the next)
         del r
         if more:
             memory.release(collect=False)   # as extract between chunks
