@@ -97,8 +97,14 @@ class FileAdder:
             else:
                 t = frame["time"].to_numpy(dtype="datetime64[ns]")
                 end = t == t.max()
-                self.carry = frame.loc[end].reset_index(drop=True)
-                frame = frame.loc[~end].reset_index(drop=True)      # the whole chunk's copy freed here
+                k = len(end) - int(end.sum())
+                if not end[:k].any():       # the last time's rows end the frame (records in time order): the
+                    # rest is a view of the chunk, not a second copy of it; the carry a copy of its own rows
+                    self.carry = frame.iloc[k:].copy().reset_index(drop=True)
+                    frame = frame.iloc[:k].reset_index(drop=True)
+                else:
+                    self.carry = frame.loc[end].reset_index(drop=True)
+                    frame = frame.loc[~end].reset_index(drop=True)      # the whole chunk's copy freed here
             self._samples([frame])
             del frame
         elif last and self.carry is not None:
