@@ -97,8 +97,14 @@ class FileAdder:
             else:
                 t = frame["time"].to_numpy(dtype="datetime64[ns]")
                 end = t == t.max()
-                self.carry = frame.loc[end].reset_index(drop=True)
-                frame = frame.loc[~end].reset_index(drop=True)      # the whole chunk's copy freed here
+                k = len(end) - int(end.sum())
+                if not end[:k].any():       # the last time's rows end the frame (records in time order): the
+                    # rest is a view of the chunk, not a second copy of it; the carry a copy of its own rows
+                    self.carry = frame.iloc[k:].copy().reset_index(drop=True)
+                    frame = frame.iloc[:k].reset_index(drop=True)
+                else:
+                    self.carry = frame.loc[end].reset_index(drop=True)
+                    frame = frame.loc[~end].reset_index(drop=True)      # the whole chunk's copy freed here
             self._samples([frame])
             del frame
         elif last and self.carry is not None:
@@ -121,7 +127,12 @@ class FileAdder:
 
     def _samples(self, box: list[pd.DataFrame]) -> None:
         """Write the samples of the frame in ``box`` the dataset does not hold yet and their intervals.  The
-        frame is taken out of ``box`` so that it is freed once its samples part is made (bounded memory)."""
+        frame is taken out of ``box`` so that it is freed once its samples part is made (bounded memory).
+
+        The samples part is written first, before the intervals are computed (the chunk's samples and their
+        intervals are not both in memory beside a part's Parquet buffers), but listed (made visible to the
+        dedup look-ups as a pending part) only after: the intervals' context look-up must not see the chunk's
+        own samples as stored ones."""
         from app.dataset import dedup
         from app.dataset.store import _months
 
@@ -132,29 +143,32 @@ class FileAdder:
         # sample of each CPU is the context; else their pending parts are read as the dataset's
         fast = dedup.in_order(self.tail, frame)
         self.ds._pending_visible = not fast
+        later: list[tuple] = []
         try:
             held: list[pd.DataFrame] = []
             samples, dup = dedup.new_rows(self.ds, "samples", frame, held)     # counted once: by identity
             self.dup += dup
+            del frame
             iv = eng = drop = None
             if len(samples):
+                s = samples
+                if not self.ds.keep_samples:   # the counters intervals are computed from; the rest stay NULL
+                    s = s.drop(columns=[c for c in s.columns if tables.is_counter(c) and c not in self.need])
+                s = s.assign(sha256=_one_name(self.sha, len(s)), **{tables.OFFSET: tables.record_offsets_s(s)},
+                             source=_names(s["source"]),                            # NaN offset: none stated
+                             month=_months(s["time"].to_numpy(dtype="datetime64[ns]").view(np.int64)))
+                self._write("samples", s, tables.sample_counters(s.columns), later)
+                del s
                 iv, eng, drop = self.ds._intervals(samples, self.file, self.sets, self.tail if fast else None,
                                                    self.ahead if fast else None, self.sha, held[0] if held else None)
                 self.tail = dedup.tail_of(self.tail, samples, self.sha)
         finally:
             self.ds._pending_visible = True
+        self._list(later)
         if len(samples):
             self.findings.extend(eng)
-            s = samples
-            if not self.ds.keep_samples:       # the counters intervals are computed from; the rest stay NULL
-                s = s.drop(columns=[c for c in s.columns if tables.is_counter(c) and c not in self.need])
-            s = s.assign(sha256=_one_name(self.sha, len(s)), **{tables.OFFSET: tables.record_offsets_s(s)},
-                         source=_names(s["source"]),                                # NaN offset: none stated
-                         month=_months(s["time"].to_numpy(dtype="datetime64[ns]").view(np.int64)))
             n_new = len(samples)
-            del frame, samples      # only ``s`` (the same columns, copy-on-write) is held while it is written
-            self._write("samples", s, tables.sample_counters(s.columns))
-            del s
+            del samples         # only the intervals are held from here
             if drop is not None and len(drop):
                 # first the superseded intervals go (a kill here leaves a gap the next extract of this file fills)
                 self._supersede(drop)
@@ -192,17 +206,28 @@ class FileAdder:
                 for c, cpus in g.groupby("class")["cpu"]:
                     cls.setdefault(c, set()).update(int(x) for x in cpus.unique())
 
-    def _write(self, table: str, frame: pd.DataFrame, counters=()) -> dict[tuple[str, str], str]:
-        """One part per (cec, month) of ``frame``; returns their paths (relative) by (cec, month)."""
+    def _write(self, table: str, frame: pd.DataFrame, counters=(), later: list | None = None
+               ) -> dict[tuple[str, str], str]:
+        """One part per (cec, month) of ``frame``; returns their paths (relative) by (cec, month).  ``later``:
+        the parts are listed (pending, seen by the dedup look-ups, in the manifest entry) only when
+        :meth:`_list` is given it; until then only removal on failure knows them."""
         where = {}
         for (cec, month), idx in frame.groupby(["cec", "month"], observed=True, sort=True).indices.items():
             part = frame if len(idx) == len(frame) else frame.iloc[idx].reset_index(drop=True)   # one: no copy
             rel = self.ds._write_part(table, str(cec), month, self.sha, part, counters)
             self.written.append(rel)
-            self.parts[table].append(rel)
-            self.part_keys[rel] = {"cec": str(cec), "month": month, **self.ds._part_check(rel, len(idx))}
+            entry = (table, rel, {"cec": str(cec), "month": month, **self.ds._part_check(rel, len(idx))})
+            if later is None:
+                self._list([entry])
+            else:
+                later.append(entry)
             where[(str(cec), month)] = rel
         return where
+
+    def _list(self, entries: list[tuple]) -> None:
+        for table, rel, key in entries:
+            self.parts[table].append(rel)
+            self.part_keys[rel] = key
 
     def _supersede(self, drop: pd.DataFrame) -> None:
         """Remove stored intervals a chunk computed again with another start: a committed part is rewritten

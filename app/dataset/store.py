@@ -364,7 +364,7 @@ class Dataset:
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(".tmp-" + path.name)
-        tables.write_part(tables.to_table(table, frame, counters), tmp)
+        tables.write_frame(table, frame, counters, tmp)      # a row group at a time (bounded memory)
         os.replace(tmp, path)
         return rel.as_posix()
 
@@ -470,7 +470,10 @@ class Dataset:
             v = iv[c].to_numpy(dtype=np.float64)             # NaN (set absent) is stored as NULL
             if len(v) and not np.isnan(v[0]) or not np.isnan(v).all():
                 out[c] = v      # a counter of a set no record has is left out: the part's schema writes it NULL
-        return pd.DataFrame(out), counters
+        # the columns as they are (views of the engine's block where the type is already the stored one), not
+        # consolidated into a second block: the part is written a row group at a time (tables.write_frame), so
+        # the interval rows exist once, not twice, while they are written
+        return pd.DataFrame(out, copy=False), counters
 
     def extract(self, path: str | Path, sets=None, progress: Callable[[str], None] | None = None) -> ExtractResult:
         """Add one source file (see the module docstring).  Never raises for bad data; an exception of the

@@ -30,7 +30,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["FORMAT_VERSION", "READABLE_VERSIONS", "OFFSET", "record_offsets_s", "SAMPLE_COUNTERS", "schema_of", "to_table", "ns_of", "from_ns", "TS_TYPE", "write_part"]
+__all__ = ["FORMAT_VERSION", "READABLE_VERSIONS", "OFFSET", "record_offsets_s", "SAMPLE_COUNTERS", "schema_of", "to_table", "ns_of", "from_ns", "TS_TYPE", "write_part",
+           "write_frame"]
 
 FORMAT_VERSION = 3          # 1: bare int64 nanosecond times, dictionary columns (before issue 24); 2: no utc_offset_s
 READABLE_VERSIONS = (2, 3)  # versions read (2: without UTC offsets, so no query in local time); written: 3 only
@@ -84,14 +85,17 @@ def _schema(table: str, ident: tuple[tuple[str, str], ...], counters: tuple[str,
     return pa.schema([(c, _pa_type(k)) for c, k in ident] + [(c, _pa_type(ck)) for c in counters])
 
 
-def write_part(tbl, path) -> None:
+def write_part(tbl, path, pool=None) -> None:
     """Write one part file: zstd, page checksums, dictionary pages for the string columns only (a counter or a
-    time is nearly always distinct: a dictionary of them is built, then dropped, for nothing)."""
+    time is nearly always distinct: a dictionary of them is built, then dropped, for nothing).  ``pool``: the
+    Arrow memory pool of the writer's buffers (default: Arrow's)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     names = [f.name for f in tbl.schema if pa.types.is_string(f.type)]
-    pq.write_table(tbl, path, compression="zstd", write_page_checksum=True, use_dictionary=names or False)
+    with pq.ParquetWriter(path, tbl.schema, compression="zstd", write_page_checksum=True,
+                          use_dictionary=names or False, memory_pool=pool) as w:
+        w.write_table(tbl)
 
 
 def ns_of(values) -> np.ndarray:
@@ -167,51 +171,123 @@ def _categorical_strings(s: pd.Series):
     return pc.take(names, pa.array(codes, mask=codes < 0))
 
 
-def _counter_block(table: str, frame: pd.DataFrame, names: list[str]) -> dict:
-    """The counter columns of a samples frame (uint64 without NULLs, the reader's) as Arrow arrays made in one
-    copy: the reader keeps them in one 2-D block in row order, so each column is strided and pyarrow would copy
-    each one on its own, behind a pandas Series a column."""
-    import pyarrow as pa
-
-    if table != "samples":
-        return {}
-    names = [c for c in names if is_counter(c) and frame[c].dtype == np.uint64]
-    if len(names) < 8:
-        return {}
-    mat = np.empty((len(names), len(frame)), np.uint64)        # one row a counter: one copy, no temporaries
-    for i, c in enumerate(names):
-        mat[i] = frame[c].to_numpy()
-    return {c: pa.array(mat[i], type=pa.uint64()) for i, c in enumerate(names)}
-
-
 @functools.lru_cache(maxsize=1)
 def _kinds() -> dict:
     return {_pa_type(k): k for k in (_S, _I32, _I64, _F64, _B, _T, "uint64")}
 
 
+GROUP_BYTES = 8 << 20       # about the bytes of one row group's columns (write_frame)
+_GROUP_MIN_ROWS = 4096
+
+
+class _Columns:
+    """The Arrow columns of ``frame`` in the schema of (``table``, ``counters``), made for any range of rows.
+
+    The counters and numbers (the wide part of a frame) are taken from the frame's arrays as they are and made
+    a range at a time; the few other columns (names, times: small) are made once for the whole frame and
+    sliced.  A samples frame's uint64 counters are one 2-D block in row order (the reader's), so each column
+    is strided: a range's counters are copied into one block a counter a row (one copy, no temporaries),
+    not each one on its own behind a pandas Series."""
+
+    def __init__(self, table: str, frame: pd.DataFrame, counters: Sequence[str]):
+        self.schema = schema_of(table, counters)
+        self.n = len(frame)
+        kinds = _kinds()
+        have = set(frame.columns)
+        block = {} if table != "samples" else {f.name: frame[f.name].to_numpy() for f in self.schema
+                                                   if f.name in have and is_counter(f.name)}
+        block = {c: v for c, v in block.items() if v.dtype == np.uint64}
+        self.block = block if len(block) >= 8 else {}       # views of the frame's block
+        self.plan: list[tuple] = []
+        for f in self.schema:
+            kind = kinds[f.type]
+            if f.name in self.block:
+                self.plan.append(("block", f.name))
+            elif f.name not in have:
+                self.plan.append(("null", None))
+            else:
+                s = frame[f.name]
+                raw = s.to_numpy() if isinstance(s.dtype, np.dtype) and kind != _T else None
+                if raw is not None and ((kind == "uint64" and raw.dtype == np.uint64)
+                                        or (kind == _F64 and raw.dtype == np.float64)):
+                    self.plan.append(("raw", raw, True))        # counters as they are: NaN NULL
+                elif raw is not None and raw.dtype == _NUMPY.get(kind):
+                    self.plan.append(("raw", raw, False))       # no NULL possible: as they are
+                else:
+                    self.plan.append(("whole", _column(s, kind)))
+
+    def width(self) -> int:
+        """Bytes a row of the frame's columns in Arrow and in the Parquet writer's buffers: 8 for each column
+        the frame has (a number, a time, a string's offset)."""
+        return 8 * sum(1 for p in self.plan if p[0] != "null")
+
+    def table(self, a: int = 0, b: int | None = None):
+        """Rows ``a`` to ``b`` as a pyarrow Table (its copies from the system allocator: :func:`write_frame`)."""
+        import pyarrow as pa
+
+        pool = pa.system_memory_pool()
+        b = self.n if b is None else b
+        n = b - a
+        mat = None
+        if self.block:
+            mat = np.empty((len(self.block), n), np.uint64)
+            for i, v in enumerate(self.block.values()):
+                mat[i] = v[a:b]
+        row = {c: i for i, c in enumerate(self.block)}
+        nulls: dict = {}        # one all-NULL array per type, shared by every absent column (a samples part has
+        # 240 counter columns, most of them absent: one array each took 8 bytes a row each)
+        cols = []
+        for f, p in zip(self.schema, self.plan):
+            if p[0] == "block":
+                cols.append(pa.array(mat[row[p[1]]], type=pa.uint64(), memory_pool=pool))
+            elif p[0] == "raw":
+                cols.append(pa.array(p[1][a:b], type=f.type, from_pandas=p[2], memory_pool=pool))
+            elif p[0] == "whole":
+                cols.append(p[1] if (a, b) == (0, self.n) else p[1].slice(a, n))
+            else:
+                if f.type not in nulls:
+                    nulls[f.type] = pa.nulls(n, type=f.type, memory_pool=pool)
+                cols.append(nulls[f.type])
+        return pa.Table.from_arrays(cols, schema=self.schema)
+
+
 def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):
     """``frame`` as a pyarrow Table of :func:`schema_of` (``table``, ``counters``): absent columns NULL."""
+    return _Columns(table, frame, counters).table()
+
+
+def write_frame(table: str, frame: pd.DataFrame, counters: Sequence[str], path, rows: int | None = None) -> None:
+    """Write ``frame`` as one part file (:func:`write_part`'s options, the schema of :func:`schema_of`) a row
+    group at a time: ``rows`` rows a group, by default about :data:`GROUP_BYTES` of the frame's columns
+    (:meth:`_Columns.width`; at least 4,096 rows).  Only one group's Arrow copies (a samples frame's counters,
+    transposed) and the Parquet writer's buffers of one group exist at once, not those of the whole frame.
+    The rows, their order and the schema are those of ``write_part(to_table(table, frame, counters))``; a frame of one group is written by that call."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cols = _Columns(table, frame, counters)
+    step = rows or max(_GROUP_MIN_ROWS, GROUP_BYTES // max(1, cols.width()))
+    if cols.n <= step:
+        write_part(cols.table(), path, pa.system_memory_pool())
+        _release_arrow()
+        return
+    names = [f.name for f in cols.schema if pa.types.is_string(f.type)]
+    # the writer's buffers from the system allocator too: Arrow's default pool (mimalloc) keeps the pages of
+    # the largest group it served, so each part written would leave a group's worth of memory resident
+    with pq.ParquetWriter(path, cols.schema, compression="zstd", write_page_checksum=True,
+                          use_dictionary=names or False, memory_pool=pa.system_memory_pool()) as w:
+        for a in range(0, cols.n, step):
+            w.write_table(cols.table(a, min(cols.n, a + step)))
+    _release_arrow()
+
+
+def _release_arrow() -> None:
+    """Hand the pages Arrow's pool kept from a part's writing back to the system: its default pool (mimalloc)
+    keeps about a group's worth (11-14 MB for a 20,000-row samples part), which the work after the write (the
+    chunk's intervals) would otherwise add to."""
     import pyarrow as pa
 
-    schema = schema_of(table, counters)
-    n = len(frame)
-    cols = []
-    kinds = _kinds()
-    have = set(frame.columns)
-    nulls: dict = {}        # one all-NULL array per type, shared by every absent column (a samples part has
-    # 240 counter columns, most of them absent: one array each took 8 bytes a row each)
-    block = _counter_block(table, frame, [f.name for f in schema if f.name in have])
-    for f in schema:
-        kind = kinds[f.type]
-        if f.name in block:
-            cols.append(block[f.name])
-        elif f.name in have:
-            cols.append(_column(frame[f.name], kind))
-        else:
-            if f.type not in nulls:
-                nulls[f.type] = pa.nulls(n, type=f.type)
-            cols.append(nulls[f.type])
-    return pa.Table.from_arrays(cols, schema=schema)
+    pa.default_memory_pool().release_unused()
 
 
 def sample_counters(frame_columns: Sequence[str]) -> list[str]:

@@ -202,3 +202,28 @@ def test_a_dump_holding_records_twice_in_chunks_counts_them_once(files, tmp_path
     assert len(got) == len(want_iv) == 1536
     assert (got["qbits"].to_numpy() == want_iv["qbits"].to_numpy()).all()       # no "odd-length" row
     assert_same(run_query(ds, QuerySpec(by="cpu")), want_q, "cpu", IDS)
+
+
+def test_a_chunks_samples_part_is_listed_after_its_intervals(files, tmp_path, monkeypatch):
+    # each chunk's samples part is written before its intervals are computed (memory), but the look-ups that
+    # compute them must not list it as a pending part (its samples would come back as stored context): at each
+    # interval computation exactly one samples part on disk, this chunk's, is not yet listed; the dataset's
+    # intervals are those of the whole file read in one piece
+    from app.dataset.store import Dataset as DS
+
+    _, st1, whole = files
+    seen = []
+    real = DS._intervals
+
+    def spy(self, *a, **k):
+        on_disk = {p.relative_to(self.root).as_posix() for p in (self.root / "samples").rglob("part-*.parquet")}
+        listed = {rel for rel in self._pending if rel.startswith("samples/")}
+        seen.append((len(on_disk - listed), listed <= on_disk))
+        return real(self, *a, **k)
+    monkeypatch.setattr(DS, "_intervals", spy)
+    ds, r = _chunked_extract(st1, tmp_path / "ds", 0.5, monkeypatch)
+    assert r.status == "added" and r.entry["chunks"] > 1
+    assert len(seen) >= 2 and all(s == (1, True) for s in seen), seen
+    want, _ = whole[st1.name]
+    cols = [c for c in want.columns if c not in ("sha256",)]
+    pd.testing.assert_frame_equal(_intervals(ds)[cols], want[cols])

@@ -1,0 +1,100 @@
+"""A part written a row group at a time (app/dataset/tables.py ``write_frame``, issue 24: the extract's memory)
+holds what the part written in one piece holds: the same schema, rows and order, for any frame and any group
+size; a frame of ``n`` rows in groups of ``r`` is ceil(n / r) row groups.  An extract whose parts are cut in
+small groups gives the parts of an extract written in one piece.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.dataset import Dataset, tables
+from app.engine.catalog import load_formula_sets
+
+NAMES = ["SYSA", "SYSB", "Zürich", ""]
+
+
+@st.composite
+def part_frames(draw):
+    """(table, frame, counters): a samples frame whose counters are one 2-D block in row order (as the reader
+    makes them: each column strided), or an interval frame of separate float64 columns with NaN (NULL)."""
+    n = draw(st.integers(0, 40))
+    table = draw(st.sampled_from(["samples", "intervals"]))
+    names = draw(st.lists(st.sampled_from(NAMES + [None]), min_size=n, max_size=n))
+    t = np.asarray(draw(st.lists(st.integers(0, 2**40), min_size=n, max_size=n)), np.int64) * 1000
+    t = t.view("datetime64[ns]")
+    if n:
+        t[draw(st.integers(0, n - 1))] = np.datetime64("NaT")       # a missing time: NULL
+    frame = pd.DataFrame({"lpar": pd.Categorical(names), "cpu": np.arange(n, dtype=np.int32),
+                          tables.OFFSET: np.where(np.arange(n) % 3 == 0, np.nan, 3600.0)})
+    frame["time" if table == "samples" else "t_end"] = t
+    if table == "samples":
+        k = draw(st.sampled_from([3, 9]))       # fewer than 8 counters: each column on its own
+        vals = np.asarray(draw(st.lists(st.integers(0, 2**64 - 1), min_size=n * k, max_size=n * k)), np.uint64)
+        block = pd.DataFrame(vals.reshape(n, k), columns=[f"B{i}" for i in range(min(k, 6))]
+                             + [f"E{128 + i}" for i in range(k - min(k, 6))])
+        frame = pd.concat([frame, block], axis=1)
+        counters = tables.sample_counters(frame.columns)
+    else:
+        counters = ["B0", "B1", "E128"]            # E128: absent from the frame (NULL)
+        for c in counters[:2]:
+            v = np.asarray(draw(st.lists(st.floats(allow_nan=True, allow_infinity=False), min_size=n,
+                                         max_size=n)), np.float64)
+            frame[c] = v
+    return table, frame, counters
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(part_frames(), st.integers(1, 50))
+def test_row_groups_hold_the_one_piece_rows(tmp_path, case, rows):
+    table, frame, counters = case
+    whole, cut = tmp_path / "whole.parquet", tmp_path / "cut.parquet"
+    tables.write_part(tables.to_table(table, frame, counters), whole)
+    tables.write_frame(table, frame, counters, cut, rows=rows)
+    a, b = pq.read_table(whole), pq.read_table(cut)
+    assert a.schema == b.schema == tables.schema_of(table, counters)
+    assert a.equals(b)
+    n = len(frame)
+    assert pq.ParquetFile(cut).num_row_groups == (-(-n // rows) if n > rows else 1)
+
+
+def test_ten_rows_in_groups_of_four(tmp_path):
+    # 10 rows, groups of 4: row groups of 4, 4 and 2 rows; the cpu column reads 0..9 in order
+    frame = pd.DataFrame({"lpar": pd.Categorical(["A"] * 10), "cpu": np.arange(10, dtype=np.int32),
+                          "B0": np.arange(10, dtype=np.float64)})
+    tables.write_frame("intervals", frame, ["B0"], tmp_path / "p.parquet", rows=4)
+    f = pq.ParquetFile(tmp_path / "p.parquet")
+    assert [f.metadata.row_group(i).num_rows for i in range(f.num_row_groups)] == [4, 4, 2]
+    got = f.read()
+    assert got.column("cpu").to_pylist() == list(range(10))
+    assert got.column("B0").to_pylist() == [float(i) for i in range(10)]
+    assert got.column("lpar").to_pylist() == ["A"] * 10
+
+
+def _parts(ds: Dataset) -> dict[str, list]:
+    (entry,) = ds.entries()
+    return {t: [pq.read_table(ds.root / p) for p in entry["parts"][t]] for t in tables.TABLES}
+
+
+def test_an_extract_in_small_groups_writes_the_same_parts(tmp_path, sample_result, monkeypatch):
+    r = sample_result("after_z16_ZOSA_smf113.rdw.gz")
+    sets = load_formula_sets()
+    one = Dataset(tmp_path / "one", create=True)
+    one.add_result(r, "a" * 64, 1, sets)
+    monkeypatch.setattr(tables, "GROUP_BYTES", 1)
+    monkeypatch.setattr(tables, "_GROUP_MIN_ROWS", 97)      # groups of 97 rows (a prime: no part is whole groups)
+    cut = Dataset(tmp_path / "cut", create=True)
+    cut.add_result(r, "a" * 64, 1, sets)
+    a, b = _parts(one), _parts(cut)
+    groups = 0
+    for t in tables.TABLES:
+        assert len(a[t]) == len(b[t])
+        for x, y in zip(a[t], b[t]):
+            assert x.schema == y.schema and x.equals(y)
+    for p in cut.entries()[0]["parts"]["samples"] + cut.entries()[0]["parts"]["intervals"]:
+        groups += pq.ParquetFile(cut.root / p).num_row_groups
+    assert groups > len(b["samples"]) + len(b["intervals"])        # cut in several groups indeed
