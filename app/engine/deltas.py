@@ -24,6 +24,7 @@ import pandas as pd
 
 from app.engine.aggregate import bucket_arrays
 from app.engine.catalog import GENERIC, FormulaSet, select_generation
+from app.engine.parallel import parallel_map
 from app.engine.keys import LPAR_KEY, Cols, dense, firsts_lasts, rising_within, row_key, time_order
 from app.engine.record_checks import cpu_presence, run_start_changes, system_moves
 from app.findings import Finding, make_finding
@@ -432,15 +433,17 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     if len(counters) and m:
         g_cur, g_prev = srow(oc), srow(op)
         any_abs = bool(oa.any())
-        for r0 in range(0, m, _ROWS):
+
+        def fill(r0: int) -> None:                  # rows r0.. of D: gathers and copies release the GIL
             r1 = min(r0 + _ROWS, m)
             ra = oa[r0:r1]
             if any_abs and ra.any():
-                d = C.full(g_cur[r0:r1]) - np.where(ra[:, None], C.full(g_prev[r0:r1]), np.uint64(0))
-                D[r0:r1] = d
+                D[r0:r1] = C.full(g_cur[r0:r1]) - np.where(ra[:, None], C.full(g_prev[r0:r1]), np.uint64(0))
             else:                                   # deltas as recorded (subtype 1): no subtraction
                 for js, M in C.blocks(g_cur[r0:r1]):
                     D[r0:r1, js] = M
+
+        parallel_map(fill, range(0, m, _ROWS))      # each thread takes the next rows: two cores share the copy
         mask_bits = sets_[oc] & np.where(oa, sets_[op], -1)
         for bit in np.unique(bits):
             absent = np.flatnonzero((mask_bits & bit) == 0)

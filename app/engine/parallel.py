@@ -65,8 +65,9 @@ def parallel_map(fn: Callable[[Any], T], items: Iterable[Any]) -> list[T]:
 
     futures = [_executor(n - 1).submit(work) for _ in range(n - 1)]
     work()
-    for f in futures:
-        f.result()
+    for f in futures:       # one not started yet has nothing left to take: never waited for (a call made on a
+        if not f.cancel():  # pool thread, its pool busy with that very call, would wait for itself)
+            f.result()
     if errors:
         raise errors[0]
     return results

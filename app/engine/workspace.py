@@ -26,7 +26,7 @@ from app.engine.metrics import level_metrics, metrics_level, with_summary
 from app.engine.parallel import parallel_map
 from app.engine.plausibility import IMPLAUSIBLE, LEFT_OUT, left_out
 from app.engine.plausibility import check as check_bounds
-from app.engine.timezone import Zones, add_utc_offsets
+from app.engine.timezone import Zones, add_utc_offsets, record_offsets
 from app.findings import Finding
 from app.formats.schema import ReadResult
 
@@ -246,8 +246,10 @@ class Workspace:
                 self._iv, self._engine_findings = self._left_out(hit[0]), hit[1]
                 return
         frames = [r.samples for r in self._files if r.samples is not None and len(r.samples)]
-        iv, findings = compute_intervals(frames, self.formula_sets, keep)
-        findings += add_utc_offsets(iv, frames)         # each system's UTC offset from its records' local time
+        # the records' UTC offsets read the samples only: made on a second thread beside the intervals
+        (iv, findings), rec = parallel_map(lambda job: job(), [
+            lambda: compute_intervals(frames, self.formula_sets, keep), lambda: record_offsets(frames)])
+        findings += add_utc_offsets(iv, frames, rec)    # each system's UTC offset from its records' local time
         findings += check_bounds(iv, self.formula_sets, _counter_columns(iv))   # marks implausible rows
         self._engine_findings = findings
         if key is not None:       # cached as computed, implausible rows marked, not left out
