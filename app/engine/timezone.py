@@ -27,8 +27,8 @@ import pandas as pd
 from app.engine.keys import LPAR_KEY
 from app.findings import Finding, make_finding
 
-__all__ = ["LOCAL", "UTC", "QUARTER_S", "TzError", "parse_tz", "record_offsets", "add_utc_offsets", "Zones",
-           "offset_text", "iso_time"]
+__all__ = ["LOCAL", "UTC", "QUARTER_S", "TzError", "parse_tz", "record_offsets", "add_utc_offsets", "utc_offsets",
+           "Zones", "offset_text", "iso_time"]
 
 LOCAL, UTC = "local", "utc"
 QUARTER_S = 900
@@ -140,13 +140,18 @@ def add_utc_offsets(iv: pd.DataFrame, frames: Sequence[pd.DataFrame], rec: pd.Da
     the findings: each switch of a system's offset, and each system whose offset cannot be derived.  ``rec``:
     ``record_offsets(frames)`` when made already (it reads the samples only: it may be made beside the
     intervals)."""
-    rec = record_offsets(frames) if rec is None else rec
-    iv[OFFSET_COLUMN] = np.full(len(iv), np.nan)
+    col, findings = utc_offsets(iv, record_offsets(frames) if rec is None else rec)
+    iv[OFFSET_COLUMN] = col
+    return findings
+
+
+def utc_offsets(iv: pd.DataFrame, rec: pd.DataFrame) -> tuple[np.ndarray, list[Finding]]:
+    """What :func:`add_utc_offsets` sets and returns, from the records' offsets ``rec``; ``iv`` is only read."""
+    col = np.full(len(iv), np.nan)
     if not len(iv):
-        return []
+        return col, []
     findings: list[Finding] = []
     known = {k: g for k, g in rec.groupby(LPAR_KEY, sort=False)} if len(rec) else {}
-    col = np.full(len(iv), np.nan)
     ends = iv["interval_end"].to_numpy("datetime64[ns]").view(np.int64)
     for key, rows in iv.groupby(LPAR_KEY, observed=True, sort=True).indices.items():
         key = tuple(str(k) for k in key)
@@ -171,8 +176,7 @@ def add_utc_offsets(iv: pd.DataFrame, frames: Sequence[pd.DataFrame], rec: pd.Da
                                          "a daylight-saving or zone change: the day has more or fewer local hours, "
                                          "not a gap in the data", cec=key[0], lpar=key[1], system=key[2],
                                          time=when.isoformat()))
-    iv[OFFSET_COLUMN] = col
-    return findings
+    return col, findings
 
 
 # ------------------------------------------------------------------ use

@@ -26,7 +26,8 @@ from app.engine.metrics import level_metrics, metrics_level, with_summary
 from app.engine.parallel import parallel_map
 from app.engine.plausibility import IMPLAUSIBLE, LEFT_OUT, left_out
 from app.engine.plausibility import check as check_bounds
-from app.engine.timezone import Zones, add_utc_offsets, record_offsets
+from app.engine.plausibility import scan as scan_bounds
+from app.engine.timezone import OFFSET_COLUMN, Zones, record_offsets, utc_offsets
 from app.findings import Finding
 from app.formats.schema import ReadResult
 
@@ -249,8 +250,13 @@ class Workspace:
         # the records' UTC offsets read the samples only: made on a second thread beside the intervals
         (iv, findings), rec = parallel_map(lambda job: job(), [
             lambda: compute_intervals(frames, self.formula_sets, keep), lambda: record_offsets(frames)])
-        findings += add_utc_offsets(iv, frames, rec)    # each system's UTC offset from its records' local time
-        findings += check_bounds(iv, self.formula_sets, _counter_columns(iv))   # marks implausible rows
+        # each system's UTC offset from its records' local time, and the physical bounds, found side by side
+        counters = _counter_columns(iv)
+        scanned, (offsets, f) = parallel_map(lambda job: job(), [
+            lambda: scan_bounds(iv, self.formula_sets, counters), lambda: utc_offsets(iv, rec)])
+        iv[OFFSET_COLUMN] = offsets
+        findings += f
+        findings += check_bounds(iv, self.formula_sets, _counter_columns(iv), scanned)   # marks implausible rows
         self._engine_findings = findings
         if key is not None:       # cached as computed, implausible rows marked, not left out
             cache.store_intervals(key, [{"path": r.file} for r in self._files], iv, findings)

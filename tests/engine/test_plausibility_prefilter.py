@@ -37,7 +37,10 @@ def _frame(seed: int, n: int, subset: int, nan_share: float) -> tuple[pd.DataFra
     wall = speed * 1e6 * (secs * 1.05 + 2)
     b0 = wall * rng.choice([0.1, 0.9, 1.0, 1.0000001, 2.0, np.nan], size=n)
     data = {"generation": pd.Categorical(rng.choice(GENS, size=n)), "cpu_speed": speed, "interval_s": secs,
-            "qbits": rng.choice([0, QUALITY_BITS["lost-data"], 4, 5], size=n).astype(np.int64)}
+            "qbits": rng.choice([0, QUALITY_BITS["lost-data"], 4, 5], size=n).astype(np.int64),
+            "source": pd.Categorical(rng.choice(["a.smf", "b.smf"], size=n)), "offset": np.arange(n) * 1000,
+            "system": "SYS1", "class": "CP", "cpu": np.arange(n) % 8,
+            "interval_end": pd.Timestamp("2026-11-02") + pd.to_timedelta(np.arange(n) // 8 * 900, unit="s")}
     for c in counters:
         # mostly small shares (a row then reaches the later rules), about two extended counters a row and a
         # quarter of the basic and problem-state ones from FACTORS
@@ -89,3 +92,31 @@ def test_prefilter_across_chunks(rows):
     """Violations on both sides of a chunk boundary of the looser test and of the rules."""
     iv, counters = _frame(7, rows, 0, 0.0)
     _same(iv, counters)
+
+
+@pytest.mark.parametrize("extra", [0.0, 1e30, np.nan])
+def test_a_scan_made_before_a_column_was_added(extra):
+    """The workspace scans the bounds beside the UTC offsets and adds the offsets column after: the check then
+    reuses the scan only where a scan now would find the same (the new column breaks no bound: 0 s, NaN), and
+    scans again where it would not (1e30 breaks the wall-clock bound of any counter on rows with a clock)."""
+    iv, counters = _frame(3, 500, 0, 0.1)
+    before = P.scan(iv, SETS, counters)
+    iv["utc_offset_s"] = extra
+    now = [*counters, "utc_offset_s"]
+    assert P._covers(iv, SETS, now, before) is (extra != 1e30)
+    fresh = iv.copy()
+    got = P.check(iv, SETS, now, before)
+    want = P.check(fresh, SETS, now)
+    assert [f.message for f in got] == [f.message for f in want]
+    pd.testing.assert_frame_equal(iv, fresh)
+    if extra == 1e30:
+        assert any(f.key.get("counter") == "utc_offset_s" for f in got)
+
+
+def test_a_scan_of_other_counters_is_not_reused():
+    iv, counters = _frame(4, 50, 0, 0.0)
+    R = P.scan(iv, SETS, counters[1:])
+    assert not P._covers(iv, SETS, counters, R)                      # a counter a rule reads was not tested
+    assert not P._covers(iv, SETS, counters[::-1], P.scan(iv, SETS, counters))     # tested in another order
+    assert P._covers(iv, SETS, counters, P.scan(iv, SETS, counters))
+    assert not P._covers(iv.iloc[:10], SETS, counters, P.scan(iv, SETS, counters))   # other rows
