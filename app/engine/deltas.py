@@ -24,6 +24,8 @@ import pandas as pd
 
 from app.engine.aggregate import bucket_arrays
 from app.engine.catalog import GENERIC, FormulaSet, select_generation
+from app.engine.counter_blocks import SampleCounters as _Counters
+from app.engine.parallel import start_map
 from app.engine.keys import LPAR_KEY, Cols, dense, firsts_lasts, rising_within, row_key, time_order
 from app.engine.record_checks import cpu_presence, run_start_changes, system_moves
 from app.findings import Finding, make_finding
@@ -161,129 +163,6 @@ def _identity(frames: Sequence[pd.DataFrame], stated: list[str]) -> Cols:
     return Cols(a, cats)
 
 
-class _Counters:
-    """Counter columns of the sample frames, read for given rows without joining the frames.
-
-    Columns of one reader block (one 2-D array, a row per record) are read through a 2-D view of that block,
-    so a gather copies the span of each record that holds them (contiguous) instead of striding through each
-    column; other columns (a pandas-made frame: each column contiguous) are gathered one by one.
-    """
-
-    def __init__(self, frames: Sequence[pd.DataFrame], counters: Sequence[str]):
-        self.n = len(counters)
-        self.stops = np.cumsum([len(f) for f in frames])
-        self.parts = [self._part(f, counters) for f in frames]
-
-    @staticmethod
-    def _part(f: pd.DataFrame, counters: Sequence[str]):
-        n = len(f)
-        groups: dict[tuple[int, int], tuple[np.ndarray, list[int], list[np.ndarray]]] = {}
-        alone: list[tuple[np.ndarray, list[int], list[int]]] = []
-        missing = []
-        for j, c in enumerate(counters):
-            if c not in f.columns:
-                missing.append(j)
-                continue
-            v = f[c].to_numpy(dtype=np.uint64)
-            b = v
-            while isinstance(b.base, np.ndarray):
-                b = b.base
-            s = v.strides[0] if v.ndim == 1 else 0
-            if b is v or s <= 0 or s % 8 or not v.dtype.isnative:
-                alone.append((np.ascontiguousarray(v)[:, None], [j], [0]))
-                continue
-            g = groups.setdefault((id(b), s), (b, [], []))
-            g[1].append(j)
-            g[2].append(v)
-        out = []
-        for (_, s), (b, js, cols) in groups.items():
-            view, ks = _block_view(b, cols, s, n)
-            if view is None:
-                alone.extend((np.ascontiguousarray(v)[:, None], [j], [0]) for j, v in zip(js, cols))
-            else:
-                out.append((view, _runs(js, ks)))
-        return out + [(v, [(slice(js[0], js[0] + 1), slice(0, 1))]) for v, js, _ in alone], \
-            (_positions(missing), len(missing))
-
-    def blocks(self, rows: np.ndarray) -> list[tuple[np.ndarray | slice, np.ndarray]]:
-        """The counters at global sample rows ``rows`` as (counter positions, (rows x counters) uint64) pieces."""
-        m = len(rows)
-        if len(self.parts) == 1 or not m:
-            return self._part_blocks(0, rows, m)
-        fi = np.searchsorted(self.stops, rows, side="right")
-        lo, hi = int(fi.min()), int(fi.max())
-        if lo == hi:
-            return self._part_blocks(lo, rows - (self.stops[lo - 1] if lo else 0), m)
-        out = np.zeros((m, self.n), np.uint64)
-        for i in range(lo, hi + 1):
-            sel = np.flatnonzero(fi == i)
-            if len(sel):
-                for js, M in self._part_blocks(i, rows[sel] - (self.stops[i - 1] if i else 0), len(sel)):
-                    out[sel[:, None], np.arange(self.n)[js][None, :]] = M
-        return [(slice(0, self.n), out)]
-
-    def full(self, rows: np.ndarray) -> np.ndarray:
-        """The counters at ``rows`` as one (rows x counters) uint64 array."""
-        got = self.blocks(rows)
-        if len(got) == 1 and isinstance(got[0][0], slice) and got[0][0] == slice(0, self.n):
-            return got[0][1]
-        out = np.empty((len(rows), self.n), np.uint64)
-        for js, M in got:
-            out[:, js] = M
-        return out
-
-    def _part_blocks(self, i: int, rows: np.ndarray, m: int) -> list[tuple[np.ndarray | slice, np.ndarray]]:
-        groups, (missing, k) = self.parts[i]
-        out = []
-        for view, runs in groups:
-            b = view[rows]                        # the span of each record holding the counters: contiguous copies
-            out.extend((js, b[:, ks]) for js, ks in runs)       # views: counters side by side in both
-        if k:
-            out.append((missing, np.zeros((m, k), np.uint64)))
-        return out
-
-
-def _runs(js: list[int], ks: list[int]) -> list[tuple[slice, slice]]:
-    """(counter positions, record words) slices where both are consecutive: copies without fancy indexing."""
-    o = sorted(range(len(js)), key=lambda i: js[i])
-    out: list[tuple[slice, slice]] = []
-    for i in o:
-        j, k = js[i], ks[i]
-        if out and out[-1][0].stop == j and out[-1][1].stop == k:
-            out[-1] = (slice(out[-1][0].start, j + 1), slice(out[-1][1].start, k + 1))
-        else:
-            out.append((slice(j, j + 1), slice(k, k + 1)))
-    return out
-
-
-def _positions(js: list[int]) -> np.ndarray | slice:
-    """Counter positions as a slice when they are consecutive (plain strided copies), else an index array."""
-    if js and js == list(range(js[0], js[0] + len(js))):
-        return slice(js[0], js[0] + len(js))
-    return np.array(js, np.int64)
-
-
-def _block_view(b: np.ndarray, cols: list[np.ndarray], s: int, n: int) -> tuple[np.ndarray | None, list[int]]:
-    """A (rows x words) uint64 view of the memory of ``b`` (the base of the counter columns ``cols``, row stride
-    ``s``) over the span of the columns in each record, and each column's word in it; (None, []) when the
-    columns do not sit in one row layout (numpy checks the view against the size of ``b``)."""
-    ptrs = [v.__array_interface__["data"][0] for v in cols]
-    p0 = min(ptrs)
-    ks = [(p - p0) // 8 for p in ptrs]
-    if any((p - p0) % 8 for p in ptrs) or (max(ptrs) - p0) + 8 > s:
-        return None, []
-    off = p0 - b.__array_interface__["data"][0]
-    try:
-        view = np.ndarray(shape=(n, max(ks) + 1), dtype=np.uint64, buffer=b, offset=off, strides=(s, 8))
-    except (ValueError, TypeError, BufferError):
-        return None, []
-    # the view must read the very memory of each column
-    if all(view[:, k].__array_interface__["data"][0] == v.__array_interface__["data"][0]
-           and view[:, k].strides == v.strides for k, v in zip(ks, cols)):
-        return view, ks
-    return None, []
-
-
 def _duplicate_findings(d: pd.DataFrame, first: pd.DataFrame) -> list[Finding]:
     """Findings for duplicate rows ``d`` (with ``first``: the first rows of every key, 'orig' = their source)."""
     d = d.merge(first, on=_DUP_KEY, how="left")
@@ -403,6 +282,30 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
         verchg = setchg = spdchg = firstmid = dec
         oc, op, oa, osame = cur, prev, a, same
 
+    # deltas: (rows x counters), straight from the readers' blocks, each counter contiguous in memory (the
+    # pandas block pandas' groupby sums read fastest: metrics by interval ~0.1 s less on the month); copied on
+    # the pool thread while this one makes the identity columns and findings, then on both (``deltas_done``)
+    m = len(oc)
+    D = np.empty((len(counters), m), dtype=np.float64).T
+    g_cur, g_prev, any_abs = srow(oc), srow(op), bool(oa.any())
+    mask_bits = sets_[oc] & np.where(oa, sets_[op], -1)
+    set_cols = [(bit, np.flatnonzero(bits == bit)) for bit in np.unique(bits)]
+
+    def fill(r0: int) -> None:                      # rows r0.. of D: gathers and copies release the GIL
+        r1 = min(r0 + _ROWS, m)
+        ra = oa[r0:r1]
+        if any_abs and ra.any():
+            D[r0:r1] = C.full(g_cur[r0:r1]) - np.where(ra[:, None], C.full(g_prev[r0:r1]), np.uint64(0))
+        else:                                       # deltas as recorded (subtype 1): no subtraction
+            for js, M in C.blocks(g_cur[r0:r1]):
+                D[r0:r1, js] = M
+        for bit, js in set_cols:                    # a set absent from the row (or the row before): NaN
+            absent = r0 + np.flatnonzero((mask_bits[r0:r1] & bit) == 0)
+            if len(absent):
+                D[absent[:, None], js[None, :]] = np.nan
+
+    deltas_done = start_map(fill, range(0, m, _ROWS) if len(counters) else ())
+
     # findings about runs
     def rows_at(mask: np.ndarray) -> pd.DataFrame | None:
         return S.frame(cur[np.flatnonzero(mask)], _EMIT) if mask.any() else None
@@ -424,29 +327,6 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
                      "the first record of a run is a baseline only")
     t_order = time_order(S["time"])           # the samples in time order, shared by the record-level checks
     findings += run_start_changes(S, t_order)
-
-    # deltas: (rows x counters), straight from the readers' blocks, each counter contiguous in memory (the
-    # pandas block pandas' groupby sums read fastest: metrics by interval ~0.1 s less on the month)
-    m = len(oc)
-    D = np.empty((len(counters), m), dtype=np.float64).T
-    if len(counters) and m:
-        g_cur, g_prev = srow(oc), srow(op)
-        any_abs = bool(oa.any())
-        for r0 in range(0, m, _ROWS):
-            r1 = min(r0 + _ROWS, m)
-            ra = oa[r0:r1]
-            if any_abs and ra.any():
-                d = C.full(g_cur[r0:r1]) - np.where(ra[:, None], C.full(g_prev[r0:r1]), np.uint64(0))
-                D[r0:r1] = d
-            else:                                   # deltas as recorded (subtype 1): no subtraction
-                for js, M in C.blocks(g_cur[r0:r1]):
-                    D[r0:r1, js] = M
-        mask_bits = sets_[oc] & np.where(oa, sets_[op], -1)
-        for bit in np.unique(bits):
-            absent = np.flatnonzero((mask_bits & bit) == 0)
-            if len(absent):
-                D[absent[:, None], np.flatnonzero(bits == bit)[None, :]] = np.nan
-    del C
 
     O = S.take(oc)                              # the identity columns of the interval rows
     istart = np.where(osame, t[op], O["run_start"].view(np.int64)).view("datetime64[ns]")
@@ -470,6 +350,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     O.a["_same_file"] = O.a["_measured"] & (src[op] == src[oc])
 
     # both kinds for the same interval: keep the delta row
+    keep_rows = None
     if is_abs.any() and (~is_abs).any():
         okind = kind_abs[O["kind"]]
         kf = O.frame(cols=[*LPAR_KEY, "cpu", "class", "time"])    # the same CPU interval of the same machine
@@ -486,14 +367,19 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
                     system=system, cec=cec, count=len(g)))
             keep_rows = np.flatnonzero(~drop)
             O = O.take(keep_rows)
-            D = D.T[:, keep_rows].T
 
-    qb, f = _data_checks(O, D, counters, S, t_order)
+    qb, f, mt_kill = _data_checks(O, counters, S, t_order)
     findings += f
     gen_cat, fset_cat, qb, f = _generations(O, sets, qb)
     findings += f
-    _cut_uninstalled(O, D, counters)
     _buckets(O)
+    deltas_done()
+    del C
+    if keep_rows is not None:
+        D = D.T[:, keep_rows].T
+    if mt_kill is not None:
+        D[mt_kill] = np.nan
+    _cut_uninstalled(O, D, counters)
     data = {c: O.series(c) for c in IDENTITY_COLUMNS}
     for c in ("interval_start", "interval_end", "interval_s", "bucket", "bucket_s", "cec_bucket", "cec_bucket_s"):
         data[c] = O[c]
@@ -534,11 +420,12 @@ def _stated_intervals(O: Cols, osame: np.ndarray, istart: np.ndarray, iend: np.n
     return findings
 
 
-def _data_checks(O: Cols, D: np.ndarray, counters: Sequence[str], S: Cols,
-                 t_order: np.ndarray) -> tuple[np.ndarray, list[Finding]]:
+def _data_checks(O: Cols, counters: Sequence[str], S: Cols,
+                 t_order: np.ndarray) -> tuple[np.ndarray, list[Finding], tuple | None]:
     """Quality bits and findings: lost data, MT per core, odd lengths, CPUs coming and going,
-    systems moving between CECs or changing machine."""
+    systems moving between CECs or changing machine; and the deltas to NaN (rows x MT counters), or None."""
     findings: list[Finding] = []
+    kill_at = None
     qb = np.zeros(len(O), dtype=np.int64)
     lost = O["lost"].astype(bool)
     qb[lost] |= QUALITY_BITS["lost-data"]
@@ -560,7 +447,7 @@ def _data_checks(O: Cols, D: np.ndarray, counters: Sequence[str], S: Cols,
             extra = cand.sort_values("cpu").duplicated(["cec", "system", "core", "time"], keep="first")
             kill[extra.index[extra.to_numpy()]] = True
         if kill.any():
-            D[np.flatnonzero(kill)[:, None], np.array(mj)[None, :]] = np.nan
+            kill_at = (np.flatnonzero(kill)[:, None], np.array(mj)[None, :])
         if mtl.any():
             findings += emit(O.frame(np.flatnonzero(mtl), _EMIT), "warning", "mt-lost-data",
                              "MT-diagnostic counter data of system {system} was lost in the interval ending {time}",
@@ -586,7 +473,7 @@ def _data_checks(O: Cols, D: np.ndarray, counters: Sequence[str], S: Cols,
                          "length (CPU {cpus})", "busy and rates of that interval are less comparable")
     findings += cpu_presence(S, t_order)
     findings += system_moves(S, t_order)
-    return qb, findings
+    return qb, findings, kill_at
 
 
 def _generations(O: Cols, sets: dict[str, FormulaSet], qb: np.ndarray):

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-__all__ = ["threads", "parallel_map"]
+__all__ = ["threads", "parallel_map", "start_map"]
 
 T = TypeVar("T")
 _pool: ThreadPoolExecutor | None = None
@@ -42,10 +42,16 @@ def parallel_map(fn: Callable[[Any], T], items: Iterable[Any]) -> list[T]:
     """``[fn(x) for x in items]``, computed by the calling thread and ``threads() - 1`` pool threads, each taking
     the next item when it is free; results in the order of ``items``.  The first exception is raised once every
     call has ended (no call is left running behind the caller)."""
+    return start_map(fn, items)()
+
+
+def start_map(fn: Callable[[Any], T], items: Iterable[Any]) -> Callable[[], list[T]]:
+    """Start :func:`parallel_map` on the pool threads alone and return the call that finishes it: the calling
+    thread does other work meanwhile, then (by that call) takes the items no pool thread has taken yet, waits
+    for every call to end and gets the results (or the first exception).  With one thread every item is
+    computed by that call."""
     items = list(items)
     n = min(threads(), len(items))
-    if n < 2:
-        return [fn(x) for x in items]
     results: list[Any] = [None] * len(items)
     errors: list[BaseException] = []
     order = iter(range(len(items)))
@@ -63,10 +69,15 @@ def parallel_map(fn: Callable[[Any], T], items: Iterable[Any]) -> list[T]:
                 with lock:
                     errors.append(exc)
 
-    futures = [_executor(n - 1).submit(work) for _ in range(n - 1)]
-    work()
-    for f in futures:
-        f.result()
-    if errors:
-        raise errors[0]
-    return results
+    futures = [_executor(n - 1).submit(work) for _ in range(n - 1)] if n >= 2 else []
+
+    def finish() -> list[T]:
+        work()
+        for f in futures:       # one not started yet has nothing left to take: never waited for (a call made
+            if not f.cancel():  # on a pool thread, its pool busy with that very call, would wait for itself)
+                f.result()
+        if errors:
+            raise errors[0]
+        return results
+
+    return finish

@@ -41,7 +41,7 @@ from app.engine.deltas import QUALITY_BITS, quality_strings
 from app.findings import Finding, make_finding
 from app.formats.common import categorical_from_codes
 
-__all__ = ["IMPLAUSIBLE", "LEFT_OUT", "MAX_IPC", "check", "left_out", "Violation"]
+__all__ = ["IMPLAUSIBLE", "LEFT_OUT", "MAX_IPC", "scan", "check", "left_out", "Violation"]
 
 IMPLAUSIBLE = QUALITY_BITS["implausible"]
 LEFT_OUT = QUALITY_BITS["left-out"]
@@ -99,22 +99,27 @@ def sourcing_counters(fs: FormulaSet | None) -> list[str]:
     return sorted(out, key=lambda c: int(c[1:]))
 
 
-_CHUNK = 16_384      # rows tested at a time: their counters copied column by column (a few MB, stays in cache)
+_CHUNK = 16_384      # rows tested at a time by the rules (a few MB of counters: stays in cache)
 
 
 class _Rules:
-    """Evaluates bounds on the rows ``base..`` of the current chunk; keeps the first violation of each row of the
-    frame as arrays (a file damaged throughout costs no Python loop per row)."""
+    """Evaluates bounds on the frame rows ``rows`` (the rows of the arrays handed to :meth:`test`); keeps the
+    first violation of each row of the frame as arrays (a file damaged throughout costs no Python loop per row)."""
 
     def __init__(self, n: int):
-        self.base = 0
+        self.n = n
+        self.rows = np.zeros(0, np.int64)
         self.hit = np.zeros(n, bool)
         self.open = np.ones(n, bool)      # ~hit, kept up to date
-        self.value = np.zeros(n)
-        self.bound = np.zeros(n)
-        self.counter = np.full(n, "", dtype=object)
-        self.rule = np.full(n, "", dtype=object)
-        self.group = np.full(n, "", dtype=object)
+
+    def __getattr__(self, name: str):
+        """The details of the violations (value, bound, counter, rule, group), made at the first one."""
+        if name not in ("value", "bound", "counter", "rule", "group"):
+            raise AttributeError(name)
+        n = self.n
+        self.value, self.bound = np.zeros(n), np.zeros(n)
+        self.counter, self.rule, self.group = (np.full(n, "", dtype=object) for _ in range(3))
+        return getattr(self, name)
 
     def test(self, group: str, value: np.ndarray, bound: np.ndarray, counter, rule,
              where: np.ndarray | None = None) -> None:
@@ -123,11 +128,11 @@ class _Rules:
             bad = value > bound           # NaN on either side: no violation
         if where is not None:
             bad &= where
-        bad &= self.open[self.base:self.base + len(bad)]     # the first bound a row breaks is the one named
+        bad &= self.open[self.rows]       # the first bound a row breaks is the one named
         i = np.flatnonzero(bad)
         if not len(i):
             return
-        r = self.base + i
+        r = self.rows[i]
         self.hit[r], self.open[r] = True, False
         self.value[r], self.bound[r] = value[i], bound[i]
         self.counter[r] = counter[i] if isinstance(counter, np.ndarray) else counter
@@ -181,31 +186,109 @@ def violations(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence
     return _scan(iv, sets, counters).found()
 
 
-def _scan(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str]) -> _Rules:
-    """Test every row against the bounds, :data:`_CHUNK` rows at a time (the counter block of an intervals frame
-    is row-major: a chunk is read once and turned into contiguous columns)."""
+def _scan(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str], every_row: bool = False
+          ) -> _Rules:
+    """Test the rows against the bounds: first every row at once against a looser test that every row breaking
+    a bound fails too (:func:`_suspects`, whole columns, no per-rule work), then only the rows it finds against
+    every rule in order (:func:`_scan_rows`), :data:`_CHUNK` rows at a time.  ``every_row``: every row through
+    the rules (the reference the looser test is checked against)."""
     n = len(iv)
     R = _Rules(n)
     counters = [c for c in counters if c in iv.columns]
     if not n:
         return R
-    code, names = pd.factorize(iv["generation"].astype(object).to_numpy())
-    names = [str(g) for g in names]
+    gen = iv["generation"]
+    if isinstance(gen.dtype, pd.CategoricalDtype) and not (gen.cat.codes.to_numpy() < 0).any():
+        code, names = gen.cat.codes.to_numpy(dtype=np.int64), [str(g) for g in gen.cat.categories]
+    else:
+        code, uniq = pd.factorize(gen.astype(object).to_numpy())
+        names = [str(g) for g in uniq]
     have = set(counters)
     src = {g: set(sourcing_counters(sets.get(g))) & have for g in names}
     speed = iv["cpu_speed"].to_numpy(dtype=np.float64)
     secs = iv["interval_s"].to_numpy(dtype=np.float64)
-    qbits = iv["qbits"].to_numpy(dtype=np.int64)
+    clean = (iv["qbits"].to_numpy(dtype=np.int64) & QUALITY_BITS["lost-data"]) == 0
+    cols = {c: iv[c].to_numpy(dtype=np.float64) for c in counters}    # views of the frame's float columns
+    with np.errstate(invalid="ignore"):
+        wall = np.where(speed > 0, speed * 1e6 * (secs * (1 + CYCLE_TOLERANCE) + CLOCK_SKEW_S), np.nan)
+    rows = np.arange(n) if every_row else np.flatnonzero(_suspects(cols, wall, code, names, src, counters))
+    for r0 in range(0, len(rows), _CHUNK):
+        R.rows = rows[r0:r0 + _CHUNK]
+        _scan_rows({c: v[R.rows] for c, v in cols.items()}, wall[R.rows], clean[R.rows],
+                   _Gens(code[R.rows], names), src, counters, R)
+    return R
+
+
+def _suspects(cols: dict[str, np.ndarray], wall: np.ndarray, code: np.ndarray, names: list[str],
+              src: dict[str, set[str]], counters: list[str]) -> np.ndarray:
+    """Rows that may break a bound: every row :func:`_scan_rows` finds, and few others (clean data: none).
+
+    Each rule's comparison, computed as the rule computes it, without the rule's row condition (clean rows,
+    generations); the event and wall-clock bounds of the event counters at once, as their largest value against
+    the lower of the two bounds; the sourcing sum as a sum of every generation's sourcing counters with NaN and
+    negative values as 0, in the rule's order (float sums are monotonic: never below the rule's sum).  Whole
+    columns, :data:`_CHUNK` rows at a time (the running maximum and sum stay in cache)."""
+    n = len(wall)
+    sus = np.zeros(n, bool)
+    names_ipc = np.array([MAX_IPC.get(g, MAX_IPC_UNKNOWN) for g in names], np.float64)
+    # the counters the event rule tests (BPKE, not B0/B1/B3/B5, not problem state) against both bounds at once
+    ev = [c for c in counters if c[0] in "BPKE" and c not in ("B0", "B1", "B3", "B5") and c not in PROBLEM_OF]
+    mt = [c for c in counters if c[0] == "M"]
+    rest = [c for c in counters if c[0] != "M" and c not in ev]
+    cyc = [c for c in ("B3", "B5") if c in cols]
+    cyc += sorted({c for g in names for c in CYCLE_COUNTERS.get(g, ())} & set(cols))
+    every = sorted(set().union(*src.values()), key=lambda c: int(c[1:]))
     for r0 in range(0, n, _CHUNK):
         r1 = min(n, r0 + _CHUNK)
-        block = np.ascontiguousarray(iv.iloc[r0:r1][counters].to_numpy(dtype=np.float64).T)
-        with np.errstate(invalid="ignore"):
-            wall = np.where(speed[r0:r1] > 0,
-                            speed[r0:r1] * 1e6 * (secs[r0:r1] * (1 + CYCLE_TOLERANCE) + CLOCK_SKEW_S), np.nan)
-        R.base = r0
-        _scan_rows(dict(zip(counters, block)), wall, (qbits[r0:r1] & QUALITY_BITS["lost-data"]) == 0,
-                   _Gens(code[r0:r1], names), src, counters, R)
-    return R
+        _suspect_rows({c: v[r0:r1] for c, v in cols.items()}, wall[r0:r1], names_ipc[code[r0:r1]], sus[r0:r1],
+                      ev, mt, rest, cyc, every)
+    return sus
+
+
+def _suspect_rows(cols: dict[str, np.ndarray], wall: np.ndarray, ipc: np.ndarray, sus: np.ndarray,
+                  ev: list[str], mt: list[str], rest: list[str], cyc: list[str], every: list[str]) -> None:
+    """:func:`_suspects` on some rows: sets ``sus`` (a view) where a row may break a bound."""
+    b = {c: cols.get(c) for c in ("B0", "B1", "B2", "B3", "B4", "B5")}
+    b0 = b["B0"]
+    tmp = np.empty(len(wall))
+
+    def over(value: np.ndarray, bound: np.ndarray) -> None:
+        np.greater(value, bound, out=hit)
+        sus[:] |= hit
+
+    hit = np.empty(len(wall), bool)
+    with np.errstate(invalid="ignore"):
+        if b0 is not None:
+            over(b0, wall)
+        events = EVENTS_PER_CYCLE * b0 + SLACK_EVENTS if b0 is not None else None
+        for group, k in ((ev, EVENTS_PER_CYCLE), (mt, 2 * EVENTS_PER_CYCLE)):
+            if group:
+                top = cols[group[0]].copy()
+                for c in group[1:]:
+                    np.fmax(top, cols[c], out=top)                # NaN only where every counter is NaN
+                lim = k * wall
+                if events is not None and k == EVENTS_PER_CYCLE:
+                    np.fmin(lim, events, out=lim)
+                over(top, lim)
+        for c in rest:                    # the others against the wall-clock bound of any counter
+            over(cols[c], EVENTS_PER_CYCLE * wall)
+        if "M448" in cols and "M449" in cols:
+            over(cols["M448"] + cols["M449"], wall)
+        if b0 is None:
+            return
+        if b["B1"] is not None:
+            over(b["B1"], ipc * b0 + SLACK_EVENTS)
+        for p, total in PROBLEM_OF.items():
+            if p in cols and b[total] is not None:
+                over(cols[p], b[total] + SLACK_EVENTS)
+        for c in cyc:
+            over(cols[c], b0 + SLACK_EVENTS)
+        if every and b["B2"] is not None and b["B4"] is not None:
+            total = np.zeros(len(wall))
+            for c in every:
+                np.fmax(cols[c], 0.0, out=tmp)
+                np.add(total, tmp, out=total)
+            over(total, (b["B2"] + b["B4"]) * (1 + SOURCING_TOLERANCE) + SLACK_EVENTS)
 
 
 def _scan_rows(cols: dict[str, np.ndarray], wall: np.ndarray, clean: np.ndarray, G: _Gens,
@@ -288,10 +371,50 @@ def _set_quality(iv: pd.DataFrame, qb: np.ndarray) -> None:
     iv["quality"] = categorical_from_codes(quality_strings(uniq), codes)
 
 
-def check(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str]) -> list[Finding]:
-    """Mark (in place) every row of a fresh intervals frame that breaks a physical bound with
-    :data:`IMPLAUSIBLE`; returns one finding per such row (see :func:`_findings`)."""
+def scan(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str]) -> _Rules:
+    """The bounds each row breaks, found without changing ``iv`` (for :func:`check`, which marks them: the scan
+    may run beside other work reading the frame)."""
     R = _scan(iv, sets, counters)
+    R.counters = [c for c in counters if c in iv.columns]
+    return R
+
+
+def _covers(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str], R: _Rules) -> bool:
+    """``R`` (a :func:`scan` of ``iv``) is what a scan with ``counters`` finds: the same rows, every counter it
+    tested among them, and each other one (a column added since, as the UTC offsets) a column no rule but the
+    wall-clock and event bounds reads, which no row breaks (then no row's first violation can change)."""
+    have = [c for c in counters if c in iv.columns]
+    done = getattr(R, "counters", None)
+    if done is None or len(R.hit) != len(iv) or [c for c in have if c in set(done)] != done:
+        return False
+    extra = [c for c in have if c not in done]
+    if not extra:
+        return True
+    special = {"B0", "B1", "B2", "B3", "B4", "B5", "M448", "M449", *PROBLEM_OF}
+    special |= {c for cs in CYCLE_COUNTERS.values() for c in cs}
+    special |= {c for fs in sets.values() for c in sourcing_counters(fs)}
+    if special & set(extra):
+        return False
+    speed = iv["cpu_speed"].to_numpy(dtype=np.float64)
+    secs = iv["interval_s"].to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        wall = np.where(speed > 0, speed * 1e6 * (secs * (1 + CYCLE_TOLERANCE) + CLOCK_SKEW_S), np.nan)
+        events = EVENTS_PER_CYCLE * iv["B0"].to_numpy(dtype=np.float64) + SLACK_EVENTS if "B0" in have else None
+        for c in extra:
+            bound = EVENTS_PER_CYCLE * (2.0 if c[0] == "M" else 1.0) * wall
+            if events is not None and c[0] in "BPKE":
+                bound = np.fmin(bound, events)
+            if (iv[c].to_numpy(dtype=np.float64) > bound).any():
+                return False
+    return True
+
+
+def check(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str],
+          scanned: _Rules | None = None) -> list[Finding]:
+    """Mark (in place) every row of a fresh intervals frame that breaks a physical bound with
+    :data:`IMPLAUSIBLE`; returns one finding per such row (see :func:`_findings`).  ``scanned``: a
+    :func:`scan` of the frame made before, used when it finds what a scan now would (:func:`_covers`)."""
+    R = scanned if scanned is not None and _covers(iv, sets, counters, scanned) else _scan(iv, sets, counters)
     if R.hit.any():
         _set_quality(iv, np.where(R.hit, iv["qbits"].to_numpy(dtype=np.int64) | IMPLAUSIBLE,
                                   iv["qbits"].to_numpy(dtype=np.int64)))

@@ -27,8 +27,8 @@ import pandas as pd
 from app.engine.keys import LPAR_KEY
 from app.findings import Finding, make_finding
 
-__all__ = ["LOCAL", "UTC", "QUARTER_S", "TzError", "parse_tz", "record_offsets", "add_utc_offsets", "Zones",
-           "offset_text", "iso_time"]
+__all__ = ["LOCAL", "UTC", "QUARTER_S", "TzError", "parse_tz", "record_offsets", "add_utc_offsets", "utc_offsets",
+           "Zones", "offset_text", "iso_time"]
 
 LOCAL, UTC = "local", "utc"
 QUARTER_S = 900
@@ -95,23 +95,33 @@ def record_offsets(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
         # the first record of each system and time (its CPUs' records state the same), found on codes: the
         # strings are made for those rows only
         ok = np.flatnonzero(ok)
-        key = t[ok].view(np.int64)
-        for c in LPAR_KEY:
-            code, n = _text_codes(f[c])
-            key = np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64) * n + code[ok]
-        ok = ok[np.sort(np.unique(key, return_index=True)[1])]
+        ok = ok[_firsts(t[ok].view(np.int64), [_text_codes(f[c]) for c in LPAR_KEY], ok)]
         diff = (loc[ok].view(np.int64) - t[ok].view(np.int64)) / _NS
         off = np.round(diff / QUARTER_S).astype(np.int64) * QUARTER_S
-        part = pd.DataFrame({"cec": f["cec"].to_numpy()[ok].astype(str), "lpar": f["lpar"].to_numpy()[ok].astype(str),
-                             "system": f["system"].to_numpy()[ok].astype(str), "time": t[ok], "offset_s": off,
-                             "source": f["source"].to_numpy()[ok].astype(str),
-                             "file_offset": f["offset"].to_numpy()[ok]})
+
+        def text(c: str) -> np.ndarray:           # the rows' values as numpy text (the rows taken first)
+            return f[c].iloc[ok].to_numpy().astype(str)
+
+        part = pd.DataFrame({"cec": text("cec"), "lpar": text("lpar"), "system": text("system"), "time": t[ok],
+                             "offset_s": off, "source": text("source"), "file_offset": f["offset"].to_numpy()[ok]})
         parts.append(part)
     cols = [*LPAR_KEY, "time", "offset_s", "source", "file_offset"]
     if not parts:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in cols})
     out = pd.concat(parts, ignore_index=True).drop_duplicates([*LPAR_KEY, "time"])
     return out.sort_values([*LPAR_KEY, "time"], kind="stable").reset_index(drop=True)
+
+
+def _firsts(t: np.ndarray, codes: list[tuple[np.ndarray, int]], rows: np.ndarray) -> np.ndarray:
+    """Positions (ascending) of the first of ``rows`` with each distinct time ``t`` (one per row) and text codes
+    (``_text_codes`` of the whole frame, taken at ``rows``)."""
+    key, size = pd.factorize(t)[0].astype(np.int64), max(len(t), 1)
+    for code, n in codes:
+        if size * n >= 2 ** 62:           # the codes no longer fit one integer: number the pairs so far first
+            key, size = pd.factorize(key)[0].astype(np.int64), max(len(key), 1)
+        key, size = key * n + code[rows], size * n
+    first = pd.factorize(key)[0]          # numbered in order of first appearance: a first exceeds every code before it
+    return np.flatnonzero(first > np.concatenate(([-1], np.maximum.accumulate(first)[:-1])))
 
 
 def _text_codes(s: pd.Series) -> tuple[np.ndarray, int]:
@@ -124,16 +134,24 @@ def _text_codes(s: pd.Series) -> tuple[np.ndarray, int]:
     return c.astype(np.int64), max(len(u), 1)
 
 
-def add_utc_offsets(iv: pd.DataFrame, frames: Sequence[pd.DataFrame]) -> list[Finding]:
+def add_utc_offsets(iv: pd.DataFrame, frames: Sequence[pd.DataFrame], rec: pd.DataFrame | None = None
+                    ) -> list[Finding]:
     """Set ``iv['utc_offset_s']`` (the offset the record ending each interval states; NaN unknown) and return
-    the findings: each switch of a system's offset, and each system whose offset cannot be derived."""
-    rec = record_offsets(frames)
-    iv[OFFSET_COLUMN] = np.full(len(iv), np.nan)
+    the findings: each switch of a system's offset, and each system whose offset cannot be derived.  ``rec``:
+    ``record_offsets(frames)`` when made already (it reads the samples only: it may be made beside the
+    intervals)."""
+    col, findings = utc_offsets(iv, record_offsets(frames) if rec is None else rec)
+    iv[OFFSET_COLUMN] = col
+    return findings
+
+
+def utc_offsets(iv: pd.DataFrame, rec: pd.DataFrame) -> tuple[np.ndarray, list[Finding]]:
+    """What :func:`add_utc_offsets` sets and returns, from the records' offsets ``rec``; ``iv`` is only read."""
+    col = np.full(len(iv), np.nan)
     if not len(iv):
-        return []
+        return col, []
     findings: list[Finding] = []
     known = {k: g for k, g in rec.groupby(LPAR_KEY, sort=False)} if len(rec) else {}
-    col = np.full(len(iv), np.nan)
     ends = iv["interval_end"].to_numpy("datetime64[ns]").view(np.int64)
     for key, rows in iv.groupby(LPAR_KEY, observed=True, sort=True).indices.items():
         key = tuple(str(k) for k in key)
@@ -158,8 +176,7 @@ def add_utc_offsets(iv: pd.DataFrame, frames: Sequence[pd.DataFrame]) -> list[Fi
                                          "a daylight-saving or zone change: the day has more or fewer local hours, "
                                          "not a gap in the data", cec=key[0], lpar=key[1], system=key[2],
                                          time=when.isoformat()))
-    iv[OFFSET_COLUMN] = col
-    return findings
+    return col, findings
 
 
 # ------------------------------------------------------------------ use

@@ -23,10 +23,11 @@ from app.engine.aggregate import LEVELS, WINDOW_OF, NodeKey, forget_rows
 from app.engine.catalog import FormulaSet, load_formula_sets
 from app.engine.deltas import compute_intervals
 from app.engine.metrics import level_metrics, metrics_level, with_summary
-from app.engine.parallel import parallel_map
+from app.engine.parallel import parallel_map, start_map
 from app.engine.plausibility import IMPLAUSIBLE, LEFT_OUT, left_out
 from app.engine.plausibility import check as check_bounds
-from app.engine.timezone import Zones, add_utc_offsets
+from app.engine.plausibility import scan as scan_bounds
+from app.engine.timezone import OFFSET_COLUMN, Zones, record_offsets, utc_offsets
 from app.findings import Finding
 from app.formats.schema import ReadResult
 
@@ -246,9 +247,18 @@ class Workspace:
                 self._iv, self._engine_findings = self._left_out(hit[0]), hit[1]
                 return
         frames = [r.samples for r in self._files if r.samples is not None and len(r.samples)]
+        # the records' UTC offsets read the samples only: made on the pool thread while this one computes the
+        # intervals (which copy their counters on the pool thread too, once it is free)
+        offsets_done = start_map(record_offsets, [frames])
         iv, findings = compute_intervals(frames, self.formula_sets, keep)
-        findings += add_utc_offsets(iv, frames)         # each system's UTC offset from its records' local time
-        findings += check_bounds(iv, self.formula_sets, _counter_columns(iv))   # marks implausible rows
+        rec = offsets_done()[0]
+        # each system's UTC offset from its records' local time, and the physical bounds, found side by side
+        counters = _counter_columns(iv)
+        scanned, (offsets, f) = parallel_map(lambda job: job(), [
+            lambda: scan_bounds(iv, self.formula_sets, counters), lambda: utc_offsets(iv, rec)])
+        iv[OFFSET_COLUMN] = offsets
+        findings += f
+        findings += check_bounds(iv, self.formula_sets, _counter_columns(iv), scanned)   # marks implausible rows
         self._engine_findings = findings
         if key is not None:       # cached as computed, implausible rows marked, not left out
             cache.store_intervals(key, [{"path": r.file} for r in self._files], iv, findings)

@@ -105,3 +105,25 @@ def test_prepare_levels_reports_what_it_cannot_prepare(results):
     assert ws.prepared("lpar_interval")
     assert not ws.prepare_levels(("cec_interval",), cached_only=True)   # no cache: nothing computed
     assert not ws.prepared("cec_interval")
+
+
+def test_parallel_map_inside_parallel_map_ends(monkeypatch):
+    """An item that itself calls parallel_map (the workspace computes intervals beside the records' UTC offsets,
+    and the intervals copy their counters with parallel_map) ends wherever it runs: on the pool thread its inner
+    call cannot wait for that same busy thread.  Run on a thread of its own, so a deadlock fails the test
+    instead of hanging the run."""
+    monkeypatch.setenv("NESTSCOPE_THREADS", "2")
+    got: list = []
+
+    def outer(x: int) -> list[int]:
+        return parallel_map(lambda y: x * 10 + y, range(5))
+
+    def run() -> None:
+        for _ in range(20):         # either thread may take either item: both placements come up
+            got.append(parallel_map(outer, [1, 2]))
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(120)
+    assert not t.is_alive(), "nested parallel_map did not end"
+    assert got == [[[10, 11, 12, 13, 14], [20, 21, 22, 23, 24]]] * 20

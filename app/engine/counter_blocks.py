@@ -1,0 +1,135 @@
+"""The counter columns of the sample frames, read for given sample rows without joining the frames (moved out
+of ``deltas.py``, which reads them through :class:`SampleCounters`, to keep that module under its size limit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["SampleCounters"]
+
+
+class SampleCounters:
+    """Counter columns of the sample frames, read for given rows without joining the frames.
+
+    Columns of one reader block (one 2-D array, a row per record) are read through a 2-D view of that block,
+    so a gather copies the span of each record that holds them (contiguous) instead of striding through each
+    column; other columns (a pandas-made frame: each column contiguous) are gathered one by one.
+    """
+
+    def __init__(self, frames: Sequence[pd.DataFrame], counters: Sequence[str]):
+        self.n = len(counters)
+        self.stops = np.cumsum([len(f) for f in frames])
+        self.parts = [self._part(f, counters) for f in frames]
+
+    @staticmethod
+    def _part(f: pd.DataFrame, counters: Sequence[str]):
+        n = len(f)
+        groups: dict[tuple[int, int], tuple[np.ndarray, list[int], list[np.ndarray]]] = {}
+        alone: list[tuple[np.ndarray, list[int], list[int]]] = []
+        missing = []
+        for j, c in enumerate(counters):
+            if c not in f.columns:
+                missing.append(j)
+                continue
+            v = f[c].to_numpy(dtype=np.uint64)
+            b = v
+            while isinstance(b.base, np.ndarray):
+                b = b.base
+            s = v.strides[0] if v.ndim == 1 else 0
+            if b is v or s <= 0 or s % 8 or not v.dtype.isnative:
+                alone.append((np.ascontiguousarray(v)[:, None], [j], [0]))
+                continue
+            g = groups.setdefault((id(b), s), (b, [], []))
+            g[1].append(j)
+            g[2].append(v)
+        out = []
+        for (_, s), (b, js, cols) in groups.items():
+            view, ks = _block_view(b, cols, s, n)
+            if view is None:
+                alone.extend((np.ascontiguousarray(v)[:, None], [j], [0]) for j, v in zip(js, cols))
+            else:
+                out.append((view, _runs(js, ks)))
+        return out + [(v, [(slice(js[0], js[0] + 1), slice(0, 1))]) for v, js, _ in alone], \
+            (_positions(missing), len(missing))
+
+    def blocks(self, rows: np.ndarray) -> list[tuple[np.ndarray | slice, np.ndarray]]:
+        """The counters at global sample rows ``rows`` as (counter positions, (rows x counters) uint64) pieces."""
+        m = len(rows)
+        if len(self.parts) == 1 or not m:
+            return self._part_blocks(0, rows, m)
+        fi = np.searchsorted(self.stops, rows, side="right")
+        lo, hi = int(fi.min()), int(fi.max())
+        if lo == hi:
+            return self._part_blocks(lo, rows - (self.stops[lo - 1] if lo else 0), m)
+        out = np.zeros((m, self.n), np.uint64)
+        for i in range(lo, hi + 1):
+            sel = np.flatnonzero(fi == i)
+            if len(sel):
+                for js, M in self._part_blocks(i, rows[sel] - (self.stops[i - 1] if i else 0), len(sel)):
+                    out[sel[:, None], np.arange(self.n)[js][None, :]] = M
+        return [(slice(0, self.n), out)]
+
+    def full(self, rows: np.ndarray) -> np.ndarray:
+        """The counters at ``rows`` as one (rows x counters) uint64 array."""
+        got = self.blocks(rows)
+        if len(got) == 1 and isinstance(got[0][0], slice) and got[0][0] == slice(0, self.n):
+            return got[0][1]
+        out = np.empty((len(rows), self.n), np.uint64)
+        for js, M in got:
+            out[:, js] = M
+        return out
+
+    def _part_blocks(self, i: int, rows: np.ndarray, m: int) -> list[tuple[np.ndarray | slice, np.ndarray]]:
+        groups, (missing, k) = self.parts[i]
+        out = []
+        for view, runs in groups:
+            b = view[rows]                        # the span of each record holding the counters: contiguous copies
+            out.extend((js, b[:, ks]) for js, ks in runs)       # views: counters side by side in both
+        if k:
+            out.append((missing, np.zeros((m, k), np.uint64)))
+        return out
+
+
+def _runs(js: list[int], ks: list[int]) -> list[tuple[slice, slice]]:
+    """(counter positions, record words) slices where both are consecutive: copies without fancy indexing."""
+    o = sorted(range(len(js)), key=lambda i: js[i])
+    out: list[tuple[slice, slice]] = []
+    for i in o:
+        j, k = js[i], ks[i]
+        if out and out[-1][0].stop == j and out[-1][1].stop == k:
+            out[-1] = (slice(out[-1][0].start, j + 1), slice(out[-1][1].start, k + 1))
+        else:
+            out.append((slice(j, j + 1), slice(k, k + 1)))
+    return out
+
+
+def _positions(js: list[int]) -> np.ndarray | slice:
+    """Counter positions as a slice when they are consecutive (plain strided copies), else an index array."""
+    if js and js == list(range(js[0], js[0] + len(js))):
+        return slice(js[0], js[0] + len(js))
+    return np.array(js, np.int64)
+
+
+def _block_view(b: np.ndarray, cols: list[np.ndarray], s: int, n: int) -> tuple[np.ndarray | None, list[int]]:
+    """A (rows x words) uint64 view of the memory of ``b`` (the base of the counter columns ``cols``, row stride
+    ``s``) over the span of the columns in each record, and each column's word in it; (None, []) when the
+    columns do not sit in one row layout (numpy checks the view against the size of ``b``)."""
+    ptrs = [v.__array_interface__["data"][0] for v in cols]
+    p0 = min(ptrs)
+    ks = [(p - p0) // 8 for p in ptrs]
+    if any((p - p0) % 8 for p in ptrs) or (max(ptrs) - p0) + 8 > s:
+        return None, []
+    off = p0 - b.__array_interface__["data"][0]
+    try:
+        view = np.ndarray(shape=(n, max(ks) + 1), dtype=np.uint64, buffer=b, offset=off, strides=(s, 8))
+    except (ValueError, TypeError, BufferError):
+        return None, []
+    # the view must read the very memory of each column
+    if all(view[:, k].__array_interface__["data"][0] == v.__array_interface__["data"][0]
+           and view[:, k].strides == v.strides for k, v in zip(ks, cols)):
+        return view, ks
+    return None, []
