@@ -7,7 +7,6 @@ so two of them overlap on two cores.  ``NESTSCOPE_THREADS`` sets the number of t
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -21,13 +20,11 @@ _pool_lock = threading.Lock()
 
 
 def threads() -> int:
-    """Threads used by :func:`parallel_map` (``NESTSCOPE_THREADS``, default: the CPUs, at most 2)."""
-    env = os.environ.get("NESTSCOPE_THREADS", "").strip()
-    try:
-        n = int(env) if env else min(2, os.cpu_count() or 1)
-    except ValueError:
-        n = 1
-    return max(1, n)
+    """Threads used by :func:`parallel_map` (``NESTSCOPE_THREADS``, default: the CPUs, at most 2): the reader's
+    rule (:func:`app.formats.pages.threads`), one setting for both."""
+    from app.formats.pages import threads as setting
+
+    return setting()
 
 
 def _executor(n: int) -> ThreadPoolExecutor:
