@@ -258,6 +258,37 @@ def forget_rows(iv: pd.DataFrame) -> None:
             _ROWS.pop(id(iv), None)
 
 
+class _SharedRows(_RowArrays):
+    """The per-row arrays of a frame holding another frame's rows with other node columns (the CEC pools'
+    rows): the arrays of the unchanged columns (buckets, busy, lost data, the aux and extra frames) are the other
+    frame's, the node codes and CPU ids its own."""
+
+    def __init__(self, base: _RowArrays) -> None:
+        super().__init__()
+        self._base = base
+
+    def get(self, name: Any, compute: Callable[[], Any]) -> Any:
+        own = name == "cpu_uid" or (isinstance(name, tuple) and name[0] == "node")
+        return super().get(name, compute) if own else self._base.get(name, compute)
+
+
+def share_rows(frame: pd.DataFrame, of: pd.DataFrame) -> None:
+    """Let ``frame`` (``of``'s rows in ``of``'s order, with other node columns: cec/lpar/system/os/class/cpu,
+    every other column unchanged) share ``of``'s per-row arrays while both live."""
+    if len(frame) != len(of) or len(frame) < _ROWS_MIN:
+        return
+    base = _row_arrays(of)
+    k = id(frame)
+    with _ROWS_LOCK:
+        def gone(ref: weakref.ref, k: int = k) -> None:
+            if _ROWS.get(k, (None,))[0] is ref:
+                _ROWS.pop(k, None)
+        try:
+            _ROWS[k] = (weakref.ref(frame, gone), _SharedRows(base))
+        except TypeError:
+            pass
+
+
 def _row_arrays(iv: pd.DataFrame) -> _RowArrays:
     """The :class:`_RowArrays` of ``iv`` (a new, unkept one for small frames)."""
     if len(iv) < _ROWS_MIN:

@@ -64,8 +64,11 @@ def build_tree(ws: Workspace, deep: bool = True, values: bool = True) -> list[Tr
     roots: dict[str, TreeNode] = {}
     if len(ident):
         if values or deep:
-            # every level the tree shows in one call: they are computed together (on two threads)
-            m = ws.window_metrics(("cec", "lpar", "class", "cpu_window") if deep else ("cec", "lpar"))
+            # every level the tree shows in one call: they are computed together (on two threads), the pools'
+            # and the SMT cores' rows (_add_pools, _add_cores) with them
+            extra = ("pool",) + (("core",) if deep and _has_cores(ws, ident) else ())
+            levels = ("cec", "lpar", "class", "cpu_window") if deep else ("cec", "lpar")
+            m = ws.window_metrics(levels + extra)
             mi = {"cec": _index(m["cec"], ["cec"]), "lpar": _index(m["lpar"], ["cec", "lpar"])}
         else:       # CPU counts as the metrics count them: distinct (system, CPU) under the node
             cpus = ident[["cec", "lpar", "system", "cpu"]].astype(str)
@@ -119,6 +122,13 @@ def build_tree(ws: Workspace, deep: bool = True, values: bool = True) -> list[Tr
     if len(ident):
         _add_pools(ws, ident, roots, values or deep)
     return [roots[k] for k in sorted(roots)]
+
+
+def _has_cores(ws: Workspace, ident: pd.DataFrame) -> bool:
+    """Some processor class has SMT core rows (``_add_cores`` asks for the cores' window frame)."""
+    from app.engine.node_rows import core_map
+
+    return bool(core_map(ident))
 
 
 def _add_pools(ws: Workspace, ident: pd.DataFrame, roots: dict[str, TreeNode], values: bool) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from app.engine.aggregate import selection_rows
+from app.engine.aggregate import selection_rows, share_rows
 from app.engine.metrics import level_metrics
 from app.engine.shift import ShiftFilter
 
@@ -104,11 +104,12 @@ def pool_levels(ws, levels: tuple[str, ...], start=None, end=None, nodes=None,
         return [level_metrics(rows, ws.formula_sets, ws.counters, lv).assign(n_lpars=pd.Series(dtype=int))
                 for lv in levels]
     cls = _pool_classes(rows["class"])
-    lpars = (pd.DataFrame({"cec": rows["cec"].to_numpy(), "class": cls, "lpar": rows["lpar"].to_numpy()})
-             .groupby(["cec", "class"], observed=True)["lpar"].nunique().rename("n_lpars").reset_index())
-    lpars = lpars.astype({"cec": object, "class": object})
-    # one CPU number per LPAR and CPU (CPU 0 of ZOSA and CPU 0 of ZOSB are two CPUs of the pool)
-    lp = pd.factorize(rows["lpar"].to_numpy())[0].astype(np.int64)
+    lpars = _pool_lpars(rows, cls)
+    # one CPU number per LPAR and CPU (CPU 0 of ZOSA and CPU 0 of ZOSB are two CPUs of the pool); any distinct
+    # number per LPAR gives the same CPU numbers (in order of first appearance): the category codes when there
+    col = rows["lpar"]
+    lp = (col.cat.codes.to_numpy(np.int64) if isinstance(col.dtype, pd.CategoricalDtype)
+          else pd.factorize(col.to_numpy())[0].astype(np.int64))
     c = rows["cpu"].to_numpy(dtype=np.int64)
     cpu = pd.factorize(lp * (int(c.max()) + 1) + c)[0]
     # the rows as pool rows, without copying the counters (issue 26: a selected pool's rows in the window)
@@ -118,6 +119,7 @@ def pool_levels(ws, levels: tuple[str, ...], start=None, end=None, nodes=None,
         pooled[col] = pd.Categorical.from_codes(one, categories=[text])
     pooled["cpu"] = cpu
     pooled["class"] = cls
+    share_rows(pooled, rows)      # the buckets, busy and aux arrays of the rows: the tree's levels' (if computed)
     out = []
     for lv in levels:
         m = level_metrics(pooled, ws.formula_sets, ws.counters, lv).drop(columns=["summary"], errors="ignore")
@@ -125,6 +127,28 @@ def pool_levels(ws, levels: tuple[str, ...], start=None, end=None, nodes=None,
         out.append(m.sort_values(["cec", "class"] + (["interval_end"] if lv == "class_interval" else []),
                                  ignore_index=True, kind="stable"))
     return out
+
+
+def _pool_lpars(rows: pd.DataFrame, cls: pd.Categorical) -> pd.DataFrame:
+    """``n_lpars`` per CEC and pool type (distinct LPARs; rows without a CEC or type left out), from the category
+    codes where the columns are categorical (no text per row)."""
+    cec, lpar = rows["cec"], rows["lpar"]
+    if not (isinstance(cec.dtype, pd.CategoricalDtype) and isinstance(lpar.dtype, pd.CategoricalDtype)):
+        return (pd.DataFrame({"cec": cec.to_numpy(), "class": cls, "lpar": lpar.to_numpy()})
+                .groupby(["cec", "class"], observed=True)["lpar"].nunique().rename("n_lpars").reset_index()
+                .astype({"cec": object, "class": object}))
+    cc, tc, lc = (cec.cat.codes.to_numpy(np.int64), np.asarray(cls.codes, np.int64),
+                  lpar.cat.codes.to_numpy(np.int64))
+    keep = (cc >= 0) & (tc >= 0)
+    nt, nl = len(cls.categories), len(lpar.cat.categories) + 1
+    pair = cc[keep] * nt + tc[keep]
+    groups, inv = np.unique(pair, return_inverse=True)        # (cec, type) in the codes' order: groupby's
+    lp = lc[keep]
+    seen = np.unique(inv.ravel()[lp >= 0] * nl + lp[lp >= 0])   # distinct (group, LPAR), NaN LPARs not counted
+    n = np.bincount(seen // nl, minlength=len(groups)).astype(np.int64)
+    return pd.DataFrame({"cec": cec.cat.categories.astype(object).to_numpy()[groups // nt],
+                         "class": np.asarray(cls.categories, dtype=object)[groups % nt], "n_lpars": n}
+                        ).astype({"cec": object, "class": object})
 
 
 def _pool_classes(col: pd.Series) -> pd.Categorical:

@@ -298,13 +298,11 @@ class Workspace:
                     got[lv] = hit[lv]
             missing = [lv for lv in want if lv not in got]
             if missing:
-                iv = self._ensure()
-                # the levels on two threads, sharing the per-row arrays of the intervals (aggregate._row_arrays)
-                # pools and cores go through the workspace's own calls (its locks): on this thread, after the rest
-                plain = [lv for lv in missing if lv not in ("pool", "core")]
-                frames = parallel_map(lambda lv: self._window_frame(iv, lv), plain)
-                frames += [self._window_frame(iv, lv) for lv in missing if lv in ("pool", "core")]
-                order = plain + [lv for lv in missing if lv in ("pool", "core")]
+                iv = self._ensure()     # the intervals are there: the pools' and cores' calls below take no lock
+                # every level on two threads, sharing the per-row arrays of the intervals (aggregate._row_arrays);
+                # the pools (a frame of their own rows, the longest) first, so the other thread takes the rest
+                order = sorted(missing, key=lambda lv: lv not in ("pool", "core"))
+                frames = parallel_map(lambda lv: self._window_frame(iv, lv), order)
                 for lv, frame in zip(order, frames, strict=True):
                     got[lv] = frame
                     if key is not None:
