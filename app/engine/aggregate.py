@@ -236,11 +236,18 @@ class _RowArrays:
 
     def __init__(self) -> None:
         self._items: dict[Any, Any] = {}
+        self._locks: dict[Any, threading.Lock] = {}
+        self._lock = threading.Lock()
 
     def get(self, name: Any, compute: Callable[[], Any]) -> Any:
         hit = self._items.get(name)
-        if hit is None:               # two threads may both compute it: the same value, one is kept
-            hit = self._items.setdefault(name, compute())
+        if hit is None:               # computed once: a second thread asking meanwhile waits for it
+            with self._lock:
+                lock = self._locks.setdefault(name, threading.Lock())
+            with lock:
+                hit = self._items.get(name)
+                if hit is None:
+                    hit = self._items[name] = compute()
         return hit
 
 

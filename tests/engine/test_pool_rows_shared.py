@@ -5,6 +5,9 @@ the former ``groupby(...).nunique()`` of the LPARs."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -38,6 +41,30 @@ def test_shared_rows_give_the_other_frames_arrays_but_own_node_codes():
     assert _row_arrays(of).get(("node", ("cec",)), lambda: "of's") == "of's"        # node codes: each its own
     assert _row_arrays(frame).get("cpu_uid", lambda: 1) == 1
     assert _row_arrays(of).get("cpu_uid", lambda: 2) == 2
+
+
+def test_an_array_asked_by_two_threads_at_once_is_computed_once():
+    """The levels computed on two threads ask for the same arrays at the same moment: one computes, the other
+    waits for it (the work is not done twice)."""
+    rows = aggregate._RowArrays()
+    calls, inside, asked = [], threading.Event(), threading.Event()
+
+    def compute():
+        calls.append(1)
+        inside.set()
+        asked.wait(5)
+        time.sleep(0.05)          # the other thread is inside get meanwhile
+        return "busy"
+
+    other = []
+    t = threading.Thread(target=lambda: other.append(rows.get("busy", compute)))
+    t.start()
+    inside.wait(5)
+    asked.set()
+    mine = rows.get("busy", compute)
+    t.join(5)
+    assert mine == "busy" and other == ["busy"]
+    assert len(calls) == 1
 
 
 @pytest.mark.parametrize("levels_first", [True, False])
