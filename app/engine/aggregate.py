@@ -419,9 +419,10 @@ def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
     first = counters + hcols
     if all(iv[c].dtype == np.float64 for c in counters):
         sums = np.empty((len(first), ngroups))        # a column per row: the layout of a frame's block
+        grouped = iv.groupby(gid, sort=True)          # one grouping for every block (the ids factorized once)
         for i in range(0, len(counters), _SUM_COLS):
             cols = counters[i:i + _SUM_COLS]
-            sums[i:i + len(cols)] = iv[cols].groupby(gid, sort=True).sum(min_count=1).to_numpy().T
+            sums[i:i + len(cols)] = grouped[cols].sum(min_count=1).to_numpy().T
         for j, h in enumerate(hcols, start=len(counters)):
             sums[j] = sums[counters.index(h[3:])] if h[3:] in same else esums[h].to_numpy(dtype=np.float64)
         vals = pd.DataFrame(sums.T, columns=first, copy=False)    # the frame's one block, no copy
