@@ -562,7 +562,7 @@ def derived_columns(raw: pd.DataFrame, per_interval: bool) -> pd.DataFrame:
             return np.full(len(raw), np.nan)
         return pd.to_numeric(raw[name], errors="coerce").to_numpy(np.float64, na_value=np.nan)
 
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # inf as SQL's double division gives
         sb, b0 = col("_sb"), col("B0")
         cpsp = np.where(sb > 0, b0 / np.where(sb > 0, sb, 1.0), col("_cpsp_max"))
         if per_interval:
