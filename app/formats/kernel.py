@@ -106,6 +106,19 @@ def rdw_heads(buf, pos: int, stop: int, least: int, width: int) -> tuple[np.ndar
     return offs, heads, end, status
 
 
+def _compiled_spec(mat: np.ndarray, fields: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The int64 (offsets, widths) the compiled gather takes for ``fields`` of ``mat``'s rows, or None when the
+    compiled path cannot serve them (not built or off, not a byte matrix with adjacent bytes in a row, a width
+    outside 1..8, a field outside the row)."""
+    if not (available() and fields and mat.ndim == 2 and mat.strides[1] == 1):
+        return None
+    offs = np.array([f[0] for f in fields], np.int64)
+    widths = np.array([f[1] for f in fields], np.int64)
+    if widths.min() < 1 or widths.max() > 8 or offs.min() < 0 or int((offs + widths).max()) > mat.shape[1]:
+        return None
+    return offs, widths
+
+
 def gather_fields(mat: np.ndarray, fields: list[tuple[int, int]]) -> np.ndarray:
     """(rows x len(fields)) native uint64: the big-endian unsigned field ``(offset, width)`` of every row of the
     uint8 matrix ``mat``, all fields in one pass over the rows."""
@@ -113,11 +126,9 @@ def gather_fields(mat: np.ndarray, fields: list[tuple[int, int]]) -> np.ndarray:
     out = np.empty((m, nf), np.uint64)
     if not (m and nf):
         return out
-    offs = np.array([f[0] for f in fields], np.int64)
-    widths = np.array([f[1] for f in fields], np.int64)
-    if available() and mat.ndim == 2 and mat.strides[1] == 1 and widths.min() >= 1 and widths.max() <= 8 \
-            and offs.min() >= 0 and int((offs + widths).max()) <= mat.shape[1]:
-        _c.gather_fields(mat, offs, widths, out)
+    spec = _compiled_spec(mat, fields)
+    if spec is not None:
+        _c.gather_fields(mat, *spec, out)
         return out
     for j, (off, w) in enumerate(fields):
         if w == 1:
@@ -149,15 +160,9 @@ def gather_blocks(mat: np.ndarray, jobs: list[list[tuple[int, int]]], *, buf=Non
     from app.formats import pages
 
     m = mat.shape[0]
-    if not (available() and mat.ndim == 2 and mat.strides[1] == 1 and m and all(jobs)):
+    specs = [_compiled_spec(mat, fields) for fields in jobs] if m else [None]
+    if any(spec is None for spec in specs):
         return None
-    specs = []
-    for fields in jobs:
-        offs = np.array([f[0] for f in fields], np.int64)
-        widths = np.array([f[1] for f in fields], np.int64)
-        if widths.min() < 1 or widths.max() > 8 or offs.min() < 0 or int((offs + widths).max()) > mat.shape[1]:
-            return None
-        specs.append((offs, widths))
     step, width = mat.strides[0], mat.shape[1]
     same = [(o, w) for o, w in same if w > 0]
     if any(o < 0 or o + w > width for o, w in same):
