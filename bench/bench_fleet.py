@@ -11,15 +11,25 @@ Sections (``--section``, default all):
   15-minute intervals for ``--months`` (12) months, one "file" per LPAR and month (counter samples generated
   with numpy within the physical bounds, subtype-1 style deltas; extract timed from decoded samples onward:
   ``Dataset.add_result``).  Then a narrow query (one CEC, one month: ``--where cec=... --from --to``), one CEC's
-  year (``--where cec=...``) and a whole-fleet query (by LPAR and month), each ``run_query`` on a new
-  :class:`Dataset` interleaved with its floor, DuckDB's own group-sum of the counters the metrics need over the same part files (wall and CPU time), and
-  a second floor, the same group-sum with the query's other columns as plain DuckDB SQL computes them (first
-  start, last end, COUNT(DISTINCT) of CPUs and intervals, quality bits, counts, busy time), the
-  whole ``nestscope query`` command, and the command in a process of its own beside the group-sum in a process
-  of its own (the fixed cost of a command: imports, the index, the parts' CRC-32 checks).  Each run of a query is
-  also set against the floor taken right after it (the same load): the ratio of every run, its median and the
-  worst, wall and CPU.  ``--keep DIR`` keeps the fleet; a later run with the same ``--keep`` reuses it (queries
-  only).
+  year (``--where cec=...``) and a whole-fleet query (by LPAR and month), each ``run_query`` (a new
+  :class:`Dataset` each run, as a command does) beside its floor, DuckDB's own group-sum of the counters the
+  metrics need over the same part files.  Both run in fresh processes, in interleaved pairs (floor, query, and
+  ``--against CHECKOUT``'s query: the same load for each), each child first importing what it needs (untimed:
+  duckdb and pandas; the query child also ``app.dataset.query``), then timing a first run and 2 warm runs:
+  - the query's first run is what a command's query costs once per process: the index, the parts' checks, the
+    formula sets, DuckDB's connect and first bind, the lazy imports, the statement, the frame;
+  - the floor's first run is DuckDB's connect with the settings the query's engine makes (time zone UTC, the
+    part footers cached, ``parquet_metadata_cache``) and the group-sum as the connection's first statement; its
+    warm runs are the same statement on the same connection, as the query's warm runs use the process's
+    database.  The part files are in the OS cache for both (read by the runs before; no cache is dropped).
+  Every run is set against the floor's same run of the same pair (wall and CPU of the whole process, DuckDB's
+  threads included): the ratio of each, its median and the worst, for first runs and warm runs apart.  Floor 2,
+  warm, is the same group-sum with the query's other columns as plain DuckDB SQL computes them (first start,
+  last end, COUNT(DISTINCT) of CPUs and intervals, quality bits, counts, busy time).  Then the whole
+  ``nestscope query`` command in this process, and the command in a process of its own beside the group-sum in
+  a process of its own and beside ``python -c "import duckdb"`` alone (the fixed cost of a command: imports,
+  the index, the parts' checks).  ``--keep DIR`` keeps the fleet; a later run with the same ``--keep`` reuses it
+  (queries only).
 * ``extract``: ``nestscope extract`` of a large SMF 113 file (``--file``: RDW, blocked, gzip, tersed or MONWRITE,
   all streamed; default one of ``--big-mb`` (200) MB of RDW records generated from the z16 ZOSA sample, a day
   after another; ``gzip -1`` it for the gzip figure) in a child process, streamed in chunks of ``--chunk-mb`` MB
@@ -41,6 +51,7 @@ The load average is printed with every figure (the machine may be shared).
 Run:  .venv/bin/python bench/bench_fleet.py [--section manifest|narrow|extract] [--cecs 5] [--lpars 3] [--cpus 4]
       [--months 12] [--entries 20000] [--file F] [--big-mb 200] [--chunk-mb 32] [--keep DIR] [--repeats 2]
       [--against CHECKOUT] [--cases month,year,fleet] [--narrow-runs N] [--no-command]
+      (``--against``: narrow and extract)
 """
 
 from __future__ import annotations
@@ -256,104 +267,149 @@ def bench_narrow(a, root: Path, tmp: Path) -> None:
     need = sorted(interval_counters({"z16": sets["z16"]}) & set(Dataset(root).counters()))
     need = [c for c in need if c in set(sets["z16"].counters()) | set(hint_counters(sets, need))] or need
 
-    floor_cpu: list[float] = []
-
-    floor2_cpu: list[float] = []
     # what the query returns beside the sums, written as DuckDB alone would compute it: the first start and last
     # end, the CPUs and intervals counted (COUNT(DISTINCT)), the quality bits, the rows and the counted counters,
     # the busy time; grouped by every identity column the query shows (system, os, generation, formula set)
     extras = ('MIN(t_start), MAX(t_end), COUNT(DISTINCT cpu), COUNT(DISTINCT t_end), BIT_OR(qbits), COUNT(*), '
               'COUNT("P32"), COUNT("E128"), SUM("B0" / cpu_speed)')
 
-    def duck(files, group: str, where: str = "", full: bool = False) -> float:
-        con = duckdb.connect()
+    def floor_sql(files, group: str, where: str = "", full: bool = False) -> str:
         sums = ", ".join(f'SUM("{c}")' for c in need)
         lst = "[" + ", ".join("'" + f + "'" for f in files) + "]"
         if full:
             group = group.replace("lpar", "lpar, system, os, generation, formula_set")
             sums = extras + ", " + sums
-        t, c = time.perf_counter(), time.process_time()
-        con.execute(f"SELECT {group}, {sums} FROM {tables.duckdb_source(lst)} {where} GROUP BY {group}").df()
-        dt = time.perf_counter() - t
-        (floor2_cpu if full else floor_cpu).append(time.process_time() - c)
-        con.close()
-        return dt
+        return f"SELECT {group}, {sums} FROM {tables.duckdb_source(lst)} {where} GROUP BY {group}"
 
     from app.cli import main as cli
 
     cases = [
             ("month", f"one CEC ({cec}), one month ({month}), by LPAR",
-             QuerySpec(by="lpar", where=f"cec = '{cec}'", start=start, end=end), "lpar",
+             dict(by="lpar", where=f"cec = '{cec}'", start=start.isoformat(), end=end.isoformat()), "lpar",
              f"WHERE t_end > TIMESTAMPTZ '{start.isoformat()}+00' AND t_end <= TIMESTAMPTZ '{end.isoformat()}+00'",
              ["--where", f"cec = '{cec}'", "--from", start.isoformat(), "--to", end.isoformat()]),
             ("year", f"one CEC ({cec}), every month of the year, by LPAR",
-             QuerySpec(by="lpar", where=f"cec = '{cec}'"),
-             "lpar", "", ["--where", f"cec = '{cec}'"]),
-            ("fleet", "whole fleet by LPAR and month", QuerySpec(by="lpar", every="month"), "cec, lpar, month", "",
+             dict(by="lpar", where=f"cec = '{cec}'"), "lpar", "", ["--where", f"cec = '{cec}'"]),
+            ("fleet", "whole fleet by LPAR and month", dict(by="lpar", every="month"), "cec, lpar, month", "",
              ["--every", "month"])]
-    for name, label, spec, group, where, argv in cases:
+    here = Path(__file__).resolve().parents[1]
+    trees = [("this tree", here)] + ([(f"--against {a.against}", a.against)] if a.against else [])
+    for name, label, spec_kw, group, where, argv in cases:
         if name not in a.cases.split(","):
             continue
+        spec = QuerySpec(**{k: (pd.Timestamp(v) if k in ("start", "end") else v) for k, v in spec_kw.items()})
         fresh = Dataset(root)               # a new command: the index is read once
         files = fresh.parts("intervals", *query_partitions(fresh, spec))
         n_all = len(fresh.parts("intervals"))
-        t_q, c_q, t_d, t_d2 = [], [], [], []
-        floor_cpu.clear()
-        floor2_cpu.clear()
-        runs = a.narrow_runs or (5 if len(files) < 50 else 2)
-        for _ in range(runs):               # interleaved: the query and its floor see the same load
-            c0 = time.process_time()
-            res, dt = timed(lambda: run_query(Dataset(root), spec))
-            c_q.append(time.process_time() - c0)
-            t_q.append(dt)
-            t_d.append(duck(files, group, where))
-            t_d2.append(duck(files, group, where, full=True))
-        q, d = sorted(t_q), sorted(t_d)
-        print(f"  query {label}: {len(res)} rows from {len(files)} of {n_all} part files; {load()}")
-        # each run beside its own floor (taken right after it, the same load): the ratio of every run
-        per = [x / y for x, y in zip(t_q, t_d)]
-        per_cpu = [x / y for x, y in zip(c_q, floor_cpu)]
-        print(f"    per run (in run order; the first is the process's first query), run_query / its floor: wall "
-              f"{', '.join(f'{r:.2f}' for r in per)} (median {sorted(per)[len(per) // 2]:.2f}, worst {max(per):.2f});"
-              f" CPU {', '.join(f'{r:.2f}' for r in per_cpu)} (median {sorted(per_cpu)[len(per) // 2]:.2f}, worst "
-              f"{max(per_cpu):.2f}); target <= 1.5")
-        t_c = []
-        # the whole command: the index, the query, report's extras, output
-        for _ in range(0 if a.no_command else 2 if runs > 2 else 1):
-            _, dt = timed(lambda: cli(["query", str(root), "--by", "lpar", *argv, "--out", str(tmp / "q.txt")]))
-            t_c.append(dt)
-        # a command in a process of its own (imports, index, the part files' CRC-32 checks, coverage, output)
-        # beside DuckDB's group-sum in a process of its own (importing duckdb only)
-        floor_code = ("import duckdb, sys; con = duckdb.connect(); con.execute(sys.argv[1]).fetchall()")
-        sums = ", ".join(f'SUM("{c}")' for c in need)
-        lst = "[" + ", ".join("'" + f + "'" for f in files) + "]"
-        floor_sql = f"SELECT {group}, {sums} FROM {tables.duckdb_source(lst)} {where} GROUP BY {group}"
-        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-        t_pc, t_pf = [], []
-        for _ in range(0 if a.no_command else 2 if runs > 2 else 1):
-            _, dt = timed(lambda: subprocess.run([sys.executable, "-m", "app", "query", str(root), "--by", "lpar",
-                                                  *argv, "--out", str(tmp / "q.txt")], check=True, env=env,
-                                                 capture_output=True))
-            t_pc.append(dt)
-            _, dt = timed(lambda: subprocess.run([sys.executable, "-c", floor_code, floor_sql], check=True,
-                                                 capture_output=True))
-            t_pf.append(dt)
-        print(f"    floor: DuckDB group-sum of {len(need)} counters over those parts  {d[0]:6.3f} s (best of {runs}; "
-              f"median {d[len(d) // 2]:.3f} s; CPU {min(floor_cpu):.3f} s)")
-        print(f"    run_query (index, plan, statement)                    {q[0]:6.3f} s (best of {runs}; median "
-              f"{q[len(q) // 2]:.3f} s; CPU {min(c_q):.3f} s) | ratio {q[0] / d[0]:4.2f} "
-              f"(medians {q[len(q) // 2] / d[len(d) // 2]:.2f}, CPU {min(c_q) / min(floor_cpu):.2f})")
-        d2 = sorted(t_d2)
-        print(f"    floor 2: the same with the query's other columns (times, CPU and interval counts, quality,"
-              f" busy)  {d2[0]:6.3f} s (best of {runs}; median {d2[len(d2) // 2]:.3f} s; CPU {min(floor2_cpu):.3f} s) |"
-              f" query/floor 2 {q[0] / d2[0]:4.2f} (medians {q[len(q) // 2] / d2[len(d2) // 2]:.2f}, CPU "
-              f"{min(c_q) / min(floor2_cpu):.2f})")
+        pairs = a.narrow_runs or (5 if len(files) < 50 else 2)
+        warm = 2
+        sql1, sql2 = floor_sql(files, group, where), floor_sql(files, group, where, full=True)
+        got: dict[str, list[dict]] = {"floor": []} | {t: [] for t, _ in trees}
+        for _ in range(pairs):      # interleaved pairs of fresh processes: every pair sees the same load
+            got["floor"].append(_narrow_child(here, "floor", root, json.dumps([sql1, sql2, len(files)]), warm))
+            for t, tree in trees:
+                got[t].append(_narrow_child(tree, "query", root, json.dumps(spec_kw), warm))
+        print(f"  query {label}: from {len(files)} of {n_all} part files; {pairs} interleaved pairs of fresh "
+              f"processes, each a first run and {warm} warm runs; {load()}")
+        fl = got["floor"]
+        f_first = [r["wall"][0] for r in fl]
+        print(f"    floor, the first run of a process (connect, settings, the group-sum of {len(need)} counters): "
+              f"median {_med(f_first):.3f} s (CPU {_med([r['cpu'][0] for r in fl]):.3f} s); warm runs median "
+              f"{_med([w for r in fl for w in r['wall'][1:]]):.3f} s (CPU "
+              f"{_med([w for r in fl for w in r['cpu'][1:]]):.3f} s)")
+        print(f"    floor 2 (the same with the query's other columns: times, CPU and interval counts, quality, busy),"
+              f" warm: median {_med([w for r in fl for w in r['wall2']]):.3f} s")
+        for t, _tree in trees:
+            qs = got[t]
+            for what, k in (("first run of a process", slice(0, 1)), ("warm runs", slice(1, None))):
+                pw = [x / y for q, f in zip(qs, fl) for x, y in zip(q["wall"][k], f["wall"][k])]
+                pc = [x / y for q, f in zip(qs, fl) for x, y in zip(q["cpu"][k], f["cpu"][k])]
+                print(f"    {t}: run_query, {what}: median {_med([w for q in qs for w in q['wall'][k]]):.3f} s "
+                      f"(CPU {_med([w for q in qs for w in q['cpu'][k]]):.3f}) | per run / the floor's same run: "
+                      f"wall {', '.join(f'{r:.2f}' for r in pw)} (median {_med(pw):.2f}, worst {max(pw):.2f}); CPU "
+                      f"{', '.join(f'{r:.2f}' for r in pc)} (median {_med(pc):.2f}, worst {max(pc):.2f}); "
+                      f"target <= 1.5")
+            w2 = [x / y for q, f in zip(qs, fl) for x, y in zip(q["wall"][1:], f["wall2"])]
+            print(f"    {t}: warm run_query / floor 2's same run: median {_med(w2):.2f}, worst {max(w2):.2f}")
+        print(f"    {len(got[trees[0][0]][0]['rows'])} rows; {load()}")
         if a.no_command:
             continue
-        print(f"    nestscope query (the command, coverage and partition data, table) {min(t_c):6.3f} s")
-        print(f"    in a process of its own: nestscope query {min(t_pc):6.3f} s | floor: python -c 'import duckdb' + "
-              f"the group-sum {min(t_pf):6.3f} s | ratio {min(t_pc) / min(t_pf):4.2f}; {load()}")
+        t_c = []
+        # the whole command in this process (warm): the index, the query, report's extras, output
+        for _ in range(2 if pairs > 2 else 1):
+            _, dt = timed(lambda: cli(["query", str(root), "--by", "lpar", *argv, "--out", str(tmp / "q.txt")]))
+            t_c.append(dt)
+        # the command in a process of its own (imports, index, the parts' checks, coverage, output) beside
+        # DuckDB's group-sum in a process of its own (importing duckdb and pandas, as .df() needs) and beside
+        # `python -c "import duckdb"` alone
+        floor_code = ("import duckdb, sys; con = duckdb.connect(); con.execute(sys.argv[1]).df()")
+        env = dict(os.environ, PYTHONPATH=str(here))
+        t_pc, t_pf, t_pi = [], [], []
+        for _ in range(2 if pairs > 2 else 1):
+            for out, cmd in ((t_pc, [sys.executable, "-m", "app", "query", str(root), "--by", "lpar", *argv, "--out",
+                                     str(tmp / "q.txt")]),
+                             (t_pf, [sys.executable, "-c", floor_code, sql1]),
+                             (t_pi, [sys.executable, "-c", "import duckdb"])):
+                _, dt = timed(lambda: subprocess.run(cmd, check=True, env=env, capture_output=True))
+                out.append(dt)
+        print(f"    nestscope query (the command, coverage and partition data, table), warm in this process "
+              f"{min(t_c):6.3f} s")
+        print(f"    in a process of its own (best of {len(t_pc)}): nestscope query {min(t_pc):6.3f} s | floor: python -c "
+              f"'import duckdb' + the group-sum {min(t_pf):6.3f} s | ratio {min(t_pc) / min(t_pf):4.2f} | python -c "
+              f"'import duckdb' alone {min(t_pi):6.3f} s; {load()}")
         leftovers_check(root, spec)
+
+
+def _med(xs: list[float]) -> float:
+    s = sorted(xs)
+    return s[len(s) // 2] if s else float("nan")
+
+
+# a fresh process: the modules a command imports (untimed), then `warm + 1` timed runs: the first run of a
+# process (what it does once per process: the connect, the first bind, the index, the parts' checks, the formula
+# sets) and warm runs.  floor: one DuckDB connection with the settings the query's engine uses (time zone UTC, the
+# parquet footers cached as the engine caches them), the group-sum as the first statement of the first run (the
+# connect timed in it, as run_query's own connect is timed in its first run), the same connection for the warm runs
+_NARROW_CHILD = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+mode, root, arg, warm = sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), int(sys.argv[5])
+import duckdb, pandas as pd
+out = {"wall": [], "cpu": [], "wall2": []}
+if mode == "query":
+    from app.dataset import Dataset
+    from app.dataset.query import QuerySpec, run_query
+    spec = QuerySpec(**{k: (pd.Timestamp(v) if k in ("start", "end") else v) for k, v in arg.items()})
+    for _ in range(warm + 1):
+        t, c = time.perf_counter(), time.process_time()
+        res = run_query(Dataset(root), spec)
+        out["wall"].append(time.perf_counter() - t)
+        out["cpu"].append(time.process_time() - c)
+    out["rows"] = [list(map(str, r)) for r in res.iloc[:, :3].itertuples(index=False)]
+else:
+    sql1, sql2, n_files = arg
+    con = None
+    for _ in range(warm + 1):
+        t, c = time.perf_counter(), time.process_time()
+        if con is None:
+            con = duckdb.connect()
+            con.execute("SET TimeZone = 'UTC'")
+            con.execute(f"SET parquet_metadata_cache = {'true' if n_files <= 1000 else 'false'}")
+        con.execute(sql1).df()
+        out["wall"].append(time.perf_counter() - t)
+        out["cpu"].append(time.process_time() - c)
+    for _ in range(warm):
+        t = time.perf_counter()
+        con.execute(sql2).df()
+        out["wall2"].append(time.perf_counter() - t)
+print(json.dumps(out))
+"""
+
+
+def _narrow_child(tree: Path, mode: str, root: Path, arg: str, warm: int) -> dict:
+    r = subprocess.run([sys.executable, "-c", _NARROW_CHILD, str(tree), mode, str(root), arg, str(warm)],
+                       capture_output=True, text=True, check=True, cwd=str(tree))
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def leftovers_check(root: Path, spec) -> None:
@@ -579,11 +635,11 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2, help="interleaved extract repeats (default 2; medians)")
     ap.add_argument("--cases", default="month,year,fleet", help="narrow: the queries to time (comma list of "
                     "month, year, fleet; default all)")
-    ap.add_argument("--narrow-runs", type=int, help="narrow: interleaved runs of each query and its floor (default "
-                    "5, 2 for the year and the fleet)")
+    ap.add_argument("--narrow-runs", type=int, help="narrow: interleaved pairs of fresh processes, query and "
+                    "floor (default 5, 2 for the year and the fleet)")
     ap.add_argument("--no-command", action="store_true", help="narrow: leave out the command timings (in this "
                     "process and in a process of its own) and the leftovers check")
-    ap.add_argument("--against", type=Path, help="also extract with the tree of this checkout (e.g. a main "
+    ap.add_argument("--against", type=Path, help="also extract and query with the tree of this checkout (e.g. a main "
                     "worktree), interleaved with this tree's runs")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="nestscope-fleet-"))
