@@ -6,6 +6,15 @@
   and checked before a query reads it (once per process for a part whose size, times and inode are unchanged);
   a part of an older entry without them is checked by reading it whole with pyarrow.  Parts are written with page
   checksums too, so pyarrow finds damage inside a page when it reads one.
+* Between processes, a query (:func:`stamped_checks`) does not read again a part that a NestScope process of the
+  same user found equal to its CRC-32 before and that has not changed since: each CRC-32 found equal is stamped
+  with the file's size, modification and change times (ns), inode and device, in the user's cache folder
+  (``NESTSCOPE_CACHE_DIR``; none with ``NESTSCOPE_CACHE=0``), one small file per partition directory
+  (:func:`_stamp_file`; the dataset itself is never written by a query).  Any write to a part, a truncation, a
+  ``touch``, a replacement or a copy changes its change time or inode (which no user can set back), so a
+  changed part is read and checked again; a part changed within :data:`STAMP_SETTLE_S` of its check is not
+  stamped (timestamps of coarse filesystems).  Damage below the filesystem (the disk itself) leaves the times
+  alone: ``nestscope dataset check`` reads every part again.
 * What fails is left out of the answer and said in a :class:`~app.findings.Finding` naming the manifest entry or
   part file and what the answer leaves out.
 * Leftovers of killed extracts (temporary files, parts no manifest entry lists) older than
@@ -15,6 +24,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import os
@@ -28,7 +39,7 @@ from typing import Any
 from app.findings import Finding, make_finding
 
 __all__ = ["LEFTOVER_AGE_S", "remove_files", "seal_entry", "entry_problem", "part_problem", "file_crc32", "manifest_finding",
-           "part_finding", "leftovers", "leftover_finding"]
+           "part_finding", "leftovers", "leftover_finding", "stamped_checks", "STAMP_SETTLE_S"]
 
 # a part is written and committed within the extract of one file; one not committed an hour after it was last
 # written belongs to an extract that died (a concurrent extract's parts are younger)
@@ -75,11 +86,117 @@ def file_crc32(path: Path) -> int:
 
 _CHECKED: dict[tuple, str] = {}     # identity of a part file as checked -> its problem ('' = none)
 _CHECKED_LOCK = threading.Lock()
+STAMP_SETTLE_S = 2.0                # a part changed less than this before its check is not stamped
+_USE_STAMPS: contextvars.ContextVar[bool] = contextvars.ContextVar("nestscope_part_stamps", default=False)
+_STAMPS: dict[str, dict[str, tuple]] = {}     # partition directory -> part file name -> stamp (as loaded)
+_STAMP_LIMIT = 4096                 # partition directories whose stamps a process keeps
+
+
+@contextlib.contextmanager
+def stamped_checks():
+    """Within: :func:`part_problem` takes a part stamped as checked by an earlier process (unchanged since) as
+    sound without reading it (see the module docstring); the query's own parts() call."""
+    token = _USE_STAMPS.set(True)
+    try:
+        yield
+    finally:
+        _USE_STAMPS.reset(token)
+
+
+def _stamp_file(part_dir: str) -> str | None:
+    """The user's stamp file of one partition directory (None when the cache is off)."""
+    if os.environ.get("NESTSCOPE_CACHE", "1").strip().lower() in ("0", "no", "off", "false"):
+        return None
+    d = os.environ.get("NESTSCOPE_CACHE_DIR")
+    if not d:
+        try:
+            import platformdirs
+
+            d = platformdirs.user_cache_dir("nestscope", appauthor=False)
+        except Exception:  # noqa: BLE001 - no platformdirs: no stamps (every process checks)
+            return None
+    key = hashlib.sha256(os.path.abspath(part_dir).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return os.path.join(d, f"dataset-checks-{key}.txt")
+
+
+def _stamp(st: os.stat_result, crc: int) -> tuple:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, int(crc))
+
+
+def _stamps(part_dir: str) -> dict[str, tuple]:
+    """The stamps of one partition directory's parts (read once per process; the last line of a name wins)."""
+    with _CHECKED_LOCK:
+        got = _STAMPS.get(part_dir)
+    if got is not None:
+        return got
+    got = {}
+    f = _stamp_file(part_dir)
+    n = 0
+    if f is not None:
+        try:
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    n += 1
+                    v = line.rstrip("\n").split("\t")
+                    if len(v) == 7:
+                        try:
+                            got[v[0]] = tuple(int(x) for x in v[1:])
+                        except ValueError:
+                            continue
+        except OSError:
+            pass
+        if n > 2 * len(got) + 64:           # mostly lines of parts that changed since: written again, shorter
+            _write_stamps(f, got)
+    with _CHECKED_LOCK:
+        if len(_STAMPS) >= _STAMP_LIMIT:
+            _STAMPS.clear()
+        _STAMPS[part_dir] = got
+    return got
+
+
+def _line(name: str, stamp: tuple) -> str:
+    return "\t".join([name, *map(str, stamp)]) + "\n"
+
+
+def _write_stamps(f: str, got: dict[str, tuple]) -> None:
+    tmp = f"{f}.tmp-{os.getpid()}-{threading.get_ident()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.writelines(_line(k, v) for k, v in got.items())
+        os.replace(tmp, f)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _add_stamp(path: Path, st: os.stat_result, crc: int) -> None:
+    """Stamp a part just found equal to its CRC-32 (unchanged while it was read, and older than
+    :data:`STAMP_SETTLE_S`): one line appended to its directory's stamp file (best effort)."""
+    try:
+        if _stamp(os.stat(path), crc) != _stamp(st, crc) or time.time() - st.st_ctime < STAMP_SETTLE_S:
+            return
+    except OSError:
+        return
+    part_dir, name = os.path.split(str(path))
+    f = _stamp_file(part_dir)
+    if f is None or "\t" in name or "\n" in name:
+        return
+    _stamps(part_dir)[name] = _stamp(st, crc)
+    try:
+        os.makedirs(os.path.dirname(f), exist_ok=True)
+        fd = os.open(f, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, _line(name, _stamp(st, crc)).encode("utf-8", "surrogateescape"))   # one short append
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
 
 
 def part_problem(path: Path, info: dict[str, Any]) -> str:
     """What is wrong with a committed part file ('' when nothing is): missing, another size, another CRC-32 than
-    its manifest entry recorded, or (entries without them) a Parquet file that pyarrow cannot read whole."""
+    its manifest entry recorded, or (entries without them) a Parquet file that pyarrow cannot read whole.  Within
+    :func:`stamped_checks`, a part stamped as checked and unchanged since is sound without being read."""
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -93,12 +210,19 @@ def part_problem(path: Path, info: dict[str, Any]) -> str:
     if info.get("bytes") is not None and st.st_size != info["bytes"]:
         why = f"{st.st_size:,} bytes instead of {int(info['bytes']):,}"
     elif info.get("crc32") is not None:
-        try:
-            got = file_crc32(path)
-        except OSError as exc:
-            return f"cannot be read ({exc.strerror or exc})"
-        if got != info["crc32"]:
-            why = f"CRC-32 {got:08X} instead of {int(info['crc32']):08X}"
+        stamped = False
+        if _USE_STAMPS.get():
+            part_dir, name = os.path.split(str(path))
+            stamped = _stamps(part_dir).get(name) == _stamp(st, info["crc32"])
+        if not stamped:
+            try:
+                got = file_crc32(path)
+            except OSError as exc:
+                return f"cannot be read ({exc.strerror or exc})"
+            if got != info["crc32"]:
+                why = f"CRC-32 {got:08X} instead of {int(info['crc32']):08X}"
+            else:
+                _add_stamp(path, st, got)
     else:                  # a part of an entry written before issue 20: read it whole once (what DuckDB would)
         try:
             import pyarrow.parquet as pq

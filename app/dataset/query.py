@@ -484,7 +484,15 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
 
 def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) -> pd.DataFrame:
     """Metric rows for ``spec`` over ``ds``, in the column layout of ``report`` (plus ``period`` with
-    ``--every``).  ``eng`` reuses an open engine (the window keeps one)."""
+    ``--every``).  ``eng`` reuses an open engine (the window keeps one).  A part an earlier process checked
+    and that has not changed since is not read for its CRC-32 again (:func:`app.dataset.integrity.stamped_checks`)."""
+    from app.dataset.integrity import stamped_checks
+
+    with stamped_checks():
+        return _run_query(ds, spec, engine, eng)
+
+
+def _run_query(ds: Dataset, spec: QuerySpec, engine: str, eng) -> pd.DataFrame:
     from app.engine.catalog import load_formula_sets
     from app.engine.deltas import quality_strings
     from app.engine.metrics import _apply, metric_ids
