@@ -235,6 +235,8 @@ def run(args: argparse.Namespace) -> int:
         shift = make_shift(args.hours, args.days, tz)   # report's parser: the same texts, the same messages
     except ShiftError as exc:
         return usage(f"--{exc}")
+    if args.engine == "duckdb":       # the engine's, loaded first: it reads the manifest index too (app/dataset/index)
+        import duckdb  # noqa: F401
     try:
         ds = Dataset(args.dataset)
         sets = load_formula_sets(args.formulas)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
@@ -106,17 +107,28 @@ class ManifestIndex:
 
     # -- loading -----------------------------------------------------------------------------
     def _read_index(self) -> None:
-        """The index file's narrow projection as columns (nothing per row is made in Python but the names)."""
+        """The index file's narrow projection as columns (nothing per row is made in Python but the names); read
+        by DuckDB in a process that has loaded it (a query: no ``pyarrow.parquet`` to import), else by pyarrow."""
         import pyarrow.compute as pc
-        import pyarrow.parquet as pq
 
         try:
-            pf = pq.ParquetFile(self.path)
-            names = set(pf.schema_arrow.names)
+            if _duckdb_loaded():
+                if not self.path.is_file():
+                    return
+                from app.dataset.duckdb_engine import read_parquet_file
+
+                t, names = read_parquet_file(str(self.path), _LOAD_COLS)
+            else:
+                import pyarrow.parquet as pq
+
+                pf = pq.ParquetFile(self.path)
+                names = set(pf.schema_arrow.names)
+                t = None
             if any(c not in names for c in _ALL_COLS):       # another layout: rebuild
                 self.dirty = True
                 return
-            t = pf.read(columns=list(_LOAD_COLS), use_threads=False)
+            if t is None:
+                t = pf.read(columns=list(_LOAD_COLS), use_threads=False)
         except FileNotFoundError:
             return
         except Exception:  # noqa: BLE001 - an unreadable index is rebuilt from the entries themselves
@@ -506,6 +518,11 @@ class ManifestIndex:
         for k, c in enumerate(("rows", "bytes", "crc32")):
             cols[c] = [-1] * n_e + [int(p[k + 5]) for p in parts]
         return pa.table({c: pa.array(cols[c], schema.field(c).type) for c in _ALL_COLS}, schema=schema)
+
+
+def _duckdb_loaded() -> bool:
+    """True when the process has loaded DuckDB (a query's: the index is then read by it)."""
+    return "duckdb" in sys.modules
 
 
 def part_info(row: tuple) -> dict[str, Any]:
