@@ -73,3 +73,32 @@ def test_help_describes_every_result_column(ds, capsys):
             seen |= set(row)
     assert {"LPARCPU", "coverage_pct", "data", "interval_end"} <= seen
     assert seen <= described, sorted(seen - described)
+
+
+def test_help_describes_every_column_of_every_level_and_format(ds, capsys, tmp_path):
+    """Every column ``query`` can return, at every --by level, with and without --every, in UTC and --tz local,
+    as csv, json and parquet, is described under the help's "result columns" (issue 24, "Done when")."""
+    from app.cli import main
+    from app.dataset.query import BY_CHOICES
+    from app.engine.catalog import load_formula_sets
+    from app.engine.metrics import metric_ids
+
+    described = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", _help_text(capsys).split("result columns", 1)[1]))
+    seen: set[str] = set()
+    out = tmp_path / "q.parquet"
+    for by in BY_CHOICES:
+        for every in ([], ["--every", "day"]) if by != "interval" else ([],):
+            for tz in (["--tz", "utc"], ["--tz", "local"]) if by in ("lpar", "cpu") else (["--tz", "utc"],):
+                args = ["query", str(ds.root), "--by", by, *every, *tz]
+                assert main([*args, "--format", "csv"]) == 0
+                cols = set(pd.read_csv(io.StringIO(capsys.readouterr().out)).columns)
+                assert main([*args, "--format", "json"]) == 0
+                rows = json.loads(capsys.readouterr().out)["rows"]
+                assert rows and all(set(r) == set(rows[0]) for r in rows)
+                assert main([*args, "--format", "parquet", "--out", str(out)]) == 0
+                capsys.readouterr()
+                assert cols == set(rows[0]), (args, cols ^ set(rows[0]))
+                seen |= cols | set(pd.read_parquet(out).columns)       # parquet: the frame as it is (summary)
+    assert set(metric_ids(load_formula_sets())) <= seen          # every formula's column, every generation's
+    assert {"period", "cpu", "class", "coverage_pct", "quality", "left_out", "summary"} <= seen
+    assert seen <= described, sorted(seen - described)
