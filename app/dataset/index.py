@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
@@ -45,6 +46,11 @@ _ALL_COLS = ("kind", *_ENTRY_COLS, *_PART_COLS[1:])
 _LOAD_ENTRY = ("file", "size", "mtime_ns", "ok", "readable", "counters")
 _LOAD_COLS = ("kind", *_LOAD_ENTRY, *_PART_COLS[1:])
 _FEW_PARTS = 2000       # keys(): part rows made distinct in Python up to this many
+# index files loaded by this process, by identity (path, size, mtime, ctime, inode) -> their loaded columns (read
+# only; each ManifestIndex has its own ``_live``): a command run again in one process (the window) reads the
+# file once
+_LOADED: dict[tuple, tuple] = {}
+_LOADED_LIMIT = 8
 
 
 def _schema():
@@ -112,9 +118,18 @@ class ManifestIndex:
         import pyarrow.compute as pc
 
         try:
+            st = os.stat(self.path)
+        except OSError:
+            return
+        key = (str(self.path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        got = _LOADED.get(key)
+        if got is not None:         # the same index file loaded before in this process: its columns again
+            (self._bn, self._bpos, self._bsize, self._bmtime, self._bok, self._bread, self._bcount, self._bp,
+             self._bppos) = got
+            self._live = np.ones(len(self._bn), bool)
+            return
+        try:
             if _duckdb_loaded():
-                if not self.path.is_file():
-                    return
                 from app.dataset.duckdb_engine import read_parquet_file
 
                 t, names = read_parquet_file(str(self.path), _LOAD_COLS)
@@ -152,6 +167,12 @@ class ManifestIndex:
         self._bp = pt
         pos = pc.index_in(pt.column("file"), value_set=et.column("file"))
         self._bppos = pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        if time.time() - st.st_ctime < integrity.STAMP_SETTLE_S:     # changed a moment ago: not kept (a write
+            return                                                   # within one tick keeps the file's times)
+        if len(_LOADED) >= _LOADED_LIMIT:
+            _LOADED.clear()
+        _LOADED[key] = (self._bn, self._bpos, self._bsize, self._bmtime, self._bok, self._bread, self._bcount,
+                        self._bp, self._bppos)
 
     def _reset_base(self) -> None:
         self._bn, self._bpos, self._bcount, self._bp = [], {}, None, None

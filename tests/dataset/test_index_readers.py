@@ -81,3 +81,28 @@ def test_entries_added_after_the_index_are_seen_by_both(ds, monkeypatch):
     want = json.dumps(_answers(_load(ds.root, monkeypatch, False)), default=str)
     assert json.dumps(_answers(_load(ds.root, monkeypatch, True)), default=str) == want
     assert len(_load(ds.root, monkeypatch, True).sound()) == 2
+
+
+def test_an_index_file_loaded_before_in_the_process_is_not_read_again(ds, monkeypatch):
+    from app.dataset import integrity
+    from app.dataset import duckdb_engine
+
+    monkeypatch.setattr(integrity, "STAMP_SETTLE_S", 0.0)
+    monkeypatch.setattr(idxmod, "_LOADED", {})
+    reads: list[str] = []
+    real = duckdb_engine.read_parquet_file
+    monkeypatch.setattr(duckdb_engine, "read_parquet_file", lambda p, c: reads.append(p) or real(p, c))
+    first = _answers(_load(ds.root, monkeypatch, True))
+    second = _load(ds.root, monkeypatch, True)
+    assert len(reads) == 1 and _answers(second) == first
+    # each index has its own view of which loaded rows are current: one forgetting an entry leaves the other
+    name = first["sound"][0]
+    second.forget(name)
+    third = _load(ds.root, monkeypatch, True)
+    assert name not in second.sound() and _answers(third) == first and len(reads) == 1
+    # an index written again (a new file put in place, as save() does) is read again
+    path = ds.root / "manifest" / INDEX_NAME
+    t = pq.read_table(path)
+    pq.write_table(t.slice(0, t.num_rows), path.with_name(".tmp-index"))
+    (path.with_name(".tmp-index")).replace(path)
+    assert _answers(_load(ds.root, monkeypatch, True)) == first and len(reads) == 2
