@@ -25,7 +25,6 @@ The package: :mod:`app.cache.entry` (the entry format: identity, versions, Parqu
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -45,16 +44,11 @@ __all__ = ["Cache", "CacheError", "DamagedEntry", "CacheInfo", "CachedReadResult
 
 def default_cache() -> Cache | None:
     """The user's cache (None when ``NESTSCOPE_CACHE=0``)."""
-    if os.environ.get("NESTSCOPE_CACHE", "1").strip().lower() in ("0", "no", "off", "false"):
-        return None
-    d = os.environ.get("NESTSCOPE_CACHE_DIR")
-    if not d:
-        try:
-            import platformdirs
+    from app.userdirs import user_cache_dir
 
-            d = platformdirs.user_cache_dir("nestscope", appauthor=False)
-        except Exception:  # noqa: BLE001 - no platformdirs: a folder in the temp dir still works
-            d = os.path.join(tempfile.gettempdir(), "nestscope-cache")
+    d = user_cache_dir()
+    if d is None:
+        return None
     try:
         cap = int(float(os.environ.get("NESTSCOPE_CACHE_MAX_MB", DEFAULT_MAX_MB)) * (1 << 20))
     except ValueError:

@@ -105,16 +105,11 @@ def stamped_checks():
 
 def _stamp_file(part_dir: str) -> str | None:
     """The user's stamp file of one partition directory (None when the cache is off)."""
-    if os.environ.get("NESTSCOPE_CACHE", "1").strip().lower() in ("0", "no", "off", "false"):
-        return None
-    d = os.environ.get("NESTSCOPE_CACHE_DIR")
-    if not d:
-        try:
-            import platformdirs
+    from app.userdirs import user_cache_dir
 
-            d = platformdirs.user_cache_dir("nestscope", appauthor=False)
-        except Exception:  # noqa: BLE001 - no platformdirs: no stamps (every process checks)
-            return None
+    d = user_cache_dir()
+    if d is None:
+        return None
     key = hashlib.sha256(os.path.abspath(part_dir).encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return os.path.join(d, f"dataset-checks-{key}.txt")
 
