@@ -8,7 +8,8 @@ A view is defined when first used: :meth:`DuckDBEngine.run` writes a view not ye
 common table expression (DuckDB binds the part files once, not once for ``CREATE VIEW`` and again for the
 statement), :meth:`DuckDBEngine.sql` defines it first.  The columns of a view over part files DuckDB has listed
 before in this process (the same paths, sizes, modification and change times, inodes) are known without binding
-it (:meth:`DuckDBEngine.columns`).
+it (:meth:`DuckDBEngine.columns`).  The manifest index of a query's dataset is read by the same database
+(:func:`read_parquet_file`).
 """
 
 from __future__ import annotations
