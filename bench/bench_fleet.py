@@ -424,7 +424,7 @@ def _child_env(tree: Path) -> dict[str, str]:
 def _narrow_child(tree: Path, mode: str, root: Path, arg: str, warm: int) -> dict:
     r = subprocess.run([sys.executable, "-c", _NARROW_CHILD, str(tree), mode, str(root), arg, str(warm)],
                        capture_output=True, text=True, check=True, cwd=str(tree), env=_child_env(tree))
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return json.loads(r.stdout[r.stdout.rindex('{"wall"'):])      # (after DuckDB's progress bar, if it drew one)
 
 
 def leftovers_check(root: Path, spec) -> None:
