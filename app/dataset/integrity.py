@@ -14,7 +14,8 @@
   ``touch``, a replacement or a copy changes its change time or inode (which no user can set back), so a
   changed part is read and checked again; a part changed within :data:`STAMP_SETTLE_S` of its check is not
   stamped (timestamps of coarse filesystems).  Damage below the filesystem (the disk itself) leaves the times
-  alone: ``nestscope dataset check`` reads every part again.
+  alone: ``nestscope dataset check`` reads every part again.  No stamps on Windows (its ``st_ctime`` is the
+  creation time).
 * What fails is left out of the answer and said in a :class:`~app.findings.Finding` naming the manifest entry or
   part file and what the answer leaves out.
 * Leftovers of killed extracts (temporary files, parts no manifest entry lists) older than
@@ -104,10 +105,11 @@ def stamped_checks():
 
 
 def _stamp_file(part_dir: str) -> str | None:
-    """The user's stamp file of one partition directory (None when the cache is off)."""
+    """The user's stamp file of one partition directory (None when the cache is off, and on Windows, whose
+    ``st_ctime`` is the creation time: a write would leave it as it was)."""
     from app.userdirs import user_cache_dir
 
-    d = user_cache_dir()
+    d = user_cache_dir() if os.name != "nt" else None
     if d is None:
         return None
     key = hashlib.sha256(os.path.abspath(part_dir).encode("utf-8", "surrogateescape")).hexdigest()[:32]
