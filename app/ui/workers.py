@@ -28,6 +28,7 @@ class WorkerSignals(QObject):
     finished = Signal(object)     # the worker's return value (a LoadOutcome)
     errored = Signal(str, str)    # short text, traceback
     cancelled = Signal()          # the cancel flag was honoured
+    part = Signal(object)         # a big file's first part (progressive.FirstPart), before the whole file
 
 
 @dataclass
@@ -43,12 +44,13 @@ class ReadWorker(QRunnable):
     """Read one file (:func:`app.analysis.reading.read_one`); emits progress, then exactly one of finished /
     errored / cancelled."""
 
-    def __init__(self, path: str, counters=None, digest: bool = True) -> None:
+    def __init__(self, path: str, counters=None, digest: bool = True, progressive: bool = False) -> None:
         super().__init__()
         self.setAutoDelete(False)  # the job tracker owns us until a terminal signal
         self.path = path
         self.counters = counters   # the counter columns the workspace reads (None: all)
         self.digest = digest       # take the content digest beside the decode (a file of this size is open)
+        self.progressive = progressive   # a big file: its first part handed over first (app/ui/progressive.py)
         self.cancel_flag = threading.Event()
         self.signals = WorkerSignals()
         self._last_pct = -1
@@ -67,6 +69,12 @@ class ReadWorker(QRunnable):
 
         self.signals.started.emit()
         try:
+            if self.progressive:
+                from app.ui.progressive import first_part
+
+                part = first_part(self.path, self.counters, self.cancel_flag.is_set)
+                if part is not None and not self.cancel_flag.is_set():
+                    self.signals.part.emit(part)
             result, digest = read_one(self.path, cached=True, counters=self.counters, progress=self._progress,
                                       cancel=self.cancel_flag.is_set, digest=self.digest)
         except Cancelled:
