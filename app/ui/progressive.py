@@ -18,6 +18,7 @@ from __future__ import annotations
 import mmap
 import os
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -69,7 +70,7 @@ def cached(path: str, counters: Any) -> bool:
         return False
 
 
-def first_part(path: str, counters: Any = None, cancel=None, fraction: float = PART_FRACTION) -> FirstPart | None:
+def first_part(path: str, counters: Any = None, cancel=None, fraction: float | None = None) -> FirstPart | None:
     """The first part of ``path`` (module docstring), or None when the file is not opened progressively (small,
     cached, not a clean RDW chain of SMF 113 records, or its rest cannot be walked)."""
     limit = threshold()
@@ -88,7 +89,7 @@ def first_part(path: str, counters: Any = None, cancel=None, fraction: float = P
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
             if not chunked(m):
                 return None
-            step = max(MIN_PART, int(len(m) * fraction))
+            step = max(MIN_PART, int(len(m) * (PART_FRACTION if fraction is None else fraction)))
             _offs, end, status = rdw_offsets(m, 0, step, MIN_LEN)
             if status != 1 or end >= len(m):
                 return None
@@ -190,3 +191,21 @@ def final_rows(table: pd.DataFrame, rest_min: dict[str, np.datetime64]) -> pd.Da
     due = (end + span).to_numpy(dtype="datetime64[ns]")
     keep &= np.isnat(limit) | (due < limit)      # NaT: nothing of it still to come
     return table.loc[keep].reset_index(drop=True)
+
+
+def part_view(part: FirstPart, formula_sets: Any = None, keep_implausible: bool = False) -> Any:
+    """What the window shows of ``part`` (a ViewData): the part added to a Workspace of its own, the tree's CEC
+    and LPAR levels, the first LPAR's table cut to its final rows (:func:`final_rows`); no findings."""
+    from app.engine import Workspace
+    from app.ui.render import compute_view
+    from app.ui.selection import Selection
+
+    ws = Workspace(formula_sets=formula_sets, cache=False, keep_implausible=keep_implausible)
+    outcome = SimpleNamespace(path=part.path, digest="", result=part.result)     # a LoadOutcome's fields
+    view = compute_view(ws, Selection(), [outcome], table=True, timeline=False,
+                        values=False, deep=False)
+    if view.table is not None:
+        view.table = final_rows(view.table, part.rest_min)
+    view.findings = view.files = None       # the part's findings are not the file's
+    view.added = []
+    return view

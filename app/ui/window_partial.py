@@ -57,22 +57,12 @@ def on_part(w: Any, part: Any) -> None:
     if not wants_part_now(w):
         return
     w._partial = state = Partial(part.path, part)
-    from app.engine import Workspace
-    from app.ui.render import compute_view
-    from app.ui.selection import Selection
-    from app.ui.workers import LoadOutcome
-
     sets, keep, epoch = w.ws.formula_sets, getattr(w, "keep_implausible", False), w._epoch
-    outcome = LoadOutcome(part.path, "", part.result)
 
     def job():
-        from app.ui.progressive import final_rows
+        from app.ui.progressive import part_view
 
-        ws = Workspace(formula_sets=sets, cache=False, keep_implausible=keep)
-        view = compute_view(ws, Selection(), [outcome], table=True, timeline=False, values=False, deep=False)
-        view.table = final_rows(view.table, part.rest_min)
-        view.findings = view.files = None       # the part's findings are not the file's
-        view.added = []
+        view = part_view(part, sets, keep)
         view.epoch = epoch
         view.partial = state
         return view
