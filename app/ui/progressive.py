@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import threading
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -93,18 +94,35 @@ def first_part(path: str, counters: Any = None, cancel=None, fraction: float | N
             _offs, end, status = rdw_offsets(m, 0, step, MIN_LEN)
             if status != 1 or end >= len(m):
                 return None
-            rest = rest_min_time(m, end, cancel)
+            # the rest is walked on a second thread while the part is decoded here (the walk's kernel calls and
+            # much of the decode run without the GIL)
+            box: dict = {}
+            walk = threading.Thread(target=_walk_rest, args=(m, end, cancel, box), name="nestscope-rest", daemon=True)
+            walk.start()
+            try:
+                piece = copy_out(m, 0, end)
+                part = end / max(len(m), 1)
+                result = read_bytes(piece, _display(path), counters=counters)
+                del piece
+            finally:
+                walk.join()
+            if "error" in box:
+                raise box["error"]
+            rest = box.get("rest")
             if rest is None:
                 return None
-            piece = copy_out(m, 0, end)
-            part = end / max(len(m), 1)
     except (OSError, ValueError):
         return None
-    result = read_bytes(piece, _display(path), counters=counters)
-    del piece
     if not getattr(result, "readable", False):
         return None
     return FirstPart(path, result, part, rest)
+
+
+def _walk_rest(buf, pos: int, cancel, box: dict) -> None:
+    try:
+        box["rest"] = rest_min_time(buf, pos, cancel)
+    except BaseException as exc:  # noqa: BLE001 - raised again on the reading thread (Cancelled too)
+        box["error"] = exc
 
 
 def rest_min_time(buf, pos: int, cancel=None) -> dict[str, np.datetime64] | None:
