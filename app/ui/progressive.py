@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-PART_FRACTION = 0.06        # of the file's bytes in the first part
+PART_FRACTION = 0.03        # of the file's bytes in the first part
 MIN_PART = 1 << 20          # bytes: a first part never smaller
 SCAN_STEP = 64 << 20        # bytes of the rest walked at a time
 THRESHOLD_MB = 64
@@ -224,6 +224,17 @@ def part_view(part: FirstPart, formula_sets: Any = None, keep_implausible: bool 
                         values=False, deep=False)
     if view.table is not None:
         view.table = final_rows(view.table, part.rest_min)
+    _blank_counts(view.roots or [], part.rest_min)
     view.findings = view.files = None       # the part's findings are not the file's
     view.added = []
     return view
+
+
+def _blank_counts(nodes: list[Any], rest_min: dict[str, np.datetime64]) -> None:
+    """The CPU count of a tree node whose system (an LPAR's own; all of them for a CEC or a pool) still has
+    samples to come is left blank: it is not yet the whole file's."""
+    for node in nodes:
+        system = node.key[2] if node.level == "lpar" and len(node.key) > 2 else ""
+        if not np.isnat(rest_min.get(system, np.datetime64("NaT", "ns"))) and "n_cpus" in node.info:
+            node.info = dict(node.info, n_cpus=None)
+        _blank_counts(node.children, rest_min)

@@ -177,6 +177,8 @@ def restore_place(w: Any, place: Any) -> None:
             continue
         index = t.model.index(new, 0)
         if kind == "top":
+            if row == 0:        # the part was not scrolled: the whole file's table from its top (summary rows)
+                continue
             t.view.scrollTo(t.model.index(new, max(0, t.model.columnCount() - 1)),
                             QAbstractItemView.ScrollHint.PositionAtTop)
         else:
