@@ -20,6 +20,7 @@ import pandas as pd
 from PySide6.QtWidgets import QAbstractItemView
 
 from app.ui import messages as M
+from app.ui.frames import N_FROZEN
 
 LOADING_PART = "Loading {name} - {pct} % - {shown}"
 SHOWN = "{start} to {end} shown"
@@ -179,8 +180,7 @@ def restore_place(w: Any, place: Any) -> None:
         if kind == "top":
             if row == 0:        # the part was not scrolled: the whole file's table from its top (summary rows)
                 continue
-            t.view.scrollTo(t.model.index(new, max(0, t.model.columnCount() - 1)),
-                            QAbstractItemView.ScrollHint.PositionAtTop)
+            t.view.scrollTo(t.model.index(new, N_FROZEN), QAbstractItemView.ScrollHint.PositionAtTop)
         else:
             t.view.setCurrentIndex(index)
             t.frozen.selectRow(new)
