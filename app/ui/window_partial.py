@@ -148,10 +148,20 @@ def keep_place(w: Any, view: Any) -> Any:
     """Before the whole file's first view replaces the part on screen: what to restore after it (the table's
     top and current rows by their interval), or None."""
     state = w._partial
-    if state is None or not state.shown or not view.added or view.table is None:
+    if state is None or not state.shown or not view.added:
         return None
     w._partial = None
     t = w.table
+    if view.table is None or not any(getattr(o.result, "readable", True) for o in view.added):
+        # the whole read gave nothing to show (it failed): the part's rows and its LPAR's selection go
+        from app.ui.selection import Selection
+
+        w.selection.blockSignals(True)
+        w.selection.set_nodes([])
+        w.selection.blockSignals(False)
+        view.selection, view.table = Selection(), None
+        t.model.set_frame(t.model.frame.iloc[0:0], t.model.columns)
+        return None
     top, cur = t.view.rowAt(0), t.view.currentIndex().row()
     ends = []
     for row in (top, cur):

@@ -266,3 +266,26 @@ def test_a_second_file_is_not_opened_progressively(qtbot, window, big_files, smf
     wait_loaded(qtbot, w)
     assert parts == [] and len(w.ws.files) == 2 and w.errors == []
     assert w.table.model.rowCount() > 0
+
+
+def test_a_read_failing_after_the_part_leaves_no_part_rows(qtbot, window, big_files, monkeypatch):
+    """The whole read raises after the part was shown: the failure is reported (a finding, the error dialog's
+    list) and none of the part's rows stay in the table."""
+    from app.analysis import reading
+
+    w = window
+    ev = threading.Event()
+
+    def broken(path, **kw):
+        ev.wait(60)
+        raise RuntimeError("disk gone")
+    monkeypatch.setattr(reading, "read_one", broken)
+    monkeypatch.setattr("app.ui.main_window.show_error", lambda *a, **k: None)
+    assert w.open_files([big_files["time"]]) == 1
+    qtbot.waitUntil(lambda: _partial_shown(w), timeout=60_000)
+    assert w.table.model.rowCount() > 0
+    ev.set()
+    wait_loaded(qtbot, w)
+    assert w.errors and "disk gone" in w.errors[0]
+    assert w.table.model.rowCount() == 0 and w.table.stack.currentIndex() == 0
+    assert w._partial is None and not w.selection.value.nodes      # no LPAR of the part is left selected
