@@ -5,7 +5,10 @@ sample writer if missing, reused otherwise) in the real MainWindow (QT_QPA_PLATF
 
 * open_files() -> first table rows in the model and painted (the table viewport's first paint event after them,
   as the window's event loop delivers it; before 2026-11-27 a repaint forced by this script, which waited for the
-  GIL behind the next view job); -> the tree's CEC/LPAR levels; -> its class/CPU levels (inserted in the job
+  GIL behind the next view job).  A file over 64 MB is opened progressively (app/ui/window_partial.py): the first
+  table is then its first part's, "rows shown are the first part: N of M intervals" says how many, and the time to
+  the whole file's table (rows, painted) follows; -> the tree's CEC/LPAR levels (the first part's, for such a
+  file); -> its class/CPU levels (inserted in the job
   after the first table); every view job's steps, including the idle jobs that prepare every node's rows of the
   LPAR/class/CEC levels (Workspace.prepare_level);
 * selecting an LPAR, a processor class and a CPU in the tree -> table updated, -> timelines updated (drawn),
