@@ -192,11 +192,11 @@ def _sid_text(raw: bytes) -> str:
     return raw.decode("cp037").rstrip(" \0")
 
 
-def final_rows(table: pd.DataFrame, rest_min: dict[str, np.datetime64]) -> pd.DataFrame:
+def final_rows(table: pd.DataFrame, rest_min: dict[str, np.datetime64], systems: Any = ()) -> pd.DataFrame:
     """The rows of a first part's table the whole file gives unchanged: interval rows (no summary row) whose
     interval ended at least one interval length (the row's own, and at least a minute) before the earliest
-    sample time still to come (``rest_min``): of the row's system for a row of one system (an LPAR, its
-    classes and CPUs), of the whole rest for the others (a CEC's rows)."""
+    sample time still to come (``rest_min``): of the row's system for a row of one system of ``systems`` (those
+    of the part: an LPAR, its classes and CPUs), of the whole rest for the others (a CEC's or a pool's rows)."""
     from app.ui.frames import SUMMARY_COL
 
     if table is None or not len(table) or "interval_end" not in table.columns:
@@ -211,10 +211,11 @@ def final_rows(table: pd.DataFrame, rest_min: dict[str, np.datetime64]) -> pd.Da
                            if "interval_s" in table.columns else 60.0, unit="s")
     whole = rest_min.get("", np.datetime64("NaT", "ns"))
     if "system" in table.columns and "_by" in table.columns:
-        own = ~table["_by"].astype(str).str.startswith(("cec", "pool")).to_numpy()
-        systems = table["system"].astype(str).to_numpy()
-        limit = np.array([rest_min.get(s, np.datetime64("NaT", "ns")) if o else whole
-                          for s, o in zip(systems, own, strict=True)], dtype="datetime64[ns]")
+        known = {str(x) for x in systems}
+        own = ~table["_by"].astype(str).str.startswith("cec").to_numpy()
+        names = table["system"].astype(str).to_numpy()
+        limit = np.array([rest_min.get(x, np.datetime64("NaT", "ns")) if o and x in known else whole
+                          for x, o in zip(names, own, strict=True)], dtype="datetime64[ns]")
     else:
         limit = np.full(len(table), whole, dtype="datetime64[ns]")
     due = (end + span).to_numpy(dtype="datetime64[ns]")
@@ -234,7 +235,7 @@ def part_view(part: FirstPart, formula_sets: Any = None, keep_implausible: bool 
     view = compute_view(ws, Selection(), [outcome], table=True, timeline=False,
                         values=False, deep=False)
     if view.table is not None:
-        view.table = final_rows(view.table, part.rest_min)
+        view.table = final_rows(view.table, part.rest_min, part_systems(part))
     _blank_counts(view.roots or [], part.rest_min)
     view.findings = view.files = None       # the part's findings are not the file's
     view.added = []
@@ -249,3 +250,9 @@ def _blank_counts(nodes: list[Any], rest_min: dict[str, np.datetime64]) -> None:
         if not np.isnat(rest_min.get(system, np.datetime64("NaT", "ns"))) and "n_cpus" in node.info:
             node.info = dict(node.info, n_cpus=None)
         _blank_counts(node.children, rest_min)
+
+
+def part_systems(part: FirstPart) -> set[str]:
+    """The systems the part holds samples of."""
+    samples = part.result.samples
+    return set(samples["system"].astype(str).unique()) if "system" in samples.columns else set()

@@ -143,10 +143,11 @@ def test_first_table_rows_are_the_full_loads(big_files, full_ws, order):
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(order=st.sampled_from(ORDERS), cut=st.floats(0.2, 0.95), level=st.sampled_from(["lpar", "cec", "class"]))
+@given(order=st.sampled_from(ORDERS), cut=st.floats(0.2, 0.95),
+       level=st.sampled_from(["lpar", "cec", "class", "pool"]))
 def test_no_shown_row_differs_from_the_final_one(big_files, full_ws, order, cut, level):
     """Whatever the cut point (the part's end) and the file's order, a row of the part that is shown is the
-    final row: for an LPAR, its processor class and its CEC."""
+    final row: for an LPAR, its processor class, its CEC and the CEC's GCP pool."""
     from app.ui import progressive as P
     from app.ui.frames import interval_frame
     from app.ui.selection import Selection
@@ -155,8 +156,9 @@ def test_no_shown_row_differs_from_the_final_one(big_files, full_ws, order, cut,
     assert part is not None
     view = P.part_view(part)
     lpar = view.selection.nodes[0]
-    nodes = {"lpar": lpar, "cec": ("cec", lpar[1]), "class": (*lpar[:3], "GCP")}
-    sel = Selection(nodes=(("class", *lpar[1:], "GCP") if level == "class" else nodes[level],))
+    nodes = {"lpar": lpar, "cec": ("cec", lpar[1]), "class": ("class", *lpar[1:], "GCP"),
+             "pool": ("pool", lpar[1], "GCP")}
+    sel = Selection(nodes=(nodes[level],))
     if level == "lpar":
         shown = view.table
     else:   # another level of the part's Workspace, cut the same way
@@ -164,7 +166,8 @@ def test_no_shown_row_differs_from_the_final_one(big_files, full_ws, order, cut,
 
         ws = Workspace(cache=False)
         ws.add_all([part.result])
-        shown = P.final_rows(interval_frame(ws, sel, windowed=True, summary=True), part.rest_min)
+        shown = P.final_rows(interval_frame(ws, sel, windowed=True, summary=True), part.rest_min,
+                             P.part_systems(part))
     full = _full_rows(full_ws[order], sel)
     if len(shown):
         _same_rows(shown, full)
