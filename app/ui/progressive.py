@@ -6,7 +6,8 @@ overrides, 0 turns it off) is read twice by its read worker: first its first rec
 at once, then the whole file as before (today's path: the full result is exactly today's).
 
 Every row the window shows from the first part must be the row the whole file gives.  Before the part is
-handed over, the rest of the file is walked (its record headers only, the pages handed back as it goes:
+handed over, the rest of the file is walked, on a thread beside the whole file's read (its record headers only,
+the pages handed back as it goes:
 :func:`rest_min_time`) for the earliest sample time still to come; a row of the part is final when its interval
 ended a whole interval length before that time (:func:`final_rows`): no record of the rest can fall in it or
 in the CPU sample before it, whatever the order of the file.  A file whose rest cannot be walked (damage, a
