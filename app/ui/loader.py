@@ -119,6 +119,8 @@ class LoadController(QObject):
     """Runs read jobs and reports their outcome by signal."""
 
     file_read = Signal(object)        # LoadOutcome, not a duplicate
+    file_part = Signal(object)        # progressive.FirstPart of a big file still being read
+    file_progress = Signal(str, float)   # path, fraction of its read done
     job_started = Signal(str)         # path
     job_ended = Signal(str)           # path, whatever the outcome
     message = Signal(str)             # status-bar text
@@ -131,6 +133,7 @@ class LoadController(QObject):
         self.opened: list[OpenedFile] = []
         self.status_bar = None  # set by the window: QStatusBar receiving the job widgets
         self.counters = None    # set by the window: the counter columns its workspace reads (None: all)
+        self.progressive = None  # set by the window: True when a big file's first part is wanted now
         self._live: set[ReadWorker] = set()  # workers still running (kept alive until they end)
 
     # -- queries -------------------------------------------------------------------------------
@@ -191,7 +194,8 @@ class LoadController(QObject):
         # (beside the decode) only then, not for every file (hashing a month's 564 MB slowed its first table)
         size = _stat(path)[0]
         same = size >= 0 and any(f.size == size for f in [*self.opened, *self.jobs.values()])
-        worker = ReadWorker(path, self.counters, digest=same)
+        worker = ReadWorker(path, self.counters, digest=same,
+                            progressive=bool(self.progressive is not None and self.progressive()))
         job = Job(path, resolved, worker, size=size)
         self.jobs[resolved] = job
         name = Path(path).name
@@ -205,6 +209,8 @@ class LoadController(QObject):
         worker.signals.finished.connect(lambda outcome: self._on_finished(job, outcome))
         worker.signals.errored.connect(lambda text, details: self._on_errored(job, text, details))
         worker.signals.cancelled.connect(lambda: self._end(job))
+        worker.signals.part.connect(lambda part: None if job.done else self.file_part.emit(part))
+        worker.signals.progress.connect(lambda f: None if job.done else self.file_progress.emit(path, f))
         self.message.emit(M.STATUS_LOADING.format(name=name))
         self.job_started.emit(path)
         read_pool().start(worker)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QTabWidget
 
 from app.ui import messages as M
 from app.ui import settings
+from app.ui import window_partial
 from app.ui.actions import Actions
 from app.ui.frames import generations_of
 from app.ui.health import HealthPanel
@@ -123,6 +124,7 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         from app.ui.dataset_view import install as install_dataset  # issue 13: File > Open Dataset...
 
         install_dataset(self)
+        window_partial.install(self)    # issue 23: a big file's first part shown while it is read
         install_implausible(self)   # issue 20: View > Keep implausible intervals, status-bar count
         from app.ui.time_zone import install as install_time_zone  # issue 26: View > Local time, chip toggle
 
@@ -364,9 +366,14 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         """Show a computed ViewData (GUI thread; models only)."""
         if view.background or view.epoch != self._epoch:   # a job of a closed Workspace: never shown
             return
+        if getattr(view, "partial", None) is not None:     # a big file's first part (window_partial.py)
+            window_partial.show(self, view)
+            return
         if view.added:
             self._prep_tried.clear()
+        place = window_partial.keep_place(self, view)
         self._show_view(view)
+        window_partial.restore_place(self, place)
         if self._timeline_next:   # the table is shown: now the timeline rows (queued after this job)
             self._timeline_next = False
             if self._want_timeline or self._want_values or self._want_deeper:

@@ -28,6 +28,7 @@ class WorkerSignals(QObject):
     finished = Signal(object)     # the worker's return value (a LoadOutcome)
     errored = Signal(str, str)    # short text, traceback
     cancelled = Signal()          # the cancel flag was honoured
+    part = Signal(object)         # a big file's first part (progressive.FirstPart), before the whole file
 
 
 @dataclass
@@ -43,12 +44,13 @@ class ReadWorker(QRunnable):
     """Read one file (:func:`app.analysis.reading.read_one`); emits progress, then exactly one of finished /
     errored / cancelled."""
 
-    def __init__(self, path: str, counters=None, digest: bool = True) -> None:
+    def __init__(self, path: str, counters=None, digest: bool = True, progressive: bool = False) -> None:
         super().__init__()
         self.setAutoDelete(False)  # the job tracker owns us until a terminal signal
         self.path = path
         self.counters = counters   # the counter columns the workspace reads (None: all)
         self.digest = digest       # take the content digest beside the decode (a file of this size is open)
+        self.progressive = progressive   # a big file: its first part handed over first (app/ui/progressive.py)
         self.cancel_flag = threading.Event()
         self.signals = WorkerSignals()
         self._last_pct = -1
@@ -66,6 +68,7 @@ class ReadWorker(QRunnable):
         from app.analysis.reading import read_one
 
         self.signals.started.emit()
+        walker = self._first_part() if self.progressive else None
         try:
             result, digest = read_one(self.path, cached=True, counters=self.counters, progress=self._progress,
                                       cancel=self.cancel_flag.is_set, digest=self.digest)
@@ -76,7 +79,35 @@ class ReadWorker(QRunnable):
             text = "MemoryError: out of memory" if isinstance(exc, MemoryError) else f"{type(exc).__name__}: {exc}"
             self.signals.errored.emit(text, traceback.format_exc())
             return
+        finally:
+            if walker is not None:
+                walker.done.set()
+                walker.join()
         self.signals.finished.emit(LoadOutcome(self.path, digest, result))
+
+    def _first_part(self) -> threading.Thread | None:
+        """A big file's first part (app/ui/progressive.py): its records decoded here, then the walk of its rest on
+        a thread beside the whole file's read, which emits ``part`` when it is done (not once the whole read
+        ended or was cancelled)."""
+        from app.ui.progressive import begin
+
+        begun = begin(self.path, self.counters)
+        if begun is None:
+            return None
+        done = threading.Event()
+        stop = lambda: done.is_set() or self.cancel_flag.is_set()  # noqa: E731
+
+        def walk() -> None:
+            try:
+                part = begun.walk(stop)
+            except Exception:  # noqa: BLE001 - stopped (Cancelled), or a walk that failed: no part, the whole read
+                part = None
+            if part is not None and not stop():
+                self.signals.part.emit(part)
+        t = threading.Thread(target=walk, name="nestscope-rest", daemon=True)
+        t.done = done
+        t.start()
+        return t
 
 
 def failed_result(path: str, text: str, details: str = ""):
