@@ -111,12 +111,38 @@ def _tuples(df: pd.DataFrame, key: list[str], tcol: str) -> tuple[list[tuple], l
     return list(zip(*cols)), tables.ns_of(df[tcol]).tolist()
 
 
+_NUMERIC_KEYS = ("cpu", "t", "t0")
+_SMALL = 20_000             # rows of both sides from which _isin hashes through pandas instead of Python tuples
+
+
 def _isin(a: pd.DataFrame, b: pd.DataFrame, cols: list[str]) -> np.ndarray:
+    """Per row of ``a``: whether a row of ``b`` has its values in ``cols`` (names compared as text, ``cpu``,
+    ``t`` and ``t0`` as int64)."""
     if not len(a) or not len(b):
         return np.zeros(len(a), dtype=bool)
-    ka = pd.MultiIndex.from_frame(a[cols].astype({c: (np.int64 if c in ("cpu", "t", "t0") else str) for c in cols}))
-    kb = pd.MultiIndex.from_frame(b[cols].astype({c: (np.int64 if c in ("cpu", "t", "t0") else str) for c in cols}))
+    if len(a) + len(b) <= _SMALL:       # a few CPUs' rows (the usual look-up): Python's set, not a MultiIndex
+        ka, kb = _plain_rows(a, cols), _plain_rows(b, cols)
+        if ka is not None and kb is not None:
+            have = set(kb)
+            return np.fromiter((r in have for r in ka), bool, len(ka))
+    ka = pd.MultiIndex.from_frame(a[cols].astype({c: (np.int64 if c in _NUMERIC_KEYS else str) for c in cols}))
+    kb = pd.MultiIndex.from_frame(b[cols].astype({c: (np.int64 if c in _NUMERIC_KEYS else str) for c in cols}))
     return ka.isin(kb)
+
+
+def _plain_rows(df: pd.DataFrame, cols: list[str]) -> list[tuple] | None:
+    """The rows of ``df``'s ``cols`` as tuples of Python str and int, equal where :func:`_isin`'s MultiIndex
+    would find them equal; None when a name column holds anything but str (a missing value: pandas decides)."""
+    out = []
+    for c in cols:
+        if c in _NUMERIC_KEYS:
+            out.append(df[c].astype(np.int64).tolist())
+            continue
+        v = df[c].tolist()
+        if not all(type(x) is str for x in v):
+            return None
+        out.append(v)
+    return list(zip(*out))
 
 
 def new_rows(ds, table: str, frame: pd.DataFrame | None,

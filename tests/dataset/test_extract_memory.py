@@ -105,3 +105,32 @@ def test_extract_lets_go_of_each_chunk_and_add_result_does_not(tmp_path, sample_
     assert res2.status == "added" and res2.samples == res.samples == rows
     assert len(own.samples) == 0                          # handed over: its frame let go
     assert list(own.samples.columns) == list(r.samples.columns)
+
+
+_names_st = st.one_of(st.none(), st.sampled_from(["ZOSA", "ZOSB", "GCP", "zIIP", "a" * 12]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(_names_st, st.sampled_from(["GCP", "zIIP"]), st.integers(0, 3), st.integers(0, 4)),
+                max_size=12),
+       st.lists(st.tuples(_names_st, st.sampled_from(["GCP", "zIIP"]), st.integers(0, 3), st.integers(0, 4)),
+                max_size=12),
+       st.booleans())
+def test_isin_of_a_few_rows_is_the_multiindex_one(rows_a, rows_b, categorical):
+    from app.dataset import dedup
+
+    cols = ["lpar", "class", "cpu", "t"]
+
+    def frame(rows):
+        f = pd.DataFrame(rows, columns=cols).astype({"cpu": np.int64, "t": np.int64})
+        return f.astype({"lpar": "category"}) if categorical else f
+    a, b = frame(rows_a), frame(rows_b)
+    got = dedup._isin(a, b, cols)
+    old = dedup._SMALL
+    try:
+        dedup._SMALL = -1               # the MultiIndex way, as before the Python-set shortcut
+        want = dedup._isin(a, b, cols)
+    finally:
+        dedup._SMALL = old
+    assert got.dtype == bool and len(got) == len(a)
+    assert (got == want).all()
