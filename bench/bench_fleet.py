@@ -48,6 +48,8 @@ Sections (``--section``, default all):
   the same chunks and lets each go (nothing written), its peak above its resident size before decoding: the
   least an extract can reach with that reader, whatever the dataset code does.
   ``--against CHECKOUT`` extracts with that checkout's tree too, interleaved (main vs a branch in one run).
+  Each extract run is also set against the floor of its own round (the same load): every ratio, the median
+  and the worst, wall and CPU.
 
 The load average is printed with every figure (the machine may be shared).
 
@@ -628,6 +630,11 @@ def bench_extract(path: Path, tmp: Path, chunk_mb: float | None, repeats: int = 
         print(f"  nestscope extract ({label})  {e_s:6.2f} s, CPU {e_cpu:6.2f} s (runs {cpus}), "
               f"peak {e_peak:7.1f} MB ({e['samples']:,} samples in {e['chunks']} chunk(s), {e['status']}; "
               f"{e['samples'] / e_s:,.0f} records/s, {size / 1e6 / e_s:.1f} MB/s)")
+        per = [(r["s"] / f["s"], r["cpu"] / f["cpu"]) for r, f in zip(runs[label], runs["plain"])]
+        print("    each run against the floor of its round (wall, CPU): "
+              + ", ".join(f"{w:.2f}/{c:.2f}" for w, c in per)
+              + f"; median {np.median([w for w, _ in per]):.2f}/{np.median([c for _, c in per]):.2f}, worst "
+              f"{max(w for w, _ in per):.2f}/{max(c for _, c in per):.2f}")
         print(f"    ratio to the floor: time {e_s / p_s:.2f}, CPU {e_cpu / p_cpu:.2f} (target <= 1.5); peak above the "
               f"imports {above:.1f} MB = {above / max(1e-9, chunk_mb_dec):.2f} x the largest decoded chunk (target "
               f"<= 1.5); above the warm floor {above_warm:.1f} MB = {above_warm / max(1e-9, chunk_mb_dec):.2f} x; "

@@ -105,8 +105,9 @@ class FileAdder:
                 else:
                     self.carry = frame.loc[end].reset_index(drop=True)
                     frame = frame.loc[~end].reset_index(drop=True)      # the whole chunk's copy freed here
-            self._samples([frame])
-            del frame
+            box = [frame]
+            del frame                   # the box holds the chunk's frame alone: _samples lets go of it
+            self._samples(box)
         elif last and self.carry is not None:
             carry, self.carry = self.carry, None
             self._samples([carry])
@@ -159,16 +160,20 @@ class FileAdder:
                              month=_months(s["time"].to_numpy(dtype="datetime64[ns]").view(np.int64)))
                 self._write("samples", s, tables.sample_counters(s.columns), later)
                 del s
-                iv, eng, drop = self.ds._intervals(samples, self.file, self.sets, self.tail if fast else None,
+                tail = dedup.tail_of(self.tail, samples, self.sha)
+                n_new = len(samples)
+                box = [samples]
+                del samples     # handed over: _intervals lets go of the samples' counters once they are used
+                iv, eng, drop = self.ds._intervals(box, self.file, self.sets, self.tail if fast else None,
                                                    self.ahead if fast else None, self.sha, held[0] if held else None)
-                self.tail = dedup.tail_of(self.tail, samples, self.sha)
+                self.tail = tail
+            else:
+                n_new = 0
         finally:
             self.ds._pending_visible = True
         self._list(later)
-        if len(samples):
+        if n_new:
             self.findings.extend(eng)
-            n_new = len(samples)
-            del samples         # only the intervals are held from here
             if drop is not None and len(drop):
                 # first the superseded intervals go (a kill here leaves a gap the next extract of this file fills)
                 self._supersede(drop)

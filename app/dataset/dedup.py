@@ -101,22 +101,48 @@ def _is_context(source: pd.Series) -> np.ndarray:
     return source.astype(str).str.startswith(CONTEXT_SOURCE).to_numpy(dtype=bool)
 
 
-def _tuples(df: pd.DataFrame, key: list[str], tcol: str) -> tuple[list[tuple], list[int]]:
+def _tuples(df: pd.DataFrame, key: list[str], tcol: str | None) -> tuple[list[tuple], list[int]]:
     """Per row of a small frame (a row a CPU) its key as a tuple of :func:`_key_frame`'s values (a missing
     name None) and its time (int64 ns): compared in Python, no frame made."""
     cols = []
     for c in key:
         v = df[c].astype(np.int64).tolist() if c == "cpu" else _text(df[c]).tolist()
         cols.append([None if isinstance(x, float) and x != x else x for x in v])
-    return list(zip(*cols)), tables.ns_of(df[tcol]).tolist()
+    return list(zip(*cols)), (tables.ns_of(df[tcol]).tolist() if tcol is not None else [])
+
+
+_NUMERIC_KEYS = ("cpu", "t", "t0")
+_SMALL = 20_000             # rows of both sides from which _isin hashes through pandas instead of Python tuples
 
 
 def _isin(a: pd.DataFrame, b: pd.DataFrame, cols: list[str]) -> np.ndarray:
+    """Per row of ``a``: whether a row of ``b`` has its values in ``cols`` (names compared as text, ``cpu``,
+    ``t`` and ``t0`` as int64)."""
     if not len(a) or not len(b):
         return np.zeros(len(a), dtype=bool)
-    ka = pd.MultiIndex.from_frame(a[cols].astype({c: (np.int64 if c in ("cpu", "t", "t0") else str) for c in cols}))
-    kb = pd.MultiIndex.from_frame(b[cols].astype({c: (np.int64 if c in ("cpu", "t", "t0") else str) for c in cols}))
+    if len(a) + len(b) <= _SMALL:       # a few CPUs' rows (the usual look-up): Python's set, not a MultiIndex
+        ka, kb = _plain_rows(a, cols), _plain_rows(b, cols)
+        if ka is not None and kb is not None:
+            have = set(kb)
+            return np.fromiter((r in have for r in ka), bool, len(ka))
+    ka = pd.MultiIndex.from_frame(a[cols].astype({c: (np.int64 if c in _NUMERIC_KEYS else str) for c in cols}))
+    kb = pd.MultiIndex.from_frame(b[cols].astype({c: (np.int64 if c in _NUMERIC_KEYS else str) for c in cols}))
     return ka.isin(kb)
+
+
+def _plain_rows(df: pd.DataFrame, cols: list[str]) -> list[tuple] | None:
+    """The rows of ``df``'s ``cols`` as tuples of Python str and int, equal where :func:`_isin`'s MultiIndex
+    would find them equal; None when a name column holds anything but str (a missing value: pandas decides)."""
+    out = []
+    for c in cols:
+        if c in _NUMERIC_KEYS:
+            out.append(df[c].astype(np.int64).tolist())
+            continue
+        v = df[c].tolist()
+        if not all(type(x) is str for x in v):
+            return None
+        out.append(v)
+    return list(zip(*out))
 
 
 def new_rows(ds, table: str, frame: pd.DataFrame | None,
@@ -235,8 +261,13 @@ def settle(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.DataFr
     add = np.ones(len(iv), dtype=bool)
     ctx = _is_context(iv["source"])
     if ctx.any():           # a context row ending at its CPU's first sample: not added
-        kc = _key_frame(iv.loc[ctx, INTERVAL_KEY + ["interval_end"]], INTERVAL_KEY, "interval_end")
-        add[ctx] = ~_isin(kc, first_times(frames), INTERVAL_KEY + ["t"])
+        firsts = _first_time_of(frames)
+        if firsts is not None:       # a row a CPU, compared in Python (no key frames, no groupby)
+            keys, ts = _tuples(iv.loc[ctx, INTERVAL_KEY + ["interval_end"]], INTERVAL_KEY, "interval_end")
+            add[ctx] = [firsts.get(k) != t for k, t in zip(keys, ts)]
+        else:
+            kc = _key_frame(iv.loc[ctx, INTERVAL_KEY + ["interval_end"]], INTERVAL_KEY, "interval_end")
+            add[ctx] = ~_isin(kc, first_times(frames), INTERVAL_KEY + ["t"])
     if not len(st):         # nothing stored with these identities (a new dataset, a later chunk in time order)
         return (iv if add.all() else iv.loc[add].reset_index(drop=True)), st.reset_index(drop=True)
     k = _key_frame(iv, INTERVAL_KEY, "interval_end")
@@ -299,6 +330,24 @@ def first_times(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
         firsts.append(k)
     k = pd.concat(firsts, ignore_index=True)
     return k.groupby(INTERVAL_KEY, sort=False)["t"].min().reset_index()
+
+
+def _first_time_of(frames: Sequence[pd.DataFrame]) -> dict[tuple, int] | None:
+    """:func:`first_times` as a dict (key tuple as :func:`_tuples` makes it -> int64 ns), made from a row a CPU
+    of each frame; a key with a missing name is left out (as the groupby of :func:`first_times` leaves it out).
+    None when a frame has a missing time (the caller then takes :func:`first_times`)."""
+    out: dict[tuple, int] = {}
+    for f in frames:
+        if f is None or not len(f):
+            continue
+        got = _cpu_extremes(f, INTERVAL_KEY, latest=False)
+        if got is None:
+            return None
+        keys, _ = _tuples(f[INTERVAL_KEY].iloc[got[0]], INTERVAL_KEY, None)
+        for k, t in zip(keys, got[1].tolist()):
+            if None not in k and (k not in out or t < out[k]):
+                out[k] = t
+    return out
 
 
 # -- a file added in chunks (app/dataset/adder.py) --------------------------------------------------------------

@@ -393,7 +393,7 @@ class Dataset:
             if tmp.exists():
                 tmp.unlink()
 
-    def _intervals(self, samples: pd.DataFrame, path: str, sets, tail: pd.DataFrame | None = None,
+    def _intervals(self, samples: pd.DataFrame | list, path: str, sets, tail: pd.DataFrame | None = None,
                    held: pd.DataFrame | None = None, sha: str | None = None,
                    also_in_file: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list, pd.DataFrame]:
         """The intervals to add for the file's new ``samples`` (:mod:`app.dataset.dedup`), the engine's findings
@@ -403,10 +403,15 @@ class Dataset:
         intervals the look-up does not see (:func:`app.dataset.dedup.settle`); ``sha``: the file's hash, and
         ``also_in_file``: the keys (``dedup.new_rows``) of the stored samples the file holds too: an interval
         between two samples the file holds is measured within the file (the usual length, against which an
-        interval is marked odd-length, is taken over those first), whichever copy of a sample is used."""
+        interval is marked odd-length, is taken over those first), whichever copy of a sample is used.
+        ``samples`` in a list (a box) is taken out of it: its counters are let go once the engine has used
+        them, before the intervals are settled (bounded memory: the samples and two copies of the intervals
+        are not held at once)."""
         from app.dataset import dedup
         from app.engine.deltas import FILE_COLUMN, compute_intervals
 
+        if isinstance(samples, list):
+            samples = samples.pop()
         ctx = dedup.with_tail(dedup.context_samples(self, samples), tail)
         if sha is not None:         # each sample's file: the stored ones' own, this file's for those it holds too
             samples = samples.assign(**{FILE_COLUMN: sha})
@@ -429,6 +434,9 @@ class Dataset:
         from app.engine.plausibility import check    # implausible rows marked (qbits 128); queries leave them out
 
         findings += check(iv, sets, list(iv.columns[list(iv.columns).index("qbits") + 1:]))
+        # the settling reads the samples' identities and times only: their counters go before it copies rows
+        frames = [f[dedup.INTERVAL_KEY + ["time"]] for f in frames]
+        del samples, ctx
         iv, drop = dedup.settle(self, iv, frames, held)
         iv["_sha"] = None
         other = dedup._is_context(iv["source"])     # one test a name, not one a row

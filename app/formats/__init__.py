@@ -235,10 +235,9 @@ def read_bytes(data, file: str, progress: Progress | None = None,
         data = out
         if progress:                                   # the reader's progress fills the rest of the bar
             progress = (lambda outer: lambda f: outer(share + (1.0 - share) * f))(progress)
-    short = _memory_short(len(data))
-    if short:
-        return _unknown(file, size, "none", short, "nothing was read; close other programs, split the file, or "
-                        "set NESTSCOPE_MEMORY_CHECK=0 to try anyway", "too-large", offset=None, extra=pre)
+    short = memory_refusal(data, file, size, pre)
+    if short is not None:
+        return short
     for magic, what in _MAGIC:
         if data[:len(magic)] == magic:
             return _unknown(file, size, "none", f"is {what}, not SMF or MONWRITE data",
@@ -455,6 +454,16 @@ def _memory_short(n: int) -> str | None:
         return None
     return (f"holds {_fmt_size(n)} of data, which needs about {_fmt_size(need)} of memory to read; only "
             f"{_fmt_size(avail)} is available")
+
+
+def memory_refusal(data, file: str, size: int, pre: list[Finding] | None = None) -> ReadResult | None:
+    """The result of a read refused before it starts because decoding ``data`` would need more memory than is
+    available (:func:`_memory_short`), or None: it may go on."""
+    short = _memory_short(len(data))
+    if not short:
+        return None
+    return _unknown(file, size, "none", short, "nothing was read; close other programs, split the file, or "
+                    "set NESTSCOPE_MEMORY_CHECK=0 to try anyway", "too-large", offset=None, extra=pre)
 
 
 def _over_n(size: int, consumed: int, cap: int, ratio: int) -> str | None:

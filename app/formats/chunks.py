@@ -6,7 +6,8 @@ boundary every ``chunk_bytes`` of (decompressed) data and decoded by the same re
 True on every chunk but the last.  What is streamed:
 
 * a plain SMF file whose records are a clean chain of RDWs from its first byte: the RDW chain is walked in
-  the memory-mapped file, each chunk's bytes copied for the reader, its pages handed back to the kernel;
+  the memory-mapped file and each chunk decoded from it in place (a window of the map, no copy), its pages
+  mapped a slice at a time and handed back to the kernel as the whole-file reader does (:mod:`app.formats.pages`);
 * a plain SMF file of blocks (BDW, spanned VBS segments): cut before a block whose first segment starts a
   record (never inside a spanned record);
 * a gzip file holding either (:func:`app.formats.gunzip_pieces`: decompressed a piece at a time, never
@@ -31,14 +32,12 @@ counted past a number of details are counted per chunk.
 
 from __future__ import annotations
 
-import mmap
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 
 from app.findings import Finding, make_finding
 from app.formats.pages import drop as drop_pages
-from app.formats.pages import populate
 from app.formats.schema import ReadResult
 
 __all__ = ["CHUNK_BYTES", "chunk_bytes", "chunked", "stream_mode", "drop_pages", "read_chunks"]
@@ -130,14 +129,10 @@ def _bdw(like: int, length: int) -> bytes:
     return (length | 0x80000000).to_bytes(4, "big") if like & 0x80 else length.to_bytes(2, "big") + b"\0\0"
 
 
-def _take(buf: bytearray, end) -> tuple[bytes, int]:
-    """Take the chunk ``end`` (:func:`_rdw_end` / :func:`_block_end`) off the front of ``buf``; returns its bytes
-    and how far the offsets of what is left in ``buf`` move (their offset in the data = local + that)."""
-    if isinstance(end, int):
-        with memoryview(buf) as mv:             # one copy (a slice of a bytearray would be a second)
-            piece = bytes(mv[:end])
-        del buf[:end]
-        return piece, end
+def _take(buf: bytearray, end: tuple[int, int]) -> tuple[bytes, int]:
+    """Take the chunk ``end`` (a block cut after its first segment, :func:`_block_end`) off the front of ``buf``;
+    returns its bytes and how far the offsets of what is left in ``buf`` move (their offset in the data = local
+    + that)."""
     p, sl = end                                 # block p cut after its first segment (sl bytes)
     like = buf[p]
     bl = (int.from_bytes(bytes(buf[p:p + 4]), "big") & 0x7FFFFFFF) if like & 0x80 else (buf[p] << 8) | buf[p + 1]
@@ -165,12 +160,16 @@ def _shift(f: Finding, pos: int) -> Finding:
                    if f.message.startswith(f"{f.file}: ") else _OFFSET.sub(moved, f.message), key=dict(f.key))
 
 
-def _read_at(piece: bytes, pos: int, file: str, counters) -> ReadResult:
-    """``piece`` (the data from offset ``pos``) decoded by the whole-file reader, with its sample and partition
-    offsets and its findings' offsets moved to those of the whole data."""
-    from app.formats import read_bytes
+def _read_at(piece, pos: int, file: str, counters) -> ReadResult:
+    """``piece`` (the data from offset ``pos``: a chunk of a plain SMF file or stream, as bytes or as a window of
+    the mapped file) decoded by the whole file's SMF reader (the file's kind was found from its start: a chunk is
+    not recognised again, so one that starts like a gzip member, a TERSE header or a MONWRITE block is still
+    read as the SMF records it is), with its sample and partition offsets and its findings' offsets moved to
+    those of the whole data."""
+    from app.formats import memory_refusal
+    from app.formats.smf113 import read_smf
 
-    r = read_bytes(piece, file, counters=counters)
+    r = memory_refusal(piece, file, len(piece)) or read_smf(piece, file, counters=counters)
     if pos:
         if len(r.samples):
             r.samples["offset"] = r.samples["offset"].to_numpy() + pos
@@ -178,22 +177,6 @@ def _read_at(piece: bytes, pos: int, file: str, counters) -> ReadResult:
             r.partitions["offset"] = r.partitions["offset"].to_numpy() + pos
         r.findings = [_shift(f, pos) for f in r.findings]
     return r
-
-
-def copy_out(data, start: int, end: int) -> bytes | bytearray:
-    """A copy of ``data[start:end]``; from a memory-mapped file it is made :data:`_PIECE` bytes at a time, each
-    piece's pages handed back once copied, so the chunk is not resident twice (its copy and the file's pages)."""
-    if not isinstance(data, mmap.mmap) or end - start <= _PIECE:
-        out = data[start:end]
-        drop_pages(data, start, end)
-        return out
-    out = bytearray(end - start)
-    with memoryview(data) as src, memoryview(out) as dst:
-        for a in range(start, end, _PIECE):
-            b = min(a + _PIECE, end)
-            dst[a - start:b - start] = src[a:b]
-            drop_pages(data, a, b)
-    return out
 
 
 def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
@@ -232,19 +215,48 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
         return
     pos = 0
     while pos < n:
-        populate(data, pos, pos + step + 65536)      # the chunk's pages mapped in one call, not page by page
-        _offs, end, status = kernel.rdw_offsets(data, pos, pos + step, MIN_LEN)
-        if status < 0 or end <= pos:        # the chain breaks here: the rest is read in one piece
-            end = n
-        end = min(end, n)
-        drop_pages(data, pos, end)          # the walk read every page of the chunk: handed back before the copy
-        piece = copy_out(data, pos, end)    # a copy of the chunk's bytes, the map's pages handed back
-        r = _read_at(piece, pos, file, counters)
-        del piece
+        end = _chain_end(data, pos, pos + step)
+        with memoryview(data) as mv:
+            piece = mv[pos:end]             # the chunk as a window of the map, not a copy: the reader maps its
+        try:                                # pages a block of records at a time and hands them back (pages.py)
+            r = _read_at(piece, pos, file, counters)
+        finally:
+            _let_go(piece)
         r.size = size
         r.meta["more"] = end < n              # another chunk follows
         yield r
         pos = end
+
+
+_WALK = 2 << 20             # bytes of a chunk's RDW chain walked (its pages mapped, then handed back) at a time
+
+
+def _chain_end(data, pos: int, stop: int) -> int:
+    """Where the chunk of RDW records of ``data`` from ``pos`` ends: after the first record starting at or past
+    ``stop``, or at the end of ``data`` (the chain ends or breaks there: the rest is read in one piece).  The
+    chain is walked :data:`_WALK` bytes at a time, each slice's pages mapped before and handed back after
+    (:func:`app.formats.kernel.rdw_heads`), so the walk never holds the chunk's pages."""
+    from app.formats import kernel
+    from app.formats.smf_resync import MIN_LEN
+
+    n, p = len(data), pos
+    while True:
+        _offs, _heads, p, status = kernel.rdw_heads(data, p, min(stop, p + _WALK), MIN_LEN, 0)
+        if status != 1 or p >= stop:
+            break
+    if status < 0 or p <= pos:          # the chain breaks here: the rest is read in one piece
+        return n
+    return min(p, n)
+
+
+def _let_go(view: memoryview) -> bool:
+    """Release a window of the data (so the map can be closed, the buffer cut); False when it is still exported
+    (held by what the reader returned, which it never should): it is then left to the garbage collector."""
+    try:
+        view.release()
+        return True
+    except BufferError:
+        return False
 
 
 def _map_pieces(data) -> Iterator[bytes]:
@@ -415,9 +427,21 @@ def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, ste
                 buf += next(it)
             except StopIteration:
                 done = True
-        piece, moved = _take(buf, end)
-        r = _read_at(piece, base, file, counters)
-        del piece
+        if isinstance(end, int):        # decoded in place, then taken off the front (no copy of the chunk)
+            with memoryview(buf) as mv:
+                piece = mv[:end]
+            try:
+                r = _read_at(piece, base, file, counters)
+            finally:
+                if _let_go(piece):
+                    del buf[:end]
+                else:                   # still exported: the rest copied out instead
+                    buf = buf[end:]
+            moved = end
+        else:
+            piece, moved = _take(buf, end)
+            r = _read_at(piece, base, file, counters)
+            del piece
         r.findings = [*extra(), *r.findings]
         r.framing = framing(r.framing)
         r.size = size

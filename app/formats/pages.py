@@ -5,7 +5,8 @@ slice at once (``MADV_POPULATE_READ``, Linux 5.14 and later) costs a fraction of
 are copied out, its pages are handed back (``MADV_DONTNEED``: read from the page cache again should anything
 look at them), so the file's pages do not stay resident beside what was decoded from them.  Both are hints:
 elsewhere (another system, an older kernel, bytes instead of a map) they do nothing, and no result depends on
-them.
+them.  A window of a map (a ``memoryview`` slice of it: the chunked reader, :mod:`app.formats.chunks`, hands
+the reader one chunk of the mapped file that way, not a copy) is served as the map's own pages at its offset.
 
 ``NESTSCOPE_THREADS`` sets the threads of the reader's big gathers as it does the engine's (1: one thread).
 """
@@ -32,15 +33,38 @@ def threads() -> int:
         return 1
 
 
-def _span(data, start: int, end: int) -> tuple[int, int] | None:
-    """``[start, end)`` widened to whole pages and kept inside ``data``, or None when there is nothing to do."""
+def _target(data) -> tuple[mmap.mmap, int] | None:
+    """The map ``data`` is, or is a window of (a contiguous byte ``memoryview`` of a map), and the offset of its
+    first byte in that map; None for anything else (bytes, a closed map or view)."""
+    if isinstance(data, mmap.mmap):
+        return data, 0
+    if not isinstance(data, memoryview):
+        return None
     try:
-        end = min(end, len(data)) if isinstance(data, mmap.mmap) else 0
+        mm = data.obj
+        if not isinstance(mm, mmap.mmap) or data.itemsize != 1 or not data.c_contiguous or not len(data):
+            return None
+        import numpy as np
+
+        return mm, np.frombuffer(data, np.uint8).ctypes.data - np.frombuffer(mm, np.uint8).ctypes.data
+    except (ValueError, TypeError):          # released view, closed map
+        return None
+
+
+def _span(data, start: int, end: int) -> tuple[mmap.mmap, int, int] | None:
+    """The map under ``data`` and ``[start, end)`` of ``data`` as its (offset, length) widened to whole pages,
+    kept inside ``data``; None when there is nothing to do."""
+    got = _target(data)
+    if got is None:
+        return None
+    mm, base = got
+    try:
+        end = min(end, len(data))
     except ValueError:                       # a closed map
         return None
-    a = max(start, 0)
+    a = max(start, 0) + base
     a -= a % mmap.PAGESIZE
-    return (a, end - a) if end > a else None
+    return (mm, a, end + base - a) if end + base > a else None
 
 
 def populate(data, start: int, end: int) -> None:
@@ -49,8 +73,9 @@ def populate(data, start: int, end: int) -> None:
     span = _span(data, start, end) if _can_populate else None
     if span is None:
         return
+    mm, *at = span
     try:
-        data.madvise(_POPULATE, *span)
+        mm.madvise(_POPULATE, *at)
     except OSError as exc:
         if exc.errno in (22, 38, 95):        # EINVAL/ENOSYS/EOPNOTSUPP: this kernel does not know the advice
             _can_populate = False
@@ -64,8 +89,9 @@ def drop(data, start: int, end: int) -> None:
     span = _span(data, start, end) if hasattr(mmap, "MADV_DONTNEED") else None
     if span is None:
         return
+    mm, *at = span
     try:
-        data.madvise(mmap.MADV_DONTNEED, *span)
+        mm.madvise(mmap.MADV_DONTNEED, *at)
     except (OSError, ValueError):
         pass
 

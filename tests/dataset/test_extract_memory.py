@@ -1,7 +1,7 @@
 """What the extract's memory work (issue 24, "Speed and memory") must keep: the same part contents.
 
-* A chunk is copied out of a memory-mapped file a piece at a time (its pages handed back as it goes): the copy
-  holds exactly the bytes of that range, for any range.
+* A chunk is decoded from a window of the memory-mapped file (no copy): the pages a window hands back or maps
+  are the map's pages of that window's range, for any window and range, and its bytes read back the same.
 * A part's string column made from a categorical's categories (each converted once, rows taken by their codes)
   is the column the general conversion gives: the same strings, NULL where the value is missing.
 * The samples' ``source`` kept categorical reads as ``astype(str)`` reads.
@@ -25,30 +25,39 @@ from app.dataset import Dataset, tables
 from app.dataset.adder import _names
 from app.engine.catalog import load_formula_sets
 from app.formats import read_bytes
-from app.formats.chunks import _PIECE, copy_out
+from app.formats import pages
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 
 
-def test_copy_out_of_a_map_is_the_range(tmp_path):
-    # 2.5 pieces of bytes, each byte its offset modulo 251 (a prime: no piece repeats another)
-    n = 2 * _PIECE + _PIECE // 2
+def test_a_window_of_a_map_hands_back_its_own_pages(tmp_path):
+    # 2.5 MiB of bytes, each byte its offset modulo 251 (a prime: no page repeats another)
+    n = (5 << 20) // 2
     path = tmp_path / "data.bin"
     path.write_bytes((np.arange(n, dtype=np.int64) % 251).astype(np.uint8).tobytes())
+    page = mmap.PAGESIZE
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
 
-        @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-        @given(st.integers(0, n), st.integers(0, n))
-        def check(a, b):
-            a, b = min(a, b), max(a, b)
-            got = copy_out(mm, a, b)
-            assert bytes(got) == bytes(mm[a:b])         # pages handed back are read again from the file
-            assert len(got) == b - a
+        @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+        @given(st.integers(0, n - 1), st.integers(1, n), st.integers(0, n), st.integers(0, n))
+        def check(a, b, s, e):
+            a, b = min(a, b - 1), max(a + 1, b)
+            with memoryview(mm) as mv:
+                w = mv[a:b]
+            span = pages._span(w, s, e)
+            lo, hi = a + s, a + min(e, b - a)       # the window's range in the map
+            if hi <= lo - lo % page:
+                assert span is None
+            else:                                   # that range, from the start of its first page
+                got, off, length = span
+                assert got is mm and off == lo - lo % page and off + length == hi
+            pages.populate(w, s, e)
+            pages.drop(w, s, e)                     # handed back: read again from the file
+            assert bytes(w) == bytes(mm[a:b])
+            w.release()
         check()
-        # the piece boundaries themselves, and a range over all three pieces
-        for a, b in ((0, _PIECE), (_PIECE - 1, _PIECE + 1), (1, n - 1), (0, n)):
-            assert bytes(copy_out(mm, a, b)) == bytes(mm[a:b])
-    assert copy_out(b"abcdef", 1, 4) == b"bcd"        # not a map: a plain slice
+    assert pages._span(b"abcdef", 0, 6) is None         # not a map: nothing to hand back
+    assert pages._span(memoryview(b"abcdef"), 0, 6) is None
 
 
 @settings(max_examples=60, deadline=None)
@@ -96,3 +105,32 @@ def test_extract_lets_go_of_each_chunk_and_add_result_does_not(tmp_path, sample_
     assert res2.status == "added" and res2.samples == res.samples == rows
     assert len(own.samples) == 0                          # handed over: its frame let go
     assert list(own.samples.columns) == list(r.samples.columns)
+
+
+_names_st = st.one_of(st.none(), st.sampled_from(["ZOSA", "ZOSB", "GCP", "zIIP", "a" * 12]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(_names_st, st.sampled_from(["GCP", "zIIP"]), st.integers(0, 3), st.integers(0, 4)),
+                max_size=12),
+       st.lists(st.tuples(_names_st, st.sampled_from(["GCP", "zIIP"]), st.integers(0, 3), st.integers(0, 4)),
+                max_size=12),
+       st.booleans())
+def test_isin_of_a_few_rows_is_the_multiindex_one(rows_a, rows_b, categorical):
+    from app.dataset import dedup
+
+    cols = ["lpar", "class", "cpu", "t"]
+
+    def frame(rows):
+        f = pd.DataFrame(rows, columns=cols).astype({"cpu": np.int64, "t": np.int64})
+        return f.astype({"lpar": "category"}) if categorical else f
+    a, b = frame(rows_a), frame(rows_b)
+    got = dedup._isin(a, b, cols)
+    old = dedup._SMALL
+    try:
+        dedup._SMALL = -1               # the MultiIndex way, as before the Python-set shortcut
+        want = dedup._isin(a, b, cols)
+    finally:
+        dedup._SMALL = old
+    assert got.dtype == bool and len(got) == len(a)
+    assert (got == want).all()
