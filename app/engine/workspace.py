@@ -29,7 +29,8 @@ from app.engine.plausibility import check as check_bounds
 from app.engine.plausibility import scan as scan_bounds
 from app.engine.timezone import OFFSET_COLUMN, Zones, record_offsets, utc_offsets
 from app.findings import Finding
-from app.formats.schema import ReadResult
+from app.memory import release
+from app.formats.schema import ReadResult, is_counter_column
 
 __all__ = ["Workspace"]
 
@@ -53,6 +54,10 @@ def frames_not_kept():
 SLICED_LEVELS = ("lpar_interval", "class_interval", "cec_interval")
 _LEVEL_FRAMES = 9          # prepared (level, window) frames kept (LRU); the month's three are ~23 MB, its pools ~3 MB
 _NODE_COLS = ("cec", "lpar", "class", "cpu")    # NodeKey values after the level name
+
+
+def _trim() -> None:
+    release(collect=False)
 
 
 def _fid(f: Finding) -> tuple:
@@ -247,10 +252,18 @@ class Workspace:
                 self._iv, self._engine_findings = self._left_out(hit[0]), hit[1]
                 return
         frames = [r.samples for r in self._files if r.samples is not None and len(r.samples)]
-        # the records' UTC offsets read the samples only: made on the pool thread while this one computes the
-        # intervals (which copy their counters on the pool thread too, once it is free)
-        offsets_done = start_map(record_offsets, [frames])
-        iv, findings = compute_intervals(frames, self.formula_sets, keep)
+        # samples the files can give again (read back from the cache; inside app.cache.samples_not_kept() fresh
+        # reads too, once stored) are let go now: the frames are handed to compute_intervals, which frees each
+        # group of counter columns once its deltas are made (the peak of an export: samples beside intervals)
+        from app import cache as wc
+
+        handed = wc.let_go_samples(self._files)
+        # the records' UTC offsets read the identity columns only: made on the pool thread while this one computes
+        # the intervals (which make their deltas on the pool thread too, once it is free)
+        offsets_done = start_map(record_offsets, [[f[[c for c in f.columns if not is_counter_column(c)]]
+                                                   for f in frames]])
+        iv, findings = compute_intervals(frames, self.formula_sets, keep, consume=True,
+                                         released=_trim if handed else None)
         rec = offsets_done()[0]
         # each system's UTC offset from its records' local time, and the physical bounds, found side by side
         counters = _counter_columns(iv)
@@ -263,11 +276,6 @@ class Workspace:
         if key is not None:       # cached as computed, implausible rows marked, not left out
             cache.store_intervals(key, [{"path": r.file} for r in self._files], iv, findings)
         self._iv = self._left_out(iv)
-        del frames
-        for r in self._files:     # samples read back from the cache: let go (read again if ever needed), so the
-            forget = getattr(r, "forget_samples", None)     # intervals are not held beside them (an export's peak)
-            if forget is not None:
-                forget()
 
     def _cache_damaged(self, why: str) -> list[Finding]:
         """Info findings: the cached intervals of these files failed a check and were computed again."""
