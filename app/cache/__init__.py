@@ -40,7 +40,7 @@ from app.cache.writer import WritePause, pause_writes, wait_for_writes, writes_p
 from app.formats.schema import ReadResult
 
 __all__ = ["Cache", "CacheError", "DamagedEntry", "CacheInfo", "CachedReadResult", "WritePause", "default_cache", "read_file",
-           "read_with_digest", "samples_not_kept", "let_go_samples", "reader_version", "engine_version", "counters_tag", "intervals_key",
+           "read_with_digest", "samples_not_kept", "let_go_samples", "settle_intervals", "reader_version", "engine_version", "counters_tag", "intervals_key",
            "pause_writes", "writes_paused", "wait_for_writes", "FORMAT", "DEFAULT_MAX_MB", "_LAZY", "_versions",
            "_key"]
 
@@ -172,19 +172,20 @@ def samples_not_kept():
         _NOT_KEPT.reset(token)
 
 
-def let_go_samples(results: list[ReadResult]) -> int:
+def let_go_samples(results: list[ReadResult], cached: bool = True) -> int:
     """Let go of the samples the results can give again; returns how many were let go.  Samples read back from
     the cache always (read again from the entry if ever needed); inside :func:`samples_not_kept`, also those of
     a fresh read stored in the cache: its entry is written first (on this thread if the writer has not started
     it), and the result then reads its samples from that entry like a cached one (or decodes the file again when
-    the entry has gone).  Decoded samples no entry holds are kept."""
+    the entry has gone).  Decoded samples no entry holds are kept.  ``cached=False``: only fresh reads (a
+    workspace then reads their samples back as the cache's columns, which it can let go one by one)."""
     n = 0
     for r in results:
         if isinstance(r, CachedReadResult):
-            n += bool(r.forget_samples())
+            n += bool(cached and r.forget_samples())
         elif _NOT_KEPT.get() and "_stored_in" in r.__dict__:
             n += _read_back(r)
-    if _NOT_KEPT.get():     # the decode's freed heap (80 MB on the month) back to the system before the intervals
+    if n and _NOT_KEPT.get():     # the decode's freed heap (80 MB on the month) back to the system
         from app import memory
 
         memory.release(collect=False)
@@ -206,3 +207,15 @@ def _read_back(r: ReadResult) -> bool:
     r._bind(hit._cache, hit._dir, hit._meta, hit._path, counters)
     r._rename = hit._rename
     return True
+
+
+def settle_intervals(cache: Any, key: str | None, names: list[str]) -> Callable[[], Any] | None:
+    """Inside :func:`samples_not_kept`: the intervals entry ``key`` written now, while only the intervals are
+    held, and the function reading them back as the cache holds them (a column an array: the level sums of the
+    export that follows select counters without copying a block of all of them, as a warm export does); None
+    outside, or when the entry is not there."""
+    if not (_NOT_KEPT.get() and key is not None and hasattr(cache, "wait_intervals")):
+        return None
+    cache.wait_intervals(key)
+    got = cache.open_intervals(key, names)
+    return None if got is None else got[1]

@@ -319,15 +319,16 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
             if len(absent):
                 D[absent[:, None], js[None, :]] = np.nan
 
-    if groups is None:
+    rows_of_blocks = groups is None
+    if rows_of_blocks:
         deltas_done = start_map(fill, range(0, m, _ROWS) if len(counters) else ())
     else:                   # the groups hold the columns now (C holds none)
         absent_rows = {int(b): np.flatnonzero((mask_bits & b) == 0) for b in np.unique(bits)}
         deltas_done = start_map(partial(_fill_columns, D=D, rows=(g_cur, g_prev), oa=oa if any_abs else None,
                                         absent=absent_rows, bits=bits, released=released), groups)
         del groups
-    if released is not None:     # the caller wants the samples' memory back first: made now, on both threads
-        deltas_done()
+    if released is not None and rows_of_blocks:     # the caller wants the samples' memory back and the blocks
+        deltas_done()                                   # go only as a whole: made first, on both threads
         C = None
 
     # findings about runs

@@ -56,7 +56,7 @@ _LEVEL_FRAMES = 9          # prepared (level, window) frames kept (LRU); the mon
 _NODE_COLS = ("cec", "lpar", "class", "cpu")    # NodeKey values after the level name
 
 
-def _trim() -> None:
+def _trim() -> None:      # freed heap pages back to the system (no garbage collection)
     release(collect=False)
 
 
@@ -251,12 +251,12 @@ class Workspace:
             if hit is not None:
                 self._iv, self._engine_findings = self._left_out(hit[0]), hit[1]
                 return
-        frames = [r.samples for r in self._files if r.samples is not None and len(r.samples)]
-        # samples the files can give again (read back from the cache; inside app.cache.samples_not_kept() fresh
-        # reads too, once stored) are let go now: the frames are handed to compute_intervals, which frees each
-        # group of counter columns once its deltas are made (the peak of an export: samples beside intervals)
+        # samples the files can give again are let go (app.cache.let_go_samples), their frames handed to
+        # compute_intervals, which frees them as the deltas are made (an export's peak: samples beside intervals)
         from app import cache as wc
 
+        wc.let_go_samples(self._files, cached=False)
+        frames = [r.samples for r in self._files if r.samples is not None and len(r.samples)]
         handed = wc.let_go_samples(self._files)
         # the records' UTC offsets read the identity columns only: made on the pool thread while this one computes
         # the intervals (which make their deltas on the pool thread too, once it is free)
@@ -276,6 +276,10 @@ class Workspace:
         if key is not None:       # cached as computed, implausible rows marked, not left out
             cache.store_intervals(key, [{"path": r.file} for r in self._files], iv, findings)
         self._iv = self._left_out(iv)
+        if handed:      # the entry written now, the intervals read back from it when used (an export's peak)
+            load = wc.settle_intervals(cache, key, [r.file for r in self._files]) if lazy else None
+            self._iv, self._iv_load = (None, load) if load is not None else (self._iv, None)
+            _trim()
 
     def _cache_damaged(self, why: str) -> list[Finding]:
         """Info findings: the cached intervals of these files failed a check and were computed again."""
@@ -552,8 +556,8 @@ class Workspace:
                         why = getattr(load, "damaged", None)
                         if why:               # a damaged entry is never silent (issue 20)
                             self._engine_findings = [*self._engine_findings, *self._cache_damaged(why)]
-                elif self._iv is None:
-                    self._compute()
+                elif self._iv is None:    # the intervals now (a lazy compute would only open their entry)
+                    self._compute(lazy=False)
         return self._iv
 
     @property
