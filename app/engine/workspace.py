@@ -277,7 +277,7 @@ class Workspace:
             cache.store_intervals(key, [{"path": r.file} for r in self._files], iv, findings)
         self._iv = self._left_out(iv)
         if handed:      # the entry written now, the intervals read back from it when used (an export's peak)
-            load = wc.settle_intervals(cache, key, [r.file for r in self._files]) if lazy else None
+            load = wc.settle_intervals(cache, key, [r.file for r in self._files]) if lazy and len(iv) else None
             self._iv, self._iv_load = (None, load) if load is not None else (self._iv, None)
             _trim()
 
