@@ -90,7 +90,7 @@ class SampleCounters:
         is freed once its group is done.  None (nothing changed) when a frame holds counters as rows of one
         block (a decoder's): gathering whole rows of those is 4-6x faster than a column at a time."""
         cols: list[list] = []
-        for groups_i, (missing, _k) in self.parts:
+        for groups_i, _missing in self.parts:
             mine: list = [None] * self.n        # position -> (n,) column of this frame (None: a missing counter)
             for view, runs in groups_i:
                 if view.shape[1] != 1:

@@ -18,7 +18,6 @@ previous frame-based implementation; the two give identical intervals and findin
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-
 from functools import partial
 
 import numpy as np
