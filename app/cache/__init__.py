@@ -24,6 +24,8 @@ The package: :mod:`app.cache.entry` (the entry format: identity, versions, Parqu
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import threading
 from collections.abc import Callable, Collection
@@ -37,7 +39,7 @@ from app.cache.writer import WritePause, pause_writes, wait_for_writes, writes_p
 from app.formats.schema import ReadResult
 
 __all__ = ["Cache", "CacheError", "DamagedEntry", "CacheInfo", "CachedReadResult", "WritePause", "default_cache", "read_file",
-           "read_with_digest", "reader_version", "engine_version", "counters_tag", "intervals_key",
+           "read_with_digest", "samples_not_kept", "let_go_samples", "settle_intervals", "reader_version", "engine_version", "counters_tag", "intervals_key",
            "pause_writes", "writes_paused", "wait_for_writes", "FORMAT", "DEFAULT_MAX_MB", "_LAZY", "_versions",
            "_key"]
 
@@ -89,6 +91,7 @@ def _store_fresh(c: Cache | None, path: str | Path, res: ReadResult, ident: dict
         key = c.store_result(path, res, ident, digest=digest, counters=counters)
         if key:
             res.meta["cache_key"] = key
+            res.__dict__["_stored_in"] = (c, str(path), counters)     # not a field: what let_go_samples reads
     if damage:
         res.findings = [*res.findings, damaged_finding(res.file, damage)]
 
@@ -144,3 +147,69 @@ def read_with_digest(path: str | Path, digest_fn: Callable[[str | Path], str] | 
     _store_fresh(c, path, res, ident, digest, counters, damage)
     return res, digest
 
+
+
+# inside samples_not_kept() (per thread): a workspace lets go of fresh reads' samples too, once they are stored
+_NOT_KEPT: contextvars.ContextVar[bool] = contextvars.ContextVar("nestscope_samples_not_kept", default=False)
+
+
+@contextlib.contextmanager
+def samples_not_kept():
+    """Inside (on this thread only): a workspace computing intervals lets go of the samples of files decoded now
+    and stored in the cache, as it does for samples read back from the cache (:func:`let_go_samples`).  For a
+    caller that needs the samples no more once the intervals are made (an export): its peak then holds the
+    intervals, not the samples beside them; anything asking for the samples again reads them from the cache."""
+    token = _NOT_KEPT.set(True)
+    try:
+        yield
+    finally:
+        _NOT_KEPT.reset(token)
+
+
+def let_go_samples(results: list[ReadResult], cached: bool = True) -> int:
+    """Let go of the samples the results can give again; returns how many were let go.  Samples read back from
+    the cache always (read again from the entry if ever needed); inside :func:`samples_not_kept`, also those of
+    a fresh read stored in the cache: its entry is written first (on this thread if the writer has not started
+    it), and the result then reads its samples from that entry like a cached one (or decodes the file again when
+    the entry has gone).  Decoded samples no entry holds are kept.  ``cached=False``: only fresh reads (a
+    workspace then reads their samples back as the cache's columns, which it can let go one by one)."""
+    n = 0
+    for r in results:
+        if isinstance(r, CachedReadResult):
+            n += bool(cached and r.forget_samples())
+        elif _NOT_KEPT.get() and "_stored_in" in r.__dict__:
+            n += _read_back(r)
+    if n and _NOT_KEPT.get():     # the decode's freed heap (80 MB on the month) back to the system
+        from app import memory
+
+        memory.release(collect=False)
+    return n
+
+
+def _read_back(r: ReadResult) -> bool:
+    """Turn the fresh read ``r`` (stored by :func:`_store_fresh`) into a cached read of the entry it was stored
+    in, its decoded samples let go; False (``r`` unchanged) when that entry is not there as stored."""
+    c, path, counters = r.__dict__.pop("_stored_in")
+    hit = c.load_result(path, counters)          # waits for the entry's write
+    if hit is None or hit.meta.get("cache_key") != r.meta.get("cache_key") or hit.file != r.file \
+            or int(hit._meta.get("n_samples", -1)) != len(r.samples):
+        return False
+    # the same object every holder of the read has (a comparison's sides share reads): made a cached read in place
+    r.__class__ = CachedReadResult
+    r.__dict__.pop("samples", None)
+    r.__dict__["_samples"] = _LAZY
+    r._bind(hit._cache, hit._dir, hit._meta, hit._path, counters)
+    r._rename = hit._rename
+    return True
+
+
+def settle_intervals(cache: Any, key: str | None, names: list[str]) -> Callable[[], Any] | None:
+    """Inside :func:`samples_not_kept`: the intervals entry ``key`` written now, while only the intervals are
+    held, and the function reading them back as the cache holds them (a column an array: the level sums of the
+    export that follows select counters without copying a block of all of them, as a warm export does); None
+    outside, or when the entry is not there."""
+    if not (_NOT_KEPT.get() and key is not None and hasattr(cache, "wait_intervals")):
+        return None
+    cache.wait_intervals(key)
+    got = cache.open_intervals(key, names)
+    return None if got is None else got[1]

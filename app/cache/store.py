@@ -109,7 +109,7 @@ class Cache:
             for name, df in frames.items():
                 if df is None:
                     continue
-                _frame_to_parquet(df, tmp / f"{name}.parquet")
+                _frame_to_parquet(df, tmp / f"{name}.parquet", samples=(kind, name) == ("read", "samples"))
                 meta["frames"][name] = {"rows": int(len(df)), "dtypes": _dtypes(df),
                                         "footer_crc": footer_crc_of(tmp / f"{name}.parquet")}
             size = sum(p.stat().st_size for p in tmp.iterdir())
@@ -346,6 +346,10 @@ class Cache:
         meta = {"engine": engine_version(), "files": list(files),
                 "findings": [_finding_to_json(f) for f in findings]}
         return self._store_entry("iv", key, meta, {"intervals": iv})
+
+    def wait_intervals(self, key: str) -> None:
+        """Complete a queued write of the intervals ``key`` now (on this thread unless the writer has it)."""
+        wait_for_writes(self._entry_dir("iv", key))
 
 
     # -- other frames derived from cached intervals (e.g. the tree's whole-window metrics) -------------

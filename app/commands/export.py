@@ -142,7 +142,13 @@ def run(args: argparse.Namespace) -> int:
 
     # a deck: the shifted rows the comparison is computed from are the ones its export reads again (provenance,
     # pools, overlays); a workbook keeps them for its own export only (its peak memory)
-    with shared_shift_rows() if spec.deck else contextlib.nullcontext():
+    from app.cache import samples_not_kept
+
+    # the files' samples are let go once their intervals are made (read back from the cache if ever needed): the
+    # export's peak holds the intervals, not the samples beside them; a comparison's sides share reads, so there
+    # each workspace keeps them for the next
+    with shared_shift_rows() if spec.deck else contextlib.nullcontext(), \
+            samples_not_kept() if spec.comparison is None else contextlib.nullcontext():
         plan = plan_export(spec)
         say("export", plan.messages)
         if plan.request is None:

@@ -29,7 +29,8 @@ from app.engine.plausibility import check as check_bounds
 from app.engine.plausibility import scan as scan_bounds
 from app.engine.timezone import OFFSET_COLUMN, Zones, record_offsets, utc_offsets
 from app.findings import Finding
-from app.formats.schema import ReadResult
+from app.memory import release
+from app.formats.schema import ReadResult, is_counter_column
 
 __all__ = ["Workspace"]
 
@@ -53,6 +54,10 @@ def frames_not_kept():
 SLICED_LEVELS = ("lpar_interval", "class_interval", "cec_interval")
 _LEVEL_FRAMES = 9          # prepared (level, window) frames kept (LRU); the month's three are ~23 MB, its pools ~3 MB
 _NODE_COLS = ("cec", "lpar", "class", "cpu")    # NodeKey values after the level name
+
+
+def _trim() -> None:      # freed heap pages back to the system (no garbage collection)
+    release(collect=False)
 
 
 def _fid(f: Finding) -> tuple:
@@ -246,11 +251,19 @@ class Workspace:
             if hit is not None:
                 self._iv, self._engine_findings = self._left_out(hit[0]), hit[1]
                 return
+        # samples the files can give again are let go (app.cache.let_go_samples), their frames handed to
+        # compute_intervals, which frees them as the deltas are made (an export's peak: samples beside intervals)
+        from app import cache as wc
+
+        wc.let_go_samples(self._files, cached=False)
         frames = [r.samples for r in self._files if r.samples is not None and len(r.samples)]
-        # the records' UTC offsets read the samples only: made on the pool thread while this one computes the
-        # intervals (which copy their counters on the pool thread too, once it is free)
-        offsets_done = start_map(record_offsets, [frames])
-        iv, findings = compute_intervals(frames, self.formula_sets, keep)
+        handed = wc.let_go_samples(self._files)
+        # the records' UTC offsets read the identity columns only: made on the pool thread while this one computes
+        # the intervals (which make their deltas on the pool thread too, once it is free)
+        offsets_done = start_map(record_offsets, [[f[[c for c in f.columns if not is_counter_column(c)]]
+                                                   for f in frames]])
+        iv, findings = compute_intervals(frames, self.formula_sets, keep, consume=True,
+                                         released=_trim if handed else None)
         rec = offsets_done()[0]
         # each system's UTC offset from its records' local time, and the physical bounds, found side by side
         counters = _counter_columns(iv)
@@ -263,11 +276,10 @@ class Workspace:
         if key is not None:       # cached as computed, implausible rows marked, not left out
             cache.store_intervals(key, [{"path": r.file} for r in self._files], iv, findings)
         self._iv = self._left_out(iv)
-        del frames
-        for r in self._files:     # samples read back from the cache: let go (read again if ever needed), so the
-            forget = getattr(r, "forget_samples", None)     # intervals are not held beside them (an export's peak)
-            if forget is not None:
-                forget()
+        if handed:      # the entry written now, the intervals read back from it when used (an export's peak)
+            load = wc.settle_intervals(cache, key, [r.file for r in self._files]) if lazy and len(iv) else None
+            self._iv, self._iv_load = (None, load) if load is not None else (self._iv, None)
+            _trim()
 
     def _cache_damaged(self, why: str) -> list[Finding]:
         """Info findings: the cached intervals of these files failed a check and were computed again."""
@@ -544,8 +556,8 @@ class Workspace:
                         why = getattr(load, "damaged", None)
                         if why:               # a damaged entry is never silent (issue 20)
                             self._engine_findings = [*self._engine_findings, *self._cache_damaged(why)]
-                elif self._iv is None:
-                    self._compute()
+                elif self._iv is None:    # the intervals now (a lazy compute would only open their entry)
+                    self._compute(lazy=False)
         return self._iv
 
     @property
