@@ -216,16 +216,23 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
     pos = 0
     while pos < n:
         end = _chain_end(data, pos, pos + step)
-        with memoryview(data) as mv:
-            piece = mv[pos:end]             # the chunk as a window of the map, not a copy: the reader maps its
-        try:                                # pages a block of records at a time and hands them back (pages.py)
-            r = _read_at(piece, pos, file, counters)
-        finally:
-            _let_go(piece)
+        r = read_window(data, pos, end, file, counters)
         r.size = size
         r.meta["more"] = end < n              # another chunk follows
         yield r
         pos = end
+
+
+def read_window(data, start: int, end: int, file: str, counters=None) -> ReadResult:
+    """The SMF records of ``data[start:end]`` (a plain file's bytes or its read-only map) decoded from a window
+    of the data, not a copy: the reader maps its pages a block of records at a time and hands them back
+    (pages.py); offsets are those of the whole data (:func:`_read_at`)."""
+    with memoryview(data) as mv:
+        piece = mv[start:end]
+    try:
+        return _read_at(piece, start, file, counters)
+    finally:
+        _let_go(piece)
 
 
 _WALK = 2 << 20             # bytes of a chunk's RDW chain walked (its pages mapped, then handed back) at a time

@@ -90,8 +90,8 @@ def begin(path: str, counters: Any = None, fraction: float | None = None) -> Beg
         return None
     if limit < 0 or size <= limit or cached(path, counters):
         return None
-    from app.formats import _display, read_bytes
-    from app.formats.chunks import chunked, copy_out
+    from app.formats import _display
+    from app.formats.chunks import chunked, read_window
     from app.formats.kernel import rdw_offsets
     from app.formats.smf_resync import MIN_LEN
 
@@ -103,9 +103,7 @@ def begin(path: str, counters: Any = None, fraction: float | None = None) -> Beg
             step = max(MIN_PART, int(len(m) * (PART_FRACTION if fraction is None else fraction)))
             _offs, end, status = rdw_offsets(m, 0, step, MIN_LEN)
             if status == 1 and end < len(m):
-                piece = copy_out(m, 0, end)
-                result = read_bytes(piece, _display(path), counters=counters)
-                del piece
+                result = read_window(m, 0, end, _display(path), counters)
                 if getattr(result, "readable", False):
                     return Begun(path, fh, m, end, result)
     except Exception:  # noqa: BLE001 - the whole file's read says what is wrong with it
