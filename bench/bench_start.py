@@ -58,6 +58,9 @@ def painted(self, event):
         timer.start(5)
 
 def poll(w):
+    if getattr(w, "table", None) is None:   # a shell window: its views are built after its first paint
+        return
+    mark("built")
     if w.table.model.rowCount() > 0:
         mark("table")
         if not w.busy():
