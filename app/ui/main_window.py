@@ -84,7 +84,7 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         self.setAcceptDrops(True)
         self._painted = False        # the window has been painted once (after_first_paint)
         self._after_paint: list[Any] = []
-        self._built = False
+        self._built, self._shell = False, shell
         if shell:
             self._ws_given = ws
             self._restore_geometry()
@@ -93,7 +93,6 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             page = QLabel(M.STARTING)
             page.setObjectName("starting")
             page.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            page.setEnabled(False)   # the placeholder's dimmed text
             self.setCentralWidget(page)
             return
         self._build(ws)
@@ -594,7 +593,8 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             self.resize(1440, 900)
 
     def _restore(self) -> None:
-        self._restore_geometry()
+        if not self._shell:      # a shell's geometry was restored before it was shown (and may have changed since)
+            self._restore_geometry()
         state = settings.get_value("window/state")
         self._state_restored = state is not None and bool(self.restoreState(state))
         self._dock_sized = self._state_restored  # a restored layout keeps the user's dock width
