@@ -41,26 +41,6 @@ def make_workspace(formulas: str | None):
     return new_workspace(formulas)
 
 
-def open_in_turn(window, files: list[str]) -> None:
-    """Open the first file alone and the others once the views of it are computed (or its read failed): the
-    first table does not wait on every read sharing two cores and the GIL (issue 23).  The bundled set's first
-    file holds the first LPAR of the tree, the one a load selects, so the window ends as if all were opened at
-    once.  Nothing more is opened once the workspace was replaced (File > New, Open Workspace)."""
-    first, rest = files[:1], files[1:]
-    ws, done = window.ws, []
-
-    def more(*_args) -> None:
-        if done:
-            return
-        done.append(True)
-        if window.ws is ws:
-            window.open_files(rest)
-    if rest:
-        window.runner.idle.connect(more)
-        window.loader.failed.connect(more)
-    window.open_files(first)
-
-
 def _no_display() -> bool:
     """True on a Linux/BSD machine with no X11 or Wayland display and no Qt platform chosen.
 
@@ -102,10 +82,7 @@ def run(args: argparse.Namespace) -> int:
 
     def start() -> None:
         if files:
-            if args.files:
-                window.open_files(files)
-            else:
-                open_in_turn(window, files)
+            window.open_files(files)
             if not args.files:
                 window.mark_unchanged(files)     # the demo: opening a workspace replaces it without asking to save
         elif session:

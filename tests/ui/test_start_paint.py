@@ -127,35 +127,3 @@ def test_shell_window_builds_its_views_after_its_first_paint(qtbot, monkeypatch)
     assert seen == [(True, True, True)]   # the start's functions see the whole window, over the workspace given
     qtbot.waitUntil(lambda: not w.busy(), timeout=30_000)
     assert w.table.model.rowCount() == 0 and w.errors == []
-
-
-def test_demo_opens_its_first_file_alone_then_the_rest(qtbot, window, monwrite, smf_a, smf_b):
-    from app.commands.gui import open_in_turn
-
-    calls: list[tuple] = []
-    real = window.open_files
-
-    def spy(paths):
-        calls.append((list(paths), len(window.ws.files), window.table.model.rowCount()))
-        return real(paths)
-    window.open_files = spy
-    open_in_turn(window, [monwrite, smf_a, smf_b])
-    wait_loaded(qtbot, window)
-    # the first file alone on an empty window; the other two once its table was shown
-    assert [c[0] for c in calls] == [[monwrite], [smf_a, smf_b]]
-    assert calls[0][1:] == (0, 0)
-    assert calls[1][1] == 1 and calls[1][2] > 0
-    assert len(window.ws.files) == 3 and window.errors == []
-
-
-def test_demo_rest_not_opened_into_a_replaced_workspace(qtbot, window, monwrite, smf_a, monkeypatch):
-    from app.commands.gui import open_in_turn
-
-    monkeypatch.setattr(window, "_may_close_all", lambda *a: True)     # no save question (a modal dialog)
-    open_in_turn(window, [monwrite, smf_a])
-    qtbot.waitUntil(window.new_workspace, timeout=60_000)   # File > New (refused while a view job runs)
-    wait_loaded(qtbot, window)
-    window.runner.idle.emit()        # the signal that opens the rest, now over the new workspace
-    wait_loaded(qtbot, window)
-    qtbot.wait(200)
-    assert [r.file for r in window.ws.files] == [] and window.errors == []
