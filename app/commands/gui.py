@@ -67,14 +67,16 @@ def run(args: argparse.Namespace) -> int:
     qapp.setApplicationName("NestScope")
     qapp.setOrganizationName("NestScope")
     apply_palette(False)
-    try:
-        ws = make_workspace(getattr(args, "formulas", None))
-    except Exception as exc:  # a bad --formulas file: say so, no traceback
-        print(f"nestscope: {exc}", file=sys.stderr)
-        return 2
+    ws = None     # the window makes it after its first paint (pandas and the engine are imported then: issue 23)
+    if getattr(args, "formulas", None):
+        try:
+            ws = make_workspace(args.formulas)
+        except Exception as exc:  # a bad --formulas file: say so, no traceback
+            print(f"nestscope: {exc}", file=sys.stderr)
+            return 2
     from app.ui.window_files import start_plan
 
-    window = MainWindow(ws)
+    window = MainWindow(ws, shell=True)   # painted first, its views built after that paint
     window.show()
     files, session = start_plan(list(args.files), args.no_sample)
 

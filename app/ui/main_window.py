@@ -10,32 +10,47 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QTabWidget, QToolBar
+from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QTabWidget, QToolBar
 
 from app.ui import messages as M
 from app.ui import settings
 from app.ui import window_partial
 from app.ui.actions import Actions
-from app.ui.frames import generations_of
-from app.ui.health import HealthPanel
 from app.ui.help import GlossaryDialog, show_about, show_error
 from app.ui.implausible import apply_keep
 from app.ui.implausible import install as install_implausible
-from app.ui.loader import LoadController
-from app.ui.render import ViewData, compute_view
 from app.ui.palette import apply_palette, refresh_styles
-from app.ui.selection import Selection, SelectionState
-from app.ui.smt import SmtPanel, window_texts
-from app.ui.table_view import IntervalTable
-from app.ui.timeline import TimelineView
-from app.ui.tree_panel import TreePanel
-from app.ui.window_chip import WindowChip, window_text
 from app.ui.window_files import FilesMixin
 from app.ui.window_session import SessionMixin
-from app.ui.workers import SerialRunner
+
+# The window's views and models import pandas, numpy, pyqtgraph and the engine (~1.5 s): the start paints the
+# window first, then imports them (issue 23).  ``_load_views`` binds these names here; as module attributes they
+# load on first use (tests patch ``compute_view``).
+_VIEWS = {"app.ui.frames": "generations_of", "app.ui.health": "HealthPanel", "app.ui.loader": "LoadController",
+          "app.ui.render": "ViewData compute_view", "app.ui.selection": "Selection SelectionState",
+          "app.ui.smt": "SmtPanel window_texts", "app.ui.table_view": "IntervalTable",
+          "app.ui.timeline": "TimelineView", "app.ui.tree_panel": "TreePanel",
+          "app.ui.window_chip": "WindowChip window_text", "app.ui.workers": "SerialRunner"}
+
+
+def _load_views() -> None:
+    from importlib import import_module
+
+    if "pd" not in globals():
+        for module, names in _VIEWS.items():
+            for name in names.split():
+                globals().setdefault(name, getattr(import_module(module), name))
+        globals()["pd"] = import_module("pandas")     # last: the names are all bound once it is
+
+
+def __getattr__(name: str) -> Any:
+    if name == "pd" or any(name in names.split() for names in _VIEWS.values()):
+        _load_views()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 STATUS_MS = 8000
 FIRST_PAINT_MS = 3000   # after_first_paint runs its functions by then even when no paint came
@@ -48,6 +63,8 @@ TABS_MIN_WIDTH = 520
 def _sample_count(result: Any) -> int:
     """Samples of a read result without loading them: a cached result (app/cache.py) knows the count, and
     reading its samples from Parquet on the GUI thread just to count them cost ~1.3 s on a month (issue 11)."""
+    import pandas as pd
+
     meta = getattr(result, "_meta", None)
     if isinstance(meta, dict) and "n_samples" in meta and not isinstance(vars(result).get("_samples"),
                                                                           pd.DataFrame):
@@ -58,16 +75,38 @@ def _sample_count(result: Any) -> int:
 class MainWindow(FilesMixin, SessionMixin, QMainWindow):
     """NestScope's window over one Workspace."""
 
-    def __init__(self, ws: Any = None) -> None:
+    def __init__(self, ws: Any = None, *, shell: bool = False) -> None:
+        """The whole window; with ``shell``, only its frame (title, size, a "starting" page) until its first
+        paint, the views built then (:meth:`_build`): the start shows the window before pandas, pyqtgraph and
+        the engine are imported (issue 23)."""
         super().__init__()
+        self.errors: list[str] = []  # unexpected exceptions shown to the user (tests assert it stays empty)
+        self.setWindowTitle(M.APP_TITLE)
+        self.setAcceptDrops(True)
+        self._painted = False        # the window has been painted once (after_first_paint)
+        self._after_paint: list[Any] = []
+        self._built, self._shell = False, shell
+        if shell:
+            self._ws_given = ws
+            self._restore_geometry()
+            if settings.get_bool("view/dark"):
+                apply_palette(True)
+            page = QLabel(M.STARTING)
+            page.setObjectName("starting")
+            page.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            self.setCentralWidget(page)
+            return
+        self._build(ws)
+
+    def _build(self, ws: Any = None) -> None:
+        """The views, the workspace (a new one when ``ws`` is None), menus, toolbar and the saved layout."""
+        _load_views()
+        self._built = True
         if ws is None:
             from app.analysis import new_workspace
 
             ws = new_workspace()
         self.ws = ws
-        self.errors: list[str] = []  # unexpected exceptions shown to the user (tests assert it stays empty)
-        self.setWindowTitle(M.APP_TITLE)
-        self.setAcceptDrops(True)
         self.selection = SelectionState(self)
         self._pending: list[Any] = []  # read outcomes not yet added to the workspace
         self._want_table = self._want_timeline = self._want_smt = False
@@ -78,8 +117,6 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         self._write_pause = None               # app.cache.WritePause held from open_files to the first table
         self._smt_shown: Selection | None = None  # the selection the SMT tab shows (None: stale)
         self._loaded = False
-        self._painted = False        # the window has been painted once (after_first_paint)
-        self._after_paint: list[Any] = []
         self._epoch = 0              # which Workspace a view was computed from (close_all starts a new one)
         self.runner = SerialRunner(self)
         self.runner.done.connect(self._apply)
@@ -133,6 +170,8 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
 
         gc_guard.install(self)      # garbage collection on the GUI thread only (a Qt destructor on a worker deadlocks)
         self._restore()
+        if self.isVisible():         # a shell built after its first paint: no show event comes
+            self.showEvent(None)
 
     def _connect(self) -> None:
         self.loader.file_read.connect(self._on_file_read)
@@ -214,7 +253,10 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         if paths:
             event.acceptProposedAction()
-            self.open_files(paths)
+            if self._built:
+                self.open_files(paths)
+            else:                # dropped on the starting window: opened once it is built
+                self.after_first_paint(lambda: self.open_files(paths))
 
     def _on_file_read(self, outcome: Any) -> None:
         """Queue a finished read; files finishing while a job runs are added together."""
@@ -240,7 +282,9 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
 
     # -- rendering -----------------------------------------------------------------------------
     def busy(self) -> bool:
-        """Files being read or views being computed."""
+        """Files being read or views being computed (or the window still being built)."""
+        if not self._built:
+            return True
         return self.loader.busy() or self.runner.busy() or bool(self._pending)
 
     def loaded(self) -> bool:
@@ -548,12 +592,16 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             self.table.select_row(self.table.model.row_of(lambda r: _same_time(r.get("interval_end"), when)))
 
     # -- persistence ---------------------------------------------------------------------------
-    def _restore(self) -> None:
+    def _restore_geometry(self) -> None:
         geo = settings.get_value("window/geometry")
         if geo is not None:
             self.restoreGeometry(geo)
         else:
             self.resize(1440, 900)
+
+    def _restore(self) -> None:
+        if not self._shell:      # a shell's geometry was restored before it was shown (and may have changed since)
+            self._restore_geometry()
         state = settings.get_value("window/state")
         self._state_restored = state is not None and bool(self.restoreState(state))
         self._dock_sized = self._state_restored  # a restored layout keeps the user's dock width
@@ -574,6 +622,15 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         QTimer.singleShot(FIRST_PAINT_MS, self._run_after_paint)
 
     def _run_after_paint(self) -> None:
+        if not self._built:     # a shell: its views now, the functions after the built window's own paint
+            self._build(self._ws_given)
+            self._ws_given = None
+            self._painted = False
+            self.update()
+            from PySide6.QtCore import QTimer
+
+            QTimer.singleShot(FIRST_PAINT_MS, self._run_after_paint)
+            return
         fns, self._after_paint = self._after_paint, []
         for fn in fns:
             fn()
@@ -587,8 +644,9 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             QTimer.singleShot(0, self._run_after_paint)   # after this paint has reached the screen
 
     def showEvent(self, event) -> None:
-        super().showEvent(event)
-        if not self._state_restored:  # first run: give the tree room for its labels
+        if event is not None:
+            super().showEvent(event)
+        if self._built and not self._state_restored:  # first run: give the tree room for its labels
             self._state_restored = True
             self._size_dock()
 
@@ -615,6 +673,10 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             self.resizeDocks([self.tree.dock], [want], Qt.Orientation.Horizontal)
 
     def closeEvent(self, event) -> None:
+        if not self._built:      # closed while starting: nothing open yet
+            settings.set_value("window/geometry", self.saveGeometry())
+            super().closeEvent(event)
+            return
         self.loader.cancel_all()
         self._release_writes()
         self.save_session()

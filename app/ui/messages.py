@@ -5,6 +5,7 @@ from __future__ import annotations
 APP_TITLE = "NestScope"
 PLACEHOLDER = "Open SMF 113 or MONWRITE files (Ctrl+O) or drop them here"
 LOADING = "Reading the files..."
+STARTING = "Starting NestScope..."
 SMT_COMPUTING = "Computing the SMT tables of {nodes}..."
 TREE_PLACEHOLDER = "No files open"
 TREE_LOADING = "Loading {n} file(s)..."

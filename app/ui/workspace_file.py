@@ -14,11 +14,12 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from app.fileio import replace
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 VERSION = 1
 SUFFIX = ".nsw.json"
@@ -41,6 +42,8 @@ class WorkspaceState:
 def _ts(t: pd.Timestamp | None) -> str | None:
     if t is None:
         return None
+    import pandas as pd   # here, not at the top: the window's first paint imports this module (issue 23)
+
     t = pd.Timestamp(t)
     return (t.tz_localize("UTC") if t.tzinfo is None else t.tz_convert("UTC")).isoformat()
 
@@ -105,6 +108,8 @@ def load(path: str | Path) -> WorkspaceState:
         window = doc.get("window")
         start = end = None
         if window and window[0] and window[1]:
+            import pandas as pd
+
             start, end = pd.Timestamp(window[0]), pd.Timestamp(window[1])
     except (TypeError, ValueError, IndexError) as e:
         raise WorkspaceFileError(f"{path.name}: damaged workspace ({e})") from e
