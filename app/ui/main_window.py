@@ -16,13 +16,12 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QT
 
 from app.ui import messages as M
 from app.ui import settings
-from app.ui import window_partial
 from app.ui.actions import Actions
 from app.ui.help import GlossaryDialog, show_about, show_error
 from app.ui.implausible import apply_keep
 from app.ui.implausible import install as install_implausible
 from app.ui.palette import apply_palette, refresh_styles
-from app.ui.window_files import FilesMixin
+from app.ui.window_files import FilesMixin, sample_count
 from app.ui.window_session import SessionMixin
 
 # The window's views and models import pandas, numpy, pyqtgraph and the engine (~1.5 s): the start paints the
@@ -58,18 +57,6 @@ FIRST_PAINT_MS = 3000   # after_first_paint runs its functions by then even when
 # below it in a window of 1024 px, but fixed: one page asking for more (a long text that does not wrap) is cut at
 # the window's edge rather than forcing the window wider than the screen (a 1440 px window grew to 1540 px once)
 TABS_MIN_WIDTH = 520
-
-
-def _sample_count(result: Any) -> int:
-    """Samples of a read result without loading them: a cached result (app/cache.py) knows the count, and
-    reading its samples from Parquet on the GUI thread just to count them cost ~1.3 s on a month (issue 11)."""
-    import pandas as pd
-
-    meta = getattr(result, "_meta", None)
-    if isinstance(meta, dict) and "n_samples" in meta and not isinstance(vars(result).get("_samples"),
-                                                                          pd.DataFrame):
-        return int(meta["n_samples"])
-    return len(getattr(result, "samples", []))
 
 
 class MainWindow(FilesMixin, SessionMixin, QMainWindow):
@@ -161,7 +148,9 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         from app.ui.dataset_view import install as install_dataset  # issue 13: File > Open Dataset...
 
         install_dataset(self)
-        window_partial.install(self)    # issue 23: a big file's first part shown while it is read
+        from app.ui import window_partial   # issue 23: a big file's first part shown while it is read (imports pandas)
+
+        window_partial.install(self)
         install_implausible(self)   # issue 20: View > Keep implausible intervals, status-bar count
         from app.ui.time_zone import install as install_time_zone  # issue 26: View > Local time, chip toggle
 
@@ -268,7 +257,7 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
     def _status_of(outcome: Any) -> str:
         result, name = outcome.result, Path(outcome.path).name
         if getattr(result, "readable", True):
-            return M.STATUS_LOADED.format(name=name, n=_sample_count(result))
+            return M.STATUS_LOADED.format(name=name, n=sample_count(result))
         why = next((f.message for f in result.findings if f.severity == "error"), "no CPU MF records")
         return M.STATUS_NOTHING.format(name=name, why=why)
 
@@ -410,9 +399,10 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         """Show a computed ViewData (GUI thread; models only)."""
         if view.background or view.epoch != self._epoch:   # a job of a closed Workspace: never shown
             return
-        if getattr(view, "partial", None) is not None:     # a big file's first part (window_partial.py)
-            window_partial.show(self, view)
-            return
+        from app.ui import window_partial   # (imported by _build: no cost here)
+
+        if getattr(view, "partial", None) is not None:     # a big file's first part
+            return window_partial.show(self, view)
         if view.added:
             self._prep_tried.clear()
         place = window_partial.keep_place(self, view)

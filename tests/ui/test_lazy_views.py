@@ -87,7 +87,7 @@ def test_column_widths_from_candidate_rows_match_every_row(loaded, monkeypatch):
 
 
 def test_status_counts_cached_samples_without_loading_them():
-    from app.ui.main_window import _sample_count
+    from app.ui.window_files import sample_count as _sample_count
 
     class Cached:                      # the shape of app.cache.CachedReadResult before its samples are read
         _meta = {"n_samples": 368_640}
