@@ -28,24 +28,33 @@ _CHILD = {"cec": ["lpar", "system"], "lpar": ["class", "cpu"], "class": ["cpu"]}
 
 
 def _spans(ds, spec, level: str) -> pd.DataFrame:
-    from app.dataset.query import DuckDBEngine, _filters, query_partitions
-    from app.dataset.sql import DUCKDB
+    """The children's spans of each node (and, with ``--every``, of each node and period: ``_period``, the key
+    of :func:`app.dataset.query._period_sql`, the query's own definition, in ``--tz``'s wall clock)."""
+    from app.dataset.query import DuckDBEngine, _filters, _period_sql, query_partitions
+    from app.dataset.sql import DUCKDB, local_offsets_sql
 
     files = ds.parts("intervals", *query_partitions(ds, spec))      # the parts the query read, no others
     if not files:
         return pd.DataFrame()
     cols = _KEYS[level] + _CHILD[level]
     where = _filters(dataclasses.replace(spec, shift=None), DUCKDB)
+    period = _period_sql(spec.every, DUCKDB, spec.tz) if spec.every else None
+    src = "iv"
+    if period and spec.tz == "local":     # the offset in force during each interval, as the query computes it
+        src = f"(SELECT iv.*, {local_offsets_sql('iv', DUCKDB).rstrip().rstrip(',')} FROM iv)"
     eng = DuckDBEngine(files)
     try:
         q = ", ".join(DUCKDB.q(c) for c in cols)
-        sp = eng.sql(f"SELECT {q}, MIN(t_start) AS first, MAX(t_end) AS last, median(interval_s) AS step FROM iv"
-                     + (" WHERE " + " AND ".join(where) if where else "") + f" GROUP BY {q}")
+        inner = (f"SELECT *{f', {period} AS _period' if period else ''} FROM {src}"
+                 + (" WHERE " + " AND ".join(where) if where else ""))
+        grp = q + (", _period" if period else "")
+        sp = eng.sql(f"SELECT {grp}, MIN(t_start) AS first, MAX(t_end) AS last, median(interval_s) AS step "
+                     f"FROM ({inner}) GROUP BY {grp}")
     finally:
         eng.close()
     sp["first"] = pd.to_datetime(sp["first"].astype("int64"), unit="ns")
     sp["last"] = pd.to_datetime(sp["last"].astype("int64"), unit="ns")
-    return sp.sort_values(cols, ignore_index=True)
+    return sp.sort_values(cols + (["_period"] if period else []), ignore_index=True)
 
 
 def _partitions(ds, spec) -> pd.DataFrame | None:
@@ -91,13 +100,71 @@ def _partitions(ds, spec) -> pd.DataFrame | None:
 
 def enrich(ds, spec, m: pd.DataFrame) -> pd.DataFrame:
     """``m`` (:func:`app.dataset.query.run_query`'s rows) with the coverage and partition columns of
-    ``report`` (levels cec, lpar, class without ``--every``; other results are returned as they are)."""
+    ``report`` (levels cec, lpar, class; other results are returned as they are).  With ``--every``, each
+    period's as ``report --from <period start> --to <period end>`` gives them (:func:`_enrich_periods`)."""
     from app.engine.partitions import coverage_of_spans, enrich as engine_enrich
 
-    if spec.by not in _KEYS or spec.every:
+    if spec.by not in _KEYS:
         return m
     sp = _spans(ds, spec, spec.by)
+    parts = _partitions(ds, spec) if spec.by == "lpar" else None
+    if spec.every:
+        return _enrich_periods(spec, m, sp, parts)
     cov = coverage_of_spans(sp, spec.by) if len(sp) else pd.DataFrame(columns=_KEYS[spec.by] + ["coverage_pct",
                                                                                                "coverage_note"])
-    parts = _partitions(ds, spec) if spec.by == "lpar" else None
     return engine_enrich(SimpleNamespace(partitions=parts, intervals=None), m, spec.by, spec.start, spec.end, cov=cov)
+
+
+def period_bounds(every: str, starts: pd.Series, tz: str, offset_s: float = 0.0) -> tuple[pd.Series, pd.Series]:
+    """The UTC window ``(start, end]`` of each ``--every`` period given by its wall-clock start in ``tz`` (the
+    query's ``period`` before it is shown): ``offset_s`` seconds east of UTC for ``--tz local`` (a system's)."""
+    import numpy as np
+
+    s = pd.DatetimeIndex(pd.to_datetime(starts))
+    step = {"hour": pd.Timedelta(hours=1), "day": pd.Timedelta(days=1), "week": pd.Timedelta(days=7)}.get(every)
+    e = s + step if step is not None else s + pd.offsets.MonthBegin(1)
+    if tz == "local":
+        return (pd.Series(s - pd.Timedelta(seconds=offset_s)), pd.Series(e - pd.Timedelta(seconds=offset_s)))
+    if tz not in (None, "utc"):     # the first of a repeated hour, a skipped one moved on (as the shown period)
+        def utc(x):
+            return x.tz_localize(tz, ambiguous=np.ones(len(x), dtype=bool), nonexistent="shift_forward") \
+                .tz_convert("UTC").tz_localize(None)
+        s, e = utc(s), utc(e)
+    return pd.Series(s), pd.Series(e)
+
+
+def _enrich_periods(spec, m: pd.DataFrame, sp: pd.DataFrame, parts) -> pd.DataFrame:
+    """``--every``: coverage from each period's spans, partition data (``--by lpar``) from the partition rows
+    in each period's UTC window; a partition known only from partition data gets a row in every period that
+    has rows.  Under ``--tz local`` a period's window is taken at the offset of its first row's system."""
+    import numpy as np
+
+    from app.dataset.query import _period_start
+    from app.engine.partitions import coverage_of_spans, enrich as engine_enrich
+
+    keys = _KEYS[spec.by]
+    if not len(m):
+        return m
+    if len(sp):
+        sp = sp.assign(_start=np.asarray(_period_start(spec.every, sp["_period"].to_numpy()), dtype="datetime64[ns]"))
+        by_period = {p: g for p, g in sp.groupby("_start", sort=False)}
+    else:
+        by_period = {}
+    empty = pd.DataFrame(columns=keys + ["coverage_pct", "coverage_note"])
+    m = m.assign(_row=np.arange(len(m)))       # the query's order, partition-only rows after its rows
+    periods = pd.to_datetime(m["period"])
+    out = []
+    for per, rows in m.groupby(periods.to_numpy(), sort=True):
+        g = by_period.get(per)
+        cov = coverage_of_spans(g.drop(columns=["_period", "_start"]), spec.by) if g is not None else empty
+        off = float(pd.to_numeric(rows["_off_start"], errors="coerce").fillna(0).iloc[0]) \
+            if spec.tz == "local" and "_off_start" in rows.columns else 0.0
+        lo, hi = period_bounds(spec.every, pd.Series([per]), spec.tz, off)
+        lo, hi = max(lo[0], spec.start) if spec.start is not None else lo[0], \
+            min(hi[0], spec.end) if spec.end is not None else hi[0]
+        e = engine_enrich(SimpleNamespace(partitions=parts, intervals=None), rows.drop(columns=["period"]),
+                          spec.by, lo, hi, cov=cov)
+        out.append(e.assign(period=per)[["period"] + [c for c in e.columns]] if len(e) else e)
+    res = pd.concat(out, ignore_index=True).sort_values("_row", kind="stable", na_position="last")
+    res = res[list(m.columns) + [c for c in res.columns if c not in m.columns]]
+    return res.drop(columns=["_row"]).reset_index(drop=True)
