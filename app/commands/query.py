@@ -74,7 +74,6 @@ EPILOG = """result columns (one row per node, and per period with --every; times
   Workload_Hint       LOW / AVERAGE / HIGH from L1MP and RNI (IBM's table), n/a without RNI
   quality             codes of what weakens the row (lost-data, partial-sets, implausible...); empty = clean
   left_out            CPU-intervals left out as implausible (--keep-implausible keeps them)
-  summary             false (report's summary rows have no dataset counterpart)
   data                --by lpar: 'counters', or 'partition data only' (an LPAR known from z/VM D0R16 alone)
   partition_cpus      --by lpar: logical CPUs of the LPAR in the partition data (all types)
   processors, weights --by lpar: CPUs and LPAR weight by processor type, from the partition data
@@ -135,7 +134,39 @@ class _Sets:
 
 
 def _columns(by: str, ids: list[str], every: str | None) -> list[str]:
+    """The result columns, in order: one schema for csv, json and parquet (report's CSV columns, ``period``
+    first with ``--every``)."""
     return (["period"] if every else []) + csv_columns(by, ids)
+
+
+# the type of each column that is not a metric (metrics: float64); a value that does not apply is a typed null
+_TYPES = {"period": "datetime64[ns]", "interval_start": "datetime64[ns]", "interval_end": "datetime64[ns]",
+          "cpu": "Int64", "n_cpus": "Int64", "left_out": "Int64", "partition_cpus": "Int64", "n_lpars": "Int64",
+          "capped": "boolean", "coverage_pct": "float64", "partition_busy_sum_pct": "float64",
+          "partition_busy_per_cpu_pct": "float64"}
+_TEXT = ("cec", "lpar", "system", "os", "class", "generation", "formula_set", "Workload_Hint", "quality", "data",
+         "processors", "weights", "coverage_note")
+
+
+def typed_frame(m: pd.DataFrame, by: str, ids: list[str], every: str | None) -> pd.DataFrame:
+    """``m`` as the parquet file holds it: exactly :func:`_columns`, in that order, each of one type whatever
+    the rows (a column no row fills: all nulls of its type)."""
+    out = {}
+    for c in _columns(by, ids, every):
+        v = m[c] if c in m.columns else pd.Series([None] * len(m), index=m.index, dtype=object)
+        if c in _TEXT:
+            out[c] = v.astype(object).where(v.notna(), None).map(lambda x: x if x is None else str(x)).astype("string")
+        elif c == "capped":
+            out[c] = v.astype(object).where(v.notna(), None).map(
+                lambda x: x if x is None else (str(x).lower() == "true" if isinstance(x, str) else bool(x))
+            ).astype("boolean")
+        elif _TYPES.get(c, "float64").startswith("datetime"):
+            out[c] = pd.to_datetime(v).astype("datetime64[ns]")
+        elif _TYPES.get(c) == "Int64":
+            out[c] = pd.to_numeric(v, errors="coerce").round().astype("Int64")
+        else:
+            out[c] = pd.to_numeric(v, errors="coerce").astype("float64")
+    return pd.DataFrame(out, index=m.index).reset_index(drop=True)
 
 
 def to_csv(m: pd.DataFrame, by: str, ids: list[str], every: str | None, offsets: dict | None = None) -> str:
@@ -270,7 +301,7 @@ def run(args: argparse.Namespace) -> int:
     n_files = ds.n_readable()
     if args.format == "parquet":
         try:
-            m.to_parquet(args.out, index=False)
+            typed_frame(m, args.by, ids, args.every).to_parquet(args.out, index=False)
         except OSError as exc:
             return usage(f"cannot write {args.out} ({exc.strerror or exc})")
         print(f"{args.out}: {len(m)} row(s)", file=sys.stderr)
