@@ -123,3 +123,19 @@ def test_a_period_has_the_coverage_report_gives_for_its_window(files, by, capsys
                                   r[cols].sort_values(keys, ignore_index=True), check_dtype=False)
     if by == "cec":
         assert list(q["coverage_pct"]) == [75.0]
+
+
+def test_periods_in_a_zone_have_their_own_coverage(files, capsys, monkeypatch):
+    """--tz Europe/Berlin --every day: Berlin's 2026-03-29 (CEST from 01:00 UTC: a 23-hour day) is
+    2026-03-28 23:00 .. 2026-03-29 22:00 UTC.  By hand: ZOSA covers all 23 h (1.0), ZOSB 23:00..12:00, 13 h of
+    23; coverage = (1 + 13/23) / 2 = 78.26... %.  Berlin's 2026-03-28 (00:00 CET = 27th 23:00 UTC): the data
+    starts 28th 00:00 UTC, both LPARs alike: 100 %."""
+    monkeypatch.setenv("NESTSCOPE_CACHE", "0")
+    ds, _ = files
+    c = _csv(["query", str(ds.root), "--by", "cec", "--every", "day", "--tz", "Europe/Berlin"], capsys)
+    got = dict(zip(c["period"], c["coverage_pct"]))
+    assert got["2026-03-28T00:00:00+01:00"] == 100.0
+    assert got["2026-03-29T00:00:00+01:00"] == pytest.approx((1 + 13 / 23) / 2 * 100, rel=1e-12)
+    note = dict(zip(c["period"], c["coverage_note"]))["2026-03-29T00:00:00+01:00"]
+    assert note == ("covers 2026-03-28 23:00..2026-03-29 22:00 UTC but only partly: "
+                    "LPAR ZOSB 2026-03-28 23:00..2026-03-29 12:00")
