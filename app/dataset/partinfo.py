@@ -133,10 +133,14 @@ def period_bounds(every: str, starts: pd.Series, tz: str, offset_s: float = 0.0)
     return pd.Series(s), pd.Series(e)
 
 
+_SEP = "\x1f"      # joins a CEC and a period key into one key of the engine's coverage rule
+
+
 def _enrich_periods(spec, m: pd.DataFrame, sp: pd.DataFrame, parts) -> pd.DataFrame:
-    """``--every``: coverage from each period's spans, partition data (``--by lpar``) from the partition rows
-    in each period's UTC window; a partition known only from partition data gets a row in every period that
-    has rows.  Under ``--tz local`` a period's window is taken at the offset of its first row's system."""
+    """``--every``: coverage from each period's spans (one pass of the engine's rule, the period folded into the
+    CEC key: the notes name LPARs and CPUs only), partition data (``--by lpar``) from the partition rows in each
+    period's UTC window; a partition known only from partition data gets a row in every period that has rows.
+    Under ``--tz local`` a period's window is taken at the offset of its first row's system."""
     import numpy as np
 
     from app.dataset.query import _period_start
@@ -146,24 +150,32 @@ def _enrich_periods(spec, m: pd.DataFrame, sp: pd.DataFrame, parts) -> pd.DataFr
     if not len(m):
         return m
     if len(sp):
-        sp = sp.assign(_start=np.asarray(_period_start(spec.every, sp["_period"].to_numpy()), dtype="datetime64[ns]"))
-        by_period = {p: g for p, g in sp.groupby("_start", sort=False)}
+        folded = sp.assign(cec=sp["cec"].astype(str) + _SEP + sp["_period"].astype("int64").astype(str))
+        cov = coverage_of_spans(folded.drop(columns=["_period"]), spec.by)
+        cec, key = cov["cec"].str.split(_SEP, n=1, expand=True)[0], cov["cec"].str.split(_SEP, n=1, expand=True)[1]
+        cov = cov.assign(cec=cec, period=np.asarray(_period_start(spec.every, key.astype("int64").to_numpy()),
+                                                    dtype="datetime64[ns]"))
     else:
-        by_period = {}
-    empty = pd.DataFrame(columns=keys + ["coverage_pct", "coverage_note"])
+        cov = pd.DataFrame(columns=keys + ["coverage_pct", "coverage_note", "period"])
+    if spec.by != "lpar" or parts is None or not len(parts):       # coverage only: one merge
+        cov = cov[["period"] + [c for c in cov.columns if c != "period"]]
+        out = engine_enrich(SimpleNamespace(partitions=None, intervals=None), m, spec.by, cov=cov)
+        return out.assign(period=m["period"].to_numpy())       # (the merge made the keys text)
     m = m.assign(_row=np.arange(len(m)))       # the query's order, partition-only rows after its rows
-    periods = pd.to_datetime(m["period"])
+    parts = parts.sort_values("time", kind="stable", ignore_index=True)
+    ptime = pd.to_datetime(parts["time"]).to_numpy()
+    cov_of = {p: g.drop(columns=["period"]) for p, g in cov.groupby("period", sort=False)}
+    empty = pd.DataFrame(columns=keys + ["coverage_pct", "coverage_note"])
     out = []
-    for per, rows in m.groupby(periods.to_numpy(), sort=True):
-        g = by_period.get(per)
-        cov = coverage_of_spans(g.drop(columns=["_period", "_start"]), spec.by) if g is not None else empty
+    for per, rows in m.groupby(pd.to_datetime(m["period"]).to_numpy(), sort=True):
         off = float(pd.to_numeric(rows["_off_start"], errors="coerce").fillna(0).iloc[0]) \
             if spec.tz == "local" and "_off_start" in rows.columns else 0.0
         lo, hi = period_bounds(spec.every, pd.Series([per]), spec.tz, off)
         lo, hi = max(lo[0], spec.start) if spec.start is not None else lo[0], \
             min(hi[0], spec.end) if spec.end is not None else hi[0]
-        e = engine_enrich(SimpleNamespace(partitions=parts, intervals=None), rows.drop(columns=["period"]),
-                          spec.by, lo, hi, cov=cov)
+        a, b = np.searchsorted(ptime, np.datetime64(lo), "right"), np.searchsorted(ptime, np.datetime64(hi), "right")
+        e = engine_enrich(SimpleNamespace(partitions=parts.iloc[a:b], intervals=None), rows.drop(columns=["period"]),
+                          spec.by, lo, hi, cov=cov_of.get(per, empty))
         out.append(e.assign(period=per)[["period"] + [c for c in e.columns]] if len(e) else e)
     res = pd.concat(out, ignore_index=True).sort_values("_row", kind="stable", na_position="last")
     res = res[list(m.columns) + [c for c in res.columns if c not in m.columns]]
