@@ -299,17 +299,20 @@ def run(args: argparse.Namespace) -> int:
     left = _left_out(ds, spec)
     _say(left)
     n_files = ds.n_readable()
+    typed = typed_frame(m, args.by, ids, args.every) if args.format != "table" else None
     if args.format == "parquet":
         try:
-            typed_frame(m, args.by, ids, args.every).to_parquet(args.out, index=False)
+            typed.to_parquet(args.out, index=False)
         except OSError as exc:
             return usage(f"cannot write {args.out} ({exc.strerror or exc})")
         print(f"{args.out}: {len(m)} row(s)", file=sys.stderr)
         return EXIT_OK
+    if args.format in ("csv", "json"):        # the parquet file's cells, a null empty
+        cells = typed.astype(object).where(typed.notna(), None)
     if args.format == "csv":
-        text = to_csv(m, args.by, ids, args.every, offs)
+        text = to_csv(cells, args.by, ids, args.every, offs)
     elif args.format == "json":
-        text = to_json(m, args.by, ids, args, sets, n_files, spec, left, offs)
+        text = to_json(cells, args.by, ids, args, sets, n_files, spec, left, offs)
     else:
         ws = _Sets(sets, m)
         shown = shown_in_zone(m, {c: o for c, o in offs.items() if c != "period"})

@@ -139,3 +139,32 @@ def test_periods_in_a_zone_have_their_own_coverage(files, capsys, monkeypatch):
     note = dict(zip(c["period"], c["coverage_note"]))["2026-03-29T00:00:00+01:00"]
     assert note == ("covers 2026-03-28 23:00..2026-03-29 22:00 UTC but only partly: "
                     "LPAR ZOSB 2026-03-28 23:00..2026-03-29 12:00")
+
+
+def test_partition_data_per_period_as_report(tmp_path, capsys, monkeypatch):
+    """The z/VM sample's D0R16 partition data (CF01 and ZOSD known from it alone) and the z16 ZOSA sample:
+    query --by lpar --every day's rows of 2026-11-02 hold what report --from/--to of that day shows."""
+    from _fleet_helpers import SAMPLES
+
+    from app.engine.partitions import COVERAGE_COLUMNS, REPORT_PARTITION_COLUMNS
+
+    monkeypatch.setenv("NESTSCOPE_CACHE", "0")
+    files = [p for p in SAMPLES if p.name.startswith(("after_VMSYS1", "after_z16_ZOSA"))]
+    assert len(files) == 2
+    ds = Dataset(tmp_path / "ds", create=True)
+    for f in files:
+        assert ds.extract(f).status == "added"
+    q = _csv(["query", str(ds.root), "--by", "lpar", "--every", "day"], capsys)
+    day = "2026-11-02T00:00:00Z"
+    assert day in set(q["period"])
+    q = q.loc[q["period"] == day]
+    r = _csv(["report", *map(str, files), "--by", "lpar", "--from", "2026-11-02T00:00Z", "--to", "2026-11-03T00:00Z"],
+             capsys)
+    if "summary" in r.columns:
+        r = r.loc[r["summary"].astype(str).str.lower() != "true"]
+    cols = ["cec", "lpar"] + COVERAGE_COLUMNS + REPORT_PARTITION_COLUMNS
+    # (capped: query writes true/false, report numpy's False/True; the same values)
+    q = q[cols].sort_values(["cec", "lpar"], ignore_index=True).astype(str).assign(capped=lambda d: d["capped"].str.lower())
+    r = r[cols].sort_values(["cec", "lpar"], ignore_index=True).astype(str).assign(capped=lambda d: d["capped"].str.lower())
+    pd.testing.assert_frame_equal(q, r)
+    assert set(q.loc[q["data"] == "partition data only", "lpar"]) == {"CF01", "ZOSB", "ZOSC", "ZOSD"}   # (not extracted)
