@@ -80,7 +80,8 @@ EPILOG = """result columns (one row per node, and per period with --every; times
   capped              --by lpar: capping, from the partition data
   partition_busy_sum_pct, partition_busy_per_cpu_pct
                       --by lpar: busy from the partition data: % of one CPU summed over the CPUs, and per CPU
-  coverage_pct        --by cec/lpar/class: share of the row's time span its LPARs or CPUs cover
+  coverage_pct        --by cec/lpar/class: share of the row's time span its LPARs or CPUs cover (with
+                      --every: of the period's; partition data likewise from the period's)
   coverage_note       which LPAR or CPU covers less of the time, with its span
 """
 

@@ -9,7 +9,9 @@
   engine's :func:`app.engine.partitions.partition_summary`.
 
 Both over the window (``--from``/``--to``), ``--where`` and the nodes of the query, as ``report`` over its
-window; DuckDB runs these small statements whatever ``--engine`` computed the metrics.
+window; with ``--every`` per period, as ``report --from <period start> --to <period end>`` (the periods of the
+query's own SQL, :func:`app.dataset.query._period_sql`, in ``--tz``'s wall clock).  DuckDB runs these small
+statements whatever ``--engine`` computed the metrics.
 """
 
 from __future__ import annotations
