@@ -133,25 +133,38 @@ def coverage_of_spans(spans: pd.DataFrame, level: str) -> pd.DataFrame:
     cols = keys + ["coverage_pct", "coverage_note"]
     if not len(spans):
         return pd.DataFrame(columns=cols)
-    out = []
-    for key, g in spans.groupby(keys, observed=True, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        lo, hi = g["first"].min(), g["last"].max()
-        total = (hi - lo).total_seconds()
-        if total <= 0:
-            out.append((*key, 100.0, ""))
-            continue
-        frac = ((g["last"] - g["first"]).dt.total_seconds() / total).clip(0, 1)
-        tol = pd.to_timedelta(1.5 * g["step"].fillna(0).to_numpy(), unit="s")
-        short = ((g["first"] - lo) > tol) | ((hi - g["last"]) > tol)
-        notes = [f"{_child_name(level, x)} {x['first']:%Y-%m-%d %H:%M}..{x['last']:%Y-%m-%d %H:%M}"
-                 for _, x in g.loc[short].iterrows()]
-        note = ""
-        if notes:
-            note = (f"covers {lo:%Y-%m-%d %H:%M}..{hi:%Y-%m-%d %H:%M} UTC but only partly: " + "; ".join(notes[:6])
-                    + (f"; {len(notes) - 6} more" if len(notes) > 6 else ""))
-        out.append((*key, float(frac.mean() * 100.0), note))
-    return pd.DataFrame(out, columns=cols)
+    # one pass over every child (a fleet query's --every gives thousands of groups): spans, fractions and the
+    # short children as columns; a note's text made only for the groups that have short children
+    grouped = spans.groupby(keys, observed=True, sort=True)
+    code = grouped.ngroup().to_numpy()
+    ok = code >= 0                                 # (a row with no key is in no group)
+    sp = spans.loc[ok]
+    code = code[ok].astype(np.int64)
+    lo = grouped["first"].transform("min").loc[ok]
+    hi = grouped["last"].transform("max").loc[ok]
+    total = (hi - lo).dt.total_seconds().to_numpy()
+    whole = (sp["last"] - sp["first"]).dt.total_seconds().to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.clip(whole / total, 0, 1)
+    tol = pd.to_timedelta(1.5 * sp["step"].fillna(0).to_numpy(), unit="s")
+    short = (((sp["first"] - lo) > tol) | ((hi - sp["last"]) > tol)).to_numpy()
+    n = int(code.max()) + 1 if len(code) else 0
+    valid = ~np.isnan(frac)                        # (a child without a span: left out of the mean)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pct = np.bincount(code, np.where(valid, frac, 0.0), n) / np.bincount(code, valid, n) * 100.0
+    first_row = np.unique(code, return_index=True)[1]
+    empty = (total[first_row] <= 0)                # a group of no time: fully covered
+    pct[empty] = 100.0
+    notes = [""] * n
+    for k in np.unique(code[short & ~empty[code]]):
+        rows = sp.loc[(code == k) & short]
+        glo, ghi = lo.iloc[first_row[k]], hi.iloc[first_row[k]]
+        texts = [f"{_child_name(level, x)} {x['first']:%Y-%m-%d %H:%M}..{x['last']:%Y-%m-%d %H:%M}"
+                 for _, x in rows.iterrows()]
+        notes[k] = (f"covers {glo:%Y-%m-%d %H:%M}..{ghi:%Y-%m-%d %H:%M} UTC but only partly: "
+                    + "; ".join(texts[:6]) + (f"; {len(texts) - 6} more" if len(texts) > 6 else ""))
+    key_rows = sp.iloc[first_row][keys]
+    return pd.DataFrame(list(zip(*(key_rows[k].tolist() for k in keys), pct.tolist(), notes)), columns=cols)
 
 
 def _child_name(level: str, x: pd.Series) -> str:
