@@ -54,6 +54,16 @@ class TimelineShell(LazyWidget):
         self._kept_names = set(self._kept)
         return super().view()
 
+    # the view's attributes whose names QWidget has too (found on the page before ``__getattr__``)
+    @property
+    def scroll(self) -> Any:
+        return self.view().scroll
+
+    @property
+    def window(self) -> Any:
+        """The view's time window (``TimelineView.window``), not ``QWidget.window()``."""
+        return self.view().window
+
     # -- what the window gives before the view is needed: kept, given to it when it is made -----
     def set_frame(self, df: Any, loaded: bool = True, cec_stack: Any = None) -> None:
         if not self.made:
