@@ -13,6 +13,7 @@ and creates the QApplication, and an empty Python process.  The machine may be s
 printed with every figure (``os.getloadavg()``).
 
     QT_QPA_PLATFORM=offscreen python bench/bench_start.py [--runs N]
+    QT_QPA_PLATFORM=offscreen python bench/bench_start.py --runs 3 --against /tmp/int9   (A B A B ..., medians)
     (on a real display: xvfb-run -a -s "-screen 0 1440x900x24" env QT_QPA_PLATFORM=xcb python bench/bench_start.py)
 """
 
@@ -23,6 +24,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -70,7 +72,7 @@ def poll(w):
     mark("built")
     if w.table.model.rowCount() > 0:
         mark("table")
-        if not w.busy():
+        if not w.busy() and getattr(w, "tabs_installed", True):   # (the tabs the start installs after its table)
             mark("idle")
             QApplication.instance().quit()
 
@@ -95,7 +97,10 @@ def child(mode: str, env: dict, *more: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=1, help="first + second starts to run")
+    ap.add_argument("--against", type=Path, default=None,
+                    help="another checkout (e.g. /tmp/int9): its starts interleaved with this one's, medians printed")
     args = ap.parse_args()
+    roots = [ROOT] + ([args.against.resolve()] if args.against else [])
     work = Path(tempfile.mkdtemp(prefix="nestscope_bench_start_"))
     env = dict(os.environ, PYTHONPATH=str(ROOT), NESTSCOPE_CACHE="1", NESTSCOPE_CACHE_DIR=str(work / "cache"))
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -111,17 +116,30 @@ def main() -> None:
               f"(load {imports['load']:.1f})")
         print(f"baseline  ... + every module of the built window:  {views['imports']:6.2f} s "
               f"(load {views['load']:.1f})")
+        got: dict[tuple, list] = {}
         for run in range(args.runs):
-            shutil.rmtree(work / "cache", ignore_errors=True)
-            for name in ("first start (empty cache)", "second start (cache)     "):
-                r = child("start", dict(env, NESTSCOPE_SETTINGS_FILE=str(work / f"start{run}.ini")))
-                print(f"{name}  imports {r['imports']:5.2f} s, first paint {r.get('paint', float('nan')):5.2f} s, "
-                      f"views built {r.get('built', r.get('paint', float('nan'))):5.2f} s, "
-                      f"first table {r.get('table', float('nan')):5.2f} s, all idle {r.get('idle', float('nan')):5.2f} s "
-                      f"from process start ({r.get('paint', float('nan')) - imports['imports']:+.2f} s paint beyond the "
-                      f"imports baseline; first paint {r.get('paint', float('nan')) - r['imports']:.2f} s after its own "
-                      f"imports); process CPU {r['cpu']:.2f} s; load {r['load']:.1f}")
-                (work / f"start{run}.ini").unlink(missing_ok=True)
+            for root in roots:      # interleaved: this checkout, then the other, run after run
+                shutil.rmtree(work / "cache", ignore_errors=True)
+                for name in ("first start (empty cache)", "second start (cache)     "):
+                    r = child("start", dict(env, PYTHONPATH=str(root),
+                                            NESTSCOPE_SETTINGS_FILE=str(work / f"start{run}.ini")))
+                    got.setdefault((root, name), []).append(r)
+                    print(f"{root.name:10s} {name}  imports {r['imports']:5.2f} s, "
+                          f"first paint {r.get('paint', float('nan')):5.2f} s, "
+                          f"views built {r.get('built', r.get('paint', float('nan'))):5.2f} s, "
+                          f"first table {r.get('table', float('nan')):5.2f} s, "
+                          f"all idle {r.get('idle', float('nan')):5.2f} s from process start "
+                          f"({r.get('paint', float('nan')) - imports['imports']:+.2f} s paint beyond the imports "
+                          f"baseline); process CPU {r['cpu']:.2f} s; load {r['load']:.1f}", flush=True)
+                    (work / f"start{run}.ini").unlink(missing_ok=True)
+        if args.runs > 1 or len(roots) > 1:
+            print("medians:")
+            for (root, name), rs in got.items():
+                med = {k: statistics.median(r.get(k, float("nan")) for r in rs)
+                       for k in ("paint", "built", "table", "idle", "cpu", "load")}
+                print(f"  {root.name:10s} {name}  first paint {med['paint']:5.2f} s, views built {med['built']:5.2f} s, "
+                      f"first table {med['table']:5.2f} s, all idle {med['idle']:5.2f} s; process CPU "
+                      f"{med['cpu']:.2f} s; load {med['load']:.1f} ({len(rs)} runs)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -49,6 +49,7 @@ class LazyWidget(QWidget):
             for fn in fns:
                 fn(view)
             if self.isVisible():
+                view.setGeometry(self.contentsRect())     # its final size before its own show event (the page's)
                 view.show()
         return self._view
 
