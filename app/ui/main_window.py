@@ -656,6 +656,15 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             self._dock_widths |= {now, want}
             self.resizeDocks([self.tree.dock], [want], Qt.Orientation.Horizontal)
 
+    def __getattr__(self, name: str) -> Any:
+        """The tabs the start installs after its first table (app.ui.window_tabs), asked for before: now."""
+        if name in ("compare", "views", "open_dataset_action") and self.__dict__.get("_built"):
+            from app.ui.window_tabs import install_now
+
+            install_now(self)
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def closeEvent(self, event) -> None:
         if not self._built:      # closed while starting: nothing open yet
             settings.set_value("window/geometry", self.saveGeometry())

@@ -25,10 +25,10 @@ marks = {}
 
 def rows(*_):
     if w.table.model.rowCount() and "table" not in marks:
-        marks["table"] = ["pyqtgraph" in sys.modules, hasattr(w, "compare")]
+        marks["table"] = ["pyqtgraph" in sys.modules, "compare" in w.__dict__]
 
 def start():
-    marks["built"] = ["pyqtgraph" in sys.modules, hasattr(w, "compare"), w.timeline.made, w.smt.charts.made]
+    marks["built"] = ["pyqtgraph" in sys.modules, "compare" in w.__dict__, w.timeline.made, w.smt.charts.made]
     w.table.model.modelReset.connect(rows)
     w.table.model.rowsInserted.connect(rows)
     w.open_files([sys.argv[1]])
@@ -89,3 +89,27 @@ def test_window_region_passed_on_from_the_view(qtbot, loaded):
     w.timeline.window_requested.connect(lambda a, b: got.append((a, b)))
     w.timeline.view().window_requested.emit(None, None)      # the view's own signal reaches the window's page
     assert got == [(None, None)]
+
+
+def test_tabs_asked_for_before_the_first_table_are_installed_then(qtbot, monkeypatch):
+    """The start installs Compare & co. after its first table; closing the files before it (File > Close Files uses
+    the Compare tab) installs them at once, once."""
+    import app.ui.main_window as mw
+    from app.engine import Workspace
+
+    monkeypatch.setattr(mw, "FIRST_PAINT_MS", 120_000)
+    w = mw.MainWindow(Workspace(), shell=True)
+    qtbot.addWidget(w)
+    w._build(w._ws_given)                   # as after the first paint; no file read, no table
+    assert "compare" not in w.__dict__ and not w.__dict__.get("tabs_installed")
+    titles = lambda: [w.tabs.tabText(i) for i in range(w.tabs.count())]   # noqa: E731
+    assert "Compare" not in titles()
+    assert w.close_files() is True             # uses w.compare.tab: installed now
+    assert w.tabs_installed and w.compare.tab is w.__dict__["compare"].tab
+    assert titles().count("Compare") == 1 and hasattr(w, "open_dataset_action") and w.errors == []
+    from app.ui.window_tabs import install_now
+
+    install_now(w)                            # the later install finds them installed: nothing twice
+    assert titles().count("Compare") == 1
+    with __import__("pytest").raises(AttributeError):
+        w.no_such_attribute                   # noqa: B018 - other names are not found as before
