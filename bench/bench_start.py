@@ -13,6 +13,7 @@ and creates the QApplication, and an empty Python process.  The machine may be s
 printed with every figure (``os.getloadavg()``).
 
     QT_QPA_PLATFORM=offscreen python bench/bench_start.py [--runs N]
+    QT_QPA_PLATFORM=offscreen python bench/bench_start.py --runs 3 --against /tmp/int9   (A B A B ..., medians)
     (on a real display: xvfb-run -a -s "-screen 0 1440x900x24" env QT_QPA_PLATFORM=xcb python bench/bench_start.py)
 """
 
@@ -23,6 +24,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,9 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
 import json, os, sys, time
-marks = {}
+marks, cpu = {}, {}
 def mark(name):
     marks.setdefault(name, time.time())
+    cpu.setdefault(name, time.process_time())   # the process' CPU seconds so far (every thread): load disturbs it less
 if sys.argv[1] == "imports":
     from PySide6.QtWidgets import QApplication
     import app.commands.gui
@@ -70,13 +73,14 @@ def poll(w):
     mark("built")
     if w.table.model.rowCount() > 0:
         mark("table")
-        if not w.busy():
+        if not w.busy() and getattr(w, "tabs_installed", True):   # (the tabs the start installs after its table)
             mark("idle")
             QApplication.instance().quit()
 
 mw.MainWindow.paintEvent = painted
 QTimer.singleShot(120_000, lambda: QApplication.instance().quit())
 gui.run(argparse.Namespace(files=[], no_sample=False, formulas=None))
+marks.update({k + "_cpu": v for k, v in cpu.items()})
 print(json.dumps(marks))
 """
 
@@ -84,7 +88,7 @@ print(json.dumps(marks))
 def child(mode: str, env: dict, *more: str) -> dict:
     t, ru = time.time(), resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run([sys.executable, "-c", CHILD, mode, *more], capture_output=True, text=True, env=env, check=True)
-    out = {k: v - t for k, v in json.loads(p.stdout.strip().splitlines()[-1]).items()}
+    out = {k: v if k.endswith("_cpu") else v - t for k, v in json.loads(p.stdout.strip().splitlines()[-1]).items()}
     out["process"] = time.time() - t
     now = resource.getrusage(resource.RUSAGE_CHILDREN)   # the child's CPU seconds (load disturbs them less)
     out["cpu"] = now.ru_utime + now.ru_stime - ru.ru_utime - ru.ru_stime
@@ -95,7 +99,10 @@ def child(mode: str, env: dict, *more: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=1, help="first + second starts to run")
+    ap.add_argument("--against", type=Path, default=None,
+                    help="another checkout (e.g. /tmp/int9): its starts interleaved with this one's, medians printed")
     args = ap.parse_args()
+    roots = [ROOT] + ([args.against.resolve()] if args.against else [])
     work = Path(tempfile.mkdtemp(prefix="nestscope_bench_start_"))
     env = dict(os.environ, PYTHONPATH=str(ROOT), NESTSCOPE_CACHE="1", NESTSCOPE_CACHE_DIR=str(work / "cache"))
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -111,17 +118,32 @@ def main() -> None:
               f"(load {imports['load']:.1f})")
         print(f"baseline  ... + every module of the built window:  {views['imports']:6.2f} s "
               f"(load {views['load']:.1f})")
+        got: dict[tuple, list] = {}
         for run in range(args.runs):
-            shutil.rmtree(work / "cache", ignore_errors=True)
-            for name in ("first start (empty cache)", "second start (cache)     "):
-                r = child("start", dict(env, NESTSCOPE_SETTINGS_FILE=str(work / f"start{run}.ini")))
-                print(f"{name}  imports {r['imports']:5.2f} s, first paint {r.get('paint', float('nan')):5.2f} s, "
-                      f"views built {r.get('built', r.get('paint', float('nan'))):5.2f} s, "
-                      f"first table {r.get('table', float('nan')):5.2f} s, all idle {r.get('idle', float('nan')):5.2f} s "
-                      f"from process start ({r.get('paint', float('nan')) - imports['imports']:+.2f} s paint beyond the "
-                      f"imports baseline; first paint {r.get('paint', float('nan')) - r['imports']:.2f} s after its own "
-                      f"imports); process CPU {r['cpu']:.2f} s; load {r['load']:.1f}")
-                (work / f"start{run}.ini").unlink(missing_ok=True)
+            for root in roots:      # interleaved: this checkout, then the other, run after run
+                shutil.rmtree(work / "cache", ignore_errors=True)
+                for name in ("first start (empty cache)", "second start (cache)     "):
+                    r = child("start", dict(env, PYTHONPATH=str(root),
+                                            NESTSCOPE_SETTINGS_FILE=str(work / f"start{run}.ini")))
+                    got.setdefault((root, name), []).append(r)
+                    print(f"{root.name:10s} {name}  imports {r['imports']:5.2f} s, "
+                          f"first paint {r.get('paint', float('nan')):5.2f} s, "
+                          f"views built {r.get('built', r.get('paint', float('nan'))):5.2f} s, "
+                          f"first table {r.get('table', float('nan')):5.2f} s, "
+                          f"all idle {r.get('idle', float('nan')):5.2f} s from process start "
+                          f"({r.get('paint', float('nan')) - imports['imports']:+.2f} s paint beyond the imports "
+                          f"baseline); process CPU {r.get('built_cpu', float('nan')):.2f} s to the views built, "
+                          f"{r.get('table_cpu', float('nan')):.2f} s to the first table, "
+                          f"{r['cpu']:.2f} s in all; load {r['load']:.1f}", flush=True)
+                    (work / f"start{run}.ini").unlink(missing_ok=True)
+        if args.runs > 1 or len(roots) > 1:
+            print("medians:")
+            for (root, name), rs in got.items():
+                med = {k: statistics.median(r.get(k, float("nan")) for r in rs)
+                       for k in ("paint", "built", "table", "idle", "built_cpu", "table_cpu", "cpu", "load")}
+                print(f"  {root.name:10s} {name}  first paint {med['paint']:5.2f} s, views built {med['built']:5.2f} s, "
+                      f"first table {med['table']:5.2f} s, all idle {med['idle']:5.2f} s; process CPU "
+                      f"{med['built_cpu']:.2f} s to the views built, {med['table_cpu']:.2f} s to the first table, {med['cpu']:.2f} s in all; load {med['load']:.1f} ({len(rs)} runs)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -60,13 +60,8 @@ class CompareController(QObject):
         # pictures of plots
         from app.ui.plot_export import install_plot_menu
 
-        tl = window.timeline
-        install_plot_menu(tl.glw, lambda: list(tl._data_plots().values()), panel=tl.glw, name="timelines",
-                          status=self.status, header=self.timeline_header)
-        # Shift-drag / Ctrl-drag of the timelines' window region: that window of the selection becomes a side
-        tl.region.sigRegionChangeFinished.connect(self._region_dragged)
-        tl.region.setToolTip("Drag to choose the time window; hold Shift while dragging to also set the selected "
-                             "nodes over this window as the comparison's before side, Ctrl for the after side")
+        when_made = getattr(window.timeline, "when_made", None)   # the timelines' view is made when first needed
+        (when_made or (lambda fn: fn(window.timeline)))(self._timeline_made)
         install_plot_menu(self.tab.wf_view, lambda: [self.tab.wf_plot], panel=self.tab.charts,
                           name="cpi_waterfall", status=self.status)
         install_plot_menu(self.tab.ov_view, lambda: [self.tab.ov_plot], panel=self.tab.charts,
@@ -126,6 +121,17 @@ class CompareController(QObject):
             self.status(f"Copied the comparison table ({self.tab.model.rowCount()} rows)")
             return
         self.w.copy()
+
+    def _timeline_made(self, tl: Any) -> None:
+        """The timelines' picture menu and their region's Shift/Ctrl-drag (once their view exists)."""
+        from app.ui.plot_export import install_plot_menu
+
+        install_plot_menu(tl.glw, lambda: list(tl._data_plots().values()), panel=tl.glw, name="timelines",
+                          status=self.status, header=self.timeline_header)
+        # Shift-drag / Ctrl-drag of the timelines' window region: that window of the selection becomes a side
+        tl.region.sigRegionChangeFinished.connect(self._region_dragged)
+        tl.region.setToolTip("Drag to choose the time window; hold Shift while dragging to also set the selected "
+                             "nodes over this window as the comparison's before side, Ctrl for the after side")
 
     def timeline_header(self) -> str:
         """The timelines' node legend (a label above the plots on screen) for their pictures."""

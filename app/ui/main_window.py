@@ -30,7 +30,7 @@ from app.ui.window_session import SessionMixin
 _VIEWS = {"app.ui.frames": "generations_of", "app.ui.health": "HealthPanel", "app.ui.loader": "LoadController",
           "app.ui.render": "ViewData compute_view", "app.ui.selection": "Selection SelectionState",
           "app.ui.smt": "SmtPanel window_texts", "app.ui.table_view": "IntervalTable",
-          "app.ui.timeline": "TimelineView", "app.ui.tree_panel": "TreePanel",
+          "app.ui.timeline_shell": "TimelineShell", "app.ui.tree_panel": "TreePanel",
           "app.ui.window_chip": "WindowChip window_text", "app.ui.workers": "SerialRunner"}
 
 
@@ -115,7 +115,7 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         self.tree = TreePanel(self)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.tree.dock)
         self.table = IntervalTable()
-        self.timeline = TimelineView()
+        self.timeline = TimelineShell()   # the plots' view (pyqtgraph) made when first shown or used
         self.health = HealthPanel()
         self.smt = SmtPanel()
         self.tabs = QTabWidget()
@@ -139,15 +139,9 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         self.table.body_actions = [self.actions_.copy, None, self.actions_.window_from_rows,
                                    self.actions_.reset_window]
         self._connect()
-        from app.ui.compare_controller import install as install_compare  # issue 10: Compare tab, Export, pictures
+        from app.ui.window_tabs import install_tabs   # Compare, Profile, Rankings tabs, Open Dataset
 
-        install_compare(self)
-        from app.ui.views_controller import install as install_views  # issue 26: Profile, Rankings & peaks tabs
-
-        install_views(self)
-        from app.ui.dataset_view import install as install_dataset  # issue 13: File > Open Dataset...
-
-        install_dataset(self)
+        install_tabs(self, later=self._shell)   # the start: after its first table (issue 23)
         from app.ui import window_partial   # issue 23: a big file's first part shown while it is read (imports pandas)
 
         window_partial.install(self)
@@ -661,6 +655,15 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             self._dock_width = want
             self._dock_widths |= {now, want}
             self.resizeDocks([self.tree.dock], [want], Qt.Orientation.Horizontal)
+
+    def __getattr__(self, name: str) -> Any:
+        """The tabs the start installs after its first table (app.ui.window_tabs), asked for before: now."""
+        if name in ("compare", "views", "open_dataset_action") and self.__dict__.get("_built"):
+            from app.ui.window_tabs import install_now
+
+            install_now(self)
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def closeEvent(self, event) -> None:
         if not self._built:      # closed while starting: nothing open yet

@@ -6,15 +6,12 @@ from __future__ import annotations
 import html
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.ui import messages as M
 from app.ui.frames import fmt_number
 from app.ui.partition_data import PartitionFacts
-from app.ui.timeline_axes import SparseAxis, UtcDateAxis
-from app.ui.timeline_plots import LEFT_AXIS_WIDTH, epoch_seconds
 
 COLORS = {False: ("w", "#202020", "#1f77b4"), True: ("#1e1e1e", "#e0e0e0", "#6fa8dc")}
 
@@ -38,20 +35,34 @@ class PartitionView(QWidget):
         self.facts_label = QLabel()
         self.facts_label.setTextFormat(Qt.TextFormat.RichText)
         self.facts_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.plot = pg.PlotWidget(axisItems={"bottom": UtcDateAxis("bottom"), "left": SparseAxis("left")})
-        self.plot.getPlotItem().getAxis("left").setWidth(LEFT_AXIS_WIDTH)
-        self.plot.getPlotItem().setMenuEnabled(False)
-        self.plot.getPlotItem().showGrid(x=True, y=True, alpha=0.25)
-        self.plot.setLabel("left", "% of one CPU", **{"font-size": "8pt"})
-        self.plot.setLabel("bottom", M.TIME_AXIS_LABEL, **{"font-size": "8pt"})
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(12, 8, 12, 8)
-        lay.addWidget(self.title)
-        lay.addWidget(self.why)
-        lay.addWidget(self.facts_label)
-        lay.addWidget(self.plot, 1)
+        self._plot = None    # the busy plot: made when first drawn (pyqtgraph is imported then, issue 23)
+        self._lay = QVBoxLayout(self)
+        self._lay.setContentsMargins(12, 8, 12, 8)
+        self._lay.addWidget(self.title)
+        self._lay.addWidget(self.why)
+        self._lay.addWidget(self.facts_label)
         self.facts: PartitionFacts | None = None
         self.dark = False
+
+    @property
+    def plot(self):
+        """The busy plot (a pyqtgraph PlotWidget), made on first use: the window's start does not import
+        pyqtgraph for a page that is seldom shown (issue 23)."""
+        if self._plot is None:
+            import pyqtgraph as pg
+
+            from app.ui.timeline_axes import SparseAxis, UtcDateAxis
+            from app.ui.timeline_plots import LEFT_AXIS_WIDTH
+
+            plot = pg.PlotWidget(axisItems={"bottom": UtcDateAxis("bottom"), "left": SparseAxis("left")})
+            plot.getPlotItem().getAxis("left").setWidth(LEFT_AXIS_WIDTH)
+            plot.getPlotItem().setMenuEnabled(False)
+            plot.getPlotItem().showGrid(x=True, y=True, alpha=0.25)
+            plot.setLabel("left", "% of one CPU", **{"font-size": "8pt"})
+            plot.setLabel("bottom", M.TIME_AXIS_LABEL, **{"font-size": "8pt"})
+            self._lay.addWidget(plot, 1)
+            self._plot = plot
+        return self._plot
 
     def set_facts(self, facts: PartitionFacts, source: str = "") -> None:
         self.facts = facts
@@ -67,6 +78,12 @@ class PartitionView(QWidget):
         self._draw()
 
     def _draw(self) -> None:
+        if self._plot is None and self.facts is None:    # nothing to show yet: the plot is made when there is
+            return
+        import pyqtgraph as pg
+
+        from app.ui.timeline_plots import epoch_seconds
+
         bg, fg, line = COLORS[self.dark]
         pi = self.plot.getPlotItem()
         pi.clear()

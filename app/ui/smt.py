@@ -31,6 +31,7 @@ from app.ui import messages as M
 from app.ui.clipboard import put_table
 from app.ui.column_model import ColumnTableModel, Index, pinned_first, pinned_sort
 from app.ui.frames import fmt_number
+from app.ui.lazy_widget import LazyWidget
 from app.ui.roles import Role
 from app.ui.table_model import SUMMARY_DARK, SUMMARY_LIGHT
 from app.ui.table_view import CELL_PAD, RESIZE_ROWS, WrapHeader
@@ -219,6 +220,32 @@ def _make_view(model: SmtModel) -> QTableView:
     return v
 
 
+def _make_charts(parent: QWidget) -> QWidget:
+    from app.ui.smt_charts import SmtCharts
+
+    return SmtCharts(parent)
+
+
+class ChartsPage(LazyWidget):
+    """The SMT charts (:class:`app.ui.smt_charts.SmtCharts`, pyqtgraph), made when the tab is first shown or the
+    charts are first used: the window's start does not import pyqtgraph (issue 23)."""
+
+    KEPT = ("set_dark", "set_frame")
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(_make_charts, parent)
+
+    def set_frame(self, by_type: pd.DataFrame | None) -> None:
+        self.keep("set_frame", by_type)
+
+    def set_dark(self, dark: bool) -> None:
+        self.keep("set_dark", dark)
+
+    def zone_changed(self) -> None:
+        if self.made:            # a chart made later reads the zone then
+            self.view().zone_changed()
+
+
 class SmtPanel(QWidget):
     """Two tables (by core type, by core) or a placeholder when the selection has no MT data."""
 
@@ -235,9 +262,7 @@ class SmtPanel(QWidget):
         self.placeholder.setWordWrap(True)
         self.placeholder.setTextFormat(Qt.TextFormat.RichText)
         self.placeholder.setMargin(24)
-        from app.ui.smt_charts import SmtCharts
-
-        self.charts = SmtCharts()     # thread density, capacity factor, MT utilization over time (issue 26)
+        self.charts = ChartsPage()    # thread density, capacity factor, MT utilization over time (issue 26)
         self.charts.setMinimumHeight(170)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.charts)

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 
@@ -232,6 +231,8 @@ def _disconnect(fn) -> None:
 
 def _draw_markers(tl: Any, markers: dict, dark: bool) -> None:
     """A dashed vertical line at each switch of the shared offsets on every data plot (labelled on the first)."""
+    import pyqtgraph as pg    # here: the window's start does not import it (issue 23)
+
     plots = list(getattr(tl, "plots", {}).values())
     sw = ZONE.switches()
     for p in plots:

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem
@@ -16,6 +15,20 @@ from PySide6.QtWidgets import QGraphicsPathItem
 from app.ui import messages as M
 from app.textsafe import display_text
 from app.ui.frames import fmt_number, metric_decimals, node_texts, system_texts
+
+
+class _Pyqtgraph:
+    """``pg``: pyqtgraph, imported when a plot function first uses it.  The table's modules use this module's
+    plain helpers (``epoch_seconds``, ``node_color``): the window's start does not import pyqtgraph (issue 23)."""
+
+    def __getattr__(self, name: str):
+        import pyqtgraph
+
+        globals()["pg"] = pyqtgraph
+        return getattr(pyqtgraph, name)
+
+
+pg: Any = _Pyqtgraph()
 
 LEFT_AXIS_WIDTH = 66
 # plot id -> metric columns drawn one series per node (first column solid, then dashed, dotted)
