@@ -50,6 +50,7 @@ def test_core_map_by_hand():
     """Two threads per core on LA's zIIPs (cores 0 and 1), one CPU per core on LB (not SMT), a core id -1 left out;
     each row repeated as intervals repeat it."""
     rows = [("C1", "LA", "zIIP", 0, 4), ("C1", "LA", "zIIP", 0, 5), ("C1", "LA", "zIIP", 1, 6),
-            ("C1", "LA", "zIIP", 1, 7), ("C1", "LB", "GCP", 0, 0), ("C1", "LB", "GCP", 1, 1), ("C1", "LA", "GCP", -1, 0)]
+            ("C1", "LA", "zIIP", 1, 7), ("C1", "LB", "GCP", 0, 0), ("C1", "LB", "GCP", 1, 1),
+            ("C1", "LA", "GCP", -1, 0)]
     iv = pd.DataFrame(rows * 3, columns=["cec", "lpar", "class", "core", "cpu"]).astype({"lpar": "category"})
     assert core_map(iv) == {("C1", "LA", "zIIP"): {0: [4, 5], 1: [6, 7]}}
