@@ -224,14 +224,12 @@ def final_rows(table: pd.DataFrame, rest_min: dict[str, np.datetime64], systems:
 
 def part_view(part: FirstPart, formula_sets: Any = None, keep_implausible: bool = False) -> Any:
     """What the window shows of ``part`` (a ViewData): the part added to a Workspace of its own, the tree's CEC
-    and LPAR levels, the first LPAR's table cut to its final rows (:func:`final_rows`); no findings and no
-    coverage notes (the part's are not the file's)."""
+    and LPAR levels, the first LPAR's table cut to its final rows (:func:`final_rows`); no findings."""
     from app.engine import Workspace
     from app.ui.render import compute_view
     from app.ui.selection import Selection
 
     ws = Workspace(formula_sets=formula_sets, cache=False, keep_implausible=keep_implausible)
-    ws.coverage_frames = _no_coverage(ws)     # a part's coverage is not the file's: no notes (0.23 s less)
     outcome = SimpleNamespace(path=part.path, digest="", result=part.result)     # a LoadOutcome's fields
     view = compute_view(ws, Selection(), [outcome], table=True, timeline=False,
                         values=False, deep=False)
@@ -241,21 +239,6 @@ def part_view(part: FirstPart, formula_sets: Any = None, keep_implausible: bool 
     view.findings = view.files = None       # the part's findings are not the file's
     view.added = []
     return view
-
-
-def _no_coverage(ws: Any) -> Any:
-    """``ws.coverage_frames`` for a part: the tree ident (computed once) without coverage rows, so no coverage
-    notes: what the part covers says nothing of what the file covers, the notes come with the whole file's tree."""
-    kept: dict[str, pd.DataFrame] = {}
-
-    def frames() -> dict[str, pd.DataFrame]:
-        if not kept:
-            from app.engine.tree import tree_ident
-
-            none = pd.DataFrame({"cec": [], "lpar": [], "coverage_pct": [], "coverage_note": []})
-            kept.update(cec=none, lpar=none, ident=tree_ident(ws.intervals))
-        return dict(kept)
-    return frames
 
 
 def _blank_counts(nodes: list[Any], rest_min: dict[str, np.datetime64]) -> None:

@@ -292,24 +292,3 @@ def test_a_read_failing_after_the_part_leaves_no_part_rows(qtbot, window, big_fi
     assert w.errors and "disk gone" in w.errors[0]
     assert w.table.model.rowCount() == 0 and w.table.stack.currentIndex() == 0
     assert w._partial is None and not w.selection.value.nodes      # no LPAR of the part is left selected
-
-
-def test_the_parts_tree_has_its_nodes_without_coverage_notes(big_files, full_ws):
-    """The part's tree: CEC and LPAR nodes of the whole file's shallow tree (its first LPAR's, in the same order), no
-    coverage note on any of them (the part covers about 10 % of the file: a note on it would not be the file's);
-    its CPU counts are those of the whole file or blank (``_blank_counts``)."""
-    from app.ui import progressive as P
-
-    part = P.first_part(big_files["lpar"], fraction=0.1)
-    view = P.part_view(part)
-    full = full_ws["lpar"].tree(deep=False, values=False)
-
-    def nodes(roots):
-        return [(n, c) for n in roots for c in [n, *n.children]]
-    got, want = nodes(view.roots), {c.key: c for _, c in nodes(full)}
-    keys = [c.key for _, c in got]
-    assert ("cec", "3931-BE7C4") in keys and ("lpar", "3931-BE7C4", "SY00") in keys     # the part's first LPAR
-    assert [k for k in want if k in keys] == keys                                      # the whole tree's order
-    for _, g in got:
-        assert "coverage_note" not in g.info and "coverage_pct" not in g.info
-        assert g.info["n_cpus"] in (None, want[g.key].info["n_cpus"])
