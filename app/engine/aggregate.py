@@ -379,8 +379,8 @@ def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
     # one integer group id per row, groups numbered in the order of groupby([node, bucket], sort=True)
     if per_interval:
         gid = np.unique(node * np.int64(n_buckets) + b_codes, return_inverse=True)[1].ravel()
-    else:
-        gid = np.unique(node, return_inverse=True)[1].ravel()
+    else:       # the node codes are the groups' numbers already (0 .. k-1, each used: _node_codes' ranks)
+        gid = node.astype(np.intp, copy=False)
     by = gid
     ngroups = int(gid.max()) + 1
     cpsp = iv["cpu_speed"].to_numpy(dtype=np.float64)

@@ -213,11 +213,17 @@ def core_map(iv_or_ident: pd.DataFrame) -> dict[tuple, dict[int, list[int]]]:
     (``>= 0``) is shared by two or more CPUs; classes without core ids or with one CPU per core are left out."""
     if "core" not in iv_or_ident.columns or not len(iv_or_ident):
         return {}
+    from app.engine.aggregate import _node_codes
+
     cols = ["cec", "lpar", "class", "core", "cpu"]
-    f = iv_or_ident[cols].copy()
-    f = f.loc[f["core"].to_numpy() >= 0]
-    if not len(f):
+    f = iv_or_ident[cols]
+    cored = f["core"].to_numpy() >= 0
+    if not cored.any():
         return {}
+    f = f.loc[cored] if not cored.all() else f
+    # one row per distinct (cec, lpar, class, core, cpu), found on the columns' codes: the text below is made for
+    # these few rows, not for every interval row (0.23 s on the month's 368,640 rows)
+    f = f.iloc[np.sort(np.unique(_node_codes(f, cols), return_index=True)[1])]
     f = pd.DataFrame({c: (_str_col(f, c) if c in ("cec", "lpar", "class") else f[c].to_numpy(np.int64))
                       for c in cols}).drop_duplicates()
     out: dict[tuple, dict[int, list[int]]] = {}

@@ -39,9 +39,15 @@ def _num(v: Any) -> float | None:
     return None if not np.isfinite(f) else f
 
 
+_INFO_COLS = ("n_cpus", "LPARCPU", "CPI", "formula_set", "Workload_Hint")   # what the nodes take of a level's row
+
+
 def _index(frame: pd.DataFrame, keys: list[str]) -> dict[tuple, dict]:
+    """The rows of ``frame`` by their ``keys``, each a dict of the keys and the columns a node takes (_INFO_COLS):
+    the other metric columns are not made into Python objects."""
     out: dict[tuple, dict] = {}
-    for rec in frame.to_dict("records"):
+    cols = list(dict.fromkeys([*keys, *(c for c in _INFO_COLS if c in frame.columns)]))
+    for rec in frame[cols].to_dict("records"):
         out[tuple(rec[k] for k in keys)] = rec
     return out
 
