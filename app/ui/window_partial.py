@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QAbstractItemView
 from app.ui import messages as M
 from app.ui.frames import N_FROZEN
 
-LOADING_PART = "Loading {name} - {pct} % - {shown}"
+LOADING_PART = "Loading {name} - {shown}"   # (the job's progress bar shows how much of the file is read)
 SHOWN = "{start} to {end} shown"
 NONE_SHOWN = "no interval final yet"
 
@@ -108,7 +108,7 @@ def _when(t: Any, full: bool) -> str:
 
 
 def _status(w: Any, state: Partial) -> None:
-    w.statusBar().showMessage(LOADING_PART.format(name=Path(state.path).name, pct=state.pct, shown=state.text), 0)
+    w.statusBar().showMessage(LOADING_PART.format(name=Path(state.path).name, shown=state.text), 0)
 
 
 def on_progress(w: Any, path: str, fraction: float) -> None:
