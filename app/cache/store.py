@@ -30,6 +30,12 @@ from app.formats.schema import ReadResult
 __all__ = ["Cache", "CacheInfo", "CachedReadResult"]
 
 
+def _read_key(ident: dict, counters: Collection[str] | None) -> tuple[dict, str]:
+    """What a read entry of the file ``ident`` must hold, and its key."""
+    expect = dict(ident, reader=reader_version(), format=FORMAT, counters=counters_tag(counters))
+    return expect, _key("read", expect)
+
+
 @dataclass
 class CacheInfo:
     directory: str
@@ -235,6 +241,11 @@ class Cache:
         (``counters``: the counter columns the read was asked for, see :func:`app.formats.read_file`)."""
         return self.lookup(path, counters)[0]
 
+    def has_result(self, path: str | Path, counters: Collection[str] | None = None) -> bool:
+        """An entry for ``path`` as it is now exists (not checked: :meth:`load_result` does that)."""
+        ident = _file_identity(path)
+        return ident is not None and self._entry_dir("read", _read_key(ident, counters)[1]).exists()
+
     def lookup(self, path: str | Path, counters: Collection[str] | None = None
                ) -> tuple[CachedReadResult | None, str]:
         """:meth:`load_result` and, when it is None because the entry failed a check (and was removed), what
@@ -242,8 +253,7 @@ class Cache:
         ident = _file_identity(path)
         if ident is None:
             return None, ""
-        expect = dict(ident, reader=reader_version(), format=FORMAT, counters=counters_tag(counters))
-        key = _key("read", expect)
+        expect, key = _read_key(ident, counters)
         try:
             d, meta = self._load_entry("read", key, expect)
             partitions = self._frame(d, meta, "partitions")
@@ -282,8 +292,7 @@ class Cache:
         ident = ident or _file_identity(path)
         if ident is None or result is None or result.kind == "unknown":
             return None
-        expect = dict(ident, reader=reader_version(), format=FORMAT, counters=counters_tag(counters))
-        key = _key("read", expect)
+        expect, key = _read_key(ident, counters)
         meta = dict(expect, file=result.file, kind=result.kind, framing=result.framing, records=result.records,
                     size=int(result.size), meta=_json_safe(result.meta), digest=digest,
                     n_samples=int(len(result.samples)),

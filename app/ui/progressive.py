@@ -57,16 +57,9 @@ def cached(path: str, counters: Any) -> bool:
     """The workspace cache holds an entry for ``path`` (then the whole file comes from it, quickly)."""
     try:
         from app import cache as wc
-        from app.cache.entry import FORMAT, _file_identity, _key, counters_tag, reader_version
 
         c = wc.default_cache()
-        if c is None:
-            return False
-        ident = _file_identity(path)
-        if ident is None:
-            return False
-        expect = dict(ident, reader=reader_version(), format=FORMAT, counters=counters_tag(counters))
-        return c._entry_dir("read", _key("read", expect)).exists()
+        return c is not None and c.has_result(path, counters)
     except Exception:  # noqa: BLE001 - in doubt: no first part, the usual read
         return False
 
