@@ -58,12 +58,12 @@ def release(collect: bool = True, gone: weakref.ref | None = None) -> bool:
         collect = False
     if collect and (gc.isenabled() or threading.current_thread() is threading.main_thread()):
         gc.collect()
-    try:
-        import pyarrow as pa
-
-        pa.default_memory_pool().release_unused()
-    except Exception:  # noqa: BLE001 - no pyarrow or an old one: its pool simply stays
-        pass
+    pa = sys.modules.get("pyarrow")     # only when loaded: importing it here would add ~70 MB resident, not free any
+    if pa is not None:
+        try:
+            pa.default_memory_pool().release_unused()
+        except Exception:  # noqa: BLE001 - an old pyarrow or a half-imported one: its pool simply stays
+            pass
     lib = _glibc()
     return bool(lib and lib.malloc_trim(0))
 
