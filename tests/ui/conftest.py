@@ -26,6 +26,25 @@ def isolated_settings(tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _gc_on_gui_thread(qapp):
+    """Garbage collection as the window has it (app.ui.gc_guard): automatic collection off while the test runs and
+    a GUI-thread timer collecting between events.  Tests of a lone widget (a TimelineView without its window) got
+    Python's automatic collection instead, which may run inside a paint event: a worker of the parallel suite
+    crashed (segmentation fault) in GraphicsView.paintEvent while resizing a timeline late in a run, with earlier
+    tests' Qt wrappers waiting in cycles.  tests/ui/test_gc_guard.py overrides this fixture to test the guard."""
+    import shiboken6
+    from PySide6.QtCore import QObject
+
+    from app.ui import gc_guard
+
+    holder = QObject()
+    gc_guard.install(holder)
+    yield
+    shiboken6.delete(holder)        # its destroyed signal: automatic collection back on when no window lives
+    gc_guard.collect_due()          # what the test left, collected here, between tests
+
+
+@pytest.fixture(autouse=True)
 def _drain_pool():
     """No worker may outlive its test."""
     yield

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import gc
 
+import pytest
 from PySide6.QtWidgets import QWidget
 
 from app.ui import gc_guard
+
+
+@pytest.fixture
+def _gc_on_gui_thread():
+    """Not the suite's guard (tests/ui/conftest.py): these tests install and release the guard themselves."""
+    yield
 
 
 def test_collection_moves_to_the_gui_thread_while_a_window_lives(qtbot):
