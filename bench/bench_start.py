@@ -35,6 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
 import json, os, sys, time
+import app as _app      # the checkout measured (the child runs in its folder), not another one on sys.path
+assert os.path.realpath(_app.__file__).startswith(os.path.realpath(os.getcwd()) + os.sep), _app.__file__
 marks, cpu = {}, {}
 def mark(name):
     marks.setdefault(name, time.time())
@@ -87,7 +89,11 @@ print(json.dumps(marks))
 
 def child(mode: str, env: dict, *more: str) -> dict:
     t, ru = time.time(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run([sys.executable, "-c", CHILD, mode, *more], capture_output=True, text=True, env=env, check=True)
+    # run in the checkout measured: ``python -c`` puts the current folder first on sys.path, so a child started
+    # in another checkout's folder imported that checkout's ``app`` whatever PYTHONPATH said (--against compared
+    # a checkout with itself when the script was run from its root)
+    p = subprocess.run([sys.executable, "-c", CHILD, mode, *more], capture_output=True, text=True, env=env, check=True,
+                       cwd=env["PYTHONPATH"])
     out = {k: v if k.endswith("_cpu") else v - t for k, v in json.loads(p.stdout.strip().splitlines()[-1]).items()}
     out["process"] = time.time() - t
     now = resource.getrusage(resource.RUSAGE_CHILDREN)   # the child's CPU seconds (load disturbs them less)

@@ -144,6 +144,20 @@ def _system_pool():
                 _POOL_READS[1] = None
 
 
+def _to_arrow(df: pd.DataFrame, schema: Any = None) -> Any:
+    """``df`` as an Arrow table.  pyarrow converts a long frame's columns on a Python thread pool, which takes no
+    work once the interpreter is shutting down: the writes completed at exit (:mod:`app.cache.writer`) failed
+    there ("cannot schedule new futures after interpreter shutdown") and their entries were lost (the start's
+    demo closed at once: its first file's entry and the intervals of all seven).  Then it is converted on this
+    thread alone: the same table."""
+    import pyarrow as pa
+
+    try:
+        return pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+    except RuntimeError:
+        return pa.Table.from_pandas(df, schema=schema, preserve_index=False, nthreads=1)
+
+
 def _frame_to_parquet(df: pd.DataFrame, path: Path, samples: bool = False) -> None:
     """Write ``df``; a big frame in slices of rows (a row group each; ``samples``: a read's counter samples, in
     :data:`SAMPLE_CHUNK_ROWS`, else :data:`_CHUNK_ROWS`), so converting it to Arrow never
@@ -157,12 +171,11 @@ def _frame_to_parquet(df: pd.DataFrame, path: Path, samples: bool = False) -> No
     # read back for no gain), no column statistics (nothing filters on them)
     opts = {"compression": _PARQUET["compression"], "write_statistics": False, "write_page_checksum": True,
             "use_dictionary": [c for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)]}
-    first = pa.Table.from_pandas(df.iloc[:rows], preserve_index=False)
+    first = _to_arrow(df.iloc[:rows])
     with pq.ParquetWriter(path, first.schema, **opts) as w:
         w.write_table(first)
         for i in range(rows, len(df), rows):
-            w.write_table(pa.Table.from_pandas(df.iloc[i:i + rows], schema=first.schema,
-                                               preserve_index=False))
+            w.write_table(_to_arrow(df.iloc[i:i + rows], first.schema))
     del first
     pa.default_memory_pool().release_unused()     # hand Arrow's freed buffers back before the engine runs
 

@@ -60,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from PySide6.QtWidgets import QApplication
 
+    from app.ui import quick_feature_check
+
+    quick_feature_check()    # before the window's modules, pandas and the engine are imported (issue 23)
     from app.ui.main_window import MainWindow
     from app.ui.palette import apply_palette
 

@@ -25,6 +25,33 @@ def _pin_singletons() -> None:
 _pin_singletons()
 
 
+def quick_feature_check() -> None:
+    """Make PySide6's check of every module imported after it cheap (call once PySide6 is imported).
+
+    PySide6 wraps ``__import__``: after each import, ``shibokensupport.feature`` asks whether the new module
+    mentions "PySide6" (for its opt-in ``from __feature__ import ...``, which NestScope does not use) through
+    ``inspect.getsource``: linecache, the file's encoding cookie, its lines, for each of the ~500 modules of
+    pandas, numpy, pyarrow and the engine that the start imports after Qt.  Measured on the start: pandas and
+    numpy imported after Qt took 0.69-0.72 CPU s with the check replaced, 0.86-0.94 s with PySide6's (issue 23).
+    Here the same question is answered by reading the module's file as bytes (the same answers for the 826
+    modules the window imports).  Left as is when PySide6's internals are not what this expects."""
+    feature = sys.modules.get("shibokensupport.feature")
+    if feature is None or not callable(getattr(feature, "_mod_uses_pyside", None)) \
+            or not isinstance(getattr(feature, "pyside_feature_dict", None), dict):
+        return
+
+    def mentions_pyside(module) -> bool:
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or not path.endswith(".py"):
+            return False          # a built-in or compiled module: no source (PySide6's check says False too)
+        try:
+            with open(path, "rb") as fh:
+                return b"PySide6" in fh.read()
+        except OSError:
+            return False
+    feature._mod_uses_pyside = mentions_pyside
+
+
 def release_clipboard() -> None:
     """Leave plain text on the clipboard instead of our QMimeData.
 

@@ -135,6 +135,8 @@ class LoadController(QObject):
         self.counters = None    # set by the window: the counter columns its workspace reads (None: all)
         self.progressive = None  # set by the window: True when a big file's first part is wanted now
         self._live: set[ReadWorker] = set()  # workers still running (kept alive until they end)
+        self._holding = False        # reads after the one in the pool wait (hold_next) ...
+        self.held: list[Job] = []    # ... here, until release()
 
     # -- queries -------------------------------------------------------------------------------
     def busy(self) -> bool:
@@ -175,6 +177,20 @@ class LoadController(QObject):
             started += 1
         return started
 
+    def hold_next(self) -> None:
+        """Files opened from now on are read one at a time as usual, but those after the first wait for
+        :meth:`release`: the window's first table is computed without a read beside it on the GIL (issue 23).
+        A wait ends by itself when the read in the pool ends with nothing for the window (cancelled)."""
+        self._holding = True
+
+    def release(self) -> None:
+        """The held reads start (in their order); later ones start at once."""
+        self._holding = False
+        held, self.held = self.held, []
+        for job in held:
+            if not job.done:
+                self._pool(job)
+
     def cancel_all(self) -> None:
         for key in list(self.jobs):
             self.cancel(key)
@@ -205,7 +221,6 @@ class LoadController(QObject):
             worker.signals.progress.connect(job.widget.set_progress)
         for sig in (worker.signals.finished, worker.signals.errored, worker.signals.cancelled):
             sig.connect(lambda *_a, w=worker: self._live.discard(w))
-        self._live.add(worker)
         worker.signals.finished.connect(lambda outcome: self._on_finished(job, outcome))
         worker.signals.errored.connect(lambda text, details: self._on_errored(job, text, details))
         worker.signals.cancelled.connect(lambda: self._end(job))
@@ -213,9 +228,17 @@ class LoadController(QObject):
         worker.signals.progress.connect(lambda f: None if job.done else self.file_progress.emit(path, f))
         self.message.emit(M.STATUS_LOADING.format(name=name))
         self.job_started.emit(path)
-        read_pool().start(worker)
+        if self._holding and self._live:
+            self.held.append(job)
+        else:
+            self._pool(job)
 
-    def _end(self, job: Job) -> None:
+    def _pool(self, job: Job) -> None:
+        self._live.add(job.worker)
+        read_pool().start(job.worker)
+
+    def _end(self, job: Job, emitted: bool = False) -> None:
+        """``emitted``: the job's outcome went to the window (``file_read``)."""
         if job.done:
             return
         job.done = True
@@ -226,6 +249,8 @@ class LoadController(QObject):
             job.widget.deleteLater()
             job.widget = None
         self.job_ended.emit(job.path)
+        if self.held and not emitted and all(j in self.held for j in self.jobs.values()):
+            self.release()   # cancelled, or a duplicate: no outcome the window would let the held reads go on
         if not self.jobs:
             self.idle.emit()
 
@@ -240,7 +265,7 @@ class LoadController(QObject):
         else:
             self.opened.append(OpenedFile(job.path, job.resolved, size, mtime, outcome.digest))
             self.file_read.emit(outcome)
-        self._end(job)
+        self._end(job, emitted=dup is None)
 
     def _same_content(self, job: Job, size: int, outcome: LoadOutcome) -> OpenedFile | None:
         """The opened file with the content of ``outcome``'s file (None: none).  Only files of the same size are
@@ -265,4 +290,4 @@ class LoadController(QObject):
         self.failed.emit(job.path, text, details)
         # the failure is also a finding naming the file, so Data health shows it (issue 14)
         self.file_read.emit(LoadOutcome(job.path, "", failed_result(job.path, text, details)))
-        self._end(job)
+        self._end(job, emitted=True)

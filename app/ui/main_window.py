@@ -15,7 +15,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QTabWidget, QToolBar
 
 from app.ui import messages as M
-from app.ui import settings
+from app.ui import first_table, settings
 from app.ui.actions import Actions
 from app.ui.help import GlossaryDialog, show_about, show_error
 from app.ui.implausible import apply_keep
@@ -181,6 +181,7 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         paths = [str(p) for p in paths if str(p)]
         if not paths:
             return 0
+        first_table.begin(self)       # an empty window: the reads after the first wait for its table (issue 23)
         started = self.loader.open(paths)
         if started and self._write_pause is None:   # cache writes wait until the first table is shown (issue 11)
             try:
@@ -387,6 +388,7 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             self.request(table=False, timeline=False)  # the deferred table/plot refresh
 
     def _on_view_failed(self, text: str, details: str) -> None:
+        first_table.release(self)
         self._unexpected(text, details)
 
     def _apply(self, view: ViewData) -> None:
@@ -404,8 +406,8 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         window_partial.restore_place(self, place)
         if self._timeline_next:   # the table is shown: now the timeline rows (queued after this job)
             self._timeline_next = False
-            if self._want_timeline or self._want_values or self._want_deeper:
-                self.request(table=False, timeline=False)
+            if (self._want_timeline or self._want_values or self._want_deeper) and not self.loader.busy():
+                self.request(table=False, timeline=False)   # (files still read: once they are, _on_reads_done)
 
     def _show_view(self, view: ViewData) -> None:
         for o in view.added:
@@ -438,6 +440,7 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             self._show_load_summary()
         fresh = view.selection.nodes == current.nodes
         if not view.loaded:
+            first_table.release(self)      # nothing readable yet: no table to wait for
             if not self.loader.busy() and not self._pending:
                 self._release_writes()     # nothing readable was loaded: no table is coming
             loading = self.loader.busy() or bool(self._pending)
@@ -473,6 +476,7 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         for show in ((show_timeline, show_table) if self.tabs.currentWidget() is self.timeline else
                      (show_table, show_timeline)):
             show()
+        first_table.table_set(self)     # the next job and reads wait for the first table's paint (issue 23)
         self._workspace_ready()
 
     def _show_health(self, view: ViewData) -> None:

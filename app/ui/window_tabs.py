@@ -23,6 +23,8 @@ def install_tabs(w: Any, later: bool = False) -> None:
 
     def poll() -> None:
         quiet[0] = quiet[0] + 1 if not w.busy() else 0
+        if "_paint_watch" in w.__dict__:   # the first table's paint is awaited (app/ui/first_table.py): it first
+            return
         if w.table.model.rowCount() > 0 or quiet[0] >= IDLE_POLLS or w.__dict__.get("tabs_installed"):
             timer.stop()
             timer.deleteLater()

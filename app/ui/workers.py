@@ -171,9 +171,20 @@ class SerialRunner(QObject):
         super().__init__(parent)
         self._running: CallWorker | None = None
         self._queued = None  # the make_job of the latest request waiting
+        self._held = False   # the queued request waits for release() (the window's first table being painted)
 
     def busy(self) -> bool:
         return self._running is not None or self._queued is not None
+
+    def hold(self) -> None:
+        """Requests wait (the latest one kept) until :meth:`release`; a running job runs on."""
+        self._held = True
+
+    def release(self) -> None:
+        self._held = False
+        if self._running is None and self._queued is not None:
+            fn, self._queued = self._queued, None
+            self._start(fn)
 
     def submit(self, make_job) -> None:
         """Run a job now, or after the running one (replacing any queued request).
@@ -182,7 +193,7 @@ class SerialRunner(QObject):
         function to run in the pool: it reads the GUI state (files to add, selection)
         at that moment, so a queued request always sees the latest state.
         """
-        if self._running is not None:
+        if self._running is not None or self._held:
             self._queued = make_job
             return
         self._start(make_job)
@@ -196,6 +207,10 @@ class SerialRunner(QObject):
 
     def _next(self) -> None:
         self._running = None
+        if self._held:
+            if self._queued is None:
+                self.idle.emit()
+            return
         fn, self._queued = self._queued, None
         if fn is not None:
             self._start(fn)

@@ -136,3 +136,37 @@ def test_a_pause_nobody_releases_stops_holding_the_writer(tmp_path, monkeypatch)
     finally:
         forgotten.release()
         forgotten.release()                            # idempotent
+
+
+EXIT_WRITE = """
+import sys
+from app import cache as wc
+wc.pause_writes()          # held: the write is done at exit (app.cache.writer's atexit), as when a window closes
+r = wc.read_file(sys.argv[1], cache=wc.Cache(sys.argv[2], background=True))
+print(len(r.partitions))
+"""
+
+
+def test_writes_completed_at_exit_keep_long_frames(tmp_path):
+    """Issue 23: a write completed at exit whose frame pyarrow converts on its thread pool (more rows than 100 per
+    column: the MONWRITE sample's partitions, 12,960 x 10) was lost ("cannot schedule new futures after
+    interpreter shutdown"): the start's demo, closed at once, had no entry for its first file next time."""
+    import os
+    import subprocess
+    import sys
+
+    d = tmp_path / "data"
+    d.mkdir()
+    mon = "after_VMSYS1_monwrite.mondata.gz"
+    shutil.copy(SAMPLES / mon, d / mon)
+    root = Path(__file__).resolve().parents[2]
+    p = subprocess.run([sys.executable, "-c", EXIT_WRITE, str(d / mon), str(tmp_path / "c")], capture_output=True,
+                       text=True, cwd=root, timeout=300, env=dict(os.environ, PYTHONPATH=str(root)))
+    assert p.returncode == 0, p.stderr
+    rows = int(p.stdout.split()[-1])
+    assert rows > 100 * 10                      # long enough for pyarrow's threads (the case that was lost)
+    hit = wc.Cache(tmp_path / "c").load_result(d / mon)
+    assert isinstance(hit, wc.CachedReadResult)
+    fresh = wc.read_file(d / mon, cache=False)
+    pd.testing.assert_frame_equal(hit.partitions.reset_index(drop=True), fresh.partitions.reset_index(drop=True))
+    pd.testing.assert_frame_equal(hit.samples, fresh.samples)
