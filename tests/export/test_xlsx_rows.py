@@ -147,3 +147,63 @@ def test_cpu_sheet_option_of_the_cli(tmp_path, capsys):
     capsys.readouterr()
     assert main(["export", str(AFTER), "--out", str(tmp_path / "m.csv"), "--cpu-sheet"]) == 2
     assert "--cpu-sheet adds a sheet to a workbook (.xlsx)" in capsys.readouterr().err
+
+
+def test_a_text_that_reads_like_another_value_keeps_its_own_cell(tmp_path):
+    # a text column's cells are made once per value: the text "None" is a text cell, None no cell; the text
+    # "nan" a text cell, NaN no cell; the text "True" a text cell, True the text "yes" (as the per-cell writes)
+    data = ["None", None, "nan", float("nan"), "True", True, None, "None"]
+    want = ["None", None, "nan", None, "True", "yes", None, "None"]
+    for fast in (True, False):
+        _book(tmp_path / f"t{fast}.xlsx", [SheetColumn(0, "text", data)], len(data), fast)
+        got = [row[0][0] for row in _read(tmp_path / f"t{fast}.xlsx")[1:]]
+        assert got + [None] * (len(want) - len(got)) == want
+
+
+def _parts(path) -> dict[str, bytes]:
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        return {i.filename: z.read(i) for i in z.infolist() if i.filename != "docProps/core.xml"}
+
+
+def _packed(path) -> int:
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        return sum(i.compress_size for i in z.infolist())
+
+
+def test_zip_level_packs_the_same_parts_at_that_level_on_this_thread_only(tmp_path):
+    import threading
+
+    n = 20_000
+    cols = [SheetColumn(0, "num", np.arange(n) / 7.0), SheetColumn(1, "text", [f"LPAR{i % 9}" for i in range(n)])]
+    _book(tmp_path / "default.xlsx", cols, n, True)                 # zipfile's default: zlib's level 6
+    for level in (1, 9):
+        with xlsx_rows.zip_level(level) as ok:
+            assert ok
+            _book(tmp_path / f"l{level}.xlsx", cols, n, True)
+            # another thread closing a workbook meanwhile packs it at the default level
+            other = threading.Thread(target=_book, args=(tmp_path / f"other{level}.xlsx", cols, n, True))
+            other.start()
+            other.join()
+    parts = _parts(tmp_path / "default.xlsx")
+    assert all(_parts(tmp_path / f"{k}.xlsx") == parts for k in ("l1", "l9", "other1", "other9"))
+    size = _packed(tmp_path / "default.xlsx")
+    # 20,000 rows of XML: the fast level leaves the file larger than level 6, the best level no larger
+    assert _packed(tmp_path / "l1.xlsx") > size >= _packed(tmp_path / "l9.xlsx")
+    assert _packed(tmp_path / "other1.xlsx") == _packed(tmp_path / "other9.xlsx") == size
+
+
+def test_the_workbook_export_is_packed_at_its_level(joint, tmp_path, monkeypatch):
+    from app.export import xlsx
+
+    sizes = {}
+    for level in (1, 9):
+        monkeypatch.setattr(xlsx, "ZIP_LEVEL", level)
+        path = tmp_path / f"w{level}.xlsx"
+        export(ExportRequest(joint, start="2026-11-02T00:00Z", end="2026-11-02T06:00Z"), str(path))
+        sizes[level] = _packed(path)
+    assert _parts(tmp_path / "w1.xlsx") == _parts(tmp_path / "w9.xlsx")
+    assert sizes[1] > sizes[9]
