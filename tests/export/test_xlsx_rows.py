@@ -168,10 +168,11 @@ def _parts(path) -> dict[str, bytes]:
 
 
 def _packed(path) -> int:
+    """The deflated bytes of the parts (not docProps/core.xml: it holds the time the workbook was made)."""
     import zipfile
 
     with zipfile.ZipFile(path) as z:
-        return sum(i.compress_size for i in z.infolist())
+        return sum(i.compress_size for i in z.infolist() if i.filename != "docProps/core.xml")
 
 
 def test_zip_level_packs_the_same_parts_at_that_level_on_this_thread_only(tmp_path):
@@ -207,3 +208,37 @@ def test_the_workbook_export_is_packed_at_its_level(joint, tmp_path, monkeypatch
         sizes[level] = _packed(path)
     assert _parts(tmp_path / "w1.xlsx") == _parts(tmp_path / "w9.xlsx")
     assert sizes[1] > sizes[9]
+
+
+def test_big_parts_are_deflated_in_pieces_that_read_back_whole(tmp_path, monkeypatch):
+    import os
+    import zipfile
+
+    monkeypatch.setattr(xlsx_rows, "PIECE_BYTES", 1000)
+    pieces: list[tuple[int, bool]] = []
+    real = xlsx_rows._PieceDeflate._deflate
+
+    def spied(self, data, last):
+        pieces.append((len(data), last))
+        return real(self, data, last)
+    monkeypatch.setattr(xlsx_rows._PieceDeflate, "_deflate", spied)
+    big = os.urandom(5000).hex().encode() + b"<row/>" * 3000          # 28,000 bytes, some of them compressible
+    parts = {"empty.xml": b"", "small.xml": b"<a/>", "big.xml": big}
+    with xlsx_rows.zip_level(1):
+        z = xlsx_rows._LevelZipFile(tmp_path / "p.zip", "w", zipfile.ZIP_DEFLATED)
+        for name, data in parts.items():
+            (tmp_path / name).write_bytes(data)
+            z.write(tmp_path / name, name)               # as XlsxWriter writes its parts
+        z.writestr("str.xml", big)
+        z.close()
+    with zipfile.ZipFile(tmp_path / "p.zip") as z:
+        assert z.testzip() is None                      # every part's CRC-32 checked
+        assert {n: z.read(n) for n in parts} == parts and z.read("str.xml") == big
+        assert z.getinfo("big.xml").compress_size < len(big)
+    # a piece is cut once 1,000 bytes are held: zipfile.write hands over a few KiB at a time (Python 3.11: 8,192
+    # bytes, so 28,000 = 3 x 8,192 + 3,424 are 4 pieces), writestr the whole part (1 piece); every part ends with
+    # its one finished piece, a small part is that piece alone
+    cut = [n for n, last in pieces if not last]
+    assert cut[-1] == len(big) and sum(cut[:-1]) == len(big) and len(cut) >= 3
+    assert all(n >= 1000 for n in cut)
+    assert [n for n, last in pieces if last] == [0, 4, 0, 0]
