@@ -128,6 +128,11 @@ def run(args: argparse.Namespace) -> int:
         _err("export", "error: give FILE... or --before FILE... --after FILE...")
         return EXIT_USAGE
     from app.analysis import ExportSpec, plan_export
+    from app.export.provenance import hash_ahead
+
+    # the files' SHA-256 for the provenance on a thread of its own from now on: beside the reads, while a read
+    # waits for its cache entry, while the levels are computed (not on the export's thread at its end)
+    hash_ahead([*args.files, *(args.before or []), *(args.after or [])])
 
     spec = ExportSpec(list(args.files), by=args.by, start=args.start, end=args.end, lpars=args.lpar,
                       hours=args.hours, days=args.days, also_hours=args.also_shift, title=args.title,

@@ -151,6 +151,9 @@ def export(request: ExportRequest, path: str, progress: Progress | None = None,
     steps = _Steps(progress, cancel)
     steps(0.0, f"exporting {os.path.basename(str(path))}")
     from app.engine.shift import shared_shift_rows
+    from app.export.provenance import hash_ahead
+
+    hash_ahead(request.input_paths())          # the provenance's SHA-256 while the writer computes its levels
 
     # one shifted copy of each side's CPU-interval rows for every level the writer asks for
     with atomic_output(str(path), request.input_paths()) as tmp, shared_shift_rows():

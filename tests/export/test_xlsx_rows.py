@@ -147,3 +147,98 @@ def test_cpu_sheet_option_of_the_cli(tmp_path, capsys):
     capsys.readouterr()
     assert main(["export", str(AFTER), "--out", str(tmp_path / "m.csv"), "--cpu-sheet"]) == 2
     assert "--cpu-sheet adds a sheet to a workbook (.xlsx)" in capsys.readouterr().err
+
+
+def test_a_text_that_reads_like_another_value_keeps_its_own_cell(tmp_path):
+    # a text column's cells are made once per value: the text "None" is a text cell, None no cell; the text
+    # "nan" a text cell, NaN no cell; the text "True" a text cell, True the text "yes" (as the per-cell writes)
+    data = ["None", None, "nan", float("nan"), "True", True, None, "None"]
+    want = ["None", None, "nan", None, "True", "yes", None, "None"]
+    for fast in (True, False):
+        _book(tmp_path / f"t{fast}.xlsx", [SheetColumn(0, "text", data)], len(data), fast)
+        got = [row[0][0] for row in _read(tmp_path / f"t{fast}.xlsx")[1:]]
+        assert got + [None] * (len(want) - len(got)) == want
+
+
+def _parts(path) -> dict[str, bytes]:
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        return {i.filename: z.read(i) for i in z.infolist() if i.filename != "docProps/core.xml"}
+
+
+def _packed(path) -> int:
+    """The deflated bytes of the parts (not docProps/core.xml: it holds the time the workbook was made)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        return sum(i.compress_size for i in z.infolist() if i.filename != "docProps/core.xml")
+
+
+def test_zip_level_packs_the_same_parts_at_that_level_on_this_thread_only(tmp_path):
+    import threading
+
+    n = 20_000
+    cols = [SheetColumn(0, "num", np.arange(n) / 7.0), SheetColumn(1, "text", [f"LPAR{i % 9}" for i in range(n)])]
+    _book(tmp_path / "default.xlsx", cols, n, True)                 # zipfile's default: zlib's level 6
+    for level in (1, 9):
+        with xlsx_rows.zip_level(level) as ok:
+            assert ok
+            _book(tmp_path / f"l{level}.xlsx", cols, n, True)
+            # another thread closing a workbook meanwhile packs it at the default level
+            other = threading.Thread(target=_book, args=(tmp_path / f"other{level}.xlsx", cols, n, True))
+            other.start()
+            other.join()
+    parts = _parts(tmp_path / "default.xlsx")
+    assert all(_parts(tmp_path / f"{k}.xlsx") == parts for k in ("l1", "l9", "other1", "other9"))
+    size = _packed(tmp_path / "default.xlsx")
+    # 20,000 rows of XML: the fast level leaves the file larger than level 6, the best level no larger
+    assert _packed(tmp_path / "l1.xlsx") > size >= _packed(tmp_path / "l9.xlsx")
+    assert _packed(tmp_path / "other1.xlsx") == _packed(tmp_path / "other9.xlsx") == size
+
+
+def test_the_workbook_export_is_packed_at_its_level(joint, tmp_path, monkeypatch):
+    from app.export import xlsx
+
+    sizes = {}
+    for level in (1, 9):
+        monkeypatch.setattr(xlsx, "ZIP_LEVEL", level)
+        path = tmp_path / f"w{level}.xlsx"
+        export(ExportRequest(joint, start="2026-11-02T00:00Z", end="2026-11-02T06:00Z"), str(path))
+        sizes[level] = _packed(path)
+    assert _parts(tmp_path / "w1.xlsx") == _parts(tmp_path / "w9.xlsx")
+    assert sizes[1] > sizes[9]
+
+
+def test_big_parts_are_deflated_in_pieces_that_read_back_whole(tmp_path, monkeypatch):
+    import os
+    import zipfile
+
+    monkeypatch.setattr(xlsx_rows, "PIECE_BYTES", 1000)
+    pieces: list[tuple[int, bool]] = []
+    real = xlsx_rows._PieceDeflate._deflate
+
+    def spied(self, data, last):
+        pieces.append((len(data), last))
+        return real(self, data, last)
+    monkeypatch.setattr(xlsx_rows._PieceDeflate, "_deflate", spied)
+    big = os.urandom(5000).hex().encode() + b"<row/>" * 3000          # 28,000 bytes, some of them compressible
+    parts = {"empty.xml": b"", "small.xml": b"<a/>", "big.xml": big}
+    with xlsx_rows.zip_level(1):
+        z = xlsx_rows._LevelZipFile(tmp_path / "p.zip", "w", zipfile.ZIP_DEFLATED)
+        for name, data in parts.items():
+            (tmp_path / name).write_bytes(data)
+            z.write(tmp_path / name, name)               # as XlsxWriter writes its parts
+        z.writestr("str.xml", big)
+        z.close()
+    with zipfile.ZipFile(tmp_path / "p.zip") as z:
+        assert z.testzip() is None                      # every part's CRC-32 checked
+        assert {n: z.read(n) for n in parts} == parts and z.read("str.xml") == big
+        assert z.getinfo("big.xml").compress_size < len(big)
+    # a piece is cut once 1,000 bytes are held: zipfile.write hands over a few KiB at a time (Python 3.11: 8,192
+    # bytes, so 28,000 = 3 x 8,192 + 3,424 are 4 pieces), writestr the whole part (1 piece); every part ends with
+    # its one finished piece, a small part is that piece alone
+    cut = [n for n, last in pieces if not last]
+    assert cut[-1] == len(big) and sum(cut[:-1]) == len(big) and len(cut) >= 3
+    assert all(n >= 1000 for n in cut)
+    assert [n for n, last in pieces if last] == [0, 4, 0, 0]
