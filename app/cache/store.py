@@ -370,10 +370,6 @@ class Cache:
         except CacheError:
             return None
 
-    def has_frames(self, kind: str, key: str) -> bool:
-        """An entry of frames ``kind``/``key`` exists (not checked: :meth:`load_frames` does that)."""
-        return self._entry_dir(kind, key).exists()
-
     def store_frames(self, kind: str, key: str, frames: dict[str, pd.DataFrame], files: Iterable[dict] = ()) -> bool:
         return self._store_entry(kind, key, {"engine": engine_version(), "files": list(files)}, frames)
 

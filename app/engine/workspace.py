@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from app.engine import behind
 from app.engine.aggregate import LEVELS, WINDOW_OF, NodeKey, forget_rows
 from app.engine.catalog import FormulaSet, load_formula_sets
 from app.engine.deltas import compute_intervals
@@ -150,7 +149,7 @@ class Workspace:
         self._iv: pd.DataFrame | None = None
         self._engine_findings: list[Finding] = []
         self._mcache: OrderedDict[Any, pd.DataFrame] = OrderedDict()
-        self._tree = self._behind = None    # _behind: whole-window frames computed behind (app.engine.behind)
+        self._tree = None
         self._wm: dict[str, pd.DataFrame] = {}
         self._lv: OrderedDict[tuple, LevelFrame] = OrderedDict()   # (level, start, end) -> prepared frame
         self._cov: dict[str, pd.DataFrame] | None = None            # coverage_frames
@@ -205,7 +204,7 @@ class Workspace:
         self._cov = None
         self._rows_index = {}
         self._mcache.clear()
-        self._tree = self._behind = None    # frames computed behind for the intervals before are not taken
+        self._tree = None
 
     @property
     def files(self) -> list[ReadResult]:
@@ -312,14 +311,14 @@ class Workspace:
             missing = [lv for lv in want if lv not in got]
             if missing:
                 iv = self._ensure()     # the intervals are there: the pools' and cores' calls below take no lock
-                done = behind.take(self, iv)    # those computed behind the job's other work (app.engine.behind)
                 # every level on two threads, sharing the per-row arrays of the intervals (aggregate._row_arrays);
                 # the pools (a frame of their own rows, the longest) first, so the other thread takes the rest
-                order = sorted((lv for lv in missing if lv not in done), key=lambda lv: lv not in ("pool", "core"))
-                done.update(zip(order, parallel_map(lambda lv: self._window_frame(iv, lv), order), strict=True))
-                got.update(done)
-                for lv, frame in done.items() if key is not None else ():
-                    cache.store_frames("wm", f"{key}-{lv}", {lv: frame}, [{"path": r.file} for r in self._files])
+                order = sorted(missing, key=lambda lv: lv not in ("pool", "core"))
+                frames = parallel_map(lambda lv: self._window_frame(iv, lv), order)
+                for lv, frame in zip(order, frames, strict=True):
+                    got[lv] = frame
+                    if key is not None:
+                        cache.store_frames("wm", f"{key}-{lv}", {lv: frame}, [{"path": r.file} for r in self._files])
             self._wm.update(got)
         return {lv: self._wm[lv] for lv in levels}
 

@@ -312,12 +312,11 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             deeper, self._want_deeper = self._want_deeper, False
         epoch = self._epoch
         keep = getattr(self, "keep_implausible", False)   # View > Keep implausible intervals (implausible.py)
-        behind = bool(added) and getattr(self, "_partial", None) is not None   # a first part on screen
 
         def job() -> ViewData:
             apply_keep(ws, keep)
             view = compute_view(ws, sel, added, table=table, timeline=timeline, smt=smt, values=values,
-                                deep=not added, deeper=deeper, behind=behind)
+                                deep=not added, deeper=deeper)
             view.epoch = epoch
             if table or timeline:         # each system's UTC offsets (time_zone.py), from the intervals just used
                 view.zones = getattr(ws, "zones", None)

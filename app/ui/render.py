@@ -128,7 +128,7 @@ def _partition_parts(ws: Any, sel: Selection, roots: list[Any] | None, out: View
 
 def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, timeline: bool = True,
                  smt: bool = False, values: bool | None = None, deep: bool = True, deeper: bool = False,
-                 prepare: tuple[str, ...] = (), behind: bool = False) -> ViewData:
+                 prepare: tuple[str, ...] = ()) -> ViewData:
     """Add ``added`` read outcomes to ``ws`` and compute what the views need for ``sel``.
 
     ``values``: the tree's Busy/CPI values (None: when files were added or the table is computed; False lets
@@ -136,9 +136,7 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
     LPAR levels only; ``deeper``: the whole tree (its class and CPU levels) in ``ViewData.deeper``.
     ``prepare``: only prepare these levels' rows of every node for the selection's window
     (``Workspace.prepare_level``; an item ``("cpus", cec, lpar)``: the CPU rows of that LPAR,
-    ``Workspace.prepare_cpus``), so that later selections are sliced from them.  ``behind``: once ``added`` are
-    added, the deep tree's whole-window frames are computed on the engine's pool thread behind this job's own work
-    (:mod:`app.engine.behind`), for the job that builds the deeper tree next."""
+    ``Workspace.prepare_cpus``), so that later selections are sliced from them."""
     out = ViewData(selection=sel, added=list(added))
     if prepare:
         out.background = True
@@ -168,10 +166,6 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
             for r in results:
                 ws.add(r)
         step("add")
-        if behind and hasattr(ws, "window_metrics"):
-            from app.engine import behind as computed_behind
-
-            computed_behind.start(ws)
     out.loaded = bool(ws.files)
     if added or not sel.nodes:
         # the first job of a load: nodes and CPU counts only; busy and CPI come with the tree's values later
