@@ -187,7 +187,7 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
         out.tree_values = tree_values(ws, sel.start, sel.end)
         step("tree values")
     if table or timeline:
-        _partition_parts(ws, sel, out.roots, out)
+        _partition_parts(ws, sel, out.roots if out.roots is not None else out.deeper, out)
         step("partitions")
     if table:
         if not sel.has_window and hasattr(ws, "prepare_level"):   # every node's rows kept in the workspace cache
