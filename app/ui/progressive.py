@@ -16,6 +16,7 @@ record this walk does not know) is read the usual way only.  No Qt here.
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
 from dataclasses import dataclass
@@ -233,6 +234,7 @@ def part_view(part: FirstPart, formula_sets: Any = None, keep_implausible: bool 
     return view
 
 
+@functools.cache
 def _part_workspace() -> type:
     """A Workspace whose tree has no coverage notes: the part's rows end at its cut, not where the file's do, so
     a note of the part (an LPAR covering less of the CEC's time than another) would not be the file's, and its
