@@ -56,9 +56,11 @@ def build_tree(ws: Workspace, deep: bool = True, values: bool = True) -> list[Tr
     """Build the tree from the workspace intervals, metrics and partition data.
 
     ``deep=False`` builds the CEC and LPAR levels only (their nodes equal the deep tree's, without children):
-    the window shows them first and adds the class and CPU levels later (issue 11).  ``values=False`` (with
-    ``deep=False``) leaves out what needs the whole-range metrics (busy, cpi, formula_set, workload_hint): the
-    nodes and their CPU counts come from the identification rows alone, the values follow with the deeper tree.
+    the window shows them first and adds the class and CPU levels later (issue 11).  ``values=False`` leaves out
+    of the CEC, LPAR and pool nodes what needs their whole-range metrics (busy, cpi, formula_set, workload_hint):
+    the nodes and their CPU counts come from the identification rows alone; with ``deep`` the class, core and CPU
+    nodes are whole (their levels' metrics are computed, those of the CECs, LPARs and pools not: the window
+    shows the deeper levels before their parents' values, issue 23).
 
     ``info`` holds generation, machine_type, model, serial, os, system, n_cpus,
     busy (LPARCPU over the whole window), cpi, formula_set, and for LPARs
@@ -69,10 +71,11 @@ def build_tree(ws: Workspace, deep: bool = True, values: bool = True) -> list[Tr
     ident = ws.tree_ident() if lazy else tree_ident(iv)
     roots: dict[str, TreeNode] = {}
     if len(ident):
-        if values or deep:
+        cores = deep and _has_cores(ws, ident)
+        if values:
             # every level the tree shows in one call: they are computed together (on two threads), the pools'
             # and the SMT cores' rows (_add_pools, _add_cores) with them
-            extra = ("pool",) + (("core",) if deep and _has_cores(ws, ident) else ())
+            extra = ("pool",) + (("core",) if cores else ())
             levels = ("cec", "lpar", "class", "cpu_window") if deep else ("cec", "lpar")
             m = ws.window_metrics(levels + extra)
             mi = {"cec": _index(m["cec"], ["cec"]), "lpar": _index(m["lpar"], ["cec", "lpar"])}
@@ -84,14 +87,14 @@ def build_tree(ws: Workspace, deep: bool = True, values: bool = True) -> list[Tr
                 return {(k if isinstance(k, tuple) else (k,)): {"n_cpus": int(n)} for k, n in sizes.items()}
             mi = {"cec": count(["cec"]), "lpar": count(["cec", "lpar"])}
         if deep:
-            m = ws.window_metrics(("class", "cpu_window"))
+            m = ws.window_metrics(("class", "cpu_window") + (("core",) if cores else ()))
             mi.update({"class": _index(m["class"], ["cec", "lpar", "class"]),
                        "cpu": _index(m["cpu_window"], ["cec", "lpar", "class", "cpu"])})
 
         def minfo(level: str, key: tuple) -> dict:
             r = mi[level].get(key, {})
             n = {"n_cpus": int(r["n_cpus"]) if r.get("n_cpus") is not None else 0}
-            if not (values or deep):
+            if not values and level in ("cec", "lpar"):
                 return n
             return {"busy": _num(r.get("LPARCPU")), "cpi": _num(r.get("CPI")), **n,
                     "formula_set": r.get("formula_set"), "workload_hint": r.get("Workload_Hint")}
@@ -126,7 +129,7 @@ def build_tree(ws: Workspace, deep: bool = True, values: bool = True) -> list[Tr
         _add_coverage(roots, iv, cov)
     _add_partitions(roots, ws.partitions)
     if len(ident):
-        _add_pools(ws, ident, roots, values or deep)
+        _add_pools(ws, ident, roots, values)
     return [roots[k] for k in sorted(roots)]
 
 

@@ -665,14 +665,15 @@ class Workspace:
             self._mcache.popitem(last=False)
         return out.copy()
 
-    def tree(self, deep: bool = True, values: bool = True) -> list:
+    def tree(self, deep: bool = True, values: bool = True, levels_first: bool = False) -> list:
         """CEC roots of the CEC -> LPAR -> class -> CPU tree (``deep=False``: the CEC and LPAR levels only, a
         new tree each call: what the window shows before the deeper levels are built; with ``values=False``
-        also without the whole-range busy and CPI, which need a pass over every interval)."""
+        also without the whole-range busy and CPI, which need a pass over every interval; ``levels_first``: every
+        level, but the CEC, LPAR and pool nodes without those values, a new tree each call: build_tree)."""
         from app.engine.tree import build_tree
 
-        if not deep:
-            return self._tree if self._tree is not None else build_tree(self, deep=False, values=values)
+        if not deep or levels_first:
+            return self._tree if self._tree is not None else build_tree(self, deep, values and not levels_first)
         if self._tree is None:
             self._tree = build_tree(self)
         return self._tree

@@ -311,6 +311,9 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             self._want_deeper = True
         else:
             deeper, self._want_deeper = self._want_deeper, False
+            if deeper is True and values:   # the class and CPU levels first, the values and whole tree next (issue 23)
+                deeper, values, self._timeline_next = "levels", False, True
+                self._want_values, self._want_deeper = True, "whole"
         epoch = self._epoch
         keep = getattr(self, "keep_implausible", False)   # View > Keep implausible intervals (implausible.py)
 

@@ -133,7 +133,8 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
 
     ``values``: the tree's Busy/CPI values (None: when files were added or the table is computed; False lets
     the first table come before them, a later job computing them).  ``deep=False``: a new tree has its CEC and
-    LPAR levels only; ``deeper``: the whole tree (its class and CPU levels) in ``ViewData.deeper``.
+    LPAR levels only; ``deeper``: the whole tree (its class and CPU levels) in ``ViewData.deeper``,
+    ``"levels"``: without the CEC, LPAR and pool values (``Workspace.tree(levels_first=True)``).
     ``prepare``: only prepare these levels' rows of every node for the selection's window
     (``Workspace.prepare_level``; an item ``("cpus", cec, lpar)``: the CPU rows of that LPAR,
     ``Workspace.prepare_cpus``), so that later selections are sliced from them."""
@@ -180,13 +181,13 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
     if not out.loaded:
         return out
     if deeper and out.loaded:
-        out.deeper = list(ws.tree())
+        out.deeper = list(ws.tree(levels_first=deeper == "levels"))
         step("deeper tree")
     if (added or table) if values is None else values:
         out.tree_values = tree_values(ws, sel.start, sel.end)
         step("tree values")
     if table or timeline:
-        _partition_parts(ws, sel, out.roots, out)
+        _partition_parts(ws, sel, out.roots if out.roots is not None else out.deeper, out)
         step("partitions")
     if table:
         if not sel.has_window and hasattr(ws, "prepare_level"):   # every node's rows kept in the workspace cache

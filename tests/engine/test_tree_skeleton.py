@@ -49,3 +49,39 @@ def test_skeleton_leaves_the_values_to_later(ws):
                                  if n.key[0] == "cec" or n.info.get("n_cpus"))
     full = _top(ws.tree(deep=False))                       # values=True: as before
     assert any(n.info.get("cpi") is not None for n in full.values())
+
+
+def _all(roots):
+    out, stack = {}, list(roots)
+    while stack:
+        n = stack.pop()
+        out[n.key] = n
+        stack.extend(n.children)
+    return out
+
+
+def test_levels_first_has_every_node_and_the_deeper_levels_values(ws):
+    """``tree(levels_first=True)`` (issue 23: the window's class and CPU levels before their parents' values): every
+    node of the whole tree in the same order; the class, core and CPU nodes with the whole tree's info (busy,
+    CPI, formula set), the CEC, LPAR and pool nodes with their CPU counts but no busy/CPI (the CEC, LPAR and pool
+    frames are not computed for it); not kept: ``tree()`` afterwards builds the whole tree."""
+    first = ws.tree(levels_first=True)
+    assert "cec" not in ws._wm and "pool" not in ws._wm and {"class", "cpu_window"} <= set(ws._wm)
+    assert ws._tree is None
+    full = ws.tree()
+    a, b = _all(first), _all(full)
+    assert list(a) != [] and set(a) == set(b)
+    assert [n.key for n in first] == [n.key for n in full]
+    deeper = {"class", "core", "cpu"}
+    assert {k[0] for k in a} >= {"cec", "lpar", "class", "cpu", "pool"}
+    for key, node in a.items():
+        assert node.label == b[key].label and [c.key for c in node.children] == [c.key for c in b[key].children]
+        if key[0] in deeper:
+            assert node.info == b[key].info, key
+        else:
+            assert node.info.get("n_cpus") == b[key].info.get("n_cpus"), key
+            if not node.info.get("partition_only"):
+                assert "busy" not in node.info and "cpi" not in node.info, key
+    # the whole tree has the values the first one left out (some CEC and LPAR have a CPI)
+    assert any(b[k].info.get("cpi") is not None for k in b if k[0] in ("cec", "lpar"))
+    assert ws.tree(levels_first=True) is full               # once built, the whole tree is the answer

@@ -114,3 +114,42 @@ def test_cache_writes_wait_for_the_first_table(qtbot, window, smf_a, monkeypatch
     wait_loaded(qtbot, window)
     assert len(held) == 2 and held[1] != "released with 0 table rows", held
     assert window._write_pause is None
+
+
+def test_class_and_cpu_levels_before_their_parents_values(qtbot, window, smf_a, smf_b, monkeypatch):
+    """Issue 23: the job after the first table inserts the class and CPU levels without the CEC, LPAR and pool
+    frames (the LPAR rows have no busy yet); the job after it computes the tree's values and brings the whole
+    tree's nodes: once idle the tree shows exactly ``ws.tree()``'s nodes, with every LPAR's busy."""
+    from app.ui import render
+
+    events: list[tuple] = []
+    real_values = render.tree_values
+    monkeypatch.setattr(render, "tree_values", lambda *a, **k: (events.append(("values",)), real_values(*a, **k))[1])
+    model = window.tree.model
+
+    def inserted(*_a) -> None:
+        lpars = [n for n in model.all_nodes() if n.level == "lpar"]
+        # (no job runs while a view is shown: the workspace's whole-window frames can be looked at)
+        frames = set(getattr(window.ws, "_wm", {}))
+        events.append(("inserted", all("busy" not in n.info for n in lpars), _levels(window), frames))
+    model.rowsInserted.connect(inserted)
+    window.open_files([smf_a, smf_b])
+    wait_loaded(qtbot, window)
+    kinds = [e[0] for e in events]
+    assert "inserted" in kinds and "values" in kinds, kinds
+    first = events[kinds.index("inserted")]
+    assert first[1] is True and {"class", "cpu"} <= first[2], first      # levels in, LPARs still without busy
+    assert {"class", "cpu_window"} <= first[3] and not {"cec", "lpar", "pool"} & first[3], first   # not computed
+    assert kinds.index("inserted") < kinds.index("values"), kinds
+    whole = {}
+    stack = list(window.ws.tree())
+    while stack:
+        n = stack.pop()
+        whole[tuple(n.key)] = n
+        stack.extend(n.children)
+    shown = list(model.all_nodes())
+    assert {tuple(n.key) for n in shown} == set(whole)
+    assert all(n is whole[tuple(n.key)] for n in shown)            # the whole tree's nodes, replaced in place
+    lpars = [n for n in shown if n.level == "lpar"]
+    assert lpars and all(model.value(n, "busy") is not None for n in lpars)
+    assert window.errors == []

@@ -142,6 +142,20 @@ def test_first_table_rows_are_the_full_loads(big_files, full_ws, order):
     assert list(shown["interval_end"]) == list(full["interval_end"].iloc[:len(shown)])
 
 
+def test_the_parts_tree_has_no_coverage_notes(big_files, full_ws):
+    """The part's rows end at its cut, not where the file's do: its tree's CEC and LPAR nodes carry no coverage
+    figures (the whole file's tree has them on every CEC and LPAR node), and the same nodes as the whole file's
+    first levels (in time order the part holds every LPAR)."""
+    from app.ui import progressive as P
+
+    view = P.part_view(P.first_part(big_files["time"], fraction=0.1))
+    nodes = [n for r in view.roots for n in (r, *r.children)]
+    assert nodes and all("coverage_pct" not in n.info and "coverage_note" not in n.info for n in nodes)
+    whole = [n for r in full_ws["time"].tree() for n in (r, *r.children)]
+    assert [n.key for n in nodes] == [n.key for n in whole]
+    assert all("coverage_pct" in n.info for n in whole if n.level in ("cec", "lpar"))
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(order=st.sampled_from(ORDERS), cut=st.floats(0.2, 0.95),
        level=st.sampled_from(["lpar", "cec", "class", "pool"]))
