@@ -1,9 +1,7 @@
 """The main window: machine tree, interval table, timelines, data health.
 
-Files are read by workers (see ``loader``); results are added to the one
-Workspace on the GUI thread; views render from the Workspace and the shared
-SelectionState.  No formulas here.
-"""
+Files are read by workers (see ``loader``); results are added to the one Workspace on the GUI thread; views render
+from the Workspace and the shared SelectionState.  No formulas here."""
 
 from __future__ import annotations
 
@@ -14,8 +12,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QTabWidget, QToolBar
 
-from app.ui import messages as M
 from app.ui import first_table, settings
+from app.ui import messages as M
 from app.ui.actions import Actions
 from app.ui.help import GlossaryDialog, show_about, show_error
 from app.ui.implausible import apply_keep
