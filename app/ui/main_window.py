@@ -309,9 +309,10 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             self._want_deeper = True
         else:
             deeper, self._want_deeper = self._want_deeper, False
-            if deeper is True and values:   # the class and CPU levels first, the values and whole tree next (issue 23)
-                deeper, values, self._timeline_next = "levels", False, True
-                self._want_values, self._want_deeper = True, "whole"
+            if deeper is True:     # the class and CPU levels first, the values and whole tree next (issue 23)
+                deeper, self._want_deeper, self._timeline_next = "levels", "whole", True
+                if values:
+                    values, self._want_values = False, True
         epoch = self._epoch
         keep = getattr(self, "keep_implausible", False)   # View > Keep implausible intervals (implausible.py)
 
