@@ -200,9 +200,11 @@ class _Columns:
     The counters and numbers (the wide part of a frame) are taken from the frame's arrays as they are and made
     a range at a time, and so are the names held as categoricals (each category converted once, a range's
     rows taken from them: a name a row is as wide in Arrow as a counter or wider, a file's SHA-256 64 bytes);
-    the few other columns (times: small) are made once for the whole frame and sliced.  A samples frame's uint64 counters are one 2-D block in row order (the reader's), so each column
-    is strided: a range's counters are copied into one block a counter a row (one copy, no temporaries),
-    not each one on its own behind a pandas Series."""
+    the few other columns (times: small) are made once for the whole frame and sliced.  A samples frame's
+    uint64 counters are one 2-D block in row order (the reader's), so each column is strided: a range's
+    counters are copied into one block a counter a row (one copy, no temporaries), not each one on its own
+    behind a pandas Series.  An intervals frame of ``compute_intervals(lazy=True)`` has no counter columns:
+    a range's deltas are made by its ``DeltaRows`` (``deltas``)."""
 
     def __init__(self, table: str, frame: pd.DataFrame, counters: Sequence[str], take: np.ndarray | None = None,
                  deltas=None):
