@@ -359,11 +359,14 @@ def check_in_pieces(iv: pd.DataFrame, later, sets, step: int = 4096) -> list:
 
     extra = list(iv.columns[list(iv.columns).index("qbits") + 1:])      # the UTC offsets: read as the eager
     names = later.counters + extra                                      # check reads the columns after qbits
-    need = ["generation", "cpu_speed", "interval_s", "qbits"] + extra
+    base = iv[["generation", "cpu_speed", "interval_s"]]
+    more = {c: iv[c].to_numpy(dtype=np.float64) for c in extra}
     sus = np.zeros(len(iv), bool)
-    for a in range(0, len(iv), step):
+    for a in range(0, len(iv), step):           # the piece's counters as arrays: no frame made of them
         b = min(len(iv), a + step)
-        sus[a:b] = suspects(_with(iv[need].iloc[a:b], later, slice(a, b)), sets, names)
+        m = later.rows(slice(a, b))
+        cols = {c: m[:, j] for j, c in enumerate(later.counters)} | {c: v[a:b] for c, v in more.items()}
+        sus[a:b] = suspects(base.iloc[a:b], sets, names, cols)
     if not sus.any():
         return []
     idx = np.flatnonzero(sus)

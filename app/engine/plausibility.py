@@ -206,21 +206,25 @@ def _scan(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str]
     return R
 
 
-def suspects(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str]) -> np.ndarray:
+def suspects(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str],
+             cols: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """Per row of ``iv`` whether it may break a bound: every row :func:`check` would mark, and few others (clean
     data: none).  A row's test reads that row alone (its own generation's bounds), so the rows of a frame may be
     tested in pieces (the fleet extract: a row group of deltas at a time) and :func:`check` run on the rows
-    found alone: it marks and says what it would on the whole frame."""
+    found alone: it marks and says what it would on the whole frame.  ``cols``: the counter columns as arrays
+    (float64) of ``iv``'s rows, when ``iv`` holds only its generation, CPU speed and interval length."""
     if not len(iv):
         return np.zeros(0, bool)
-    counters, code, names, src, cols, wall = _inputs(iv, sets, counters)
+    counters, code, names, src, cols, wall = _inputs(iv, sets, counters, cols)
     return _suspects(cols, wall, code, names, src, counters)
 
 
-def _inputs(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str]):
+def _inputs(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str],
+            given: dict[str, np.ndarray] | None = None):
     """What the tests read of ``iv``: the counters it has, each row's generation (codes, names), the sourcing
-    counters of each generation, the counter columns (views of the frame's float columns), the wall-clock bound."""
-    counters = [c for c in counters if c in iv.columns]
+    counters of each generation, the counter columns (views of the frame's float columns, or ``given``), the
+    wall-clock bound."""
+    counters = [c for c in counters if c in (iv.columns if given is None else given)]
     gen = iv["generation"]
     if isinstance(gen.dtype, pd.CategoricalDtype) and not (gen.cat.codes.to_numpy() < 0).any():
         code, names = gen.cat.codes.to_numpy(dtype=np.int64), [str(g) for g in gen.cat.categories]
@@ -231,7 +235,7 @@ def _inputs(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[st
     src = {g: set(sourcing_counters(sets.get(g))) & have for g in names}
     speed = iv["cpu_speed"].to_numpy(dtype=np.float64)
     secs = iv["interval_s"].to_numpy(dtype=np.float64)
-    cols = {c: iv[c].to_numpy(dtype=np.float64) for c in counters}    # views of the frame's float columns
+    cols = {c: iv[c].to_numpy(dtype=np.float64) for c in counters} if given is None else given  # views
     with np.errstate(invalid="ignore"):
         wall = np.where(speed > 0, speed * 1e6 * (secs * (1 + CYCLE_TOLERANCE) + CLOCK_SKEW_S), np.nan)
     return counters, code, names, src, cols, wall
