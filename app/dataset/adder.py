@@ -150,7 +150,7 @@ class FileAdder:
             samples, dup = dedup.new_rows(self.ds, "samples", frame, held)     # counted once: by identity
             self.dup += dup
             del frame
-            iv = eng = drop = None
+            iv = eng = drop = keep = rows = None
             if len(samples):
                 s = samples
                 if not self.ds.keep_samples:   # the counters intervals are computed from; the rest stay NULL
@@ -164,8 +164,10 @@ class FileAdder:
                 n_new = len(samples)
                 box = [samples]
                 del samples     # handed over: _intervals lets go of the samples' counters once they are used
-                iv, eng, drop = self.ds._intervals(box, self.file, self.sets, self.tail if fast else None,
-                                                   self.ahead if fast else None, self.sha, held[0] if held else None)
+                iv, eng, drop, keep, rows = self.ds._intervals(box, self.file, self.sets,
+                                                                self.tail if fast else None,
+                                                                self.ahead if fast else None, self.sha,
+                                                                held[0] if held else None)
                 self.tail = tail
             else:
                 n_new = 0
@@ -180,17 +182,24 @@ class FileAdder:
             if drop is not None and len(drop) and len(self.ahead):
                 gone = dedup._isin(self.ahead, drop, dedup.INTERVAL_KEY + ["t", "t0"])
                 self.ahead = self.ahead.loc[~gone].reset_index(drop=True)
-            if len(iv):
+            n_iv = len(iv) if keep is None else len(keep)      # the rows to add: ``keep`` of ``iv`` (None: all)
+            if n_iv:
                 ahead = iv["_sha"].notna().to_numpy()     # ending at a context sample (after this chunk's)
-                ivf, counters = self.ds._interval_frame(iv, self.sha)
+                if keep is not None:
+                    ahead = ahead[keep]
+                ivf, _ = self.ds._interval_frame(iv, self.sha, keep)
                 del iv
-                self.counters |= set(counters)
                 from app.dataset.store import _counter_sort_key
-                all_counters = sorted(self.need | set(counters), key=_counter_sort_key)
-                self.iv_rows += len(ivf)
-                where = self._write("intervals", ivf, all_counters)
+                all_counters = sorted(self.need | set(rows.counters), key=_counter_sort_key)
+                self.iv_rows += n_iv
+                # the counters' deltas are made a row group at a time as the part is written (then let go: the
+                # chunk's samples go with ``rows``)
+                where = self._write("intervals", ivf, all_counters, take=keep, deltas=rows)
+                self.counters |= {c for c, v in zip(rows.counters, rows.valued) if v}
+                rows = None
                 if ahead.any():                # what a later chunk in time order must see as stored
-                    a = ivf.loc[ahead]
+                    at = np.flatnonzero(ahead) if keep is None else keep[ahead]
+                    a = ivf[dedup.INTERVAL_KEY + ["t_end", "t_start", "month"]].iloc[at]
                     k = dedup._key_frame(a, dedup.INTERVAL_KEY, "t_end")
                     k["t0"] = tables.ns_of(a["t_start"])
                     k["_file"] = [str(self.ds.root / where[(c, m)]) for c, m in zip(a["cec"], a["month"])]
@@ -211,15 +220,18 @@ class FileAdder:
                 for c, cpus in g.groupby("class")["cpu"]:
                     cls.setdefault(c, set()).update(int(x) for x in cpus.unique())
 
-    def _write(self, table: str, frame: pd.DataFrame, counters=(), later: list | None = None
-               ) -> dict[tuple[str, str], str]:
-        """One part per (cec, month) of ``frame``; returns their paths (relative) by (cec, month).  ``later``:
-        the parts are listed (pending, seen by the dedup look-ups, in the manifest entry) only when
-        :meth:`_list` is given it; until then only removal on failure knows them."""
+    def _write(self, table: str, frame: pd.DataFrame, counters=(), later: list | None = None,
+               take: np.ndarray | None = None, deltas=None) -> dict[tuple[str, str], str]:
+        """One part per (cec, month) of ``frame`` (of its rows ``take``: None, all); returns their paths
+        (relative) by (cec, month).  ``later``: the parts are listed (pending, seen by the dedup look-ups, in
+        the manifest entry) only when :meth:`_list` is given it; until then only removal on failure knows them.
+        A part's rows are gathered from ``frame`` as they are written, a row group at a time (no copy)."""
         where = {}
-        for (cec, month), idx in frame.groupby(["cec", "month"], observed=True, sort=True).indices.items():
-            part = frame if len(idx) == len(frame) else frame.iloc[idx].reset_index(drop=True)   # one: no copy
-            rel = self.ds._write_part(table, str(cec), month, self.sha, part, counters)
+        keys = frame[["cec", "month"]] if take is None else frame[["cec", "month"]].iloc[take]
+        n = len(frame) if take is None else len(take)
+        for (cec, month), idx in keys.groupby(["cec", "month"], observed=True, sort=True).indices.items():
+            rows = (None if take is None else take) if len(idx) == n else (idx if take is None else take[idx])
+            rel = self.ds._write_part(table, str(cec), month, self.sha, frame, counters, rows, deltas)
             self.written.append(rel)
             entry = (table, rel, {"cec": str(cec), "month": month, **self.ds._part_check(rel, len(idx))})
             if later is None:
@@ -334,6 +346,42 @@ class FileAdder:
         """Remove every part written so far (nothing was committed)."""
         self.ds._pending = {}
         self.ds._remove(self.written)
+
+
+def check_in_pieces(iv: pd.DataFrame, later, sets, step: int = 4096) -> list:
+    """:func:`app.engine.plausibility.check` of the intervals frame ``iv`` whose counters ``later`` makes
+    (:class:`~app.engine.counter_blocks.DeltaRows`): the rows that may break a bound found ``step`` rows at a
+    time (:func:`~app.engine.plausibility.suspects`), then the check on those rows alone, their ``qbits`` set
+    in ``iv``.  The same marks and findings as the check of the whole frame with its counters (each row is
+    tested alone), with one row group of counters in memory, not the chunk's.  (``iv['quality']``, the text of
+    the bits, is not brought up to date: the dataset stores the bits.)"""
+    from app.engine.plausibility import check, suspects
+
+    extra = list(iv.columns[list(iv.columns).index("qbits") + 1:])      # the UTC offsets: read as the eager
+    names = later.counters + extra                                      # check reads the columns after qbits
+    base = iv[["generation", "cpu_speed", "interval_s"]]
+    more = {c: iv[c].to_numpy(dtype=np.float64) for c in extra}
+    sus = np.zeros(len(iv), bool)
+    for a in range(0, len(iv), step):           # the piece's counters as arrays: no frame made of them
+        b = min(len(iv), a + step)
+        m = later.rows(slice(a, b))
+        cols = {c: m[:, j] for j, c in enumerate(later.counters)} | {c: v[a:b] for c, v in more.items()}
+        sus[a:b] = suspects(base.iloc[a:b], sets, names, cols)
+    if not sus.any():
+        return []
+    idx = np.flatnonzero(sus)
+    sub = _with(iv.iloc[idx], later, idx)
+    found = check(sub, sets, names)
+    qb = iv["qbits"].to_numpy(dtype=np.int64).copy()
+    qb[idx] = sub["qbits"].to_numpy(dtype=np.int64)
+    iv["qbits"] = qb
+    return found
+
+
+def _with(frame: pd.DataFrame, later, rows) -> pd.DataFrame:
+    """``frame`` (rows ``rows`` of an intervals frame) with its counters from ``later``."""
+    return pd.concat([frame.reset_index(drop=True),
+                      pd.DataFrame(later.rows(rows), columns=later.counters, copy=False)], axis=1)
 
 
 def _distinct(frame: pd.DataFrame) -> pd.DataFrame:

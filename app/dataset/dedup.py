@@ -32,7 +32,7 @@ from app.dataset import tables
 from app.dataset.sql import lit_str
 
 __all__ = ["SAMPLE_KEY", "INTERVAL_KEY", "new_rows", "context_samples", "stored_intervals", "settle", "first_times",
-           "CONTEXT_SOURCE", "with_tail", "in_order", "tail_of"]
+           "settle_rows", "CONTEXT_SOURCE", "with_tail", "in_order", "tail_of"]
 
 SAMPLE_KEY = ["cec", "lpar", "system", "class", "cpu", "kind"]          # + time
 INTERVAL_KEY = ["cec", "lpar", "system", "class", "cpu"]                # + t_end
@@ -242,6 +242,14 @@ def stored_intervals(ds, iv: pd.DataFrame) -> pd.DataFrame:
 
 def settle(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.DataFrame | None = None
            ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`settle_rows`, the rows to add taken out of ``iv`` (a copy of them: the extract takes
+    :func:`settle_rows`' mask instead and writes the rows from ``iv`` itself, a row group at a time)."""
+    add, drop = settle_rows(ds, iv, frames, held)
+    return (iv if add.all() else iv.loc[add].reset_index(drop=True)), drop
+
+
+def settle_rows(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.DataFrame | None = None
+                ) -> tuple[np.ndarray, pd.DataFrame]:
     """Which computed intervals to add, and which stored ones they supersede.
 
     ``iv``: the engine's intervals over the file's new samples and their context, computed from the sample
@@ -251,14 +259,14 @@ def settle(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.DataFr
     context row ending at the first sample of its CPU is left alone: its true start was not read.
     ``held``: stored rows (as :func:`stored_intervals` gives them) the dataset's parts do not list to this
     look-up (the file's earlier chunks' intervals that end at a context sample after them).
-    Returns (rows to add, stored rows to remove: key, t, t0, _file).
+    Returns (a mask of the rows of ``iv`` to add, stored rows to remove: key, t, t0, _file).
     """
     st = stored_intervals(ds, iv)
     if held is not None and len(held):
         st = held if not len(st) else pd.concat([st, held], ignore_index=True)
-    if not len(iv):
-        return iv, st
     add = np.ones(len(iv), dtype=bool)
+    if not len(iv):
+        return add, st
     ctx = _is_context(iv["source"])
     if ctx.any():           # a context row ending at its CPU's first sample: not added
         firsts = _first_time_of(frames)
@@ -269,14 +277,14 @@ def settle(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.DataFr
             kc = _key_frame(iv.loc[ctx, INTERVAL_KEY + ["interval_end"]], INTERVAL_KEY, "interval_end")
             add[ctx] = ~_isin(kc, first_times(frames), INTERVAL_KEY + ["t"])
     if not len(st):         # nothing stored with these identities (a new dataset, a later chunk in time order)
-        return (iv if add.all() else iv.loc[add].reset_index(drop=True)), st.reset_index(drop=True)
+        return add, st.reset_index(drop=True)
     k = _key_frame(iv, INTERVAL_KEY, "interval_end")
     k["t0"] = tables.ns_of(iv["interval_start"])
     add &= ~_isin(k, st, INTERVAL_KEY + ["t", "t0"])
     # stored rows to drop: the identity of an added row with another start
     ka = k.loc[add]
     drop = st.loc[_isin(st, ka, INTERVAL_KEY + ["t"]) & ~_isin(st, ka, INTERVAL_KEY + ["t", "t0"])]
-    return iv.loc[add].reset_index(drop=True), drop.reset_index(drop=True)
+    return add, drop.reset_index(drop=True)
 
 
 def _cpu_groups(frame: pd.DataFrame, key: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

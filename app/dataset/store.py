@@ -357,14 +357,18 @@ class Dataset:
         os.replace(tmp, path)
 
     def _write_part(self, table: str, cec: str, month: str, sha: str, frame: pd.DataFrame,
-                    counters: Sequence[str] = ()) -> str:
+                    counters: Sequence[str] = (), take: np.ndarray | None = None, deltas=None) -> str:
         """Write one part file (temporary name, then rename) with the table's one schema
-        (:mod:`app.dataset.tables`); returns its path relative to the root."""
+        (:mod:`app.dataset.tables`) of the rows ``take`` of ``frame`` (None: all), its counters from ``deltas``
+        (``tables.write_frame``) where given (``deltas.valued`` then tells which of them have a value in a row
+        written so far); returns its path relative to the root."""
         rel = Path(table) / f"cec={quote(cec, safe='')}" / f"month={month}" / f"part-{sha[:12]}-{uuid.uuid4().hex[:12]}.parquet"
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(".tmp-" + path.name)
-        tables.write_frame(table, frame, counters, tmp)      # a row group at a time (bounded memory)
+        got = tables.write_frame(table, frame, counters, tmp, take=take, deltas=deltas)   # a row group at a time
+        if deltas is not None:
+            deltas.valued = got if getattr(deltas, "valued", None) is None else deltas.valued | got
         os.replace(tmp, path)
         return rel.as_posix()
 
@@ -395,7 +399,7 @@ class Dataset:
 
     def _intervals(self, samples: pd.DataFrame | list, path: str, sets, tail: pd.DataFrame | None = None,
                    held: pd.DataFrame | None = None, sha: str | None = None,
-                   also_in_file: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list, pd.DataFrame]:
+                   also_in_file: pd.DataFrame | None = None):
         """The intervals to add for the file's new ``samples`` (:mod:`app.dataset.dedup`), the engine's findings
         of the file, and the stored intervals they supersede.  ``tail``: the last sample of each CPU of the
         file's earlier chunks, all before ``samples`` (context samples, :mod:`app.dataset.adder`); the
@@ -404,9 +408,12 @@ class Dataset:
         ``also_in_file``: the keys (``dedup.new_rows``) of the stored samples the file holds too: an interval
         between two samples the file holds is measured within the file (the usual length, against which an
         interval is marked odd-length, is taken over those first), whichever copy of a sample is used.
-        ``samples`` in a list (a box) is taken out of it: its counters are let go once the engine has used
-        them, before the intervals are settled (bounded memory: the samples and two copies of the intervals
-        are not held at once)."""
+        ``samples`` in a list (a box) is taken out of it: its counters are let go once the engine has made the
+        deltas (bounded memory: the samples and the intervals' counters are held together only while the deltas
+        are made).  Returned too: the rows of the intervals frame to add (None: every row), taken when they
+        are written, not copied out of it; and the :class:`~app.engine.counter_blocks.DeltaRows` of its
+        counters (the frame has none: they are made a row group at a time as the part is written, so the
+        chunk's deltas never exist whole)."""
         from app.dataset import dedup
         from app.engine.deltas import FILE_COLUMN, compute_intervals
 
@@ -425,19 +432,28 @@ class Dataset:
         frames = [f for f in (ctx, samples) if f is not None and len(f)]
         orig = ctx[["source", "offset", "_orig_source", "sha256"]].astype({"source": str}) if ctx is not None else None
         frames = [f.drop(columns=["_orig_source", "sha256", "month"], errors="ignore") for f in frames]
-        iv, findings = compute_intervals(frames, sets, interval_counters(sets))
+        # what is read after the deltas (the records' UTC offsets, the settling): the samples' identities and
+        # times, not their counters: the engine is handed the frames, and their counter blocks are freed as
+        # soon as the deltas are made (the samples and the intervals' counters are not held on after that)
+        light = [f[[c for c in f.columns if not tables.is_counter(c)]] for f in frames]
+        del samples, ctx
+        # no counter columns: their deltas are made a row group at a time as they are written (``later``)
+        iv, findings, later = compute_intervals(frames, sets, interval_counters(sets), consume=True, lazy=True)
         from app.engine.timezone import add_utc_offsets
 
         # each interval's UTC offset, the engine's rule over the file's records and the stored ones around them
         # (their offsets read back as local times); its findings are report's and info's, not extract's
-        add_utc_offsets(iv, frames)
-        from app.engine.plausibility import check    # implausible rows marked (qbits 128); queries leave them out
+        add_utc_offsets(iv, light)
+        from app.dataset.adder import check_in_pieces   # implausible rows marked (qbits 128); queries leave them out
 
-        findings += check(iv, sets, list(iv.columns[list(iv.columns).index("qbits") + 1:]))
-        # the settling reads the samples' identities and times only: their counters go before it copies rows
-        frames = [f[dedup.INTERVAL_KEY + ["time"]] for f in frames]
-        del samples, ctx
-        iv, drop = dedup.settle(self, iv, frames, held)
+        findings += check_in_pieces(iv, later, sets)
+        frames = [f[dedup.INTERVAL_KEY + ["time"]] for f in light]
+        del light
+        # the rows to add are not copied out of ``iv``: the caller writes them from it (tables.write_frame's take)
+        add, drop = dedup.settle_rows(self, iv, frames, held)
+        keep = None if add.all() else np.flatnonzero(add)
+        del frames
+        memory.release(collect=False)   # the engine's temporaries (small arrays: holes in the C heap) handed back
         iv["_sha"] = None
         other = dedup._is_context(iv["source"])     # one test a name, not one a row
         if other.any():      # intervals of other files computed again: they keep that file's name and hash
@@ -446,10 +462,13 @@ class Dataset:
             iv["source"] = iv["source"].astype(str)
             iv.loc[other, "source"] = m["_orig_source"].to_numpy()
             iv.loc[other, "_sha"] = m["sha256"].to_numpy()
-        return iv, [f for f in findings if f.file == path], drop
+        return iv, [f for f in findings if f.file == path], drop, keep, later
 
     @staticmethod
-    def _interval_frame(iv: pd.DataFrame, sha: str) -> tuple[pd.DataFrame, list[str]]:
+    def _interval_frame(iv: pd.DataFrame, sha: str, keep: np.ndarray | None = None) -> tuple[pd.DataFrame, list[str]]:
+        """The intervals table's columns of ``iv`` (every row: ``keep``, the rows to be written, only decides
+        which counters have a value) and the counters that do (none when ``iv`` has no counter columns: a lazy
+        frame's deltas are written from its :class:`~app.engine.counter_blocks.DeltaRows`)."""
         start = list(iv.columns).index("qbits") + 1
         counters = [c for c in iv.columns[start:] if c not in ("_sha", tables.OFFSET)]
         out: dict[str, Any] = {}
@@ -476,7 +495,8 @@ class Dataset:
                 out[c] = iv[c].astype(str).to_numpy(dtype=object)
         for c in counters:
             v = iv[c].to_numpy(dtype=np.float64)             # NaN (set absent) is stored as NULL
-            if len(v) and not np.isnan(v[0]) or not np.isnan(v).all():
+            w = v if keep is None else v[keep]
+            if len(w) and not np.isnan(w[0]) or not np.isnan(w).all():
                 out[c] = v      # a counter of a set no record has is left out: the part's schema writes it NULL
         # the columns as they are (views of the engine's block where the type is already the stored one), not
         # consolidated into a second block: the part is written a row group at a time (tables.write_frame), so

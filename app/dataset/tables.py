@@ -155,8 +155,13 @@ def _column(values, kind: str):
 def _categorical_strings(s: pd.Series):
     """A categorical of string categories as a plain Arrow string array, each category converted once and the
     rows taken by their codes (code -1: NULL); None for anything else."""
+    names = _category_names(s)
+    return None if names is None else _take_names(names, s.cat.codes.to_numpy())
+
+
+def _category_names(s: pd.Series):
+    """The categories of a categorical of strings as an Arrow string array; None for anything else."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if not isinstance(s.dtype, pd.CategoricalDtype):
         return None
@@ -164,10 +169,16 @@ def _categorical_strings(s: pd.Series):
     if not (cats.dtype == object or pd.api.types.is_string_dtype(cats.dtype)):
         return None
     try:
-        names = pa.array(cats.to_numpy(dtype=object), type=pa.string())
+        return pa.array(cats.to_numpy(dtype=object), type=pa.string())
     except (pa.ArrowInvalid, pa.ArrowTypeError):       # a category that is no string: the general way
         return None
-    codes = s.cat.codes.to_numpy()
+
+
+def _take_names(names, codes: np.ndarray):
+    """The rows of category ``codes`` (-1: NULL) as an Arrow string array of ``names``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     return pc.take(names, pa.array(codes, mask=codes < 0))
 
 
@@ -176,24 +187,35 @@ def _kinds() -> dict:
     return {_pa_type(k): k for k in (_S, _I32, _I64, _F64, _B, _T, "uint64")}
 
 
-GROUP_BYTES = 8 << 20       # about the bytes of one row group's columns (write_frame)
-_GROUP_MIN_ROWS = 4096
+# about the bytes of one row group's columns (write_frame): a group's Arrow copies and the Parquet writer's buffers
+# are what a part's writing adds to the chunk held (4 MiB: 33 MB at the extract's peak against 41 MB with 8 MiB,
+# for about 2 % more CPU: each group costs a fixed 10-25 ms, mostly the samples table's all-NULL counter columns)
+GROUP_BYTES = 4 << 20
+_GROUP_MIN_ROWS = 2048
 
 
 class _Columns:
     """The Arrow columns of ``frame`` in the schema of (``table``, ``counters``), made for any range of rows.
 
     The counters and numbers (the wide part of a frame) are taken from the frame's arrays as they are and made
-    a range at a time; the few other columns (names, times: small) are made once for the whole frame and
-    sliced.  A samples frame's uint64 counters are one 2-D block in row order (the reader's), so each column
-    is strided: a range's counters are copied into one block a counter a row (one copy, no temporaries),
-    not each one on its own behind a pandas Series."""
+    a range at a time, and so are the names held as categoricals (each category converted once, a range's
+    rows taken from them: a name a row is as wide in Arrow as a counter or wider, a file's SHA-256 64 bytes);
+    the few other columns (times: small) are made once for the whole frame and sliced.  A samples frame's
+    uint64 counters are one 2-D block in row order (the reader's), so each column is strided: a range's
+    counters are copied into one block a counter a row (one copy, no temporaries), not each one on its own
+    behind a pandas Series.  An intervals frame of ``compute_intervals(lazy=True)`` has no counter columns:
+    a range's deltas are made by its ``DeltaRows`` (``deltas``)."""
 
-    def __init__(self, table: str, frame: pd.DataFrame, counters: Sequence[str]):
+    def __init__(self, table: str, frame: pd.DataFrame, counters: Sequence[str], take: np.ndarray | None = None,
+                 deltas=None):
         self.schema = schema_of(table, counters)
-        self.n = len(frame)
+        self.take = None if take is None else np.asarray(take, dtype=np.int64)
+        self.n = len(frame) if take is None else len(self.take)
         kinds = _kinds()
         have = set(frame.columns)
+        self.deltas = deltas            # the frame's counters made for each range of rows (DeltaRows)
+        at = {c: j for j, c in enumerate(deltas.counters)} if deltas is not None else {}
+        self.valued = np.zeros(len(at), bool)       # the deltas' counters with a value in a row written
         block = {} if table != "samples" else {f.name: frame[f.name].to_numpy() for f in self.schema
                                                    if f.name in have and is_counter(f.name)}
         block = {c: v for c, v in block.items() if v.dtype == np.uint64}
@@ -203,6 +225,8 @@ class _Columns:
             kind = kinds[f.type]
             if f.name in self.block:
                 self.plan.append(("block", f.name))
+            elif f.name in at and f.name not in have:
+                self.plan.append(("deltas", at[f.name]))
             elif f.name not in have:
                 self.plan.append(("null", None))
             else:
@@ -213,8 +237,12 @@ class _Columns:
                     self.plan.append(("raw", raw, True))        # counters as they are: NaN NULL
                 elif raw is not None and raw.dtype == _NUMPY.get(kind):
                     self.plan.append(("raw", raw, False))       # no NULL possible: as they are
-                else:
-                    self.plan.append(("whole", _column(s, kind)))
+                elif kind == _S and (names := _category_names(s)) is not None:
+                    # a name a row is as wide as a counter or wider (a file's SHA-256: 64 bytes): the names
+                    # converted once, a range's rows taken from them as it is made
+                    self.plan.append(("names", names, s.cat.codes.to_numpy()))
+                else:           # a time (or a name not held as a categorical): made once (of the rows taken)
+                    self.plan.append(("whole", _column(s if take is None else s.iloc[self.take], kind)))
 
     def width(self) -> int:
         """Bytes a row of the frame's columns in Arrow and in the Parquet writer's buffers: 8 for each column
@@ -228,12 +256,18 @@ class _Columns:
         pool = pa.system_memory_pool()
         b = self.n if b is None else b
         n = b - a
+        rows = slice(a, b) if self.take is None else self.take[a:b]     # of the frame
         mat = None
         if self.block:
             mat = np.empty((len(self.block), n), np.uint64)
             for i, v in enumerate(self.block.values()):
-                mat[i] = v[a:b]
+                mat[i] = v[rows]
         row = {c: i for i, c in enumerate(self.block)}
+        dm = None
+        if self.deltas is not None:     # (rows x counters) float64, each counter contiguous: NaN stored as NULL
+            dm = self.deltas.rows(rows)
+            if n:
+                self.valued |= ~np.isnan(dm).all(axis=0)
         nulls: dict = {}        # one all-NULL array per type, shared by every absent column (a samples part has
         # 240 counter columns, most of them absent: one array each took 8 bytes a row each)
         cols = []
@@ -241,7 +275,11 @@ class _Columns:
             if p[0] == "block":
                 cols.append(pa.array(mat[row[p[1]]], type=pa.uint64(), memory_pool=pool))
             elif p[0] == "raw":
-                cols.append(pa.array(p[1][a:b], type=f.type, from_pandas=p[2], memory_pool=pool))
+                cols.append(pa.array(p[1][rows], type=f.type, from_pandas=p[2], memory_pool=pool))
+            elif p[0] == "deltas":
+                cols.append(pa.array(dm[:, p[1]], type=f.type, from_pandas=True, memory_pool=pool))
+            elif p[0] == "names":
+                cols.append(_take_names(p[1], p[2][rows]))
             elif p[0] == "whole":
                 cols.append(p[1] if (a, b) == (0, self.n) else p[1].slice(a, n))
             else:
@@ -256,21 +294,28 @@ def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):
     return _Columns(table, frame, counters).table()
 
 
-def write_frame(table: str, frame: pd.DataFrame, counters: Sequence[str], path, rows: int | None = None) -> None:
+def write_frame(table: str, frame: pd.DataFrame, counters: Sequence[str], path, rows: int | None = None,
+                take: np.ndarray | None = None, deltas=None) -> np.ndarray | None:
     """Write ``frame`` as one part file (:func:`write_part`'s options, the schema of :func:`schema_of`) a row
     group at a time: ``rows`` rows a group, by default about :data:`GROUP_BYTES` of the frame's columns
     (:meth:`_Columns.width`; at least 4,096 rows).  Only one group's Arrow copies (a samples frame's counters,
     transposed) and the Parquet writer's buffers of one group exist at once, not those of the whole frame.
+    ``take``: only these rows of ``frame``, in this order (the part of ``frame.take(take)``, the rows gathered
+    a group at a time: no copy of the frame).  ``deltas``: the frame's counters (the intervals of
+    ``compute_intervals(lazy=True)``, a :class:`~app.engine.counter_blocks.DeltaRows`), made a group of rows at
+    a time; then returns which of its counters have a value in a row written (else None).
     The rows, their order and the schema are those of ``write_part(to_table(table, frame, counters))``; a frame of one group is written by that call."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    cols = _Columns(table, frame, counters)
+    cols = _Columns(table, frame, counters, take, deltas)
     step = rows or max(_GROUP_MIN_ROWS, GROUP_BYTES // max(1, cols.width()))
+    valued = cols.valued if deltas is not None else None
     if cols.n <= step:
         write_part(cols.table(), path, pa.system_memory_pool())
+        del cols
         _release_arrow()
-        return
+        return valued
     names = [f.name for f in cols.schema if pa.types.is_string(f.type)]
     # the writer's buffers from the system allocator too: Arrow's default pool (mimalloc) keeps the pages of
     # the largest group it served, so each part written would leave a group's worth of memory resident
@@ -278,16 +323,20 @@ def write_frame(table: str, frame: pd.DataFrame, counters: Sequence[str], path, 
                           use_dictionary=names or False, memory_pool=pa.system_memory_pool()) as w:
         for a in range(0, cols.n, step):
             w.write_table(cols.table(a, min(cols.n, a + step)))
+    del cols
     _release_arrow()
+    return valued
 
 
 def _release_arrow() -> None:
-    """Hand the pages Arrow's pool kept from a part's writing back to the system: its default pool (mimalloc)
-    keeps about a group's worth (11-14 MB for a 20,000-row samples part), which the work after the write (the
-    chunk's intervals) would otherwise add to."""
-    import pyarrow as pa
+    """Hand the pages a part's writing freed back to the system: those Arrow's default pool (mimalloc) kept
+    (about a group's worth, 11-14 MB for a 20,000-row samples part) and the C heap's free pages the system
+    pool's buffers left between live blocks (glibc returns only its top: 5-9 MB after a chunk's samples part),
+    which the work after the write (the chunk's intervals) would otherwise add to
+    (:func:`app.memory.release`, no garbage collection)."""
+    from app import memory
 
-    pa.default_memory_pool().release_unused()
+    memory.release(collect=False)
 
 
 def sample_counters(frame_columns: Sequence[str]) -> list[str]:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["SampleCounters", "ColumnGroup"]
+__all__ = ["SampleCounters", "ColumnGroup", "DeltaRows"]
 
 
 class SampleCounters:
@@ -143,6 +143,64 @@ class ColumnGroup:
     def done(self) -> None:
         """Let go of the columns."""
         self._columns = []
+
+
+class DeltaRows:
+    """The counter columns of :func:`app.engine.deltas.compute_intervals`' intervals frame (``lazy``), made for
+    any of its rows on demand from the samples' counters it holds: :meth:`rows` gives the values the frame's
+    columns would hold, made by the same steps (the sample's counters, minus the previous sample's for running
+    totals, in uint64, then float64; NaN where a counter set is absent from the row or the row before, for the
+    MT-diagnostic counters of a core's other CPUs and of lost MT data, and beyond the sets the row's CFVN/CSVN
+    install).  The samples' counters are held until this object goes."""
+
+    _ROWS = 2048            # rows gathered at a time (stays in cache)
+
+    def __init__(self, C: SampleCounters, counters: Sequence[str], rows: tuple[np.ndarray, np.ndarray],
+                 oa: np.ndarray | None, mask_bits: np.ndarray, set_cols: list[tuple[int, np.ndarray]],
+                 keep_rows: np.ndarray | None, mt_kill: tuple[np.ndarray, np.ndarray] | None,
+                 uninstalled: tuple[np.ndarray, dict[int, np.ndarray]]) -> None:
+        self.counters = list(counters)
+        self._C, (self._cur, self._prev), self._oa = C, rows, oa
+        self._bits, self._set_cols, self._keep = mask_bits, set_cols, keep_rows
+        self.n = len(rows[0]) if keep_rows is None else len(keep_rows)
+        self._kill = None
+        if mt_kill is not None:     # (rows, MT counter positions) of the frame -> a flag a row, the positions
+            self._kill = (np.zeros(self.n, bool), mt_kill[1].reshape(-1))
+            self._kill[0][mt_kill[0].reshape(-1)] = True
+        self._vers, self._cuts = uninstalled
+        self.valued: np.ndarray | None = None      # kept by a writer: the counters with a value in a row written
+
+    def rows(self, idx: np.ndarray | slice) -> np.ndarray:
+        """The (rows x counters) float64 deltas of the frame's rows ``idx`` (each counter contiguous)."""
+        idx = np.arange(self.n)[idx] if isinstance(idx, slice) else np.asarray(idx, dtype=np.int64)
+        k, width = len(idx), len(self.counters)
+        out = np.empty((width, k), np.float64).T
+        if not width:
+            return out
+        for r0 in range(0, k, self._ROWS):
+            at = idx[r0:r0 + self._ROWS]
+            p = at if self._keep is None else self._keep[at]        # the row before any was dropped
+            sub = out[r0:r0 + len(at)]
+            ra = self._oa[p] if self._oa is not None else None
+            if ra is not None and ra.any():
+                C = self._C
+                sub[:] = C.full(self._cur[p]) - np.where(ra[:, None], C.full(self._prev[p]), np.uint64(0))
+            else:
+                for js, M in self._C.blocks(self._cur[p]):
+                    sub[:, js] = M
+            for bit, js in self._set_cols:
+                absent = np.flatnonzero((self._bits[p] & bit) == 0)
+                if len(absent):
+                    sub[absent[:, None], js[None, :]] = np.nan
+            if self._kill is not None:
+                dead = np.flatnonzero(self._kill[0][at])
+                if len(dead):
+                    sub[dead[:, None], self._kill[1][None, :]] = np.nan
+            for v, cut in self._cuts.items():
+                hit = np.flatnonzero(self._vers[at] == v)
+                if len(hit):
+                    sub[hit[:, None], cut[None, :]] = np.nan
+        return out
 
 
 def _runs(js: list[int], ks: list[int]) -> list[tuple[slice, slice]]:

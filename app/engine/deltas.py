@@ -201,7 +201,7 @@ def _bits_of(counters: Sequence[str]) -> np.ndarray:
 
 def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet],
                       keep: set[str] | None = None, consume: bool = False,
-                      released: Callable[[], object] | None = None) -> tuple[pd.DataFrame, list[Finding]]:
+                      released: Callable[[], object] | None = None, lazy: bool = False):
     """Turn counter-sample frames into the intervals frame.
 
     Parameters
@@ -218,6 +218,10 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     released : callable, optional
         Called after each group of counter columns is let go (``app.memory.release``: freed columns of a frame
         read from Parquet sit in the C heap, whose pages go back to the system only when trimmed).
+    lazy : bool
+        Make no counter columns: return (identity frame, findings, :class:`~app.engine.counter_blocks.DeltaRows`),
+        the last giving the float64 deltas of any rows of that frame, the same values as the counter columns
+        (the fleet extract writes them a row group at a time: the deltas of a chunk never exist whole).
 
     Returns
     -------
@@ -298,12 +302,12 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     # pandas block pandas' groupby sums read fastest: metrics by interval ~0.1 s less on the month); copied on
     # the pool thread while this one makes the identity columns and findings, then on both (``deltas_done``)
     m = len(oc)
-    D = np.empty((len(counters), m), dtype=np.float64).T
+    D = np.empty((len(counters), 0 if lazy else m), dtype=np.float64).T
     g_cur, g_prev, any_abs = srow(oc), srow(op), bool(oa.any())
     mask_bits = sets_[oc] & np.where(oa, sets_[op], -1)
     set_cols = [(bit, np.flatnonzero(bits == bit)) for bit in np.unique(bits)]
     # frames of a column an array (read from Parquet): a group of columns at a time, each let go once made
-    groups = C.column_groups(_GROUP) if consume else None
+    groups = C.column_groups(_GROUP) if consume and not lazy else None
 
     def fill(r0: int) -> None:                      # rows r0.. of D: gathers and copies release the GIL
         r1 = min(r0 + _ROWS, m)
@@ -320,14 +324,14 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
 
     rows_of_blocks = groups is None
     if rows_of_blocks:
-        deltas_done = start_map(fill, range(0, m, _ROWS) if len(counters) else ())
+        deltas_done = start_map(fill, range(0, m, _ROWS) if len(counters) and not lazy else ())
     else:                   # the groups hold the columns now (C holds none)
         absent_rows = {int(b): np.flatnonzero((mask_bits & b) == 0) for b in np.unique(bits)}
         deltas_done = start_map(partial(_fill_columns, D=D, rows=(g_cur, g_prev), oa=oa if any_abs else None,
                                         absent=absent_rows, bits=bits, released=released), groups)
         del groups
-    if released is not None and rows_of_blocks:     # the caller wants the samples' memory back and the blocks
-        deltas_done()                                   # go only as a whole: made first, on both threads
+    if released is not None and rows_of_blocks and not lazy:    # the caller wants the samples' memory back and
+        deltas_done()                                   # the blocks go only as a whole: made first, on both threads
         C = None
 
     # findings about runs
@@ -398,18 +402,26 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     findings += f
     _buckets(O)
     deltas_done()
+    if lazy:        # what the fill and the steps below do, made for any rows later
+        from app.engine.counter_blocks import DeltaRows
+
+        later = DeltaRows(C, counters, (g_cur, g_prev), oa if any_abs else None, mask_bits, set_cols, keep_rows,
+                          mt_kill, _uninstalled(O, counters))
     C = None
-    if keep_rows is not None:
+    if keep_rows is not None and not lazy:
         D = D.T[:, keep_rows].T
-    if mt_kill is not None:
+    if mt_kill is not None and not lazy:
         D[mt_kill] = np.nan
-    _cut_uninstalled(O, D, counters)
+    if not lazy:
+        _cut_uninstalled(O, D, counters)
     data = {c: O.series(c) for c in IDENTITY_COLUMNS}
     for c in ("interval_start", "interval_end", "interval_s", "bucket", "bucket_s", "cec_bucket", "cec_bucket_s"):
         data[c] = O[c]
     data["generation"], data["formula_set"] = gen_cat, fset_cat
     data["quality"] = _quality_categorical(qb)
     data["qbits"] = qb
+    if lazy:        # the columns as they are (not consolidated: no second copy beside the samples held)
+        return pd.DataFrame(data, copy=False), findings, later
     ident = pd.DataFrame(data)
     cnt = pd.DataFrame(D, columns=counters, copy=False)         # D is ours: one block, no copy
     return pd.concat([ident, cnt], axis=1), findings
@@ -582,12 +594,23 @@ def _lpar_median(O: Cols, v: np.ndarray) -> np.ndarray:
 
 def _cut_uninstalled(O: Cols, D: np.ndarray, counters: Sequence[str]) -> None:
     """NaN counters beyond the set sizes implied by the row's CFVN/CSVN (metrics.md 1.1), per version pair."""
-    if not len(O) or not counters:
-        return
-    vers, k = dense(*row_key(O, ["cfvn", "csvn"]))
-    for v in range(k):
+    vers, cuts = _uninstalled(O, counters)
+    for v, cut in cuts.items():
         idx = np.flatnonzero(vers == v)
-        cfvn, csvn = int(O["cfvn"][idx[0]]), int(O["csvn"][idx[0]])
+        D[idx[:, None], cut[None, :]] = np.nan
+
+
+def _uninstalled(O: Cols, counters: Sequence[str]) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    """Each row's version pair (CFVN, CSVN) code, and per code with any the positions of the counters beyond
+    the set sizes it implies (metrics.md 1.1)."""
+    if not len(O) or not counters:
+        return np.zeros(len(O), np.int64), {}
+    vers, k = dense(*row_key(O, ["cfvn", "csvn"]))
+    first = np.full(k, len(vers), np.int64)
+    np.minimum.at(first, vers, np.arange(len(vers)))
+    out = {}
+    for v in range(k):
+        cfvn, csvn = int(O["cfvn"][first[v]]), int(O["csvn"][first[v]])
         cut = []
         for j, c in enumerate(counters):
             bit = BIT_OF_LETTER[c[0]]
@@ -595,7 +618,8 @@ def _cut_uninstalled(O: Cols, D: np.ndarray, counters: Sequence[str]) -> None:
             if governing > 0 and int(c[1:]) >= BASE_OF_BIT[bit] + set_size(bit, cfvn, csvn):
                 cut.append(j)
         if cut:
-            D[idx[:, None], np.array(cut)[None, :]] = np.nan
+            out[v] = np.array(cut, np.int64)
+    return vers, out
 
 
 def _buckets(O: Cols) -> None:

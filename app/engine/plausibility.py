@@ -41,7 +41,7 @@ from app.engine.deltas import QUALITY_BITS, quality_strings
 from app.findings import Finding, make_finding
 from app.formats.common import categorical_from_codes
 
-__all__ = ["IMPLAUSIBLE", "LEFT_OUT", "MAX_IPC", "scan", "check", "left_out", "Violation"]
+__all__ = ["IMPLAUSIBLE", "LEFT_OUT", "MAX_IPC", "scan", "check", "left_out", "suspects", "Violation"]
 
 IMPLAUSIBLE = QUALITY_BITS["implausible"]
 LEFT_OUT = QUALITY_BITS["left-out"]
@@ -194,9 +194,37 @@ def _scan(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str]
     the rules (the reference the looser test is checked against)."""
     n = len(iv)
     R = _Rules(n)
-    counters = [c for c in counters if c in iv.columns]
     if not n:
         return R
+    counters, code, names, src, cols, wall = _inputs(iv, sets, counters)
+    clean = (iv["qbits"].to_numpy(dtype=np.int64) & QUALITY_BITS["lost-data"]) == 0
+    rows = np.arange(n) if every_row else np.flatnonzero(_suspects(cols, wall, code, names, src, counters))
+    for r0 in range(0, len(rows), _CHUNK):
+        R.rows = rows[r0:r0 + _CHUNK]
+        _scan_rows({c: v[R.rows] for c, v in cols.items()}, wall[R.rows], clean[R.rows],
+                   _Gens(code[R.rows], names), src, counters, R)
+    return R
+
+
+def suspects(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str],
+             cols: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """Per row of ``iv`` whether it may break a bound: every row :func:`check` would mark, and few others (clean
+    data: none).  A row's test reads that row alone (its own generation's bounds), so the rows of a frame may be
+    tested in pieces (the fleet extract: a row group of deltas at a time) and :func:`check` run on the rows
+    found alone: it marks and says what it would on the whole frame.  ``cols``: the counter columns as arrays
+    (float64) of ``iv``'s rows, when ``iv`` holds only its generation, CPU speed and interval length."""
+    if not len(iv):
+        return np.zeros(0, bool)
+    counters, code, names, src, cols, wall = _inputs(iv, sets, counters, cols)
+    return _suspects(cols, wall, code, names, src, counters)
+
+
+def _inputs(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str],
+            given: dict[str, np.ndarray] | None = None):
+    """What the tests read of ``iv``: the counters it has, each row's generation (codes, names), the sourcing
+    counters of each generation, the counter columns (views of the frame's float columns, or ``given``), the
+    wall-clock bound."""
+    counters = [c for c in counters if c in (iv.columns if given is None else given)]
     gen = iv["generation"]
     if isinstance(gen.dtype, pd.CategoricalDtype) and not (gen.cat.codes.to_numpy() < 0).any():
         code, names = gen.cat.codes.to_numpy(dtype=np.int64), [str(g) for g in gen.cat.categories]
@@ -207,16 +235,10 @@ def _scan(iv: pd.DataFrame, sets: dict[str, FormulaSet], counters: Sequence[str]
     src = {g: set(sourcing_counters(sets.get(g))) & have for g in names}
     speed = iv["cpu_speed"].to_numpy(dtype=np.float64)
     secs = iv["interval_s"].to_numpy(dtype=np.float64)
-    clean = (iv["qbits"].to_numpy(dtype=np.int64) & QUALITY_BITS["lost-data"]) == 0
-    cols = {c: iv[c].to_numpy(dtype=np.float64) for c in counters}    # views of the frame's float columns
+    cols = {c: iv[c].to_numpy(dtype=np.float64) for c in counters} if given is None else given  # views
     with np.errstate(invalid="ignore"):
         wall = np.where(speed > 0, speed * 1e6 * (secs * (1 + CYCLE_TOLERANCE) + CLOCK_SKEW_S), np.nan)
-    rows = np.arange(n) if every_row else np.flatnonzero(_suspects(cols, wall, code, names, src, counters))
-    for r0 in range(0, len(rows), _CHUNK):
-        R.rows = rows[r0:r0 + _CHUNK]
-        _scan_rows({c: v[R.rows] for c, v in cols.items()}, wall[R.rows], clean[R.rows],
-                   _Gens(code[R.rows], names), src, counters, R)
-    return R
+    return counters, code, names, src, cols, wall
 
 
 def _suspects(cols: dict[str, np.ndarray], wall: np.ndarray, code: np.ndarray, names: list[str],
