@@ -16,8 +16,7 @@ from app.ui import first_table, settings
 from app.ui import messages as M
 from app.ui.actions import Actions
 from app.ui.help import GlossaryDialog, show_about, show_error
-from app.ui.implausible import apply_keep
-from app.ui.implausible import install as install_implausible
+from app.ui.implausible import apply_keep, install as install_implausible
 from app.ui.palette import apply_palette, refresh_styles
 from app.ui.window_files import FilesMixin, sample_count
 from app.ui.window_session import SessionMixin
