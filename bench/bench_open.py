@@ -90,8 +90,10 @@ print(json.dumps(out))
 def child(mode: str, path: Path, cache_dir: Path) -> dict:
     env = dict(os.environ, NESTSCOPE_CACHE="1", NESTSCOPE_CACHE_DIR=str(cache_dir), PYTHONPATH=os.environ.get("BENCH_PYTHONPATH", str(ROOT)))
     t = time.perf_counter()
+    # in the checkout measured: ``python -c`` puts the current folder first on sys.path, so a child started in
+    # another checkout's folder imported that one's ``app`` whatever BENCH_PYTHONPATH named
     p = subprocess.run([sys.executable, "-c", CHILD, mode, str(path)], capture_output=True, text=True, env=env,
-                       check=True)
+                       check=True, cwd=env["PYTHONPATH"])
     out = json.loads(p.stdout.strip().splitlines()[-1])
     out["process_s"] = time.perf_counter() - t
     return out
