@@ -228,8 +228,8 @@ class LoadController(QObject):
         worker.signals.progress.connect(lambda f: None if job.done else self.file_progress.emit(path, f))
         self.message.emit(M.STATUS_LOADING.format(name=name))
         self.job_started.emit(path)
-        if self._holding and self._live:
-            self.held.append(job)
+        if self._holding and any(j is not job and j not in self.held for j in self.jobs.values()):
+            self.held.append(job)     # (a read of the window's is running: not a cancelled worker still ending)
         else:
             self._pool(job)
 
@@ -249,7 +249,7 @@ class LoadController(QObject):
             job.widget.deleteLater()
             job.widget = None
         self.job_ended.emit(job.path)
-        if self.held and not emitted and all(j in self.held for j in self.jobs.values()):
+        if self._holding and not emitted and all(j in self.held for j in self.jobs.values()):
             self.release()   # cancelled, or a duplicate: no outcome the window would let the held reads go on
         if not self.jobs:
             self.idle.emit()
