@@ -4,7 +4,7 @@ of ``deltas.py``, which reads them through :class:`SampleCounters`, to keep that
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -146,29 +146,107 @@ class ColumnGroup:
 
 
 class DeltaRows:
-    """The counter columns of :func:`app.engine.deltas.compute_intervals`' intervals frame (``lazy``), made for
-    any of its rows on demand from the samples' counters it holds: :meth:`rows` gives the values the frame's
-    columns would hold, made by the same steps (the sample's counters, minus the previous sample's for running
-    totals, in uint64, then float64; NaN where a counter set is absent from the row or the row before, for the
-    MT-diagnostic counters of a core's other CPUs and of lost MT data, and beyond the sets the row's CFVN/CSVN
-    install).  The samples' counters are held until this object goes."""
+    """The delta step of :func:`app.engine.deltas.compute_intervals`: the counter columns of its intervals frame,
+    made from the samples' counters it holds, for every row at once (the eager frame) or for any rows on demand
+    (``lazy``: :meth:`rows`).  One implementation of each rule: the sample's counters, minus the previous
+    sample's for running totals, in uint64, then float64 (:meth:`raw`, :meth:`fill_group`); NaN where a counter
+    set is absent from the row or the row before (:meth:`absent_rows`); then, once the frame's rows are known
+    (:meth:`settle`), NaN for the MT-diagnostic counters of a core's other CPUs and of lost MT data, and beyond
+    the sets the row's CFVN/CSVN install (:meth:`marks`).
 
-    _ROWS = 2048            # rows gathered at a time (stays in cache)
+    :meth:`raw` and :meth:`fill_group` read the rows before the both-kinds drop (``rows``: their sample rows,
+    ``oa``: a running total, ``mask_bits``: the sets present in the row and the row before); :meth:`marks` and
+    :meth:`rows` the frame's rows.  The samples' counters are held until :meth:`let_go` or this object goes."""
 
-    def __init__(self, C: SampleCounters, counters: Sequence[str], rows: tuple[np.ndarray, np.ndarray],
-                 oa: np.ndarray | None, mask_bits: np.ndarray, set_cols: list[tuple[int, np.ndarray]],
-                 keep_rows: np.ndarray | None, mt_kill: tuple[np.ndarray, np.ndarray] | None,
-                 uninstalled: tuple[np.ndarray, dict[int, np.ndarray]]) -> None:
+    ROWS = 2048             # rows gathered at a time (stays in cache)
+
+    def __init__(self, C: SampleCounters | None, counters: Sequence[str], rows: tuple[np.ndarray, np.ndarray],
+                 oa: np.ndarray | None, mask_bits: np.ndarray, bits: np.ndarray) -> None:
         self.counters = list(counters)
-        self._C, (self._cur, self._prev), self._oa = C, rows, oa
-        self._bits, self._set_cols, self._keep = mask_bits, set_cols, keep_rows
-        self.n = len(rows[0]) if keep_rows is None else len(keep_rows)
+        self._C, (self._cur, self._prev) = C, rows
+        self._oa = oa if oa is not None and oa.any() else None          # None: no subtraction anywhere
+        self._bits, self._bit_of = mask_bits, bits
+        self._set_cols = [(int(bit), np.flatnonzero(bits == bit)) for bit in np.unique(bits)]
+        self._absent_all: dict[int, np.ndarray] | None = None           # set bit -> rows lacking it (fill_group)
+        self.n = len(rows[0])
+        self._keep: np.ndarray | None = None
+        self._kill: tuple[np.ndarray, np.ndarray] | None = None
+        self._vers, self._cuts = np.zeros(self.n, np.int64), {}
+        self.valued: np.ndarray | None = None      # kept by a writer: the counters with a value in a row written
+
+    # -- the step over the rows before the drop ------------------------------------------------------------
+    def raw(self, out: np.ndarray, p: np.ndarray | slice) -> None:
+        """``out`` (len(p) x counters, float64) = the deltas of the rows ``p`` before the drop, NaN where a set is
+        absent (no marks).  Gathers and copies release the GIL: blocks of rows may be made on several threads."""
+        cur = self._cur[p]
+        ra = self._oa[p] if self._oa is not None else None
+        if ra is not None and ra.any():
+            C = self._C
+            out[:] = _minus(C.full(cur), C.full(self._prev[p]), ra[:, None])
+        else:                                       # deltas as recorded (subtype 1): no subtraction
+            for js, M in self._C.blocks(cur):
+                out[:, js] = M
+        mask = self._bits[p]
+        for bit, js in self._set_cols:
+            absent = np.flatnonzero((mask & bit) == 0)
+            if len(absent):
+                out[absent[:, None], js[None, :]] = np.nan
+
+    def fill_group(self, D: np.ndarray, g, released: Callable[[], object] | None = None) -> None:
+        """D's columns of the column group ``g`` (``SampleCounters.column_groups``) over every row before the drop,
+        each counter whole (a gather from a column of its own is 5x faster than row blocks over many such
+        columns), then ``g`` lets go of its columns (and ``released`` is called).  The values are :meth:`raw`'s."""
+        cur, prev, oa = self._cur, self._prev, self._oa
+        fc, fp = g.frame_of(cur), (g.frame_of(prev) if oa is not None else None)
+        absent = self.absent_rows()
+        for i in range(g.width):
+            j, col = g.j0 + i, g.column(i, cur, fc)
+            D[:, j] = col if oa is None else _minus(col, g.column(i, prev, fp), oa)
+            miss = absent[int(self._bit_of[j])]
+            if len(miss):
+                D[miss, j] = np.nan
+        g.done()
+        if released is not None:
+            released()
+
+    def absent_rows(self) -> dict[int, np.ndarray]:
+        """Each set bit's rows (before the drop) where it is absent from the row or the row before; made once
+        (call it before :meth:`fill_group` runs on several threads)."""
+        if self._absent_all is None:
+            self._absent_all = {bit: np.flatnonzero((self._bits & bit) == 0) for bit, _ in self._set_cols}
+        return self._absent_all
+
+    def let_go(self) -> None:
+        """Let go of the samples' counters (:meth:`raw` no longer works; :meth:`marks` does)."""
+        self._C = None
+
+    # -- the frame's rows ----------------------------------------------------------------------------------
+    def settle(self, keep_rows: np.ndarray | None, mt_kill: tuple[np.ndarray, np.ndarray] | None,
+               uninstalled: tuple[np.ndarray, dict[int, np.ndarray]]) -> None:
+        """The frame's rows: ``keep_rows`` (rows kept by the both-kinds drop, None: all), ``mt_kill`` ((rows,
+        MT counter positions) of the frame to NaN) and ``uninstalled`` (each row's version code, the counters
+        each code cuts: ``deltas._uninstalled``)."""
+        self._keep = keep_rows
+        self.n = len(self._cur) if keep_rows is None else len(keep_rows)
         self._kill = None
-        if mt_kill is not None:     # (rows, MT counter positions) of the frame -> a flag a row, the positions
+        if mt_kill is not None:     # a flag a row, the positions
             self._kill = (np.zeros(self.n, bool), mt_kill[1].reshape(-1))
             self._kill[0][mt_kill[0].reshape(-1)] = True
         self._vers, self._cuts = uninstalled
-        self.valued: np.ndarray | None = None      # kept by a writer: the counters with a value in a row written
+
+    def marks(self, out: np.ndarray, at: np.ndarray | None = None) -> None:
+        """NaN in ``out`` (the deltas of the frame's rows ``at``; None: every row) for the MT counters of a core's
+        other CPUs and of lost MT data, and beyond the sets each row's CFVN/CSVN install."""
+        if self._kill is not None:
+            flag = self._kill[0] if at is None else self._kill[0][at]
+            dead = np.flatnonzero(flag)
+            if len(dead):
+                out[dead[:, None], self._kill[1][None, :]] = np.nan
+        vers = self._vers if at is None else self._vers[at]
+        for v, cut in self._cuts.items():
+            hit = np.flatnonzero(vers == v)
+            if len(hit):
+                out[hit[:, None], cut[None, :]] = np.nan
 
     def rows(self, idx: np.ndarray | slice) -> np.ndarray:
         """The (rows x counters) float64 deltas of the frame's rows ``idx`` (each counter contiguous)."""
@@ -177,30 +255,18 @@ class DeltaRows:
         out = np.empty((width, k), np.float64).T
         if not width:
             return out
-        for r0 in range(0, k, self._ROWS):
-            at = idx[r0:r0 + self._ROWS]
-            p = at if self._keep is None else self._keep[at]        # the row before any was dropped
+        for r0 in range(0, k, self.ROWS):
+            at = idx[r0:r0 + self.ROWS]
             sub = out[r0:r0 + len(at)]
-            ra = self._oa[p] if self._oa is not None else None
-            if ra is not None and ra.any():
-                C = self._C
-                sub[:] = C.full(self._cur[p]) - np.where(ra[:, None], C.full(self._prev[p]), np.uint64(0))
-            else:
-                for js, M in self._C.blocks(self._cur[p]):
-                    sub[:, js] = M
-            for bit, js in self._set_cols:
-                absent = np.flatnonzero((self._bits[p] & bit) == 0)
-                if len(absent):
-                    sub[absent[:, None], js[None, :]] = np.nan
-            if self._kill is not None:
-                dead = np.flatnonzero(self._kill[0][at])
-                if len(dead):
-                    sub[dead[:, None], self._kill[1][None, :]] = np.nan
-            for v, cut in self._cuts.items():
-                hit = np.flatnonzero(self._vers[at] == v)
-                if len(hit):
-                    sub[hit[:, None], cut[None, :]] = np.nan
+            self.raw(sub, at if self._keep is None else self._keep[at])     # the row before any was dropped
+            self.marks(sub, at)
         return out
+
+
+def _minus(now: np.ndarray, before: np.ndarray, running: np.ndarray) -> np.ndarray:
+    """Deltas of counters read at a sample (``now``) and the sample before (``before``): ``now - before`` in
+    uint64 where ``running`` (running totals; broadcast over the counters), else ``now`` (deltas as recorded)."""
+    return now - np.where(running, before, np.uint64(0))
 
 
 def _runs(js: list[int], ks: list[int]) -> list[tuple[slice, slice]]:

@@ -25,6 +25,7 @@ import pandas as pd
 
 from app.engine.aggregate import bucket_arrays
 from app.engine.catalog import GENERIC, FormulaSet, select_generation
+from app.engine.counter_blocks import DeltaRows
 from app.engine.counter_blocks import SampleCounters as _Counters
 from app.engine.parallel import start_map
 from app.engine.keys import LPAR_KEY, Cols, dense, firsts_lasts, rising_within, row_key, time_order
@@ -301,38 +302,27 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     # deltas: (rows x counters), straight from the readers' blocks, each counter contiguous in memory (the
     # pandas block pandas' groupby sums read fastest: metrics by interval ~0.1 s less on the month); copied on
     # the pool thread while this one makes the identity columns and findings, then on both (``deltas_done``)
+    # (``DeltaRows``: the one implementation of the step, here over every row, lazily for any rows later)
     m = len(oc)
     D = np.empty((len(counters), 0 if lazy else m), dtype=np.float64).T
-    g_cur, g_prev, any_abs = srow(oc), srow(op), bool(oa.any())
-    mask_bits = sets_[oc] & np.where(oa, sets_[op], -1)
-    set_cols = [(bit, np.flatnonzero(bits == bit)) for bit in np.unique(bits)]
+    step = DeltaRows(C, counters, (srow(oc), srow(op)), oa, sets_[oc] & np.where(oa, sets_[op], -1), bits)
     # frames of a column an array (read from Parquet): a group of columns at a time, each let go once made
     groups = C.column_groups(_GROUP) if consume and not lazy else None
+    C = None                                        # held by the step (or by the groups) alone
 
     def fill(r0: int) -> None:                      # rows r0.. of D: gathers and copies release the GIL
-        r1 = min(r0 + _ROWS, m)
-        ra = oa[r0:r1]
-        if any_abs and ra.any():
-            D[r0:r1] = C.full(g_cur[r0:r1]) - np.where(ra[:, None], C.full(g_prev[r0:r1]), np.uint64(0))
-        else:                                       # deltas as recorded (subtype 1): no subtraction
-            for js, M in C.blocks(g_cur[r0:r1]):
-                D[r0:r1, js] = M
-        for bit, js in set_cols:                    # a set absent from the row (or the row before): NaN
-            absent = r0 + np.flatnonzero((mask_bits[r0:r1] & bit) == 0)
-            if len(absent):
-                D[absent[:, None], js[None, :]] = np.nan
+        step.raw(D[r0:r0 + step.ROWS], slice(r0, r0 + step.ROWS))
 
     rows_of_blocks = groups is None
     if rows_of_blocks:
-        deltas_done = start_map(fill, range(0, m, _ROWS) if len(counters) and not lazy else ())
-    else:                   # the groups hold the columns now (C holds none)
-        absent_rows = {int(b): np.flatnonzero((mask_bits & b) == 0) for b in np.unique(bits)}
-        deltas_done = start_map(partial(_fill_columns, D=D, rows=(g_cur, g_prev), oa=oa if any_abs else None,
-                                        absent=absent_rows, bits=bits, released=released), groups)
+        deltas_done = start_map(fill, range(0, m, step.ROWS) if len(counters) and not lazy else ())
+    else:                   # the groups hold the columns now (the step's counters none)
+        step.absent_rows()
+        deltas_done = start_map(partial(step.fill_group, D, released=released), groups)
         del groups
     if released is not None and rows_of_blocks and not lazy:    # the caller wants the samples' memory back and
         deltas_done()                                   # the blocks go only as a whole: made first, on both threads
-        C = None
+        step.let_go()
 
     # findings about runs
     def rows_at(mask: np.ndarray) -> pd.DataFrame | None:
@@ -402,18 +392,12 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     findings += f
     _buckets(O)
     deltas_done()
-    if lazy:        # what the fill and the steps below do, made for any rows later
-        from app.engine.counter_blocks import DeltaRows
-
-        later = DeltaRows(C, counters, (g_cur, g_prev), oa if any_abs else None, mask_bits, set_cols, keep_rows,
-                          mt_kill, _uninstalled(O, counters))
-    C = None
-    if keep_rows is not None and not lazy:
-        D = D.T[:, keep_rows].T
-    if mt_kill is not None and not lazy:
-        D[mt_kill] = np.nan
+    step.settle(keep_rows, mt_kill, _uninstalled(O, counters))
     if not lazy:
-        _cut_uninstalled(O, D, counters)
+        step.let_go()
+        if keep_rows is not None:
+            D = D.T[:, keep_rows].T
+        step.marks(D)
     data = {c: O.series(c) for c in IDENTITY_COLUMNS}
     for c in ("interval_start", "interval_end", "interval_s", "bucket", "bucket_s", "cec_bucket", "cec_bucket_s"):
         data[c] = O[c]
@@ -421,31 +405,10 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     data["quality"] = _quality_categorical(qb)
     data["qbits"] = qb
     if lazy:        # the columns as they are (not consolidated: no second copy beside the samples held)
-        return pd.DataFrame(data, copy=False), findings, later
+        return pd.DataFrame(data, copy=False), findings, step
     ident = pd.DataFrame(data)
     cnt = pd.DataFrame(D, columns=counters, copy=False)         # D is ours: one block, no copy
     return pd.concat([ident, cnt], axis=1), findings
-
-
-def _fill_columns(g, D: np.ndarray, rows: tuple[np.ndarray, np.ndarray], oa: np.ndarray | None,
-                  absent: dict[int, np.ndarray], bits: np.ndarray, released: Callable[[], object] | None) -> None:
-    """D's columns of the column group ``g`` (``SampleCounters.column_groups``), each counter whole (a gather
-    from a column of its own is 5x faster than row blocks over many such columns), then ``g`` lets go of its
-    columns.  The values are ``fill``'s: ``cur - prev`` in uint64 where ``oa`` (running totals), else ``cur``."""
-    cur, prev = rows
-    fc, fp = g.frame_of(cur), (g.frame_of(prev) if oa is not None else None)
-    for i in range(g.width):
-        j = g.j0 + i
-        if oa is not None:
-            D[:, j] = g.column(i, cur, fc) - np.where(oa, g.column(i, prev, fp), np.uint64(0))
-        else:
-            D[:, j] = g.column(i, cur, fc)
-        miss = absent[int(bits[j])]                 # a set absent from the row (or the row before): NaN
-        if len(miss):
-            D[miss, j] = np.nan
-    g.done()
-    if released is not None:
-        released()
 
 
 def _quality_categorical(qb: np.ndarray) -> pd.Categorical:
@@ -590,14 +553,6 @@ def _lpar_median(O: Cols, v: np.ndarray) -> np.ndarray:
     """Each row's median of ``v`` over the rows of its LPAR (``LPAR_KEY``: never another machine's clone)."""
     g = dense(*row_key(O, LPAR_KEY))[0]
     return pd.Series(v).groupby(g, sort=False).transform("median").to_numpy(dtype=np.float64)
-
-
-def _cut_uninstalled(O: Cols, D: np.ndarray, counters: Sequence[str]) -> None:
-    """NaN counters beyond the set sizes implied by the row's CFVN/CSVN (metrics.md 1.1), per version pair."""
-    vers, cuts = _uninstalled(O, counters)
-    for v, cut in cuts.items():
-        idx = np.flatnonzero(vers == v)
-        D[idx[:, None], cut[None, :]] = np.nan
 
 
 def _uninstalled(O: Cols, counters: Sequence[str]) -> tuple[np.ndarray, dict[int, np.ndarray]]:
