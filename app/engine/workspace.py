@@ -22,6 +22,8 @@ import pandas as pd
 from app.engine.aggregate import LEVELS, WINDOW_OF, NodeKey, forget_rows
 from app.engine.catalog import FormulaSet, load_formula_sets
 from app.engine.deltas import compute_intervals
+from app.engine.level_frame import NODE_COLS as _NODE_COLS
+from app.engine.level_frame import LevelFrame
 from app.engine.metrics import level_metrics, metrics_level, with_summary
 from app.engine.parallel import parallel_map, start_map
 from app.engine.plausibility import IMPLAUSIBLE, LEFT_OUT, left_out
@@ -53,7 +55,6 @@ def frames_not_kept():
 # levels whose every node's rows are kept as one frame (prepare_level) and sliced for a selection
 SLICED_LEVELS = ("lpar_interval", "class_interval", "cec_interval")
 _LEVEL_FRAMES = 9          # prepared (level, window) frames kept (LRU); the month's three are ~23 MB, its pools ~3 MB
-_NODE_COLS = ("cec", "lpar", "class", "cpu")    # NodeKey values after the level name
 
 
 def _trim() -> None:      # freed heap pages back to the system (no garbage collection)
@@ -71,51 +72,6 @@ def _counter_columns(iv: pd.DataFrame) -> list[str]:
 
 def _nodes_key(nodes: list[NodeKey] | None) -> tuple | None:
     return tuple(tuple(n) for n in nodes) if nodes is not None else None
-
-
-class LevelFrame:
-    """Every node's metric rows of one interval level and time window: the interval rows and their whole-window
-    summary rows in the report order (``with_summary``), and per node depth the row positions of each node.
-
-    A node's rows are the rows ``metrics(by, nodes=[node], summary=True)`` computes on its own: the level's
-    aggregation groups rows by node (and bucket), so a group's sums do not depend on the other nodes, and the
-    report order is a stable sort on the node columns, so the node's rows keep their order in the whole frame."""
-
-    def __init__(self, frame: pd.DataFrame, cols: tuple[str, ...] = _NODE_COLS) -> None:
-        self.frame = frame
-        self.cols = cols          # the columns of a NodeKey's values (a CEC pool's: cec, class)
-        self.summary = frame["summary"].to_numpy(dtype=bool) if len(frame) else np.zeros(0, bool)
-        self._index: dict[int, dict[tuple, np.ndarray]] = {}
-
-    def positions(self, nodes: Iterable[NodeKey]) -> np.ndarray | None:
-        """Ascending row positions of ``nodes`` (None: a node this frame cannot answer, or one without rows)."""
-        parts = []
-        for key in nodes:
-            depth = len(key) - 1
-            cols = list(self.cols[:depth])
-            if depth < 1 or any(c not in self.frame.columns for c in cols):
-                return None
-            idx = self._index.get(depth)
-            if idx is None:
-                g = self.frame.groupby(cols, sort=False, observed=True, dropna=False).indices
-                idx = self._index[depth] = {(k if isinstance(k, tuple) else (k,)): np.asarray(v, np.int64)
-                                            for k, v in g.items()}
-            p = idx.get(tuple(key[1:]))
-            if p is None:
-                return None
-            parts.append(p)
-        if not parts:
-            return None
-        return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
-
-    def rows(self, nodes: Iterable[NodeKey] | None, summary: bool) -> pd.DataFrame | None:
-        """The rows of ``nodes`` (None: every node), with or without the summary rows; None when it cannot tell."""
-        pos = np.arange(len(self.frame)) if nodes is None else self.positions(nodes)
-        if pos is None or not len(pos):
-            return None
-        if not summary:
-            pos = pos[~self.summary[pos]]
-        return self.frame.take(pos).reset_index(drop=True)
 
 
 class Workspace:
@@ -137,11 +93,15 @@ class Workspace:
     keep_implausible : bool
         Keep CPU-intervals that break a physical bound (:mod:`app.engine.plausibility`) in every sum; by
         default their counters are NaN (left out), their rows marked ``implausible,left-out``.
+    coverage_notes : bool
+        The tree's CEC and LPAR nodes carry coverage notes (default).  False: none, and no pass over the
+        intervals makes them (:meth:`coverage_frames` gives empty CEC and LPAR frames): a workspace of the first
+        part of a file, whose rows end at the part's cut and not where the file's do.
     """
 
     def __init__(self, formula_file: str | Path | None = None, counters: str = "used",
                  formula_sets: dict[str, FormulaSet] | None = None, cache: Any = None,
-                 keep_implausible: bool = False):
+                 keep_implausible: bool = False, coverage_notes: bool = True):
         self.formula_sets: dict[str, FormulaSet] = formula_sets or load_formula_sets(formula_file)
         self.formula_file = str(formula_file) if formula_file else None
         self._keep_all = counters == "all"
@@ -160,6 +120,7 @@ class Workspace:
         # or an app.cache.Cache
         self.cache = cache
         self._keep_implausible = bool(keep_implausible)
+        self._coverage_notes = bool(coverage_notes)
 
     @property
     def keep_implausible(self) -> bool:
@@ -363,7 +324,8 @@ class Workspace:
 
     def coverage_frames(self) -> dict[str, pd.DataFrame]:
         """``partitions.coverage`` of the CEC and LPAR levels over the whole range (the tree's coverage notes);
-        with cached intervals kept in the workspace cache beside them (a groupby over every interval row)."""
+        with cached intervals kept in the workspace cache beside them (a groupby over every interval row).
+        Without ``coverage_notes`` both frames are empty (the level's columns, no row)."""
         from app.engine.partitions import coverage
 
         if self._cov is None:
@@ -371,6 +333,11 @@ class Workspace:
 
             if not self._computed():
                 self._compute()
+            if not self._coverage_notes:
+                iv = self._ensure()
+                self._cov = {lv: coverage(iv.iloc[:0], lv) for lv in ("cec", "lpar")}
+                self._cov["ident"] = tree_ident(iv)
+                return dict(self._cov)
             cache, key = self._iv_cache(self.counters_needed(), derived=True)
             key = f"{key}-coverage-cores" if key is not None else None   # the ident has core ids (issue 26)
             got = cache.load_frames("cov", key) if key is not None else None

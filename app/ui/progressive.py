@@ -16,7 +16,6 @@ record this walk does not know) is read the usual way only.  No Qt here.
 
 from __future__ import annotations
 
-import functools
 import mmap
 import os
 from dataclasses import dataclass
@@ -219,10 +218,14 @@ def final_rows(table: pd.DataFrame, rest_min: dict[str, np.datetime64], systems:
 def part_view(part: FirstPart, formula_sets: Any = None, keep_implausible: bool = False) -> Any:
     """What the window shows of ``part`` (a ViewData): the part added to a Workspace of its own, the tree's CEC
     and LPAR levels, the first LPAR's table cut to its final rows (:func:`final_rows`); no findings."""
+    from app.engine import Workspace
     from app.ui.render import compute_view
     from app.ui.selection import Selection
 
-    ws = _part_workspace()(formula_sets=formula_sets, cache=False, keep_implausible=keep_implausible)
+    # no coverage notes: the part's rows end at its cut, not where the file's do, so a note of the part (an LPAR
+    # covering less of the CEC's time than another) would not be the file's, and its pass over the part's rows
+    # would delay the first table (about 0.05 CPU s on the month's part)
+    ws = Workspace(formula_sets=formula_sets, cache=False, keep_implausible=keep_implausible, coverage_notes=False)
     outcome = SimpleNamespace(path=part.path, digest="", result=part.result)     # a LoadOutcome's fields
     view = compute_view(ws, Selection(), [outcome], table=True, timeline=False,
                         values=False, deep=False)
@@ -232,23 +235,6 @@ def part_view(part: FirstPart, formula_sets: Any = None, keep_implausible: bool 
     view.findings = view.files = None       # the part's findings are not the file's
     view.added = []
     return view
-
-
-@functools.cache
-def _part_workspace() -> type:
-    """A Workspace whose tree has no coverage notes: the part's rows end at its cut, not where the file's do, so
-    a note of the part (an LPAR covering less of the CEC's time than another) would not be the file's, and its
-    pass over the part's rows would delay the first table (about 0.05 CPU s on the month's part)."""
-    from app.engine import Workspace
-    from app.engine.tree import tree_ident
-
-    class PartWorkspace(Workspace):
-        def coverage_frames(self) -> dict[str, pd.DataFrame]:
-            if self._cov is None:
-                none = pd.DataFrame({"cec": [], "lpar": [], "coverage_pct": [], "coverage_note": []})
-                self._cov = {"cec": none, "lpar": none, "ident": tree_ident(self.intervals)}
-            return dict(self._cov)
-    return PartWorkspace
 
 
 def _blank_counts(nodes: list[Any], rest_min: dict[str, np.datetime64]) -> None:
