@@ -1,5 +1,6 @@
-"""The counter columns of the sample frames, read for given sample rows without joining the frames (moved out
-of ``deltas.py``, which reads them through :class:`SampleCounters`, to keep that module under its size limit).
+"""The counter columns of the sample frames, read for given sample rows without joining the frames, and the
+delta step made from them (:class:`DeltaRows`: the counter columns of ``deltas.compute_intervals``' intervals,
+all at once or for any rows later); moved out of ``deltas.py`` to keep that module under its size limit.
 """
 
 from __future__ import annotations
@@ -171,7 +172,8 @@ class DeltaRows:
         self.n = len(rows[0])
         self._keep: np.ndarray | None = None
         self._kill: tuple[np.ndarray, np.ndarray] | None = None
-        self._vers, self._cuts = np.zeros(self.n, np.int64), {}
+        self._vers: np.ndarray | None = None                            # marks: none until settle
+        self._cuts: dict[int, np.ndarray] = {}
         self.valued: np.ndarray | None = None      # kept by a writer: the counters with a value in a row written
 
     # -- the step over the rows before the drop ------------------------------------------------------------
@@ -242,7 +244,7 @@ class DeltaRows:
             dead = np.flatnonzero(flag)
             if len(dead):
                 out[dead[:, None], self._kill[1][None, :]] = np.nan
-        vers = self._vers if at is None else self._vers[at]
+        vers = self._vers if at is None or not self._cuts else self._vers[at]
         for v, cut in self._cuts.items():
             hit = np.flatnonzero(vers == v)
             if len(hit):
