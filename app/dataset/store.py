@@ -411,9 +411,10 @@ class Dataset:
         ``samples`` in a list (a box) is taken out of it: its counters are let go once the engine has made the
         deltas (bounded memory: the samples and the intervals' counters are held together only while the deltas
         are made).  Returned too: the rows of the intervals frame to add (None: every row), taken when they
-        are written, not copied out of it; and the :class:`~app.engine.counter_blocks.DeltaRows` of its
-        counters (the frame has none: they are made a row group at a time as the part is written, so the
-        chunk's deltas never exist whole)."""
+        are written, not copied out of it; and the :class:`~app.dataset.adder.CheckedDeltas` of its counters
+        (the frame has none: they are made a row group at a time as the part is written, so the chunk's deltas
+        never exist whole, and tested for plausibility then: the findings returned are the engine's, the
+        check's come from its ``findings()`` after the write)."""
         from app.dataset import dedup
         from app.engine.deltas import FILE_COLUMN, compute_intervals
 
@@ -444,9 +445,10 @@ class Dataset:
         # each interval's UTC offset, the engine's rule over the file's records and the stored ones around them
         # (their offsets read back as local times); its findings are report's and info's, not extract's
         add_utc_offsets(iv, light)
-        from app.dataset.adder import check_in_pieces   # implausible rows marked (qbits 128); queries leave them out
+        from app.dataset.adder import CheckedDeltas     # implausible rows marked (qbits 128); queries leave them out
 
-        findings += check_in_pieces(iv, later, sets)
+        # tested as its deltas are made for the write (a row group at a time), its findings after the write
+        later = CheckedDeltas(iv, later, sets)
         frames = [f[dedup.INTERVAL_KEY + ["time"]] for f in light]
         del light
         # the rows to add are not copied out of ``iv``: the caller writes them from it (tables.write_frame's take)

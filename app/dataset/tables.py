@@ -221,10 +221,15 @@ class _Columns:
         block = {c: v for c, v in block.items() if v.dtype == np.uint64}
         self.block = block if len(block) >= 8 else {}       # views of the frame's block
         self.plan: list[tuple] = []
+        # columns the deltas' maker holds in place of the frame's (the intervals' qbits, marked by the plausibility
+        # check as each range's deltas are made: app.dataset.adder.CheckedDeltas), read after it made a range's
+        own = getattr(deltas, "own_columns", None) or {}
         for f in self.schema:
             kind = kinds[f.type]
             if f.name in self.block:
                 self.plan.append(("block", f.name))
+            elif f.name in own and own[f.name].dtype == _NUMPY.get(kind):
+                self.plan.append(("raw", own[f.name], False))
             elif f.name in at and f.name not in have:
                 self.plan.append(("deltas", at[f.name]))
             elif f.name not in have:
