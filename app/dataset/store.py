@@ -461,8 +461,14 @@ class Dataset:
         if other.any():      # intervals of other files computed again: they keep that file's name and hash
             m = iv.loc[other, ["source", "offset"]].astype({"source": str}).merge(
                 orig.drop_duplicates(["source", "offset"]), on=["source", "offset"], how="left")
-            iv["source"] = iv["source"].astype(str)
-            iv.loc[other, "source"] = m["_orig_source"].to_numpy()
+            # the names as a categorical (a part of the chunk's rows takes them from each name once), not a
+            # string a row: only the rows of other files change
+            names = tables.with_names(iv["source"], other, m["_orig_source"].to_numpy(dtype=object))
+            if names is None:
+                iv["source"] = iv["source"].astype(str)
+                iv.loc[other, "source"] = m["_orig_source"].to_numpy()
+            else:
+                iv["source"] = names
             iv.loc[other, "_sha"] = m["sha256"].to_numpy()
         return iv, [f for f in findings if f.file == path], drop, keep, later
 
@@ -477,8 +483,11 @@ class Dataset:
         for c in INTERVAL_IDENT:
             if c == "sha256":       # rows completing a later file keep that file's hash
                 other = iv["_sha"].notna().to_numpy() if "_sha" in iv.columns else np.zeros(len(iv), bool)
-                out[c] = np.where(other, iv["_sha"], sha).astype(object) if other.any() \
-                    else pd.Categorical.from_codes(np.zeros(len(iv), np.int8), categories=pd.Index([sha], dtype="str"))
+                mine = pd.Categorical.from_codes(np.zeros(len(iv), np.int8), categories=pd.Index([sha], dtype="str"))
+                if other.any():     # each hash once (a categorical), not 64 characters a row
+                    both = tables.with_names(pd.Series(mine), other, iv["_sha"].to_numpy(dtype=object)[other])
+                    mine = both if both is not None else np.where(other, iv["_sha"], sha).astype(object)
+                out[c] = mine
             elif c == "t_start":
                 out[c] = iv["interval_start"].to_numpy(dtype="datetime64[ns]")
             elif c == "t_end":

@@ -174,6 +174,28 @@ def _category_names(s: pd.Series):
         return None
 
 
+def with_names(s: pd.Series, rows: np.ndarray, values) -> pd.Categorical | None:
+    """``s.astype(str)`` with ``values`` (text, or missing: NULL) at the rows of the mask ``rows``, as a categorical
+    of string categories (each name once: written as the same strings as that object column, without a string
+    a row); None when ``s`` is not a categorical of distinct string categories without missing values, or a value
+    is neither text nor missing (then the object column's way)."""
+    if not isinstance(s.dtype, pd.CategoricalDtype) or _category_names(s) is None:
+        return None
+    codes = s.cat.codes.to_numpy()
+    cats = s.cat.categories.astype(str)
+    if (codes < 0).any() or not cats.is_unique:
+        return None
+    vals = np.asarray(values, dtype=object)
+    uniq = pd.unique(vals)
+    if any(not isinstance(v, str) and not pd.isna(v) for v in uniq):
+        return None
+    have = set(cats)
+    cats = cats.append(pd.Index([v for v in uniq if isinstance(v, str) and v not in have], dtype="str"))
+    codes = codes.astype(np.int32)
+    codes[rows] = cats.get_indexer(vals)            # a missing value: -1, NULL
+    return pd.Categorical.from_codes(codes, categories=cats)
+
+
 def _take_names(names, codes: np.ndarray):
     """The rows of category ``codes`` (-1: NULL) as an Arrow string array of ``names``."""
     import pyarrow as pa
