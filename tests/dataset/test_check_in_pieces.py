@@ -74,3 +74,34 @@ def test_same_marks_and_findings_as_the_whole_frame(bad, step, asked):
         assert int((qb & IMPLAUSIBLE != 0).sum()) == bad
     # up to 10 findings with every detail, the rest of the file's rows in one finding
     assert len(want) == min(bad, 10) + (1 if bad > 10 else 0)
+
+
+def test_extract_in_chunks_marks_and_says_what_the_whole_file_does(tmp_path, monkeypatch):
+    # a record of the last third of the file spoiled (E149's value flipped by 2**32 and more: above any bound);
+    # the file extracted whole and in chunks of about a third: the one interval marked, its finding in the
+    # manifest (the chunked extract tests the chunk's deltas as its intervals' part is written)
+    import sys
+
+    import pandas as pd
+
+    from app.dataset import Dataset
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
+    from damaged import samples, write
+
+    s = samples(intervals=30)                               # 3 CPUs: 90 records
+    path, _ = write(tmp_path, s, (80, "E149"))
+    got = {}
+    for name, mb in (("whole", None), ("chunks", Path(path).stat().st_size / 3 / (1 << 20))):
+        if mb is not None:
+            monkeypatch.setenv("NESTSCOPE_EXTRACT_CHUNK_MB", repr(mb))
+        ds = Dataset(tmp_path / name, create=True)
+        r = ds.extract(path)
+        assert r.status == "added"
+        iv = pd.read_parquet(ds.root / "intervals", columns=["cpu", "t_end", "qbits"])
+        marked = iv.loc[(iv["qbits"] & IMPLAUSIBLE) != 0, ["cpu", "t_end"]]
+        said = [m for m in r.entry["findings_sample"] if "breaks the physical bound" in m]
+        got[name] = (r.entry.get("chunks", 1), marked.to_numpy().tolist(), said)
+    assert got["chunks"][0] >= 3 and got["whole"][0] == 1
+    assert len(got["whole"][1]) == 1 and len(got["whole"][2]) == 1 and "E149" in got["whole"][2][0]
+    assert got["chunks"][1:] == got["whole"][1:]
