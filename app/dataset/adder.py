@@ -175,7 +175,7 @@ class FileAdder:
             self.ds._pending_visible = True
         self._list(later)
         if n_new:
-            self.findings.extend(eng)
+            self.findings.extend(eng)       # the engine's; the plausibility check's after the intervals' write
             if drop is not None and len(drop):
                 # first the superseded intervals go (a kill here leaves a gap the next extract of this file fills)
                 self._supersede(drop)
@@ -196,7 +196,6 @@ class FileAdder:
                 # chunk's samples go with ``rows``)
                 where = self._write("intervals", ivf, all_counters, take=keep, deltas=rows)
                 self.counters |= {c for c, v in zip(rows.counters, rows.valued) if v}
-                rows = None
                 if ahead.any():                # what a later chunk in time order must see as stored
                     at = np.flatnonzero(ahead) if keep is None else keep[ahead]
                     a = ivf[dedup.INTERVAL_KEY + ["t_end", "t_start", "month"]].iloc[at]
@@ -204,6 +203,9 @@ class FileAdder:
                     k["t0"] = tables.ns_of(a["t_start"])
                     k["_file"] = [str(self.ds.root / where[(c, m)]) for c, m in zip(a["cec"], a["month"])]
                     self.ahead = pd.concat([self.ahead, k], ignore_index=True)
+            # the check's findings (its marks are written): of the rows not written too (tested now)
+            self.findings.extend(f for f in rows.findings() if f.file == self.file)
+            rows = None
             self.samples += n_new
 
     def _summary(self, all_samples: pd.DataFrame) -> None:
@@ -348,34 +350,71 @@ class FileAdder:
         self.ds._remove(self.written)
 
 
-def check_in_pieces(iv: pd.DataFrame, later, sets, step: int = 4096) -> list:
-    """:func:`app.engine.plausibility.check` of the intervals frame ``iv`` whose counters ``later`` makes
-    (:class:`~app.engine.counter_blocks.DeltaRows`): the rows that may break a bound found ``step`` rows at a
-    time (:func:`~app.engine.plausibility.suspects`), then the check on those rows alone, their ``qbits`` set
-    in ``iv``.  The same marks and findings as the check of the whole frame with its counters (each row is
-    tested alone), with one row group of counters in memory, not the chunk's.  (``iv['quality']``, the text of
-    the bits, is not brought up to date: the dataset stores the bits.)"""
-    from app.engine.plausibility import check, suspects
+class CheckedDeltas:
+    """The :class:`~app.engine.counter_blocks.DeltaRows` of an intervals frame ``iv`` with
+    :func:`app.engine.plausibility.check` done as its rows are made: each range of rows a writer asks for
+    (:func:`app.dataset.tables.write_frame`, a row group at a time) is tested at once
+    (:func:`~app.engine.plausibility.suspects`, then the check on the rows it finds alone), and their ``qbits``
+    (:attr:`own_columns`: the column the writer takes from here, not from the frame) marked before the group is
+    written: each chunk's deltas are made once, not once for the test and again for the write.  A row's test
+    reads that row alone, so the marks are those of the check of the whole frame; :meth:`findings` (after the
+    write) tests the rows no writer asked for and gives the check's findings of the rows that break a bound,
+    the same as those of the whole frame with its counters.  ``iv`` as the engine made it: the findings name
+    its rows as they are now (a later change of ``iv``'s names is not seen: copy on write)."""
 
-    extra = list(iv.columns[list(iv.columns).index("qbits") + 1:])      # the UTC offsets: read as the eager
-    names = later.counters + extra                                      # check reads the columns after qbits
-    base = iv[["generation", "cpu_speed", "interval_s"]]
-    more = {c: iv[c].to_numpy(dtype=np.float64) for c in extra}
-    sus = np.zeros(len(iv), bool)
-    for a in range(0, len(iv), step):           # the piece's counters as arrays: no frame made of them
-        b = min(len(iv), a + step)
-        m = later.rows(slice(a, b))
-        cols = {c: m[:, j] for j, c in enumerate(later.counters)} | {c: v[a:b] for c, v in more.items()}
-        sus[a:b] = suspects(base.iloc[a:b], sets, names, cols)
-    if not sus.any():
-        return []
-    idx = np.flatnonzero(sus)
-    sub = _with(iv.iloc[idx], later, idx)
-    found = check(sub, sets, names)
-    qb = iv["qbits"].to_numpy(dtype=np.int64).copy()
-    qb[idx] = sub["qbits"].to_numpy(dtype=np.int64)
-    iv["qbits"] = qb
-    return found
+    _ROWS = 4096                        # rows tested at a time by :meth:`findings`
+
+    def __init__(self, iv: pd.DataFrame, later, sets) -> None:
+        cols = list(iv.columns)
+        extra = cols[cols.index("qbits") + 1:]          # the UTC offsets: read as the eager check reads the
+        self.names = later.counters + extra             # columns after qbits
+        self.later, self.sets, self.counters = later, sets, later.counters
+        self.valued: np.ndarray | None = None           # kept by a writer (app/dataset/store.py, _write_part)
+        # what the check and its findings read of a row (not the bucket columns: let go with ``iv``)
+        keep = [c for c in ("source", "offset", "system", "class", "cpu", "interval_end", "generation",
+                            "cpu_speed", "interval_s", "qbits", "quality") if c in cols] + extra
+        self.iv = iv[keep]
+        self.base = iv[["generation", "cpu_speed", "interval_s"]]
+        self.more = {c: iv[c].to_numpy(dtype=np.float64) for c in extra}
+        self.qbits = iv["qbits"].to_numpy(dtype=np.int64).copy()
+        self.own_columns = {"qbits": self.qbits}
+        self.tested = np.zeros(len(iv), bool)
+        self.sus = np.zeros(len(iv), bool)
+
+    def rows(self, idx: np.ndarray | slice) -> np.ndarray:
+        """:meth:`DeltaRows.rows <app.engine.counter_blocks.DeltaRows.rows>`, the rows tested and marked."""
+        m = self.later.rows(idx)
+        self._test(np.arange(len(self.tested))[idx] if isinstance(idx, slice) else np.asarray(idx, np.int64), m)
+        return m
+
+    def _test(self, at: np.ndarray, m: np.ndarray) -> None:
+        from app.engine.plausibility import check, suspects
+
+        if not len(at):
+            return
+        cols = {c: m[:, j] for j, c in enumerate(self.counters)} | {c: v[at] for c, v in self.more.items()}
+        sus = suspects(self.base.iloc[at], self.sets, self.names, cols)
+        self.tested[at] = True
+        if sus.any():
+            idx = at[sus]
+            self.sus[idx] = True
+            sub = pd.concat([self.iv.iloc[idx].reset_index(drop=True),
+                             pd.DataFrame(m[sus], columns=self.counters, copy=False)], axis=1)
+            check(sub, self.sets, self.names)
+            self.qbits[idx] = sub["qbits"].to_numpy(dtype=np.int64)
+
+    def findings(self) -> list:
+        """The check's findings over every row (those not written tested now: their marks are not written)."""
+        from app.engine.plausibility import check
+
+        rest = np.flatnonzero(~self.tested)
+        for a in range(0, len(rest), self._ROWS):
+            at = rest[a:a + self._ROWS]
+            self._test(at, self.later.rows(at))
+        if not self.sus.any():
+            return []
+        idx = np.flatnonzero(self.sus)
+        return check(_with(self.iv.iloc[idx], self.later, idx), self.sets, self.names)
 
 
 def _with(frame: pd.DataFrame, later, rows) -> pd.DataFrame:

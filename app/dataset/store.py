@@ -411,9 +411,10 @@ class Dataset:
         ``samples`` in a list (a box) is taken out of it: its counters are let go once the engine has made the
         deltas (bounded memory: the samples and the intervals' counters are held together only while the deltas
         are made).  Returned too: the rows of the intervals frame to add (None: every row), taken when they
-        are written, not copied out of it; and the :class:`~app.engine.counter_blocks.DeltaRows` of its
-        counters (the frame has none: they are made a row group at a time as the part is written, so the
-        chunk's deltas never exist whole)."""
+        are written, not copied out of it; and the :class:`~app.dataset.adder.CheckedDeltas` of its counters
+        (the frame has none: they are made a row group at a time as the part is written, so the chunk's deltas
+        never exist whole, and tested for plausibility then: the findings returned are the engine's, the
+        check's come from its ``findings()`` after the write)."""
         from app.dataset import dedup
         from app.engine.deltas import FILE_COLUMN, compute_intervals
 
@@ -444,9 +445,10 @@ class Dataset:
         # each interval's UTC offset, the engine's rule over the file's records and the stored ones around them
         # (their offsets read back as local times); its findings are report's and info's, not extract's
         add_utc_offsets(iv, light)
-        from app.dataset.adder import check_in_pieces   # implausible rows marked (qbits 128); queries leave them out
+        from app.dataset.adder import CheckedDeltas     # implausible rows marked (qbits 128); queries leave them out
 
-        findings += check_in_pieces(iv, later, sets)
+        # tested as its deltas are made for the write (a row group at a time), its findings after the write
+        later = CheckedDeltas(iv, later, sets)
         frames = [f[dedup.INTERVAL_KEY + ["time"]] for f in light]
         del light
         # the rows to add are not copied out of ``iv``: the caller writes them from it (tables.write_frame's take)
@@ -459,8 +461,14 @@ class Dataset:
         if other.any():      # intervals of other files computed again: they keep that file's name and hash
             m = iv.loc[other, ["source", "offset"]].astype({"source": str}).merge(
                 orig.drop_duplicates(["source", "offset"]), on=["source", "offset"], how="left")
-            iv["source"] = iv["source"].astype(str)
-            iv.loc[other, "source"] = m["_orig_source"].to_numpy()
+            # the names as a categorical (a part of the chunk's rows takes them from each name once), not a
+            # string a row: only the rows of other files change
+            names = tables.with_names(iv["source"], other, m["_orig_source"].to_numpy(dtype=object))
+            if names is None:
+                iv["source"] = iv["source"].astype(str)
+                iv.loc[other, "source"] = m["_orig_source"].to_numpy()
+            else:
+                iv["source"] = names
             iv.loc[other, "_sha"] = m["sha256"].to_numpy()
         return iv, [f for f in findings if f.file == path], drop, keep, later
 
@@ -475,8 +483,11 @@ class Dataset:
         for c in INTERVAL_IDENT:
             if c == "sha256":       # rows completing a later file keep that file's hash
                 other = iv["_sha"].notna().to_numpy() if "_sha" in iv.columns else np.zeros(len(iv), bool)
-                out[c] = np.where(other, iv["_sha"], sha).astype(object) if other.any() \
-                    else pd.Categorical.from_codes(np.zeros(len(iv), np.int8), categories=pd.Index([sha], dtype="str"))
+                mine = pd.Categorical.from_codes(np.zeros(len(iv), np.int8), categories=pd.Index([sha], dtype="str"))
+                if other.any():     # each hash once (a categorical), not 64 characters a row
+                    both = tables.with_names(pd.Series(mine), other, iv["_sha"].to_numpy(dtype=object)[other])
+                    mine = both if both is not None else np.where(other, iv["_sha"], sha).astype(object)
+                out[c] = mine
             elif c == "t_start":
                 out[c] = iv["interval_start"].to_numpy(dtype="datetime64[ns]")
             elif c == "t_end":

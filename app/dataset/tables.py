@@ -174,6 +174,28 @@ def _category_names(s: pd.Series):
         return None
 
 
+def with_names(s: pd.Series, rows: np.ndarray, values) -> pd.Categorical | None:
+    """``s.astype(str)`` with ``values`` (text, or missing: NULL) at the rows of the mask ``rows``, as a categorical
+    of string categories (each name once: written as the same strings as that object column, without a string
+    a row); None when ``s`` is not a categorical of distinct string categories without missing values, or a value
+    is neither text nor missing (then the object column's way)."""
+    if not isinstance(s.dtype, pd.CategoricalDtype) or _category_names(s) is None:
+        return None
+    codes = s.cat.codes.to_numpy()
+    cats = s.cat.categories.astype(str)
+    if (codes < 0).any() or not cats.is_unique:
+        return None
+    vals = np.asarray(values, dtype=object)
+    uniq = pd.unique(vals)
+    if any(not isinstance(v, str) and not pd.isna(v) for v in uniq):
+        return None
+    have = set(cats)
+    cats = cats.append(pd.Index([v for v in uniq if isinstance(v, str) and v not in have], dtype="str"))
+    codes = codes.astype(np.int32)
+    codes[rows] = cats.get_indexer(vals)            # a missing value: -1, NULL
+    return pd.Categorical.from_codes(codes, categories=cats)
+
+
 def _take_names(names, codes: np.ndarray):
     """The rows of category ``codes`` (-1: NULL) as an Arrow string array of ``names``."""
     import pyarrow as pa
@@ -221,10 +243,15 @@ class _Columns:
         block = {c: v for c, v in block.items() if v.dtype == np.uint64}
         self.block = block if len(block) >= 8 else {}       # views of the frame's block
         self.plan: list[tuple] = []
+        # columns the deltas' maker holds in place of the frame's (the intervals' qbits, marked by the plausibility
+        # check as each range's deltas are made: app.dataset.adder.CheckedDeltas), read after it made a range's
+        own = getattr(deltas, "own_columns", None) or {}
         for f in self.schema:
             kind = kinds[f.type]
             if f.name in self.block:
                 self.plan.append(("block", f.name))
+            elif f.name in own and own[f.name].dtype == _NUMPY.get(kind):
+                self.plan.append(("raw", own[f.name], False))
             elif f.name in at and f.name not in have:
                 self.plan.append(("deltas", at[f.name]))
             elif f.name not in have:

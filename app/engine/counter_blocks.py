@@ -159,7 +159,10 @@ class DeltaRows:
     ``oa``: a running total, ``mask_bits``: the sets present in the row and the row before); :meth:`marks` and
     :meth:`rows` the frame's rows.  The samples' counters are held until :meth:`let_go` or this object goes."""
 
-    ROWS = 2048             # rows gathered at a time (stays in cache)
+    ROWS = 2048             # rows gathered at a time by the eager fill (stays in cache)
+    # rows gathered at a time by :meth:`rows` (lazy), the span of each one's record copied: about 0.6 MB of a
+    # z16's records (2,048 rows held 1.7 MB more beside a row group of the extract's intervals, at its peak)
+    LAZY_ROWS = 512
 
     def __init__(self, C: SampleCounters | None, counters: Sequence[str], rows: tuple[np.ndarray, np.ndarray],
                  oa: np.ndarray | None, mask_bits: np.ndarray, bits: np.ndarray) -> None:
@@ -257,8 +260,8 @@ class DeltaRows:
         out = np.empty((width, k), np.float64).T
         if not width:
             return out
-        for r0 in range(0, k, self.ROWS):
-            at = idx[r0:r0 + self.ROWS]
+        for r0 in range(0, k, self.LAZY_ROWS):
+            at = idx[r0:r0 + self.LAZY_ROWS]
             sub = out[r0:r0 + len(at)]
             self.raw(sub, at if self._keep is None else self._keep[at])     # the row before any was dropped
             self.marks(sub, at)
