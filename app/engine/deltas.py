@@ -422,7 +422,9 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     data["qbits"] = qb
     if lazy:        # the columns as they are (not consolidated: no second copy beside the samples held)
         return pd.DataFrame(data, copy=False), findings, later
-    ident = pd.DataFrame(data)
+    # the identity columns as they are, not consolidated into blocks: a copy of all of them (40 MB on the month)
+    # beside the interval rows and the deltas was the top of the cold export's intervals step
+    ident = pd.DataFrame(data, copy=False)
     cnt = pd.DataFrame(D, columns=counters, copy=False)         # D is ours: one block, no copy
     return pd.concat([ident, cnt], axis=1), findings
 

@@ -264,6 +264,8 @@ class Workspace:
                                                    for f in frames]])
         iv, findings = compute_intervals(frames, self.formula_sets, keep, consume=True,
                                          released=_trim if handed else None)
+        if handed:    # the samples' identity columns and the deltas' working arrays went at its return: their heap
+            _trim()   # pages back before the checks and the cache write (the month's cold export: 119 MB, its peak)
         rec = offsets_done()[0]
         # each system's UTC offset from its records' local time, and the physical bounds, found side by side
         counters = _counter_columns(iv)
