@@ -138,9 +138,9 @@ def _floats(df: pd.DataFrame, names: list[str]) -> dict[str, np.ndarray]:
     ``df[c]`` per column cost more than the formulas on a few aggregated rows: the frame's own column arrays)."""
     if not names:
         return {}
-    pos = df.columns.get_indexer(names)
     get = getattr(df, "_get_column_array", None)
-    if get is None or (pos < 0).any():         # another pandas, or a name twice: the frame's public look-up
+    pos = df.columns.get_indexer(names) if get is not None and df.columns.is_unique else None
+    if pos is None or (pos < 0).any():        # another pandas, a name twice or missing: the public look-up
         return {c: df[c].to_numpy(dtype=np.float64) for c in names}
     out = {}
     for c, i in zip(names, pos):
