@@ -236,8 +236,8 @@ def main() -> int:
     ap.add_argument("--xlsx-cases", default="cold,warm,samples", metavar="CASES",
                     help="workbook runs, comma-separated: cold (empty cache: decode, intervals, cache writes), warm "
                          "(intervals cached), samples (samples cached, not the intervals); --repeat N runs warm and "
-                         "samples N times and cold once, or, when cold is the only case, cold N times, each round "
-                         "from emptied caches")
+                         "samples N times and cold once (always: it fills the cache), or, when cold is the only "
+                         "case, cold N times, each round from emptied caches")
     args = ap.parse_args()
     only = set(args.only.split(","))
     import app
@@ -333,7 +333,7 @@ def main() -> int:
         def size(r: dict) -> str:
             return made(r) + (f"  {target.stat().st_size / 1e6:.0f} MB" if target.exists() else "")
         cases = set(args.xlsx_cases.split(","))
-        colds = (max(1, args.repeat) if cases == {"cold"} else 1) if "cold" in cases else 0
+        colds = max(1, args.repeat) if cases == {"cold"} else 1     # the warm runs read the cache it writes
         if colds > 1:          # every round from empty caches: both checkouts decode, compute and write again
             for _ in range(colds):
                 for c in (cache, Path(str(cache) + "-baseline")):
