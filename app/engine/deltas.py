@@ -398,6 +398,9 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
 
     qb, f, mt_kill = _data_checks(O, counters, S, t_order)
     findings += f
+    # the samples' per-row working arrays are done with (the findings are made): freed before the buckets and the
+    # end of the deltas, the top of the month's cold export (about 25 MB of it)
+    del gid, order, g_s, prev, cur, sets_, t_order, rows_at
     gen_cat, fset_cat, qb, f = _generations(O, sets, qb)
     findings += f
     _buckets(O)
