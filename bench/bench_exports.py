@@ -21,7 +21,10 @@ run, under the same load.  Every step's line names issue 23's goal (quiet machin
 costs per XY chart, the embedded workbook written in memory cell by cell or streamed as whole columns.
 
     PYTHONPATH=$PWD python bench/bench_exports.py [--data DIR] [--only compare,deck,whole,xlsx,charts]
-        [--against CHECKOUT] [--plain-cpu] [--keep-outputs] [--repeat N] [--quick]
+        [--against CHECKOUT] [--plain-cpu] [--keep-outputs] [--repeat N] [--quick] [--xlsx-cases cold,warm,samples]
+
+``--only xlsx --quick --xlsx-cases cold --repeat N --against CHECKOUT``: the cold workbook alone, N interleaved
+rounds from emptied caches, with the medians of wall, CPU and peak.
 """
 
 from __future__ import annotations
@@ -230,6 +233,11 @@ def main() -> int:
                          "printed at the end")
     ap.add_argument("--quick", action="store_true",
                     help="workbook: leave out the engine and plain-XlsxWriter baselines and the --cpu-sheet run")
+    ap.add_argument("--xlsx-cases", default="cold,warm,samples", metavar="CASES",
+                    help="workbook runs, comma-separated: cold (empty cache: decode, intervals, cache writes), warm "
+                         "(intervals cached), samples (samples cached, not the intervals); --repeat N runs warm and "
+                         "samples N times and cold once (always: it fills the cache), or, when cold is the only "
+                         "case, cold N times, each round from emptied caches")
     args = ap.parse_args()
     only = set(args.only.split(","))
     import app
@@ -259,7 +267,7 @@ def main() -> int:
     medians: dict[str, dict[str, list[dict]]] = {}    # warm step -> "baseline"/"this" -> its runs
 
     def cli(label: str, argv: list[str], cache: Path, extra=made, goal: str | None = None) -> dict:
-        keep = medians.setdefault(label, {}) if "(warm" in label else {}
+        keep = medians.setdefault(label, {}) if "(warm" in label or "(cold" in label else {}
         if base_env is not None:          # the other checkout first, its own cache beside this one's
             r = run(py + argv, dict(base_env, NESTSCOPE_CACHE_DIR=str(cache) + "-baseline"), work)
             show("  baseline checkout: " + label.replace("nestscope ", ""), r, extra(r) if extra else "")
@@ -324,13 +332,23 @@ def main() -> int:
 
         def size(r: dict) -> str:
             return made(r) + (f"  {target.stat().st_size / 1e6:.0f} MB" if target.exists() else "")
-        cli("nestscope export MONTH .xlsx (cold)", ["export", str(month), "--out", str(target)], cache, size, "xlsx")
-        for _ in range(args.repeat):      # each round: this checkout after the baseline checkout (interleaved)
+        cases = set(args.xlsx_cases.split(","))
+        colds = max(1, args.repeat) if cases == {"cold"} else 1     # the warm runs read the cache it writes
+        if colds > 1:          # every round from empty caches: both checkouts decode, compute and write again
+            for _ in range(colds):
+                for c in (cache, Path(str(cache) + "-baseline")):
+                    shutil.rmtree(c, ignore_errors=True)
+                cli("nestscope export MONTH .xlsx (cold)", ["export", str(month), "--out", str(target)], cache, size,
+                    "xlsx")
+        elif colds:
+            cli("nestscope export MONTH .xlsx (cold)", ["export", str(month), "--out", str(target)], cache, size,
+                "xlsx")
+        for _ in range(args.repeat if "warm" in cases else 0):   # each round: the baseline checkout, then this one
             cli("nestscope export MONTH .xlsx (warm)", ["export", str(month), "--out", str(target)], cache, size,
                 "xlsx")
         # the decoded samples cached but not the intervals (another formula file, an evicted entry): the intervals
         # are computed from the samples read back from the cache (the entry is written again by each run)
-        for _ in range(args.repeat):
+        for _ in range(args.repeat if "samples" in cases else 0):
             for c in (cache, Path(str(cache) + "-baseline")):
                 for d in c.glob("iv-*") if c.exists() else ():
                     shutil.rmtree(d, ignore_errors=True)
@@ -350,7 +368,9 @@ def main() -> int:
         print(f"medians of {args.repeat} interleaved runs (wall / CPU s)")
         for label, sides in medians.items():
             text = ", ".join(f"{side} {_median([r['wall'] for r in rs]):.2f} / {_median([r['cpu'] for r in rs]):.2f}"
-                             + f" (CPU {min(r['cpu'] for r in rs):.2f}-{max(r['cpu'] for r in rs):.2f})"
+                             + f" (CPU {min(r['cpu'] for r in rs):.2f}-{max(r['cpu'] for r in rs):.2f}; peak "
+                             + f"{_median([r['rss'] for r in rs]):.0f} MB, {min(r['rss'] for r in rs):.0f}-"
+                             + f"{max(r['rss'] for r in rs):.0f})"
                              for side, rs in sorted(sides.items()))
             print(f"  {label:<52} {text}", flush=True)
     print(f"load average at the end {_load():.1f}")

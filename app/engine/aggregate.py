@@ -400,9 +400,12 @@ def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
                                                                               iv[c].to_numpy(dtype=np.float64)))
             hcols.append("_h_" + c)
     extra["_bf"] = bf
+    # the columns as they are (not a block copied out of them): the interval times and lengths are the frame's own
+    # arrays, the speeds and row numbers one array for both bucket columns (two 17 MB copies kept on the month)
     aux = rows.get(("aux", bcol), lambda: pd.DataFrame({
-        "_cpsp_max": cpsp, "_ivs": ivs, "_blen": blen, "_start": iv["interval_start"].to_numpy(),
-        "_end": iv["interval_end"].to_numpy(), "_row": np.arange(len(iv))}))
+        "_cpsp_max": rows.get("cpsp", lambda: cpsp), "_ivs": ivs, "_blen": blen,
+        "_start": iv["interval_start"].to_numpy(), "_end": iv["interval_end"].to_numpy(),
+        "_row": rows.get("row", lambda: np.arange(len(iv)))}, copy=False))
     # the groups' other aggregates first: their groupby's working memory is not added to the sums' below
     ga = aux.groupby(gid, sort=True)
     agg = ga.agg(_cpsp_max=("_cpsp_max", "max"), _ivs=("_ivs", "median"), _blen=("_blen", "max"),
@@ -410,7 +413,8 @@ def aggregate(iv: pd.DataFrame, level: str, counters: Sequence[str],
     agg["_n"] = _nunique(gid, cpu_uid, ngroups)
     agg["_nb"] = _nunique(gid, b_codes, ngroups)
     # the frames of the per-row extras are the same for every level of this frame: built once (no copies per level)
-    extra_frame = rows.get(("extra", tuple(k for k in extra if k.startswith("_h_"))), lambda: pd.DataFrame(extra))
+    extra_frame = rows.get(("extra", tuple(k for k in extra if k.startswith("_h_"))),
+                           lambda: pd.DataFrame(extra, copy=False))     # the kept arrays themselves, no copy
     esums = extra_frame.groupby(gid, sort=True).sum(min_count=1)
     # sums per column (each column on its own, as one frame would), the counters a block of columns at a time (a
     # month's 368,640 rows x 69 counters are 200 MB, a copy of all of them at once would be the export's peak), each

@@ -388,6 +388,9 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
 
     qb, f, mt_kill = _data_checks(O, counters, S, t_order)
     findings += f
+    # the samples' per-row working arrays are done with (the findings are made): freed before the buckets and the
+    # end of the deltas, the top of the month's cold export (about 25 MB of it)
+    del gid, order, g_s, prev, cur, sets_, t_order, rows_at
     gen_cat, fset_cat, qb, f = _generations(O, sets, qb)
     findings += f
     _buckets(O)
@@ -406,7 +409,9 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     data["qbits"] = qb
     if lazy:        # the columns as they are (not consolidated: no second copy beside the samples held)
         return pd.DataFrame(data, copy=False), findings, step
-    ident = pd.DataFrame(data)
+    # the identity columns as they are, not consolidated into blocks: a copy of all of them (40 MB on the month)
+    # beside the interval rows and the deltas was the top of the cold export's intervals step
+    ident = pd.DataFrame(data, copy=False)
     cnt = pd.DataFrame(D, columns=counters, copy=False)         # D is ours: one block, no copy
     return pd.concat([ident, cnt], axis=1), findings
 

@@ -101,7 +101,10 @@ def evaluate_set(fs: FormulaSet, env: dict[str, np.ndarray], n: int,
 def _apply(agg: pd.DataFrame, sets: dict[str, FormulaSet], ids: Sequence[str], counters: Sequence[str],
            with_hint: bool, hint_prefix: str = "_h_") -> pd.DataFrame:
     n = len(agg)
-    vals = {mid: np.full(n, np.nan) for mid in ids}
+    # the metrics' values in one block, a row each (the frame made of it below takes it without a copy; a dict of
+    # arrays was stacked into a new block: both at once at the peak of the month's interval level)
+    block = np.full((len(ids), n), np.nan)
+    vals = dict(zip(ids, block))
     hint = np.full(n, None if not with_hint else NA, dtype=object)
     gen = agg["generation"].astype(object).to_numpy()
     for g in pd.unique(gen):
@@ -121,18 +124,29 @@ def _apply(agg: pd.DataFrame, sets: dict[str, FormulaSet], ids: Sequence[str], c
             henv["CPSP"], henv["INTERVAL"] = env["CPSP"], env["INTERVAL"]
             hv = evaluate_set(fs, henv, len(idx), only=("L1MP", "RNI"))
             hint[idx] = classify(hv["L1MP"], hv["RNI"])
-    out = pd.DataFrame(vals, index=agg.index)
+    del vals
+    out = pd.DataFrame(block.T, index=agg.index, columns=list(ids), copy=False)
     out["Workload_Hint"] = hint
     return out
 
 
 def _floats(df: pd.DataFrame, names: list[str]) -> dict[str, np.ndarray]:
-    """The columns ``names`` of ``df`` (unique names) as float64 arrays, converted as one block: a pandas
-    look-up per column cost more than the formulas on a few aggregated rows."""
+    """The columns ``names`` of ``df`` (unique names) as float64 arrays: each float64 column its own array (a view
+    of the frame's block, never written: the formulas make new arrays), others converted.  Not a block of all of
+    them (``df[names].to_numpy()``): on the month's interval level (46,080 rows x 74 counters) that took the columns
+    and interleaved them, two 27 MB copies at the export's peak, and cost more than these look-ups (a pandas
+    ``df[c]`` per column cost more than the formulas on a few aggregated rows: the frame's own column arrays)."""
     if not names:
         return {}
-    block = df[names].to_numpy(dtype=np.float64)
-    return {c: block[:, i] for i, c in enumerate(names)}
+    get = getattr(df, "_get_column_array", None)
+    pos = df.columns.get_indexer(names) if get is not None and df.columns.is_unique else None
+    if pos is None or (pos < 0).any():        # another pandas, a name twice or missing: the public look-up
+        return {c: df[c].to_numpy(dtype=np.float64) for c in names}
+    out = {}
+    for c, i in zip(names, pos):
+        a = get(int(i))
+        out[c] = a if isinstance(a, np.ndarray) and a.dtype == np.float64 else np.asarray(a, dtype=np.float64)
+    return out
 
 
 def metrics_level(by: str) -> str:

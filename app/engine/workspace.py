@@ -219,12 +219,12 @@ class Workspace:
         wc.let_go_samples(self._files, cached=False)
         frames = [r.samples for r in self._files if r.samples is not None and len(r.samples)]
         handed = wc.let_go_samples(self._files)
-        # the records' UTC offsets read the identity columns only: made on the pool thread while this one computes
-        # the intervals (which make their deltas on the pool thread too, once it is free)
+        # the records' UTC offsets (identity columns only) on the pool thread while this one computes the intervals
         offsets_done = start_map(record_offsets, [[f[[c for c in f.columns if not is_counter_column(c)]]
                                                    for f in frames]])
-        iv, findings = compute_intervals(frames, self.formula_sets, keep, consume=True,
-                                         released=_trim if handed else None)
+        iv, findings = compute_intervals(frames, self.formula_sets, keep, consume=True, released=_trim if handed else None)
+        if handed:    # the samples' identity and the deltas' working arrays went at its return: heap pages back
+            _trim()   # before the checks and the cache write (a month's cold export: 119 MB, then its peak)
         rec = offsets_done()[0]
         # each system's UTC offset from its records' local time, and the physical bounds, found side by side
         counters = _counter_columns(iv)
