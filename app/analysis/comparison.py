@@ -152,10 +152,10 @@ def _read_sides(req: ComparisonRequest, cache: dict, need: Any) -> tuple[dict, d
     ctx = contextvars.copy_context()     # the caller's context (shared shift rows, samples kept or not)
     th = threading.Thread(target=ctx.run, args=(before,), name="nestscope-before-side", daemon=True)
     th.start()
-    try:
-        after = read_files(files["after"], cache, cached=True, counters=need)
-    finally:
-        th.join()
+    # what this read raises (a stop signal, a cancel) is raised at once: the before side, a daemon thread, ends
+    # its read on its own and nothing waits for it
+    after = read_files(files["after"], cache, cached=True, counters=need)
+    th.join()
     if "error" in box:
         raise box["error"]
     return {"before": box["read"], "after": after}, made
