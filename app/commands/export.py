@@ -133,10 +133,6 @@ def run(args: argparse.Namespace) -> int:
     # the files' SHA-256 for the provenance on a thread of its own from now on: beside the reads, while a read
     # waits for its cache entry, while the levels are computed (not on the export's thread at its end)
     hash_ahead([*args.files, *(args.before or []), *(args.after or [])])
-    if args.out.lower().endswith(".pptx"):
-        from app.export import warm_deck
-
-        warm_deck()        # python-pptx and the deck's modules imported on a thread while the files are read
 
     spec = ExportSpec(list(args.files), by=args.by, start=args.start, end=args.end, lpars=args.lpar,
                       hours=args.hours, days=args.days, also_hours=args.also_shift, title=args.title,

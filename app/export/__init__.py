@@ -170,32 +170,6 @@ def export(request: ExportRequest, path: str, progress: Progress | None = None,
     return ExportResult(str(path), kind, items)
 
 
-# what a deck's writer imports (python-pptx with lxml, the chart workbook's XlsxWriter, the deck's modules): about
-# 0.3 s of a cold start, done by warm_deck on a thread while the files are read
-_DECK_MODULES = ("pptx", "pptx.chart.data", "pptx.chart.xlsx", "pptx.chart.xmlwriter", "pptx.chart.series",
-                 "pptx.dml.color", "pptx.enum.chart", "pptx.enum.dml", "pptx.enum.text", "pptx.opc.constants",
-                 "pptx.opc.packuri", "pptx.parts.slide", "pptx.oxml.ns", "pptx.util", "xlsxwriter",
-                 "xlsxwriter.worksheet", "app.export.xlsx_rows", "app.export.chart_data", "app.export.story",
-                 "app.export.pptx_parts", "app.export.pptx_slides", "app.export.pptx_compare", "app.export.pptx")
-
-
-def warm_deck() -> None:
-    """Import what writing a deck imports, on a daemon thread, so that a command that reads files before it writes
-    a deck (``export --out X.pptx``) has it loaded by the time the deck is written.  The engine these modules
-    import is loaded by then (the command imported it); an import the writer reaches first simply waits for this
-    thread's, and one that fails here is left to fail, as before, where the writer imports it."""
-    import importlib
-    import threading
-
-    def load() -> None:
-        for name in _DECK_MODULES:
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001 - the writer's own import reports it
-                return
-    threading.Thread(target=load, name="nestscope-deck-imports", daemon=True).start()
-
-
 def export_table(frame, path: str, columns: list[str] | None = None, headers: list[str] | None = None,
                  inputs: list[str] = ()) -> ExportResult:
     """Write one table (e.g. the rows a view shows) to ``.csv`` or ``.xlsx`` -- right-click > Export.
