@@ -79,9 +79,8 @@ def build_comparison(req: ComparisonRequest, cache: dict | None = None,
         return out.fail(BAD_REQUEST, Message("error", str(exc)))
     cache = {} if cache is None else cache
     need = counters_needed(req.formulas)     # read through the workspace cache, only what the formulas read
-    reads = {}
+    reads, made = _read_sides(req, cache, need)
     for side in SIDES:
-        reads[side] = read_files(req.side(side).files, cache, cached=True, counters=need)
         out.messages += reads[side].messages
     workspaces: dict = {}
     chosen = {}
@@ -92,7 +91,11 @@ def build_comparison(req: ComparisonRequest, cache: dict | None = None,
         key = tuple(sorted(r.file for r in got.results))
         if key not in workspaces:
             try:
-                workspaces[key] = make_workspace(got.results, req.formulas, req.keep_implausible)
+                ws = made.get(side)
+                if isinstance(ws, BaseException):
+                    raise ws
+                workspaces[key] = ws if ws is not None else make_workspace(got.results, req.formulas,
+                                                                           req.keep_implausible)
             except FormulaFileError as exc:
                 return out.fail(BAD_REQUEST, Message("error", f"{names(None, 'formulas')} {exc}"))
         chosen[side] = workspaces[key]
@@ -114,3 +117,45 @@ def build_comparison(req: ComparisonRequest, cache: dict | None = None,
                                                 "and shift); its rows, ratios and deltas stay empty"))
     out.comparison = c
     return out
+
+
+def _read_sides(req: ComparisonRequest, cache: dict, need: Any) -> tuple[dict, dict]:
+    """Both sides' reads ({side: ReadOutcome}) and the workspaces made beside them ({side: Workspace or the
+    exception making it raised}; a side left out is made by the caller).
+
+    When the sides share no file and there are two threads (:func:`app.engine.parallel.threads`), the before side
+    is read and its intervals computed on a second thread while this one reads the after side (the gzip inflate,
+    the cache's Parquet and the reader's kernel run without the GIL): the sides' decodes and interval passes
+    overlap instead of following each other.  Each side is then the same reads and the same Workspace as one after
+    the other (a file of both sides would be read once and shared: those sides stay on one thread)."""
+    import contextvars
+    import threading
+
+    from app.engine.parallel import threads
+
+    files = {side: list(req.side(side).files) for side in SIDES}
+    made: dict = {}
+    if threads() < 2 or set(files["before"]) & set(files["after"]) or not files["before"] or not files["after"]:
+        return {side: read_files(files[side], cache, cached=True, counters=need) for side in SIDES}, made
+    box: dict = {}
+
+    def before() -> None:
+        try:
+            got = box["read"] = read_files(files["before"], cache, cached=True, counters=need)
+            if got.readable:
+                try:
+                    made["before"] = make_workspace(got.results, req.formulas, req.keep_implausible)
+                except Exception as exc:  # noqa: BLE001 - raised again where the sequential path makes it
+                    made["before"] = exc
+        except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
+            box["error"] = exc
+    ctx = contextvars.copy_context()     # the caller's context (shared shift rows, samples kept or not)
+    th = threading.Thread(target=ctx.run, args=(before,), name="nestscope-before-side", daemon=True)
+    th.start()
+    # what this read raises (a stop signal, a cancel) is raised at once: the before side, a daemon thread, ends
+    # its read on its own and nothing waits for it
+    after = read_files(files["after"], cache, cached=True, counters=need)
+    th.join()
+    if "error" in box:
+        raise box["error"]
+    return {"before": box["read"], "after": after}, made

@@ -315,6 +315,15 @@ def gunzip(raw, file: str, *, cap: int | None = None, ratio: int | None = None,
     naming the compressed offset and how much decompressed data came before it;
     decompression resumes at the next gzip member header, when there is one.
     """
+    if dedup is not None and not dedup.count and dedup.pos == 0:
+        from app.formats import gunzip_ahead as ahead
+        from app.formats.pages import threads
+
+        if len(raw) >= ahead.PIPELINE_FROM and threads() >= 2:   # the inflate on a second thread
+            got = ahead.gunzip_ahead(raw, file, dedup, cap=cap, ratio=ratio, cancel=cancel)
+            if got is not None:
+                return got
+            dedup.__init__()           # a record was removed on the way: decompressed again the ordinary way
     out = bytearray()
     found: list[Finding] = []
     stop: list[str] = []

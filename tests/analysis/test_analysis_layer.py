@@ -109,7 +109,7 @@ def test_plan_export_reads_the_comparisons_files_once_and_resolves_the_lpars(rea
     spec = analysis.ExportSpec([], lpars=["SysA"], comparison=ComparisonRequest(SideSpec(["a.smf"]),
                                                                                   SideSpec(["b.smf"])))
     plan = analysis.plan_export(spec)
-    assert plan.code == OK and calls == ["a.smf", "b.smf"]
+    assert plan.code == OK and sorted(calls) == ["a.smf", "b.smf"]      # each once (the sides read side by side)
     assert plan.request.nodes == (("lpar", "3931-ABCDE", "SYSA"),) and plan.request.comparison is not None
     also = analysis.plan_export(analysis.ExportSpec(["a.smf"], also_hours="22-06", target="x.csv"))
     assert also.code == BAD_REQUEST and also.messages[0].line() == \
@@ -131,3 +131,66 @@ def test_window_request_per_what():
                                                    "before: x  |  after: ")
     t = analysis.window_request("ws", "table", "lpar", "", start=1, end=2, nodes=())
     assert (t.nodes, t.start, t.end, t.title) == (None, 1, 2, "CPU MF analysis")
+
+
+def _both_ways(monkeypatch, req):
+    """build_comparison of ``req`` with one thread, then two: (outcome, thread names of the reads) each."""
+    import threading
+
+    import app.analysis.comparison as AC
+
+    out = []
+    made = AC.make_workspace
+    names: list[tuple[str, str]] = []
+
+    def make(results, *a, **kw):
+        names.append(("workspace " + ",".join(r.file for r in results), threading.current_thread().name))
+        return made(results, *a, **kw)
+    monkeypatch.setattr(AC, "make_workspace", make)
+    for n in ("1", "2"):
+        monkeypatch.setenv("NESTSCOPE_THREADS", n)
+        names.clear()
+        got = AC.build_comparison(req)
+        out.append((got, sorted(names)))
+    return out
+
+
+def test_the_sides_are_read_side_by_side_with_the_same_outcome(reader, monkeypatch):
+    """Two threads: the before side's workspace is made on the second thread while this one reads the after side;
+    the comparison and the messages are those of one thread (and the same on main)."""
+    import threading
+
+    (one, one_names), (two, two_names) = _both_ways(monkeypatch, ComparisonRequest(SideSpec(["a.smf"]),
+                                                                                    SideSpec(["b.smf"])))
+    main = threading.main_thread().name
+    assert one_names == [("workspace a.smf", main), ("workspace b.smf", main)]
+    assert two_names == [("workspace a.smf", "nestscope-before-side"), ("workspace b.smf", main)]
+    assert one.code == two.code == OK and one.messages == two.messages
+    assert one.comparison.table.equals(two.comparison.table) and len(two.comparison.table)
+
+
+def test_side_by_side_reads_keep_the_messages_and_their_order(reader, monkeypatch, tmp_path):
+    """A before file whose reader raises, an unreadable after file: the same messages in the same order with two
+    threads as with one; a bad formula file is refused the same way (made on the second thread, said here)."""
+    _, behave = reader
+    behave["bad.smf"], behave["b.smf"] = "raise", "empty"
+    (one, _), (two, _) = _both_ways(monkeypatch, ComparisonRequest(SideSpec(["bad.smf", "a.smf"]),
+                                                                    SideSpec(["b.smf"])))
+    assert one.code == two.code == NOTHING_READABLE and one.messages == two.messages
+    assert two.messages[0] == Message("problem", "bad.smf: cannot be read (RuntimeError: boom)")
+    bad = tmp_path / "f.json"
+    bad.write_text("{not json")
+    (one, _), (two, _) = _both_ways(monkeypatch, ComparisonRequest(SideSpec(["a.smf"]), SideSpec(["c.smf"]),
+                                                                    formulas=str(bad)))
+    assert one.code == two.code == BAD_REQUEST and one.messages == two.messages
+    assert two.messages[-1].text.startswith("--formulas ")
+
+
+def test_sides_sharing_a_file_stay_on_one_thread(reader, monkeypatch):
+    calls, _ = reader
+    (_, _), (two, names) = _both_ways(monkeypatch, ComparisonRequest(SideSpec(["a.smf"]),
+                                                                      SideSpec(["a.smf", "b.smf"])))
+    import threading
+
+    assert two.code == OK and {t for _w, t in names} == {threading.main_thread().name}
+    assert calls[-2:] == ["a.smf", "b.smf"]        # a.smf read once, for both sides

@@ -1,0 +1,89 @@
+"""Decompress a big gzip file with the inflate on a second thread (:func:`gunzip_ahead`), for :func:`app.formats.gunzip`.
+
+:func:`app.formats.gunzip` inflates a piece, appends it to the output, lets the duplicate-record filter
+(:mod:`app.formats.stream_dedup`) check the new records, then inflates the next piece: one thread does both, one
+after the other.  Here :func:`app.formats.gunzip_pieces` runs on a second thread (zlib inflates without the GIL)
+and hands its pieces over through a short queue while this thread appends and filters them: the two overlap.
+
+The pieces are the same; what could differ is the size limit and the ratio check (and the offsets some findings
+name), which :func:`gunzip_pieces` decides on the output kept so far.  One thread ahead, it counts every byte it
+gave (it cannot wait for the filter); that is the output kept exactly as long as the filter removed nothing.  So
+the first time the filter removes a record before the last piece, this stops and returns None: the caller
+decompresses the file again the ordinary way (a file with repeated records, rare outside damage and bombs, costs
+the part decompressed up to there once more; a bomb's first repeats come within its first pieces).  What the
+final check of the filter removes, after every piece was given, changes nothing of the pieces.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+
+from app.findings import Finding
+
+PIPELINE_FROM = 4 << 20       # compressed bytes from which the inflate runs ahead on a second thread
+DEPTH = 8                     # pieces the inflate may run ahead (a piece: what 64 KiB of gzip expands to)
+_END = object()
+
+
+def gunzip_ahead(raw, file: str, dedup, *, cap: int | None = None, ratio: int | None = None,
+                 cancel=None) -> tuple[bytearray, list[Finding], str | None] | None:
+    """:func:`app.formats.gunzip` of ``raw`` with the filter ``dedup`` (a fresh
+    :class:`app.formats.stream_dedup.StreamDedup`), the inflate on a second thread; None (``dedup`` then holds a
+    partial state: the caller makes a new one) when the filter removed a record before the last piece."""
+    from app.formats import gunzip_pieces
+
+    found: list[Finding] = []
+    stop: list[str] = []
+    pieces: queue.Queue = queue.Queue(maxsize=DEPTH)
+    halt = threading.Event()
+    failed: list[BaseException] = []
+
+    def give(item) -> bool:
+        while not halt.is_set():
+            try:
+                pieces.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def inflate() -> None:
+        try:
+            for piece in gunzip_pieces(raw, file, found, stop, cap=cap, ratio=ratio, cancel=cancel):
+                if not give(piece):
+                    return
+        except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread (Cancelled too)
+            failed.append(exc)
+        give(_END)
+
+    th = threading.Thread(target=inflate, name="nestscope-inflate", daemon=True)
+    th.start()
+    out = bytearray()
+    clean = True
+    try:
+        while True:
+            piece = pieces.get()
+            if piece is _END:
+                break
+            out += piece
+            del piece
+            dedup.step(out)
+            if dedup.count:              # the inflate counted removed bytes as kept: not the ordinary result
+                clean = False
+                break
+    finally:
+        halt.set()
+        while th.is_alive():
+            try:
+                pieces.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        th.join()
+    if failed:
+        raise failed[0]
+    if not clean:
+        return None
+    if not stop:
+        dedup.step(out, final=True)
+    return out, found, (stop[0] if stop else None)
