@@ -424,7 +424,9 @@ class Dataset:
         if sha is not None:         # each sample's file: the stored ones' own, this file's for those it holds too
             samples = samples.assign(**{FILE_COLUMN: sha})
             if ctx is not None and len(ctx):
-                fid = ctx["sha256"].astype(str).to_numpy(dtype=object)
+                # a copy: the column's own array may come back (then marking the file's samples below named the
+                # stored samples' file with this file's hash, and the intervals they end with it)
+                fid = ctx["sha256"].astype(str).to_numpy(dtype=object, copy=True)
                 if also_in_file is not None and len(also_in_file):
                     fid[dedup._isin(dedup._key_frame(ctx, dedup.SAMPLE_KEY, "time"), also_in_file,
                                     dedup.SAMPLE_KEY + ["t"])] = sha

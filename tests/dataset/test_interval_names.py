@@ -74,6 +74,9 @@ def test_a_gap_interval_keeps_the_name_and_hash_of_the_file_ending_it(tmp_path, 
     c_first = samples.loc[samples["source"].astype(str).str.endswith("c.rdw")].groupby("cpu")["time"].min()
     gap = (names == "c.rdw") & (iv["t_start"] < iv["cpu"].map(c_first))
     assert gap.sum() == 8 and iv.loc[gap, "cpu"].nunique() == 8
+    # ... and c's hash: the name and the hash of a row are the same file's (the manifest's entry for that hash
+    # names it); before, b marking the samples it holds too overwrote the stored samples' hash with its own
+    assert (iv.loc[gap, "sha256"].astype(str) == sha["c.rdw"]).all()
     assert set(names) == {"a.rdw", "b.rdw", "c.rdw"}
     # every other row of a or c keeps its file's hash; every hash is one of the three files'
     own = names.isin(["a.rdw", "c.rdw"]) & ~gap
