@@ -582,11 +582,7 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
 
     # -- persistence ---------------------------------------------------------------------------
     def _restore_geometry(self) -> None:
-        geo = settings.get_value("window/geometry")
-        if geo is not None:
-            self.restoreGeometry(geo)
-        else:
-            self.resize(1440, 900)
+        settings.restore_geometry(self)         # saved or 1440x900, within the screen's available area
 
     def _restore(self) -> None:
         if not self._shell:      # a shell's geometry was restored before it was shown (and may have changed since)

@@ -86,3 +86,31 @@ def set_value(key: str, value: object) -> None:
 
 def get_value(key: str, default: object = None) -> object:
     return settings().value(key, default)
+
+
+DEFAULT_SIZE = (1440, 900)      # px: the window's first size, the layout of IBM's CPU MF tables fits it
+
+
+def restore_geometry(window, screen=None) -> None:
+    """The window's saved geometry, or its default size (:data:`DEFAULT_SIZE`); either way no larger than the
+    screen's available area (a 1440x900 window on a 1024x768 laptop, or a geometry saved on a bigger monitor,
+    had its status bar and scroll bars beyond the screen's edge where no window manager moves it back)."""
+    geo = get_value("window/geometry")
+    if geo is None or not window.restoreGeometry(geo):
+        window.resize(*DEFAULT_SIZE)
+    if screen is None:
+        from PySide6.QtGui import QGuiApplication
+
+        if QGuiApplication.platformName() in ("offscreen", "minimal"):     # a made-up screen (800x800), not one
+            return                                                          # an analyst looks at
+        screen = window.screen()
+    if screen is None:
+        return
+    area = screen.availableGeometry()
+    w, h = min(window.width(), area.width()), min(window.height(), area.height())
+    if (w, h) != (window.width(), window.height()):
+        window.resize(w, h)
+    x = min(max(window.x(), area.left()), area.right() + 1 - w)     # its top-left corner on the screen
+    y = min(max(window.y(), area.top()), area.bottom() + 1 - h)
+    if (x, y) != (window.x(), window.y()):
+        window.move(x, y)
