@@ -117,6 +117,7 @@ class StreamDedup:
         """Record by record over ``offs`` (the checked records from :attr:`pos`): the repeats, and the runs of
         repeats after them, are removed."""
         n, p = len(out), self.pos
+        p0 = p
         a = np.frombuffer(out, np.uint8)
         mv = memoryview(out)
         keep: list[tuple[int, int]] = []
@@ -132,7 +133,7 @@ class StreamDedup:
                 p = end
                 i += 1
                 continue
-            span, nrec = self._periodic(a, mv, recent, p, end, n)
+            span, nrec = self._periodic(a, mv, recent, p, end, n, (offs, p0))
             if run < p:
                 keep.append((run, p))
             drops.append((p, span))
@@ -151,12 +152,16 @@ class StreamDedup:
         else:
             self.pos = p
 
-    def _periodic(self, a: np.ndarray, mv: memoryview, recent: list[int], p: int, end: int, n: int
-                  ) -> tuple[int, int]:
+    def _periodic(self, a: np.ndarray, mv: memoryview, recent: list[int], p: int, end: int, n: int,
+                  starts: tuple[np.ndarray, int]) -> tuple[int, int]:
         """The record at ``p`` repeats an earlier one.  When the bytes from one of the last :data:`RECENT` record
         starts ``s`` on equal it, the data from ``p`` may repeat the whole stretch ``[s, p)`` several times (a
         run of repeats, as deflate makes them): the longest such stretch is found with one vectorised compare.
-        Returns (bytes, records) to drop: whole periods, or just this record."""
+        Returns (bytes, records) to drop: whole periods, or just this record.  A period's records are every
+        record start in ``[s, p)``: the kept ones of earlier passes (in ``recent``, before the pass' start) and
+        all of this pass (``starts``: the pass' record starts and its first offset), repeats already dropped in
+        this pass included (they are still in the data until the pass ends; counting only the kept ones counted
+        a record too few for each)."""
         ln = end - p
         for j in range(len(recent) - 1, -1, -1):
             s = recent[j]
@@ -168,7 +173,10 @@ class StreamDedup:
             same = int(diff[0]) if len(diff) else m
             k = same // per
             if k >= 1:
-                return k * per, k * (len(recent) - j)
+                offs, p0 = starts
+                before = sum(1 for r in recent[j:] if r < p0)       # kept in earlier passes
+                here = int(np.searchsorted(offs, p) - np.searchsorted(offs, max(s, p0)))
+                return k * per, k * (before + here)
             break
         return ln, 1
 

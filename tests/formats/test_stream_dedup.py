@@ -74,10 +74,9 @@ def check(data: bytes, cuts: list[int], window: int) -> SD.StreamDedup:
     assert dd.state == "rdw"
     kept, count, marks, cum, first = rule(data, window)
     assert (dd.out, dd.marks, dd.cum, dd.first) == (kept, marks, cum, first)
-    # the count of a run of repeats is its periods times the distinct records of one period: a period that holds
-    # a repeat removed earlier in the same piece counts one record less for it (as before this filter was
-    # vectorised; the bytes removed are the rule's)
-    assert 0 < dd.count <= count if count else dd.count == 0
+    # the count of a run of repeats is its periods times the records of one period, a repeat removed earlier in
+    # the same piece included (before, such a period counted one record less: the bytes removed were right)
+    assert dd.count == count
     for i, m in enumerate(marks):       # a filtered offset maps back to the unfiltered data
         assert dd.original(m) == m + cum[i]
     return dd
