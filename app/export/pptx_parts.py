@@ -180,7 +180,9 @@ class Deck:
         for part in self.prs.part.package.iter_parts():
             if str(part.partname) == "/docProps/app.xml":
                 part._blob = xml.encode("utf-8")
-        self.prs.save(path)
+        from app.export.pptx_zip import save_package
+
+        save_package(self.prs, path)
 
 
 def fit_rows(n_rows_avail_in: float, pt: int) -> int:
