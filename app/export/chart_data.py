@@ -92,6 +92,16 @@ class _TextCells:
         workbook = Workbook(xlsx_file, WORKBOOK_OPTIONS)
         worksheet = workbook.add_worksheet()
         yield workbook, worksheet
+        _close(workbook)
+
+
+def _close(workbook) -> None:
+    """Close (write) a chart's workbook, its parts deflated at the deck's level in line (:mod:`app.export.pptx_zip`:
+    level 1 about 2.5x faster than zlib's default on these parts)."""
+    from app.export.pptx_zip import DECK_ZIP_LEVEL
+    from app.export.xlsx_rows import zip_level
+
+    with zip_level(DECK_ZIP_LEVEL, pieces=False):
         workbook.close()
 
 
@@ -159,7 +169,7 @@ class _XyWriter(_TextCells, XyWorkbookWriter):
         else:
             worksheet = workbook.add_worksheet()
         yield workbook, worksheet
-        workbook.close()
+        _close(workbook)
 
     def _populate_worksheet(self, workbook, worksheet):
         """python-pptx's XY layout (per series: its name over column B, then x in A and y in B; a blank row

@@ -66,6 +66,7 @@ class Deck:
         self._notes_xml = None            # the first notes slide's XML before its text: the others copy it
         self._notes_made = 0
         self._notes_ps = None             # the provenance's paragraphs of the notes, copied into every slide's
+        self._layout_shapes = None        # the placeholders python-pptx cloned from the layout into the first slide
         now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, microsecond=0)
         cp = self.prs.core_properties
         who = user_name()
@@ -88,7 +89,7 @@ class Deck:
         from pptx.enum.text import MSO_ANCHOR, PP_ALIGN
         from pptx.util import Inches, Pt
 
-        s = self.prs.slides.add_slide(self.layout)
+        s = self._add_slide()
         head = s.shapes.title
         head.left, head.top, head.width, head.height = Inches(0.4), Inches(0.15), Inches(SLIDE_W - 0.8), Inches(0.65)
         tf = head.text_frame
@@ -106,6 +107,30 @@ class Deck:
             sub.text_frame.paragraphs[0].runs[0].font.size = Pt(12)
         self._notes_text(self._notes_of(s).notes_text_frame, about)
         self.count[kind] = self.count.get(kind, 0) + 1
+        return s
+
+    def _add_slide(self):
+        """A new slide on the deck's layout: python-pptx makes the first one (the layout's placeholders cloned into
+        it: a search of the layout's and the slide's shapes, about 2 ms a slide); the others get copies of the
+        first one's placeholders as they were cloned, before any edit (the same XML: the same layout, the same
+        shape ids in a fresh slide).  With another python-pptx (these internals renamed) python-pptx makes each."""
+        import copy
+
+        slides = self.prs.slides
+        part, ids = getattr(slides, "part", None), getattr(slides, "_sldIdLst", None)
+        if self._layout_shapes is None or self._layout_shapes is False:
+            s = slides.add_slide(self.layout)
+            if self._layout_shapes is None:
+                tree = getattr(s.shapes, "_spTree", None)
+                known = tree is not None and hasattr(tree, "iter_shape_elms") and part is not None \
+                    and hasattr(part, "add_slide") and hasattr(ids, "add_sldId")
+                self._layout_shapes = [copy.deepcopy(e) for e in tree.iter_shape_elms()] if known else False
+            return s
+        rid, s = part.add_slide(self.layout)
+        tree = s.shapes._spTree
+        for e in self._layout_shapes:
+            tree.append(copy.deepcopy(e))
+        ids.add_sldId(rid)
         return s
 
     def _notes_of(self, slide):
@@ -180,7 +205,9 @@ class Deck:
         for part in self.prs.part.package.iter_parts():
             if str(part.partname) == "/docProps/app.xml":
                 part._blob = xml.encode("utf-8")
-        self.prs.save(path)
+        from app.export.pptx_zip import save_package
+
+        save_package(self.prs, path)
 
 
 def fit_rows(n_rows_avail_in: float, pt: int) -> int:

@@ -162,6 +162,8 @@ def _write_cells(sh, columns: Sequence[SheetColumn], first_row: int, n: int, pro
 
 # the deflate level of the zip files XlsxWriter makes in this context (None: zipfile's default, zlib's level 6)
 _ZIP_LEVEL: contextvars.ContextVar[int | None] = contextvars.ContextVar("nestscope_xlsx_zip_level", default=None)
+# whether its parts are deflated in pieces on two threads (False: in line, for workbooks of small parts)
+_ZIP_PIECES: contextvars.ContextVar[bool] = contextvars.ContextVar("nestscope_xlsx_zip_pieces", default=True)
 PIECE_BYTES = 4 << 20         # a part's bytes deflated as one piece (the month's Intervals sheet: 17 pieces)
 _PIECES_HELD = 4              # pieces deflated or being deflated at a time, per part
 
@@ -203,7 +205,8 @@ class _PieceDeflate:
 
 class _LevelZipFile(zipfile.ZipFile):
     """zipfile.ZipFile at the level of :func:`zip_level` when the caller names none (XlsxWriter names none), its
-    deflated parts written in pieces deflated on two threads (:class:`_PieceDeflate`)."""
+    deflated parts written in pieces deflated on two threads (:class:`_PieceDeflate`), or in line at that level
+    (also the parts an in-memory workbook gives with a ZipInfo of its own, which zipfile would deflate at 6)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         level = _ZIP_LEVEL.get()
@@ -211,7 +214,7 @@ class _LevelZipFile(zipfile.ZipFile):
             kwargs["compresslevel"] = level
         super().__init__(*args, **kwargs)
         self._pool = None
-        if level is not None:
+        if level is not None and _ZIP_PIECES.get():
             from concurrent.futures import ThreadPoolExecutor
 
             self._pool = ThreadPoolExecutor(2, thread_name_prefix="nestscope-deflate")
@@ -219,9 +222,12 @@ class _LevelZipFile(zipfile.ZipFile):
     def open(self, name: Any, mode: str = "r", pwd: Any = None, *, force_zip64: bool = False) -> Any:
         part = super().open(name, mode, pwd, force_zip64=force_zip64)
         info = getattr(part, "_zinfo", None)
-        if mode == "w" and self._pool is not None and getattr(part, "_compressor", None) is not None \
+        if mode == "w" and self.compresslevel is not None and getattr(part, "_compressor", None) is not None \
                 and info is not None and info.compress_type == zipfile.ZIP_DEFLATED:
-            part._compressor = _PieceDeflate(self.compresslevel if self.compresslevel is not None else 6, self._pool)
+            if self._pool is not None:
+                part._compressor = _PieceDeflate(self.compresslevel, self._pool)
+            elif getattr(info, "_compresslevel", None) is None:    # a ZipInfo of its own (an in-memory workbook)
+                part._compressor = zlib.compressobj(self.compresslevel, zlib.DEFLATED, -15)
         return part
 
     def close(self) -> None:
@@ -250,12 +256,15 @@ def _packs_with_level() -> bool:
 
 
 @contextlib.contextmanager
-def zip_level(level: int) -> Iterator[bool]:
-    """Inside (this thread or task only): a workbook closed by XlsxWriter is deflated at ``level`` (zlib's 1-9).
-    Yields False when this XlsxWriter cannot be told (its default level is used then)."""
+def zip_level(level: int, pieces: bool = True) -> Iterator[bool]:
+    """Inside (this thread or task only): a workbook closed by XlsxWriter is deflated at ``level`` (zlib's 1-9),
+    its parts in pieces on two threads unless ``pieces`` is False (a small workbook: threads cost more than they
+    save).  Yields False when this XlsxWriter cannot be told (its default level is used then)."""
     ok = _packs_with_level()
     token = _ZIP_LEVEL.set(level)
+    split = _ZIP_PIECES.set(pieces)
     try:
         yield ok
     finally:
+        _ZIP_PIECES.reset(split)
         _ZIP_LEVEL.reset(token)

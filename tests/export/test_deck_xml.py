@@ -182,3 +182,26 @@ def test_provenance_of_a_utc_shift_from_the_shared_rows(joint, a, b, hours, days
     assert shared == alone
     last = alone["window"]["last"]          # the rows' latest end inside the window (ISO texts of one format)
     assert last is None or last <= alone["window"]["to"]
+
+
+def test_slides_after_the_first_are_the_slides_python_pptx_adds():
+    """Deck's slides after the first take copies of the first one's cloned placeholders: each slide's XML, its
+    part name and relationships, and the presentation's slide list are what python-pptx's add_slide makes."""
+    from pptx import Presentation
+
+    deck = Deck("t", "p")
+    mine = [deck._add_slide() for _ in range(4)]
+    prs = Presentation()
+    layout = next(lay for lay in prs.slide_layouts if lay.name == deck.layout.name)
+    theirs = [prs.slides.add_slide(layout) for _ in range(4)]
+    assert len(list(mine[1].shapes)) == 1 and mine[1].shapes.title is not None      # the title placeholder
+    for a, b in zip(mine, theirs):
+        assert etree.tostring(a._element) == etree.tostring(b._element)
+        assert str(a.part.partname) == str(b.part.partname)
+        assert a.slide_layout.name == b.slide_layout.name
+        assert [(r.reltype, str(r.target_part.partname)) for r in a.part.rels.values()] == \
+            [(r.reltype, str(r.target_part.partname)) for r in b.part.rels.values()]
+    assert etree.tostring(deck.prs.slides._sldIdLst) == etree.tostring(prs.slides._sldIdLst)
+    # an edit of one slide's title is not seen in the next one's copy
+    mine[1].shapes.title.text = "edited"
+    assert deck._add_slide().shapes.title.text == ""
