@@ -1,0 +1,98 @@
+"""Where the window's time goes on an open: bench_window.py run with timestamps of its steps (issue 23).
+
+Runs ``bench/bench_window.py`` of the checkout ROOT (its arguments after ``--``) with the window's GUI-thread
+methods (showing a view, the tree's roots, deeper levels and values, the table's rows, the timeline's frame) and
+the read and engine steps (the first part's decode, the walk of the rest, the whole read, the part's view, add,
+tree, window metrics, prepared levels, cache frames) wrapped: after the month's figures, one line per call of
+over 3 ms: start and end (seconds from ``open_files``), length and thread.  Calls on the engine's second thread
+show beside those of the job's own thread (two threads: two lines at once).
+
+    python bench/trace_window.py ROOT -- --cold --no-samples --keep /tmp/nestscope-bench-exports/month.smf
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+ROOT = os.path.abspath(sys.argv[1])
+ARGS = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+sys.path.insert(0, ROOT)
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+CALLS: list[tuple[float, float, str, str]] = []
+SELECTED: list[float] = []      # when bench_window first selected a node itself (the open is over by then)
+
+
+def wrap(owner, name: str) -> None:
+    real = getattr(owner, name)
+    label = f"{getattr(owner, '__name__', owner)}.{name}".replace("app.", "")
+
+    def timed(*a, **k):
+        t = time.perf_counter()
+        try:
+            return real(*a, **k)
+        finally:
+            CALLS.append((t, time.perf_counter(), label, threading.current_thread().name))
+    setattr(owner, name, timed)
+
+
+def main() -> None:
+    import app.ui  # noqa: F401  (before Qt, as the window's own start)
+    from app.analysis import reading
+    from app.cache import store
+    from app.engine import workspace
+    from app.ui import main_window, progressive, table_model, timeline, tree_panel
+
+    for name in ("_apply", "_show_view", "_show_health"):
+        wrap(main_window.MainWindow, name)
+    for name in ("set_roots", "add_deeper", "set_values"):
+        wrap(tree_panel.TreePanel, name)
+    select = tree_panel.TreePanel.select_keys
+
+    def select_keys(self, *a, **k):
+        if sys._getframe(1).f_code.co_filename.endswith("bench_window.py"):
+            SELECTED.append(time.perf_counter())
+        return select(self, *a, **k)
+    tree_panel.TreePanel.select_keys = select_keys
+    wrap(table_model.IntervalTableModel, "set_frame")
+    wrap(timeline.TimelineView, "set_frame")
+    for owner, name in ((progressive, "begin"), (progressive.Begun, "walk"), (progressive, "part_view"),
+                        (reading, "read_one"), (store.Cache, "store_frames"), (store.Cache, "load_frames")):
+        wrap(owner, name)
+    for name in ("add_all", "tree", "window_metrics", "_window_frame", "prepare_levels", "prepare_cpus"):
+        wrap(workspace.Workspace, name)
+    sys.argv = [os.path.join(ROOT, "bench", "bench_window.py"), *ARGS]
+    import bench.bench_window as bw
+
+    measure = bw.measure
+    opened = main_window.MainWindow.open_files
+
+    def traced(app, label, paths):
+        CALLS.clear()
+        SELECTED.clear()
+        t0 = []
+
+        def open_files(self, p):
+            t0.append(time.perf_counter())
+            return opened(self, p)
+        main_window.MainWindow.open_files = open_files
+        try:
+            measure(app, label, paths)
+        finally:
+            main_window.MainWindow.open_files = opened
+        if not t0:
+            return
+        end = SELECTED[0] if SELECTED else float("inf")
+        print(f"\n--- {label}: calls over 3 ms until the script's first selection (s from open_files: start, end, "
+              f"length, thread)")
+        for t, e, lab, th in sorted(CALLS):
+            if t0[0] <= t < end and e - t > 0.003:
+                print(f"{t - t0[0]:8.3f} {e - t0[0]:8.3f} {e - t:7.3f}  {th[:16]:16s} {lab}")
+    bw.measure = traced
+    bw.main()
+
+
+if __name__ == "__main__":
+    main()
