@@ -371,10 +371,11 @@ class Workspace:
     def prepare_levels(self, bys: Iterable[str], start=None, end=None, cached_only: bool = False) -> bool:
         """:meth:`prepare_level` of several levels at once: the frames not prepared nor cached are computed
         together, their interval rows and summary rows on two threads (:mod:`app.engine.parallel`); ``"pool"``:
-        the CEC pools' rows (:meth:`prepare_pools`), after the rest.  True when every level is prepared."""
+        the CEC pools' rows (:meth:`prepare_pools`), computed beside the levels' on the two threads when some
+        level is computed too (else after them).  True when every level is prepared."""
         bys = list(dict.fromkeys(bys))
-        ok = self._prepare_levels([b for b in bys if b != "pool"], start, end, cached_only)
-        if "pool" in bys:
+        ok = self._prepare_levels([b for b in bys if b != "pool"], start, end, cached_only, pool="pool" in bys)
+        if "pool" in bys:     # kept by _prepare_levels when computed there: then a lookup
             ok &= self.prepare_pools(start, end, cached_only)
         return ok
 
@@ -404,7 +405,7 @@ class Workspace:
         self._keep_frame(key, frame, ("cec", "class"))
         return len(frame) > 0
 
-    def _prepare_levels(self, bys: list[str], start, end, cached_only: bool) -> bool:
+    def _prepare_levels(self, bys: list[str], start, end, cached_only: bool, pool: bool = False) -> bool:
         ok, todo = True, []
         for by in bys:
             level = metrics_level(by)
@@ -436,12 +437,28 @@ class Workspace:
             # (level, True): its whole-window summary rows; the tree's whole-window rows are those rows
             parts = [(lv, False) for lv in missing] + [(lv, True) for lv in missing
                                                        if not (whole and WINDOW_OF[lv] in self._wm)]
+            pool_key = ("pool", str(start), str(end))
+            pool = pool and len(iv) > 0 and pool_key not in self._lv
+            got = cache.load_frames("lv", f"{base}-pool") if pool and base is not None else None
+            if got and got.get("pool") is not None:     # cached: kept as prepare_pools keeps it
+                self._keep_frame(pool_key, got["pool"], ("cec", "class"))
+                pool = False
+            if pool:    # the pools' rows (prepare_pools) beside the levels', the longest first (issue 23)
+                from app.engine.node_rows import pool_level_frame
+                parts.insert(0, ("pool", None))
 
-            def compute(part: tuple[str, bool]) -> pd.DataFrame:
+            def compute(part: tuple[str, bool | None]) -> pd.DataFrame:
                 lv, is_summary = part
+                if is_summary is None:
+                    return pool_level_frame(self, start, end)
                 return level_metrics(iv, self.formula_sets, counters, WINDOW_OF[lv] if is_summary else lv,
                                      start, end, None, is_summary)
             done = dict(zip(parts, parallel_map(compute, parts), strict=True))
+            if pool:
+                frame = done.pop(("pool", None))
+                if base is not None:
+                    cache.store_frames("lv", f"{base}-pool", {"pool": frame}, [{"path": r.file} for r in self._files])
+                self._keep_frame(pool_key, frame, ("cec", "class"))
             for lv in missing:
                 window = done.get((lv, True))
                 if window is None:

@@ -127,3 +127,43 @@ def test_parallel_map_inside_parallel_map_ends(monkeypatch):
     t.join(120)
     assert not t.is_alive(), "nested parallel_map did not end"
     assert got == [[[10, 11, 12, 13, 14], [20, 21, 22, 23, 24]]] * 20
+
+
+def test_pools_prepared_beside_the_levels_equal_pools_prepared_after(results, monkeypatch):
+    """prepare_levels with "pool" and levels still to compute: the pools' rows are one more item of the levels'
+    parallel_map (issue 23: the window's idle job had them after the levels, one core idle), computed once,
+    and equal to prepare_pools' own rows in a workspace that prepared the levels first."""
+    import app.engine.node_rows as nr
+    import app.engine.workspace as wsm
+
+    monkeypatch.setenv("NESTSCOPE_THREADS", "2")
+    inside, calls = [], []
+    real_map, real_pools = wsm.parallel_map, nr.pool_level_frame
+
+    def spy_map(fn, items):
+        inside.append(True)
+        try:
+            return real_map(fn, items)
+        finally:
+            inside.pop()
+
+    def spy_pools(*a, **k):
+        calls.append(bool(inside))
+        return real_pools(*a, **k)
+    monkeypatch.setattr(wsm, "parallel_map", spy_map)
+    monkeypatch.setattr(nr, "pool_level_frame", spy_pools)
+    together = Workspace(cache=False)
+    together.add_all(results)
+    assert together.prepare_levels(("class_interval", "cec_interval", "pool"))
+    assert calls == [True]       # once, inside the levels' parallel_map
+    monkeypatch.setattr(wsm, "parallel_map", real_map)
+    after = Workspace(cache=False)
+    after.add_all(results)
+    assert after.prepare_levels(("class_interval", "cec_interval"))
+    assert after.prepare_pools()
+    assert calls == [True, False]
+    key = ("pool", "None", "None")
+    pd.testing.assert_frame_equal(together._lv[key].frame, after._lv[key].frame, check_exact=True)
+    # a second call finds everything prepared: nothing computed again
+    assert together.prepare_levels(("class_interval", "cec_interval", "pool"))
+    assert calls == [True, False]
