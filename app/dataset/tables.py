@@ -87,15 +87,32 @@ def _schema(table: str, ident: tuple[tuple[str, str], ...], counters: tuple[str,
 
 def write_part(tbl, path, pool=None) -> None:
     """Write one part file: zstd, page checksums, dictionary pages for the string columns only (a counter or a
-    time is nearly always distinct: a dictionary of them is built, then dropped, for nothing).  ``pool``: the
-    Arrow memory pool of the writer's buffers (default: Arrow's)."""
-    import pyarrow as pa
+    time is nearly always distinct: a dictionary of them is built, then dropped, for nothing); a column with no
+    value (:func:`_options`) neither compressed nor given statistics.  ``pool``: the Arrow memory pool of the
+    writer's buffers (default: Arrow's)."""
     import pyarrow.parquet as pq
 
-    names = [f.name for f in tbl.schema if pa.types.is_string(f.type)]
-    with pq.ParquetWriter(path, tbl.schema, compression="zstd", write_page_checksum=True,
-                          use_dictionary=names or False, memory_pool=pool) as w:
+    absent = [f.name for f, c in zip(tbl.schema, tbl.columns) if len(c) and c.null_count == len(c)]
+    with pq.ParquetWriter(path, tbl.schema, memory_pool=pool, **_options(tbl.schema, absent)) as w:
         w.write_table(tbl)
+
+
+def _options(schema, absent: Sequence[str] = ()) -> dict:
+    """The Parquet writer's options of a part of ``schema`` (:func:`write_part`).  ``absent``: columns with no
+    value in any row (a counter the file's machine does not have: most of a samples part's 240 counters) are
+    stored uncompressed and without statistics.  Their pages hold only the definition levels (a few bytes of
+    run-length code: zstd makes them no smaller), and every column chunk's compressor and statistics cost a
+    fixed 10 us or so, paid by each of these columns in each row group (one schema per table: every row group
+    carries every column).  Their NULLs read back the same."""
+    import pyarrow as pa
+
+    names = [f.name for f in schema if pa.types.is_string(f.type)]
+    opts = {"compression": "zstd", "write_page_checksum": True, "use_dictionary": names or False}
+    if absent:
+        gone = set(absent)
+        opts["compression"] = {f.name: ("none" if f.name in gone else "zstd") for f in schema}
+        opts["write_statistics"] = [f.name for f in schema if f.name not in gone] or False
+    return opts
 
 
 def ns_of(values) -> np.ndarray:
@@ -271,6 +288,10 @@ class _Columns:
                 else:           # a time (or a name not held as a categorical): made once (of the rows taken)
                     self.plan.append(("whole", _column(s if take is None else s.iloc[self.take], kind)))
 
+    def absent(self) -> list[str]:
+        """The columns no row has a value in: those the frame lacks (NULL in every row)."""
+        return [f.name for f, p in zip(self.schema, self.plan) if p[0] == "null"]
+
     def width(self) -> int:
         """Bytes a row of the frame's columns in Arrow and in the Parquet writer's buffers: 8 for each column
         the frame has (a number, a time, a string's offset)."""
@@ -343,11 +364,10 @@ def write_frame(table: str, frame: pd.DataFrame, counters: Sequence[str], path, 
         del cols
         _release_arrow()
         return valued
-    names = [f.name for f in cols.schema if pa.types.is_string(f.type)]
     # the writer's buffers from the system allocator too: Arrow's default pool (mimalloc) keeps the pages of
     # the largest group it served, so each part written would leave a group's worth of memory resident
-    with pq.ParquetWriter(path, cols.schema, compression="zstd", write_page_checksum=True,
-                          use_dictionary=names or False, memory_pool=pa.system_memory_pool()) as w:
+    with pq.ParquetWriter(path, cols.schema, memory_pool=pa.system_memory_pool(),
+                          **_options(cols.schema, cols.absent())) as w:
         for a in range(0, cols.n, step):
             w.write_table(cols.table(a, min(cols.n, a + step)))
     del cols
