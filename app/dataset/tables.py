@@ -97,7 +97,7 @@ def write_part(tbl, path, pool=None) -> None:
         w.write_table(tbl)
 
 
-def _options(schema, absent: Sequence[str] = ()) -> dict:
+def _options(schema, absent: Sequence[str] = (), names: Sequence[str] | None = None) -> dict:
     """The Parquet writer's options of a part of ``schema`` (:func:`write_part`).  ``absent``: columns with no
     value in any row (a counter the file's machine does not have: most of a samples part's 240 counters) are
     stored uncompressed and without statistics.  Their pages hold only the definition levels (a few bytes of
@@ -106,12 +106,13 @@ def _options(schema, absent: Sequence[str] = ()) -> dict:
     carries every column).  Their NULLs read back the same."""
     import pyarrow as pa
 
-    names = [f.name for f in schema if pa.types.is_string(f.type)]
-    opts = {"compression": "zstd", "write_page_checksum": True, "use_dictionary": names or False}
+    cols = list(schema.names) if names is None else names       # (the schema's names, given: its own order)
+    strings = [c for c, t in zip(cols, schema.types) if pa.types.is_string(t)]
+    opts = {"compression": "zstd", "write_page_checksum": True, "use_dictionary": strings or False}
     if absent:
         gone = set(absent)
-        opts["compression"] = {f.name: ("none" if f.name in gone else "zstd") for f in schema}
-        opts["write_statistics"] = [f.name for f in schema if f.name not in gone] or False
+        opts["compression"] = {c: ("none" if c in gone else "zstd") for c in cols}
+        opts["write_statistics"] = [c for c in cols if c not in gone] or False
     return opts
 
 
@@ -221,6 +222,41 @@ def _take_names(names, codes: np.ndarray):
     return pc.take(names, pa.array(codes, mask=codes < 0))
 
 
+def _layout(table: str, counters: Sequence[str]) -> tuple[list[str], list, list[str]]:
+    """The column names, Arrow types and kinds (``_S``, ``_T``, ...) of :func:`schema_of` (``table``,
+    ``counters``) as plain lists: a part's columns are planned and each row group's made by them, not by the
+    schema's fields (a pyarrow Field made, and its name and type converted, for each of a samples part's 264
+    columns at every use; a schema's own hash takes about 1 ms)."""
+    return _layout_of(table, tuple(map(tuple, _IDENT[table])), tuple(counters))
+
+
+@functools.lru_cache(maxsize=64)
+def _layout_of(table: str, ident: tuple[tuple[str, str], ...], counters: tuple[str, ...]):
+    schema = _schema(table, ident, counters)
+    kinds = _kinds()
+    types = list(schema.types)
+    return list(schema.names), types, [kinds[t] for t in types]
+
+
+def _numpy_columns(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The frame's columns held as numpy arrays, by name: the frame's own arrays (views, never written), taken
+    without making a pandas Series of each (a samples frame has 68 or more counter columns); with another
+    pandas, or names not unique, by the public look-up."""
+    get = getattr(frame, "_get_column_array", None)
+    out = {}
+    if get is None or not frame.columns.is_unique:
+        for c in frame.columns:
+            s = frame[c]
+            if isinstance(s.dtype, np.dtype):
+                out[c] = s.to_numpy()
+        return out
+    for i, c in enumerate(frame.columns):
+        a = get(i)
+        if isinstance(a, np.ndarray):
+            out[c] = a
+    return out
+
+
 @functools.lru_cache(maxsize=1)
 def _kinds() -> dict:
     return {_pa_type(k): k for k in (_S, _I32, _I64, _F64, _B, _T, "uint64")}
@@ -248,49 +284,48 @@ class _Columns:
     def __init__(self, table: str, frame: pd.DataFrame, counters: Sequence[str], take: np.ndarray | None = None,
                  deltas=None):
         self.schema = schema_of(table, counters)
+        self.names, self.types, self.kinds = _layout(table, counters)
         self.take = None if take is None else np.asarray(take, dtype=np.int64)
         self.n = len(frame) if take is None else len(self.take)
-        kinds = _kinds()
         have = set(frame.columns)
+        arrays = _numpy_columns(frame)      # the frame's own arrays of its numpy columns (no Series made)
         self.deltas = deltas            # the frame's counters made for each range of rows (DeltaRows)
         at = {c: j for j, c in enumerate(deltas.counters)} if deltas is not None else {}
         self.valued = np.zeros(len(at), bool)       # the deltas' counters with a value in a row written
-        block = {} if table != "samples" else {f.name: frame[f.name].to_numpy() for f in self.schema
-                                                   if f.name in have and is_counter(f.name)}
+        block = {} if table != "samples" else {c: arrays[c] for c in self.names if c in arrays and is_counter(c)}
         block = {c: v for c, v in block.items() if v.dtype == np.uint64}
         self.block = block if len(block) >= 8 else {}       # views of the frame's block
         self.plan: list[tuple] = []
         # columns the deltas' maker holds in place of the frame's (the intervals' qbits, marked by the plausibility
         # check as each range's deltas are made: app.dataset.adder.CheckedDeltas), read after it made a range's
         own = getattr(deltas, "own_columns", None) or {}
-        for f in self.schema:
-            kind = kinds[f.type]
-            if f.name in self.block:
-                self.plan.append(("block", f.name))
-            elif f.name in own and own[f.name].dtype == _NUMPY.get(kind):
-                self.plan.append(("raw", own[f.name], False))
-            elif f.name in at and f.name not in have:
-                self.plan.append(("deltas", at[f.name]))
-            elif f.name not in have:
+        for name, kind in zip(self.names, self.kinds):
+            if name in self.block:
+                self.plan.append(("block", name))
+            elif name in own and own[name].dtype == _NUMPY.get(kind):
+                self.plan.append(("raw", own[name], False))
+            elif name in at and name not in have:
+                self.plan.append(("deltas", at[name]))
+            elif name not in have:
                 self.plan.append(("null", None))
             else:
-                s = frame[f.name]
-                raw = s.to_numpy() if isinstance(s.dtype, np.dtype) and kind != _T else None
+                raw = arrays.get(name) if kind != _T else None
                 if raw is not None and ((kind == "uint64" and raw.dtype == np.uint64)
                                         or (kind == _F64 and raw.dtype == np.float64)):
                     self.plan.append(("raw", raw, True))        # counters as they are: NaN NULL
                 elif raw is not None and raw.dtype == _NUMPY.get(kind):
                     self.plan.append(("raw", raw, False))       # no NULL possible: as they are
-                elif kind == _S and (names := _category_names(s)) is not None:
+                elif kind == _S and (names := _category_names(s := frame[name])) is not None:
                     # a name a row is as wide as a counter or wider (a file's SHA-256: 64 bytes): the names
                     # converted once, a range's rows taken from them as it is made
                     self.plan.append(("names", names, s.cat.codes.to_numpy()))
                 else:           # a time (or a name not held as a categorical): made once (of the rows taken)
+                    s = frame[name]
                     self.plan.append(("whole", _column(s if take is None else s.iloc[self.take], kind)))
 
     def absent(self) -> list[str]:
         """The columns no row has a value in: those the frame lacks (NULL in every row)."""
-        return [f.name for f, p in zip(self.schema, self.plan) if p[0] == "null"]
+        return [c for c, p in zip(self.names, self.plan) if p[0] == "null"]
 
     def width(self) -> int:
         """Bytes a row of the frame's columns in Arrow and in the Parquet writer's buffers: 8 for each column
@@ -319,21 +354,21 @@ class _Columns:
         nulls: dict = {}        # one all-NULL array per type, shared by every absent column (a samples part has
         # 240 counter columns, most of them absent: one array each took 8 bytes a row each)
         cols = []
-        for f, p in zip(self.schema, self.plan):
+        for t, p in zip(self.types, self.plan):
             if p[0] == "block":
                 cols.append(pa.array(mat[row[p[1]]], type=pa.uint64(), memory_pool=pool))
             elif p[0] == "raw":
-                cols.append(pa.array(p[1][rows], type=f.type, from_pandas=p[2], memory_pool=pool))
+                cols.append(pa.array(p[1][rows], type=t, from_pandas=p[2], memory_pool=pool))
             elif p[0] == "deltas":
-                cols.append(pa.array(dm[:, p[1]], type=f.type, from_pandas=True, memory_pool=pool))
+                cols.append(pa.array(dm[:, p[1]], type=t, from_pandas=True, memory_pool=pool))
             elif p[0] == "names":
                 cols.append(_take_names(p[1], p[2][rows]))
             elif p[0] == "whole":
                 cols.append(p[1] if (a, b) == (0, self.n) else p[1].slice(a, n))
             else:
-                if f.type not in nulls:
-                    nulls[f.type] = pa.nulls(n, type=f.type, memory_pool=pool)
-                cols.append(nulls[f.type])
+                if t not in nulls:
+                    nulls[t] = pa.nulls(n, type=t, memory_pool=pool)
+                cols.append(nulls[t])
         return pa.Table.from_arrays(cols, schema=self.schema)
 
 
@@ -367,7 +402,7 @@ def write_frame(table: str, frame: pd.DataFrame, counters: Sequence[str], path, 
     # the writer's buffers from the system allocator too: Arrow's default pool (mimalloc) keeps the pages of
     # the largest group it served, so each part written would leave a group's worth of memory resident
     with pq.ParquetWriter(path, cols.schema, memory_pool=pa.system_memory_pool(),
-                          **_options(cols.schema, cols.absent())) as w:
+                          **_options(cols.schema, cols.absent(), cols.names)) as w:
         for a in range(0, cols.n, step):
             w.write_table(cols.table(a, min(cols.n, a + step)))
     del cols

@@ -98,3 +98,31 @@ def test_an_extract_in_small_groups_writes_the_same_parts(tmp_path, sample_resul
     for p in cut.entries()[0]["parts"]["samples"] + cut.entries()[0]["parts"]["intervals"]:
         groups += pq.ParquetFile(cut.root / p).num_row_groups
     assert groups > len(b["samples"]) + len(b["intervals"])        # cut in several groups indeed
+
+
+def test_absent_columns_stored_plain_and_the_rest_as_before(tmp_path):
+    """A column the frame lacks (a counter the file's machine does not have: NULL in every row) is stored
+    uncompressed without statistics, in every row group; the columns with values keep zstd and their statistics;
+    every value reads back as written (the absent ones NULL)."""
+    n = 10
+    frame = pd.DataFrame({"lpar": pd.Categorical(["SYSA"] * n), "cpu": np.arange(n, dtype=np.int32),
+                          "time": (np.arange(n, dtype=np.int64) * 1000).view("datetime64[ns]")})
+    frame = pd.concat([frame, pd.DataFrame(np.arange(n * 8, dtype=np.uint64).reshape(n, 8),
+                                           columns=[f"B{i}" for i in range(6)] + ["P32", "P33"])], axis=1)
+    counters = tables.sample_counters(frame.columns)
+    path = tmp_path / "part.parquet"
+    tables.write_frame("samples", frame, counters, path, rows=4)         # groups of 4, 4 and 2 rows
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_row_groups == 3
+    names = tables.schema_of("samples", counters).names
+    for g in range(meta.num_row_groups):
+        cols = {meta.row_group(g).column(i).path_in_schema: meta.row_group(g).column(i) for i in range(len(names))}
+        for c in ("E128", "M448", "K64", "source", "serial"):        # not in the frame: no value in any row
+            assert cols[c].compression == "UNCOMPRESSED" and not cols[c].is_stats_set, (g, c)
+        for c in ("B0", "P33", "cpu", "lpar", "time"):
+            assert cols[c].compression == "ZSTD" and cols[c].is_stats_set, (g, c)
+        assert cols["B5"].statistics.min == 5 + 8 * 4 * g                 # row 4g's B5: 8 x 4g + 5
+    back = pq.read_table(path)
+    assert back.schema == tables.schema_of("samples", counters)
+    assert back.equals(tables.to_table("samples", frame, counters))
+    assert back.column("E128").null_count == n and back.column("B5").to_pylist() == list(range(5, 8 * n, 8))
