@@ -214,13 +214,20 @@ class FileAdder:
             lo, hi = all_samples["time"].min(), all_samples["time"].max()
             self.t_first = lo if self.t_first is None else min(self.t_first, lo)
             self.t_last = hi if self.t_last is None else max(self.t_last, hi)
-            ident = _distinct(all_samples[["cec", "machine_type", "lpar", "system", "os", "class", "cpu"]])
-            ident = ident.astype({"cpu": "int64"}).astype({c: str for c in ("cec", "machine_type", "lpar", "system",
-                                                                             "os", "class")})
-            for key, g in ident.groupby(["cec", "machine_type", "lpar", "system", "os"], sort=True):
-                cls = self.systems.setdefault(key, {})
-                for c, cpus in g.groupby("class")["cpu"]:
-                    cls.setdefault(c, set()).update(int(x) for x in cpus.unique())
+            self._systems(_distinct(all_samples[["cec", "machine_type", "lpar", "system", "os", "class", "cpu"]]))
+
+    def _systems(self, ident: pd.DataFrame) -> None:
+        """Add the distinct (system, class, cpu) rows ``ident`` to :attr:`systems`: per (cec, machine type, lpar,
+        system, os) and class the CPUs, names as ``astype(str)`` gives them; a row with a missing name is left
+        out, as a groupby leaves it out (a missing class: its system is listed, without that row).  A row a CPU, in Python (a groupby of a few rows cost more)."""
+        from app.dataset.dedup import _text
+
+        names = [_text(ident[c]).tolist() for c in ("cec", "machine_type", "lpar", "system", "os", "class")]
+        for *key, cls, cpu in zip(*names, ident["cpu"].astype("int64").tolist()):
+            if all(isinstance(v, str) for v in key):
+                classes = self.systems.setdefault(tuple(key), {})      # (a system whose rows name no class: none)
+                if isinstance(cls, str):
+                    classes.setdefault(cls, set()).add(int(cpu))
 
     def _write(self, table: str, frame: pd.DataFrame, counters=(), later: list | None = None,
                take: np.ndarray | None = None, deltas=None) -> dict[tuple[str, str], str]:

@@ -44,3 +44,54 @@ def test_distinct_hand_case():
 def test_distinct_other_types_left_to_pandas():
     f = pd.DataFrame({"name": ["a", "b", "a"], "cpu": [1, 1, 1]})      # object strings: pandas' own
     assert _distinct(f).index.tolist() == [0, 1]
+
+
+def _systems_by_groupby(ident: pd.DataFrame) -> dict:
+    """The manifest's systems as the adder made them before (a groupby of the rows as strings)."""
+    out: dict = {}
+    ident = ident.astype({"cpu": "int64"}).astype({c: str for c in ("cec", "machine_type", "lpar", "system", "os",
+                                                                     "class")})
+    for key, g in ident.groupby(["cec", "machine_type", "lpar", "system", "os"], sort=True):
+        cls = out.setdefault(key, {})
+        for c, cpus in g.groupby("class")["cpu"]:
+            cls.setdefault(c, set()).update(int(x) for x in cpus.unique())
+    return out
+
+
+@st.composite
+def ident_frames(draw) -> pd.DataFrame:
+    n = draw(st.integers(0, 14))
+    cols = {}
+    for c in ("cec", "machine_type", "lpar", "system", "os", "class"):
+        vals = draw(st.lists(st.sampled_from(NAMES[:3] + [None]), min_size=n, max_size=n))
+        cols[c] = pd.Categorical(vals) if draw(st.booleans()) else pd.Series(vals, dtype="str")
+    cols["cpu"] = np.asarray(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), np.int32)
+    return pd.DataFrame(cols)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ident_frames())
+def test_systems_as_the_groupby(ident):
+    from app.dataset.adder import FileAdder
+
+    adder = FileAdder.__new__(FileAdder)
+    adder.systems = {}
+    adder._systems(ident)
+    assert adder.systems == _systems_by_groupby(ident)
+
+
+def test_systems_hand_case():
+    # rows (A,CP,0) (A,CP,1) (A,IIP,0) (A,None,2) (None...,CP,3) (B,None,5): A has CP {0, 1} and IIP {0}; the rows
+    # with a missing name are left out (as a groupby leaves them out); B, whose one row names no class, is listed
+    # with no class
+    ident = pd.DataFrame({c: pd.Categorical(["A", "A", "A", "A", None, "B"]) for c in ("cec", "machine_type",
+                                                                                         "lpar", "system", "os")})
+    ident["class"] = pd.Categorical(["CP", "CP", "IIP", None, "CP", None])
+    ident["cpu"] = np.array([0, 1, 0, 2, 3, 5], np.int32)
+    from app.dataset.adder import FileAdder
+
+    adder = FileAdder.__new__(FileAdder)
+    adder.systems = {}
+    adder._systems(ident)
+    assert adder.systems == {("A", "A", "A", "A", "A"): {"CP": {0, 1}, "IIP": {0}}, ("B", "B", "B", "B", "B"): {}}
+    assert adder.systems == _systems_by_groupby(ident)
