@@ -296,6 +296,7 @@ class _Columns:
         block = {c: v for c, v in block.items() if v.dtype == np.uint64}
         self.block = block if len(block) >= 8 else {}       # views of the frame's block
         self.plan: list[tuple] = []
+        self.same: dict[int, object] = {}      # a one-name column's array (table), by its place in the plan
         # columns the deltas' maker holds in place of the frame's (the intervals' qbits, marked by the plausibility
         # check as each range's deltas are made: app.dataset.adder.CheckedDeltas), read after it made a range's
         own = getattr(deltas, "own_columns", None) or {}
@@ -318,7 +319,9 @@ class _Columns:
                 elif kind == _S and (names := _category_names(s := frame[name])) is not None:
                     # a name a row is as wide as a counter or wider (a file's SHA-256: 64 bytes): the names
                     # converted once, a range's rows taken from them as it is made
-                    self.plan.append(("names", names, s.cat.codes.to_numpy()))
+                    codes = s.cat.codes.to_numpy()
+                    one = len(codes) > 0 and codes[0] >= 0 and not (codes != codes[0]).any()
+                    self.plan.append(("names", names, codes, one))
                 else:           # a time (or a name not held as a categorical): made once (of the rows taken)
                     s = frame[name]
                     self.plan.append(("whole", _column(s if take is None else s.iloc[self.take], kind)))
@@ -354,13 +357,19 @@ class _Columns:
         nulls: dict = {}        # one all-NULL array per type, shared by every absent column (a samples part has
         # 240 counter columns, most of them absent: one array each took 8 bytes a row each)
         cols = []
-        for t, p in zip(self.types, self.plan):
+        for j, (t, p) in enumerate(zip(self.types, self.plan)):
             if p[0] == "block":
                 cols.append(pa.array(mat[row[p[1]]], type=pa.uint64(), memory_pool=pool))
             elif p[0] == "raw":
                 cols.append(pa.array(p[1][rows], type=t, from_pandas=p[2], memory_pool=pool))
             elif p[0] == "deltas":
                 cols.append(pa.array(dm[:, p[1]], type=t, from_pandas=True, memory_pool=pool))
+            elif p[0] == "names" and p[3]:     # one name in every row (a file's name, its SHA-256, its CEC...):
+                # the group's array a slice of one made once for the part (each group's take copied the name
+                # into every row again)
+                if j not in self.same or len(self.same[j]) < n:
+                    self.same[j] = _take_names(p[1], np.full(n, p[2][0], p[2].dtype))
+                cols.append(self.same[j].slice(0, n))
             elif p[0] == "names":
                 cols.append(_take_names(p[1], p[2][rows]))
             elif p[0] == "whole":
@@ -369,7 +378,8 @@ class _Columns:
                 if t not in nulls:
                     nulls[t] = pa.nulls(n, type=t, memory_pool=pool)
                 cols.append(nulls[t])
-        return pa.Table.from_arrays(cols, schema=self.schema)
+        # (by way of a record batch: Table.from_arrays with a schema took twice as long on 264 columns)
+        return pa.Table.from_batches([pa.RecordBatch.from_arrays(cols, schema=self.schema)], schema=self.schema)
 
 
 def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):

@@ -126,3 +126,20 @@ def test_absent_columns_stored_plain_and_the_rest_as_before(tmp_path):
     assert back.schema == tables.schema_of("samples", counters)
     assert back.equals(tables.to_table("samples", frame, counters))
     assert back.column("E128").null_count == n and back.column("B5").to_pylist() == list(range(5, 8 * n, 8))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 30), st.integers(1, 9), st.randoms(use_true_random=False))
+def test_one_name_columns_and_taken_rows_as_the_one_piece_part(tmp_path, n, rows, rnd):
+    """A name column holding one name in every row (each group's array a slice of one made once) and one of
+    several names, of rows taken in any order, read back as ``frame.take(take)`` written in one piece."""
+    frame = pd.DataFrame({"source": pd.Categorical(["a.smf"] * n), "lpar": pd.Categorical(
+        [rnd.choice(["SYSA", "SYSB", None]) for _ in range(n)]), "cpu": np.arange(n, dtype=np.int32),
+        "sha256": pd.Categorical(["ab" * 32] * n, categories=["00" * 32, "ab" * 32])})    # an unused category
+    take = np.asarray(rnd.sample(range(n), rnd.randint(0, n)), np.int64)
+    path = tmp_path / "cut.parquet"
+    tables.write_frame("intervals", frame, [], path, rows=rows, take=take)
+    back = pq.read_table(path)
+    assert back.equals(tables.to_table("intervals", frame.take(take).reset_index(drop=True), []))
+    assert back.column("source").to_pylist() == ["a.smf"] * len(take)
+    assert back.column("sha256").to_pylist() == ["ab" * 32] * len(take)
