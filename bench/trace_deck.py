@@ -1,7 +1,8 @@
 """Where a cold comparison deck's time goes (issue 23): ``nestscope export --before --after .pptx`` run in this
 process with its steps timed and every thread's CPU sampled.
 
-Prints one line per wrapped call of over 3 ms (start and end in seconds from the process start, length, thread),
+Prints one line per wrapped call of over 3 ms (start and end in seconds from the process start, length, the
+calling thread's CPU seconds in it, thread),
 then a timeline of 100 ms slots: each thread's CPU share in the slot (from ``/proc/self/task/*/stat``, 10 ms
 ticks) and the idle share of the machine's cores (2 cores: 200 % minus the process's use).
 
@@ -21,7 +22,7 @@ import threading
 import time
 
 T0 = time.perf_counter()
-CALLS: list[tuple[float, float, str, str]] = []
+CALLS: list[tuple[float, float, str, str, float]] = []     # start, end, label, thread, the thread's CPU seconds
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -30,11 +31,11 @@ def wrap(owner, name: str, label: str | None = None) -> None:
     label = label or f"{getattr(owner, '__name__', owner)}.{name}".replace("app.", "")
 
     def timed(*a, **k):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         try:
             return real(*a, **k)
         finally:
-            CALLS.append((t, time.perf_counter(), label, threading.current_thread().name))
+            CALLS.append((t, time.perf_counter(), label, threading.current_thread().name, time.thread_time() - c))
     setattr(owner, name, timed)
 
 
@@ -116,9 +117,10 @@ def main() -> int:
     print(f"imports for the trace {t_import - T0:.2f} s; main {t_main - t_import:.2f} s (ends {t_main - T0:.2f}); "
           f"writes finished {t_end - T0:.2f} s; exit {code}")
     print(f"process CPU {sum(os.times()[:2]):.2f} s")
-    for t, e, label, thread in sorted(CALLS):
+    print("  start     end   wall  thread-CPU  step                         thread")
+    for t, e, label, thread, cpu in sorted(CALLS):
         if e - t > 0.003:
-            print(f"{t - T0:7.2f} {e - T0:7.2f} {e - t:6.2f}  {label:28s} {thread}")
+            print(f"{t - T0:7.2f} {e - T0:7.2f} {e - t:6.2f}  {cpu:10.2f}  {label:28s} {thread}")
     tids = sorted({tid for _, d in SLOTS for tid in d})
     prev = SLOTS[0][1]
     tot = {tid: 0.0 for tid in tids}

@@ -129,7 +129,7 @@ def _prepare_before(req: ComparisonRequest, ws: Any, shift: Any) -> None:
     s = req.before
     try:
         nodes, unknown = lpar_nodes(ws, s.lpars)
-        if unknown or window_problem(s.start, s.end, ("", "")):
+        if unknown:
             return
         sel = make_selection(ws, nodes, s.start, s.end, shift=zoned(shift, ws, req.tz), name="before")
         for by in dict.fromkeys((req.by, *req.prepare)):
