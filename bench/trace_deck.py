@@ -74,6 +74,7 @@ def main() -> int:
         cache_dir = args[i + 1]
         del args[i:i + 2]
     argv = args[args.index("--") + 1:] if "--" in args else args
+    own = cache_dir is None          # a temporary cache of its own: removed at the end
     cache_dir = cache_dir or tempfile.mkdtemp(prefix="trace-deck-cache-")
     shutil.rmtree(cache_dir, ignore_errors=True)
     os.environ["NESTSCOPE_CACHE_DIR"] = cache_dir
@@ -137,6 +138,8 @@ def main() -> int:
         busy = sum(use.values()) / dt * 100
         print(f"{t - T0:6.2f}  " + " ".join(f"{use[tid] / dt * 100:13.0f}%" for tid in cols)
               + f"  {max(0.0, 200 - busy):5.0f}")
+    if own:
+        shutil.rmtree(cache_dir, ignore_errors=True)
     print("CPU per thread (seen by the sampler): " + ", ".join(f"{NAMES.get(t, str(t))} {last[t] - first[t]:.2f}"
                                                         for t in tids if last[t] - first[t] >= 0.01))
     return code
