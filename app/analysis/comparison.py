@@ -38,6 +38,9 @@ class ComparisonRequest:
     formulas: str | None = None
     keep_implausible: bool = False
     tz: str | None = None
+    # levels of the before side's selection metrics (beside ``by``) that its own thread computes once its
+    # Workspace is made, while the after side is still read (a deck: its timelines' "lpar_interval")
+    prepare: tuple[str, ...] = ()
 
     def side(self, name: str) -> SideSpec:
         return self.before if name == "before" else self.after
@@ -79,7 +82,7 @@ def build_comparison(req: ComparisonRequest, cache: dict | None = None,
         return out.fail(BAD_REQUEST, Message("error", str(exc)))
     cache = {} if cache is None else cache
     need = counters_needed(req.formulas)     # read through the workspace cache, only what the formulas read
-    reads, made = _read_sides(req, cache, need)
+    reads, made = _read_sides(req, cache, need, lambda ws: _prepare_before(req, ws, shifts["before"]))
     for side in SIDES:
         out.messages += reads[side].messages
     workspaces: dict = {}
@@ -119,7 +122,24 @@ def build_comparison(req: ComparisonRequest, cache: dict | None = None,
     return out
 
 
-def _read_sides(req: ComparisonRequest, cache: dict, need: Any) -> tuple[dict, dict]:
+def _prepare_before(req: ComparisonRequest, ws: Any, shift: Any) -> None:
+    """Compute the before side's selection metrics at ``req.by`` and ``req.prepare`` into ``ws``'s frame cache (the
+    selection as :func:`build_comparison` makes it: the same frames, computed earlier on the before side's thread).
+    Whatever goes wrong is left for :func:`build_comparison` to find and tell."""
+    s = req.before
+    try:
+        nodes, unknown = lpar_nodes(ws, s.lpars)
+        if unknown:
+            return
+        sel = make_selection(ws, nodes, s.start, s.end, shift=zoned(shift, ws, req.tz), name="before")
+        for by in dict.fromkeys((req.by, *req.prepare)):
+            sel.metrics(by)
+    except Exception:  # noqa: BLE001 - the caller's thread computes them again and reports
+        pass
+
+
+def _read_sides(req: ComparisonRequest, cache: dict, need: Any,
+                prepare: Any = None) -> tuple[dict, dict]:
     """Both sides' reads ({side: ReadOutcome}) and the workspaces made beside them ({side: Workspace or the
     exception making it raised}; a side left out is made by the caller).
 
@@ -127,7 +147,9 @@ def _read_sides(req: ComparisonRequest, cache: dict, need: Any) -> tuple[dict, d
     is read and its intervals computed on a second thread while this one reads the after side (the gzip inflate,
     the cache's Parquet and the reader's kernel run without the GIL): the sides' decodes and interval passes
     overlap instead of following each other.  Each side is then the same reads and the same Workspace as one after
-    the other (a file of both sides would be read once and shared: those sides stay on one thread)."""
+    the other (a file of both sides would be read once and shared: those sides stay on one thread).  ``prepare(ws)``:
+    run on the before side's thread once its Workspace is made (the before side's metrics while the after side,
+    the larger read in a comparison of months, is still decoded on this one)."""
     import contextvars
     import threading
 
@@ -147,6 +169,9 @@ def _read_sides(req: ComparisonRequest, cache: dict, need: Any) -> tuple[dict, d
                     made["before"] = make_workspace(got.results, req.formulas, req.keep_implausible)
                 except Exception as exc:  # noqa: BLE001 - raised again where the sequential path makes it
                     made["before"] = exc
+                else:
+                    if prepare is not None:
+                        prepare(made["before"])
         except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
             box["error"] = exc
     ctx = contextvars.copy_context()     # the caller's context (shared shift rows, samples kept or not)

@@ -4,6 +4,7 @@ export dialog's).  The writers (:func:`app.export.export`) take the request."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,7 +139,12 @@ def plan_export(spec: ExportSpec, names: OptionNames = cli_option) -> ExportPlan
     cache: dict = {}
     comparison = None
     if spec.comparison is not None:
-        got = build_comparison(spec.comparison, cache, names)
+        req = spec.comparison
+        if spec.deck and not req.prepare:
+            # the deck's timelines (pptx_compare: the LPARs' interval rows): the before side's computed on its
+            # thread beside the after side's read
+            req = dataclasses.replace(req, prepare=("lpar_interval",))
+        got = build_comparison(req, cache, names)
         out.messages += got.messages
         if got.comparison is None:
             return out.fail(got.code)

@@ -1,0 +1,149 @@
+"""Where a cold comparison deck's time goes (issue 23): ``nestscope export --before --after .pptx`` run in this
+process with its steps timed and every thread's CPU sampled.
+
+Prints one line per wrapped call of over 3 ms (start and end in seconds from the process start, length, the
+calling thread's CPU seconds in it, thread),
+then a timeline of 100 ms slots: each thread's CPU share in the slot (from ``/proc/self/task/*/stat``, 10 ms
+ticks) and the idle share of the machine's cores (2 cores: 200 % minus the process's use).
+
+    PYTHONPATH=$PWD python bench/trace_deck.py [--cache DIR] -- export --before B --after A --hours 08-17 \
+        --days mon-fri --out /tmp/x.pptx
+
+``--cache DIR``: the workspace cache (emptied first: a cold run); without it a new temporary one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+
+T0 = time.perf_counter()
+CALLS: list[tuple[float, float, str, str, float]] = []     # start, end, label, thread, the thread's CPU seconds
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def wrap(owner, name: str, label: str | None = None) -> None:
+    real = getattr(owner, name)
+    label = label or f"{getattr(owner, '__name__', owner)}.{name}".replace("app.", "")
+
+    def timed(*a, **k):
+        t, c = time.perf_counter(), time.thread_time()
+        try:
+            return real(*a, **k)
+        finally:
+            CALLS.append((t, time.perf_counter(), label, threading.current_thread().name, time.thread_time() - c))
+    setattr(owner, name, timed)
+
+
+def _task_cpu() -> dict[int, float]:
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as fh:
+                f = fh.read().rsplit(")", 1)[1].split()
+            out[int(tid)] = (int(f[11]) + int(f[12])) / TICK
+        except (OSError, IndexError, ValueError):
+            pass
+    return out
+
+
+SLOTS: list[tuple[float, dict[int, float]]] = []
+NAMES: dict[int, str] = {}
+STOP = threading.Event()
+
+
+def sampler() -> None:
+    me = threading.get_native_id()
+    while not STOP.is_set():
+        SLOTS.append((time.perf_counter(), _task_cpu()))
+        for th in threading.enumerate():
+            if th.native_id and th.native_id != me:
+                NAMES.setdefault(th.native_id, th.name)
+        STOP.wait(0.1)
+
+
+def main() -> int:
+    args = sys.argv[1:]
+    cache_dir = None
+    if "--cache" in args:
+        i = args.index("--cache")
+        cache_dir = args[i + 1]
+        del args[i:i + 2]
+    argv = args[args.index("--") + 1:] if "--" in args else args
+    own = cache_dir is None          # a temporary cache of its own: removed at the end
+    cache_dir = cache_dir or tempfile.mkdtemp(prefix="trace-deck-cache-")
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    os.environ["NESTSCOPE_CACHE_DIR"] = cache_dir
+    th = threading.Thread(target=sampler, name="trace-sampler", daemon=True)
+    th.start()
+    import app.formats
+    from app.analysis import comparison, request, workspace
+    from app.cache import store
+    from app.engine import compare, workspace as engine_ws
+
+    import app.cli
+
+    wrap(app.formats, "read_file", "decode")
+    wrap(store.Cache, "_write_entry", "cache write")
+    wrap(workspace, "make_workspace", "make_workspace")
+    wrap(comparison, "make_workspace", "make_workspace (side)")
+    wrap(request, "make_workspace", "make_workspace (export)")
+    wrap(engine_ws.Workspace, "add_all", "Workspace.add_all")
+    wrap(compare, "compare", "compare")
+    wrap(request, "build_comparison", "build_comparison")
+    import app.analysis
+
+    wrap(app.analysis, "plan_export", "plan_export")
+    import app.export as ex
+
+    wrap(ex, "export", "export (writers)")
+    from app.export import provenance
+
+    for name in ("hash_ahead", "file_sha256"):
+        if hasattr(provenance, name):
+            wrap(provenance, name, name)
+    t_import = time.perf_counter()
+    code = app.cli.main(argv)
+    t_main = time.perf_counter()
+    from app.cache import writer
+
+    writer._finish_writes()
+    t_end = time.perf_counter()
+    STOP.set()
+    th.join()
+    print(f"imports for the trace {t_import - T0:.2f} s; main {t_main - t_import:.2f} s (ends {t_main - T0:.2f}); "
+          f"writes finished {t_end - T0:.2f} s; exit {code}")
+    print(f"process CPU {sum(os.times()[:2]):.2f} s")
+    print("  start     end   wall  thread-CPU  step                         thread")
+    for t, e, label, thread, cpu in sorted(CALLS):
+        if e - t > 0.003:
+            print(f"{t - T0:7.2f} {e - T0:7.2f} {e - t:6.2f}  {cpu:10.2f}  {label:28s} {thread}")
+    tids = sorted({tid for _, d in SLOTS for tid in d})
+    prev = SLOTS[0][1]
+    tot = {tid: 0.0 for tid in tids}
+    last = {tid: max(d[tid] for _, d in SLOTS if tid in d) for tid in tids}
+    first = {tid: min(d[tid] for _, d in SLOTS if tid in d) for tid in tids}
+    cols = [tid for tid in tids if last[tid] - first[tid] >= 0.05]
+    print("slot(s)  " + " ".join(f"{NAMES.get(t, str(t))[-14:]:>14s}" for t in cols) + "   idle%")
+    for (t, d), (t_prev, _) in zip(SLOTS[1:], SLOTS[:-1]):
+        dt = t - t_prev
+        use = {tid: max(0.0, d[tid] - prev[tid]) if tid in d and tid in prev else 0.0 for tid in tids}
+        for tid in tids:
+            tot[tid] += use[tid]
+        prev = d
+        busy = sum(use.values()) / dt * 100
+        print(f"{t - T0:6.2f}  " + " ".join(f"{use[tid] / dt * 100:13.0f}%" for tid in cols)
+              + f"  {max(0.0, 200 - busy):5.0f}")
+    if own:
+        shutil.rmtree(cache_dir, ignore_errors=True)
+    print("CPU per thread (seen by the sampler): " + ", ".join(f"{NAMES.get(t, str(t))} {last[t] - first[t]:.2f}"
+                                                        for t in tids if last[t] - first[t] >= 0.01))
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,112 @@
+"""The before side's metrics prepared on its own thread (issue 23, the cold comparison deck): with two threads,
+``build_comparison`` computes the before side's selection metrics at the comparison's level and at the levels of
+``ComparisonRequest.prepare`` on the before side's thread, once its Workspace is made; the comparison's main thread
+then finds those frames in the workspace's frame cache.  The frames and the comparison are the same as with one
+thread.  Readers are stand-ins (tests/engine/factory.py), as in test_analysis_layer.py."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT / "tests" / "engine") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests" / "engine"))
+
+from factory import MIN15, T0, result  # noqa: E402
+
+from app.analysis import OK, ComparisonRequest, SideSpec  # noqa: E402
+from app.analysis import comparison as AC  # noqa: E402
+
+
+def _lpar(path: str, cycles: int):
+    # LPAR SYSA: two CPUs, three 15-minute intervals; B0 = cycles, B1 = instructions (CPI = cycles / 900e9)
+    recs = [dict(time=T0 + MIN15 * i, cpu=cpu, B0=cycles, B1=900_000_000_000) for i in (1, 2, 3) for cpu in (0, 1)]
+    return result(recs, file=path)
+
+
+@pytest.fixture
+def reader(monkeypatch):
+    def read(path, *a, **kw):
+        return _lpar(str(path), 2_250_000_000_000 if "a.smf" in str(path) else 1_800_000_000_000)
+
+    monkeypatch.setattr("app.formats.read_file", read)
+
+
+@pytest.fixture
+def metrics_calls(monkeypatch):
+    """Every Selection.metrics computation: (workspace id, level, thread name, the frame returned)."""
+    import app.engine.compare as C
+
+    real = C.shifted_metrics
+    calls: list[tuple[int, str, str, pd.DataFrame]] = []
+
+    def spy(ws, by="interval", *a, **kw):
+        m = real(ws, by, *a, **kw)
+        calls.append((id(ws), by, threading.current_thread().name, m))
+        return m
+    monkeypatch.setattr(C, "shifted_metrics", spy)
+    return calls
+
+
+def _build(monkeypatch, threads: str, prepare: tuple[str, ...]):
+    monkeypatch.setenv("NESTSCOPE_THREADS", threads)
+    req = ComparisonRequest(SideSpec(["a.smf"], days="mon-sun"), SideSpec(["b.smf"], days="mon-sun"), prepare=prepare)
+    got = AC.build_comparison(req)
+    assert got.code == OK
+    return got.comparison
+
+
+def test_the_before_sides_levels_are_computed_on_its_thread_and_found_by_the_main_thread(reader, metrics_calls,
+                                                                                        monkeypatch):
+    import app.engine.shift as S
+
+    real = S.compute_metrics
+    computed: list[tuple[str, str]] = []          # (level, thread) of every frame computed (not from the cache)
+
+    def spy(*a, by="interval", **kw):
+        computed.append((by, threading.current_thread().name))
+        return real(*a, by=by, **kw)
+    monkeypatch.setattr(S, "compute_metrics", spy)
+    c = _build(monkeypatch, "2", ("lpar_interval",))
+    main = threading.main_thread().name
+    before = id(c.before.workspace)
+    mine = [(by, th) for w, by, th, _m in metrics_calls if w == before]
+    # the comparison's level (lpar) and the prepared one, first on the before side's thread; the comparison itself
+    # (compare(), main thread) asks for lpar again
+    assert mine[:2] == [("lpar", "nestscope-before-side"), ("lpar_interval", "nestscope-before-side")]
+    assert ("lpar", main) in mine[2:]
+    # computed once each on the before side's thread; on the main thread only the after side's lpar frame
+    assert sorted(computed) == [("lpar", main), ("lpar", "nestscope-before-side"),
+                                ("lpar_interval", "nestscope-before-side")]
+    # what the main thread asks of the before side later comes from the workspace's frame cache: nothing computed
+    first = {by: m for w, by, th, m in metrics_calls if w == before and th == "nestscope-before-side"}
+    for by in ("lpar", "lpar_interval"):
+        pd.testing.assert_frame_equal(c.before.metrics(by), first[by])
+    assert len(computed) == 3
+    # the after side (read on this thread) is not prepared ahead
+    assert all(th == main for w, _by, th, _m in metrics_calls if w != before)
+
+
+def test_prepared_frames_and_comparison_equal_those_of_one_thread(reader, metrics_calls, monkeypatch):
+    one = _build(monkeypatch, "1", ())
+    two = _build(monkeypatch, "2", ("lpar_interval",))
+    assert len(one.table) and one.table.equals(two.table)
+    for by in ("lpar", "lpar_interval"):
+        pd.testing.assert_frame_equal(one.before.metrics(by), two.before.metrics(by))
+    # hand check of the frames compared: CPI of the before side 2.25e12 / 0.9e12 = 2.5, after 1.8e12 / 0.9e12 = 2.0
+    assert two.before.metrics("lpar")["CPI"].round(6).tolist() == [2.5]
+    assert two.after.metrics("lpar")["CPI"].round(6).tolist() == [2.0]
+
+
+def test_a_before_side_that_cannot_be_selected_is_left_to_the_main_thread(reader, metrics_calls, monkeypatch):
+    """An unknown LPAR: nothing is computed ahead, and the main thread reports it as before."""
+    monkeypatch.setenv("NESTSCOPE_THREADS", "2")
+    req = ComparisonRequest(SideSpec(["a.smf"], lpars=["NOPE"]), SideSpec(["b.smf"]), prepare=("lpar_interval",))
+    got = AC.build_comparison(req)
+    assert got.comparison is None and "NOPE" in got.messages[-1].text
+    assert metrics_calls == []
