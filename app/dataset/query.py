@@ -578,7 +578,8 @@ def derived_columns(raw: pd.DataFrame, per_interval: bool) -> pd.DataFrame:
     def col(name: str) -> np.ndarray:
         if name not in raw.columns:
             return np.full(len(raw), np.nan)
-        return pd.to_numeric(raw[name], errors="coerce").to_numpy(np.float64, na_value=np.nan)
+        s = raw[name] if raw[name].dtype.kind in "fiu" else pd.to_numeric(raw[name], errors="coerce")   # (0.1 ms)
+        return s.to_numpy(np.float64, na_value=np.nan)
 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # inf as SQL's double division gives
         sb, b0 = col("_sb"), col("B0")
@@ -633,8 +634,8 @@ def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, apply_formulas, 
     if spec.every:
         cols["period"] = np.asarray(_period_start(spec.every, raw["_period"].to_numpy()), dtype="datetime64[ns]") \
             if n else np.zeros(0, "datetime64[ns]")
-    cols["interval_start"] = np.asarray(pd.to_datetime(raw["_start"].to_numpy(dtype=np.int64), unit="ns"))
-    cols["interval_end"] = np.asarray(pd.to_datetime(raw["_end"].to_numpy(dtype=np.int64), unit="ns"))
+    cols["interval_start"] = raw["_start"].to_numpy(dtype=np.int64).view("datetime64[ns]")     # (ns since the epoch)
+    cols["interval_end"] = raw["_end"].to_numpy(dtype=np.int64).view("datetime64[ns]")
     cols["n_cpus"] = raw["n_cpus"].to_numpy(dtype=np.int64)
     cols["generation"] = raw["generation"].to_numpy(dtype=object)
     cols["formula_set"] = raw["formula_set"].to_numpy(dtype=object)
