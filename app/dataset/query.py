@@ -329,7 +329,7 @@ def _gen_cases(gmap) -> tuple[str, str]:
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
               steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None,
               implausible: bool = True, lost: bool = True, cpu_bits: bool = False, typed: bool = False,
-              flat: bool = False):
+              flat: bool = False, whole: frozenset = frozenset()):
     """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
     (view name, SELECT) steps it is made of, the last one (name '') giving the result.  ``only``: the
     generations the rows read can have (the formulas of the others are left out of the statement: their
@@ -337,8 +337,10 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     no row read is marked implausible, so the per-row test is left out of every sum (the same result); likewise
     ``lost=False``: no row read has lost data, so the workload hint's sums are the sums themselves.
     ``cpu_bits`` (DuckDB, a level keyed by system): CPU numbers counted as the bits set in a 256-bit string (DuckDB
-    refuses the statement, ``OutOfRangeException``, for a CPU number outside 0-255; no distinct aggregate per row).  ``typed``: every row read states its machine type and CSVN (:func:`profile_of`), so with
-    one pair in ``generations`` the generation and formula set are constants, not a per-row ``CASE``.  ``flat``
+    refuses the statement, ``OutOfRangeException``, for a CPU number outside 0-255; no distinct aggregate per row).
+    ``typed``: every row read states its machine type and CSVN (:func:`profile_of`), so with one pair in
+    ``generations`` the generation and formula set are constants, not a per-row ``CASE``.  ``whole``: counters
+    every row read holds, or none does (:func:`profile_of`): no quality count of them (0: all or nothing).  ``flat``
     (DuckDB): when every system read has the same buckets, no ``--tz local`` and not per CPU and interval, the
     aggregation is one ``SELECT ... GROUP BY`` over ``src`` with the per-row columns written into it (not views
     over views of every column): the same values, a statement DuckDB plans in about half the time."""
@@ -446,8 +448,8 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             f"{_bucket_count(spec, bcol, same, cpu_bits and not per_interval, d, numbers[bcol])} AS _nb",
             "BIT_OR(qbits) AS _q" if plain else f"BIT_OR(qbits + 256 * {lo}) AS _q",
             "COUNT(*) AS _size" if plain else f"SUM(1 - {lo}) AS _size", "0 AS _lo" if plain else f"SUM({lo}) AS _lo",
-            (f"COUNT({val(firstP)})" if firstP else "0") + " AS _cntP",
-            (f"COUNT({val(firstE)})" if firstE else "0") + " AS _cntE"]
+            (f"COUNT({val(firstP)})" if firstP and firstP not in whole else "0") + " AS _cntP",
+            (f"COUNT({val(firstE)})" if firstE and firstE not in whole else "0") + " AS _cntE"]
         sel += [f"SUM({val(c)}) AS {q(c)}" for c in summed]
         if lost:         # the hint's sums leave out intervals with lost data (none read: the sums themselves)
             sel += [f"SUM(CASE WHEN qbits % 2 = 0 THEN {val(c)} END) AS {q('_h_' + c)}" for c in hc]
@@ -498,6 +500,8 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
 
 
 def _run_query(ds: Dataset, spec: QuerySpec, engine: str, eng) -> pd.DataFrame:
+    from duckdb import OutOfRangeException
+
     from app.engine.catalog import load_formula_sets
     from app.engine.deltas import quality_strings
     from app.engine.metrics import _apply, metric_ids
@@ -553,13 +557,9 @@ def _run_query(ds: Dataset, spec: QuerySpec, engine: str, eng) -> pd.DataFrame:
         args = (spec, eng.dialect, params, sets, counters, have)
         kw = dict(steps=True, generations=gmap, src=src, only={g for _m, _c, g, _v in gmap} | stored, **marks)
         duck = eng.dialect.name == "duckdb"
-        if duck:
-            import duckdb
-            try:                # (the statement is refused for a CPU number outside 0-255: counted distinct)
-                raw = eng.run(build_sql(*args, cpu_bits=True, flat=True, **kw))
-            except duckdb.OutOfRangeException:
-                raw = eng.run(build_sql(*args, **kw))
-        else:
+        try:        # DuckDB refuses the statement for a CPU number outside 0-255 (cpu_bits): counted distinct
+            raw = eng.run(build_sql(*args, cpu_bits=duck, flat=duck, **kw))
+        except OutOfRangeException:
             raw = eng.run(build_sql(*args, **kw))
     finally:
         if own:
