@@ -49,7 +49,8 @@ def profile_of(rows, sets: dict) -> tuple[list[tuple[str, int, str, str]], set[s
     """:func:`data_profile` of (machine type, CSVN, generation, implausible, lost) rows: those of a scan, or of
     the dataset's cache (:func:`app.dataset.stats.cached_profile`, per CEC and month: the rows of whole
     partitions, a superset of a window's, which gives the statement the same results: a pair no row has maps no
-    row, and a per-row test finds nothing to leave out)."""
+    row, and a per-row test finds nothing to leave out).  ``marks["whole"]``: the counters every row holds, or no
+    row does, by the cached rows' counts (a superset's too: in any subset of the rows, all or none)."""
     from app.engine.catalog import select_generation
 
     out = []

@@ -12,7 +12,10 @@ does not cover computes theirs for itself.
 The same commands keep each CEC's data profile per month (``profile``: the machine type, CSVN and generation
 pairs its intervals hold and whether any is marked implausible or has lost data), what a query learns before it
 writes its statement (:func:`app.dataset.plan.data_profile`): a query over months the cache covers reads it
-instead of scanning its parts for it (a cache written before it was kept: the query scans, as before).
+instead of scanning its parts for it (a cache written before it was kept: the query scans, as before).  Beside
+each profile row (``counted``, a list of its own, so that a NestScope from before it reads the profile as before):
+its rows and how many hold the first problem-state and extended counter; a counter every row a query reads holds,
+or none does, is not counted again by the query's statement (:func:`app.dataset.plan.profile_of`, ``whole``).
 """
 
 from __future__ import annotations
