@@ -49,16 +49,22 @@ def profile_of(rows, sets: dict) -> tuple[list[tuple[str, int, str, str]], set[s
     """:func:`data_profile` of (machine type, CSVN, generation, implausible, lost) rows: those of a scan, or of
     the dataset's cache (:func:`app.dataset.stats.cached_profile`, per CEC and month: the rows of whole
     partitions, a superset of a window's, which gives the statement the same results: a pair no row has maps no
-    row, and a per-row test finds nothing to leave out)."""
+    row, and a per-row test finds nothing to leave out).  ``marks["whole"]``: the counters every row holds, or no
+    row does, by the cached rows' counts (a superset's too: in any subset of the rows, all or none)."""
     from app.engine.catalog import select_generation
 
     out = []
-    for mt, cv in sorted({(mt, cv) for mt, cv, _g, _b, _l in rows if mt is not None and cv is not None}):
+    for mt, cv in sorted({(r[0], r[1]) for r in rows if r[0] is not None and r[1] is not None}):
         g, _how = select_generation(sets, mt, cv)
         out.append((mt, cv, g, sets[g].version))
-    stored = {g for _m, _c, g, _b, _l in rows if g is not None}
+    stored = {r[2] for r in rows if r[2] is not None}
     marks = {"implausible": any(r[3] for r in rows), "lost": any(r[4] for r in rows),
              "typed": all(pd.notna(mt) and pd.notna(cv) for mt, cv, *_rest in rows)}   # every row has its pair
+    # counters every row holds, or no row: their quality count is all or nothing in any group (cached profiles)
+    counts = [r[5] if len(r) > 5 and isinstance(r[5], dict) else {} for r in rows]
+    names = set.intersection(*(set(c) - {"rows"} for c in counts)) if counts else set()
+    marks["whole"] = frozenset(n for n in names if all(c[n] == c["rows"] for c in counts)
+                               or all(c[n] == 0 for c in counts))
     return out, stored, marks
 
 

@@ -296,21 +296,23 @@ def _period_start(every: str, key: np.ndarray) -> pd.DatetimeIndex:
 _BUCKET_BITS = 1 << 16      # the widest bucket bit string (8 KiB a group)
 
 
-def _bucket_count(spec: QuerySpec, bcol: str, same: set, bits: bool, d: Dialect) -> str:
+def _bucket_count(spec: QuerySpec, bcol: str, same: set, bits: bool, d: Dialect, number: str | None = None) -> str:
     """The number of distinct buckets of a group: with ``bits`` (DuckDB, not ``--by interval``, whose groups are
     buckets), every system's buckets the same constants and a window (--from and --to) without --every spanning
     at most :data:`_BUCKET_BITS` buckets, the bits set in a bit string of the buckets' numbers
     ``(bucket - offset) / length`` (a bucket is a whole number of lengths from its offset; no distinct
-    aggregate, which DuckDB plans as a second pass over the rows); else ``COUNT(DISTINCT)``."""
+    aggregate, which DuckDB plans as a second pass over the rows); else ``COUNT(DISTINCT)``.  ``number``: the row's
+    ``k`` of ``bucket = k x length + offset``, that same integer without the arithmetic per row (offset known)."""
     if bits and len(same) == 1 and spec.every is None and spec.start is not None and spec.end is not None:
         L, off, cl, coff = next(iter(same))
         step, at = (cl, coff) if bcol == "cec_bucket" else (L, off)
         if step:
-            step, at = int(step), int(at or 0)
-            lo = (int(pd.Timestamp(spec.start).value) - at) // step - 2
-            hi = (int(pd.Timestamp(spec.end).value) - at) // step + 2
+            step, at_ = int(step), int(at or 0)
+            lo = (int(pd.Timestamp(spec.start).value) - at_) // step - 2
+            hi = (int(pd.Timestamp(spec.end).value) - at_) // step + 2
             if hi - lo < _BUCKET_BITS:
-                return f"bit_count(bitstring_agg(({bcol} - {at}) // {step}, {lo}, {hi}))"
+                k = number if number is not None and at is not None else f"({bcol} - {at_}) // {step}"
+                return f"bit_count(bitstring_agg({k}, {lo}, {hi}))"
     return d.count_distinct(bcol)
 
 
@@ -327,17 +329,18 @@ def _gen_cases(gmap) -> tuple[str, str]:
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
               steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None,
               implausible: bool = True, lost: bool = True, cpu_bits: bool = False, typed: bool = False,
-              flat: bool = False):
+              flat: bool = False, whole: frozenset = frozenset()):
     """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
     (view name, SELECT) steps it is made of, the last one (name '') giving the result.  ``only``: the
     generations the rows read can have (the formulas of the others are left out of the statement: their
     metrics are NULL for every row anyway, and a smaller statement is planned faster).  ``implausible=False``:
     no row read is marked implausible, so the per-row test is left out of every sum (the same result); likewise
     ``lost=False``: no row read has lost data, so the workload hint's sums are the sums themselves.
-    ``cpu_bits`` (DuckDB, a level keyed by system): CPU numbers counted as the bits set in four 64-bit masks,
-    right for CPU numbers 0-255 (the result's ``_cpu_lo``/``_cpu_hi`` say whether they all were; no distinct
-    aggregate per row).  ``typed``: every row read states its machine type and CSVN (:func:`profile_of`), so with
-    one pair in ``generations`` the generation and formula set are constants, not a per-row ``CASE``.  ``flat``
+    ``cpu_bits`` (DuckDB, a level keyed by system): CPU numbers counted as the bits set in a 256-bit string (DuckDB
+    refuses the statement, ``OutOfRangeException``, for a CPU number outside 0-255; no distinct aggregate per row).
+    ``typed``: every row read states its machine type and CSVN (:func:`profile_of`), so with one pair in
+    ``generations`` the generation and formula set are constants, not a per-row ``CASE``.  ``whole``: counters
+    every row read holds, or none does (:func:`profile_of`): no quality count of them (0: all or nothing).  ``flat``
     (DuckDB): when every system read has the same buckets, no ``--tz local`` and not per CPU and interval, the
     aggregation is one ``SELECT ... GROUP BY`` over ``src`` with the per-row columns written into it (not views
     over views of every column): the same values, a statement DuckDB plans in about half the time."""
@@ -379,21 +382,25 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
 
     b0 = val("B0") if "B0" in have else "CAST(NULL AS DOUBLE)"
     busy = f"CASE WHEN cpu_speed > 0 THEN {b0} / cpu_speed END"
+    numbers = {    # a row's bucket number k (its bucket is k x length + offset)
+        "bucket": "CAST(FLOOR(CAST(t_end - p_off AS DOUBLE) / CAST(p_l AS DOUBLE) + 0.5) AS BIGINT)",
+        "cec_bucket": "CAST(CEIL((CAST(t_end - p_coff AS DOUBLE) - COALESCE(CAST(p_l AS DOUBLE) / 1000000000.0 * "
+                      "1000000000.0 / 2.0, CAST(p_cl AS DOUBLE) / 2.0)) / CAST(p_cl AS DOUBLE)) AS BIGINT)"}
     row_cols = {   # the per-row columns of the aggregation's input (base, then r)
-        "bucket": "CASE WHEN p_l IS NULL THEN t_end ELSE CAST(FLOOR(CAST(t_end - p_off AS DOUBLE) / "
-                  "CAST(p_l AS DOUBLE) + 0.5) AS BIGINT) * p_l + p_off END",
+        "bucket": f"CASE WHEN p_l IS NULL THEN t_end ELSE {numbers['bucket']} * p_l + p_off END",
         "bucket_s": "CAST(p_l AS DOUBLE) / 1000000000.0",
-        "cec_bucket": "CASE WHEN p_cl IS NULL THEN t_end ELSE CAST(CEIL((CAST(t_end - p_coff AS DOUBLE) - "
-                      "COALESCE(CAST(p_l AS DOUBLE) / 1000000000.0 * 1000000000.0 / 2.0, "
-                      "CAST(p_cl AS DOUBLE) / 2.0)) / CAST(p_cl AS DOUBLE)) AS BIGINT) * p_cl + p_coff END",
+        "cec_bucket": f"CASE WHEN p_cl IS NULL THEN t_end ELSE {numbers['cec_bucket']} * p_cl + p_coff END",
         "cec_bucket_s": "CAST(p_cl AS DOUBLE) / 1000000000.0"}
     local = local_offsets_sql(src, d) if "local" in (spec.tz, spec.shift and spec.shift.tz) else ""
     same = {tuple(p[2:]) for p in params}
     flat = flat and len(same) == 1 and not local and not per_cpu_interval
     if len(same) == 1:      # every system of the CECs read has the same buckets: constants, no join per row
         lits = dict(zip(("p_l", "p_off", "p_cl", "p_coff"), next(iter(same))))
-        row_cols = {k: re.sub(r"\bp_(l|off|cl|coff)\b", lambda m: "CAST(NULL AS BIGINT)" if lits[m.group(0)] is None
-                              else f"CAST({int(lits[m.group(0)])} AS BIGINT)", v) for k, v in row_cols.items()}
+        def const(text: str) -> str:
+            return re.sub(r"\bp_(l|off|cl|coff)\b", lambda m: "CAST(NULL AS BIGINT)" if lits[m.group(0)] is None
+                          else f"CAST({int(lits[m.group(0)])} AS BIGINT)", text)
+        row_cols = {k: const(v) for k, v in row_cols.items()}
+        numbers = {k: const(v) for k, v in numbers.items()}
     bucket_names = set(row_cols)
     buckets = ", ".join(f"{v} AS {k}" for k, v in row_cols.items()) + " "
     if len(same) == 1:
@@ -426,8 +433,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
         # CPUs: (system, cpu) pairs; a level keyed by system counts its CPU numbers (no string per row)
         cpus = q("cpu") if "system" in keys else "_uid"
         bits = cpu_bits and "system" in keys
-        n_cpus = (f"bit_count(bitstring_agg(CASE WHEN {q('cpu')} >= 0 AND {q('cpu')} < 256 THEN {q('cpu')} END, 0, "
-                  "255))" if bits else d.count_distinct(cpus))
+        n_cpus = f"bit_count(bitstring_agg({q('cpu')}, 0, 255))" if bits else d.count_distinct(cpus)
         # the median interval length stands in for a group without bucket length (below): only per interval,
         # or when a system of the CECs read has no usual interval length (none: no holistic aggregate)
         median = per_interval or not params or any(p[4 if cec_level else 2] is None for p in params)
@@ -436,14 +442,15 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
         sel = gen_sel + extra + local_sel + [
             "MIN(t_start) AS _start", "MAX(t_end) AS _end", f"{n_cpus} AS n_cpus",
             "SUM(_busy_us) AS _sb", *(["SUM(_bf) AS _sf"] if per_interval else []), "MAX(cpu_speed) AS _cpsp_max",
-            f"{d.median('interval_s') if median else 'CAST(NULL AS DOUBLE)'} AS _ivs", f"MAX({bcol}_s) AS _blen",
-            f"{_bucket_count(spec, bcol, same, cpu_bits and not per_interval, d)} AS _nb",
+            f"{d.median('interval_s') if median else 'CAST(NULL AS DOUBLE)'} AS _ivs",
+            # the bucket length: one constant when every system has the same buckets (no MAX over the rows)
+            f"{row_cols[bcol + '_s']} AS _blen" if len(same) == 1 else f"MAX({bcol}_s) AS _blen",
+            f"{_bucket_count(spec, bcol, same, cpu_bits and not per_interval, d, numbers[bcol])} AS _nb",
             "BIT_OR(qbits) AS _q" if plain else f"BIT_OR(qbits + 256 * {lo}) AS _q",
             "COUNT(*) AS _size" if plain else f"SUM(1 - {lo}) AS _size", "0 AS _lo" if plain else f"SUM({lo}) AS _lo",
-            (f"COUNT({val(firstP)})" if firstP else "0") + " AS _cntP",
-            (f"COUNT({val(firstE)})" if firstE else "0") + " AS _cntE"]
+            (f"COUNT({val(firstP)})" if firstP and firstP not in whole else "0") + " AS _cntP",
+            (f"COUNT({val(firstE)})" if firstE and firstE not in whole else "0") + " AS _cntE"]
         sel += [f"SUM({val(c)}) AS {q(c)}" for c in summed]
-        sel += [f"MIN({q('cpu')}) AS _cpu_lo", f"MAX({q('cpu')}) AS _cpu_hi"] if bits else []
         if lost:         # the hint's sums leave out intervals with lost data (none read: the sums themselves)
             sel += [f"SUM(CASE WHEN qbits % 2 = 0 THEN {val(c)} END) AS {q('_h_' + c)}" for c in hc]
         if flat:        # one SELECT over src: the per-row columns written where they are used (not after AS)
@@ -470,7 +477,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     # dependency depth took DuckDB longer to plan than the scan to run)
     hsums = [q("_h_" + c) for c in hc] if with_hint and lost else []
     tail = ["_start", "_end", "n_cpus", "_q", "_size", "_lo", "_cntP", "_cntE"] + [
-        a.rsplit(" AS ", 1)[1] for a in local_sel] + (["_cpu_lo", "_cpu_hi"] if not per_cpu_interval and bits else [])
+        a.rsplit(" AS ", 1)[1] for a in local_sel]
     out_cols = [c for c in out_keys] + tail + ["_CPSP", "_INTERVAL"] + [q(c) for c in summed] + hsums
     order = [q(k) for k in keys] + (["_period"] if period else []) + ["_end"]
     if flat:        # the aggregation alone: CPSP and INTERVAL from its sums and the rows' order in Python
@@ -493,6 +500,8 @@ def run_query(ds: Dataset, spec: QuerySpec, engine: str = "duckdb", eng=None) ->
 
 
 def _run_query(ds: Dataset, spec: QuerySpec, engine: str, eng) -> pd.DataFrame:
+    from duckdb import OutOfRangeException
+
     from app.engine.catalog import load_formula_sets
     from app.engine.deltas import quality_strings
     from app.engine.metrics import _apply, metric_ids
@@ -548,9 +557,10 @@ def _run_query(ds: Dataset, spec: QuerySpec, engine: str, eng) -> pd.DataFrame:
         args = (spec, eng.dialect, params, sets, counters, have)
         kw = dict(steps=True, generations=gmap, src=src, only={g for _m, _c, g, _v in gmap} | stored, **marks)
         duck = eng.dialect.name == "duckdb"
-        raw = eng.run(build_sql(*args, cpu_bits=duck, flat=duck, **kw))
-        if "_cpu_lo" in raw.columns and ((raw["_cpu_lo"] < 0) | (raw["_cpu_hi"] > 255)).any():
-            raw = eng.run(build_sql(*args, **kw))       # a CPU number the masks cannot hold: counted distinct
+        try:        # DuckDB refuses the statement for a CPU number outside 0-255 (cpu_bits): counted distinct
+            raw = eng.run(build_sql(*args, cpu_bits=duck, flat=duck, **kw))
+        except OutOfRangeException:
+            raw = eng.run(build_sql(*args, **kw))
     finally:
         if own:
             eng.close()
@@ -568,7 +578,8 @@ def derived_columns(raw: pd.DataFrame, per_interval: bool) -> pd.DataFrame:
     def col(name: str) -> np.ndarray:
         if name not in raw.columns:
             return np.full(len(raw), np.nan)
-        return pd.to_numeric(raw[name], errors="coerce").to_numpy(np.float64, na_value=np.nan)
+        s = raw[name] if raw[name].dtype.kind in "fiu" else pd.to_numeric(raw[name], errors="coerce")   # (0.1 ms)
+        return s.to_numpy(np.float64, na_value=np.nan)
 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # inf as SQL's double division gives
         sb, b0 = col("_sb"), col("B0")
@@ -623,8 +634,8 @@ def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, apply_formulas, 
     if spec.every:
         cols["period"] = np.asarray(_period_start(spec.every, raw["_period"].to_numpy()), dtype="datetime64[ns]") \
             if n else np.zeros(0, "datetime64[ns]")
-    cols["interval_start"] = np.asarray(pd.to_datetime(raw["_start"].to_numpy(dtype=np.int64), unit="ns"))
-    cols["interval_end"] = np.asarray(pd.to_datetime(raw["_end"].to_numpy(dtype=np.int64), unit="ns"))
+    cols["interval_start"] = raw["_start"].to_numpy(dtype=np.int64).view("datetime64[ns]")     # (ns since the epoch)
+    cols["interval_end"] = raw["_end"].to_numpy(dtype=np.int64).view("datetime64[ns]")
     cols["n_cpus"] = raw["n_cpus"].to_numpy(dtype=np.int64)
     cols["generation"] = raw["generation"].to_numpy(dtype=object)
     cols["formula_set"] = raw["formula_set"].to_numpy(dtype=object)

@@ -12,7 +12,10 @@ does not cover computes theirs for itself.
 The same commands keep each CEC's data profile per month (``profile``: the machine type, CSVN and generation
 pairs its intervals hold and whether any is marked implausible or has lost data), what a query learns before it
 writes its statement (:func:`app.dataset.plan.data_profile`): a query over months the cache covers reads it
-instead of scanning its parts for it (a cache written before it was kept: the query scans, as before).
+instead of scanning its parts for it (a cache written before it was kept: the query scans, as before).  Beside
+each profile row (``counted``, a list of its own, so that a NestScope from before it reads the profile as before):
+its rows and how many hold the first problem-state and extended counter; a counter every row a query reads holds,
+or none does, is not counted again by the query's statement (:func:`app.dataset.plan.profile_of`, ``whole``).
 """
 
 from __future__ import annotations
@@ -64,11 +67,13 @@ def bucket_params_for(ds, cecs: Iterable[str], compute: Callable[[list[str]], li
         fresh = compute(stale)
         for c in stale:
             cache[c] = {"sig": sigs[c], "params": [list(p) for p in fresh if p[0] == c]}
-    lacking = [c for c in want if profile is not None and not isinstance(cache[c].get("profile"), list)]
+    lacking = [c for c in want if profile is not None and (not isinstance(cache[c].get("profile"), list) or
+                                                            not isinstance(cache[c].get("counted"), list))]
     if lacking:
         rows = profile(lacking)
-        for c in lacking:
+        for c in lacking:   # (the counts beside the profile, a row each: a NestScope before them reads the profile)
             cache[c]["profile"] = [[str(r[1]), r[2], r[3], r[4], bool(r[5]), bool(r[6])] for r in rows if r[0] == c]
+            cache[c]["counted"] = [r[7] if len(r) > 7 else {} for r in rows if r[0] == c]
     if (stale or lacking) and save:
         try:
             ds._atomic_write(ds.root / CACHE_NAME,
@@ -101,21 +106,33 @@ def cached_bucket_params(ds, eng, cecs: Iterable[str], save: bool = False, profi
     def prof(cs: list[str]) -> list[tuple]:
         if not over(cs):
             return []
+        import duckdb
+
         q = eng.dialect.q
-        rows = eng.sql(f"SELECT {q('cec')} AS cec, {q('month')} AS month, machine_type, csvn, generation, "
-                       "MAX(CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END) AS bad, "
-                       "MAX(CASE WHEN qbits % 2 = 1 THEN 1 ELSE 0 END) AS lost FROM iv_cec "
-                       f"GROUP BY {q('cec')}, {q('month')}, machine_type, csvn, generation")
-        return [(str(c), str(m), None if mt is None or mt != mt else str(mt), None if cv is None or cv != cv
-                 else int(cv), None if g is None or g != g else str(g), int(b or 0) > 0, int(lo or 0) > 0)
-                for c, m, mt, cv, g, b, lo in rows.itertuples(index=False)]
+        # the rows, and the rows holding the first problem-state and extended counter (the query's quality
+        # counts, app.dataset.query.build_sql: a counter every row or no row holds needs no count)
+        firsts = [c for c in (next((c for c in ds.counters() if c[0] == x), None) for x in "PE") if c]
+        sql = (f"SELECT {q('cec')} AS cec, {q('month')} AS month, machine_type, csvn, generation, "
+               "MAX(CASE WHEN qbits % 256 >= 128 THEN 1 ELSE 0 END) AS bad, "
+               "MAX(CASE WHEN qbits % 2 = 1 THEN 1 ELSE 0 END) AS lost, COUNT(*) AS n_rows{} FROM iv_cec "
+               f"GROUP BY {q('cec')}, {q('month')}, machine_type, csvn, generation")
+        try:
+            rows = eng.sql(sql.format("".join(f", COUNT({q(c)}) AS {q('n_' + c)}" for c in firsts)))
+        except duckdb.Error:        # (a counter no part of these CECs holds)
+            firsts, rows = [], eng.sql(sql.format(""))
+        def val(v, kind):
+            return None if v is None or v != v else kind(v)
+        return [(str(r[0]), str(r[1]), val(r[2], str), val(r[3], int), val(r[4], str), int(r[5] or 0) > 0,
+                 int(r[6] or 0) > 0, {"rows": int(r[7]), **{c: int(n) for c, n in zip(firsts, r[8:])}})
+                for r in rows.itertuples(index=False)]
     return bucket_params_for(ds, cecs, compute, save, prof if profile else None)
 
 
 def cached_profile(ds, cecs: Iterable[str], months: Iterable[str] | None) -> list[tuple] | None:
-    """(machine type, CSVN, generation, implausible, lost) rows the intervals of ``cecs`` in ``months`` (all:
-    None) hold, from the cache; None when the cache does not hold a current profile of every one of the CECs
-    (written before profiles were kept, or their parts changed since: the query scans its parts instead)."""
+    """(machine type, CSVN, generation, implausible, lost[, {"rows": n, counter: rows holding it}]) rows the
+    intervals of ``cecs`` in ``months`` (all: None) hold, from the cache; None when the cache does not hold a
+    current profile of every one of the CECs (written before profiles were kept, or their parts changed since:
+    the query scans its parts instead)."""
     want = sorted(set(cecs))
     cache = _load(ds)
     ms = set(months) if months is not None else None
@@ -124,7 +141,11 @@ def cached_profile(ds, cecs: Iterable[str], months: Iterable[str] | None) -> lis
         e = cache.get(c)
         if not isinstance(e, dict) or not isinstance(e.get("profile"), list) or e.get("sig") != _signature(ds, c):
             return None
-        out += [tuple(r[1:]) for r in e["profile"] if ms is None or r[0] in ms]
+        counted = e.get("counted")
+        counted = counted if isinstance(counted, list) and len(counted) == len(e["profile"]) else [{}] * len(
+            e["profile"])
+        out += [(*r[1:], k if isinstance(k, dict) else {}) for r, k in zip(e["profile"], counted)
+                if ms is None or r[0] in ms]
     return out
 
 

@@ -140,7 +140,8 @@ def test_the_data_profile_comes_from_the_cache_extract_left(ds, monkeypatch):
     doc = json.loads((ds.root / "stats.json").read_text())
     z16 = doc["cecs"][Z16]["profile"]
     assert z16 and all(r[1:4] == ["3931", z16[0][2], "z16"] for r in z16)         # machine type, CSVN, generation
-    assert stats.cached_profile(Dataset(ds.root), [Z16], None) == [tuple(r[1:]) for r in z16]
+    counted = doc["cecs"][Z16]["counted"]
+    assert stats.cached_profile(Dataset(ds.root), [Z16], None) == [(*r[1:], k) for r, k in zip(z16, counted)]
     assert stats.cached_profile(Dataset(ds.root), [Z16], ["1999-01"]) == []
     scans = []
     real = qmod.data_profile
@@ -154,6 +155,53 @@ def test_the_data_profile_comes_from_the_cache_extract_left(ds, monkeypatch):
     scanned = run_query(Dataset(ds.root), QuerySpec(by="class"))
     assert scans == [1]
     assert_same(cached, scanned, "class", _ids())
+
+
+def test_the_cache_counts_the_quality_counters_and_a_whole_one_is_not_counted_again(ds, monkeypatch):
+    """extract keeps, beside each profile row, its rows and how many hold the first problem-state and extended
+    counter (the counts a query makes for its quality mark 64, "a counter set missing on some intervals"): equal
+    to DuckDB's own count over the CEC's parts; a counter every row read holds (or none does) is not counted by
+    the query's statement (0: the mark cannot apply), with the same rows as the statement that counts it; a cache
+    saying some rows lack it, or rows of one month hold it and of another do not, keeps the count."""
+    import duckdb
+
+    from app.dataset import stats
+
+    doc = json.loads((ds.root / "stats.json").read_text())
+    ds_ = Dataset(ds.root)
+    first = {x: next(c for c in ds_.counters() if c[0] == x) for x in "PE"}
+    files = ds_.parts("intervals", cecs=[Z16])
+    lst = "[" + ", ".join(f"'{f}'" for f in files) + "]"
+    want = duckdb.connect().execute(f"SELECT COUNT(*), COUNT({first['P']}), COUNT({first['E']}) FROM "
+                                    f"read_parquet({lst}, union_by_name=true)").fetchone()
+    counted = doc["cecs"][Z16]["counted"]
+    got = [sum(k[c] for k in counted) for c in ("rows", first["P"], first["E"])]
+    assert got == list(want) and want[0] > 0
+    assert want[1] == want[0]           # (every z16 sample interval holds its problem-state counters)
+    sqls: list[str] = []
+    real = qmod.DuckDBEngine.run
+    monkeypatch.setattr(qmod.DuckDBEngine, "run", lambda self, steps: (sqls.append(steps[-1][1]), real(self, steps))[1])
+    spec = QuerySpec(by="class", where=f"cec = '{Z16}'")
+
+    def counts(c: str) -> bool:
+        return f'COUNT("{c}")' in sqls[-1]
+    whole = run_query(Dataset(ds.root), spec)
+    assert counts(first["P"]) == (0 < want[1] < want[0]) and counts(first["E"]) == (0 < want[2] < want[0])
+    for variant in ("gone", "some", "mixed"):
+        d2 = json.loads(json.dumps(doc))
+        rows = d2["cecs"][Z16]["counted"]
+        if variant == "gone":           # as a NestScope before the counts wrote it: counted by the statement
+            for e in d2["cecs"].values():
+                e.pop("counted")
+        elif variant == "some":         # one row without the counter: the count is kept
+            rows[0][first["P"]] = rows[0]["rows"] - 1
+        else:                           # every row of one profile row holds it, none of another
+            rows.append({**rows[0], first["P"]: 0})
+            d2["cecs"][Z16]["profile"].append(d2["cecs"][Z16]["profile"][0])
+        (ds.root / "stats.json").write_text(json.dumps(d2))
+        again = run_query(Dataset(ds.root), spec)
+        assert counts(first["P"]), variant
+        assert_same(whole, again, "class", _ids())
 
 
 @pytest.mark.parametrize("text, want", [
