@@ -173,7 +173,7 @@ def gather_blocks(mat: np.ndarray, jobs: list[list[tuple[int, int]]], *, buf=Non
         return None
     row0 = [bytes(mat[0, o:o + w]) for o, w in same]
     outs = [np.empty((m, len(fields)), np.uint64) for fields in jobs]
-    rows = max(16, min(BLOCK_ROWS, BLOCK_BYTES // max(step, width, 1)))
+    rows = max(1, min(BLOCK_ROWS, BLOCK_BYTES // max(step, width, 1)))
 
     def run(r0: int, r1: int) -> None:
         for a in range(r0, r1, rows):
