@@ -138,7 +138,8 @@ def gather_fields(mat: np.ndarray, fields: list[tuple[int, int]]) -> np.ndarray:
     return out
 
 
-BLOCK_ROWS = 4096           # rows per block of gather_blocks: about 6 MB of a z16's 1,530-byte records
+BLOCK_BYTES = 1 << 20       # bytes of records per block of gather_blocks (684 of a z16's 1,530-byte records)
+BLOCK_ROWS = 4096           # at most this many rows per block (short records)
 THREAD_ROWS = 65536         # from this many rows gather_blocks splits the rows between two threads
 
 
@@ -148,13 +149,16 @@ class Differ(Exception):
 
 def gather_blocks(mat: np.ndarray, jobs: list[list[tuple[int, int]]], *, buf=None, base: int = 0,
                   same: list[tuple[int, int]] = ()) -> list[np.ndarray] | None:
-    """``[gather_fields(mat, fields) for fields in jobs]`` in one pass over blocks of :data:`BLOCK_ROWS` rows
-    (every job's fields of a block while its bytes are in the cache), the rows split between two threads when
-    there are many (:func:`app.formats.pages.threads`); None, having done nothing, off the compiled path.
+    """``[gather_fields(mat, fields) for fields in jobs]`` in one pass over blocks of about :data:`BLOCK_BYTES`
+    of records (at most :data:`BLOCK_ROWS` rows: every job's fields of a block while its bytes are in the
+    cache), the rows split between two threads when there are many (:func:`app.formats.pages.threads`); None,
+    having done nothing, off the compiled path.
 
     ``buf``: the memory-mapped file ``mat`` is a view of (row r at byte ``base + r * mat.strides[0]``): each
     block's pages are mapped in one call before it is read and handed back once it is copied out
-    (:mod:`app.formats.pages`), so the file's pages never stack up beside the gathered values.  ``same``: spans
+    (:mod:`app.formats.pages`), so the file's pages never stack up beside the gathered values: a block is the
+    most of them resident at once (per thread), 1 MiB, not the 6 MB of 4,096 z16 records (issue 24: the
+    extract's peak above the decoded chunk).  ``same``: spans
     ``(offset, width)`` every row must share with row 0, checked block by block (:func:`first_other_row`):
     :class:`Differ` is raised at the first block with a row that does not."""
     from app.formats import pages
@@ -169,10 +173,11 @@ def gather_blocks(mat: np.ndarray, jobs: list[list[tuple[int, int]]], *, buf=Non
         return None
     row0 = [bytes(mat[0, o:o + w]) for o, w in same]
     outs = [np.empty((m, len(fields)), np.uint64) for fields in jobs]
+    rows = max(1, min(BLOCK_ROWS, BLOCK_BYTES // max(step, width, 1)))
 
     def run(r0: int, r1: int) -> None:
-        for a in range(r0, r1, BLOCK_ROWS):
-            b = min(a + BLOCK_ROWS, r1)
+        for a in range(r0, r1, rows):
+            b = min(a + rows, r1)
             lo, hi = base + a * step, base + (b - 1) * step + width
             pages.populate(buf, lo, hi)
             if same and (first_other_row(mat[a:b], same) >= 0
@@ -184,7 +189,7 @@ def gather_blocks(mat: np.ndarray, jobs: list[list[tuple[int, int]]], *, buf=Non
     if m < THREAD_ROWS or pages.threads() < 2:
         run(0, m)
         return outs
-    half = (m // 2 + BLOCK_ROWS - 1) // BLOCK_ROWS * BLOCK_ROWS      # the halves keep the one-thread blocks
+    half = (m // 2 + rows - 1) // rows * rows      # the halves keep the one-thread blocks
     failed: list[BaseException] = []
 
     def second() -> None:

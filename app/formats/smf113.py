@@ -19,6 +19,8 @@ from pandas.api.types import union_categoricals
 
 from app.findings import Finding, make_finding
 from app.formats import common, kernel, pages
+from app.formats.rowkeys import firsts as _firsts, groups as _groups, row_codes as _row_codes, \
+    word_codes as _word_codes
 from app.formats import smf113_layout as L
 from app.formats.schema import IDENTITY_COLUMNS, SET_NAMES, Cancelled, ReadResult, counter_name, empty_samples
 from app.formats.smf_framing import RecordSpans, detect_framing, frame_records
@@ -60,54 +62,9 @@ class _Findings:
         return self.items
 
 
-def _row_codes(a: np.ndarray) -> np.ndarray:
-    """Code per row of a 2-D uint8 array, equal rows equal codes, numbered in first-seen order (hash-based:
-    the bytes as 8-byte words, factorized word by word; no sort of the rows)."""
-    m, w = a.shape
-    if w == 0 or m == 0 or bool((a == a[0]).all()):    # one value in every row: the usual case, no hashing
-        return np.zeros(m, np.int64)
-    pad = (-w) % 8
-    a = np.concatenate([a, np.zeros((m, pad), np.uint8)], axis=1) if pad else np.ascontiguousarray(a)
-    words = a.view(np.uint64)
-    return _word_codes([words[:, j] for j in range(words.shape[1])])
-
-
-def _word_codes(cols: list[np.ndarray]) -> np.ndarray:
-    """Code per row of equal tuples of the word columns ``cols``, numbered in first-seen order (as _row_codes
-    numbers equal byte rows)."""
-    codes = np.zeros(len(cols[0]), np.int64)
-    for j, c in enumerate(cols):
-        if bool((c == c[0]).all()):
-            continue
-        k = pd.factorize(c)[0].astype(np.int64)
-        codes = k if not codes.any() else pd.factorize(codes * (int(k.max()) + 1) + k)[0].astype(np.int64)
-    return codes
-
-
 def _text_words(name: str, off: int, w: int) -> dict[str, tuple[int, int]]:
     """A text field as big-endian words of at most 8 bytes (gathered with the numbers, compared as integers)."""
     return {f"{name}#{k}": (off + k, min(8, w - k)) for k in range(0, w, 8)}
-
-
-def _firsts(codes: np.ndarray) -> np.ndarray:
-    """Row of the first occurrence of each code (codes numbered in first-seen order)."""
-    if not len(codes):
-        return np.zeros(0, np.int64)
-    prev_max = np.maximum.accumulate(np.r_[-1, codes[:-1]])
-    return np.flatnonzero(codes > prev_max)
-
-
-def _groups(keys: np.ndarray):
-    """Yield index arrays of rows with equal byte keys (rows of a 2-D uint8 array), first-seen order."""
-    if len(keys) == 0:
-        return
-    if keys.shape[1] == 0:
-        yield np.arange(len(keys))
-        return
-    inv = _row_codes(keys)
-    order = np.argsort(inv, kind="stable")
-    bounds = np.flatnonzero(np.diff(inv[order])) + 1
-    yield from np.split(order, bounds)
 
 
 class _Decoder:
@@ -169,7 +126,34 @@ def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
                   ) -> dict[str, np.ndarray | pd.Categorical]:
     """All identity fields and counters of the records of one shape (rows of ``dec.mat``): numbers as numpy
     arrays, text as categoricals, the counter sets as blocks under ``_BLOCKS``; ``want``: the counters to
-    decode (None: all); the ``sets`` column still names every set the records carry."""
+    decode (None: all); the ``sets`` column still names every set the records carry.  Two passes over blocks of
+    rows (the file's pages handed back block by block): the identity fields (the shared spans checked), made
+    columns and let go; then each set's counters (those asked for) as one (records x counters) block, else one
+    by one (issue 24: the identity fields' uint64 gather, 0.24x the frame, is never held beside the counters)."""
+    c = _identity(dec, sh)
+    jobs = [(s, names, ks) for s in sh.sets for names in [_set_names(s.base, s.count)]
+            for ks in [range(s.count) if want is None else [k for k, name in enumerate(names) if name in want]]]
+    pre = kernel.gather_blocks(dec.mat, [[(s.offset + k * s.width, s.width) for k in ks] for s, _n, ks in jobs
+                                         if ks], **{**dec.pages, "same": ()})
+    sets = 0
+    blocks = []
+    for s, names, ks in jobs:
+        if pre and ks:
+            blocks.append(([names[k] for k in ks], pre.pop(0)))
+        elif len(ks) == s.count:
+            blocks.append((list(names), dec.block(s.offset, s.width, s.count)))
+        elif ks:             # only the counters asked for: the others are never copied out of the records
+            blocks.append(([names[k] for k in ks], kernel.gather_fields(dec.mat, [(s.offset + k * s.width, s.width)
+                                                                                  for k in ks])))
+        sets |= s.bit
+    c[_BLOCKS] = blocks
+    c["sets"] = np.full(dec.mat.shape[0], sets, dtype=np.int32)
+    return c
+
+
+def _identity(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray | pd.Categorical]:
+    """The identity columns of :func:`_decode_shape` (numbers in their frame dtypes: nothing left a view of the
+    gather, which goes when this returns)."""
     d, dln, m = sh.dof, sh.dln, dec.mat.shape[0]
     c: dict = {}
     if sh.sty == 2:
@@ -198,20 +182,15 @@ def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
         fields.update(_text_words(name, off, w))
     if sh.ident is not None:      # identification section: the interval as HIS states it (spec 5)
         fields.update(rec_start=(sh.ident + L.ID_START, 8), rec_end=(sh.ident + L.ID_END, 8))
-    # each set's counters (those asked for) as one (records x counters) block; with the identity fields, all
-    # gathered in one pass over blocks of rows (the file's pages handed back block by block), else one by one
-    jobs = [(s, names, ks) for s in sh.sets for names in [_set_names(s.base, s.count)]
-            for ks in [range(s.count) if want is None else [k for k, name in enumerate(names) if name in want]]]
-    pre = kernel.gather_blocks(dec.mat, [list(fields.values())] + [[(s.offset + k * s.width, s.width) for k in ks]
-                                                                    for s, _n, ks in jobs if ks], **dec.pages)
+    pre = kernel.gather_blocks(dec.mat, [list(fields.values())], **dec.pages)
     if pre is None and dec.pages["same"]:
         raise kernel.Differ()          # the shared spans could not be checked in the pass
     got = pre.pop(0) if pre else kernel.gather_fields(dec.mat, list(fields.values()))
     v = {k: got[:, j] for j, k in enumerate(fields)}
     cf, cls = v["cf"], v["cls"]
-    c["cpu"], c["cfvn"], c["csvn"], c["flags"] = v["cpu"], v["cfvn"], v["csvn"], cf
-    c["cpu_speed"] = v.get("cpu_speed", np.zeros(m, np.uint64))
-    c["core"] = v["core"].astype(np.int64) if "core" in v else np.full(m, -1)
+    for k in ("cpu", "cfvn", "csvn", "flags", "cpu_speed", "core"):     # copies, as the frame will hold them
+        c[k] = v["cf" if k == "flags" else k].astype(IDENTITY_COLUMNS[k]) if k in v or k == "flags" else \
+            np.full(m, -1 if k == "core" else 0, IDENTITY_COLUMNS[k])
     def text(name: str) -> tuple[np.ndarray, list[str]]:
         if name not in texts:               # a short data section without the field: blank
             return np.zeros(m, np.int64), [""]
@@ -248,19 +227,6 @@ def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
     c["run_start"], c["time"] = common.tod_to_datetime64(v["cts"]), common.tod_to_datetime64(v["ctm"])
     c["local_time"] = common.smf_local_datetime64(v["tme"], v["dte"])
     c["kind"] = _cat(np.zeros(m, np.int64), [kind])
-    sets = 0
-    blocks = []
-    for s, names, ks in jobs:
-        if pre and ks:
-            blocks.append(([names[k] for k in ks], pre.pop(0)))
-        elif len(ks) == s.count:
-            blocks.append((list(names), dec.block(s.offset, s.width, s.count)))
-        elif ks:             # only the counters asked for: the others are never copied out of the records
-            blocks.append(([names[k] for k in ks], kernel.gather_fields(dec.mat, [(s.offset + k * s.width, s.width)
-                                                                                  for k in ks])))
-        sets |= s.bit
-    c[_BLOCKS] = blocks
-    c["sets"] = np.full(m, sets, dtype=np.int32)
     return c
 
 
@@ -386,6 +352,8 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
                                                          ((0, 2), (22, 52)))
     key1 = None if one else (head if len(idx_all) == n else head[idx_all])[:, np.r_[0:2, 22:52]] if head is not None \
         else np.concatenate([dec.raw(starts[idx_all], 0, 2), dec.raw(starts[idx_all], 22, 30)], axis=1)
+    if isinstance(recs, RecordSpans):   # the walk's copy of the heads is not read again: let go before the gathers
+        recs.head = head = None
     for g1 in [np.arange(n)] if one else _groups(key1):
         if cancel is not None and cancel():
             raise Cancelled()
@@ -541,10 +509,7 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> tuple[
         v = vals[0] if len(vals) == 1 else np.concatenate(vals)
         return (v if in_order else v[perm]).astype(dtype, copy=False)
 
-    names: dict[str, None] = {}
-    for _, c in parts:
-        for bn, _b in c[_BLOCKS]:
-            names.update(dict.fromkeys(bn))
+    names = dict.fromkeys(k for _, c in parts for bn, _b in c[_BLOCKS] for k in bn)
     cols = {"source": _cat(np.zeros(n, np.int64), [file]), "offset": file_offs[idx]}
     for col, dtype in IDENTITY_COLUMNS.items():
         if col in ("source", "offset"):
@@ -576,8 +541,12 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> tuple[
                     else:
                         full[pos[:, None], at[None, :]] = b
         ctr = [(cnames, full)]
+        c = b = None                    # (the loop's last shape and block: not held past the copy)
+    parts.clear()           # the shapes' gathers (their identity fields as uint64) let go before the frame is made
     df = pd.DataFrame(cols)
     df = pd.concat([df] + [pd.DataFrame(b, columns=bn, copy=False) for bn, b in ctr], axis=1)
+    keep = ("offset", "cpu", "time", "sets", "cfvn", "csvn")    # the numbers the checks read (the frame has copies)
+    cols = {k: v for k, v in cols.items() if k in keep or isinstance(v, pd.Categorical)}
     return check_samples(df, fnd, _Cols(df, cols))
 
 
