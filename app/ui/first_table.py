@@ -6,9 +6,7 @@ would take the GIL from it half of the time (the reads are Python, the two cores
 table has its rows, the next view job and the held reads wait until the table has been painted: a job started
 at once took the GIL from the paint's many short calls into Python (its cells), and the rows reached the screen
 0.3-1 s after they were set.  Either wait ends at the latest after ``PAINT_WAIT_MS`` (a window hidden or covered
-gets no paint), when nothing readable was loaded, or when a view job failed.  A big file's first part
-(:mod:`app.ui.window_partial`) was the first table on screen: the whole file's table replacing it does not hold
-the next job (the tree's class and CPU levels, computed on the other core while it is painted: issue 23).
+gets no paint), when nothing readable was loaded, or when a view job failed.
 
 A helper of MainWindow (``window.loader``, ``window.runner``, ``window.table``).
 """
@@ -28,21 +26,14 @@ def begin(window: Any) -> None:
     if not window.loaded() and not window.loader.busy():
         window.loader.hold_next()
         window._first_table = True
-        window.__dict__.pop("_part_table", None)
-
-
-def part_shown(window: Any) -> None:
-    """A first part's rows are on screen (``window_partial.show``): they were the first table."""
-    window._part_table = True
 
 
 def table_set(window: Any) -> None:
     """The table was given rows: the next job and the held reads wait for its paint (when it can be painted)."""
     if not window.__dict__.pop("_first_table", False):
         return
-    part = window.__dict__.pop("_part_table", False)
     viewport = window.table.view.viewport()
-    if part or not viewport.isVisible() or window.table.model.rowCount() == 0:
+    if not viewport.isVisible() or window.table.model.rowCount() == 0:
         release(window)
         return
     window.runner.hold()

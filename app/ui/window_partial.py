@@ -19,7 +19,6 @@ from typing import Any
 import pandas as pd
 from PySide6.QtWidgets import QAbstractItemView
 
-from app.ui import first_table
 from app.ui import messages as M
 from app.ui.frames import N_FROZEN
 
@@ -94,7 +93,6 @@ def show(w: Any, view: Any) -> None:
     if table is not None and len(table):
         w.table.model.quality_details = view.quality_details
         w.table.model.set_frame(table, view.columns)
-        first_table.part_shown(w)      # the whole file's table will not wait for its paint
         state.text = SHOWN.format(start=_when(table["interval_end"].min(), True),
                                   end=_when(table["interval_end"].max(), False))
     else:
@@ -135,7 +133,6 @@ def on_ended(w: Any, path: str) -> None:
     if state is None or state.path != path or state.superseded:
         return
     w._partial = None
-    w.__dict__.pop("_part_table", None)
     if state.shown:
         from app.ui.render import ViewData
         from app.ui.selection import Selection

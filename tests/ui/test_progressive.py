@@ -306,25 +306,3 @@ def test_a_read_failing_after_the_part_leaves_no_part_rows(qtbot, window, big_fi
     assert w.errors and "disk gone" in w.errors[0]
     assert w.table.model.rowCount() == 0 and w.table.stack.currentIndex() == 0
     assert w._partial is None and not w.selection.value.nodes      # no LPAR of the part is left selected
-
-
-def test_the_whole_files_table_after_a_part_does_not_hold_the_next_job(qtbot, window, big_files, gate,
-                                                                         monkeypatch):
-    """Issue 23: the part's rows were the first table on screen, so the whole file's table replacing them does
-    not hold the next job (the tree's class and CPU levels) until its paint (app/ui/first_table.py); the next job
-    starts while the runner is not held.  Without a part the first table's paint is awaited
-    (tests/ui/test_first_table.py)."""
-    from app.ui import first_table as ft
-
-    w = window
-    watches: list = []
-    real = ft._PaintWatch
-    monkeypatch.setattr(ft, "_PaintWatch", lambda win: (watches.append(win), real(win))[1])
-    assert w.open_files([big_files["time"]]) == 1
-    qtbot.waitUntil(lambda: _partial_shown(w), timeout=60_000)
-    assert w.__dict__.get("_part_table") is True and w.__dict__.get("_first_table") is True
-    gate.set()
-    wait_loaded(qtbot, w)
-    assert w.loaded() and w.errors == [] and w.table.model.rowCount() > 0
-    assert watches == [] and "_part_table" not in w.__dict__ and "_first_table" not in w.__dict__
-    assert {n.level for n in w.tree.model.all_nodes()} >= {"cec", "lpar", "class", "cpu"}
