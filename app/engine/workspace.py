@@ -343,8 +343,9 @@ class Workspace:
             got = cache.load_frames("cov", key) if key is not None else None
             if got is None or set(got) != {"cec", "lpar", "ident"}:
                 iv = self._ensure()
-                got = {lv: coverage(iv, lv) for lv in ("cec", "lpar")}
-                got["ident"] = tree_ident(iv)
+                # three grouped passes over the intervals, side by side on two threads (the first view's tree)
+                got = dict(zip(("cec", "lpar", "ident"), parallel_map(lambda job: job(), [
+                    lambda: coverage(iv, "cec"), lambda: coverage(iv, "lpar"), lambda: tree_ident(iv)]), strict=True))
                 if key is not None:
                     cache.store_frames("cov", key, got, [{"path": r.file} for r in self._files])
             self._cov = got
@@ -607,17 +608,31 @@ class Workspace:
         win = (str(start), str(end), _nodes_key(nodes))
         wlevel = WINDOW_OF[level] if summary and WINDOW_OF[level] != level else None
 
+        took: list[pd.DataFrame | None] = []     # the nodes' interval rows, taken once for both passes
+        def node_rows() -> pd.DataFrame | None:
+            if not took:
+                took.append(self._node_rows(nodes))
+            return took[0]
+
         def rows(lv: str, is_summary: bool) -> pd.DataFrame:
             # the interval rows are shared by the table (with summary) and the timeline (without); the nodes'
             # interval rows are taken by their positions (select_rows' result without a pass over every row)
             def compute() -> pd.DataFrame:
-                sub = self._node_rows(nodes)
+                sub = node_rows()
                 src, nds = (sub, None) if sub is not None else (self._ensure(), nodes)
                 return level_metrics(src, self.formula_sets, self.counters, lv, start, end, nds, is_summary)
             return self._cached(("rows", lv, is_summary, *win), compute)
 
-        return self._cached((by, *win, summary), lambda: with_summary(
-            rows(level, False), rows(wlevel, True) if wlevel else None, level))
+        def body_and_window() -> pd.DataFrame:
+            parts = [(level, False), (wlevel, True)] if wlevel else [(level, False)]
+            if len(parts) == 1 or all(("rows", lv, s, *win) in self._mcache for lv, s in parts):
+                return with_summary(rows(level, False), rows(wlevel, True) if wlevel else None, level)
+            node_rows()    # taken before the two threads share them (and their per-row arrays)
+            # interval rows, summary rows: two grouped passes on two threads (in this context: frames_not_kept)
+            ctx = [contextvars.copy_context() for _ in parts]
+            body, window = parallel_map(lambda i: ctx[i].run(rows, *parts[i]), range(len(parts)))
+            return with_summary(body, window, level)
+        return self._cached((by, *win, summary), body_and_window)
 
     def smt(self, by: str = "type", start=None, end=None, nodes: list[NodeKey] | None = None) -> pd.DataFrame:
         """Multithreading metrics per core type (``by="type"``, with a mean row per LPAR and type)

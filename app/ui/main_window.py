@@ -335,47 +335,11 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
             self._release_writes()
 
     def _prepare_next(self) -> bool:
-        """Prepare the rows of every node of the selection's levels (then the LPAR, class and CEC levels) for the
-        current window, so that selections are sliced from them: the selection's level in one job, the others
-        together in the next; then the CPU rows of the selected LPARs.  False when nothing was left to do."""
-        if not hasattr(self.ws, "prepare_level"):
-            return False
-        from app.engine.workspace import SLICED_LEVELS
-        from app.ui.selection import BY_OF_LEVEL
+        """The next idle job preparing the rows selections are sliced from (:func:`app.ui.idle_prep.prepare_next`);
+        False when nothing was left to do."""
+        from app.ui.idle_prep import prepare_next
 
-        sel = self.selection.value
-        todo = [BY_OF_LEVEL[lv] for lv in sel.levels()]
-        own = set(todo)
-        if not sel.has_window:
-            todo += list(SLICED_LEVELS)
-        todo.append("cpu")       # the index of every CPU's interval rows
-        if not sel.has_window or "pool" in sel.levels():
-            todo.append("pool")  # every CEC pool's rows (Workspace.prepare_pools): a pool picked next is a slice
-        batch = []
-        for by in dict.fromkeys(b for b in todo if b in (*SLICED_LEVELS, "cpu", "pool")):
-            key = (by, str(sel.start), str(sel.end))
-            if key in self._prep_tried or self.ws.prepared(by, sel.start, sel.end):
-                continue
-            self._prep_tried.add(key)
-            batch.append(by)
-            if len(batch) == 1 and by in own:   # the selection's own level alone: its next click is a slice soonest
-                break
-        if batch:    # the other levels in one job: computed together on two threads (Workspace.prepare_levels)
-            ws, bys = self.ws, tuple(batch)
-            self.runner.submit(lambda ws=ws, sel=sel, bys=bys: (lambda: compute_view(ws, sel, [], prepare=bys)))
-            return True
-        if not hasattr(self.ws, "prepare_cpus"):
-            return False
-        # then the CPU rows of the selected LPARs (a CPU picked under them next is a slice, issue 11)
-        for cec, lpar in dict.fromkeys(tuple(k[1:3]) for k in sel.nodes if k[0] in ("lpar", "class", "cpu")):
-            key = ("cpus", cec, lpar, str(sel.start), str(sel.end))
-            if key in self._prep_tried or self.ws.cpus_prepared(cec, lpar, sel.start, sel.end):
-                continue
-            self._prep_tried.add(key)
-            ws, item = self.ws, ("cpus", cec, lpar)
-            self.runner.submit(lambda ws=ws, sel=sel, item=item: (lambda: compute_view(ws, sel, [], prepare=(item,))))
-            return True
-        return False
+        return prepare_next(self)
 
     def _release_writes(self) -> None:
         pause, self._write_pause = self._write_pause, None

@@ -142,15 +142,25 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
     if prepare:
         out.background = True
         levels = [by for by in prepare if not isinstance(by, tuple)]
-        if len(levels) > 1 and hasattr(ws, "prepare_levels"):     # computed together, on two threads
-            ws.prepare_levels(levels, sel.start, sel.end)
-            levels = []
-        for by in prepare:
-            if isinstance(by, tuple):      # ("cpus", cec, lpar): the CPU rows of one LPAR
-                if hasattr(ws, "prepare_cpus"):
-                    ws.prepare_cpus(by[1], by[2], sel.start, sel.end)
-            elif by in levels and hasattr(ws, "prepare_level"):
-                ws.prepare_level(by, sel.start, sel.end)
+        calls = []
+
+        def prepare_levels() -> None:
+            if len(levels) > 1 and hasattr(ws, "prepare_levels"):     # computed together, on two threads
+                ws.prepare_levels(levels, sel.start, sel.end)
+            elif hasattr(ws, "prepare_level"):
+                for by in levels:
+                    ws.prepare_level(by, sel.start, sel.end)
+        if levels:
+            calls.append(prepare_levels)
+        for by in prepare:     # ("cpus", cec, lpar): the CPU rows of one LPAR, beside the levels (issue 23)
+            if isinstance(by, tuple) and hasattr(ws, "prepare_cpus"):
+                calls.append(lambda by=by: ws.prepare_cpus(by[1], by[2], sel.start, sel.end))
+        if len(calls) > 1:     # the levels (the longest) first: the second thread takes the CPU rows
+            from app.engine.parallel import parallel_map
+
+            parallel_map(lambda call: call(), calls)
+        elif calls:
+            calls[0]()
         return out
     clock = [time.perf_counter()]
 
