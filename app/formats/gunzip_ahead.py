@@ -40,8 +40,8 @@ def gunzip_ahead(raw, file: str, dedup, *, cap: int | None = None, ratio: int | 
     prefetch = sys.modules.get("app.formats.prefetch")      # imported only where the command line started it
     ahead = prefetch.take(raw, file, max_bytes() if cap is None else cap, max_ratio() if ratio is None else ratio
                           ) if prefetch is not None else None
-    if ahead is not None:
-        return _consume(lambda: ahead.get(cancel), ahead.drop, ahead.found, ahead.stop, dedup)
+    if ahead is not None:               # clean gzip inflated ahead: no finding, no stop; not clean: the caller's path
+        return _consume(lambda: ahead.get(cancel), ahead.drop, [], [], dedup, prefetch.UNCLEAN)
     found: list[Finding] = []
     stop: list[str] = []
     pieces: queue.Queue = queue.Queue(maxsize=DEPTH)
@@ -82,16 +82,19 @@ def gunzip_ahead(raw, file: str, dedup, *, cap: int | None = None, ratio: int | 
     return _consume(pieces.get, finish, found, stop, dedup)
 
 
-def _consume(get, finish, found: list[Finding], stop: list[str], dedup
+def _consume(get, finish, found: list[Finding], stop: list[str], dedup, unclean: object = _END
              ) -> tuple[bytearray, list[Finding], str | None] | None:
-    """Append the pieces ``get()`` gives (until ``_END``) and filter them; ``finish()`` at the end, always (it
-    stops the inflate and raises what it raised)."""
+    """Append the pieces ``get()`` gives (until ``_END``; None at ``unclean``) and filter them; ``finish()`` at the
+    end, always (it stops the inflate and raises what it raised)."""
     out = bytearray()
     clean = True
     try:
         while True:
             piece = get()
             if piece is _END:
+                break
+            if piece is unclean:
+                clean = False
                 break
             out += piece
             del piece

@@ -6,17 +6,22 @@ writers on one thread while the second core is idle; the reads that follow each 
 and its arguments, before those imports: it opens the gzip files the command will read (the guards of
 :func:`app.formats.open_data`: a regular file, never written, gzip magic; only files from
 :data:`app.formats.gunzip_ahead.PIPELINE_FROM` compressed bytes, the ones whose read inflates on a second thread
-anyway) and runs :func:`app.formats.gunzip_pieces` over them on one daemon thread, largest file first.
+anyway) and inflates them on one daemon thread, largest file first.
 
-The reader takes the pieces instead of inflating again (:func:`take`, from :func:`app.formats.gunzip_ahead.
-gunzip_ahead`): the same generator over the same bytes gives the same pieces, findings and stop sentence.  It is
-handed over only when the file the reader opened is the one inflated: same device, inode, size, modification and
-change time (a file written or replaced in between is read fresh), and under the same size cap and ratio.  Memory
-is bounded: the pieces no reader has taken yet hold at most :data:`AHEAD_BYTES` in all (the inflate then waits);
-once a reader took a file, it runs at most :data:`TAKEN_BYTES` ahead of that reader.  Nothing here imports pandas
-or numpy (the thread would wait for the main thread's imports instead of filling the idle core).  An error on the
-thread before the hand-over is dropped (the reader then inflates the ordinary way and meets it there); after it,
-the reader raises it.
+The reader takes the pieces instead of inflating again (:func:`take`, from
+:func:`app.formats.gunzip_ahead.gunzip_ahead`).  Only clean gzip is handed over: the inflate here
+(:func:`_clean_pieces`) takes 1 MiB of gzip per call (the GIL changes hands once per call: 64 KiB ones, as
+:func:`app.formats.gunzip_pieces` takes, would wait for the importing thread hundreds of times) and gives up at the
+first thing that function would make a finding or a stop of; the reader then decompresses the file the ordinary
+way (before it took a piece: as if nothing had been started; after: once more, on one thread).  A clean gzip
+stream has one decompression, so the reader gets the same bytes, no finding and no stop, as on its own.  It is
+handed over only when the file the reader opened is the one inflated: same name, device, inode, size,
+modification and change time (a file written or replaced in between is read fresh), and under the same size cap
+and ratio.  Memory is bounded: the pieces no reader has taken yet hold at most :data:`AHEAD_BYTES` in all (the
+inflate then waits); once a reader took a file, it runs at most :data:`TAKEN_BYTES` ahead of that reader.  Nothing
+here imports pandas or numpy (the thread would wait for the main thread's imports instead of filling the idle
+core).  An error on the thread before the hand-over is dropped (the reader then inflates the ordinary way and
+meets it there); after it, the reader raises it.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ from app.formats.gunzip_ahead import _END
 
 AHEAD_BYTES = 256 << 20        # inflated bytes held for the readers that have not come yet (every file together)
 TAKEN_BYTES = 32 << 20         # inflated bytes held ahead of a reader that took its file
+IN_CHUNK = 1 << 20             # compressed bytes per inflate call
+PIECE = 8 << 20                # decompressed bytes per piece at most
+UNCLEAN = object()             # the file is not clean gzip: the reader decompresses it the ordinary way
 COMMANDS = ("export", "compare")   # the commands whose --before/--after and FILE... arguments are read
 
 _cond = threading.Condition()
@@ -47,10 +55,9 @@ class _Entry:
         self.ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         self.pieces: deque[bytes] = deque()
         self.held = 0
-        self.found: list = []
-        self.stop: list[str] = []
         self.cap = self.ratio = 0
         self.done = False
+        self.unclean = False
         self.error: BaseException | None = None
         self.taken = False
         self.dropped = False
@@ -71,7 +78,7 @@ class _Entry:
                 if self.done:
                     if self.error is not None:
                         raise self.error
-                    return _END
+                    return UNCLEAN if self.unclean else _END
                 _cond.wait(0.05)
 
     def drop(self) -> None:
@@ -165,27 +172,78 @@ def _next(entries: list[_Entry]) -> _Entry | None:
 
 
 def _inflate(entries: list[_Entry]) -> None:
-    from app.formats import gunzip_pieces
-
-    gens = {id(e): gunzip_pieces(e.data, e.path, e.found, e.stop, cap=e.cap, ratio=e.ratio,
-                                 cancel=(lambda e=e: e.dropped)) for e in entries}
+    gens = {id(e): _clean_pieces(e) for e in entries}
     while (e := _next(entries)) is not None:
         try:
             piece = next(gens[id(e)])
         except StopIteration:
             piece = _END
-        except BaseException as exc:  # noqa: BLE001 - given to the reader that takes the file (Cancelled: dropped)
+        except BaseException as exc:  # noqa: BLE001 - given to the reader that takes the file
             piece = _END
             e.error = exc
         with _cond:
-            if piece is _END:
+            if piece is _END or piece is UNCLEAN:
                 e.done = True
+                e.unclean = piece is UNCLEAN
                 del gens[id(e)]
                 e.data = None                   # the map closes once the generator's view is gone
             elif not e.dropped:
                 e.pieces.append(piece)
                 e.held += len(piece)
             _cond.notify_all()
+
+
+def _clean_pieces(e: _Entry):
+    """The decompressed data of ``e``'s gzip file in pieces of at most :data:`PIECE` bytes, as long as it is
+    clean; then :data:`UNCLEAN` (and nothing more) at the first thing :func:`app.formats.gunzip_pieces` would make
+    a finding or a stop of, or could (bytes after a member that are not a member or zero padding, damaged
+    deflate data, a failed check, a cut, the size cap, an expansion the ratio check could stop at).  For a clean
+    file the pieces put together are the bytes :func:`app.formats.gunzip_pieces` gives (one gzip stream has one
+    decompression); their bounds differ (a piece per :data:`IN_CHUNK`: few hand-overs of the GIL)."""
+    import zlib
+
+    from app.formats import RATIO_FLOOR
+    from app.formats.pages import drop
+
+    raw = e.data
+    mv = memoryview(raw)
+    n = len(raw)
+    pos = total = 0
+    while pos < n:
+        if raw[pos:pos + 2] != b"\x1f\x8b":
+            if bytes(mv[pos:]).count(0) == n - pos:       # zero padding after the last member: no finding
+                return
+            yield UNCLEAN
+            return
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        p = pos
+        while not d.eof:
+            if e.dropped:
+                return
+            piece = bytes(mv[p:p + IN_CHUNK])
+            if not piece:
+                yield UNCLEAN                              # cut: the member has no end
+                return
+            try:
+                tail = piece
+                while tail and not d.eof:
+                    out = d.decompress(tail, PIECE)
+                    tail = d.unconsumed_tail
+                    total += len(out)
+                    # the ratio check of gunzip_pieces looks at every 64 KiB of gzip; here with a margin: this
+                    # chunk's output counted against what came before the previous chunk, halved
+                    if total > e.cap or (e.ratio and total > RATIO_FLOOR
+                                         and 2 * total > e.ratio * max(p - IN_CHUNK, 1)):
+                        yield UNCLEAN
+                        return
+                    if out:
+                        yield out
+            except zlib.error:
+                yield UNCLEAN
+                return
+            drop(raw, p, p + len(piece))
+            p += len(piece) - len(d.unused_data)
+        pos = p
 
 
 def take(raw, file: str, cap: int, ratio: int) -> _Entry | None:
@@ -207,7 +265,7 @@ def take(raw, file: str, cap: int, ratio: int) -> _Entry | None:
             return None
         _entries.remove(e)
         if (e.ident != ident or e.dropped or len(raw) != e.size or (cap, ratio) != (e.cap, e.ratio)
-                or (e.done and e.error is not None)):
+                or (e.done and (e.error is not None or e.unclean))):
             e.drop()
             return None
         e.taken = True

@@ -95,8 +95,12 @@ def test_damaged_and_cut_files_give_the_same_findings_and_offsets(tmp_path, take
     cut.write_bytes(bytes(raw[:len(raw) * 3 // 4]))
     plain = [summary(FM.read_file(str(p))) for p in (dam, cut)]
     PF.start(["compare", "--before", str(dam), f"--after={cut}"])
+    entries = list(PF._entries)
+    for e in entries:
+        wait_done(e)
     got = [summary(FM.read_file(str(p))) for p in (dam, cut)]
-    assert taken == [False, False, True, True] and got == plain
+    # not clean gzip: the inflate ahead gave up, the readers decompressed the ordinary way
+    assert taken == [False, False, False, False] and all(e.unclean for e in entries) and got == plain
     assert {"gzip-damaged", "gzip-checksum"} & {c for c, _o, _m in plain[0][5]}
     assert "gzip-cut" in {c for c, _o, _m in plain[1][5]}
 
@@ -127,6 +131,41 @@ def test_a_file_changed_after_the_prefetch_started_is_read_fresh(tmp_path, taken
         assert got[4] == len(gzip.decompress(new))
 
 
+@pytest.mark.parametrize("how", ["damaged", "members", "padded", "capped", "repeats"])
+def test_a_file_found_not_clean_after_the_hand_over_is_read_the_ordinary_way(tmp_path, monkeypatch, taken, how):
+    """The reader takes the file before the inflate reached the damage (a budget of one piece held, pieces of
+    4 KiB): the first pieces are taken, then the file is decompressed again the ordinary way: the same result.
+    Zero padding after the last member is clean (gunzip_pieces makes no finding of it)."""
+    monkeypatch.setattr(PF, "TAKEN_BYTES", 1)
+    monkeypatch.setattr(PF, "AHEAD_BYTES", 1)
+    monkeypatch.setattr(PF, "IN_CHUNK", 1024)
+    monkeypatch.setattr(PF, "PIECE", 4096)
+    data = distinct(600)
+    raw = bytearray(gzip.compress(data, mtime=0))
+    if how == "damaged":
+        raw[len(raw) * 3 // 4:len(raw) * 3 // 4 + 40] = bytes(40)
+    elif how == "members":
+        raw += (gzip.compress(distinct(20, base=5000), mtime=0) + b"garbage!"
+                + gzip.compress(distinct(10, base=6000), mtime=0))
+    elif how == "padded":
+        raw += bytes(3000)
+    elif how == "capped":
+        monkeypatch.setenv("NESTSCOPE_MAX_BYTES", str(len(data) // 2))
+    else:                                     # records 100..199 again at the end: the filter removes them
+        raw = bytearray(gzip.compress(data + data[100 * 244:200 * 244], mtime=0))
+    path = tmp_path / "a.gz"
+    path.write_bytes(bytes(raw))
+    plain = summary(FM.read_file(str(path)))
+    PF.start(["export", str(path)])
+    entry = PF._entries[0]
+    got = summary(FM.read_file(str(path)))
+    assert taken == [False, True] and got == plain
+    if how == "repeats":                      # the filter removed a record: the pieces were let go
+        assert entry.dropped and "duplicate" in str(plain[5])
+    else:
+        assert entry.done and entry.unclean == (how != "padded")
+
+
 def test_an_unknown_command_or_no_gzip_file_starts_nothing(tmp_path):
     path = tmp_path / "a.gz"
     path.write_bytes(gzip.compress(distinct(50), mtime=0))
@@ -146,9 +185,11 @@ def test_a_fifo_is_never_opened_for_the_prefetch(tmp_path):
 
 
 def test_the_inflate_waits_at_its_byte_budget(tmp_path, monkeypatch):
-    """A budget of 64 KiB: the inflate stops once the pieces not taken hold that much (each piece: what 512
-    compressed bytes give, here at most 512 * 1032 bytes, deflate's bound), and goes on when a reader takes it."""
+    """A budget of 64 KiB: the inflate stops once the pieces not taken hold that much (pieces of at most 16 KiB:
+    it stops between 64 and 80 KiB), and goes on when a reader takes it."""
     monkeypatch.setattr(PF, "AHEAD_BYTES", 64 << 10)
+    monkeypatch.setattr(PF, "IN_CHUNK", 1024)
+    monkeypatch.setattr(PF, "PIECE", 16 << 10)
     data = distinct(2000)
     path = tmp_path / "a.gz"
     path.write_bytes(gzip.compress(data, mtime=0))
@@ -157,7 +198,7 @@ def test_the_inflate_waits_at_its_byte_budget(tmp_path, monkeypatch):
     time.sleep(0.5)
     with PF._cond:
         held, done = entry.held, entry.done
-    assert not done and (64 << 10) <= held < (64 << 10) + 512 * 1032 and held < len(data)
+    assert not done and (64 << 10) <= held < (80 << 10) and held < len(data)
     got = FM.read_file(str(path))
     assert entry.taken and entry.done and got.meta["decompressed_size"] == len(data)
 
@@ -182,14 +223,12 @@ def test_a_cancel_reaches_the_reader_and_stops_the_inflate(tmp_path, monkeypatch
 def test_an_error_of_the_inflate_before_the_hand_over_is_met_on_the_ordinary_path(tmp_path, monkeypatch, taken):
     path = tmp_path / "a.gz"
     path.write_bytes(gzip.compress(distinct(100), mtime=0))
-    real = FM.gunzip_pieces
 
-    def failing(*a, **k):
+    def failing(entry):
         yield from ()
         raise MemoryError("prefetch only")
-    monkeypatch.setattr(FM, "gunzip_pieces", failing)
+    monkeypatch.setattr(PF, "_clean_pieces", failing)
     th = PF.start(["export", str(path)])
     th.join(10)
-    monkeypatch.setattr(FM, "gunzip_pieces", real)
     got = FM.read_file(str(path))
     assert taken == [False] and got.kind == "smf" and not th.is_alive()
