@@ -48,7 +48,8 @@ _entries: list[_Entry] = []
 class _Entry:
     """One file being inflated: its map, identity, pieces not yet taken, and how the inflate ended."""
 
-    def __init__(self, path: str, data: mmap.mmap, st: os.stat_result):
+    def __init__(self, word: str, path: str, data: mmap.mmap, st: os.stat_result):
+        self.word = word               # the file as the command line gave it
         self.path = path               # the file as a reader names it (its findings do)
         self.data: mmap.mmap | None = data
         self.size = st.st_size
@@ -56,6 +57,8 @@ class _Entry:
         self.pieces: deque[bytes] = deque()
         self.held = 0
         self.cap = self.ratio = 0
+        self.gen = None                # the inflate (:func:`_clean_pieces`), run by one thread at a time
+        self.busy = False
         self.done = False
         self.unclean = False
         self.error: BaseException | None = None
@@ -108,20 +111,20 @@ def candidates(argv: list[str]) -> list[str]:
     return out
 
 
-def _open(path: str, name: str) -> _Entry | None:
+def _open(word: str, name: str) -> _Entry | None:
     """The guarded opening of :func:`app.formats.open_data` for a big gzip file, mapped; None for anything else."""
     from app.fileio import open_read_flags, read_head
     from app.formats.gunzip_ahead import PIPELINE_FROM
 
     try:
-        fd = os.open(path, open_read_flags())
+        fd = os.open(word, open_read_flags())
     except (OSError, ValueError):
         return None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size < PIPELINE_FROM or read_head(fd, 2) != b"\x1f\x8b":
             return None
-        return _Entry(name, mmap.mmap(fd, 0, access=mmap.ACCESS_READ), st)
+        return _Entry(word, name, mmap.mmap(fd, 0, access=mmap.ACCESS_READ), st)
     except (OSError, ValueError, MemoryError):
         return None
     finally:
@@ -140,7 +143,9 @@ def start(argv: list[str]) -> threading.Thread | None:
         return None
     from app.formats import _display, max_bytes, max_ratio
 
-    found = [e for e in (_open(w, _display(w)) for w in words) if e is not None]
+    with _cond:
+        started = {e.path for e in _entries}           # a second start inflates nothing twice
+    found = [e for e in (_open(w, _display(w)) for w in words if _display(w) not in started) if e is not None]
     if not found:
         return None
     found.sort(key=lambda e: -e.size)          # the biggest first: its read is the longest
@@ -149,44 +154,96 @@ def start(argv: list[str]) -> threading.Thread | None:
         e.cap, e.ratio = cap, ratio
     with _cond:
         _entries.extend(found)
-    th = threading.Thread(target=_inflate, args=(found,), name="nestscope-prefetch", daemon=True)
+    th = threading.Thread(target=_first_inflate, args=(found,), name="nestscope-prefetch", daemon=True)
     th.start()
     return th
 
 
 def _next(entries: list[_Entry]) -> _Entry | None:
-    """The file to inflate a piece of next (a taken one first), waiting while every one is full; None: all done."""
+    """The file to inflate a piece of next (a taken one first) and mark it busy (one thread at a time inflates a
+    file), waiting while every one is full or busy; None: all done."""
     with _cond:
         while True:
             live = [e for e in entries if not e.done and not e.dropped]
             if not live:
                 return None
-            for e in live:
-                if e.taken and e.held < TAKEN_BYTES:
-                    return e
-            waiting = sum(e.held for e in live if not e.taken)
-            for e in live:
-                if not e.taken and waiting < AHEAD_BYTES:
-                    return e
+            pick = next((e for e in live if e.taken and not e.busy and e.held < TAKEN_BYTES), None)
+            if pick is None and sum(e.held for e in live if not e.taken) < AHEAD_BYTES:
+                pick = next((e for e in live if not e.taken and not e.busy), None)
+            if pick is not None:
+                pick.busy = True
+                return pick
             _cond.wait()
 
 
+def _first_inflate(entries: list[_Entry]) -> None:
+    """The thread :func:`start` starts: leave out the files the workspace cache holds a read of, inflate the rest."""
+    try:
+        cached = _in_cache(entries)
+    except Exception:  # noqa: BLE001 - a cache that cannot be looked at: every file is inflated
+        cached = []
+    for e in cached:
+        with _cond:
+            if e in _entries:
+                _entries.remove(e)
+        e.drop()
+        e.data = None
+    _inflate([e for e in entries if e not in cached])
+
+
+def _in_cache(entries: list[_Entry]) -> list[_Entry]:
+    """The files of ``entries`` that a read entry of the workspace cache (:mod:`app.cache`) is about: the reader
+    will most likely not decode them (a warm export reads none), so inflating them would be work for nothing.
+    Looked for without the cache's modules (they import pandas): the file's identity (absolute path, size,
+    modification time, inode, change time) at the head of the entry's ``entry.json``.  An entry of another reader
+    version or of other counters is a miss for the reader: that file is then inflated by the reader, as without
+    this module."""
+    import json
+
+    from app.userdirs import user_cache_dir
+
+    folder = user_cache_dir()
+    if not folder or not os.path.isdir(folder):
+        return []
+    needles = {}
+    for e in entries:
+        dev, ino, size, mtime, ctime = e.ident
+        needles[id(e)] = (json.dumps(os.path.abspath(e.word)),
+                          f'"size": {size}, "mtime_ns": {mtime}, "inode": {ino}, "ctime_ns": {ctime}')
+    found = []
+    with os.scandir(folder) as it:
+        for d in it:
+            if not d.name.startswith("read-") or len(found) == len(entries):
+                continue
+            try:
+                with open(os.path.join(d.path, "entry.json"), "rb") as fh:
+                    head = fh.read(4096).decode("utf-8", "replace")
+            except OSError:
+                continue
+            for e in entries:
+                path, ident = needles[id(e)]
+                if e not in found and ident in head and f'"path": {path}' in head:
+                    found.append(e)
+    return found
+
+
 def _inflate(entries: list[_Entry]) -> None:
-    gens = {id(e): _clean_pieces(e) for e in entries}
     while (e := _next(entries)) is not None:
+        if e.gen is None:
+            e.gen = _clean_pieces(e)
         try:
-            piece = next(gens[id(e)])
+            piece = next(e.gen)
         except StopIteration:
             piece = _END
         except BaseException as exc:  # noqa: BLE001 - given to the reader that takes the file
             piece = _END
             e.error = exc
         with _cond:
+            e.busy = False
             if piece is _END or piece is UNCLEAN:
                 e.done = True
                 e.unclean = piece is UNCLEAN
-                del gens[id(e)]
-                e.data = None                   # the map closes once the generator's view is gone
+                e.gen = e.data = None           # the map closes once the generator's view is gone
             elif not e.dropped:
                 e.pieces.append(piece)
                 e.held += len(piece)
@@ -260,7 +317,7 @@ def take(raw, file: str, cap: int, ratio: int) -> _Entry | None:
         st = None
     ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st is not None else None
     with _cond:
-        e = next(e for e in _entries if e.path == file) if any(e.path == file for e in _entries) else None
+        e = next((e for e in _entries if e.path == file), None)
         if e is None:
             return None
         _entries.remove(e)
@@ -270,7 +327,9 @@ def take(raw, file: str, cap: int, ratio: int) -> _Entry | None:
             return None
         e.taken = True
         _cond.notify_all()
-        return e
+    if not e.done:               # the rest on a thread of its own, as the reader's own inflate would run
+        threading.Thread(target=_inflate, args=([e],), name="nestscope-inflate", daemon=True).start()
+    return e
 
 
 def forget() -> None:

@@ -232,3 +232,27 @@ def test_an_error_of_the_inflate_before_the_hand_over_is_met_on_the_ordinary_pat
     th.join(10)
     got = FM.read_file(str(path))
     assert taken == [False] and got.kind == "smf" and not th.is_alive()
+
+
+def test_a_file_the_workspace_cache_holds_a_read_of_is_not_inflated(tmp_path, monkeypatch):
+    """A warm export reads its files from the cache: the inflate would be work for nothing.  The real cache
+    stores a read of a.gz (not of b.gz); a.gz is left out, b.gz inflated; a.gz changed (touched) is inflated."""
+    monkeypatch.setenv("NESTSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("NESTSCOPE_CACHE_BACKGROUND", "0")
+    monkeypatch.setenv("NESTSCOPE_CACHE", "1")          # the tests run without a cache (conftest)
+    from app import cache
+
+    a, b = tmp_path / "a.gz", tmp_path / "b.gz"
+    a.write_bytes(gzip.compress(distinct(100), mtime=0))
+    b.write_bytes(gzip.compress(distinct(100, base=500), mtime=0))
+    cache.read_file(str(a))
+    cache.wait_for_writes()
+    th = PF.start(["export", str(a), str(b)])
+    th.join(10)
+    assert not th.is_alive() and [e.path for e in PF._entries] == [str(b)] and PF._entries[0].done
+    PF.forget()
+    st = os.stat(a)
+    os.utime(a, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    th = PF.start(["export", str(a)])
+    th.join(10)
+    assert [e.path for e in PF._entries] == [str(a)]
