@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in COMMANDS and (not argv[0].startswith("-")
                                                  or argv[0].split("=")[0] in GUI_OPTIONS)):
         argv = ["gui", *argv]
+    _prefetch(argv)
     parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     mod = importlib.import_module(f"app.commands.{args.command}")
@@ -87,6 +89,15 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - last line of defence: a message naming the files, never a traceback
         return _unexpected(args, exc)
+
+
+def _prefetch(argv: list[str]) -> None:
+    """Start inflating the big gzip files an ``export``/``compare`` reads, on a second thread while this one
+    imports the command's modules (:mod:`app.formats.prefetch`); nothing for the other commands."""
+    from app.formats import prefetch
+
+    if argv[0] in prefetch.COMMANDS and os.environ.get("NESTSCOPE_PREFETCH", "1") != "0":
+        prefetch.start(argv)
 
 
 class Terminated(KeyboardInterrupt):

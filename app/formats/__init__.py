@@ -25,15 +25,27 @@ import stat
 import zlib
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from app.fileio import open_read_flags, read_head
 from app.findings import Finding, make_finding
-from app.formats.schema import Cancelled, ReadResult, empty_samples
-from app.formats.stream_dedup import StreamDedup
+
+if TYPE_CHECKING:
+    from app.formats.schema import Cancelled, ReadResult
+    from app.formats.stream_dedup import StreamDedup
 
 __all__ = ["Cancelled", "ReadResult", "read_file", "read_bytes", "open_data", "max_bytes"]
+
+
+def __getattr__(name: str):
+    """``Cancelled`` and ``ReadResult`` of :mod:`app.formats.schema`, imported when first asked for: the schema
+    imports pandas, and the gzip inflate (:mod:`app.formats.prefetch`, started before the command's modules
+    import) needs none of it."""
+    if name in ("Cancelled", "ReadResult"):
+        from app.formats import schema
+
+        return getattr(schema, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 Progress = Callable[[float], None]
 Cancel = Callable[[], bool]
@@ -86,6 +98,8 @@ def _fmt_size(n: int) -> str:
 
 def _unknown(file: str, size: int, framing: str, what: str, meaning: str, code: str,
              offset: int | None = 0, extra: list[Finding] | None = None) -> ReadResult:
+    from app.formats.schema import ReadResult, empty_samples
+
     f = make_finding(file, offset, "error", code, what, meaning)
     return ReadResult(file=file, kind="unknown", framing=framing, records={}, samples=empty_samples(),
                       findings=[*(extra or []), f], size=size)
@@ -121,6 +135,8 @@ def _read_file(path: str | Path, progress: Progress | None = None, cancel: Cance
     the caller needs (None: every counter); a reader may skip decoding the others
     (the SMF 113 reader does; MONWRITE samples keep them all).
     """
+    from app.formats.schema import Cancelled
+
     file, data, failed = open_data(path)
     if failed is not None:
         return failed
@@ -197,6 +213,8 @@ def read_bytes(data, file: str, progress: Progress | None = None,
                cancel: Cancel | None = None, counters: Collection[str] | None = None) -> ReadResult:
     """Recognise and decode ``data`` (bytes or a read-only buffer) read from ``file`` (``counters``: as for
     :func:`read_file`)."""
+    from app.formats.stream_dedup import StreamDedup
+
     size = len(data)
     suffix = ""
     pre: list[Finding] = []
@@ -343,7 +361,7 @@ def gunzip_pieces(raw, file: str, found: list[Finding], stop: list[str], *, cap:
     inside a piece gives what could be salvaged of it), appends the findings to ``found`` and the sentence of a
     size-cap or ratio stop to ``stop``.  ``kept()``: the decompressed bytes the caller holds (the cap and the
     ratio check count those; default: every byte given so far)."""
-    from app.formats.chunks import drop_pages
+    from app.formats.pages import drop as drop_pages
 
     cap = max_bytes() if cap is None else cap
     ratio = max_ratio() if ratio is None else ratio
@@ -356,6 +374,8 @@ def gunzip_pieces(raw, file: str, found: list[Finding], stop: list[str], *, cap:
     mv = memoryview(raw)
     while pos < n:
         if raw[pos:pos + 2] != b"\x1f\x8b":
+            import numpy as np
+
             if not np.frombuffer(raw, np.uint8, offset=pos).any():
                 break                                   # zero padding after the last member
             nxt = _find_member(raw, pos + 1)
@@ -373,6 +393,8 @@ def gunzip_pieces(raw, file: str, found: list[Finding], stop: list[str], *, cap:
         damaged = False
         while True:
             if cancel is not None and cancel():
+                from app.formats.schema import Cancelled
+
                 raise Cancelled()
             if d.eof:
                 break
@@ -501,4 +523,6 @@ def _find_member(raw, start: int) -> int | None:
 def check_cancel(cancel: Cancel | None) -> None:
     """Raise Cancelled when the caller asked to stop."""
     if cancel is not None and cancel():
+        from app.formats.schema import Cancelled
+
         raise Cancelled()

@@ -12,11 +12,15 @@ the first time the filter removes a record before the last piece, this stops and
 decompresses the file again the ordinary way (a file with repeated records, rare outside damage and bombs, costs
 the part decompressed up to there once more; a bomb's first repeats come within its first pieces).  What the
 final check of the filter removes, after every piece was given, changes nothing of the pieces.
+
+When the command line started inflating this very file already (:mod:`app.formats.prefetch`, during the
+command's imports), its pieces are taken from there instead: the same generator over the same file.
 """
 
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 
 from app.findings import Finding
@@ -31,8 +35,13 @@ def gunzip_ahead(raw, file: str, dedup, *, cap: int | None = None, ratio: int | 
     """:func:`app.formats.gunzip` of ``raw`` with the filter ``dedup`` (a fresh
     :class:`app.formats.stream_dedup.StreamDedup`), the inflate on a second thread; None (``dedup`` then holds a
     partial state: the caller makes a new one) when the filter removed a record before the last piece."""
-    from app.formats import gunzip_pieces
+    from app.formats import gunzip_pieces, max_bytes, max_ratio
 
+    prefetch = sys.modules.get("app.formats.prefetch")      # imported only where the command line started it
+    ahead = prefetch.take(raw, file, max_bytes() if cap is None else cap, max_ratio() if ratio is None else ratio
+                          ) if prefetch is not None else None
+    if ahead is not None:               # clean gzip inflated ahead: no finding, no stop; not clean: the caller's path
+        return _consume(lambda: ahead.get(cancel), ahead.drop, [], [], dedup, prefetch.UNCLEAN)
     found: list[Finding] = []
     stop: list[str] = []
     pieces: queue.Queue = queue.Queue(maxsize=DEPTH)
@@ -59,12 +68,33 @@ def gunzip_ahead(raw, file: str, dedup, *, cap: int | None = None, ratio: int | 
 
     th = threading.Thread(target=inflate, name="nestscope-inflate", daemon=True)
     th.start()
+
+    def finish() -> None:
+        halt.set()
+        while th.is_alive():
+            try:
+                pieces.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        th.join()
+        if failed:
+            raise failed[0]
+    return _consume(pieces.get, finish, found, stop, dedup)
+
+
+def _consume(get, finish, found: list[Finding], stop: list[str], dedup, unclean: object = _END
+             ) -> tuple[bytearray, list[Finding], str | None] | None:
+    """Append the pieces ``get()`` gives (until ``_END``; None at ``unclean``) and filter them; ``finish()`` at the
+    end, always (it stops the inflate and raises what it raised)."""
     out = bytearray()
     clean = True
     try:
         while True:
-            piece = pieces.get()
+            piece = get()
             if piece is _END:
+                break
+            if piece is unclean:
+                clean = False
                 break
             out += piece
             del piece
@@ -73,15 +103,7 @@ def gunzip_ahead(raw, file: str, dedup, *, cap: int | None = None, ratio: int | 
                 clean = False
                 break
     finally:
-        halt.set()
-        while th.is_alive():
-            try:
-                pieces.get(timeout=0.05)
-            except queue.Empty:
-                pass
-        th.join()
-    if failed:
-        raise failed[0]
+        finish()
     if not clean:
         return None
     if not stop:
