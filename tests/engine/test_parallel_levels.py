@@ -4,7 +4,6 @@ levels of one intervals frame, two threads) give exactly what one level at a tim
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,18 +15,13 @@ from app.engine import Workspace
 from app.engine import aggregate as agg
 from app.engine.parallel import parallel_map
 from app.engine.workspace import SLICED_LEVELS
-from app.formats import read_file
 
-SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 FILES = ["after_z16_ZOSA_smf113.rdw.gz", "after_z16_ZOSB_smf113.vbs.gz", "after_VMSYS1_monwrite.mondata.gz"]
 
 
 @pytest.fixture(scope="module")
-def results():
-    paths = [SAMPLES / f for f in FILES]
-    if not all(p.exists() for p in paths):
-        pytest.skip("sample set not generated")
-    return [read_file(p) for p in paths]
+def results(sample_result):
+    return [sample_result(f) for f in FILES]      # decoded once per test process (tests/conftest.py)
 
 
 @given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["a", "b", None]), st.integers(0, 2)),

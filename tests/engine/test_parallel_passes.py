@@ -6,25 +6,19 @@ thread keeps nothing either."""
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from app.engine import Workspace
 from app.engine.workspace import frames_not_kept
-from app.formats import read_file
 
-SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 FILES = ["after_z16_ZOSA_smf113.rdw.gz", "after_z16_ZOSB_smf113.vbs.gz", "after_VMSYS1_monwrite.mondata.gz"]
 
 
 @pytest.fixture(scope="module")
-def results():
-    paths = [SAMPLES / f for f in FILES]
-    if not all(p.exists() for p in paths):
-        pytest.skip("sample set not generated")
-    return [read_file(p) for p in paths]
+def results(sample_result):
+    return [sample_result(f) for f in FILES]      # decoded once per test process (tests/conftest.py)
 
 
 def _ws(results, monkeypatch, threads: str) -> Workspace:
@@ -50,7 +44,9 @@ def test_body_and_summary_on_two_threads_equal_one_thread(results, monkeypatch):
     monkeypatch.setattr(wsmod, "level_metrics",
                         lambda *a, **k: (names.add(threading.current_thread().name), real(*a, **k))[1])
     got = {(by, str(nodes)): two.metrics(by=by, nodes=nodes, summary=True) for by, nodes in _selections(two)}
-    assert len(names) == 2, names          # the summary rows' pass ran on the pool thread beside the rows'
+    # the summary rows' pass ran on a pool thread beside the rows': more than the calling thread (the shared pool
+    # may have grown in an earlier test of this process, so which and how many pool threads is not fixed)
+    assert "MainThread" in names and len(names) >= 2, names
     monkeypatch.setattr(wsmod, "level_metrics", real)
     one = _ws(results, monkeypatch, "1")
     for by, nodes in _selections(one):
