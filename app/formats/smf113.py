@@ -134,7 +134,7 @@ def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
     jobs = [(s, names, ks) for s in sh.sets for names in [_set_names(s.base, s.count)]
             for ks in [range(s.count) if want is None else [k for k, name in enumerate(names) if name in want]]]
     pre = kernel.gather_blocks(dec.mat, [[(s.offset + k * s.width, s.width) for k in ks] for s, _n, ks in jobs
-                                         if ks], **{**dec.pages, "same": ()})
+                                         if ks], **{**dec.pages, "same": ()}, by_column=True)
     sets = 0
     blocks = []
     for s, names, ks in jobs:
@@ -530,7 +530,7 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> tuple[
     else:
         rank = np.full(len(file_offs), -1, np.int64)
         rank[idx] = np.arange(n)
-        full = np.zeros((n, len(cnames)), np.uint64)   # absent sets stay 0 (schema)
+        full = np.zeros((len(cnames), n), np.uint64).T   # absent sets stay 0 (schema); a counter's values adjacent
         for i, c in parts:
             pos = rank[i]
             for bn, b in c[_BLOCKS]:
