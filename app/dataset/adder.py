@@ -90,8 +90,12 @@ class FileAdder:
         if len(all_samples):
             # the samples of the chunk's last time wait for the next chunk: a cut inside one time's records
             # would leave CPUs missing at the chunk's end (the engine's checks would say they went offline)
-            frame = all_samples if self.carry is None else self._after_carry(all_samples)
-            del all_samples
+            if self.carry is None:
+                frame = all_samples
+            else:
+                box = [all_samples]
+                del all_samples         # the box holds the chunk alone: its copy after the carry lets go of it
+                frame = self._after_carry(box)
             if last:
                 self.carry = None
             else:
@@ -112,13 +116,14 @@ class FileAdder:
             carry, self.carry = self.carry, None
             self._samples([carry])
 
-    def _after_carry(self, chunk: pd.DataFrame) -> pd.DataFrame:
-        """The carried samples, then the chunk's samples they do not hold already (the reader keeps a record
-        repeated inside one chunk once; a record repeated across chunks, e.g. a dump holding the same records
-        twice, meets the carried copy here, where no part file holds either yet)."""
+    def _after_carry(self, box: list[pd.DataFrame]) -> pd.DataFrame:
+        """The carried samples, then the samples of the chunk in ``box`` (taken out, let go as it is copied:
+        :func:`_concat_releasing`) they do not hold already (the reader keeps a record repeated inside one chunk
+        once; a record repeated across chunks, e.g. a dump holding the same records twice, meets the carried
+        copy here, where no part file holds either yet)."""
         from app.dataset import dedup
 
-        frame = _concat(self.carry, chunk)
+        frame = _concat_releasing(self.carry, box)
         # the identity's own columns: a category is one string, a time one instant (as their text and int64 ns)
         again = frame[dedup.SAMPLE_KEY + ["time"]].duplicated().to_numpy()
         if again.any():
@@ -478,6 +483,32 @@ def _concat(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         if isinstance(b[c].dtype, pd.CategoricalDtype) and not isinstance(out[c].dtype, pd.CategoricalDtype):
             out[c] = out[c].astype("category")
     return out
+
+
+def _concat_releasing(a: pd.DataFrame, box: list[pd.DataFrame]) -> pd.DataFrame:
+    """:func:`_concat` of ``a`` and the frame in ``box`` (taken out), whose counters are copied a column at a
+    time into one block of the result (each counter's values adjacent) and dropped from it as they are: each of
+    its blocks (the SMF reader's: at most 8 counters) is freed once its last column is copied, so the chunk and
+    its copy after the carried samples are never both held whole (issue 24: 2 x the chunk was the extract's
+    peak).  The same frame as ``_concat``: columns in ``b``'s order, the counters' values and dtypes; other
+    columns (the identity's: a quarter of a chunk) by ``_concat``.  Frames whose columns or counter dtypes
+    differ: ``_concat`` as it is."""
+    b = box.pop().copy(deep=False)      # (a frame of its own: its columns dropped here, not the caller's)
+    order = list(b.columns)
+    counters = [c for c in order if tables.is_counter(c) and b[c].dtype == np.uint64]
+    if (not counters or not b.columns.is_unique or list(a.columns) != order
+            or any(a[c].dtype != np.uint64 for c in counters)
+            or order[len(order) - len(counters):] != counters):       # (counters after the identity columns)
+        return _concat(a, b)
+    head = _concat(a[order[:len(order) - len(counters)]], b[order[:len(order) - len(counters)]])
+    k = len(a)
+    block = np.empty((len(counters), k + len(b)), np.uint64)
+    for i, c in enumerate(counters):
+        block[i, :k] = a[c].to_numpy()
+        block[i, k:] = b[c].to_numpy()
+        del b[c]
+    del b
+    return pd.concat([head, pd.DataFrame(block.T, columns=counters, copy=False)], axis=1)
 
 
 def _sort_key(c: str):
