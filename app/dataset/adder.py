@@ -487,27 +487,30 @@ def _concat(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
 
 def _concat_releasing(a: pd.DataFrame, box: list[pd.DataFrame]) -> pd.DataFrame:
     """:func:`_concat` of ``a`` and the frame in ``box`` (taken out), whose counters are copied a column at a
-    time into one block of the result (each counter's values adjacent) and dropped from it as they are: each of
-    its blocks (the SMF reader's: at most 8 counters) is freed once its last column is copied, so the chunk and
-    its copy after the carried samples are never both held whole (issue 24: 2 x the chunk was the extract's
-    peak).  The same frame as ``_concat``: columns in ``b``'s order, the counters' values and dtypes; other
-    columns (the identity's: a quarter of a chunk) by ``_concat``.  Frames whose columns or counter dtypes
-    differ: ``_concat`` as it is."""
-    b = box.pop().copy(deep=False)      # (a frame of its own: its columns dropped here, not the caller's)
+    time into one block of the result (each counter's values adjacent), each let go as it is copied: once the
+    frame is gone, its counter blocks are held only by their columns' arrays, so each block (the SMF reader's:
+    at most 8 counters) is freed once its last column is copied and the chunk and its copy after the carried
+    samples are never both held whole (issue 24: 2 x the chunk was the extract's peak).  The same frame as
+    ``_concat``: columns in ``b``'s order, the counters' values and dtypes; the other columns (the identity's:
+    a quarter of a chunk) by ``_concat``.  Frames whose columns or counter dtypes differ: ``_concat`` as it is.
+    A frame the caller still holds is copied the same way (and stays as it was)."""
+    b = box.pop()
     order = list(b.columns)
-    counters = [c for c in order if tables.is_counter(c) and b[c].dtype == np.uint64]
+    arrays = tables._numpy_columns(b)           # the frame's own arrays (views of its blocks)
+    counters = [c for c in order if tables.is_counter(c) and c in arrays and arrays[c].dtype == np.uint64]
+    ident = order[:len(order) - len(counters)]
     if (not counters or not b.columns.is_unique or list(a.columns) != order
-            or any(a[c].dtype != np.uint64 for c in counters)
-            or order[len(order) - len(counters):] != counters):       # (counters after the identity columns)
-        return _concat(a, b)
-    head = _concat(a[order[:len(order) - len(counters)]], b[order[:len(order) - len(counters)]])
+            or order[len(ident):] != counters or any(a[c].dtype != np.uint64 for c in counters)):
+        return _concat(a, b)                    # (counters after the identity columns: the reader's order)
+    head = _concat(a[ident], b[ident])
+    held = {c: arrays[c] for c in counters}
+    del arrays, b                               # the counter blocks held by ``held`` alone
+    mine = tables._numpy_columns(a)
     k = len(a)
-    block = np.empty((len(counters), k + len(b)), np.uint64)
+    block = np.empty((len(counters), k + len(next(iter(held.values())))), np.uint64)
     for i, c in enumerate(counters):
-        block[i, :k] = a[c].to_numpy()
-        block[i, k:] = b[c].to_numpy()
-        del b[c]
-    del b
+        block[i, :k] = mine[c]
+        block[i, k:] = held.pop(c)              # the last column of a block: the block goes
     return pd.concat([head, pd.DataFrame(block.T, columns=counters, copy=False)], axis=1)
 
 
