@@ -109,10 +109,9 @@ class SampleCounters:
         groups, (missing, k) = self.parts[i]
         out = []
         for view, runs in groups:
-            if view.shape[1] > 1 and view.strides[0] == 8:     # a block in column order: each counter gathered
-                b = np.take(view.T, rows, axis=1).T             # from its own contiguous values
-            else:
-                b = view[rows]                    # the span of each record holding the counters: contiguous copies
+            # the span of each record holding the counters (contiguous copies), or of a block in column order
+            # each counter's values at the rows (numpy gathers them along the counters' own memory)
+            b = view[rows]
             out.extend((js, b[:, ks]) for js, ks in runs)       # views: counters side by side in both
         if k:
             out.append((missing, np.zeros((m, k), np.uint64)))
