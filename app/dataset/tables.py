@@ -158,7 +158,7 @@ def _column(values, kind: str, pool=None):
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             a = pa.array(s.astype(str), from_pandas=True, memory_pool=pool)
         if pa.types.is_dictionary(a.type):
-            a = a.dictionary_decode(memory_pool=pool)
+            a = a.dictionary_decode()
         return a if a.type == pa.string() else a.cast(pa.string(), memory_pool=pool)
     if kind == "uint64":
         mask = pd.isna(s).to_numpy()
