@@ -283,9 +283,10 @@ class _Columns:
     a range at a time, and so are the names held as categoricals (each category converted once, a range's
     rows taken from them: a name a row is as wide in Arrow as a counter or wider, a file's SHA-256 64 bytes);
     the few other columns (times: small) are made once for the whole frame and sliced.  A samples frame's
-    uint64 counters are one 2-D block in row order (the reader's), so each column is strided: a range's
-    counters are copied into one block a counter a row (one copy, no temporaries), not each one on its own
-    behind a pandas Series.  An intervals frame of ``compute_intervals(lazy=True)`` has no counter columns:
+    uint64 counters held each as one contiguous array (the SMF reader's blocks in column order) are handed to
+    Arrow as they are, a range a view (no copy); counters in a block in row order (each column strided) are
+    copied into one block a counter a row (one copy, no temporaries), not each one on its own behind a
+    pandas Series.  Every buffer made comes from the system allocator (:meth:`table`).  An intervals frame of ``compute_intervals(lazy=True)`` has no counter columns:
     a range's deltas are made by its ``DeltaRows`` (``deltas``)."""
 
     def __init__(self, table: str, frame: pd.DataFrame, counters: Sequence[str], take: np.ndarray | None = None,
