@@ -7,6 +7,8 @@ they are copied, so the copy and the chunk are never both held whole.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +17,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import memory
 from app.dataset.adder import _concat, _concat_releasing
 
 
@@ -64,9 +65,29 @@ def test_frames_whose_columns_differ_as_concat():
     pd.testing.assert_frame_equal(_concat_releasing(a, [b]), _concat(a, b))
 
 
-def _hwm_mb() -> float:
+_CHILD = """
+import sys
+import numpy as np
+sys.path[:0] = [{root!r}, {here!r}]
+from app import memory
+from app.dataset.adder import _concat_releasing
+from test_concat_releasing import _frame
+
+def hwm_mb():
     with open("/proc/self/status", encoding="ascii") as fh:
         return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM")) / 1024
+
+memory.streaming_heap()
+counters = [f"E{{128 + i}}" for i in range(80)]
+a = _frame(5, counters, 3, True)
+box = [_frame(20_000, counters, 4, {by_column!r})]
+memory.release(collect=False)
+start = memory.rss_mb()
+assert memory.reset_peak()
+out = _concat_releasing(a, box)
+assert len(out) == 20_005
+print(hwm_mb() - start)
+"""
 
 
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="the peak resident size is reset on Linux")
@@ -78,17 +99,12 @@ def test_the_chunks_blocks_let_go_as_copied(by_column):
     copy's pages faulted ahead (transparent huge pages: 2 MiB at a time), under 6 MiB resident (the copy is one
     allocation whose pages become resident as they are filled: a measure of allocations would see it whole).
     A chunk in one row-order block cannot be let go before its last column: ``_concat``'s 12 MiB (the reader's
-    blocks are what bounds it).  With the extract's heap (every block of 1 MiB or more its own mapping)."""
-    memory.streaming_heap()
-    counters = [f"E{128 + i}" for i in range(80)]
-    a = _frame(5, counters, 3, True)
-    box = [_frame(20_000, counters, 4, by_column)]
-    memory.release(collect=False)
-    start = memory.rss_mb()
-    assert memory.reset_peak()
-    out = _concat_releasing(a, box)
-    extra = _hwm_mb() - start
-    assert len(out) == 20_005
+    blocks are what bounds it).  Measured in a fresh process with the extract's heap (every block of 1 MiB or
+    more its own mapping): a test process's heap, after other tests, keeps freed blocks of its own."""
+    root = str(Path(__file__).resolve().parents[2])
+    code = _CHILD.format(root=root, here=str(Path(__file__).resolve().parent), by_column=by_column)
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+    extra = float(got.stdout.strip().splitlines()[-1])
     if by_column:
         assert extra < 6
     else:
