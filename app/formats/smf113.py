@@ -122,25 +122,34 @@ def _set_names(base: int, count: int) -> tuple[str, ...]:
     return tuple(counter_name(base + k) for k in range(count))
 
 
+# counters gathered into one array at most (a block of the frame): a frame's blocks are let go one at a time as
+# a copy of the frame is made (app.dataset.adder: the carried samples before a chunk's), so the most held twice
+# is a block, 8 counters (1.3 MB of a 20,000-row chunk), not a set (the 60 extended counters of a z16: 9.7 MB)
+COUNTER_GROUP = 8
+
+
 def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
                   ) -> dict[str, np.ndarray | pd.Categorical]:
     """All identity fields and counters of the records of one shape (rows of ``dec.mat``): numbers as numpy
     arrays, text as categoricals, the counter sets as blocks under ``_BLOCKS``; ``want``: the counters to
     decode (None: all); the ``sets`` column still names every set the records carry.  Two passes over blocks of
     rows (the file's pages handed back block by block): the identity fields (the shared spans checked), made
-    columns and let go; then each set's counters (those asked for) as one (records x counters) block, else one
-    by one (issue 24: the identity fields' uint64 gather, 0.24x the frame, is never held beside the counters)."""
+    columns and let go; then each set's counters (those asked for) as (records x counters) blocks of at most
+    :data:`COUNTER_GROUP` counters in column order (each counter's values adjacent: ``kernel.gather_blocks``'
+    ``by_column``), else one by one (issue 24: the identity fields' uint64 gather, 0.24x the frame, is never
+    held beside the counters)."""
     c = _identity(dec, sh)
-    jobs = [(s, names, ks) for s in sh.sets for names in [_set_names(s.base, s.count)]
-            for ks in [range(s.count) if want is None else [k for k, name in enumerate(names) if name in want]]]
+    jobs = [(s, names, ks[g:g + COUNTER_GROUP]) for s in sh.sets for names in [_set_names(s.base, s.count)]
+            for ks in [range(s.count) if want is None else [k for k, name in enumerate(names) if name in want]]
+            for g in range(0, max(1, len(ks)), COUNTER_GROUP)]
     pre = kernel.gather_blocks(dec.mat, [[(s.offset + k * s.width, s.width) for k in ks] for s, _n, ks in jobs
-                                         if ks], **{**dec.pages, "same": ()})
+                                         if ks], **{**dec.pages, "same": ()}, by_column=True)
     sets = 0
     blocks = []
     for s, names, ks in jobs:
         if pre and ks:
             blocks.append(([names[k] for k in ks], pre.pop(0)))
-        elif len(ks) == s.count:
+        elif ks and len(ks) == s.count and ks[0] == 0:
             blocks.append((list(names), dec.block(s.offset, s.width, s.count)))
         elif ks:             # only the counters asked for: the others are never copied out of the records
             blocks.append(([names[k] for k in ks], kernel.gather_fields(dec.mat, [(s.offset + k * s.width, s.width)
@@ -530,17 +539,17 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> tuple[
     else:
         rank = np.full(len(file_offs), -1, np.int64)
         rank[idx] = np.arange(n)
-        full = np.zeros((n, len(cnames)), np.uint64)   # absent sets stay 0 (schema)
+        # absent sets stay 0 (schema); the counters in blocks of COUNTER_GROUP, each counter's values adjacent
+        g = COUNTER_GROUP
+        full = [np.zeros((min(g, len(cnames) - j0), n), np.uint64) for j0 in range(0, len(cnames), g)]
         for i, c in parts:
             pos = rank[i]
             for bn, b in c[_BLOCKS]:
-                if bn:
-                    at = np.array([where[k] for k in bn], np.int64)
-                    if at[-1] - at[0] == len(at) - 1 and (np.diff(at) == 1).all():   # adjacent columns: a slice
-                        full[pos, at[0]:at[-1] + 1] = b
-                    else:
-                        full[pos[:, None], at[None, :]] = b
-        ctr = [(cnames, full)]
+                for jb, k in enumerate(bn):
+                    j = where[k]
+                    full[j // g][j % g, pos] = b[:, jb]
+        ctr = [(cnames[j0:j0 + g], f.T) for j0, f in zip(range(0, len(cnames), g), full)]
+        full = None
         c = b = None                    # (the loop's last shape and block: not held past the copy)
     parts.clear()           # the shapes' gathers (their identity fields as uint64) let go before the frame is made
     df = pd.DataFrame(cols)

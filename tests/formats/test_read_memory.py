@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from app import memory
-from app.formats import kernel, pages, read_file
+from app.formats import kernel, pages, read_file, smf113
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,8 +78,11 @@ def test_identity_gather_let_go_before_the_counters_are_gathered(monkeypatch, tm
     monkeypatch.setattr(kernel, "gather_blocks", spy)
     r = read_file(f)
     assert len(r.samples) == 4620
-    # two shapes; each: its identity fields (one job), then its four counter sets (one job each)
-    assert [n for n, _r, _a in calls] == [1, 4, 1, 4]
+    # two shapes; each: its identity fields (one job), then its four counter sets in jobs of at most
+    # smf113.COUNTER_GROUP (8) counters each: basic 6 -> 1, problem-state 6 -> 1, crypto 20 -> 3 (8, 8, 4),
+    # extended 160 -> 20: 25 jobs
+    assert smf113.COUNTER_GROUP == 8
+    assert [n for n, _r, _a in calls] == [1, 25, 1, 25]
     assert [a for _n, _r, a in calls[1::2]] == [False, False]   # each identity gather gone before the counters
 
 
