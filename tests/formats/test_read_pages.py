@@ -282,11 +282,11 @@ def test_local_time_decodes_each_date_as_row_by_row(rows):
 @compiled
 @pytest.mark.parametrize("path", SMF, ids=lambda p: p.name)
 def test_a_decoded_frames_counters_each_one_contiguous_array(path):
-    """Every counter of a decoded SMF 113 frame is one contiguous array (its values adjacent: the frame's
-    blocks in column order, as pandas lays a block out), which Arrow takes as it is (app/dataset/tables.py),
-    held in blocks of at most ``smf113.COUNTER_GROUP`` counters (an extract's copy after the carried samples
-    lets go of one block at a time), the values those of the pure reader."""
-    got = read_file(path).samples
+    """Every counter of a frame decoded ``by_column`` (the extract's read) is one contiguous array (its values
+    adjacent: the frame's blocks in column order, as pandas lays a block out), which Arrow takes as it is
+    (app/dataset/tables.py), held in blocks of at most ``smf113.COUNTER_GROUP`` counters (an extract's copy
+    after the carried samples lets go of one block at a time), the values those of the pure reader."""
+    got = read_bytes(path.read_bytes(), path.name, by_column=True).samples
     counters = [c for c in got.columns if c[0] in "BPKEM" and c[1:].isdigit()]
     assert counters
     for c in counters:
@@ -303,5 +303,5 @@ def test_a_decoded_frames_counters_each_one_contiguous_array(path):
             g.append(a)
     assert max(map(len, groups)) <= smf113.COUNTER_GROUP
     with kernel.pure():
-        want = read_file(path).samples
+        want = read_bytes(path.read_bytes(), path.name).samples
     pd.testing.assert_frame_equal(got, want)
