@@ -1,4 +1,4 @@
-"""Counters held as blocks in column order (the SMF reader's since issue 24: each counter's values adjacent, blocks
+"""Counters held as blocks in column order (the SMF reader's for the extract since issue 24: each counter's values adjacent, blocks
 of at most 8 counters, a frame possibly a slice of longer blocks, as a chunk's frame is once its last time is
 carried) are read by :class:`app.engine.counter_blocks.SampleCounters` as the same values as a row-order block
 (a decoder's layout before) or columns of their own: any rows, one frame or several; and ``compute_intervals``
@@ -16,7 +16,7 @@ from test_deltas_fast import KEEP, ROOT, SETS
 
 from app.engine.counter_blocks import SampleCounters
 from app.engine.deltas import compute_intervals
-from app.formats import read_file
+from app.formats import read_bytes
 from app.formats.schema import is_counter_column
 
 
@@ -68,7 +68,7 @@ def test_a_column_order_block_is_one_group_of_rows():
 
 @pytest.mark.parametrize("path", sorted((ROOT / "resources" / "samples").glob("*smf113*")), ids=lambda p: p.name)
 def test_sample_intervals_the_same_in_either_layout(path):
-    f = read_file(path).samples
+    f = read_bytes(path.read_bytes(), str(path), by_column=True).samples        # the extract's read
     assert all(f[c].to_numpy().flags.c_contiguous for c in f.columns if is_counter_column(c))
     exp, ef = compute_intervals([blocky(f)], SETS, KEEP)
     got, gf = compute_intervals([f.copy()], SETS, KEEP)
