@@ -90,8 +90,12 @@ class FileAdder:
         if len(all_samples):
             # the samples of the chunk's last time wait for the next chunk: a cut inside one time's records
             # would leave CPUs missing at the chunk's end (the engine's checks would say they went offline)
-            frame = all_samples if self.carry is None else self._after_carry(all_samples)
-            del all_samples
+            if self.carry is None:
+                frame = all_samples
+            else:
+                box = [all_samples]
+                del all_samples         # the box holds the chunk alone: its copy after the carry lets go of it
+                frame = self._after_carry(box)
             if last:
                 self.carry = None
             else:
@@ -112,13 +116,14 @@ class FileAdder:
             carry, self.carry = self.carry, None
             self._samples([carry])
 
-    def _after_carry(self, chunk: pd.DataFrame) -> pd.DataFrame:
-        """The carried samples, then the chunk's samples they do not hold already (the reader keeps a record
-        repeated inside one chunk once; a record repeated across chunks, e.g. a dump holding the same records
-        twice, meets the carried copy here, where no part file holds either yet)."""
+    def _after_carry(self, box: list[pd.DataFrame]) -> pd.DataFrame:
+        """The carried samples, then the samples of the chunk in ``box`` (taken out, let go as it is copied:
+        :func:`_concat_releasing`) they do not hold already (the reader keeps a record repeated inside one chunk
+        once; a record repeated across chunks, e.g. a dump holding the same records twice, meets the carried
+        copy here, where no part file holds either yet)."""
         from app.dataset import dedup
 
-        frame = _concat(self.carry, chunk)
+        frame = _concat_releasing(self.carry, box)
         # the identity's own columns: a category is one string, a time one instant (as their text and int64 ns)
         again = frame[dedup.SAMPLE_KEY + ["time"]].duplicated().to_numpy()
         if again.any():
@@ -478,6 +483,35 @@ def _concat(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         if isinstance(b[c].dtype, pd.CategoricalDtype) and not isinstance(out[c].dtype, pd.CategoricalDtype):
             out[c] = out[c].astype("category")
     return out
+
+
+def _concat_releasing(a: pd.DataFrame, box: list[pd.DataFrame]) -> pd.DataFrame:
+    """:func:`_concat` of ``a`` and the frame in ``box`` (taken out), whose counters are copied a column at a
+    time into one block of the result (each counter's values adjacent), each let go as it is copied: once the
+    frame is gone, its counter blocks are held only by their columns' arrays, so each block (the SMF reader's:
+    at most 8 counters) is freed once its last column is copied and the chunk and its copy after the carried
+    samples are never both held whole (issue 24: 2 x the chunk was the extract's peak).  The same frame as
+    ``_concat``: columns in ``b``'s order, the counters' values and dtypes; the other columns (the identity's:
+    a quarter of a chunk) by ``_concat``.  Frames whose columns or counter dtypes differ: ``_concat`` as it is.
+    A frame the caller still holds is copied the same way (and stays as it was)."""
+    b = box.pop()
+    order = list(b.columns)
+    arrays = tables._numpy_columns(b)           # the frame's own arrays (views of its blocks)
+    counters = [c for c in order if tables.is_counter(c) and c in arrays and arrays[c].dtype == np.uint64]
+    ident = order[:len(order) - len(counters)]
+    if (not counters or not b.columns.is_unique or list(a.columns) != order
+            or order[len(ident):] != counters or any(a[c].dtype != np.uint64 for c in counters)):
+        return _concat(a, b)                    # (counters after the identity columns: the reader's order)
+    head = _concat(a[ident], b[ident])
+    held = {c: arrays[c] for c in counters}
+    del arrays, b                               # the counter blocks held by ``held`` alone
+    mine = tables._numpy_columns(a)
+    k = len(a)
+    block = np.empty((len(counters), k + len(next(iter(held.values())))), np.uint64)
+    for i, c in enumerate(counters):
+        block[i, :k] = mine[c]
+        block[i, k:] = held.pop(c)              # the last column of a block: the block goes
+    return pd.concat([head, pd.DataFrame(block.T, columns=counters, copy=False)], axis=1)
 
 
 def _sort_key(c: str):

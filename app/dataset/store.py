@@ -533,10 +533,13 @@ class Dataset:
                 return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
             sets = sets or load_formula_sets()
             # the SMF reader decodes only the counters kept (memory: the skipped columns are never made), a
-            # chunk of records at a time (app/formats/chunks.py)
+            # chunk of records at a time (app/formats/chunks.py), each counter one contiguous array (by_column:
+            # handed to Arrow as it is, a chunk's copy after the carried samples letting go of a block at a time;
+            # the window's and the CLI's reads keep the row order the engine's row gathers are fastest on)
             need = None if self.keep_samples else interval_counters(sets)
             memory.streaming_heap()
-            return self.add_chunks(read_chunks(data, file, counters=need), file, sha, len(data), sets, own=True)
+            return self.add_chunks(read_chunks(data, file, counters=need, by_column=True), file, sha, len(data),
+                                   sets, own=True)
 
     def add_result(self, r, sha: str, size: int, sets) -> ExtractResult:
         """Add an already decoded file (:class:`app.formats.schema.ReadResult`) whose content hash is ``sha``

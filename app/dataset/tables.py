@@ -132,53 +132,59 @@ def from_ns(ns: np.ndarray) -> np.ndarray:
 _NUMPY = {_I32: np.dtype(np.int32), _I64: np.dtype(np.int64), _B: np.dtype(bool)}
 
 
-def _column(values, kind: str):
+def _column(values, kind: str, pool=None):
+    """``values`` as an Arrow array of ``kind``; a time's buffers (the part's columns made once) from ``pool``
+    (default: Arrow's)."""
     import pyarrow as pa
 
     if kind == _T:
         ns = ns_of(values)
         nat = ns == np.iinfo(np.int64).min
         us = np.floor_divide(ns, 1000)          # times are whole microseconds (TOD -> µs); floor otherwise
-        return pa.array(us, type=pa.int64(), mask=nat).cast(_pa_type(_T))
+        return pa.array(us, type=pa.int64(), mask=nat, memory_pool=pool).cast(_pa_type(_T), memory_pool=pool)
     raw = values.to_numpy() if isinstance(values, pd.Series) and isinstance(values.dtype, np.dtype) else None
     if raw is not None and ((kind == "uint64" and raw.dtype == np.uint64) or (kind == _F64 and raw.dtype == np.float64)):
-        return pa.array(raw, type=_pa_type(kind), from_pandas=True)      # counters as they are: no copy, NaN NULL
+        # counters as they are: no copy, NaN NULL
+        return pa.array(raw, type=_pa_type(kind), from_pandas=True, memory_pool=pool)
     if raw is not None and raw.dtype == _NUMPY.get(kind):                # no NULL possible: as they are
-        return pa.array(raw, type=_pa_type(kind))
+        return pa.array(raw, type=_pa_type(kind), memory_pool=pool)
     s = pd.Series(values)
     if kind == _S:
-        a = _categorical_strings(s)
+        a = _categorical_strings(s, pool)
         if a is not None:
             return a
         try:
-            a = pa.array(s, from_pandas=True)
+            a = pa.array(s, from_pandas=True, memory_pool=pool)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
-            a = pa.array(s.astype(str), from_pandas=True)
+            a = pa.array(s.astype(str), from_pandas=True, memory_pool=pool)
         if pa.types.is_dictionary(a.type):
             a = a.dictionary_decode()
-        return a if a.type == pa.string() else a.cast(pa.string())
+        return a if a.type == pa.string() else a.cast(pa.string(), memory_pool=pool)
     if kind == "uint64":
         mask = pd.isna(s).to_numpy()
-        return pa.array(s.fillna(0).to_numpy(dtype=np.uint64), type=pa.uint64(), mask=mask if mask.any() else None)
+        return pa.array(s.fillna(0).to_numpy(dtype=np.uint64), type=pa.uint64(), mask=mask if mask.any() else None,
+                        memory_pool=pool)
     if kind == _B:
-        return pa.array(s.fillna(False).to_numpy(dtype=bool), type=pa.bool_())
+        return pa.array(s.fillna(False).to_numpy(dtype=bool), type=pa.bool_(), memory_pool=pool)
     if kind == _F64:
         return pa.array(pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan),
-                        type=pa.float64(), from_pandas=True)
+                        type=pa.float64(), from_pandas=True, memory_pool=pool)
     dt = np.int32 if kind == _I32 else np.int64
     mask = pd.isna(s).to_numpy()
-    return pa.array(s.fillna(0).to_numpy(dtype=dt), type=_pa_type(kind), mask=mask if mask.any() else None)
+    return pa.array(s.fillna(0).to_numpy(dtype=dt), type=_pa_type(kind), mask=mask if mask.any() else None,
+                    memory_pool=pool)
 
 
-def _categorical_strings(s: pd.Series):
+def _categorical_strings(s: pd.Series, pool=None):
     """A categorical of string categories as a plain Arrow string array, each category converted once and the
     rows taken by their codes (code -1: NULL); None for anything else."""
-    names = _category_names(s)
-    return None if names is None else _take_names(names, s.cat.codes.to_numpy())
+    names = _category_names(s, pool)
+    return None if names is None else _take_names(names, s.cat.codes.to_numpy(), pool)
 
 
-def _category_names(s: pd.Series):
-    """The categories of a categorical of strings as an Arrow string array; None for anything else."""
+def _category_names(s: pd.Series, pool=None):
+    """The categories of a categorical of strings as an Arrow string array (from ``pool``, default Arrow's);
+    None for anything else."""
     import pyarrow as pa
 
     if not isinstance(s.dtype, pd.CategoricalDtype):
@@ -187,7 +193,7 @@ def _category_names(s: pd.Series):
     if not (cats.dtype == object or pd.api.types.is_string_dtype(cats.dtype)):
         return None
     try:
-        return pa.array(cats.to_numpy(dtype=object), type=pa.string())
+        return pa.array(cats.to_numpy(dtype=object), type=pa.string(), memory_pool=pool)
     except (pa.ArrowInvalid, pa.ArrowTypeError):       # a category that is no string: the general way
         return None
 
@@ -214,12 +220,13 @@ def with_names(s: pd.Series, rows: np.ndarray, values) -> pd.Categorical | None:
     return pd.Categorical.from_codes(codes, categories=cats)
 
 
-def _take_names(names, codes: np.ndarray):
-    """The rows of category ``codes`` (-1: NULL) as an Arrow string array of ``names``."""
+def _take_names(names, codes: np.ndarray, pool=None):
+    """The rows of category ``codes`` (-1: NULL) as an Arrow string array of ``names`` (from ``pool``, default
+    Arrow's)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    return pc.take(names, pa.array(codes, mask=codes < 0))
+    return pc.take(names, pa.array(codes, mask=codes < 0, memory_pool=pool), memory_pool=pool)
 
 
 def _layout(table: str, counters: Sequence[str]) -> tuple[list[str], list, list[str]]:
@@ -276,13 +283,21 @@ class _Columns:
     a range at a time, and so are the names held as categoricals (each category converted once, a range's
     rows taken from them: a name a row is as wide in Arrow as a counter or wider, a file's SHA-256 64 bytes);
     the few other columns (times: small) are made once for the whole frame and sliced.  A samples frame's
-    uint64 counters are one 2-D block in row order (the reader's), so each column is strided: a range's
-    counters are copied into one block a counter a row (one copy, no temporaries), not each one on its own
-    behind a pandas Series.  An intervals frame of ``compute_intervals(lazy=True)`` has no counter columns:
+    uint64 counters held each as one contiguous array (the SMF reader's blocks in column order) are handed to
+    Arrow as they are, a range a view (no copy); counters in a block in row order (each column strided) are
+    copied into one block a counter a row (one copy, no temporaries), not each one on its own behind a
+    pandas Series.  Every buffer made comes from the system allocator (:meth:`table`).  An intervals frame of ``compute_intervals(lazy=True)`` has no counter columns:
     a range's deltas are made by its ``DeltaRows`` (``deltas``)."""
 
     def __init__(self, table: str, frame: pd.DataFrame, counters: Sequence[str], take: np.ndarray | None = None,
                  deltas=None):
+        import pyarrow as pa
+
+        # every buffer the part's columns need from the system allocator, as the writer's (write_frame): Arrow's
+        # default pool (mimalloc) maps a segment of megabytes for its first small buffer (a name column's
+        # categories, a group's taken names) and each part's release (_release_arrow) hands it back, so every
+        # part mapped it again beside the chunk's frame (4-6 MB of a samples part's peak)
+        pool = pa.system_memory_pool()
         self.schema = schema_of(table, counters)
         self.names, self.types, self.kinds = _layout(table, counters)
         self.take = None if take is None else np.asarray(take, dtype=np.int64)
@@ -293,7 +308,9 @@ class _Columns:
         at = {c: j for j, c in enumerate(deltas.counters)} if deltas is not None else {}
         self.valued = np.zeros(len(at), bool)       # the deltas' counters with a value in a row written
         block = {} if table != "samples" else {c: arrays[c] for c in self.names if c in arrays and is_counter(c)}
-        block = {c: v for c, v in block.items() if v.dtype == np.uint64}
+        # strided counters (a block in row order) only: a counter held as one contiguous array (the SMF reader's
+        # block in column order, pandas' own layout) is handed to Arrow as it is, a group's rows a view of it
+        block = {c: v for c, v in block.items() if v.dtype == np.uint64 and v.strides[0] != v.itemsize}
         self.block = block if len(block) >= 8 else {}       # views of the frame's block
         self.plan: list[tuple] = []
         self.same: dict[int, object] = {}      # a one-name column's array (table), by its place in the plan
@@ -316,7 +333,7 @@ class _Columns:
                     self.plan.append(("raw", raw, True))        # counters as they are: NaN NULL
                 elif raw is not None and raw.dtype == _NUMPY.get(kind):
                     self.plan.append(("raw", raw, False))       # no NULL possible: as they are
-                elif kind == _S and (names := _category_names(s := frame[name])) is not None:
+                elif kind == _S and (names := _category_names(s := frame[name], pool)) is not None:
                     # a name a row is as wide as a counter or wider (a file's SHA-256: 64 bytes): the names
                     # converted once, a range's rows taken from them as it is made
                     codes = s.cat.codes.to_numpy()
@@ -324,7 +341,7 @@ class _Columns:
                     self.plan.append(("names", names, codes, one))
                 else:           # a time (or a name not held as a categorical): made once (of the rows taken)
                     s = frame[name]
-                    self.plan.append(("whole", _column(s if take is None else s.iloc[self.take], kind)))
+                    self.plan.append(("whole", _column(s if take is None else s.iloc[self.take], kind, pool)))
 
     def absent(self) -> list[str]:
         """The columns no row has a value in: those the frame lacks (NULL in every row)."""
@@ -368,10 +385,10 @@ class _Columns:
                 # the group's array a slice of one made once for the part (each group's take copied the name
                 # into every row again)
                 if j not in self.same or len(self.same[j]) < n:
-                    self.same[j] = _take_names(p[1], np.full(n, p[2][0], p[2].dtype))
+                    self.same[j] = _take_names(p[1], np.full(n, p[2][0], p[2].dtype), pool)
                 cols.append(self.same[j].slice(0, n))
             elif p[0] == "names":
-                cols.append(_take_names(p[1], p[2][rows]))
+                cols.append(_take_names(p[1], p[2][rows], pool))
             elif p[0] == "whole":
                 cols.append(p[1] if (a, b) == (0, self.n) else p[1].slice(a, n))
             else:

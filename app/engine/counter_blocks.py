@@ -49,7 +49,7 @@ class SampleCounters:
             g[2].append(v)
         out = []
         for (_, s), (b, js, cols) in groups.items():
-            view, ks = _block_view(b, cols, s, n)
+            view, ks = _block_view(b, cols, s, n) if s != 8 else _column_view(b, cols, n)
             if view is None:
                 alone.extend((np.ascontiguousarray(v)[:, None], [j], [0]) for j, v in zip(js, cols))
             else:
@@ -109,7 +109,9 @@ class SampleCounters:
         groups, (missing, k) = self.parts[i]
         out = []
         for view, runs in groups:
-            b = view[rows]                        # the span of each record holding the counters: contiguous copies
+            # the span of each record holding the counters (contiguous copies), or of a block in column order
+            # each counter's values at the rows (numpy gathers them along the counters' own memory)
+            b = view[rows]
             out.extend((js, b[:, ks]) for js, ks in runs)       # views: counters side by side in both
         if k:
             out.append((missing, np.zeros((m, k), np.uint64)))
@@ -292,6 +294,29 @@ def _positions(js: list[int]) -> np.ndarray | slice:
     if js and js == list(range(js[0], js[0] + len(js))):
         return slice(js[0], js[0] + len(js))
     return np.array(js, np.int64)
+
+
+def _column_view(b: np.ndarray, cols: list[np.ndarray], n: int) -> tuple[np.ndarray | None, list[int]]:
+    """A (rows x counters) uint64 view, in column order, of the memory of ``b`` holding the contiguous counter
+    columns ``cols`` as rows of one 2-D block (the SMF reader's blocks in column order, pandas' layout), and
+    each column's place in it; (None, []) when they are not rows of one block at a common stride."""
+    ptrs = [v.__array_interface__["data"][0] for v in cols]
+    if len(set(ptrs)) < 2:
+        return None, []
+    p0 = min(ptrs)
+    row = int(np.diff(np.unique(ptrs)).min())      # the block's row: the least step between two columns
+    if row < 8 * n or any((p - p0) % row for p in ptrs):
+        return None, []
+    ks = [(p - p0) // row for p in ptrs]
+    try:
+        view = np.ndarray(shape=(max(ks) + 1, n), dtype=np.uint64, buffer=b,
+                          offset=p0 - b.__array_interface__["data"][0], strides=(row, 8)).T
+    except (ValueError, TypeError, BufferError):
+        return None, []
+    if all(view[:, k].__array_interface__["data"][0] == v.__array_interface__["data"][0]
+           and view[:, k].strides == v.strides for k, v in zip(ks, cols)):
+        return view, ks
+    return None, []
 
 
 def _block_view(b: np.ndarray, cols: list[np.ndarray], s: int, n: int) -> tuple[np.ndarray | None, list[int]]:

@@ -210,9 +210,10 @@ def open_data(path: str | Path) -> tuple[str, bytes | mmap.mmap, ReadResult | No
 
 
 def read_bytes(data, file: str, progress: Progress | None = None,
-               cancel: Cancel | None = None, counters: Collection[str] | None = None) -> ReadResult:
+               cancel: Cancel | None = None, counters: Collection[str] | None = None,
+               by_column: bool = False) -> ReadResult:
     """Recognise and decode ``data`` (bytes or a read-only buffer) read from ``file`` (``counters``: as for
-    :func:`read_file`)."""
+    :func:`read_file`; ``by_column``: an SMF file's counters in column order, :func:`app.formats.smf113.read_smf`)."""
     from app.formats.stream_dedup import StreamDedup
 
     size = len(data)
@@ -265,7 +266,8 @@ def read_bytes(data, file: str, progress: Progress | None = None,
     if monwrite.looks_like_monwrite(data):
         result = monwrite.read_monwrite(data, file, progress=progress, cancel=cancel)
     else:
-        result = smf113.read_smf(data, file, progress=progress, cancel=cancel, counters=counters)
+        result = smf113.read_smf(data, file, progress=progress, cancel=cancel, counters=counters,
+                                   by_column=by_column)
     if tersed is not None:
         _tersed_result(result, tersed, file)
     if suffix:

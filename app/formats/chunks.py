@@ -160,7 +160,7 @@ def _shift(f: Finding, pos: int) -> Finding:
                    if f.message.startswith(f"{f.file}: ") else _OFFSET.sub(moved, f.message), key=dict(f.key))
 
 
-def _read_at(piece, pos: int, file: str, counters) -> ReadResult:
+def _read_at(piece, pos: int, file: str, counters, by_column: bool = False) -> ReadResult:
     """``piece`` (the data from offset ``pos``: a chunk of a plain SMF file or stream, as bytes or as a window of
     the mapped file) decoded by the whole file's SMF reader (the file's kind was found from its start: a chunk is
     not recognised again, so one that starts like a gzip member, a TERSE header or a MONWRITE block is still
@@ -169,7 +169,7 @@ def _read_at(piece, pos: int, file: str, counters) -> ReadResult:
     from app.formats import memory_refusal
     from app.formats.smf113 import read_smf
 
-    r = memory_refusal(piece, file, len(piece)) or read_smf(piece, file, counters=counters)
+    r = memory_refusal(piece, file, len(piece)) or read_smf(piece, file, counters=counters, by_column=by_column)
     if pos:
         if len(r.samples):
             r.samples["offset"] = r.samples["offset"].to_numpy() + pos
@@ -180,11 +180,11 @@ def _read_at(piece, pos: int, file: str, counters) -> ReadResult:
 
 
 def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
-                size: int | None = None, chunk: int | None = None) -> Iterator[ReadResult]:
+                size: int | None = None, chunk: int | None = None, by_column: bool = False) -> Iterator[ReadResult]:
     """Decode ``data`` (bytes or a read-only map of ``file``) a chunk of records at a time (module docstring).
 
-    ``counters`` as for :func:`app.formats.read_bytes`; ``chunk`` input bytes per chunk (default
-    :func:`chunk_bytes`).  Each result's ``size`` is ``size`` (default: the whole data's length)."""
+    ``counters`` and ``by_column`` as for :func:`app.formats.read_bytes`; ``chunk`` input bytes per chunk
+    (default :func:`chunk_bytes`).  Each result's ``size`` is ``size`` (default: the whole data's length)."""
     from app.formats import kernel, read_bytes
     from app.formats.smf_resync import MIN_LEN
 
@@ -192,12 +192,12 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
     size = n if size is None else size
     step = chunk or chunk_bytes()
     if n > 64 and data[:2] == b"\x1f\x8b":
-        yield from _gzip_chunks(data, file, counters, size, step)
+        yield from _gzip_chunks(data, file, counters, size, step, by_column)
         return
     from app.formats import terse
 
     if n > 64 and terse.looks_tersed(data):
-        yield from _terse_chunks(data, file, counters, size, step)
+        yield from _terse_chunks(data, file, counters, size, step, by_column)
         return
     from app.formats.monwrite_stream import HEAD, monwrite_chunks, rdw_chunks, streamable
 
@@ -206,31 +206,31 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
         yield from (rdw_chunks if mw == "monwrite-rdw" else monwrite_chunks)(data, file, step, size, mw)
         return
     if n > step and not chunked(data) and stream_mode(data[:DECIDE_BYTES]) == "blocked":
-        yield from _cut(_map_pieces(data), "blocked", file, counters, size, step, str, lambda: [])
+        yield from _cut(_map_pieces(data), "blocked", file, counters, size, step, str, lambda: [], by_column)
         return
     if n <= step or not chunked(data):
-        r = read_bytes(data, file, counters=counters)
+        r = read_bytes(data, file, counters=counters, by_column=by_column)
         r.size = size
         yield r
         return
     pos = 0
     while pos < n:
         end = _chain_end(data, pos, pos + step)
-        r = read_window(data, pos, end, file, counters)
+        r = read_window(data, pos, end, file, counters, by_column)
         r.size = size
         r.meta["more"] = end < n              # another chunk follows
         yield r
         pos = end
 
 
-def read_window(data, start: int, end: int, file: str, counters=None) -> ReadResult:
+def read_window(data, start: int, end: int, file: str, counters=None, by_column: bool = False) -> ReadResult:
     """The SMF records of ``data[start:end]`` (a plain file's bytes or its read-only map) decoded from a window
     of the data, not a copy: the reader maps its pages a block of records at a time and hands them back
     (pages.py); offsets are those of the whole data (:func:`_read_at`)."""
     with memoryview(data) as mv:
         piece = mv[start:end]
     try:
-        return _read_at(piece, start, file, counters)
+        return _read_at(piece, start, file, counters, by_column)
     finally:
         _let_go(piece)
 
@@ -274,7 +274,7 @@ def _map_pieces(data) -> Iterator[bytes]:
         yield piece
 
 
-def _gzip_chunks(data, file: str, counters, size: int, step: int) -> Iterator[ReadResult]:
+def _gzip_chunks(data, file: str, counters, size: int, step: int, by_column: bool = False) -> Iterator[ReadResult]:
     """A gzip file decompressed a piece at a time and cut in chunks of ``step`` decompressed bytes, when what
     it holds is plain SMF (RDW or blocks); else read whole."""
     from app.formats import gunzip_pieces
@@ -282,10 +282,10 @@ def _gzip_chunks(data, file: str, counters, size: int, step: int) -> Iterator[Re
     found: list[Finding] = []
     stop: list[str] = []
     yield from _streamed(data, file, counters, size, step, gunzip_pieces(data, file, found, stop),
-                         lambda f: f + "+gzip", lambda: _drain(file, found, stop), stop)
+                         lambda f: f + "+gzip", lambda: _drain(file, found, stop), stop, by_column)
 
 
-def _terse_chunks(data, file: str, counters, size: int, step: int) -> Iterator[ReadResult]:
+def _terse_chunks(data, file: str, counters, size: int, step: int, by_column: bool = False) -> Iterator[ReadResult]:
     """A tersed data set untersed a piece at a time (on a thread, :func:`app.formats.terse.unterse` writes its
     output a piece at a time) and cut in chunks, when it holds plain SMF; else read whole."""
     import queue
@@ -338,7 +338,8 @@ def _terse_chunks(data, file: str, counters, size: int, step: int) -> Iterator[R
             quit_.set()
 
     yield from _streamed(data, file, counters, size, step, pieces(),
-                         lambda f: f"terse {hdr.mode} + {f.upper()}", lambda: _drain(file, found, stop), stop)
+                         lambda f: f"terse {hdr.mode} + {f.upper()}", lambda: _drain(file, found, stop), stop,
+                         by_column)
 
 
 def _drain(file: str, found: list[Finding], stop: list[str]) -> list[Finding]:
@@ -352,7 +353,7 @@ def _drain(file: str, found: list[Finding], stop: list[str]) -> list[Finding]:
 
 
 def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[bytes], framing: Callable[[str], str],
-              extra: Callable[[], list[Finding]], stop: list[str]) -> Iterator[ReadResult]:
+              extra: Callable[[], list[Finding]], stop: list[str], by_column: bool = False) -> Iterator[ReadResult]:
     """Decompressed pieces ``src`` of ``data``: cut in chunks when its first ``step`` bytes say plain SMF, else
     ``data`` read whole by the whole-file reader (small, not plain SMF, or stopped early)."""
     from app.formats import read_bytes
@@ -382,7 +383,7 @@ def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[byt
         return
     if mode is None:
         src.close()
-        r = read_bytes(data, file, counters=counters)
+        r = read_bytes(data, file, counters=counters, by_column=by_column)
         r.size = size
         yield r
         return
@@ -393,11 +394,12 @@ def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[byt
     def pieces() -> Iterator[bytes]:
         yield hold.pop()                # handed over, not copied (the cut takes it as its buffer)
         yield from src
-    yield from _cut(pieces(), mode, file, counters, size, step, framing, extra)
+    yield from _cut(pieces(), mode, file, counters, size, step, framing, extra, by_column)
 
 
 def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, step: int,
-         framing: Callable[[str], str], extra: Callable[[], list[Finding]]) -> Iterator[ReadResult]:
+         framing: Callable[[str], str], extra: Callable[[], list[Finding]], by_column: bool = False
+         ) -> Iterator[ReadResult]:
     """Decode a stream of bytes (``pieces``) in chunks cut at record (``mode`` "rdw") or block ("blocked")
     boundaries every ``step`` bytes; ``extra()`` gives the findings of the source since it was last asked
     (they go with the chunk being read); ``framing`` names a chunk's framing from what the reader found."""
@@ -438,7 +440,7 @@ def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, ste
             with memoryview(buf) as mv:
                 piece = mv[:end]
             try:
-                r = _read_at(piece, base, file, counters)
+                r = _read_at(piece, base, file, counters, by_column)
             finally:
                 if _let_go(piece):
                     del buf[:end]
@@ -447,7 +449,7 @@ def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, ste
             moved = end
         else:
             piece, moved = _take(buf, end)
-            r = _read_at(piece, base, file, counters)
+            r = _read_at(piece, base, file, counters, by_column)
             del piece
         r.findings = [*extra(), *r.findings]
         r.framing = framing(r.framing)

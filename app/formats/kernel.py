@@ -148,7 +148,7 @@ class Differ(Exception):
 
 
 def gather_blocks(mat: np.ndarray, jobs: list[list[tuple[int, int]]], *, buf=None, base: int = 0,
-                  same: list[tuple[int, int]] = ()) -> list[np.ndarray] | None:
+                  same: list[tuple[int, int]] = (), by_column: bool = False) -> list[np.ndarray] | None:
     """``[gather_fields(mat, fields) for fields in jobs]`` in one pass over blocks of about :data:`BLOCK_BYTES`
     of records (at most :data:`BLOCK_ROWS` rows: every job's fields of a block while its bytes are in the
     cache), the rows split between two threads when there are many (:func:`app.formats.pages.threads`); None,
@@ -160,7 +160,11 @@ def gather_blocks(mat: np.ndarray, jobs: list[list[tuple[int, int]]], *, buf=Non
     most of them resident at once (per thread), 1 MiB, not the 6 MB of 4,096 z16 records (issue 24: the
     extract's peak above the decoded chunk).  ``same``: spans
     ``(offset, width)`` every row must share with row 0, checked block by block (:func:`first_other_row`):
-    :class:`Differ` is raised at the first block with a row that does not."""
+    :class:`Differ` is raised at the first block with a row that does not.  ``by_column``: each job's
+    (rows x fields) result in column order (a field's values adjacent: the transpose of a C-order (fields x
+    rows) array), each block gathered into a small row-order buffer and copied across while it is in the
+    cache: a frame made of it holds each field as one contiguous array (pandas' own block layout), which
+    Arrow takes without a copy (:mod:`app.dataset.tables`: a samples part's counters)."""
     from app.formats import pages
 
     m = mat.shape[0]
@@ -172,10 +176,14 @@ def gather_blocks(mat: np.ndarray, jobs: list[list[tuple[int, int]]], *, buf=Non
     if any(o < 0 or o + w > width for o, w in same):
         return None
     row0 = [bytes(mat[0, o:o + w]) for o, w in same]
-    outs = [np.empty((m, len(fields)), np.uint64) for fields in jobs]
+    if by_column:
+        outs = [np.empty((len(fields), m), np.uint64).T for fields in jobs]
+    else:
+        outs = [np.empty((m, len(fields)), np.uint64) for fields in jobs]
     rows = max(1, min(BLOCK_ROWS, BLOCK_BYTES // max(step, width, 1)))
 
     def run(r0: int, r1: int) -> None:
+        tmp = [np.empty((min(rows, r1 - r0), len(fields)), np.uint64) for fields in jobs] if by_column else None
         for a in range(r0, r1, rows):
             b = min(a + rows, r1)
             lo, hi = base + a * step, base + (b - 1) * step + width
@@ -183,8 +191,13 @@ def gather_blocks(mat: np.ndarray, jobs: list[list[tuple[int, int]]], *, buf=Non
             if same and (first_other_row(mat[a:b], same) >= 0
                          or any(bytes(mat[a, o:o + w]) != r for (o, w), r in zip(same, row0))):
                 raise Differ()
-            for (offs, widths), out in zip(specs, outs):
-                _c.gather_fields(mat[a:b], offs, widths, out[a:b])
+            for j, ((offs, widths), out) in enumerate(zip(specs, outs)):
+                if tmp is None:
+                    _c.gather_fields(mat[a:b], offs, widths, out[a:b])
+                else:
+                    t = tmp[j][:b - a]
+                    _c.gather_fields(mat[a:b], offs, widths, t)
+                    out[a:b] = t
             pages.drop(buf, lo, hi)
     if m < THREAD_ROWS or pages.threads() < 2:
         run(0, m)

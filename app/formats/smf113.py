@@ -122,25 +122,35 @@ def _set_names(base: int, count: int) -> tuple[str, ...]:
     return tuple(counter_name(base + k) for k in range(count))
 
 
-def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
+# counters gathered into one array at most (a block of the frame): a frame's blocks are let go one at a time as
+# a copy of the frame is made (app.dataset.adder: the carried samples before a chunk's), so the most held twice
+# is a block, 8 counters (1.3 MB of a 20,000-row chunk), not a set (the 60 extended counters of a z16: 9.7 MB)
+COUNTER_GROUP = 8
+
+
+def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None, by_column: bool = False
                   ) -> dict[str, np.ndarray | pd.Categorical]:
     """All identity fields and counters of the records of one shape (rows of ``dec.mat``): numbers as numpy
     arrays, text as categoricals, the counter sets as blocks under ``_BLOCKS``; ``want``: the counters to
     decode (None: all); the ``sets`` column still names every set the records carry.  Two passes over blocks of
     rows (the file's pages handed back block by block): the identity fields (the shared spans checked), made
-    columns and let go; then each set's counters (those asked for) as one (records x counters) block, else one
-    by one (issue 24: the identity fields' uint64 gather, 0.24x the frame, is never held beside the counters)."""
+    columns and let go; then each set's counters (those asked for) as one (records x counters) block in row
+    order, or (``by_column``: the extract's) as blocks of at most :data:`COUNTER_GROUP` counters in column
+    order (each counter's values adjacent: ``kernel.gather_blocks``' ``by_column``), else one by one (issue 24:
+    the identity fields' uint64 gather, 0.24x the frame, is never held beside the counters)."""
     c = _identity(dec, sh)
-    jobs = [(s, names, ks) for s in sh.sets for names in [_set_names(s.base, s.count)]
-            for ks in [range(s.count) if want is None else [k for k, name in enumerate(names) if name in want]]]
+    g = COUNTER_GROUP if by_column else None
+    jobs = [(s, names, ks[j:j + g] if g else ks) for s in sh.sets for names in [_set_names(s.base, s.count)]
+            for ks in [range(s.count) if want is None else [k for k, name in enumerate(names) if name in want]]
+            for j in (range(0, max(1, len(ks)), g) if g else (0,))]
     pre = kernel.gather_blocks(dec.mat, [[(s.offset + k * s.width, s.width) for k in ks] for s, _n, ks in jobs
-                                         if ks], **{**dec.pages, "same": ()})
+                                         if ks], **{**dec.pages, "same": ()}, by_column=by_column)
     sets = 0
     blocks = []
     for s, names, ks in jobs:
         if pre and ks:
             blocks.append(([names[k] for k in ks], pre.pop(0)))
-        elif len(ks) == s.count:
+        elif len(ks) == s.count and (ks or not g):     # a whole set (by_column: an empty one adds no block)
             blocks.append((list(names), dec.block(s.offset, s.width, s.count)))
         elif ks:             # only the counters asked for: the others are never copied out of the records
             blocks.append(([names[k] for k in ks], kernel.gather_fields(dec.mat, [(s.offset + k * s.width, s.width)
@@ -231,7 +241,8 @@ def _identity(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray | pd.Categorica
 
 
 def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None = None,
-             cancel: Callable[[], bool] | None = None, counters: Collection[str] | None = None) -> ReadResult:
+             cancel: Callable[[], bool] | None = None, counters: Collection[str] | None = None,
+             by_column: bool = False) -> ReadResult:
     """Decode every SMF 113 subtype 1 and 2 record of ``data``.
 
     Parameters
@@ -250,6 +261,10 @@ def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None
         counter of every set.  The others are not copied out of the records
         (the workspace asks only for what its formulas read: a third of a
         z16 record's counters).  ``sets`` still names every set a record has.
+    by_column : bool, optional
+        False (the window, the CLI, the engine): a set's counters one block in
+        row order (the engine's row gathers copy spans).  True (the extract):
+        blocks of :data:`COUNTER_GROUP` counters in column order (issue 24).
 
     Returns
     -------
@@ -269,7 +284,7 @@ def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None
     if recs:
         try:
             samples, cols = _decode_all(recs, file, fnd, counts, meta, cancel,
-                                  None if counters is None else frozenset(counters))
+                                  None if counters is None else frozenset(counters), by_column)
         except (Cancelled, MemoryError):
             raise                 # read_file turns a MemoryError into one clear 'out of memory' finding
         except Exception as exc:  # noqa: BLE001 - last line of defence: bad data must never raise
@@ -301,8 +316,8 @@ def _compact(spans: RecordSpans):
     return b"".join(mv[x:y] for x, y in zip(a.tolist(), b.tolist()))
 
 
-def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozenset[str] | None = None
-                ) -> tuple[pd.DataFrame, _Cols | None]:
+def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozenset[str] | None = None,
+                by_column: bool = False) -> tuple[pd.DataFrame, _Cols | None]:
     if isinstance(recs, RecordSpans):
         file_offs, lens, buf = recs.starts.astype(np.int64), (recs.ends - recs.starts).astype(np.int64), \
             _compact(recs)
@@ -366,7 +381,8 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
         win = (slice(L.S2_CFVN, L.S2_CDON + 2),) if s0 == 2 else (slice(L.S1_V0, L.S1_FLAGS),
                                                                   slice(L.S1_CSOF, L.S1_CSON + 2))
         win = [w for w in win if dof + w.stop <= len(r0) and w.stop <= max(dln, 0) + 0]
-        if _one_shape(parts, fnd, meta, file_offs, idx1, dec, [(dof + w.start, w.stop - w.start) for w in win], want):
+        if _one_shape(parts, fnd, meta, file_offs, idx1, dec, [(dof + w.start, w.stop - w.start) for w in win], want,
+                      by_column):
             continue
         for g2 in _split(dec, idx1, [(dof + w.start, w.stop - w.start) for w in win]):
             idx2 = idx1[g2]
@@ -383,15 +399,15 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
                 if not sh.fatal:
                     _consistency(fnd, meta, file_offs[idx], rep, s0)
                 if not sh.fatal:
-                    _decode_guarded(parts, fnd, file_offs, idx, dec, recs, sh, want)
+                    _decode_guarded(parts, fnd, file_offs, idx, dec, recs, sh, want, by_column)
     # every counter is copied out by now: the pages of a mapped file are handed back (pages.py) before the
     # frame is built, so it does not stack on top of the file in memory
     pages.drop(getattr(recs, "buf", None), 0, len(getattr(recs, "buf", b"")))
-    return _assemble(parts, file, file_offs, fnd)
+    return _assemble(parts, file, file_offs, fnd, by_column)
 
 
 def _one_shape(parts: list, fnd: _Findings, meta: dict, file_offs: np.ndarray, idx: np.ndarray, dec: _Decoder,
-               spans: list[tuple[int, int]], want) -> bool:
+               spans: list[tuple[int, int]], want, by_column: bool = False) -> bool:
     """The usual file: the records of ``idx`` are one shape (they share the layout fields :func:`_split` compares
     with the first record's); decoded as the loop of :func:`_decode_all` would, in one pass over the records that
     also checks that they are (True); False, having added nothing, when they are not or cannot be so decoded."""
@@ -405,7 +421,7 @@ def _one_shape(parts: list, fnd: _Findings, meta: dict, file_offs: np.ndarray, i
         return False
     same = spans + ([(csof, csn)] if 0 < csof and csof + csn <= len(rep) else [])
     try:
-        c = _decode_shape(_Matrix(view, dec.buf, int(dec.starts[idx[0]]), same), sh, want)
+        c = _decode_shape(_Matrix(view, dec.buf, int(dec.starts[idx[0]]), same), sh, want, by_column)
     except (Cancelled, MemoryError):
         raise
     except Exception:  # noqa: BLE001 - kernel.Differ (another shape among them) or a failure: the loop decides
@@ -417,12 +433,13 @@ def _one_shape(parts: list, fnd: _Findings, meta: dict, file_offs: np.ndarray, i
 
 
 def _decode_guarded(parts: list, fnd: _Findings, file_offs: np.ndarray, idx: np.ndarray, dec: _Decoder, recs,
-                    sh: L.Shape, want: frozenset[str] | None) -> None:
+                    sh: L.Shape, want: frozenset[str] | None, by_column: bool = False) -> None:
     """Decode one shape; a failure costs only the records of that shape (a finding names them), never the file."""
     try:
         mat = _shape_matrix(dec, recs, idx)
         at = mat.__array_interface__["data"][0] - dec.u8.__array_interface__["data"][0]    # a view: its first byte
-        parts.append((idx, _decode_shape(_Matrix(mat, *((dec.buf, at) if 0 <= at < len(dec.u8) else ())), sh, want)))
+        parts.append((idx, _decode_shape(_Matrix(mat, *((dec.buf, at) if 0 <= at < len(dec.u8) else ())), sh, want,
+                                         by_column)))
     except (Cancelled, MemoryError):
         raise
     except (ValueError, IndexError, TypeError, OverflowError) as exc:
@@ -488,8 +505,11 @@ def _report(fnd: _Findings, offs: np.ndarray, sh: L.Shape) -> None:
         fnd.add(int(offs[0]), sev, code, what, meaning, count=len(offs))
 
 
-def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> tuple[pd.DataFrame, _Cols | None]:
-    """One sample frame in file order from the decoded shapes (usually one), checked, with its columns."""
+def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings, by_column: bool = False
+              ) -> tuple[pd.DataFrame, _Cols | None]:
+    """One sample frame in file order from the decoded shapes (usually one), checked, with its columns; the
+    counters of several shapes (or out of order) copied into one block in row order, or (``by_column``) into
+    blocks of :data:`COUNTER_GROUP` counters in column order."""
     if not parts:
         return empty_samples(), None
     cat_idx = np.concatenate([p[0] for p in parts])
@@ -530,17 +550,30 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings) -> tuple[
     else:
         rank = np.full(len(file_offs), -1, np.int64)
         rank[idx] = np.arange(n)
-        full = np.zeros((n, len(cnames)), np.uint64)   # absent sets stay 0 (schema)
-        for i, c in parts:
-            pos = rank[i]
-            for bn, b in c[_BLOCKS]:
-                if bn:
-                    at = np.array([where[k] for k in bn], np.int64)
-                    if at[-1] - at[0] == len(at) - 1 and (np.diff(at) == 1).all():   # adjacent columns: a slice
-                        full[pos, at[0]:at[-1] + 1] = b
-                    else:
-                        full[pos[:, None], at[None, :]] = b
-        ctr = [(cnames, full)]
+        if by_column:
+            # absent sets stay 0 (schema); the counters in blocks of COUNTER_GROUP, each counter's values adjacent
+            g = COUNTER_GROUP
+            full = [np.zeros((min(g, len(cnames) - j0), n), np.uint64) for j0 in range(0, len(cnames), g)]
+            for i, c in parts:
+                pos = rank[i]
+                for bn, b in c[_BLOCKS]:
+                    for jb, k in enumerate(bn):
+                        j = where[k]
+                        full[j // g][j % g, pos] = b[:, jb]
+            ctr = [(cnames[j0:j0 + g], f.T) for j0, f in zip(range(0, len(cnames), g), full)]
+        else:
+            full = np.zeros((n, len(cnames)), np.uint64)   # absent sets stay 0 (schema)
+            for i, c in parts:
+                pos = rank[i]
+                for bn, b in c[_BLOCKS]:
+                    if bn:
+                        at = np.array([where[k] for k in bn], np.int64)
+                        if at[-1] - at[0] == len(at) - 1 and (np.diff(at) == 1).all():   # adjacent: a slice
+                            full[pos, at[0]:at[-1] + 1] = b
+                        else:
+                            full[pos[:, None], at[None, :]] = b
+            ctr = [(cnames, full)]
+        full = None
         c = b = None                    # (the loop's last shape and block: not held past the copy)
     parts.clear()           # the shapes' gathers (their identity fields as uint64) let go before the frame is made
     df = pd.DataFrame(cols)

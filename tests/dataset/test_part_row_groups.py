@@ -143,3 +143,34 @@ def test_one_name_columns_and_taken_rows_as_the_one_piece_part(tmp_path, n, rows
     assert back.equals(tables.to_table("intervals", frame.take(take).reset_index(drop=True), []))
     assert back.column("source").to_pylist() == ["a.smf"] * len(take)
     assert back.column("sha256").to_pylist() == ["ab" * 32] * len(take)
+
+
+def test_column_order_counters_handed_to_arrow_as_they_are_and_nothing_from_arrows_pool(tmp_path):
+    """Counters each one contiguous array (the SMF reader's blocks in column order): a row group's counter
+    columns are the frame's own memory (no transposed copy); names, times and everything else of a part's
+    columns come from the system allocator, none from Arrow's default pool (mimalloc: a segment mapped for a
+    first small buffer, handed back after each part and mapped again beside the next chunk); the part reads
+    back as the one-piece part."""
+    import pyarrow as pa
+
+    n = 50
+    block = np.arange(8 * n, dtype=np.uint64).reshape(8, n)      # 8 counters in column order
+    names = [f"B{i}" for i in range(6)] + ["P32", "P33"]
+    frame = pd.concat([pd.DataFrame({"lpar": pd.Categorical(["SYSA", "SYSB"] * (n // 2)),
+                                     "source": pd.Categorical(["f.smf"] * n),
+                                     "cpu": np.arange(n, dtype=np.int32),
+                                     "time": (np.arange(n, dtype=np.int64) * 1000).view("datetime64[ns]")}),
+                       pd.DataFrame(block.T, columns=names, copy=False)], axis=1)
+    counters = tables.sample_counters(frame.columns)
+    pool = pa.default_memory_pool()
+    before = pool.bytes_allocated()
+    cols = tables._Columns("samples", frame, counters)
+    t = cols.table(10, 30)
+    assert pool.bytes_allocated() == before                       # (t alive: nothing of it from that pool)
+    for i, c in enumerate(names):
+        buf = t.column(c).chunk(0).buffers()[1]
+        assert buf.address == block[i, 10:].ctypes.data, c          # rows 10.. of counter i, not a copy
+    assert t.column("B2").to_pylist() == list(range(2 * n + 10, 2 * n + 30))
+    path = tmp_path / "part.parquet"
+    tables.write_frame("samples", frame, counters, path, rows=16)
+    assert pq.read_table(path).equals(tables.to_table("samples", frame, counters))

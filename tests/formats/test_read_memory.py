@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from app import memory
-from app.formats import kernel, pages, read_file
+from app.formats import kernel, pages, read_bytes, read_file, smf113
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,7 +62,8 @@ def test_gather_blocks_maps_a_block_of_bytes_at_a_time(length, block, rows, monk
 
 
 @compiled
-def test_identity_gather_let_go_before_the_counters_are_gathered(monkeypatch, tmp_path):
+@pytest.mark.parametrize("by_column", [False, True], ids=["rows", "by_column"])
+def test_identity_gather_let_go_before_the_counters_are_gathered(monkeypatch, tmp_path, by_column):
     raw = gzip.decompress((ROOT / "resources" / "samples" / "after_z16_ZOSA_smf113.rdw.gz").read_bytes())
     f = tmp_path / "a.smf"
     f.write_bytes(raw)
@@ -76,10 +77,15 @@ def test_identity_gather_let_go_before_the_counters_are_gathered(monkeypatch, tm
         calls.append((len(jobs), [weakref.ref(o) for o in out or []], alive))
         return out
     monkeypatch.setattr(kernel, "gather_blocks", spy)
-    r = read_file(f)
+    # the default read (the window's, the CLI's); by_column: the extract's (app/dataset/store.py)
+    r = read_bytes(raw, str(f), by_column=True) if by_column else read_file(f)
     assert len(r.samples) == 4620
-    # two shapes; each: its identity fields (one job), then its four counter sets (one job each)
-    assert [n for n, _r, _a in calls] == [1, 4, 1, 4]
+    # two shapes; each: its identity fields (one job), then its four counter sets: one job each (row order), or
+    # (by_column) in jobs of at most smf113.COUNTER_GROUP (8) counters each: basic 6 -> 1, problem-state 6 -> 1,
+    # crypto 20 -> 3 (8, 8, 4), extended 160 -> 20: 25 jobs
+    assert smf113.COUNTER_GROUP == 8
+    jobs = 25 if by_column else 4
+    assert [n for n, _r, _a in calls] == [1, jobs, 1, jobs]
     assert [a for _n, _r, a in calls[1::2]] == [False, False]   # each identity gather gone before the counters
 
 

@@ -50,8 +50,8 @@ fields_st = st.lists(st.tuples(st.integers(0, 40), st.integers(1, 8)), min_size=
 @compiled
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.integers(1, 80), pad=st.integers(0, 9), jobs=st.lists(fields_st, min_size=1, max_size=4),
-       threads=st.sampled_from(["1", "2"]), seed=st.integers(0, 2**32 - 1))
-def test_gather_blocks_is_gather_fields_job_by_job(rows, pad, jobs, threads, seed, monkeypatch):
+       threads=st.sampled_from(["1", "2"]), seed=st.integers(0, 2**32 - 1), by_column=st.booleans())
+def test_gather_blocks_is_gather_fields_job_by_job(rows, pad, jobs, threads, seed, by_column, monkeypatch):
     # rows of 48 bytes at a stride of 48 + pad (a view into a bigger buffer, as the records of a file are)
     monkeypatch.setattr(kernel, "BLOCK_ROWS", 7)
     monkeypatch.setattr(kernel, "THREAD_ROWS", 20)
@@ -60,11 +60,13 @@ def test_gather_blocks_is_gather_fields_job_by_job(rows, pad, jobs, threads, see
     buf = rng.integers(0, 256, rows * (48 + pad) + 5, dtype=np.uint8)
     mat = np.lib.stride_tricks.as_strided(buf[5:], shape=(rows, 48), strides=(48 + pad, 1), writeable=False)
     jobs = [[(o, w) for o, w in f if o + w <= 48] or [(0, 1)] for f in jobs]
-    got = kernel.gather_blocks(mat, jobs)
+    got = kernel.gather_blocks(mat, jobs, by_column=by_column)
     assert got is not None and len(got) == len(jobs)
     for fields, g in zip(jobs, got):
         want = kernel.gather_fields(mat, fields)
         assert g.dtype == np.uint64 and g.shape == (rows, len(fields))
+        # by_column: each field's values adjacent (the transpose C-contiguous), else the rows as gather_fields
+        assert (g.T.flags.c_contiguous if by_column else g.flags.c_contiguous)
         assert np.array_equal(g, want)
         if all(w in (1, 2, 4, 8) for _o, w in fields):
             with kernel.pure():                  # and numpy's own big-endian reading (widths numpy has)
@@ -275,3 +277,31 @@ def test_local_time_decodes_each_date_as_row_by_row(rows):
     got = common.smf_local_datetime64(tme, dte)
     assert got.dtype == np.dtype("datetime64[ns]")
     assert np.array_equal(got, _local_time_row_by_row(tme, dte), equal_nan=True)
+
+
+@compiled
+@pytest.mark.parametrize("path", SMF, ids=lambda p: p.name)
+def test_a_decoded_frames_counters_each_one_contiguous_array(path):
+    """Every counter of a frame decoded ``by_column`` (the extract's read) is one contiguous array (its values
+    adjacent: the frame's blocks in column order, as pandas lays a block out), which Arrow takes as it is
+    (app/dataset/tables.py), held in blocks of at most ``smf113.COUNTER_GROUP`` counters (an extract's copy
+    after the carried samples lets go of one block at a time), the values those of the pure reader."""
+    got = read_bytes(path.read_bytes(), path.name, by_column=True).samples
+    counters = [c for c in got.columns if c[0] in "BPKEM" and c[1:].isdigit()]
+    assert counters
+    for c in counters:
+        a = got[c].to_numpy()
+        assert a.dtype == np.uint64 and a.flags.c_contiguous, c
+    # counters sharing memory: a block's; at most COUNTER_GROUP of them
+    groups: list[list[np.ndarray]] = []
+    for a in (got[c].to_numpy() for c in counters):
+        g = next((g for g in groups if np.shares_memory(g[0].base if g[0].base is not None else g[0],
+                                                        a.base if a.base is not None else a)), None)
+        if g is None:
+            groups.append([a])
+        else:
+            g.append(a)
+    assert max(map(len, groups)) <= smf113.COUNTER_GROUP
+    with kernel.pure():
+        want = read_bytes(path.read_bytes(), path.name).samples
+    pd.testing.assert_frame_equal(got, want)

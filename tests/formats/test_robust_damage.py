@@ -63,10 +63,10 @@ def test_a_failing_shape_costs_only_its_records(monkeypatch):
     recs[7] = _csn_zero(recs[7], 1)                   # its own shape (the counter-set entries differ)
     real = S._decode_shape
 
-    def boom(dec, sh, want=None):
+    def boom(dec, sh, want=None, by_column=False):
         if dec.mat.shape[0] == 1:
             raise IndexError("damaged")
-        return real(dec, sh, want)
+        return real(dec, sh, want, by_column)
 
     monkeypatch.setattr(S, "_decode_shape", boom)
     monkeypatch.setattr(L, "_sets_st2", lambda r, sh, cfvn, csvn, low: None)    # no set problems: decode runs
