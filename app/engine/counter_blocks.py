@@ -308,15 +308,9 @@ def _column_view(b: np.ndarray, cols: list[np.ndarray], n: int) -> tuple[np.ndar
     if row < 8 * n or any((p - p0) % row for p in ptrs):
         return None, []
     ks = [(p - p0) // row for p in ptrs]
-    try:
-        view = np.ndarray(shape=(max(ks) + 1, n), dtype=np.uint64, buffer=b,
-                          offset=p0 - b.__array_interface__["data"][0], strides=(row, 8)).T
-    except (ValueError, TypeError, BufferError):
-        return None, []
-    if all(view[:, k].__array_interface__["data"][0] == v.__array_interface__["data"][0]
-           and view[:, k].strides == v.strides for k, v in zip(ks, cols)):
-        return view, ks
-    return None, []
+    return _reading_columns(lambda: np.ndarray(shape=(max(ks) + 1, n), dtype=np.uint64, buffer=b,
+                                               offset=p0 - b.__array_interface__["data"][0], strides=(row, 8)).T,
+                            cols, ks)
 
 
 def _block_view(b: np.ndarray, cols: list[np.ndarray], s: int, n: int) -> tuple[np.ndarray | None, list[int]]:
@@ -329,11 +323,18 @@ def _block_view(b: np.ndarray, cols: list[np.ndarray], s: int, n: int) -> tuple[
     if any((p - p0) % 8 for p in ptrs) or (max(ptrs) - p0) + 8 > s:
         return None, []
     off = p0 - b.__array_interface__["data"][0]
+    return _reading_columns(lambda: np.ndarray(shape=(n, max(ks) + 1), dtype=np.uint64, buffer=b, offset=off,
+                                               strides=(s, 8)), cols, ks)
+
+
+def _reading_columns(make, cols: list[np.ndarray], ks: list[int]) -> tuple[np.ndarray | None, list[int]]:
+    """``(make(), ks)`` when the (rows x words) view ``make()`` builds reads the very memory of each column
+    (``cols[i]`` is its column ``ks[i]``: same address and stride); (None, []) when it does not or numpy refuses
+    the view (its checks against the size of the buffer)."""
     try:
-        view = np.ndarray(shape=(n, max(ks) + 1), dtype=np.uint64, buffer=b, offset=off, strides=(s, 8))
+        view = make()
     except (ValueError, TypeError, BufferError):
         return None, []
-    # the view must read the very memory of each column
     if all(view[:, k].__array_interface__["data"][0] == v.__array_interface__["data"][0]
            and view[:, k].strides == v.strides for k, v in zip(ks, cols)):
         return view, ks
