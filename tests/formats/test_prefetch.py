@@ -256,3 +256,17 @@ def test_a_file_the_workspace_cache_holds_a_read_of_is_not_inflated(tmp_path, mo
     th = PF.start(["export", str(a)])
     th.join(10)
     assert [e.path for e in PF._entries] == [str(a)]
+
+
+def test_the_command_line_imports_the_prefetch_only_for_its_commands():
+    """``app.cli`` checks the command before importing app.formats (the window's start must not pay for it before
+    its first paint): its list is the prefetch's own, and a GUI start leaves app.formats unimported."""
+    import subprocess
+
+    from app import cli
+
+    assert cli.PREFETCH_COMMANDS == PF.COMMANDS
+    code = ("import sys, app.cli as c; c._prefetch(['gui']); c._prefetch(['info', 'x']); "
+            "print('app.formats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False"
