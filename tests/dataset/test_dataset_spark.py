@@ -72,7 +72,7 @@ def test_spark_reads_every_table_as_it_is(ds, table):
     # itself) gives the rows DuckDB reads; times are timestamps (Spark reads no nanosecond ones)
     import duckdb
 
-    from app.dataset.query import spark_session
+    from app.dataset.spark_engine import spark_session
     from test_dataset_engines import KEYS, canonical
 
     if table == "partitions" and not ds.parts("partitions"):

@@ -39,9 +39,9 @@ def test_formula_over_counters_the_dataset_lacks_exits_2(ds, tmp_path, capsys):
 
 def test_spark_without_java_is_a_usage_error(ds, monkeypatch, capsys):
     from app.cli import main
-    from app.dataset import query
+    from app.dataset import spark_engine
 
-    monkeypatch.setattr(query, "_SPARK", None)
+    monkeypatch.setattr(spark_engine, "_SPARK", None)
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.delenv("JAVA_HOME", raising=False)
     assert main(["query", str(ds.root), "--engine", "spark"]) == 2
