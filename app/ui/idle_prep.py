@@ -19,7 +19,7 @@ def prepare_next(window: Any) -> bool:
     ws, tried = window.ws, window._prep_tried
     if not hasattr(ws, "prepare_level"):
         return False
-    from app.engine.workspace import SLICED_LEVELS
+    from app.engine.prepared_levels import SLICED_LEVELS
     from app.ui.selection import BY_OF_LEVEL
 
     sel = window.selection.value

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from app.engine import Workspace
-from app.engine.workspace import SLICED_LEVELS
+from app.engine.prepared_levels import SLICED_LEVELS
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 FILES = ["after_z16_ZOSA_smf113.rdw.gz", "after_z16_ZOSB_smf113.vbs.gz", "after_VMSYS1_monwrite.mondata.gz"]

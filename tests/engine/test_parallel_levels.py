@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from app.engine import Workspace
 from app.engine import aggregate as agg
 from app.engine.parallel import parallel_map
-from app.engine.workspace import SLICED_LEVELS
+from app.engine.prepared_levels import SLICED_LEVELS
 
 FILES = ["after_z16_ZOSA_smf113.rdw.gz", "after_z16_ZOSB_smf113.vbs.gz", "after_VMSYS1_monwrite.mondata.gz"]
 
@@ -128,7 +128,7 @@ def test_pools_prepared_beside_the_levels_equal_pools_prepared_after(results, mo
     parallel_map (issue 23: the window's idle job had them after the levels, one core idle), computed once,
     and equal to prepare_pools' own rows in a workspace that prepared the levels first."""
     import app.engine.node_rows as nr
-    import app.engine.workspace as wsm
+    import app.engine.prepared_levels as wsm
 
     monkeypatch.setenv("NESTSCOPE_THREADS", "2")
     inside, calls = [], []

@@ -64,6 +64,7 @@ def test_selecting_a_node_of_a_deferred_level(qtbot, loaded):
 def test_selection_answered_from_prepared_level_frames(qtbot, loaded, monkeypatch):
     """Once idle, the window has prepared every node's rows of the LPAR, class and CEC levels: a selection
     slices them (the grouped pass over the intervals is not run again) and shows the same rows."""
+    import app.engine.prepared_levels as plmod
     import app.engine.workspace as wsmod
     from app.engine import Workspace
 
@@ -72,7 +73,8 @@ def test_selection_answered_from_prepared_level_frames(qtbot, loaded, monkeypatc
         assert w.ws.prepared(by), by
     calls: list[str] = []
     real = wsmod.level_metrics
-    monkeypatch.setattr(wsmod, "level_metrics", lambda *a, **k: (calls.append(a[3]), real(*a, **k))[1])
+    for mod in (wsmod, plmod):     # a selection's own rows (Workspace.metrics) and the idle CPU rows (prepare_cpus)
+        monkeypatch.setattr(mod, "level_metrics", lambda *a, **k: (calls.append(a[3]), real(*a, **k))[1])
     lpar = [tuple(n.key) for n in w.tree.model.all_nodes() if n.level == "lpar"][-1]
     w.tree.select_keys([lpar])
     wait_loaded(qtbot, w)
