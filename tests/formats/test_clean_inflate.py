@@ -152,3 +152,30 @@ def test_a_file_at_exactly_the_cap_is_clean(monkeypatch, ng_calls):
     assert b"".join(CI.clean_pieces(raw, len(data), 0)) == data
     got = run(raw, monkeypatch, ahead=True, cap=len(data))
     assert got == run(raw, monkeypatch, ahead=False, cap=len(data)) and got[2] is None and got[0] == data
+
+
+def test_the_prefetch_inflates_with_zlib_ng_on_its_thread(tmp_path, monkeypatch, ng_calls):
+    """The command line's prefetch (app/formats/prefetch.py) runs the same clean inflate: zlib-ng, on its thread;
+    the reader takes its pieces and reads what the plain read gives."""
+    import threading
+
+    from app.formats import prefetch as PF
+
+    names: list[str] = []
+    real = zlib_ng.decompressobj
+    monkeypatch.setattr(zlib_ng, "decompressobj", lambda *a: (names.append(threading.current_thread().name),
+                                                               real(*a))[1])
+    monkeypatch.setattr(GA, "PIPELINE_FROM", 0)
+    path = tmp_path / "a.gz"
+    data = distinct(500)
+    path.write_bytes(gzip.compress(data, mtime=0))
+    try:
+        th = PF.start(["export", str(path)])
+        th.join(10)
+        entry = PF._entries[0]
+        assert entry.done and not entry.unclean and names == ["nestscope-prefetch"]
+        got, found, stop = FM.gunzip(path.read_bytes(), str(path), dedup=StreamDedup())
+    finally:
+        PF.forget()
+    assert got == data and found == [] and stop is None
+    assert names == ["nestscope-prefetch"] and entry.taken     # taken: no second inflate on the reader's side
