@@ -73,6 +73,15 @@ def kernel_built() -> bool:
     return any(folder.glob("_kernel*.so")) or any(folder.glob("_kernel*.pyd"))
 
 
+def zlib_ng_installed() -> bool:
+    """True when the building Python has zlib-ng (then the bundle must carry it)."""
+    try:
+        from zlib_ng import zlib_ng  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def smoke(exe: Path) -> list[str]:
     """Run the bundle offscreen with its own settings and no cache; returns the lines to print."""
     work = Path(tempfile.mkdtemp(prefix="nestscope-smoke-"))
@@ -96,6 +105,9 @@ def smoke(exe: Path) -> list[str]:
         raise SmokeFailure(f"snapshot PNG {png} is too small ({size} bytes): the window drew nothing")
     if not list(exe.parent.rglob("user-guide.md")):
         raise SmokeFailure("the bundle lacks docs/user-guide.md (Help > User Guide)")
+    if zlib_ng_installed() and not [p for p in exe.parent.rglob("zlib_ng.*") if p.suffix in (".so", ".pyd")]:
+        raise SmokeFailure("zlib-ng is installed but the bundle lacks its zlib_ng extension (the clean gzip inflate, "
+                           "app/formats/clean_inflate.py, would fall back to stdlib zlib)")
     lines.append(f"smoke: bundled info read {m.group(1)} counter samples; snapshot {png} ({size} bytes)")
     return lines
 

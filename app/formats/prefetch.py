@@ -10,10 +10,11 @@ anyway) and inflates them on one daemon thread, largest file first.
 
 The reader takes the pieces instead of inflating again (:func:`take`, from
 :func:`app.formats.gunzip_ahead.gunzip_ahead`).  Only clean gzip is handed over: the inflate here
-(:func:`_clean_pieces`) takes 1 MiB of gzip per call (the GIL changes hands once per call: 64 KiB ones, as
-:func:`app.formats.gunzip_pieces` takes, would wait for the importing thread hundreds of times) and gives up at the
-first thing that function would make a finding or a stop of; the reader then decompresses the file the ordinary
-way (before it took a piece: as if nothing had been started; after: once more, on one thread).  A clean gzip
+(:func:`app.formats.clean_inflate.clean_pieces`, with zlib-ng when it imports) takes 1 MiB of gzip per call (the
+GIL changes hands once per call: 64 KiB ones, as :func:`app.formats.gunzip_pieces` takes, would wait for the
+importing thread hundreds of times) and gives up at the first thing that function would make a finding or a stop
+of; the reader then decompresses the file the ordinary way, with stdlib zlib (before it took a piece: as if
+nothing had been started; after: once more).  A clean gzip
 stream has one decompression, so the reader gets the same bytes, no finding and no stop, as on its own.  It is
 handed over only when the file the reader opened is the one inflated: same name, device, inode, size,
 modification and change time (a file written or replaced in between is read fresh), and under the same size cap
@@ -32,13 +33,11 @@ import stat
 import threading
 from collections import deque
 
+from app.formats.clean_inflate import UNCLEAN, clean_pieces
 from app.formats.gunzip_ahead import _END
 
 AHEAD_BYTES = 256 << 20        # inflated bytes held for the readers that have not come yet (every file together)
 TAKEN_BYTES = 32 << 20         # inflated bytes held ahead of a reader that took its file
-IN_CHUNK = 1 << 20             # compressed bytes per inflate call
-PIECE = 8 << 20                # decompressed bytes per piece at most
-UNCLEAN = object()             # the file is not clean gzip: the reader decompresses it the ordinary way
 COMMANDS = ("export", "compare")   # the commands whose --before/--after and FILE... arguments are read
 
 _cond = threading.Condition()
@@ -251,56 +250,9 @@ def _inflate(entries: list[_Entry]) -> None:
 
 
 def _clean_pieces(e: _Entry):
-    """The decompressed data of ``e``'s gzip file in pieces of at most :data:`PIECE` bytes, as long as it is
-    clean; then :data:`UNCLEAN` (and nothing more) at the first thing :func:`app.formats.gunzip_pieces` would make
-    a finding or a stop of, or could (bytes after a member that are not a member or zero padding, damaged
-    deflate data, a failed check, a cut, the size cap, an expansion the ratio check could stop at).  For a clean
-    file the pieces put together are the bytes :func:`app.formats.gunzip_pieces` gives (one gzip stream has one
-    decompression); their bounds differ (a piece per :data:`IN_CHUNK`: few hand-overs of the GIL)."""
-    import zlib
-
-    from app.formats import RATIO_FLOOR
-    from app.formats.pages import drop
-
-    raw = e.data
-    mv = memoryview(raw)
-    n = len(raw)
-    pos = total = 0
-    while pos < n:
-        if raw[pos:pos + 2] != b"\x1f\x8b":
-            if bytes(mv[pos:]).count(0) == n - pos:       # zero padding after the last member: no finding
-                return
-            yield UNCLEAN
-            return
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        p = pos
-        while not d.eof:
-            if e.dropped:
-                return
-            piece = bytes(mv[p:p + IN_CHUNK])
-            if not piece:
-                yield UNCLEAN                              # cut: the member has no end
-                return
-            try:
-                tail = piece
-                while tail and not d.eof:
-                    out = d.decompress(tail, PIECE)
-                    tail = d.unconsumed_tail
-                    total += len(out)
-                    # the ratio check of gunzip_pieces looks at every 64 KiB of gzip; here with a margin: this
-                    # chunk's output counted against what came before the previous chunk, halved
-                    if total > e.cap or (e.ratio and total > RATIO_FLOOR
-                                         and 2 * total > e.ratio * max(p - IN_CHUNK, 1)):
-                        yield UNCLEAN
-                        return
-                    if out:
-                        yield out
-            except zlib.error:
-                yield UNCLEAN
-                return
-            drop(raw, p, p + len(piece))
-            p += len(piece) - len(d.unused_data)
-        pos = p
+    """The clean-only inflate of ``e``'s file (:func:`app.formats.clean_inflate.clean_pieces`: zlib-ng when it
+    imports), under the reader's cap and ratio; it ends when the file is dropped."""
+    return clean_pieces(e.data, e.cap, e.ratio, stopped=lambda: e.dropped)
 
 
 def take(raw, file: str, cap: int, ratio: int) -> _Entry | None:

@@ -17,6 +17,7 @@ import pytest  # noqa: E402
 
 import corpus as C  # noqa: E402
 import app.formats as FM  # noqa: E402
+from app.formats import clean_inflate as CI  # noqa: E402
 from app.formats import gunzip_ahead as GA  # noqa: E402
 from app.formats import smf113_writer as W  # noqa: E402
 from app.formats.schema import Cancelled  # noqa: E402
@@ -27,8 +28,10 @@ RECS = C.smf_records(40)
 
 @pytest.fixture(autouse=True)
 def small_pieces(monkeypatch):
-    """Pieces of 512 compressed bytes (a few hundred per file) and the second thread from any size on."""
+    """Pieces of 512 compressed bytes (a few hundred per file; the clean inflate's too) and the second thread from
+    any size on."""
     monkeypatch.setattr(FM, "_IN_CHUNK", 512)
+    monkeypatch.setattr(CI, "IN_CHUNK", 512)
     monkeypatch.setenv("NESTSCOPE_THREADS", "2")
 
 

@@ -20,6 +20,7 @@ import pytest  # noqa: E402
 
 import corpus as C  # noqa: E402
 import app.formats as FM  # noqa: E402
+from app.formats import clean_inflate as CI  # noqa: E402
 from app.formats import gunzip_ahead as GA  # noqa: E402
 from app.formats import prefetch as PF  # noqa: E402
 from app.formats import smf113_writer as W  # noqa: E402
@@ -138,8 +139,8 @@ def test_a_file_found_not_clean_after_the_hand_over_is_read_the_ordinary_way(tmp
     Zero padding after the last member is clean (gunzip_pieces makes no finding of it)."""
     monkeypatch.setattr(PF, "TAKEN_BYTES", 1)
     monkeypatch.setattr(PF, "AHEAD_BYTES", 1)
-    monkeypatch.setattr(PF, "IN_CHUNK", 1024)
-    monkeypatch.setattr(PF, "PIECE", 4096)
+    monkeypatch.setattr(CI, "IN_CHUNK", 1024)
+    monkeypatch.setattr(CI, "PIECE", 4096)
     data = distinct(600)
     raw = bytearray(gzip.compress(data, mtime=0))
     if how == "damaged":
@@ -188,8 +189,8 @@ def test_the_inflate_waits_at_its_byte_budget(tmp_path, monkeypatch):
     """A budget of 64 KiB: the inflate stops once the pieces not taken hold that much (pieces of at most 16 KiB:
     it stops between 64 and 80 KiB), and goes on when a reader takes it."""
     monkeypatch.setattr(PF, "AHEAD_BYTES", 64 << 10)
-    monkeypatch.setattr(PF, "IN_CHUNK", 1024)
-    monkeypatch.setattr(PF, "PIECE", 16 << 10)
+    monkeypatch.setattr(CI, "IN_CHUNK", 1024)
+    monkeypatch.setattr(CI, "PIECE", 16 << 10)
     data = distinct(2000)
     path = tmp_path / "a.gz"
     path.write_bytes(gzip.compress(data, mtime=0))
