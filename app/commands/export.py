@@ -128,7 +128,13 @@ def run(args: argparse.Namespace) -> int:
         _err("export", "error: give FILE... or --before FILE... --after FILE...")
         return EXIT_USAGE
     from app.analysis import ExportSpec, plan_export
+    from app.export import import_writers_ahead
     from app.export.provenance import hash_ahead
+
+    # a deck: python-pptx and the deck's writers imported on a thread of their own while the sides are
+    # read (their decode mostly without the GIL), not on this thread when the writers start (issue 23)
+    if args.out.lower().endswith(".pptx"):
+        import_writers_ahead("pptx")
 
     # the files' SHA-256 for the provenance on a thread of its own from now on: beside the reads, while a read
     # waits for its cache entry, while the levels are computed (not on the export's thread at its end)
