@@ -160,6 +160,13 @@ def run(args: argparse.Namespace) -> int:
     # each workspace keeps them for the next
     with shared_shift_rows() if spec.deck else contextlib.nullcontext(), \
             samples_not_kept() if spec.comparison is None else contextlib.nullcontext():
+        if spec.deck and spec.comparison is not None:
+            # the before side's chart slides' data (series, chart XML and workbooks: plain bytes) made on its thread
+            # once its levels are, while the after side is still read (issue 23); the deck takes them
+            import dataclasses
+
+            spec = dataclasses.replace(spec, comparison=dataclasses.replace(
+                spec.comparison, before_ready=lambda sel: _charts_ahead(sel, getattr(args, "tz", None))))
         # a comparison deck: its cache entries (a cold run's reads and intervals, about 0.8 CPU s of Arrow and
         # Parquet, mostly without the GIL) are written while python-pptx builds the deck on this thread (Python,
         # one core), not while both sides are decoded and added on the two cores (issue 23: the cold deck).
@@ -187,6 +194,17 @@ def run(args: argparse.Namespace) -> int:
     if note:
         print(note, end="", file=sys.stderr)
     return EXIT_OK
+
+
+def _charts_ahead(sel, tz: str | None) -> None:
+    """The chart slides' data of a comparison deck's side, made ahead (:func:`app.export.pptx_slides.prepare_charts`)
+    with the time axis in the zone the export will use (``--tz``, else the workspace's default zone; a deck in
+    another zone makes its charts itself)."""
+    from app.export.pptx_slides import prepare_charts
+
+    ws = sel.workspace
+    zone = tz or (ws.default_zone() if hasattr(ws, "default_zone") else ws.zones.default())
+    prepare_charts(sel.metrics, ws, zone)
 
 
 # ------------------------------------------------------------------ pictures (.png / .svg)
