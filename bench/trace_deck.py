@@ -106,6 +106,10 @@ def main() -> int:
     for name in ("hash_ahead", "file_sha256"):
         if hasattr(provenance, name):
             wrap(provenance, name, name)
+    import app.commands.export as export_command     # imported by the command anyway (app.export's writers are not)
+
+    if hasattr(export_command, "_charts_ahead"):       # the before side's chart data made ahead on its thread
+        wrap(export_command, "_charts_ahead", "charts ahead (side)")
     t_import = time.perf_counter()
     code = app.cli.main(argv)
     t_main = time.perf_counter()

@@ -41,6 +41,9 @@ class ComparisonRequest:
     # levels of the before side's selection metrics (beside ``by``) that its own thread computes once its
     # Workspace is made, while the after side is still read (a deck: its timelines' "lpar_interval")
     prepare: tuple[str, ...] = ()
+    # called on the before side's thread with its selection once its levels are prepared (beside the after side's
+    # read; a deck: its chart slides' data made ahead), when that side has a thread of its own
+    before_ready: Any = None
 
     def side(self, name: str) -> SideSpec:
         return self.before if name == "before" else self.after
@@ -134,6 +137,8 @@ def _prepare_before(req: ComparisonRequest, ws: Any, shift: Any) -> None:
         sel = make_selection(ws, nodes, s.start, s.end, shift=zoned(shift, ws, req.tz), name="before")
         for by in dict.fromkeys((req.by, *req.prepare)):
             sel.metrics(by)
+        if req.before_ready is not None:
+            req.before_ready(sel)
     except Exception:  # noqa: BLE001 - the caller's thread computes them again and reports
         pass
 

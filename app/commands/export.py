@@ -128,7 +128,13 @@ def run(args: argparse.Namespace) -> int:
         _err("export", "error: give FILE... or --before FILE... --after FILE...")
         return EXIT_USAGE
     from app.analysis import ExportSpec, plan_export
+    from app.export import import_writers_ahead
     from app.export.provenance import hash_ahead
+
+    # a deck: python-pptx and the deck's writers imported on a thread of their own while the sides are
+    # read (their decode mostly without the GIL), not on this thread when the writers start (issue 23)
+    if args.out.lower().endswith(".pptx"):
+        import_writers_ahead("pptx")
 
     # the files' SHA-256 for the provenance on a thread of its own from now on: beside the reads, while a read
     # waits for its cache entry, while the levels are computed (not on the export's thread at its end)
@@ -154,6 +160,13 @@ def run(args: argparse.Namespace) -> int:
     # each workspace keeps them for the next
     with shared_shift_rows() if spec.deck else contextlib.nullcontext(), \
             samples_not_kept() if spec.comparison is None else contextlib.nullcontext():
+        if spec.deck and spec.comparison is not None:
+            # the before side's chart slides' data (series, chart XML and workbooks: plain bytes) made on its thread
+            # once its levels are, while the after side is still read (issue 23); the deck takes them
+            import dataclasses
+
+            spec = dataclasses.replace(spec, comparison=dataclasses.replace(
+                spec.comparison, before_ready=lambda sel: _charts_ahead(sel, getattr(args, "tz", None))))
         # a comparison deck: its cache entries (a cold run's reads and intervals, about 0.8 CPU s of Arrow and
         # Parquet, mostly without the GIL) are written while python-pptx builds the deck on this thread (Python,
         # one core), not while both sides are decoded and added on the two cores (issue 23: the cold deck).
@@ -181,6 +194,17 @@ def run(args: argparse.Namespace) -> int:
     if note:
         print(note, end="", file=sys.stderr)
     return EXIT_OK
+
+
+def _charts_ahead(sel, tz: str | None) -> None:
+    """The chart slides' data of a comparison deck's side, made ahead (:func:`app.export.pptx_slides.prepare_charts`)
+    with the time axis in the zone the export will use (``--tz``, else the workspace's default zone; a deck in
+    another zone makes its charts itself)."""
+    from app.export.pptx_slides import prepare_charts
+
+    ws = sel.workspace
+    zone = tz or (ws.default_zone() if hasattr(ws, "default_zone") else ws.zones.default())
+    prepare_charts(sel.metrics, ws, zone)
 
 
 # ------------------------------------------------------------------ pictures (.png / .svg)

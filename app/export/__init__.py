@@ -32,7 +32,7 @@ from app.analysis.request import ExportRequest
 from app.fileio import TargetBusy, replace, same_file
 
 __all__ = ["ExportRequest", "ExportResult", "ExportError", "ExportCancelled", "FORMATS", "IMAGE_FORMATS",
-           "export", "atomic_output", "format_of", "Progress", "LEVELS", "export_table"]
+           "export", "atomic_output", "format_of", "Progress", "LEVELS", "export_table", "import_writers_ahead"]
 
 Progress = Callable[[float, str], None]
 FORMATS = {".csv": "CSV (UTF-8)", ".xlsx": "Excel workbook", ".pptx": "PowerPoint deck (16:9)"}
@@ -168,6 +168,39 @@ def export(request: ExportRequest, path: str, progress: Progress | None = None,
             items = write_pptx(request, tmp, steps)
         steps(1.0, "done")
     return ExportResult(str(path), kind, items)
+
+
+# the modules a deck's writers import when they start (python-pptx, its chart and workbook writers, XlsxWriter),
+# including those imported inside their functions; about 0.4 CPU s of Python on a cold start
+DECK_MODULES = ("app.export.pptx", "app.export.pptx_compare", "app.export.chart_data", "app.export.pptx_zip",
+                "app.export.xlsx_rows", "pptx.chart.xmlwriter", "pptx.chart.series", "pptx.opc.serialized",
+                "pptx.enum.chart", "pptx.enum.text", "pptx.dml.color", "pptx.oxml.ns", "xlsxwriter.worksheet",
+                "encodings.utf_16_le", "encodings.cp437")
+
+
+def import_writers_ahead(kind: str):
+    """Import the writer modules of ``kind`` ("pptx"; other kinds: nothing) on a daemon thread and return it
+    (None when nothing is to be done): the CLI's deck starts it before the files are read, so the imports run
+    while the reads wait on the gzip inflate, the reader's kernel and Arrow (without the GIL), not on the
+    writers' thread once they start.  An import that fails here is left for the writers to raise."""
+    import sys
+    import threading
+
+    names = [m for m in DECK_MODULES if m not in sys.modules] if kind == "pptx" else []
+    if not names:
+        return None
+
+    def run() -> None:
+        import importlib
+
+        for name in names:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - the writers import it again and report
+                pass
+    th = threading.Thread(target=run, name="nestscope-import-ahead", daemon=True)
+    th.start()
+    return th
 
 
 def export_table(frame, path: str, columns: list[str] | None = None, headers: list[str] | None = None,

@@ -197,11 +197,28 @@ class _CategoryWriter(_TextCells, CategoryWorkbookWriter):
 
 
 class TextXyChartData(XyChartData):
-    """``XyChartData`` whose embedded workbook stores series names as text."""
+    """``XyChartData`` whose embedded workbook stores series names as text.  :meth:`prepare` makes the chart's XML
+    and workbook ahead (plain bytes: on another thread too), the ones python-pptx's ``add_chart`` then takes."""
+
+    _ready = None          # (chart type, XML bytes, workbook bytes) made by prepare()
 
     @lazyproperty
     def _workbook_writer(self):
         return _XyWriter(self)
+
+    def prepare(self, chart_type) -> None:
+        """Make the chart's XML (of ``chart_type``) and its embedded workbook now; :meth:`xml_bytes` and
+        :attr:`xlsx_blob` return them (the same bytes, apart from the workbook's time of writing)."""
+        self._ready = (chart_type, self.xml_bytes(chart_type), self.xlsx_blob)
+
+    def xml_bytes(self, chart_type):
+        ready = self._ready
+        return ready[1] if ready is not None and ready[0] == chart_type else super().xml_bytes(chart_type)
+
+    @property
+    def xlsx_blob(self):
+        ready = self._ready
+        return ready[2] if ready is not None else super().xlsx_blob
 
     def _xml(self, chart_type):
         """python-pptx's chart XML, its point lists written by :func:`_pt_xml` (one join instead of a format and

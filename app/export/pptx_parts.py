@@ -346,17 +346,29 @@ def head(spec) -> str:
 
 
 
-def xy_chart(slide, x, y, w, h, series: list[tuple[str, np.ndarray, np.ndarray, dict]], title: str,
-              x_title: str, y_title: str, x_format: str | None, legend: bool = True):
-    from pptx.dml.color import RGBColor
-    from pptx.enum.chart import XL_CHART_TYPE, XL_LEGEND_POSITION
-    from pptx.util import Inches, Pt
+def xy_data(series: list[tuple[str, np.ndarray, np.ndarray, dict]], prepare: bool = False):
+    """The chart data of :func:`xy_chart`'s ``series``; ``prepare``: its XML and workbook made now (plain bytes, no
+    python-pptx object of a deck: this may run on another thread)."""
+    from pptx.enum.chart import XL_CHART_TYPE
 
     from app.export.chart_data import TextXyChartData   # names as text in the chart's workbook
 
     cd = TextXyChartData()
     for name, xs, ys, _ in series:        # whole arrays: no object per point (points without an x left out)
         cd.add_array_series(name, xs, ys)
+    if prepare:
+        cd.prepare(XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS)
+    return cd
+
+
+def xy_chart(slide, x, y, w, h, series: list[tuple[str, np.ndarray, np.ndarray, dict]], title: str,
+              x_title: str, y_title: str, x_format: str | None, legend: bool = True, data=None):
+    """An XY line chart of ``series`` (name, x, y, style); ``data``: their chart data made by :func:`xy_data`."""
+    from pptx.dml.color import RGBColor
+    from pptx.enum.chart import XL_CHART_TYPE, XL_LEGEND_POSITION
+    from pptx.util import Inches, Pt
+
+    cd = data if data is not None else xy_data(series)
     gf = slide.shapes.add_chart(XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS, Inches(x), Inches(y), Inches(w),
                                 Inches(h), cd)
     ch = gf.chart

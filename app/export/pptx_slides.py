@@ -8,6 +8,7 @@ that side's window and nothing else.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -16,7 +17,7 @@ import pandas as pd
 from app.engine.compare import node_labels
 from app.engine.layout import gapped
 from app.export.pptx_parts import (MAX_NODE_SLIDES, MAX_SERIES, MIN_PT, PALETTE, SLIDE_H, SLIDE_W, TABLE_PT, Deck,
-                                   fit_rows, head, table, widths, xl_time, xy_chart)
+                                   fit_rows, head, table, widths, xl_time, xy_chart, xy_data)
 from app.export.story import span_text
 from app.export.tables import display, metric_specs, with_labels, zoned_times
 from app.textsafe import display_text
@@ -181,19 +182,55 @@ def chart_slides(frame: pd.DataFrame, sets: dict | None = None, ws=None, tz: str
     return out
 
 
-def chart_deck(deck: Deck, metrics: Metrics, ws, steps, prefix: str = "", sub: str = "", tz: str = "utc") -> None:
-    """The timeline chart slides of one selection, over its own window, the time axis in ``tz``."""
-    frame = metrics(by="lpar_interval")
-    charts = chart_slides(frame, ws.formula_sets, ws, tz)
-    no_rni = len(frame) and not any(c["key"] == "RNI" for c in charts)
-    for k, c in enumerate(charts):
-        s = deck.slide(prefix + c["title"], "chart", sub, c["about"])
+_PREPARED: dict = {}        # (id of a workspace, zone) -> (the workspace, a selection's lpar_interval frame, its charts)
+_PREPARED_LOCK = threading.Lock()
+
+
+def _charts(frame: pd.DataFrame, ws, tz: str, prepare: bool = False) -> list[tuple[dict, list, object]]:
+    """(chart, its series, their chart data) of each chart slide of ``frame`` (:func:`chart_slides`); ``prepare``:
+    each chart's XML and workbook made now (plain data and bytes, no object of a deck)."""
+    out = []
+    for c in chart_slides(frame, ws.formula_sets, ws, tz):
         series = []
         for i, ((name, x, y), u) in enumerate(zip(c["series"], c["utc"])):
             gx, gy = gapped(x, y, ref=u)
             series.append((name, gx, gy, {"color": PALETTE[i % len(PALETTE)]}))
+        out.append((c, series, xy_data(series, prepare=prepare)))
+    return out
+
+
+def prepare_charts(metrics: Metrics, ws, tz: str = "utc") -> None:
+    """Make one selection's chart slides' data ahead (:func:`chart_deck` takes them when it is asked for the same
+    workspace, zone and rows): a comparison deck's before side on its own thread while the after side is still
+    read.  Plain data and bytes only (python-pptx's deck objects are made by :func:`chart_deck` on the writer's
+    thread)."""
+    frame = metrics(by="lpar_interval")
+    charts = _charts(frame, ws, tz, prepare=True)
+    with _PREPARED_LOCK:
+        _PREPARED.clear()          # one selection's at a time: none left over from an export that did not use them
+        _PREPARED[(id(ws), tz)] = (ws, frame, charts)
+
+
+def _take_prepared(frame: pd.DataFrame, ws, tz: str):
+    """The charts :func:`prepare_charts` made of ``ws`` in ``tz`` when they were made of the same rows as ``frame``
+    (the workspace's frame cache hands out copies: compared by value), else None."""
+    with _PREPARED_LOCK:
+        got = _PREPARED.pop((id(ws), tz), None)
+    if got is None or got[0] is not ws or not got[1].equals(frame) or list(got[1].columns) != list(frame.columns):
+        return None
+    return got[2]
+
+
+def chart_deck(deck: Deck, metrics: Metrics, ws, steps, prefix: str = "", sub: str = "", tz: str = "utc") -> None:
+    """The timeline chart slides of one selection, over its own window, the time axis in ``tz``."""
+    frame = metrics(by="lpar_interval")
+    charts = _take_prepared(frame, ws, tz)
+    charts = charts if charts is not None else _charts(frame, ws, tz)
+    no_rni = len(frame) and not any(c["key"] == "RNI" for c, _s, _d in charts)
+    for k, (c, series, data) in enumerate(charts):
+        s = deck.slide(prefix + c["title"], "chart", sub, c["about"])
         xy_chart(s, 0.4, 1.25, SLIDE_W - 0.8, SLIDE_H - 1.45, series, c["title"], c["x"], c["y"],
-                 "mm-dd hh:mm")
+                 "mm-dd hh:mm", data=data)
         steps(None, f"chart {k + 1} of {len(charts)}")
     n_nodes = frame.groupby(["cec", "lpar"], observed=True).ngroups if len(frame) else 0
     if n_nodes > MAX_NODE_SLIDES:

@@ -1,0 +1,106 @@
+"""A comparison deck's before-side charts made ahead (issue 23, the cold deck): ``export --before --after --out
+x.pptx`` makes the before side's chart slides' data (series, chart XML, embedded workbooks: plain bytes) on the
+before side's thread once its levels are, while the after side is read; ``chart_deck`` takes them when it is asked
+for the same workspace, zone and rows.  The deck is the same, part by part, as one whose charts are all made by
+``chart_deck``."""
+
+from __future__ import annotations
+
+import io
+import threading
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
+BEFORE = str(SAMPLES / "before_z15_ZOSA_smf113.rdw.gz")
+AFTER = str(SAMPLES / "after_z16_ZOSA_smf113.rdw.gz")
+
+
+def _parts(src) -> dict[str, object]:
+    """Every part, each embedded workbook's parts too, without the times of the run (``docProps/core.xml``)."""
+    with zipfile.ZipFile(src) as z:
+        return {n: (_parts(io.BytesIO(z.read(n))) if n.endswith(".xlsx") else z.read(n))
+                for n in z.namelist() if n != "docProps/core.xml"}
+
+
+def _deck(out: Path) -> int:
+    from app.cli import main
+
+    return main(["export", "--before", BEFORE, "--after", AFTER, "--hours", "08-17", "--days", "mon-fri",
+                 "--out", str(out)])
+
+
+def test_the_before_side_charts_are_made_on_its_thread_and_the_deck_is_the_same(monkeypatch, tmp_path):
+    import app.export.pptx_slides as PS
+    from app.engine.parallel import threads
+
+    if threads() < 2:
+        pytest.skip("the sides are read on one thread here")
+    monkeypatch.setenv("NESTSCOPE_CACHE", "0")
+    made, taken = [], []
+    real_prepare, real_take = PS.prepare_charts, PS._take_prepared
+
+    def prepare(*a, **kw):
+        made.append(threading.current_thread().name)
+        return real_prepare(*a, **kw)
+
+    def take(*a, **kw):
+        got = real_take(*a, **kw)
+        taken.append(got is not None)
+        return got
+    monkeypatch.setattr(PS, "prepare_charts", prepare)
+    monkeypatch.setattr(PS, "_take_prepared", take)
+    assert _deck(tmp_path / "ahead.pptx") == 0
+    assert made == ["nestscope-before-side"]
+    assert taken == [True, False]          # the before side's (first) taken; the after side's made by chart_deck
+    monkeypatch.setattr(PS, "prepare_charts", lambda *a, **kw: None)
+    assert _deck(tmp_path / "plain.pptx") == 0
+    assert _parts(tmp_path / "ahead.pptx") == _parts(tmp_path / "plain.pptx")
+
+
+class _Ws:
+    """What chart_slides reads of a workspace: its formula sets (none: no RNI chart)."""
+
+    formula_sets: dict = {}
+
+
+def _frame(cpi: float) -> pd.DataFrame:
+    ends = pd.date_range("2026-10-05 00:15", periods=4, freq="15min")
+    return pd.DataFrame({"cec": "C1", "lpar": "SYSA", "interval_start": ends - pd.Timedelta(minutes=15),
+                         "interval_end": ends, "CPI": [cpi, cpi, np.nan, cpi], "L1MP": 2.0, "LPARCPU": 50.0})
+
+
+def test_prepared_charts_are_taken_for_the_same_workspace_zone_and_rows_only():
+    import app.export.pptx_slides as PS
+
+    ws, other = _Ws(), _Ws()
+    PS.prepare_charts(lambda by: _frame(1.5), ws, "utc")
+    assert PS._take_prepared(_frame(1.5), ws, "utc") is not None
+    assert PS._take_prepared(_frame(1.5), ws, "utc") is None            # taken once
+    PS.prepare_charts(lambda by: _frame(1.5), ws, "utc")
+    assert PS._take_prepared(_frame(1.5), other, "utc") is None         # another workspace
+    PS.prepare_charts(lambda by: _frame(1.5), ws, "utc")
+    assert PS._take_prepared(_frame(1.5), ws, "local") is None          # another zone
+    PS.prepare_charts(lambda by: _frame(1.5), ws, "utc")
+    assert PS._take_prepared(_frame(1.6), ws, "utc") is None            # other rows
+
+
+def test_a_prepared_chart_data_gives_the_bytes_python_pptx_would_make():
+    from pptx.enum.chart import XL_CHART_TYPE
+
+    from app.export.pptx_parts import xy_data
+
+    x = np.array([46000.0, 46000.25, np.nan, 46000.75])
+    series = [("SYSA", x, np.array([1.0, np.nan, 2.0, 3.0]), {}), ("=1+2", x, np.array([4.0, 5.0, 6.0, 7.0]), {})]
+    plain, ready = xy_data(series), xy_data(series, prepare=True)
+    kind = XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS
+    assert ready._ready is not None and ready._ready[0] == kind
+    assert ready.xml_bytes(kind) == plain.xml_bytes(kind)
+    assert _parts(io.BytesIO(ready.xlsx_blob)) == _parts(io.BytesIO(plain.xlsx_blob))
+    # another chart type: made then, not the prepared XML
+    assert ready.xml_bytes(XL_CHART_TYPE.XY_SCATTER) == plain.xml_bytes(XL_CHART_TYPE.XY_SCATTER)
+    assert ready.xml_bytes(XL_CHART_TYPE.XY_SCATTER) != ready.xml_bytes(kind)
