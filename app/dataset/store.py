@@ -36,7 +36,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,16 +90,50 @@ def interval_counters(sets) -> set[str]:
 
 
 def _sha256(data) -> str:
-    """SHA-256 of ``data`` read 16 MiB at a time (the pages of a memory-mapped file handed back as it goes)."""
-    from app.formats.chunks import drop_pages
+    """SHA-256 of ``data``, a slice of a memory-mapped file at a time mapped in one call before and handed back
+    after (:func:`app.formats.pages.hash_into`): none of its pages stay resident."""
+    from app.formats.pages import hash_into
 
     h = hashlib.sha256()
-    step = 16 << 20
-    with memoryview(data) as mv:
-        for a in range(0, len(mv), step):
-            h.update(mv[a:a + step])
-            drop_pages(data, a, min(a + step, len(mv)))
+    hash_into(h, data, step=_HASH_STEP)
     return h.hexdigest()
+
+
+# bytes hashed a slice: 1 MiB, so that a hash beside the reader (_hash_beside) adds at most a slice or two of the
+# file's pages to what the reader holds (16 MiB slices cost no less: hashlib lets go of the GIL for each)
+_HASH_STEP = 1 << 20
+
+
+def _then(first: list, rest: Iterator):
+    """The chunk in ``first`` (taken out of the list: the caller's list does not hold it on), then ``rest``."""
+    while first:
+        yield first.pop()
+    yield from rest
+
+
+def _hash_beside(data, chunks: Iterator) -> tuple[str, list]:
+    """The SHA-256 of ``data`` (:func:`_sha256`), made on a second thread while this one decodes the first
+    chunk of ``chunks`` (the reader of ``data``): hashlib lets go of the GIL as it hashes, so the two overlap.
+    Returns the hash and the first chunk (in a list: none when ``chunks`` is empty)."""
+    import threading
+
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["sha"] = _sha256(data)
+        except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
+            out["error"] = exc
+
+    t = threading.Thread(target=run, name="nestscope-sha256", daemon=True)
+    t.start()
+    try:
+        first = [r for r in [next(chunks, None)] if r is not None]
+    finally:
+        t.join()
+    if "error" in out:
+        raise out["error"]
+    return out["sha"], first
 
 
 def _now_iso() -> str:
@@ -526,10 +560,16 @@ class Dataset:
         file, data, failed = open_data(path)           # the guards of every command (FIFO, devices, size, names)
         if failed is not None:
             return ExtractResult(file, "", "error", "; ".join(f.message for f in failed.findings))
-        sha = _sha256(data)
+        from app.formats.chunks import chunk_bytes
+
         self.check_writable()
+        # a file of more than one chunk is hashed on a second thread while its first chunk is decoded (a file
+        # found present has then been decoded a chunk for nothing; a file of one chunk is hashed first: its hash
+        # is short, its decode the whole file)
+        beside = len(data) > chunk_bytes()
+        sha = None if beside else _sha256(data)
         with self.lock():
-            if self._committed(sha):
+            if sha is not None and self._committed(sha):
                 return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
             sets = sets or load_formula_sets()
             # the SMF reader decodes only the counters kept (memory: the skipped columns are never made), a
@@ -538,8 +578,16 @@ class Dataset:
             # the window's and the CLI's reads keep the row order the engine's row gathers are fastest on)
             need = None if self.keep_samples else interval_counters(sets)
             memory.streaming_heap()
-            return self.add_chunks(read_chunks(data, file, counters=need, by_column=True), file, sha, len(data),
-                                   sets, own=True)
+            chunks: Iterable = read_chunks(data, file, counters=need, by_column=True)
+            if sha is None:
+                chunks = iter(chunks)
+                sha, first = _hash_beside(data, chunks)
+                if self._committed(sha):
+                    first.clear()
+                    getattr(chunks, "close", lambda: None)()
+                    return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
+                chunks = _then(first, chunks)
+            return self.add_chunks(chunks, file, sha, len(data), sets, own=True)
 
     def add_result(self, r, sha: str, size: int, sets) -> ExtractResult:
         """Add an already decoded file (:class:`app.formats.schema.ReadResult`) whose content hash is ``sha``
