@@ -302,6 +302,10 @@ class _Columns:
         self.names, self.types, self.kinds = _layout(table, counters)
         self.take = None if take is None else np.asarray(take, dtype=np.int64)
         self.n = len(frame) if take is None else len(self.take)
+        self.start = 0          # the part's first row of the frame when its rows are one run (no ``take``)
+        if self.take is not None and _one_run(self.take):
+            # (a chunk's rows of one month, in time order): a range of them is a view, as a whole frame's
+            self.start, self.take = (int(self.take[0]) if self.n else 0), None
         have = set(frame.columns)
         arrays = _numpy_columns(frame)      # the frame's own arrays of its numpy columns (no Series made)
         self.deltas = deltas            # the frame's counters made for each range of rows (DeltaRows)
@@ -341,7 +345,11 @@ class _Columns:
                     self.plan.append(("names", names, codes, one))
                 else:           # a time (or a name not held as a categorical): made once (of the rows taken)
                     s = frame[name]
-                    self.plan.append(("whole", _column(s if take is None else s.iloc[self.take], kind, pool)))
+                    if self.take is not None:
+                        s = s.iloc[self.take]
+                    elif (self.start, self.n) != (0, len(frame)):
+                        s = s.iloc[self.start:self.start + self.n]
+                    self.plan.append(("whole", _column(s, kind, pool)))
 
     def absent(self) -> list[str]:
         """The columns no row has a value in: those the frame lacks (NULL in every row)."""
@@ -359,7 +367,7 @@ class _Columns:
         pool = pa.system_memory_pool()
         b = self.n if b is None else b
         n = b - a
-        rows = slice(a, b) if self.take is None else self.take[a:b]     # of the frame
+        rows = slice(self.start + a, self.start + b) if self.take is None else self.take[a:b]     # of the frame
         mat = None
         if self.block:
             mat = np.empty((len(self.block), n), np.uint64)
@@ -397,6 +405,11 @@ class _Columns:
                 cols.append(nulls[t])
         # (by way of a record batch: Table.from_arrays with a schema took twice as long on 264 columns)
         return pa.Table.from_batches([pa.RecordBatch.from_arrays(cols, schema=self.schema)], schema=self.schema)
+
+
+def _one_run(take: np.ndarray) -> bool:
+    """True when the row numbers ``take`` are consecutive and ascending (or none)."""
+    return len(take) < 2 or (int(take[-1]) - int(take[0]) == len(take) - 1 and bool((np.diff(take) == 1).all()))
 
 
 def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):
