@@ -104,6 +104,21 @@ def _sha256(data) -> str:
 _HASH_STEP = 1 << 20
 
 
+def _in_chunks(data) -> bool:
+    """True when :func:`app.formats.chunks.read_chunks` reads ``data`` in more than one chunk: more than a
+    chunk of bytes, compressed (gzip, TERSE: decompressed a chunk at a time), MONWRITE the reader streams, or
+    SMF records from its first byte (RDW or blocked)."""
+    from app.formats import terse
+    from app.formats.chunks import DECIDE_BYTES, chunk_bytes, chunked, stream_mode
+    from app.formats.monwrite_stream import HEAD, streamable
+
+    if len(data) <= chunk_bytes():
+        return False
+    if data[:2] == b"\x1f\x8b" or terse.looks_tersed(data) or streamable(data[:HEAD]) is not None:
+        return True
+    return chunked(data) or stream_mode(data[:DECIDE_BYTES]) == "blocked"
+
+
 def _then(first: list, rest: Iterator):
     """The chunk in ``first`` (taken out of the list: the caller's list does not hold it on), then ``rest``."""
     while first:
@@ -560,14 +575,11 @@ class Dataset:
         file, data, failed = open_data(path)           # the guards of every command (FIFO, devices, size, names)
         if failed is not None:
             return ExtractResult(file, "", "error", "; ".join(f.message for f in failed.findings))
-        from app.formats.chunks import chunk_bytes
-
         self.check_writable()
-        # a file of more than one chunk is hashed on a second thread while its first chunk is decoded (a file
-        # found present has then been decoded a chunk for nothing; a file of one chunk is hashed first: its hash
-        # is short, its decode the whole file)
-        beside = len(data) > chunk_bytes()
-        sha = None if beside else _sha256(data)
+        # a file read in chunks is hashed on a second thread while its first chunk is decoded (a file found
+        # present has then been decoded a chunk for nothing); a file read whole is hashed first (a file of one
+        # chunk: its hash is short; one the reader cannot cut: its decode is the whole file's)
+        sha = None if _in_chunks(data) else _sha256(data)
         with self.lock():
             if sha is not None and self._committed(sha):
                 return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")

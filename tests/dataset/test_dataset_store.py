@@ -129,3 +129,48 @@ def test_not_a_dataset(tmp_path):
     with pytest.raises(DatasetError, match="not empty"):
         Dataset(tmp_path / "x", create=True)
     assert store_mod.cec_of_dir("cec=3931-123F5") == "3931-123F5"
+
+
+def test_file_in_chunks_hashed_beside_its_first_chunk(tmp_path, monkeypatch):
+    # 0.5 MiB chunks: ZOSB (295,162 bytes of gzip, about 2.4 MB decompressed) is read in chunks, so it is hashed
+    # on a second thread while its first chunk is decoded; the entry's hash is still the file's SHA-256, and the
+    # same bytes again are found present (after decoding one chunk) with nothing written
+    import hashlib
+
+    monkeypatch.setenv("NESTSCOPE_EXTRACT_CHUNK_MB", "0.25")
+    calls = []
+    real = store_mod._hash_beside
+    monkeypatch.setattr(store_mod, "_hash_beside", lambda data, chunks: calls.append(len(data)) or real(data, chunks))
+    ds = Dataset(tmp_path / "ds", create=True)
+    r = ds.extract(ZOSB)
+    assert r.status == "added" and calls == [ZOSB.stat().st_size]
+    assert r.entry["sha256"] == hashlib.sha256(ZOSB.read_bytes()).hexdigest()
+    assert r.entry["chunks"] > 1 and r.samples == 1544
+    before = _files(ds.root)
+    copy = tmp_path / "renamed_copy.gz"
+    copy.write_bytes(ZOSB.read_bytes())
+    again = ds.extract(copy)
+    assert again.status == "present" and again.sha256 == r.entry["sha256"] and len(calls) == 2
+    assert _files(ds.root) == before
+
+
+def test_file_of_one_chunk_hashed_first(tmp_path, monkeypatch):
+    # the default 32 MiB chunk: ZOSB is read whole, hashed before it is read (not beside it)
+    monkeypatch.delenv("NESTSCOPE_EXTRACT_CHUNK_MB", raising=False)
+    monkeypatch.setattr(store_mod, "_hash_beside", lambda *a: pytest.fail("hashed beside a one-chunk read"))
+    r = Dataset(tmp_path / "ds", create=True).extract(ZOSB)
+    assert r.status == "added" and "chunks" not in r.entry
+
+
+def test_hash_beside_gives_the_hash_and_the_first_chunk():
+    # the hash made on the second thread is hashlib's of the whole data (here 3 MiB + 5 bytes: 1 MiB slices and
+    # a short last one); the first item of the iterator comes back, the rest is left in it
+    import hashlib
+
+    data = bytes(range(256)) * (3 * 4096) + b"tail!"
+    it = iter(["first", "second"])
+    sha, first = store_mod._hash_beside(data, it)
+    assert sha == hashlib.sha256(data).hexdigest() and first == ["first"] and list(it) == ["second"]
+    sha, first = store_mod._hash_beside(b"", iter([]))
+    assert sha == hashlib.sha256(b"").hexdigest() and first == []
+    assert list(store_mod._then(["a"], iter(["b", "c"]))) == ["a", "b", "c"]
