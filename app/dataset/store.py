@@ -36,7 +36,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,65 +90,16 @@ def interval_counters(sets) -> set[str]:
 
 
 def _sha256(data) -> str:
-    """SHA-256 of ``data``, a slice of a memory-mapped file at a time mapped in one call before and handed back
-    after (:func:`app.formats.pages.hash_into`): none of its pages stay resident."""
-    from app.formats.pages import hash_into
+    """SHA-256 of ``data`` read 16 MiB at a time (the pages of a memory-mapped file handed back as it goes)."""
+    from app.formats.chunks import drop_pages
 
     h = hashlib.sha256()
-    hash_into(h, data, step=_HASH_STEP)
+    step = 16 << 20
+    with memoryview(data) as mv:
+        for a in range(0, len(mv), step):
+            h.update(mv[a:a + step])
+            drop_pages(data, a, min(a + step, len(mv)))
     return h.hexdigest()
-
-
-# bytes hashed a slice: 1 MiB, so that a hash beside the reader (_hash_beside) adds at most a slice or two of the
-# file's pages to what the reader holds (16 MiB slices cost no less: hashlib lets go of the GIL for each)
-_HASH_STEP = 1 << 20
-
-
-def _in_chunks(data) -> bool:
-    """True when :func:`app.formats.chunks.read_chunks` reads ``data`` in more than one chunk: more than a
-    chunk of bytes, compressed (gzip, TERSE: decompressed a chunk at a time), MONWRITE the reader streams, or
-    SMF records from its first byte (RDW or blocked)."""
-    from app.formats import terse
-    from app.formats.chunks import DECIDE_BYTES, chunk_bytes, chunked, stream_mode
-    from app.formats.monwrite_stream import HEAD, streamable
-
-    if len(data) <= chunk_bytes():
-        return False
-    if data[:2] == b"\x1f\x8b" or terse.looks_tersed(data) or streamable(data[:HEAD]) is not None:
-        return True
-    return chunked(data) or stream_mode(data[:DECIDE_BYTES]) == "blocked"
-
-
-def _then(first: list, rest: Iterator):
-    """The chunk in ``first`` (taken out of the list: the caller's list does not hold it on), then ``rest``."""
-    while first:
-        yield first.pop()
-    yield from rest
-
-
-def _hash_beside(data, chunks: Iterator) -> tuple[str, list]:
-    """The SHA-256 of ``data`` (:func:`_sha256`), made on a second thread while this one decodes the first
-    chunk of ``chunks`` (the reader of ``data``): hashlib lets go of the GIL as it hashes, so the two overlap.
-    Returns the hash and the first chunk (in a list: none when ``chunks`` is empty)."""
-    import threading
-
-    out: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            out["sha"] = _sha256(data)
-        except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
-            out["error"] = exc
-
-    t = threading.Thread(target=run, name="nestscope-sha256", daemon=True)
-    t.start()
-    try:
-        first = [r for r in [next(chunks, None)] if r is not None]
-    finally:
-        t.join()
-    if "error" in out:
-        raise out["error"]
-    return out["sha"], first
 
 
 def _now_iso() -> str:
@@ -575,13 +526,10 @@ class Dataset:
         file, data, failed = open_data(path)           # the guards of every command (FIFO, devices, size, names)
         if failed is not None:
             return ExtractResult(file, "", "error", "; ".join(f.message for f in failed.findings))
+        sha = _sha256(data)
         self.check_writable()
-        # a file read in chunks is hashed on a second thread while its first chunk is decoded (a file found
-        # present has then been decoded a chunk for nothing); a file read whole is hashed first (a file of one
-        # chunk: its hash is short; one the reader cannot cut: its decode is the whole file's)
-        sha = None if _in_chunks(data) else _sha256(data)
         with self.lock():
-            if sha is not None and self._committed(sha):
+            if self._committed(sha):
                 return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
             sets = sets or load_formula_sets()
             # the SMF reader decodes only the counters kept (memory: the skipped columns are never made), a
@@ -590,16 +538,8 @@ class Dataset:
             # the window's and the CLI's reads keep the row order the engine's row gathers are fastest on)
             need = None if self.keep_samples else interval_counters(sets)
             memory.streaming_heap()
-            chunks: Iterable = read_chunks(data, file, counters=need, by_column=True)
-            if sha is None:
-                chunks = iter(chunks)
-                sha, first = _hash_beside(data, chunks)
-                if self._committed(sha):
-                    first.clear()
-                    getattr(chunks, "close", lambda: None)()
-                    return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
-                chunks = _then(first, chunks)
-            return self.add_chunks(chunks, file, sha, len(data), sets, own=True)
+            return self.add_chunks(read_chunks(data, file, counters=need, by_column=True), file, sha, len(data),
+                                   sets, own=True)
 
     def add_result(self, r, sha: str, size: int, sets) -> ExtractResult:
         """Add an already decoded file (:class:`app.formats.schema.ReadResult`) whose content hash is ``sha``
