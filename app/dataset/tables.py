@@ -138,10 +138,11 @@ def _column(values, kind: str, pool=None):
     import pyarrow as pa
 
     if kind == _T:
-        ns = ns_of(values)
+        plain = isinstance(values, np.ndarray) and values.dtype == np.dtype("datetime64[ns]")
+        ns = values.view(np.int64) if plain else ns_of(values)
         nat = ns == np.iinfo(np.int64).min
         us = np.floor_divide(ns, 1000)          # times are whole microseconds (TOD -> µs); floor otherwise
-        return pa.array(us, type=pa.int64(), mask=nat, memory_pool=pool).cast(_pa_type(_T), memory_pool=pool)
+        return pa.array(us, type=_pa_type(_T), mask=nat, memory_pool=pool)
     raw = values.to_numpy() if isinstance(values, pd.Series) and isinstance(values.dtype, np.dtype) else None
     if raw is not None and ((kind == "uint64" and raw.dtype == np.uint64) or (kind == _F64 and raw.dtype == np.float64)):
         # counters as they are: no copy, NaN NULL
@@ -182,14 +183,14 @@ def _categorical_strings(s: pd.Series, pool=None):
     return None if names is None else _take_names(names, s.cat.codes.to_numpy(), pool)
 
 
-def _category_names(s: pd.Series, pool=None):
-    """The categories of a categorical of strings as an Arrow string array (from ``pool``, default Arrow's);
-    None for anything else."""
+def _category_names(s: pd.Series | pd.Categorical, pool=None):
+    """The categories of a categorical (a Series or the array) of strings as an Arrow string array (from
+    ``pool``, default Arrow's); None for anything else."""
     import pyarrow as pa
 
     if not isinstance(s.dtype, pd.CategoricalDtype):
         return None
-    cats = s.cat.categories
+    cats = s.categories if isinstance(s, pd.Categorical) else s.cat.categories
     if not (cats.dtype == object or pd.api.types.is_string_dtype(cats.dtype)):
         return None
     try:
@@ -245,10 +246,11 @@ def _layout_of(table: str, ident: tuple[tuple[str, str], ...], counters: tuple[s
     return list(schema.names), types, [kinds[t] for t in types]
 
 
-def _numpy_columns(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+def _numpy_columns(frame: pd.DataFrame, cats: dict | None = None) -> dict[str, np.ndarray]:
     """The frame's columns held as numpy arrays, by name: the frame's own arrays (views, never written), taken
     without making a pandas Series of each (a samples frame has 68 or more counter columns); with another
-    pandas, or names not unique, by the public look-up."""
+    pandas, or names not unique, by the public look-up.  ``cats``: filled with the frame's categorical columns'
+    own arrays (with the public look-up: none); given, the naive times are taken too (their datetime64 values)."""
     get = getattr(frame, "_get_column_array", None)
     out = {}
     if get is None or not frame.columns.is_unique:
@@ -261,6 +263,10 @@ def _numpy_columns(frame: pd.DataFrame) -> dict[str, np.ndarray]:
         a = get(i)
         if isinstance(a, np.ndarray):
             out[c] = a
+        elif cats is not None and isinstance(a, pd.Categorical):
+            cats[c] = a
+        elif cats is not None and a.dtype == np.dtype("datetime64[ns]"):       # a naive time: its values
+            out[c] = np.asarray(a)
     return out
 
 
@@ -302,8 +308,13 @@ class _Columns:
         self.names, self.types, self.kinds = _layout(table, counters)
         self.take = None if take is None else np.asarray(take, dtype=np.int64)
         self.n = len(frame) if take is None else len(self.take)
+        self.start = 0          # the part's first row of the frame when its rows are one run (no ``take``)
+        if self.take is not None and _one_run(self.take):
+            # (a chunk's rows of one month, in time order): a range of them is a view, as a whole frame's
+            self.start, self.take = (int(self.take[0]) if self.n else 0), None
         have = set(frame.columns)
-        arrays = _numpy_columns(frame)      # the frame's own arrays of its numpy columns (no Series made)
+        cats: dict[str, pd.Categorical] = {}
+        arrays = _numpy_columns(frame, cats)    # the frame's own arrays of its columns (no Series made)
         self.deltas = deltas            # the frame's counters made for each range of rows (DeltaRows)
         at = {c: j for j, c in enumerate(deltas.counters)} if deltas is not None else {}
         self.valued = np.zeros(len(at), bool)       # the deltas' counters with a value in a row written
@@ -333,15 +344,23 @@ class _Columns:
                     self.plan.append(("raw", raw, True))        # counters as they are: NaN NULL
                 elif raw is not None and raw.dtype == _NUMPY.get(kind):
                     self.plan.append(("raw", raw, False))       # no NULL possible: as they are
-                elif kind == _S and (names := _category_names(s := frame[name], pool)) is not None:
+                elif kind == _S and (names := _category_names(s := cats[name] if name in cats else frame[name], pool)) is not None:
                     # a name a row is as wide as a counter or wider (a file's SHA-256: 64 bytes): the names
                     # converted once, a range's rows taken from them as it is made
-                    codes = s.cat.codes.to_numpy()
+                    codes = s.codes if isinstance(s, pd.Categorical) else s.cat.codes.to_numpy()
                     one = len(codes) > 0 and codes[0] >= 0 and not (codes != codes[0]).any()
                     self.plan.append(("names", names, codes, one))
                 else:           # a time (or a name not held as a categorical): made once (of the rows taken)
-                    s = frame[name]
-                    self.plan.append(("whole", _column(s if take is None else s.iloc[self.take], kind, pool)))
+                    s = arrays.get(name) if kind == _T else None
+                    if s is None or s.dtype != np.dtype("datetime64[ns]"):
+                        s = frame[name]             # (a time held as the engine's: its array as it is)
+                    if isinstance(s, np.ndarray):
+                        s = s[self.take] if self.take is not None else s[self.start:self.start + self.n]
+                    elif self.take is not None:
+                        s = s.iloc[self.take]
+                    elif (self.start, self.n) != (0, len(frame)):
+                        s = s.iloc[self.start:self.start + self.n]
+                    self.plan.append(("whole", _column(s, kind, pool)))
 
     def absent(self) -> list[str]:
         """The columns no row has a value in: those the frame lacks (NULL in every row)."""
@@ -359,7 +378,7 @@ class _Columns:
         pool = pa.system_memory_pool()
         b = self.n if b is None else b
         n = b - a
-        rows = slice(a, b) if self.take is None else self.take[a:b]     # of the frame
+        rows = slice(self.start + a, self.start + b) if self.take is None else self.take[a:b]     # of the frame
         mat = None
         if self.block:
             mat = np.empty((len(self.block), n), np.uint64)
@@ -397,6 +416,11 @@ class _Columns:
                 cols.append(nulls[t])
         # (by way of a record batch: Table.from_arrays with a schema took twice as long on 264 columns)
         return pa.Table.from_batches([pa.RecordBatch.from_arrays(cols, schema=self.schema)], schema=self.schema)
+
+
+def _one_run(take: np.ndarray) -> bool:
+    """True when the row numbers ``take`` are consecutive and ascending (or none)."""
+    return len(take) < 2 or (int(take[-1]) - int(take[0]) == len(take) - 1 and bool((np.diff(take) == 1).all()))
 
 
 def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):

@@ -174,3 +174,34 @@ def test_column_order_counters_handed_to_arrow_as_they_are_and_nothing_from_arro
     path = tmp_path / "part.parquet"
     tables.write_frame("samples", frame, counters, path, rows=16)
     assert pq.read_table(path).equals(tables.to_table("samples", frame, counters))
+
+
+def test_one_run():
+    # consecutive ascending row numbers (or none, or one) are one run; a gap, a step back or a repeat is not
+    # ([0, 2, 1, 3]: its ends are 3 apart over 4 rows, as a run's, but it is not one)
+    one = tables._one_run
+    assert one(np.array([], np.int64)) and one(np.array([7])) and one(np.array([3, 4, 5]))
+    assert not one(np.array([3, 5])) and not one(np.array([5, 4])) and not one(np.array([0, 2, 1, 3]))
+    assert not one(np.array([3, 3, 4]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(part_frames(), st.integers(1, 50), st.data())
+def test_rows_taken_hold_the_frame_rows(tmp_path, case, rows, data):
+    # a part of some rows of the frame (``take``): one run (written as ranges of the frame's arrays, views) or
+    # any rows in any order (gathered) holds what the frame's copy of those rows written in one piece holds
+    table, frame, counters = case
+    n = len(frame)
+    a = data.draw(st.integers(0, n))
+    b = data.draw(st.integers(a, n))
+    runs = np.arange(a, b, dtype=np.int64)
+    anyrows = np.asarray(data.draw(st.lists(st.integers(0, max(n - 1, 0)), max_size=n if n else 0)), np.int64)
+    for take in (runs, anyrows):
+        whole, cut = tmp_path / "whole.parquet", tmp_path / "cut.parquet"
+        sub = frame.iloc[take].reset_index(drop=True)
+        tables.write_part(tables.to_table(table, sub, counters), whole)
+        tables.write_frame(table, frame, counters, cut, rows=rows, take=take)
+        x, y = pq.read_table(whole), pq.read_table(cut)
+        assert x.schema == y.schema == tables.schema_of(table, counters)
+        assert x.equals(y), take
+        assert y.num_rows == len(take)
