@@ -175,10 +175,6 @@ class FileAdder:
                                                                 self.ahead if fast else None, self.sha,
                                                                 held[0] if held else None)
                 self.tail = tail
-                # every interval row's deltas made now, the chunk's samples counters let go a block at a time as
-                # theirs are made: the samples' counters are not held through the part's writing beside a row
-                # group's deltas (the extract's peak), and the groups' deltas are views of the one block
-                rows.make_all(released=_trim)
             else:
                 n_new = 0
         finally:
@@ -202,8 +198,11 @@ class FileAdder:
                 from app.dataset.store import _counter_sort_key
                 all_counters = sorted(self.need | set(rows.counters), key=_counter_sort_key)
                 self.iv_rows += n_iv
-                # the counters' deltas are made a row group at a time as the part is written (then let go: the
-                # chunk's samples go with ``rows``)
+                # every interval row's deltas made now, in the order the parts are written, the chunk's samples
+                # counters let go a block at a time as theirs are made: the samples' counters are not held
+                # through the parts' writing beside a row group's deltas (the extract's peak), and each row
+                # group's deltas are a view of the one block
+                rows.make_all(released=_trim, order=_part_order(ivf, keep))
                 where = self._write("intervals", ivf, all_counters, take=keep, deltas=rows)
                 self.counters |= {c for c, v in zip(rows.counters, rows.valued) if v}
                 if ahead.any():                # what a later chunk in time order must see as stored
@@ -400,22 +399,16 @@ class CheckedDeltas:
 
     _MADE_ROWS = 8192                   # rows tested at a time once every row's deltas are made
 
-    def make_all(self, released=None) -> None:
+    def make_all(self, released=None, order: np.ndarray | None = None) -> None:
         """:meth:`DeltaRows.make_all <app.engine.counter_blocks.DeltaRows.make_all>`: every row's deltas made at
         once, the samples' counters let go as they are used; then every row tested and marked, a range of
         consecutive rows at a time (views of the deltas: no copy, and a few tests a chunk, not one for each run
         of consecutive rows a writer's row group takes)."""
-        self.later.make_all(released)
+        self.later.make_all(released, order)
         if self.later.made:
             n = len(self.tested)
             for a in range(0, n, self._MADE_ROWS):
-                b = min(n, a + self._MADE_ROWS)
-                self._test(np.arange(a, b), self.later.rows(slice(a, b)))
-
-    @property
-    def made(self) -> bool:
-        """:attr:`DeltaRows.made <app.engine.counter_blocks.DeltaRows.made>`."""
-        return self.later.made
+                self._test(*self.later.made_rows(a, min(n, a + self._MADE_ROWS)))
 
     def rows(self, idx: np.ndarray | slice) -> np.ndarray:
         """:meth:`DeltaRows.rows <app.engine.counter_blocks.DeltaRows.rows>`, the rows tested and marked."""
@@ -459,6 +452,15 @@ def _with(frame: pd.DataFrame, later, rows) -> pd.DataFrame:
     """``frame`` (rows ``rows`` of an intervals frame) with its counters from ``later``."""
     return pd.concat([frame.reset_index(drop=True),
                       pd.DataFrame(later.rows(rows), columns=later.counters, copy=False)], axis=1)
+
+
+def _part_order(frame: pd.DataFrame, take: np.ndarray | None) -> np.ndarray:
+    """The rows of ``frame`` (of its rows ``take``: None, all) in the order :meth:`FileAdder._write` writes them:
+    part by part ((cec, month) in order), each part's rows in their order."""
+    keys = frame[["cec", "month"]] if take is None else frame[["cec", "month"]].iloc[take]
+    got = list(keys.groupby(["cec", "month"], observed=True, sort=True).indices.values())
+    order = np.concatenate(got) if got else np.zeros(0, np.int64)
+    return order if take is None else np.asarray(take)[order]
 
 
 def _trim() -> None:

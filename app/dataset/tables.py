@@ -366,18 +366,11 @@ class _Columns:
             for i, v in enumerate(self.block.values()):
                 mat[i] = v[rows]
         row = {c: i for i, c in enumerate(self.block)}
-        dms: list[np.ndarray] = []
+        dm = None
         if self.deltas is not None:     # (rows x counters) float64, each counter contiguous: NaN stored as NULL
-            # deltas made whole (DeltaRows.make_all): each run of consecutive rows a view of them, a column of
-            # the group a chunked array of the runs' views (no copy of the group's deltas)
-            runs = _runs(rows) if getattr(self.deltas, "made", False) and not isinstance(rows, slice) else [rows]
-            for r in runs:
-                dm = self.deltas.rows(r)
-                if len(dm):
-                    self.valued |= ~np.isnan(dm).all(axis=0)
-                dms.append(dm)
-            del dm
-        chunked = len(dms) > 1
+            dm = self.deltas.rows(rows)
+            if n:
+                self.valued |= ~np.isnan(dm).all(axis=0)
         nulls: dict = {}        # one all-NULL array per type, shared by every absent column (a samples part has
         # 240 counter columns, most of them absent: one array each took 8 bytes a row each)
         cols = []
@@ -386,11 +379,8 @@ class _Columns:
                 cols.append(pa.array(mat[row[p[1]]], type=pa.uint64(), memory_pool=pool))
             elif p[0] == "raw":
                 cols.append(pa.array(p[1][rows], type=t, from_pandas=p[2], memory_pool=pool))
-            elif p[0] == "deltas" and chunked:
-                cols.append(pa.chunked_array([pa.array(d[:, p[1]], type=t, from_pandas=True, memory_pool=pool)
-                                              for d in dms], type=t))
             elif p[0] == "deltas":
-                cols.append(pa.array(dms[0][:, p[1]], type=t, from_pandas=True, memory_pool=pool))
+                cols.append(pa.array(dm[:, p[1]], type=t, from_pandas=True, memory_pool=pool))
             elif p[0] == "names" and p[3]:     # one name in every row (a file's name, its SHA-256, its CEC...):
                 # the group's array a slice of one made once for the part (each group's take copied the name
                 # into every row again)
@@ -405,21 +395,8 @@ class _Columns:
                 if t not in nulls:
                     nulls[t] = pa.nulls(n, type=t, memory_pool=pool)
                 cols.append(nulls[t])
-        if chunked:             # (the intervals' columns: a hundred or so)
-            return pa.Table.from_arrays(cols, schema=self.schema)
         # (by way of a record batch: Table.from_arrays with a schema took twice as long on 264 columns)
         return pa.Table.from_batches([pa.RecordBatch.from_arrays(cols, schema=self.schema)], schema=self.schema)
-
-
-def _runs(rows: np.ndarray) -> list[slice]:
-    """``rows`` (an index array) as slices of its runs of consecutive rows, in order."""
-    rows = np.asarray(rows, dtype=np.int64)
-    if not len(rows):
-        return [slice(0, 0)]
-    cut = np.flatnonzero(np.diff(rows) != 1) + 1
-    starts = np.concatenate(([0], cut))
-    ends = np.concatenate((cut, [len(rows)]))
-    return [slice(int(rows[a]), int(rows[e - 1]) + 1) for a, e in zip(starts, ends)]
 
 
 def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):

@@ -222,6 +222,8 @@ class DeltaRows:
         self._cuts: dict[int, np.ndarray] = {}
         self.valued: np.ndarray | None = None      # kept by a writer: the counters with a value in a row written
         self._D: np.ndarray | None = None           # every row's deltas, once made (:meth:`make_all`)
+        self._order: np.ndarray | None = None       # ... the frame's row of each of its rows (None: the same)
+        self._inv: np.ndarray | None = None         # ... and its row of each of the frame's
 
     # -- the step over the rows before the drop ------------------------------------------------------------
     def raw(self, out: np.ndarray, p: np.ndarray | slice) -> None:
@@ -299,17 +301,26 @@ class DeltaRows:
 
     TRIM_BYTES = 1 << 20    # make_all: ``released`` called each time about this much of the counters was let go
 
-    def make_all(self, released: Callable[[], object] | None = None) -> None:
+    def make_all(self, released: Callable[[], object] | None = None, order: np.ndarray | None = None) -> None:
         """Make the deltas of every row of the frame now (after :meth:`settle`), one float64 block with each
         counter contiguous, letting go of the samples' counters a block of them at a time as their deltas are
         made (:meth:`SampleCounters.block_groups`): the samples' counters and the deltas are never both held
         whole, and :meth:`rows` then reads the block (the values of :meth:`raw` and :meth:`marks`, each
         counter's whole column made at once).  ``released``: called each time about :data:`TRIM_BYTES` of the
         counters were let go, and at the end (a block under the C heap's mapping threshold is freed into the
-        heap: trimmed, its pages go back).  Nothing when made already or the counters were let go."""
+        heap: trimmed, its pages go back).  ``order``: the frame's rows in the order the block holds them (a
+        writer's: each part's rows then one range of the block, read as a view; the rows it leaves out follow,
+        in order); None: the frame's order.  Nothing when made already or the counters were let go."""
         if self._D is not None or self._C is None:
             return
-        keep = self._keep
+        if order is not None:
+            order = np.asarray(order, dtype=np.int64)
+            if len(order) < self.n:
+                order = np.concatenate((order, np.setdiff1d(np.arange(self.n), order)))
+            self._inv = np.empty(self.n, np.int64)
+            self._inv[order] = np.arange(self.n)
+        self._order = order
+        keep = self._keep if order is None else (order if self._keep is None else self._keep[order])
         cur, prev, bits = (self._cur, self._prev, self._bits) if keep is None else \
             (self._cur[keep], self._prev[keep], self._bits[keep])
         oa = self._oa if self._oa is None or keep is None else self._oa[keep]
@@ -341,8 +352,14 @@ class DeltaRows:
             if released is not None and (gone >= self.TRIM_BYTES or not groups):
                 released()
                 gone = 0
-        self.marks(D)
+        self.marks(D, order)
         self._D = D
+
+    def made_rows(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows ``a`` to ``b`` of the block :meth:`make_all` made: their rows of the frame and their deltas (a
+        view)."""
+        at = np.arange(a, b) if self._order is None else self._order[a:b]
+        return at, self._D[a:b]
 
     @property
     def made(self) -> bool:
@@ -353,12 +370,16 @@ class DeltaRows:
         """The (rows x counters) float64 deltas of the frame's rows ``idx`` (each counter contiguous; a slice of
         the block :meth:`make_all` made is a view of it: not to be written to)."""
         if self._D is not None:
-            if isinstance(idx, slice):
+            if isinstance(idx, slice) and self._inv is None:
                 return self._D[idx]
-            idx = np.asarray(idx, dtype=np.int64)
-            out = np.empty((len(self.counters), len(idx)), np.float64).T
+            pos = np.arange(self.n)[idx] if isinstance(idx, slice) else np.asarray(idx, dtype=np.int64)
+            if self._inv is not None:
+                pos = self._inv[pos]
+            if len(pos) and pos[-1] - pos[0] == len(pos) - 1 and (len(pos) == 1 or (np.diff(pos) == 1).all()):
+                return self._D[pos[0]:pos[-1] + 1]      # consecutive in the block: a view
+            out = np.empty((len(self.counters), len(pos)), np.float64).T
             for j in range(len(self.counters)):
-                np.take(self._D[:, j], idx, out=out[:, j])
+                np.take(self._D[:, j], pos, out=out[:, j])
             return out
         idx = np.arange(self.n)[idx] if isinstance(idx, slice) else np.asarray(idx, dtype=np.int64)
         k, width = len(idx), len(self.counters)
