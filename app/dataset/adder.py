@@ -92,6 +92,7 @@ class FileAdder:
             # would leave CPUs missing at the chunk's end (the engine's checks would say they went offline)
             if self.carry is None:
                 frame = all_samples
+                del all_samples         # the frame alone holds the chunk: its counters go as their deltas are made
             else:
                 box = [all_samples]
                 del all_samples         # the box holds the chunk alone: its copy after the carry lets go of it
@@ -197,8 +198,11 @@ class FileAdder:
                 from app.dataset.store import _counter_sort_key
                 all_counters = sorted(self.need | set(rows.counters), key=_counter_sort_key)
                 self.iv_rows += n_iv
-                # the counters' deltas are made a row group at a time as the part is written (then let go: the
-                # chunk's samples go with ``rows``)
+                # every interval row's deltas made now, in the order the parts are written, the chunk's samples
+                # counters let go a block at a time as theirs are made: the samples' counters are not held
+                # through the parts' writing beside a row group's deltas (the extract's peak), and each row
+                # group's deltas are a view of the one block
+                rows.make_all(released=_trim, order=_part_order(ivf, keep))
                 where = self._write("intervals", ivf, all_counters, take=keep, deltas=rows)
                 self.counters |= {c for c, v in zip(rows.counters, rows.valued) if v}
                 if ahead.any():                # what a later chunk in time order must see as stored
@@ -393,9 +397,24 @@ class CheckedDeltas:
         self.tested = np.zeros(len(iv), bool)
         self.sus = np.zeros(len(iv), bool)
 
+    _MADE_ROWS = 8192                   # rows tested at a time once every row's deltas are made
+
+    def make_all(self, released=None, order: np.ndarray | None = None) -> None:
+        """:meth:`DeltaRows.make_all <app.engine.counter_blocks.DeltaRows.make_all>`: every row's deltas made at
+        once, the samples' counters let go as they are used; then every row tested and marked, a range of
+        consecutive rows at a time (views of the deltas: no copy, and a few tests a chunk, not one for each run
+        of consecutive rows a writer's row group takes)."""
+        self.later.make_all(released, order)
+        if self.later.made:
+            n = len(self.tested)
+            for a in range(0, n, self._MADE_ROWS):
+                self._test(*self.later.made_rows(a, min(n, a + self._MADE_ROWS)))
+
     def rows(self, idx: np.ndarray | slice) -> np.ndarray:
         """:meth:`DeltaRows.rows <app.engine.counter_blocks.DeltaRows.rows>`, the rows tested and marked."""
         m = self.later.rows(idx)
+        if self.later.made:                 # every row tested already (make_all)
+            return m
         self._test(np.arange(len(self.tested))[idx] if isinstance(idx, slice) else np.asarray(idx, np.int64), m)
         return m
 
@@ -433,6 +452,23 @@ def _with(frame: pd.DataFrame, later, rows) -> pd.DataFrame:
     """``frame`` (rows ``rows`` of an intervals frame) with its counters from ``later``."""
     return pd.concat([frame.reset_index(drop=True),
                       pd.DataFrame(later.rows(rows), columns=later.counters, copy=False)], axis=1)
+
+
+def _part_order(frame: pd.DataFrame, take: np.ndarray | None) -> np.ndarray:
+    """The rows of ``frame`` (of its rows ``take``: None, all) in the order :meth:`FileAdder._write` writes them:
+    part by part ((cec, month) in order), each part's rows in their order."""
+    keys = frame[["cec", "month"]] if take is None else frame[["cec", "month"]].iloc[take]
+    got = list(keys.groupby(["cec", "month"], observed=True, sort=True).indices.values())
+    order = np.concatenate(got) if got else np.zeros(0, np.int64)
+    return order if take is None else np.asarray(take)[order]
+
+
+def _trim() -> None:
+    """The C heap's free pages handed back (blocks of a chunk's counters under the mapping threshold are freed into
+    the heap, whose holes the deltas made in their place do not reuse: one block of their own)."""
+    from app import memory
+
+    memory.release(collect=False)
 
 
 def _distinct(frame: pd.DataFrame) -> pd.DataFrame:
@@ -487,7 +523,8 @@ def _concat(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
 
 def _concat_releasing(a: pd.DataFrame, box: list[pd.DataFrame]) -> pd.DataFrame:
     """:func:`_concat` of ``a`` and the frame in ``box`` (taken out), whose counters are copied a column at a
-    time into one block of the result (each counter's values adjacent), each let go as it is copied: once the
+    time into blocks of :data:`_BLOCK` counters of the result (each counter's values adjacent), each let go as
+    it is copied: once the
     frame is gone, its counter blocks are held only by their columns' arrays, so each block (the SMF reader's:
     at most 8 counters) is freed once its last column is copied and the chunk and its copy after the carried
     samples are never both held whole (issue 24: 2 x the chunk was the extract's peak).  The same frame as
@@ -507,11 +544,22 @@ def _concat_releasing(a: pd.DataFrame, box: list[pd.DataFrame]) -> pd.DataFrame:
     del arrays, b                               # the counter blocks held by ``held`` alone
     mine = tables._numpy_columns(a)
     k = len(a)
-    block = np.empty((len(counters), k + len(next(iter(held.values())))), np.uint64)
-    for i, c in enumerate(counters):
-        block[i, :k] = mine[c]
-        block[i, k:] = held.pop(c)              # the last column of a block: the block goes
-    return pd.concat([head, pd.DataFrame(block.T, columns=counters, copy=False)], axis=1)
+    n = k + len(next(iter(held.values())))
+    parts = [head]
+    for i0 in range(0, len(counters), _BLOCK):
+        cs = counters[i0:i0 + _BLOCK]
+        block = np.empty((len(cs), n), np.uint64)
+        for i, c in enumerate(cs):
+            block[i, :k] = mine[c]
+            block[i, k:] = held.pop(c)          # the last column of a block: the block goes
+        parts.append(pd.DataFrame(block.T, columns=cs, copy=False))
+    return pd.concat(parts, axis=1)
+
+
+# counters a block of the copy after the carried samples (as the SMF reader's column-order blocks): the deltas of
+# a chunk are made a block at a time and each block of its samples' counters let go once used
+# (app.engine.counter_blocks.DeltaRows.make_all): one block of all of them stayed whole until the last was made
+_BLOCK = 8
 
 
 def _sort_key(c: str):

@@ -105,6 +105,44 @@ class SampleCounters:
         self.parts = None
         return out
 
+    def block_groups(self) -> list["ColumnGroup"]:
+        """Every counter as a column of each frame (a view of its block's memory; a counter a frame lacks: None),
+        in groups by the block of the largest frame that holds it (a decoder's block of 8 or so counters, one
+        counter of a frame read from Parquet), in the order of that frame's blocks, and this object lets go of
+        the frames' counters (``full``/``blocks`` no longer work): a group holds only its own columns, so each
+        block of the largest frame is freed once its group is done (:meth:`ColumnGroup.done`), those of the
+        other frames (the context samples: a few rows) once each group reading them is."""
+        cols, owner = self._columns()
+        self.parts = None
+        by: dict[int, list[int]] = {}
+        for j, b in enumerate(owner):
+            by.setdefault(b if b >= 0 else len(owner), []).append(j)
+        out = []
+        for b in sorted(by):
+            js = by[b]
+            out.append(ColumnGroup(js[0], [[f[j] for f in cols] for j in js], self.stops, js))
+            for f in cols:
+                for j in js:
+                    f[j] = None
+        return out
+
+    def _columns(self) -> tuple[list[list], list[int]]:
+        """Per frame each counter position's column (None: the frame lacks it), and per position the block of
+        the largest frame holding it (-1: none); no view of a block is left held here."""
+        big = int(np.argmax(np.diff(self.stops, prepend=0))) if len(self.stops) else 0
+        cols: list[list] = []
+        owner = [-1] * self.n
+        for i, (groups_i, _missing) in enumerate(self.parts):
+            mine: list = [None] * self.n
+            for b, (view, runs) in enumerate(groups_i):
+                for js, ks in runs:
+                    for j, k in zip(range(js.start, js.stop), range(ks.start, ks.stop)):
+                        mine[j] = view[:, k]
+                        if i == big:
+                            owner[j] = b
+            cols.append(mine)
+        return cols, owner
+
     def _part_blocks(self, i: int, rows: np.ndarray, m: int) -> list[tuple[np.ndarray | slice, np.ndarray]]:
         groups, (missing, k) = self.parts[i]
         out = []
@@ -119,11 +157,14 @@ class SampleCounters:
 
 
 class ColumnGroup:
-    """Counter positions ``j0``, ``j0 + 1``... of every sample frame, a column each: :meth:`column` reads one for
-    global sample rows (a counter a frame lacks reads 0, as :meth:`SampleCounters.full`); :meth:`done` lets go."""
+    """Counter positions ``j0``, ``j0 + 1``... (or ``js``) of every sample frame, a column each: :meth:`column`
+    reads one for global sample rows (a counter a frame lacks reads 0, as :meth:`SampleCounters.full`);
+    :meth:`done` lets go."""
 
-    def __init__(self, j0: int, columns: list[list[np.ndarray | None]], stops: np.ndarray) -> None:
+    def __init__(self, j0: int, columns: list[list[np.ndarray | None]], stops: np.ndarray,
+                 js: list[int] | None = None) -> None:
         self.j0, self.width, self._columns, self._stops = j0, len(columns), columns, stops
+        self.js = list(range(j0, j0 + len(columns))) if js is None else list(js)   # the counters' positions
 
     def column(self, i: int, rows: np.ndarray, fi: np.ndarray | None = None) -> np.ndarray:
         """The group's ``i``-th counter at global sample rows ``rows`` (uint64); ``fi``: each row's frame
@@ -180,6 +221,9 @@ class DeltaRows:
         self._vers: np.ndarray | None = None                            # marks: none until settle
         self._cuts: dict[int, np.ndarray] = {}
         self.valued: np.ndarray | None = None      # kept by a writer: the counters with a value in a row written
+        self._D: np.ndarray | None = None           # every row's deltas, once made (:meth:`make_all`)
+        self._order: np.ndarray | None = None       # ... the frame's row of each of its rows (None: the same)
+        self._inv: np.ndarray | None = None         # ... and its row of each of the frame's
 
     # -- the step over the rows before the drop ------------------------------------------------------------
     def raw(self, out: np.ndarray, p: np.ndarray | slice) -> None:
@@ -207,7 +251,7 @@ class DeltaRows:
         fc, fp = g.frame_of(cur), (g.frame_of(prev) if oa is not None else None)
         absent = self.absent_rows()
         for i in range(g.width):
-            j, col = g.j0 + i, g.column(i, cur, fc)
+            j, col = g.js[i], g.column(i, cur, fc)
             D[:, j] = col if oa is None else _minus(col, g.column(i, prev, fp), oa)
             miss = absent[int(self._bit_of[j])]
             if len(miss):
@@ -255,8 +299,88 @@ class DeltaRows:
             if len(hit):
                 out[hit[:, None], cut[None, :]] = np.nan
 
+    TRIM_BYTES = 1 << 20    # make_all: ``released`` called each time about this much of the counters was let go
+
+    def make_all(self, released: Callable[[], object] | None = None, order: np.ndarray | None = None) -> None:
+        """Make the deltas of every row of the frame now (after :meth:`settle`), one float64 block with each
+        counter contiguous, letting go of the samples' counters a block of them at a time as their deltas are
+        made (:meth:`SampleCounters.block_groups`): the samples' counters and the deltas are never both held
+        whole, and :meth:`rows` then reads the block (the values of :meth:`raw` and :meth:`marks`, each
+        counter's whole column made at once).  ``released``: called each time about :data:`TRIM_BYTES` of the
+        counters were let go, and at the end (a block under the C heap's mapping threshold is freed into the
+        heap: trimmed, its pages go back).  ``order``: the frame's rows in the order the block holds them (a
+        writer's: each part's rows then one range of the block, read as a view; the rows it leaves out follow,
+        in order); None: the frame's order.  Nothing when made already or the counters were let go."""
+        if self._D is not None or self._C is None:
+            return
+        if order is not None:
+            order = np.asarray(order, dtype=np.int64)
+            if len(order) < self.n:
+                order = np.concatenate((order, np.setdiff1d(np.arange(self.n), order)))
+            self._inv = np.empty(self.n, np.int64)
+            self._inv[order] = np.arange(self.n)
+        self._order = order
+        keep = self._keep if order is None else (order if self._keep is None else self._keep[order])
+        cur, prev, bits = (self._cur, self._prev, self._bits) if keep is None else \
+            (self._cur[keep], self._prev[keep], self._bits[keep])
+        oa = self._oa if self._oa is None or keep is None else self._oa[keep]
+        if oa is not None and not oa.any():
+            oa = None                                   # no running total among the rows: no subtraction
+        D = np.empty((len(self.counters), len(cur)), np.float64).T     # pages taken as each column is made
+        C, self._C = self._C, None
+        stops = C.stops
+        groups = C.block_groups() if len(self.counters) else []
+        del C
+        groups.reverse()                                # popped in the order of the blocks
+        absent = {bit: np.flatnonzero((bits & bit) == 0) for bit, _ in self._set_cols}
+        big = int(np.argmax(np.diff(stops, prepend=0))) if len(stops) else 0
+        at_cur = _Rows(cur, stops, big)
+        at_prev = _Rows(prev, stops, big) if oa is not None else None
+        rows_most = int(np.diff(stops, prepend=0).max()) if len(stops) else 0
+        gone = 0
+        while groups:
+            g = groups.pop()
+            gone += 8 * rows_most * len(g.js)
+            for i, j in enumerate(g.js):
+                col = at_cur.read(g, i)
+                D[:, j] = col if oa is None else _minus(col, at_prev.read(g, i), oa)
+                miss = absent[int(self._bit_of[j])]
+                if len(miss):
+                    D[miss, j] = np.nan
+            g.done()                                    # the block's last column: the block goes
+            del g
+            if released is not None and (gone >= self.TRIM_BYTES or not groups):
+                released()
+                gone = 0
+        self.marks(D, order)
+        self._D = D
+
+    def made_rows(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows ``a`` to ``b`` of the block :meth:`make_all` made: their rows of the frame and their deltas (a
+        view)."""
+        at = np.arange(a, b) if self._order is None else self._order[a:b]
+        return at, self._D[a:b]
+
+    @property
+    def made(self) -> bool:
+        """Every row's deltas are made (:meth:`make_all`): a slice of rows is read without a copy."""
+        return self._D is not None
+
     def rows(self, idx: np.ndarray | slice) -> np.ndarray:
-        """The (rows x counters) float64 deltas of the frame's rows ``idx`` (each counter contiguous)."""
+        """The (rows x counters) float64 deltas of the frame's rows ``idx`` (each counter contiguous; a slice of
+        the block :meth:`make_all` made is a view of it: not to be written to)."""
+        if self._D is not None:
+            if isinstance(idx, slice) and self._inv is None:
+                return self._D[idx]
+            pos = np.arange(self.n)[idx] if isinstance(idx, slice) else np.asarray(idx, dtype=np.int64)
+            if self._inv is not None:
+                pos = self._inv[pos]
+            if len(pos) and pos[-1] - pos[0] == len(pos) - 1 and (len(pos) == 1 or (np.diff(pos) == 1).all()):
+                return self._D[pos[0]:pos[-1] + 1]      # consecutive in the block: a view
+            out = np.empty((len(self.counters), len(pos)), np.float64).T
+            for j in range(len(self.counters)):
+                np.take(self._D[:, j], pos, out=out[:, j])
+            return out
         idx = np.arange(self.n)[idx] if isinstance(idx, slice) else np.asarray(idx, dtype=np.int64)
         k, width = len(idx), len(self.counters)
         out = np.empty((width, k), np.float64).T
@@ -267,6 +391,38 @@ class DeltaRows:
             sub = out[r0:r0 + len(at)]
             self.raw(sub, at if self._keep is None else self._keep[at])     # the row before any was dropped
             self.marks(sub, at)
+        return out
+
+
+class _Rows:
+    """Global sample rows, read from the columns of a :class:`ColumnGroup` (its frames' columns at those rows, a
+    counter a frame lacks as 0: :meth:`ColumnGroup.column`'s values), each frame's rows found once for all the
+    group's columns: the largest frame's column gathered at every row (the others' rows at its first), then
+    the few rows of the other frames (the context samples before a chunk) put in."""
+
+    def __init__(self, rows: np.ndarray, stops: np.ndarray, big: int) -> None:
+        self.big, self.n = big, len(rows)
+        fi = np.searchsorted(stops, rows, side="right") if len(stops) > 1 else np.zeros(len(rows), np.int64)
+        start = np.concatenate(([0], stops[:-1])).astype(np.int64)
+        local = rows - start[fi] if len(rows) else rows
+        mine = fi == big
+        self.alone = bool(mine.all())
+        self.at = local if self.alone else np.where(mine, local, 0)
+        self.others = [(f, np.flatnonzero(fi == f), None) for f in range(len(stops)) if f != big]
+        self.others = [(f, sel, local[sel]) for f, sel, _ in self.others if len(sel)]
+
+    def read(self, g: "ColumnGroup", i: int) -> np.ndarray:
+        parts = g._columns[i]
+        col = parts[self.big]
+        out = col[self.at] if col is not None else np.zeros(self.n, np.uint64)
+        if self.alone:
+            return out
+        if col is not None:
+            for f, sel, _ in self.others:       # rows not of the largest frame: 0 unless their frame has it
+                out[sel] = 0
+        for f, sel, loc in self.others:
+            if parts[f] is not None:
+                out[sel] = parts[f][loc]
         return out
 
 
