@@ -154,6 +154,7 @@ def export(request: ExportRequest, path: str, progress: Progress | None = None,
     from app.export.provenance import hash_ahead
 
     hash_ahead(request.input_paths())          # the provenance's SHA-256 while the writer computes its levels
+    _imports_done()
 
     # one shifted copy of each side's CPU-interval rows for every level the writer asks for
     with atomic_output(str(path), request.input_paths()) as tmp, shared_shift_rows():
@@ -178,6 +179,16 @@ DECK_MODULES = ("app.export.pptx", "app.export.pptx_compare", "app.export.chart_
                 "encodings.utf_16_le", "encodings.cp437")
 
 
+_AHEAD: list = []        # the import_writers_ahead threads started in this process
+
+
+def _imports_done() -> None:
+    """Wait for the writer modules' imports started ahead: a writer then never imports a module that thread is
+    importing (two threads importing modules that import each other can deadlock; Python then raises)."""
+    while _AHEAD:
+        _AHEAD.pop().join()
+
+
 def import_writers_ahead(kind: str):
     """Import the writer modules of ``kind`` ("pptx"; other kinds: nothing) on a daemon thread and return it
     (None when nothing is to be done): the CLI's deck starts it before the files are read, so the imports run
@@ -200,6 +211,7 @@ def import_writers_ahead(kind: str):
                 pass
     th = threading.Thread(target=run, name="nestscope-import-ahead", daemon=True)
     th.start()
+    _AHEAD.append(th)
     return th
 
 

@@ -99,3 +99,37 @@ sys.exit(main(["export", "--before", {BEFORE!r}, "--after", {AFTER!r}, "--out", 
                          timeout=300)
     assert got.returncode == 0, got.stderr
     assert "NEW []" in got.stdout.splitlines(), got.stdout
+
+
+def test_the_writers_wait_for_the_imports_started_ahead(monkeypatch, tmp_path):
+    """export() joins the import thread before a writer imports anything: a writer never imports a module that
+    thread is importing (two threads importing modules that import each other can deadlock)."""
+    import app.export as ex
+    from app.analysis import ExportSpec, plan_export
+
+    gate = threading.Event()
+    order: list[str] = []
+
+    def slow_imports() -> None:
+        gate.wait(10)
+        order.append("imports done")
+    th = threading.Thread(target=slow_imports, daemon=True)
+    th.start()
+    monkeypatch.setattr(ex, "_AHEAD", [th])
+    real_csv = ex.format_of
+
+    def format_of(path):
+        order.append("export started")
+        threading.Timer(0.2, gate.set).start()       # the imports end 0.2 s after the export started
+        return real_csv(path)
+    monkeypatch.setattr(ex, "format_of", format_of)
+    from app.export.csv import write_csv as real_write
+
+    def write_csv(*a, **k):
+        order.append("writer")
+        return real_write(*a, **k)
+    monkeypatch.setattr("app.export.csv.write_csv", write_csv)
+    req = plan_export(ExportSpec(files=[AFTER], by="lpar")).request
+    ex.export(req, str(tmp_path / "x.csv"))
+    assert order == ["export started", "imports done", "writer"]
+    assert ex._AHEAD == []
