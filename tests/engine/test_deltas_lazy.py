@@ -44,14 +44,20 @@ def lazy_same(frames: list[pd.DataFrame], keep=KEEP, pick: np.ndarray | None = N
     return exp
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data())
-def test_drawn_running_totals_and_deltas_in_pieces(data):
+def drawn_pieces(data, layouts) -> tuple[list[pd.DataFrame], list]:
+    """Drawn running totals or deltas of 1-4 CPUs over 2-6 intervals, cut into up to 4 frames, each with a layout
+    drawn from ``layouts`` (functions giving a frame's counters in another memory layout): (frames, layouts)."""
     n, cpus = data.draw(st.integers(2, 6), label="intervals"), data.draw(st.integers(1, 4), label="cpus")
     f = frame(records(data, n, cpus, data.draw(st.booleans(), label="running totals")))
     cuts = sorted(data.draw(st.sets(st.integers(1, len(f) - 1), max_size=3), label="cuts")) if len(f) > 1 else []
     parts = [f.iloc[a:b].reset_index(drop=True) for a, b in zip([0, *cuts], [*cuts, len(f)])]
-    layouts = [data.draw(st.sampled_from([columnar, blocky]), label=f"layout {i}") for i in range(len(parts))]
+    return parts, [data.draw(st.sampled_from(layouts), label=f"layout {i}") for i in range(len(parts))]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_drawn_running_totals_and_deltas_in_pieces(data):
+    parts, layouts = drawn_pieces(data, [columnar, blocky])
     exp, _ = compute_intervals([p.copy() for p in parts], SETS, KEEP)
     pick = np.array(data.draw(st.lists(st.integers(0, max(0, len(exp) - 1)), max_size=8), label="rows"),
                     np.int64) if len(exp) else None

@@ -15,8 +15,9 @@ from factory import ALL_SETS, frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_counter_blocks_column_order import by_column
-from test_deltas_consume import blocky, columnar, records
+from test_deltas_consume import blocky, columnar
 from test_deltas_fast import KEEP, SETS, recs
+from test_deltas_lazy import drawn_pieces
 
 from app.engine.deltas import compute_intervals
 from app.formats.schema import SET_MT
@@ -54,12 +55,7 @@ def made_same(frames: list[pd.DataFrame], order: np.ndarray | None = None, keep=
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_drawn_running_totals_made_in_any_order(data):
-    n, cpus = data.draw(st.integers(2, 6), label="intervals"), data.draw(st.integers(1, 4), label="cpus")
-    f = frame(records(data, n, cpus, data.draw(st.booleans(), label="running totals")))
-    cuts = sorted(data.draw(st.sets(st.integers(1, len(f) - 1), max_size=3), label="cuts")) if len(f) > 1 else []
-    parts = [f.iloc[a:b].reset_index(drop=True) for a, b in zip([0, *cuts], [*cuts, len(f)])]
-    layouts = [data.draw(st.sampled_from([columnar, blocky, by_column]), label=f"layout {i}")
-               for i in range(len(parts))]
+    parts, layouts = drawn_pieces(data, [columnar, blocky, by_column])
     exp, _ = compute_intervals([p.copy() for p in parts], SETS, KEEP)
     order = None
     if len(exp) and data.draw(st.booleans(), label="an order"):
