@@ -202,7 +202,10 @@ class FileAdder:
                 # counters let go a block at a time as theirs are made: the samples' counters are not held
                 # through the parts' writing beside a row group's deltas (the extract's peak), and each row
                 # group's deltas are a view of the one block
-                rows.make_all(released=_trim, order=_part_order(ivf, keep))
+                order = _part_order(ivf, keep)
+                _trim()         # the engine step's and the interval frame's freed temporaries: pages back first
+                rows.make_all(released=_trim, order=order)
+                del order
                 where = self._write("intervals", ivf, all_counters, take=keep, deltas=rows)
                 self.counters |= {c for c, v in zip(rows.counters, rows.valued) if v}
                 if ahead.any():                # what a later chunk in time order must see as stored
