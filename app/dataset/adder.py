@@ -202,7 +202,10 @@ class FileAdder:
                 # counters let go a block at a time as theirs are made: the samples' counters are not held
                 # through the parts' writing beside a row group's deltas (the extract's peak), and each row
                 # group's deltas are a view of the one block
-                rows.make_all(released=_trim, order=_part_order(ivf, keep))
+                order = _part_order(ivf, keep)
+                _trim()         # the engine step's and the interval frame's freed temporaries: pages back first
+                rows.make_all(released=_trim, order=order)
+                del order
                 where = self._write("intervals", ivf, all_counters, take=keep, deltas=rows)
                 self.counters |= {c for c, v in zip(rows.counters, rows.valued) if v}
                 if ahead.any():                # what a later chunk in time order must see as stored
@@ -456,11 +459,19 @@ def _with(frame: pd.DataFrame, later, rows) -> pd.DataFrame:
 
 def _part_order(frame: pd.DataFrame, take: np.ndarray | None) -> np.ndarray:
     """The rows of ``frame`` (of its rows ``take``: None, all) in the order :meth:`FileAdder._write` writes them:
-    part by part ((cec, month) in order), each part's rows in their order."""
+    part by part ((cec, month) in order), each part's rows in their order; None when that is every row of the
+    frame in its own order (``make_all``'s order None: the same block, each part's rows a range of it)."""
     keys = frame[["cec", "month"]] if take is None else frame[["cec", "month"]].iloc[take]
     got = list(keys.groupby(["cec", "month"], observed=True, sort=True).indices.values())
     order = np.concatenate(got) if got else np.zeros(0, np.int64)
+    if take is None and _in_order(order):
+        return None     # the frame's own order (one part, the usual chunk): no order nor inverse held, nor rows taken
     return order if take is None else np.asarray(take)[order]
+
+
+def _in_order(order: np.ndarray) -> bool:
+    """``order`` is 0, 1, 2, ... (the rows as they are)."""
+    return not len(order) or (int(order[0]) == 0 and bool((np.diff(order) == 1).all()))
 
 
 def _trim() -> None:

@@ -257,6 +257,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     n = len(S)
     kind_abs = np.array([str(x) == "absolute" for x in S.cats["kind"].categories] + [False], bool)
     is_abs = kind_abs[S["kind"]]
+    kinds_both = bool(is_abs.any() and (~is_abs).any())
     gid, count = dense(*row_key(S, _KEY + ["kind"]))
     t = S["time"].view(np.int64)
     order, rising = rising_within(gid, count, t, strict=False)
@@ -295,6 +296,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
         oc, op = cur[out_pos], prev[out_pos]
         oa = a[out_pos]
         osame = same[out_pos]
+        del cand, pos, newrun, out_pos
     else:             # deltas only (subtype 1): every record is an interval, no run can break
         verchg = setchg = spdchg = firstmid = dec
         oc, op, oa, osame = cur, prev, a, same
@@ -345,9 +347,20 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
                      "the first record of a run is a baseline only")
     t_order = time_order(S["time"])           # the samples in time order, shared by the record-level checks
     findings += run_start_changes(S, t_order)
+    # the other record-level checks' findings (of the samples alone) made now, listed after the intervals' own
+    # (_data_checks): the samples' columns and working arrays go before the interval rows' checks and buckets
+    rec_findings = cpu_presence(S, t_order) + system_moves(S, t_order)
+    del gid, order, g_s, cur, sets_, t_order, rows_at, same, first, is_abs
+    src = S[FILE_COLUMN] if FILE_COLUMN in S.a else S["source"]
+    same_file = src[op] == src[oc]
+    prev_t = t[op]
+    del src, t, prev, op
 
     O = S.take(oc)                              # the identity columns of the interval rows
-    istart = np.where(osame, t[op], O["run_start"].view(np.int64)).view("datetime64[ns]")
+    del S, oc
+    O.detach()              # the samples' columns freed (their codes are made again from the interval rows')
+    istart = np.where(osame, prev_t, O["run_start"].view(np.int64)).view("datetime64[ns]")
+    del prev_t
     iend = O["time"].copy()
     if "rec_start" in O.a:
         findings += _stated_intervals(O, osame, istart, iend)
@@ -364,12 +377,12 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     O.a["_measured"] = np.asarray(osame, dtype=bool)     # the start is the CPU's sample before (not a run start)
     # ... of the same file: an interval between two files (the dataset's stored sample before a gap a later file
     # fills) is a weaker measure of the usual length, which the odd-length mark compares with
-    src = S[FILE_COLUMN] if FILE_COLUMN in S.a else S["source"]
-    O.a["_same_file"] = O.a["_measured"] & (src[op] == src[oc])
+    O.a["_same_file"] = O.a["_measured"] & same_file
+    del same_file
 
     # both kinds for the same interval: keep the delta row
     keep_rows = None
-    if is_abs.any() and (~is_abs).any():
+    if kinds_both:
         okind = kind_abs[O["kind"]]
         kf = O.frame(cols=[*LPAR_KEY, "cpu", "class", "time"])    # the same CPU interval of the same machine
         dkeys = pd.MultiIndex.from_frame(kf.loc[~okind])
@@ -385,12 +398,10 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
                     system=system, cec=cec, count=len(g)))
             keep_rows = np.flatnonzero(~drop)
             O = O.take(keep_rows)
+            O.detach()
 
-    qb, f, mt_kill = _data_checks(O, counters, S, t_order)
+    qb, f, mt_kill = _data_checks(O, counters, rec_findings)
     findings += f
-    # the samples' per-row working arrays are done with (the findings are made): freed before the buckets and the
-    # end of the deltas, the top of the month's cold export (about 25 MB of it)
-    del gid, order, g_s, prev, cur, sets_, t_order, rows_at
     gen_cat, fset_cat, qb, f = _generations(O, sets, qb)
     findings += f
     _buckets(O)
@@ -445,10 +456,11 @@ def _stated_intervals(O: Cols, osame: np.ndarray, istart: np.ndarray, iend: np.n
     return findings
 
 
-def _data_checks(O: Cols, counters: Sequence[str], S: Cols,
-                 t_order: np.ndarray) -> tuple[np.ndarray, list[Finding], tuple | None]:
-    """Quality bits and findings: lost data, MT per core, odd lengths, CPUs coming and going,
-    systems moving between CECs or changing machine; and the deltas to NaN (rows x MT counters), or None."""
+def _data_checks(O: Cols, counters: Sequence[str],
+                 rec_findings: list[Finding]) -> tuple[np.ndarray, list[Finding], tuple | None]:
+    """Quality bits and findings: lost data, MT per core, odd lengths, then ``rec_findings`` (the record-level
+    checks': CPUs coming and going, systems moving between CECs or changing machine, made before the samples'
+    columns were let go); and the deltas to NaN (rows x MT counters), or None."""
     findings: list[Finding] = []
     kill_at = None
     qb = np.zeros(len(O), dtype=np.int64)
@@ -496,8 +508,7 @@ def _data_checks(O: Cols, counters: Sequence[str], S: Cols,
         findings += emit(O.frame(np.flatnonzero(odd), _EMIT), "warning", "odd-length",
                          "an interval of system {system} ending {time} differs by more than 10% from the usual "
                          "length (CPU {cpus})", "busy and rates of that interval are less comparable")
-    findings += cpu_presence(S, t_order)
-    findings += system_moves(S, t_order)
+    findings += rec_findings
     return qb, findings, kill_at
 
 

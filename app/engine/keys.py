@@ -45,13 +45,19 @@ class Cols:
     def take(self, rows: np.ndarray) -> Cols:
         return Cols({c: v[rows] for c, v in self.a.items()}, self.cats, self, rows)
 
+    def detach(self) -> None:
+        """Let go of the parent (a :meth:`take`'s): codes not made yet are made from this one's columns (the
+        same groups: codes are only compared for equality), so the parent's columns can be freed."""
+        self._parent = self._rows = None
+
     def codes(self, c: str) -> tuple[np.ndarray, int]:
-        """Dense non-negative codes of column ``c`` and their count (NaT is a value of its own)."""
+        """Codes of column ``c`` and their count: a string column's category codes as they are (any integer
+        dtype, -1 for a missing name), else dense non-negative int64 codes (NaT is a value of its own)."""
+        if c in self.cats:              # the category codes as they are (int8 mostly): no int64 copy kept
+            return self.a[c], max(len(self.cats[c].categories), 1)
         got = self._codes.get(c)
         if got is None:
-            if c in self.cats:
-                got = self.a[c].astype(np.int64), max(len(self.cats[c].categories), 1)
-            elif self._parent is not None and c in self._parent.a:
+            if self._parent is not None and c in self._parent.a:
                 pc, m = self._parent.codes(c)
                 got = pc[self._rows], m
             else:
@@ -85,7 +91,7 @@ def row_key(cols: Cols, names: Sequence[str], rows: np.ndarray | None = None) ->
     for c in names:
         cd, m = cols.codes(c)
         if key is None:
-            key, span = cd, m
+            key, span = cd.astype(np.int64, copy=False), m
         else:
             if span * m >= 2 ** 62:            # keep the mixed key within int64: renumber it densely first
                 key, span = codes(key)

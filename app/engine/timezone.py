@@ -115,7 +115,7 @@ def record_offsets(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
 def _firsts(t: np.ndarray, codes: list[tuple[np.ndarray, int]], rows: np.ndarray) -> np.ndarray:
     """Positions (ascending) of the first of ``rows`` with each distinct time ``t`` (one per row) and text codes
     (``_text_codes`` of the whole frame, taken at ``rows``)."""
-    key, size = pd.factorize(t)[0].astype(np.int64), max(len(t), 1)
+    key, size = pd.factorize(t)[0].astype(np.int64, copy=False), max(len(t), 1)
     for code, n in codes:
         if size * n >= 2 ** 62:           # the codes no longer fit one integer: number the pairs so far first
             key, size = pd.factorize(key)[0].astype(np.int64), max(len(key), 1)
@@ -129,9 +129,15 @@ def _text_codes(s: pd.Series) -> tuple[np.ndarray, int]:
     if isinstance(s.dtype, pd.CategoricalDtype):
         labels = np.append(s.cat.categories.to_numpy(dtype=object), np.nan).astype(str)
         lab, n = pd.factorize(labels)[0], len(labels)
-        return lab[s.cat.codes.to_numpy()].astype(np.int64), n
+        return lab.astype(_narrow(n))[s.cat.codes.to_numpy()], n      # a row's code as narrow as they fit
     c, u = pd.factorize(s.to_numpy().astype(str))
-    return c.astype(np.int64), max(len(u), 1)
+    return c.astype(_narrow(len(u)), copy=False), max(len(u), 1)
+
+
+def _narrow(n: int) -> type:
+    """The narrowest signed integer dtype holding the codes 0..n-1 (the per-row codes of a frame's text columns:
+    an LPAR key's three columns at one byte a row, not eight)."""
+    return np.int8 if n <= 1 << 7 else np.int16 if n <= 1 << 15 else np.int32 if n <= 1 << 31 else np.int64
 
 
 def add_utc_offsets(iv: pd.DataFrame, frames: Sequence[pd.DataFrame], rec: pd.DataFrame | None = None
