@@ -344,7 +344,8 @@ class _Columns:
                     self.plan.append(("raw", raw, True))        # counters as they are: NaN NULL
                 elif raw is not None and raw.dtype == _NUMPY.get(kind):
                     self.plan.append(("raw", raw, False))       # no NULL possible: as they are
-                elif kind == _S and (names := _category_names(s := cats[name] if name in cats else frame[name], pool)) is not None:
+                elif kind == _S and (names := _category_names(
+                        s := cats[name] if name in cats else frame[name], pool)) is not None:
                     # a name a row is as wide as a counter or wider (a file's SHA-256: 64 bytes): the names
                     # converted once, a range's rows taken from them as it is made
                     codes = s.codes if isinstance(s, pd.Categorical) else s.cat.codes.to_numpy()

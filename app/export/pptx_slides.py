@@ -182,7 +182,8 @@ def chart_slides(frame: pd.DataFrame, sets: dict | None = None, ws=None, tz: str
     return out
 
 
-_PREPARED: dict = {}        # (id of a workspace, zone) -> (the workspace, a selection's lpar_interval frame, its charts)
+# (id of a workspace, zone) -> (the workspace, a selection's lpar_interval frame, its charts)
+_PREPARED: dict = {}
 _PREPARED_LOCK = threading.Lock()
 
 
