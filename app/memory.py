@@ -77,7 +77,9 @@ def streaming_heap() -> bool:
     every block of 1 MiB or more is given its own mapping (returned to the system when freed) and free heap
     pages over 1 MiB are returned at once.  glibc otherwise raises its mapping threshold to the largest block
     freed (up to 32 MiB), so a chunk's columns land in the heap and its holes keep the pages of the largest
-    chunk seen.  Process-wide and lasting; True when set (glibc only)."""
+    chunk seen.  And numpy's arrays of 4 MiB or more are no longer marked for transparent huge pages
+    (:func:`small_pages`).  Process-wide and lasting; True when the heap's thresholds are set (glibc only)."""
+    small_pages()
     lib = _glibc()
     if not lib:
         return False
@@ -86,6 +88,23 @@ def streaming_heap() -> bool:
                     and lib.mallopt(M_TRIM_THRESHOLD, STREAM_MMAP_THRESHOLD))
     except AttributeError:
         return False
+
+
+def small_pages() -> bool:
+    """Stop numpy marking its arrays of 4 MiB or more for transparent huge pages (``madvise(MADV_HUGEPAGE)``,
+    numpy's default on Linux): an array filled a part at a time (the extract's deltas, a counter column at a time
+    as the samples' blocks are let go) then becomes resident 4 KiB at a time, not 2 MiB, so it holds only what
+    is written (2 MiB more at the extract's peak otherwise).  Process-wide and lasting; True when numpy was
+    marking them (False: it was not, or this numpy has no such switch)."""
+    try:
+        from numpy._core import multiarray as ma
+    except ImportError:                 # numpy 1.x
+        try:
+            from numpy.core import multiarray as ma
+        except ImportError:
+            return False
+    switch = getattr(ma, "_set_madvise_hugepage", None)
+    return bool(switch(False)) if switch is not None else False
 
 
 def reset_peak() -> bool:

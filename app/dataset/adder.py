@@ -466,7 +466,8 @@ def _part_order(frame: pd.DataFrame, take: np.ndarray | None) -> np.ndarray:
     order = np.concatenate(got) if got else np.zeros(0, np.int64)
     if take is None and _in_order(order):
         return None     # the frame's own order (one part, the usual chunk): no order nor inverse held, nor rows taken
-    return order if take is None else np.asarray(take)[order]
+    out = order if take is None else np.asarray(take)[order]
+    return out.astype(np.int32) if len(out) < 2**31 - 1 else out      # (make_all holds it narrow: no 2nd copy)
 
 
 def _in_order(order: np.ndarray) -> bool:

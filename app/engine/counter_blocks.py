@@ -306,36 +306,48 @@ class DeltaRows:
         counter contiguous, letting go of the samples' counters a block of them at a time as their deltas are
         made (:meth:`SampleCounters.block_groups`): the samples' counters and the deltas are never both held
         whole, and :meth:`rows` then reads the block (the values of :meth:`raw` and :meth:`marks`, each
-        counter's whole column made at once).  ``released``: called each time about :data:`TRIM_BYTES` of the
-        counters were let go, and at the end (a block under the C heap's mapping threshold is freed into the
-        heap: trimmed, its pages go back).  ``order``: the frame's rows in the order the block holds them (a
+        counter's whole column made at once).  ``released``: called once the setup's row arrays are made (their
+        temporaries freed), each time about :data:`TRIM_BYTES` of the counters were let go, and at the end (a
+        block under the C heap's mapping threshold is freed into the heap: trimmed, its pages go back).  ``order``
+        (row numbers as narrow as they fit): the frame's rows in the order the block holds them (a
         writer's: each part's rows then one range of the block, read as a view; the rows it leaves out follow,
         in order); None: the frame's order.  Nothing when made already or the counters were let go."""
         if self._D is not None or self._C is None:
             return
+        n = self.n
+        idx = np.int32 if n < 2**31 - 1 else np.int64     # row numbers of the setup arrays, as narrow as they fit
         if order is not None:
-            order = np.asarray(order, dtype=np.int64)
-            if len(order) < self.n:
-                order = np.concatenate((order, np.setdiff1d(np.arange(self.n), order)))
-            self._inv = np.empty(self.n, np.int64)
-            self._inv[order] = np.arange(self.n)
+            order = np.asarray(order)
+            if len(order) < n:                          # the rows it leaves out follow, in order
+                seen = np.zeros(n, bool)
+                seen[order] = True
+                order = np.concatenate((order, np.flatnonzero(~seen)))
+                del seen
+            order = order.astype(idx, copy=False)
+            self._inv = np.empty(n, idx)
+            self._inv[order] = np.arange(n, dtype=idx)
         self._order = order
         keep = self._keep if order is None else (order if self._keep is None else self._keep[order])
-        cur, prev, bits = (self._cur, self._prev, self._bits) if keep is None else \
-            (self._cur[keep], self._prev[keep], self._bits[keep])
         oa = self._oa if self._oa is None or keep is None else self._oa[keep]
         if oa is not None and not oa.any():
             oa = None                                   # no running total among the rows: no subtraction
-        D = np.empty((len(self.counters), len(cur)), np.float64).T     # pages taken as each column is made
+        bits = self._bits if keep is None else self._bits[keep]
+        absent = {bit: np.flatnonzero((bits & bit) == 0) for bit, _ in self._set_cols}
+        del bits
         C, self._C = self._C, None
         stops = C.stops
         groups = C.block_groups() if len(self.counters) else []
         del C
         groups.reverse()                                # popped in the order of the blocks
-        absent = {bit: np.flatnonzero((bits & bit) == 0) for bit, _ in self._set_cols}
         big = int(np.argmax(np.diff(stops, prepend=0))) if len(stops) else 0
-        at_cur = _Rows(cur, stops, big)
-        at_prev = _Rows(prev, stops, big) if oa is not None else None
+        # each a gathered copy let go once its rows are found (the previous sample's only for running totals)
+        at_cur = _Rows(self._cur if keep is None else self._cur[keep], stops, big)
+        at_prev = None if oa is None else _Rows(self._prev if keep is None else self._prev[keep], stops, big)
+        m = at_cur.n
+        del keep
+        if released is not None:
+            released()          # the setup's freed temporaries (heap holes) handed back before the deltas' pages
+        D = np.empty((len(self.counters), m), np.float64).T     # pages taken as each column is made
         rows_most = int(np.diff(stops, prepend=0).max()) if len(stops) else 0
         gone = 0
         while groups:
