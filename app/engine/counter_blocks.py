@@ -366,6 +366,10 @@ class DeltaRows:
                 gone = 0
         self.marks(D, order)
         self._D = D
+        # what only the rows before the drop and the marks read (raw, fill_group, marks): every row is made, so
+        # :meth:`rows` reads the block alone (the row arrays of the samples were held through the parts' writing)
+        self._cur = self._prev = self._bits = self._oa = self._keep = self._vers = self._kill = None
+        self._absent_all, self._cuts = None, {}
 
     def made_rows(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows ``a`` to ``b`` of the block :meth:`make_all` made: their rows of the frame and their deltas (a
