@@ -204,7 +204,10 @@ def with_names(s: pd.Series, rows: np.ndarray, values) -> pd.Categorical | None:
     of string categories (each name once: written as the same strings as that object column, without a string
     a row); None when ``s`` is not a categorical of distinct string categories without missing values, or a value
     is neither text nor missing (then the object column's way)."""
-    if not isinstance(s.dtype, pd.CategoricalDtype) or _category_names(s) is None:
+    import pyarrow as pa
+
+    # (the names' test array from the system allocator: Arrow's default pool maps a segment of megabytes for it)
+    if not isinstance(s.dtype, pd.CategoricalDtype) or _category_names(s, pa.system_memory_pool()) is None:
         return None
     codes = s.cat.codes.to_numpy()
     cats = s.cat.categories.astype(str)
