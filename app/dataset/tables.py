@@ -279,6 +279,12 @@ def _kinds() -> dict:
 # are what a part's writing adds to the chunk held (4 MiB: 33 MB at the extract's peak against 41 MB with 8 MiB,
 # for about 2 % more CPU: each group costs a fixed 10-25 ms, mostly the samples table's all-NULL counter columns)
 GROUP_BYTES = 4 << 20
+# about the bytes one row group makes of a part whose counters are views of the frame's arrays (a samples part of
+# a chunk's rows in one run; _Columns.group_rows): measured, such a group adds about 115 bytes a row to the
+# extract's resident size (names, validity bitmaps, the writer's buffers of a column), so 1 MiB (about 11,000
+# rows: two groups for a 20,000-row part, not four) leaves the peak as it was (21.7-22.5 MB above a warm
+# process on the 200 MB file; one group a part: 24.0-24.4 MB) and saves the fixed cost of two groups a part
+VIEW_GROUP_BYTES = 1 << 20
 _GROUP_MIN_ROWS = 2048
 
 
@@ -372,6 +378,20 @@ class _Columns:
         the frame has (a number, a time, a string's offset)."""
         return 8 * sum(1 for p in self.plan if p[0] != "null")
 
+    def group_rows(self) -> int:
+        """Rows a row group (:func:`write_frame`): about :data:`GROUP_BYTES` of :meth:`width` when the part's
+        counters are made a group at a time (deltas, a block in row order, rows gathered by ``take``); else
+        (the counters views of the frame's arrays: a samples part of a chunk's rows in one run) about
+        :data:`VIEW_GROUP_BYTES` of what a group makes: 1 byte a row for a column handed to Arrow as a view (at
+        most a validity bitmap), 8 for names taken a group at a time and for the NULL array each type of
+        absent column shares; nothing for a column made once for the part (times, one-name columns).  Each row
+        group costs every one of a samples part's 264 columns a fixed 20-50 us of the writer's."""
+        if self.deltas is not None or self.block or self.take is not None:
+            return GROUP_BYTES // max(1, self.width())
+        made = sum(1 if p[0] == "raw" else 8 if p[0] == "names" and not p[3] else 0 for p in self.plan)
+        made += 8 * len({t for t, p in zip(self.types, self.plan) if p[0] == "null"})
+        return VIEW_GROUP_BYTES // max(1, made)
+
     def table(self, a: int = 0, b: int | None = None):
         """Rows ``a`` to ``b`` as a pyarrow Table (its copies from the system allocator: :func:`write_frame`)."""
         import pyarrow as pa
@@ -432,8 +452,9 @@ def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):
 def write_frame(table: str, frame: pd.DataFrame, counters: Sequence[str], path, rows: int | None = None,
                 take: np.ndarray | None = None, deltas=None) -> np.ndarray | None:
     """Write ``frame`` as one part file (:func:`write_part`'s options, the schema of :func:`schema_of`) a row
-    group at a time: ``rows`` rows a group, by default about :data:`GROUP_BYTES` of the frame's columns
-    (:meth:`_Columns.width`; at least 4,096 rows).  Only one group's Arrow copies (a samples frame's counters,
+    group at a time: ``rows`` rows a group, by default :meth:`_Columns.group_rows` (about :data:`GROUP_BYTES`
+    of the frame's columns, or :data:`VIEW_GROUP_BYTES` of what a group makes when its counters are views; at
+    least 2,048 rows).  Only one group's Arrow copies (a samples frame's counters,
     transposed) and the Parquet writer's buffers of one group exist at once, not those of the whole frame.
     ``take``: only these rows of ``frame``, in this order (the part of ``frame.take(take)``, the rows gathered
     a group at a time: no copy of the frame).  ``deltas``: the frame's counters (the intervals of
@@ -444,7 +465,9 @@ def write_frame(table: str, frame: pd.DataFrame, counters: Sequence[str], path, 
     import pyarrow.parquet as pq
 
     cols = _Columns(table, frame, counters, take, deltas)
-    step = rows or max(_GROUP_MIN_ROWS, GROUP_BYTES // max(1, cols.width()))
+    step = rows or max(_GROUP_MIN_ROWS, cols.group_rows())
+    if rows is None and cols.n > step:      # groups of even size: no small last group paying a group's fixed cost
+        step = -(-cols.n // -(-cols.n // step))
     valued = cols.valued if deltas is not None else None
     if cols.n <= step:
         write_part(cols.table(), path, pa.system_memory_pool())
