@@ -83,7 +83,8 @@ def record_offsets(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """One row per system and record time: cec, lpar, system, time, offset_s (local - UTC, to the nearest
     quarter hour), source and offset (the first record stating it).  Records without a usable local time
     are left out."""
-    parts = []
+    cols = [*LPAR_KEY, "time", "offset_s", "source", "file_offset"]
+    parts: dict[str, list[np.ndarray]] = {c: [] for c in cols}
     for f in frames:
         if "local_time" not in f.columns or not len(f):
             continue
@@ -97,19 +98,38 @@ def record_offsets(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
         ok = np.flatnonzero(ok)
         ok = ok[_firsts(t[ok].view(np.int64), [_text_codes(f[c]) for c in LPAR_KEY], ok)]
         diff = (loc[ok].view(np.int64) - t[ok].view(np.int64)) / _NS
-        off = np.round(diff / QUARTER_S).astype(np.int64) * QUARTER_S
-
-        def text(c: str) -> np.ndarray:           # the rows' values as numpy text (the rows taken first)
-            return f[c].iloc[ok].to_numpy().astype(str)
-
-        part = pd.DataFrame({"cec": text("cec"), "lpar": text("lpar"), "system": text("system"), "time": t[ok],
-                             "offset_s": off, "source": text("source"), "file_offset": f["offset"].to_numpy()[ok]})
-        parts.append(part)
-    cols = [*LPAR_KEY, "time", "offset_s", "source", "file_offset"]
-    if not parts:
+        for c in (*LPAR_KEY, "source"):
+            parts[c].append(_text_at(f[c], ok))
+        parts["time"].append(t[ok])
+        parts["offset_s"].append(np.round(diff / QUARTER_S).astype(np.int64) * QUARTER_S)
+        parts["file_offset"].append(f["offset"].to_numpy()[ok])
+    if not parts["time"]:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in cols})
-    out = pd.concat(parts, ignore_index=True).drop_duplicates([*LPAR_KEY, "time"])
-    return out.sort_values([*LPAR_KEY, "time"], kind="stable").reset_index(drop=True)
+    a = {c: (v[0] if len(v) == 1 else np.concatenate(v)) for c, v in parts.items()}
+    # one row per system and time (the first, in frame order), in the order of (cec, lpar, system, time): a
+    # stable sort on the texts' ranks (numpy's order of strings is Python's, as pandas sorts them) and the
+    # times, the first row of each key kept -- what drop_duplicates, then a stable sort_values, gave
+    ranks = [np.unique(a[c], return_inverse=True)[1].reshape(-1) for c in LPAR_KEY]
+    tv = a["time"].view(np.int64)
+    order = np.lexsort((tv, *ranks[::-1]))
+    new = np.ones(len(order), bool)
+    if len(order) > 1:
+        same = tv[order[1:]] == tv[order[:-1]]
+        for r in ranks:
+            same &= r[order[1:]] == r[order[:-1]]
+        new[1:] = ~same
+    order = order[new]
+    return pd.DataFrame({c: a[c][order] for c in cols})
+
+
+def _text_at(s: pd.Series, rows: np.ndarray) -> np.ndarray:
+    """``s.iloc[rows].to_numpy().astype(str)``: a categorical's text made once per category (a missing value
+    'nan', as ``astype(str)`` gives it)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        cat = s.array
+        labels = np.append(cat.categories.to_numpy(dtype=object), np.nan).astype(str)
+        return labels[cat.codes[rows]]          # code -1 (missing): the last label, 'nan'
+    return s.iloc[rows].to_numpy().astype(str)
 
 
 def _firsts(t: np.ndarray, codes: list[tuple[np.ndarray, int]], rows: np.ndarray) -> np.ndarray:
