@@ -1,4 +1,4 @@
-"""``timezone.record_offsets``: one row per (cec, lpar, system, time), the first record stating it in frame order
+"""``timezone.record_offsets`` and ``_system_rows``. record_offsets: one row per (cec, lpar, system, time), the first record stating it in frame order
 (a later frame's copy of the same system and time is not kept), sorted by cec, lpar, system (as text) and time;
 names held as categoricals or as strings give the same text (a missing one: 'nan')."""
 
@@ -46,3 +46,23 @@ def test_first_record_of_each_system_and_time_sorted_by_name_and_time():
              r.source, r.file_offset) for r in got.itertuples(index=False)]
     assert rows == want
     assert got.index.tolist() == list(range(5))
+
+
+def test_system_rows_as_a_groupby_of_the_key():
+    """``timezone._system_rows``: each system's key and rows, in the groupby's order (categoricals: the
+    categories' order, here not the text's; a row with a missing name in no group), as a groupby gives them."""
+    from app.engine.timezone import _system_rows
+
+    cec = pd.Categorical(["C2", "C1", "C2", "C1", "C2", "C1"], categories=["C2", "C1"])
+    lpar = pd.Categorical(["LB", "LA", "LA", "LA", None, "LB"], categories=["LB", "LA"])
+    iv = pd.DataFrame({"cec": cec, "lpar": lpar, "system": pd.Categorical(["S"] * 6)})
+    got = [(k, rows.tolist()) for k, rows in _system_rows(iv)]
+    # by the codes: C2 before C1, LB before LA; row 4 (no LPAR) in no group; rows ascending
+    assert got == [(("C2", "LB", "S"), [0]), (("C2", "LA", "S"), [2]), (("C1", "LB", "S"), [5]),
+                   (("C1", "LA", "S"), [1, 3])]
+    want = [(k, rows.tolist()) for k, rows in iv.groupby(["cec", "lpar", "system"], observed=True,
+                                                        sort=True).indices.items()]
+    assert got == want
+    # names held as strings: the groupby itself
+    plain = iv.astype(str)
+    assert [k for k, _ in _system_rows(plain)] == list(plain.groupby(["cec", "lpar", "system"], sort=True).indices)
