@@ -1,5 +1,6 @@
-"""``deltas._categorical`` / ``_codes_dtype``: name columns of several frames (categoricals, strings) joined into one categorical equal to ``astype("category")`` of the joined text, its codes of the type
-pandas keeps (int8 for a few names), its dtype made once for the same names."""
+"""``deltas._categorical`` / ``_codes_dtype``: name columns of several frames (categoricals, strings) joined
+into one categorical equal to ``astype("category")`` of the joined text, its codes of the type pandas keeps
+(int8 for a few names), its dtype made once for the same names."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""``timezone.record_offsets`` and ``_system_rows``. record_offsets: one row per (cec, lpar, system, time), the first record stating it in frame order
-(a later frame's copy of the same system and time is not kept), sorted by cec, lpar, system (as text) and time;
-names held as categoricals or as strings give the same text (a missing one: 'nan')."""
+"""``timezone.record_offsets`` and ``_system_rows``.  record_offsets: one row per (cec, lpar, system, time),
+the first record stating it in frame order (a later frame's copy of the same system and time is not kept),
+sorted by cec, lpar, system (as text) and time; names held as categoricals or as strings give the same text (a
+missing one: 'nan')."""
 
 from __future__ import annotations
 
