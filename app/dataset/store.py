@@ -422,7 +422,10 @@ class Dataset:
             samples = samples.pop()
         ctx = dedup.with_tail(dedup.context_samples(self, samples), tail)
         if sha is not None:         # each sample's file: the stored ones' own, this file's for those it holds too
-            samples = samples.assign(**{FILE_COLUMN: sha})
+            # one name in every row: a categorical (the engine factorizes it by its one category, not a string
+            # a row: 7 ms a chunk)
+            samples = samples.assign(**{FILE_COLUMN: pd.Categorical.from_codes(
+                np.zeros(len(samples), np.int8), categories=pd.Index([sha], dtype="str"))})
             if ctx is not None and len(ctx):
                 # a copy: the column's own array may come back (then marking the file's samples below named the
                 # stored samples' file with this file's hash, and the intervals they end with it)

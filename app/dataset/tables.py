@@ -282,6 +282,12 @@ def _kinds() -> dict:
 # are what a part's writing adds to the chunk held (4 MiB: 33 MB at the extract's peak against 41 MB with 8 MiB,
 # for about 2 % more CPU: each group costs a fixed 10-25 ms, mostly the samples table's all-NULL counter columns)
 GROUP_BYTES = 4 << 20
+# about the bytes one row group makes of a part whose counters are views of the frame's arrays (a samples part of
+# a chunk's rows in one run; _Columns.group_rows): measured, such a group adds about 115 bytes a row to the
+# extract's resident size (names, validity bitmaps, the writer's buffers of a column), so 1 MiB (about 11,000
+# rows: two groups for a 20,000-row part, not four) leaves the peak as it was (21.7-22.5 MB above a warm
+# process on the 200 MB file; one group a part: 24.0-24.4 MB) and saves the fixed cost of two groups a part
+VIEW_GROUP_BYTES = 1 << 20
 _GROUP_MIN_ROWS = 2048
 
 
@@ -321,6 +327,10 @@ class _Columns:
         self.deltas = deltas            # the frame's counters made for each range of rows (DeltaRows)
         at = {c: j for j, c in enumerate(deltas.counters)} if deltas is not None else {}
         self.valued = np.zeros(len(at), bool)       # the deltas' counters with a value in a row written
+        # ... told by each group's Arrow array of them (its NULL count: NaN is NULL), not by a test of every delta
+        # (np.isnan of a group's rows x counters: a temporary of a byte a delta, 2.5 MB for 20,000 rows), when
+        # every one of them is a column of the part (set below)
+        self.planned = False
         block = {} if table != "samples" else {c: arrays[c] for c in self.names if c in arrays and is_counter(c)}
         # strided counters (a block in row order) only: a counter held as one contiguous array (the SMF reader's
         # block in column order, pandas' own layout) is handed to Arrow as it is, a group's rows a view of it
@@ -365,6 +375,7 @@ class _Columns:
                     elif (self.start, self.n) != (0, len(frame)):
                         s = s.iloc[self.start:self.start + self.n]
                     self.plan.append(("whole", _column(s, kind, pool)))
+        self.planned = len(at) > 0 and len({p[1] for p in self.plan if p[0] == "deltas"}) == len(at)
 
     def absent(self) -> list[str]:
         """The columns no row has a value in: those the frame lacks (NULL in every row)."""
@@ -374,6 +385,20 @@ class _Columns:
         """Bytes a row of the frame's columns in Arrow and in the Parquet writer's buffers: 8 for each column
         the frame has (a number, a time, a string's offset)."""
         return 8 * sum(1 for p in self.plan if p[0] != "null")
+
+    def group_rows(self) -> int:
+        """Rows a row group (:func:`write_frame`): about :data:`GROUP_BYTES` of :meth:`width` when the part's
+        counters are made a group at a time (deltas, a block in row order, rows gathered by ``take``); else
+        (the counters views of the frame's arrays: a samples part of a chunk's rows in one run) about
+        :data:`VIEW_GROUP_BYTES` of what a group makes: 1 byte a row for a column handed to Arrow as a view (at
+        most a validity bitmap), 8 for names taken a group at a time and for the NULL array each type of
+        absent column shares; nothing for a column made once for the part (times, one-name columns).  Each row
+        group costs every one of a samples part's 264 columns a fixed 20-50 us of the writer's."""
+        if self.deltas is not None or self.block or self.take is not None:
+            return GROUP_BYTES // max(1, self.width())
+        made = sum(1 if p[0] == "raw" else 8 if p[0] == "names" and not p[3] else 0 for p in self.plan)
+        made += 8 * len({t for t, p in zip(self.types, self.plan) if p[0] == "null"})
+        return VIEW_GROUP_BYTES // max(1, made)
 
     def table(self, a: int = 0, b: int | None = None):
         """Rows ``a`` to ``b`` as a pyarrow Table (its copies from the system allocator: :func:`write_frame`)."""
@@ -392,7 +417,7 @@ class _Columns:
         dm = None
         if self.deltas is not None:     # (rows x counters) float64, each counter contiguous: NaN stored as NULL
             dm = self.deltas.rows(rows)
-            if n:
+            if n and not self.planned:      # (a counter the schema does not list: every one tested here)
                 self.valued |= ~np.isnan(dm).all(axis=0)
         nulls: dict = {}        # one all-NULL array per type, shared by every absent column (a samples part has
         # 240 counter columns, most of them absent: one array each took 8 bytes a row each)
@@ -404,6 +429,8 @@ class _Columns:
                 cols.append(pa.array(p[1][rows], type=t, from_pandas=p[2], memory_pool=pool))
             elif p[0] == "deltas":
                 cols.append(pa.array(dm[:, p[1]], type=t, from_pandas=True, memory_pool=pool))
+                if self.planned and cols[-1].null_count < n:       # NaN is NULL: a value in some row
+                    self.valued[p[1]] = True
             elif p[0] == "names" and p[3]:     # one name in every row (a file's name, its SHA-256, its CEC...):
                 # the group's array a slice of one made once for the part (each group's take copied the name
                 # into every row again)
@@ -435,8 +462,9 @@ def to_table(table: str, frame: pd.DataFrame, counters: Sequence[str]):
 def write_frame(table: str, frame: pd.DataFrame, counters: Sequence[str], path, rows: int | None = None,
                 take: np.ndarray | None = None, deltas=None) -> np.ndarray | None:
     """Write ``frame`` as one part file (:func:`write_part`'s options, the schema of :func:`schema_of`) a row
-    group at a time: ``rows`` rows a group, by default about :data:`GROUP_BYTES` of the frame's columns
-    (:meth:`_Columns.width`; at least 4,096 rows).  Only one group's Arrow copies (a samples frame's counters,
+    group at a time: ``rows`` rows a group, by default :meth:`_Columns.group_rows` (about :data:`GROUP_BYTES`
+    of the frame's columns, or :data:`VIEW_GROUP_BYTES` of what a group makes when its counters are views; at
+    least 2,048 rows).  Only one group's Arrow copies (a samples frame's counters,
     transposed) and the Parquet writer's buffers of one group exist at once, not those of the whole frame.
     ``take``: only these rows of ``frame``, in this order (the part of ``frame.take(take)``, the rows gathered
     a group at a time: no copy of the frame).  ``deltas``: the frame's counters (the intervals of
@@ -447,7 +475,9 @@ def write_frame(table: str, frame: pd.DataFrame, counters: Sequence[str], path, 
     import pyarrow.parquet as pq
 
     cols = _Columns(table, frame, counters, take, deltas)
-    step = rows or max(_GROUP_MIN_ROWS, GROUP_BYTES // max(1, cols.width()))
+    step = rows or max(_GROUP_MIN_ROWS, cols.group_rows())
+    if rows is None and cols.n > step:      # groups of even size: no small last group paying a group's fixed cost
+        step = -(-cols.n // -(-cols.n // step))
     valued = cols.valued if deltas is not None else None
     if cols.n <= step:
         write_part(cols.table(), path, pa.system_memory_pool())

@@ -17,6 +17,7 @@ previous frame-based implementation; the two give identical intervals and findin
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from functools import partial
 
@@ -116,8 +117,10 @@ def _labels_codes(f: pd.DataFrame, c: str) -> tuple[list[str], np.ndarray]:
     if c not in f.columns:
         return [""], np.zeros(len(f), np.int64)
     s = f[c]
-    if isinstance(s.dtype, pd.CategoricalDtype) and not s.isna().any():
-        return [str(x) for x in s.cat.categories], s.cat.codes.to_numpy()
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        cat = s.array                       # the Categorical itself: its codes without a Series made of them
+        if not (cat.codes < 0).any():       # (a missing value is code -1: the text way, as astype(str) gives)
+            return [str(x) for x in cat.categories], cat.codes
     codes, uniq = pd.factorize(s.astype(str).to_numpy(dtype=object))
     return [str(x) for x in uniq], codes.astype(np.int64)
 
@@ -125,6 +128,19 @@ def _labels_codes(f: pd.DataFrame, c: str) -> tuple[list[str], np.ndarray]:
 def _categorical(parts: list[tuple[list[str], np.ndarray]]) -> pd.Categorical:
     """One categorical over the parts, categories sorted and only those used (what ``astype("category")`` of
     the joined strings gives), built from the codes: no per-row string round trip."""
+    codes, dtype = _codes_dtype(parts)
+    return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+
+
+@functools.lru_cache(maxsize=256)
+def _dtype_of(labels: tuple[str, ...]) -> pd.CategoricalDtype:
+    """The categorical dtype of these (sorted, distinct) string categories, made once per set of them (a chunk's
+    nine name columns each took one, about 0.3 ms apiece, for the same few names chunk after chunk)."""
+    return pd.CategoricalDtype(pd.Index(list(labels), dtype=object).astype("str"))
+
+
+def _codes_dtype(parts: list[tuple[list[str], np.ndarray]]) -> tuple[np.ndarray, pd.CategoricalDtype]:
+    """The codes and dtype of :func:`_categorical` (``parts``), without the Categorical."""
     labels = sorted({x for lab, _ in parts for x in lab})
     pos = {x: i for i, x in enumerate(labels)}
     used = np.zeros(len(labels), bool)
@@ -140,8 +156,9 @@ def _categorical(parts: list[tuple[list[str], np.ndarray]]) -> pd.Categorical:
     else:
         codes = np.concatenate([remap[m].astype(ctype)[cd] for m, (_, cd) in zip(maps, parts)]) \
             if parts else np.zeros(0, ctype)
-    labels = [x for x, u in zip(labels, used) if u]
-    return pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype=object).astype("str"))
+    k = int(used.sum())          # the code type pandas' from_codes keeps (the smallest holding k categories)
+    code_type = np.int8 if k < 127 else np.int16 if k < 32_767 else np.int32 if k < 2**31 - 1 else np.int64
+    return codes.astype(code_type, copy=False), _dtype_of(tuple(x for x, u in zip(labels, used) if u))
 
 
 def _identity(frames: Sequence[pd.DataFrame], stated: list[str]) -> Cols:
@@ -151,14 +168,13 @@ def _identity(frames: Sequence[pd.DataFrame], stated: list[str]) -> Cols:
     cats: dict[str, pd.CategoricalDtype] = {}
     for c, t in IDENTITY_COLUMNS.items():
         if t == "category":       # factorize strings once; every later grouping works on the codes
-            cat = _categorical([_labels_codes(f, c) for f in frames])
-            a[c], cats[c] = np.asarray(cat.codes), cat.dtype
+            a[c], cats[c] = _codes_dtype([_labels_codes(f, c) for f in frames])
         else:
             parts = [f[c].to_numpy(dtype=t) if c in f.columns else np.zeros(len(f), dtype=t) for f in frames]
             a[c] = parts[0] if len(parts) == 1 else np.concatenate(parts)
     if any(FILE_COLUMN in f.columns for f in frames):
-        a[FILE_COLUMN] = np.asarray(_categorical([_labels_codes(f, FILE_COLUMN) if FILE_COLUMN in f.columns else
-                                                  _labels_codes(f, "source") for f in frames]).codes)
+        a[FILE_COLUMN] = _codes_dtype([_labels_codes(f, FILE_COLUMN) if FILE_COLUMN in f.columns else
+                                       _labels_codes(f, "source") for f in frames])[0]
     for c in stated:
         parts = [f[c].to_numpy(dtype="datetime64[ns]") if c in f.columns else
                  np.full(len(f), np.datetime64("NaT"), "datetime64[ns]") for f in frames]

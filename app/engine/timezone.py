@@ -83,7 +83,8 @@ def record_offsets(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """One row per system and record time: cec, lpar, system, time, offset_s (local - UTC, to the nearest
     quarter hour), source and offset (the first record stating it).  Records without a usable local time
     are left out."""
-    parts = []
+    cols = [*LPAR_KEY, "time", "offset_s", "source", "file_offset"]
+    parts: dict[str, list[np.ndarray]] = {c: [] for c in cols}
     for f in frames:
         if "local_time" not in f.columns or not len(f):
             continue
@@ -97,19 +98,38 @@ def record_offsets(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
         ok = np.flatnonzero(ok)
         ok = ok[_firsts(t[ok].view(np.int64), [_text_codes(f[c]) for c in LPAR_KEY], ok)]
         diff = (loc[ok].view(np.int64) - t[ok].view(np.int64)) / _NS
-        off = np.round(diff / QUARTER_S).astype(np.int64) * QUARTER_S
-
-        def text(c: str) -> np.ndarray:           # the rows' values as numpy text (the rows taken first)
-            return f[c].iloc[ok].to_numpy().astype(str)
-
-        part = pd.DataFrame({"cec": text("cec"), "lpar": text("lpar"), "system": text("system"), "time": t[ok],
-                             "offset_s": off, "source": text("source"), "file_offset": f["offset"].to_numpy()[ok]})
-        parts.append(part)
-    cols = [*LPAR_KEY, "time", "offset_s", "source", "file_offset"]
-    if not parts:
+        for c in (*LPAR_KEY, "source"):
+            parts[c].append(_text_at(f[c], ok))
+        parts["time"].append(t[ok])
+        parts["offset_s"].append(np.round(diff / QUARTER_S).astype(np.int64) * QUARTER_S)
+        parts["file_offset"].append(f["offset"].to_numpy()[ok])
+    if not parts["time"]:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in cols})
-    out = pd.concat(parts, ignore_index=True).drop_duplicates([*LPAR_KEY, "time"])
-    return out.sort_values([*LPAR_KEY, "time"], kind="stable").reset_index(drop=True)
+    a = {c: (v[0] if len(v) == 1 else np.concatenate(v)) for c, v in parts.items()}
+    # one row per system and time (the first, in frame order), in the order of (cec, lpar, system, time): a
+    # stable sort on the texts' ranks (numpy's order of strings is Python's, as pandas sorts them) and the
+    # times, the first row of each key kept -- what drop_duplicates, then a stable sort_values, gave
+    ranks = [np.unique(a[c], return_inverse=True)[1].reshape(-1) for c in LPAR_KEY]
+    tv = a["time"].view(np.int64)
+    order = np.lexsort((tv, *ranks[::-1]))
+    new = np.ones(len(order), bool)
+    if len(order) > 1:
+        same = tv[order[1:]] == tv[order[:-1]]
+        for r in ranks:
+            same &= r[order[1:]] == r[order[:-1]]
+        new[1:] = ~same
+    order = order[new]
+    return pd.DataFrame({c: a[c][order] for c in cols})
+
+
+def _text_at(s: pd.Series, rows: np.ndarray) -> np.ndarray:
+    """``s.iloc[rows].to_numpy().astype(str)``: a categorical's text made once per category (a missing value
+    'nan', as ``astype(str)`` gives it)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        cat = s.array
+        labels = np.append(cat.categories.to_numpy(dtype=object), np.nan).astype(str)
+        return labels[cat.codes[rows]]          # code -1 (missing): the last label, 'nan'
+    return s.iloc[rows].to_numpy().astype(str)
 
 
 def _firsts(t: np.ndarray, codes: list[tuple[np.ndarray, int]], rows: np.ndarray) -> np.ndarray:
@@ -157,11 +177,14 @@ def utc_offsets(iv: pd.DataFrame, rec: pd.DataFrame) -> tuple[np.ndarray, list[F
     if not len(iv):
         return col, []
     findings: list[Finding] = []
-    known = {k: g for k, g in rec.groupby(LPAR_KEY, sort=False)} if len(rec) else {}
+    known: dict[tuple, list[int]] = {}      # each system's rows of ``rec``, in order (a row a system and time)
+    for i, k in enumerate(zip(*(rec[c].to_numpy(dtype=object) for c in LPAR_KEY)) if len(rec) else ()):
+        known.setdefault(k, []).append(i)
     ends = iv["interval_end"].to_numpy("datetime64[ns]").view(np.int64)
-    for key, rows in iv.groupby(LPAR_KEY, observed=True, sort=True).indices.items():
+    for key, rows in _system_rows(iv):
         key = tuple(str(k) for k in key)
-        g = known.get(key)
+        at = known.get(key)
+        g = None if at is None else rec.iloc[at]
         if g is None:
             src = iv["source"].iloc[rows[0]] if "source" in iv.columns else ""
             findings.append(make_finding(str(src), None, "info", "no-local-time",
@@ -183,6 +206,25 @@ def utc_offsets(iv: pd.DataFrame, rec: pd.DataFrame) -> tuple[np.ndarray, list[F
                                          "not a gap in the data", cec=key[0], lpar=key[1], system=key[2],
                                          time=when.isoformat()))
     return col, findings
+
+
+def _system_rows(iv: pd.DataFrame):
+    """``iv.groupby(LPAR_KEY, observed=True, sort=True).indices.items()``: each system's key and its rows
+    (ascending), in the order of the key; from the category codes when the key's columns are categoricals
+    (the engine's intervals: a groupby of them cost 5 ms a chunk for the one or few systems there are)."""
+    cols = [iv[c].array for c in LPAR_KEY]
+    if not all(isinstance(a, pd.Categorical) for a in cols):
+        yield from iv.groupby(LPAR_KEY, observed=True, sort=True).indices.items()
+        return
+    codes = [a.codes for a in cols]
+    r = np.flatnonzero(np.logical_and.reduce([c >= 0 for c in codes]))      # a missing name: no group
+    if not len(r):
+        return
+    sr = r[np.lexsort([c[r] for c in codes[::-1]])]        # by the codes (the categories' order), rows ascending
+    k = np.stack([c[sr] for c in codes])
+    cut = np.flatnonzero((k[:, 1:] != k[:, :-1]).any(axis=0)) + 1
+    for rows in np.split(sr, cut):
+        yield tuple(a.categories[c[rows[0]]] for a, c in zip(cols, codes)), rows
 
 
 # ------------------------------------------------------------------ use
