@@ -151,6 +151,7 @@ def keep_place(w: Any, view: Any) -> Any:
     if state is None or not state.shown or not view.added:
         return None
     w._partial = None
+    w._part_replaced = True     # the first table on screen was the part's (app/ui/first_table.py)
     t = w.table
     if view.table is None or not any(getattr(o.result, "readable", True) for o in view.added):
         # the whole read gave nothing to show (it failed): the part's rows and its LPAR's selection go
