@@ -306,3 +306,34 @@ def test_a_read_failing_after_the_part_leaves_no_part_rows(qtbot, window, big_fi
     assert w.errors and "disk gone" in w.errors[0]
     assert w.table.model.rowCount() == 0 and w.table.stack.currentIndex() == 0
     assert w._partial is None and not w.selection.value.nodes      # no LPAR of the part is left selected
+
+
+def test_the_whole_table_after_the_part_does_not_hold_the_next_job(qtbot, window, big_files, gate, monkeypatch):
+    """The part's table was the first on screen: the whole file's table replacing it does not hold the next view
+    job (the tree's class and CPU levels) for its paint (app/ui/first_table.py); a later open in an empty window
+    holds it again."""
+    w = window
+    holds: list[bool] = []
+    real_hold = w.runner.hold
+    monkeypatch.setattr(w.runner, "hold", lambda: (holds.append(bool(w.ws.files)), real_hold()))
+    assert w.open_files([big_files["time"]]) == 1
+    qtbot.waitUntil(lambda: _partial_shown(w), timeout=60_000)
+    gate.set()
+    wait_loaded(qtbot, w)
+    assert w.loaded() and w.errors == [] and w.table.model.rowCount() > 0
+    assert holds == []                                  # neither the part's table nor the whole file's held it
+    assert "_part_replaced" not in w.__dict__ and "_paint_watch" not in w.__dict__ and not w.runner._held
+    assert w.tree.model.rowCount() > 0 and w.loader.held == []
+
+
+def test_a_file_opened_the_usual_way_still_holds_the_next_job(qtbot, window, smf_b, monkeypatch):
+    """Without a part, the first table holds the next job until painted, even with a flag left from an earlier
+    part (opening files in an empty window starts afresh: first_table.begin)."""
+    w = window
+    holds: list[bool] = []
+    real_hold = w.runner.hold
+    monkeypatch.setattr(w.runner, "hold", lambda: (holds.append(bool(w.ws.files)), real_hold()))
+    w._part_replaced = True
+    assert w.open_files([smf_b]) == 1
+    wait_loaded(qtbot, w)
+    assert w.loaded() and w.errors == [] and holds == [True]    # once, with the file added: its first table
