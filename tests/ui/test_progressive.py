@@ -337,3 +337,58 @@ def test_a_file_opened_the_usual_way_still_holds_the_next_job(qtbot, window, smf
     assert w.open_files([smf_b]) == 1
     wait_loaded(qtbot, w)
     assert w.loaded() and w.errors == [] and holds == [True]    # once, with the file added: its first table
+
+
+def test_the_whole_files_table_brings_the_class_and_cpu_levels(qtbot, window, big_files, full_ws, gate, monkeypatch):
+    """A big file's whole table replacing its part comes with the tree's class and CPU levels, computed beside it
+    in the same job (render.compute_view ``deeper="beside"``: levels and table on two threads), without the CEC,
+    LPAR and pool values; the next job brings the values and the whole tree's nodes: once idle the tree shows
+    exactly ``ws.tree()``'s nodes and the table the whole file's rows."""
+    import app.ui.main_window as mw
+
+    w = window
+    jobs: list[tuple] = []
+    real = mw.compute_view
+
+    def spy(ws, sel, added, **kw):
+        jobs.append((len(added), kw.get("table"), kw.get("deeper")))
+        return real(ws, sel, added, **kw)
+    monkeypatch.setattr(mw, "compute_view", spy)
+    shown: list[tuple] = []
+    real_show = w._show_view
+
+    def show(view):
+        if view.added:      # the whole file's first view: what it carries, and the LPARs' busy not computed
+            lpars = [n for n in (view.roots or []) for n in n.children if n.level == "lpar"]
+            levels, stack = set(), list(view.deeper or [])
+            while stack:
+                n = stack.pop()
+                levels.add(n.level)
+                stack.extend(n.children)
+            shown.append((view.table is not None and len(view.table) > 0, levels,
+                          all("busy" not in n.info for n in lpars), set(getattr(w.ws, "_wm", {}))))
+        return real_show(view)
+    monkeypatch.setattr(w, "_show_view", show)
+    assert w.open_files([big_files["time"]]) == 1
+    qtbot.waitUntil(lambda: _partial_shown(w), timeout=60_000)
+    gate.set()
+    wait_loaded(qtbot, w)
+    assert w.errors == [] and w.loaded()
+    added = [j for j in jobs if j[0]]
+    assert added == [(1, True, "beside")], jobs             # the whole file's job: its table, the levels beside
+    assert "levels" not in [j[2] for j in jobs] and "whole" in [j[2] for j in jobs], jobs
+    assert len(shown) == 1 and shown[0][0] and {"class", "cpu"} <= shown[0][1], shown
+    assert shown[0][2] is True and not {"cec", "lpar", "pool"} & shown[0][3], shown   # values not computed yet
+    whole = {}
+    stack = list(w.ws.tree())
+    while stack:
+        n = stack.pop()
+        whole[tuple(n.key)] = n
+        stack.extend(n.children)
+    nodes = list(w.tree.model.all_nodes())
+    assert {tuple(n.key) for n in nodes} == set(whole) and all(n is whole[tuple(n.key)] for n in nodes)
+    assert all(w.tree.model.value(n, "busy") is not None for n in nodes if n.level == "lpar")
+    full = _full_rows(full_ws["time"], w.selection.value)
+    final = w.table.model.frame
+    _same_rows(final.loc[~final["_summary"]].reset_index(drop=True), full)
+    assert len(final.loc[~final["_summary"]]) == len(full)
