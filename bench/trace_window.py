@@ -38,7 +38,25 @@ def wrap(owner, name: str) -> None:
     setattr(owner, name, timed)
 
 
+def _gc_timer() -> None:
+    """Every garbage collection of generation 1 or 2 as a call ("gc.collect(gen)") on the thread that ran it."""
+    import gc
+
+    started: list[float] = []
+
+    def cb(phase: str, info: dict) -> None:
+        if phase == "start":
+            started.append(time.perf_counter())
+        elif started:
+            t = started.pop()
+            if info.get("generation", 0) >= 1:
+                CALLS.append((t, time.perf_counter(), f"gc.collect({info['generation']})",
+                              threading.current_thread().name))
+    gc.callbacks.append(cb)
+
+
 def main() -> None:
+    _gc_timer()
     import app.ui  # noqa: F401  (before Qt, as the window's own start)
     from app.analysis import reading
     from app.cache import store

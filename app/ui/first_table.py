@@ -6,7 +6,9 @@ would take the GIL from it half of the time (the reads are Python, the two cores
 table has its rows, the next view job and the held reads wait until the table has been painted: a job started
 at once took the GIL from the paint's many short calls into Python (its cells), and the rows reached the screen
 0.3-1 s after they were set.  Either wait ends at the latest after ``PAINT_WAIT_MS`` (a window hidden or covered
-gets no paint), when nothing readable was loaded, or when a view job failed.
+gets no paint), when nothing readable was loaded, or when a view job failed.  A big file's whole table replacing
+its first part's (app/ui/window_partial.py) does not hold the next job: the part's table was the first on screen,
+and that job (the tree's class and CPU levels) would otherwise wait 0.2-0.4 s with both cores idle.
 
 A helper of MainWindow (``window.loader``, ``window.runner``, ``window.table``).
 """
@@ -23,6 +25,7 @@ PAINT_WAIT_MS = 400   # the next job and reads start by then even when the table
 def begin(window: Any) -> None:
     """Files are being opened: in an empty window with no read running, the reads after the first wait for its
     first table."""
+    window.__dict__.pop("_part_replaced", None)
     if not window.loaded() and not window.loader.busy():
         window.loader.hold_next()
         window._first_table = True
@@ -30,13 +33,15 @@ def begin(window: Any) -> None:
 
 def table_set(window: Any) -> None:
     """The table was given rows: the next job and the held reads wait for its paint (when it can be painted)."""
+    after_part = window.__dict__.pop("_part_replaced", False)
     if not window.__dict__.pop("_first_table", False):
         return
     viewport = window.table.view.viewport()
     if not viewport.isVisible() or window.table.model.rowCount() == 0:
         release(window)
         return
-    window.runner.hold()
+    if not after_part:      # (after a part: only the held reads wait for the paint)
+        window.runner.hold()
     watch = _PaintWatch(window)
     viewport.installEventFilter(watch)
     window._paint_watch = watch

@@ -144,6 +144,13 @@ def on_ended(w: Any, path: str) -> None:
         w._show_view(ViewData(selection=Selection(), roots=[], findings=[], files=[], loaded=False))
 
 
+def replacing(w: Any, added: list[Any]) -> bool:
+    """The view job being made adds (``added``: LoadOutcomes) the whole file of the part on screen: its table
+    replaces the part's."""
+    state = w._partial
+    return state is not None and state.shown and any(getattr(o, "path", None) == state.path for o in added)
+
+
 def keep_place(w: Any, view: Any) -> Any:
     """Before the whole file's first view replaces the part on screen: what to restore after it (the table's
     top and current rows by their interval), or None."""
@@ -151,6 +158,7 @@ def keep_place(w: Any, view: Any) -> Any:
     if state is None or not state.shown or not view.added:
         return None
     w._partial = None
+    w._part_replaced = True     # the first table on screen was the part's (app/ui/first_table.py)
     t = w.table
     if view.table is None or not any(getattr(o.result, "readable", True) for o in view.added):
         # the whole read gave nothing to show (it failed): the part's rows and its LPAR's selection go

@@ -306,3 +306,89 @@ def test_a_read_failing_after_the_part_leaves_no_part_rows(qtbot, window, big_fi
     assert w.errors and "disk gone" in w.errors[0]
     assert w.table.model.rowCount() == 0 and w.table.stack.currentIndex() == 0
     assert w._partial is None and not w.selection.value.nodes      # no LPAR of the part is left selected
+
+
+def test_the_whole_table_after_the_part_does_not_hold_the_next_job(qtbot, window, big_files, gate, monkeypatch):
+    """The part's table was the first on screen: the whole file's table replacing it does not hold the next view
+    job (the tree's class and CPU levels) for its paint (app/ui/first_table.py); a later open in an empty window
+    holds it again."""
+    w = window
+    holds: list[bool] = []
+    real_hold = w.runner.hold
+    monkeypatch.setattr(w.runner, "hold", lambda: (holds.append(bool(w.ws.files)), real_hold()))
+    assert w.open_files([big_files["time"]]) == 1
+    qtbot.waitUntil(lambda: _partial_shown(w), timeout=60_000)
+    gate.set()
+    wait_loaded(qtbot, w)
+    assert w.loaded() and w.errors == [] and w.table.model.rowCount() > 0
+    assert holds == []                                  # neither the part's table nor the whole file's held it
+    assert "_part_replaced" not in w.__dict__ and "_paint_watch" not in w.__dict__ and not w.runner._held
+    assert w.tree.model.rowCount() > 0 and w.loader.held == []
+
+
+def test_a_file_opened_the_usual_way_still_holds_the_next_job(qtbot, window, smf_b, monkeypatch):
+    """Without a part, the first table holds the next job until painted, even with a flag left from an earlier
+    part (opening files in an empty window starts afresh: first_table.begin)."""
+    w = window
+    holds: list[bool] = []
+    real_hold = w.runner.hold
+    monkeypatch.setattr(w.runner, "hold", lambda: (holds.append(bool(w.ws.files)), real_hold()))
+    w._part_replaced = True
+    assert w.open_files([smf_b]) == 1
+    wait_loaded(qtbot, w)
+    assert w.loaded() and w.errors == [] and holds == [True]    # once, with the file added: its first table
+
+
+def test_the_whole_files_table_brings_the_class_and_cpu_levels(qtbot, window, big_files, full_ws, gate, monkeypatch):
+    """A big file's whole table replacing its part comes with the tree's class and CPU levels, computed beside it
+    in the same job (render.compute_view ``deeper="beside"``: levels and table on two threads), without the CEC,
+    LPAR and pool values; the next job brings the values and the whole tree's nodes: once idle the tree shows
+    exactly ``ws.tree()``'s nodes and the table the whole file's rows."""
+    import app.ui.main_window as mw
+
+    w = window
+    jobs: list[tuple] = []
+    real = mw.compute_view
+
+    def spy(ws, sel, added, **kw):
+        jobs.append((len(added), kw.get("table"), kw.get("deeper")))
+        return real(ws, sel, added, **kw)
+    monkeypatch.setattr(mw, "compute_view", spy)
+    shown: list[tuple] = []
+    real_show = w._show_view
+
+    def show(view):
+        if view.added:      # the whole file's first view: what it carries, and the LPARs' busy not computed
+            lpars = [n for n in (view.roots or []) for n in n.children if n.level == "lpar"]
+            levels, stack = set(), list(view.deeper or [])
+            while stack:
+                n = stack.pop()
+                levels.add(n.level)
+                stack.extend(n.children)
+            shown.append((view.table is not None and len(view.table) > 0, levels,
+                          all("busy" not in n.info for n in lpars), set(getattr(w.ws, "_wm", {}))))
+        return real_show(view)
+    monkeypatch.setattr(w, "_show_view", show)
+    assert w.open_files([big_files["time"]]) == 1
+    qtbot.waitUntil(lambda: _partial_shown(w), timeout=60_000)
+    gate.set()
+    wait_loaded(qtbot, w)
+    assert w.errors == [] and w.loaded()
+    added = [j for j in jobs if j[0]]
+    assert added == [(1, True, "beside")], jobs             # the whole file's job: its table, the levels beside
+    assert "levels" not in [j[2] for j in jobs] and "whole" in [j[2] for j in jobs], jobs
+    assert len(shown) == 1 and shown[0][0] and {"class", "cpu"} <= shown[0][1], shown
+    assert shown[0][2] is True and not {"cec", "lpar", "pool"} & shown[0][3], shown   # values not computed yet
+    whole = {}
+    stack = list(w.ws.tree())
+    while stack:
+        n = stack.pop()
+        whole[tuple(n.key)] = n
+        stack.extend(n.children)
+    nodes = list(w.tree.model.all_nodes())
+    assert {tuple(n.key) for n in nodes} == set(whole) and all(n is whole[tuple(n.key)] for n in nodes)
+    assert all(w.tree.model.value(n, "busy") is not None for n in nodes if n.level == "lpar")
+    full = _full_rows(full_ws["time"], w.selection.value)
+    final = w.table.model.frame
+    _same_rows(final.loc[~final["_summary"]].reset_index(drop=True), full)
+    assert len(final.loc[~final["_summary"]]) == len(full)
