@@ -17,7 +17,8 @@ import pandas as pd
 from app.engine.compare import node_labels
 from app.engine.layout import gapped
 from app.export.pptx_parts import (MAX_NODE_SLIDES, MAX_SERIES, MIN_PT, PALETTE, SLIDE_H, SLIDE_W, TABLE_PT, Deck,
-                                   fit_rows, head, table, widths, xl_time, xy_chart, xy_data)
+                                   fit_rows, head, ready_xy_chart, table, widths, xl_time, xy_chart,
+                                   xy_data)
 from app.export.story import span_text
 from app.export.tables import display, metric_specs, with_labels, zoned_times
 from app.textsafe import display_text
@@ -182,6 +183,7 @@ def chart_slides(frame: pd.DataFrame, sets: dict | None = None, ws=None, tz: str
     return out
 
 
+_X_FORMAT = "mm-dd hh:mm"         # the timeline charts' time axis (whole days: "yyyy-mm-dd", time_ticks)
 # (id of a workspace, zone) -> (the workspace, a selection's lpar_interval frame, its charts)
 _PREPARED: dict = {}
 _PREPARED_LOCK = threading.Lock()
@@ -189,22 +191,26 @@ _PREPARED_LOCK = threading.Lock()
 
 def _charts(frame: pd.DataFrame, ws, tz: str, prepare: bool = False) -> list[tuple[dict, list, object]]:
     """(chart, its series, their chart data) of each chart slide of ``frame`` (:func:`chart_slides`); ``prepare``:
-    each chart's XML and workbook made now (plain data and bytes, no object of a deck)."""
+    each chart made now (:func:`app.export.pptx_parts.ready_xy_chart`: its XML parsed and formatted, its workbook's
+    bytes; no object of a deck)."""
     out = []
     for c in chart_slides(frame, ws.formula_sets, ws, tz):
         series = []
         for i, ((name, x, y), u) in enumerate(zip(c["series"], c["utc"])):
             gx, gy = gapped(x, y, ref=u)
             series.append((name, gx, gy, {"color": PALETTE[i % len(PALETTE)]}))
-        out.append((c, series, xy_data(series, prepare=prepare)))
+        data = xy_data(series, prepare=prepare)
+        if prepare:        # the chart itself too, as chart_deck's xy_chart makes it (None: xy_chart makes it)
+            data = ready_xy_chart(series, c["x"], c["y"], _X_FORMAT, data=data) or data
+        out.append((c, series, data))
     return out
 
 
 def prepare_charts(metrics: Metrics, ws, tz: str = "utc") -> None:
     """Make one selection's chart slides' data ahead (:func:`chart_deck` takes them when it is asked for the same
     workspace, zone and rows): a comparison deck's before side on its own thread while the after side is still
-    read.  Plain data and bytes only (python-pptx's deck objects are made by :func:`chart_deck` on the writer's
-    thread)."""
+    read.  Each chart's XML element (of no part) and workbook bytes only: the deck's slides and parts are made by
+    :func:`chart_deck` on the writer's thread, which then neither serializes, parses nor formats these charts."""
     frame = metrics(by="lpar_interval")
     charts = _charts(frame, ws, tz, prepare=True)
     with _PREPARED_LOCK:
@@ -231,7 +237,7 @@ def chart_deck(deck: Deck, metrics: Metrics, ws, steps, prefix: str = "", sub: s
     for k, (c, series, data) in enumerate(charts):
         s = deck.slide(prefix + c["title"], "chart", sub, c["about"])
         xy_chart(s, 0.4, 1.25, SLIDE_W - 0.8, SLIDE_H - 1.45, series, c["title"], c["x"], c["y"],
-                 "mm-dd hh:mm", data=data)
+                 _X_FORMAT, data=data)
         steps(None, f"chart {k + 1} of {len(charts)}")
     n_nodes = frame.groupby(["cec", "lpar"], observed=True).ngroups if len(frame) else 0
     if n_nodes > MAX_NODE_SLIDES:
