@@ -184,9 +184,12 @@ def chart_slides(frame: pd.DataFrame, sets: dict | None = None, ws=None, tz: str
 
 
 _X_FORMAT = "mm-dd hh:mm"         # the timeline charts' time axis (whole days: "yyyy-mm-dd", time_ticks)
-# (id of a workspace, zone) -> (the workspace, a selection's lpar_interval frame, its charts)
+
+# (id of a workspace, zone) -> (the workspace, a selection's lpar_interval frame, its charts), or None while
+# prepare_charts makes them (chart_deck then waits for them)
 _PREPARED: dict = {}
-_PREPARED_LOCK = threading.Lock()
+_PREPARED_LOCK = threading.Condition()
+_WAIT_S = 300.0             # chart_deck waits at most this long for charts being made ahead (then makes its own)
 
 
 def _charts(frame: pd.DataFrame, ws, tz: str, prepare: bool = False) -> list[tuple[dict, list, object]]:
@@ -206,23 +209,41 @@ def _charts(frame: pd.DataFrame, ws, tz: str, prepare: bool = False) -> list[tup
     return out
 
 
-def prepare_charts(metrics: Metrics, ws, tz: str = "utc") -> None:
+def prepare_charts(metrics: Metrics, ws, tz: str = "utc", first: bool = True) -> None:
     """Make one selection's chart slides' data ahead (:func:`chart_deck` takes them when it is asked for the same
-    workspace, zone and rows): a comparison deck's before side on its own thread while the after side is still
-    read.  Each chart's XML element (of no part) and workbook bytes only: the deck's slides and parts are made by
-    :func:`chart_deck` on the writer's thread, which then neither serializes, parses nor formats these charts."""
-    frame = metrics(by="lpar_interval")
-    charts = _charts(frame, ws, tz, prepare=True)
+    workspace, zone and rows, waiting for them while they are made): a comparison deck's before side on its own
+    thread while the after side is still read and the deck's first slides are made.  Each chart's XML element (of
+    no part) and workbook bytes only: the deck's slides and parts are made by :func:`chart_deck` on the writer's
+    thread, which then neither serializes, parses nor formats these charts.  ``first``: the first selection of an
+    export (what was made ahead for an earlier one and not used is let go); the next one (a comparison's other side,
+    in another workspace) is kept beside it."""
+    key = (id(ws), tz)
     with _PREPARED_LOCK:
-        _PREPARED.clear()          # one selection's at a time: none left over from an export that did not use them
-        _PREPARED[(id(ws), tz)] = (ws, frame, charts)
+        if first:
+            _PREPARED.clear()      # none left over from an export that did not use them
+        _PREPARED[key] = None
+    got = None
+    try:
+        frame = metrics(by="lpar_interval")
+        got = (ws, frame, _charts(frame, ws, tz, prepare=True))
+    finally:
+        with _PREPARED_LOCK:
+            if key in _PREPARED and _PREPARED[key] is None:
+                if got is None:
+                    del _PREPARED[key]
+                else:
+                    _PREPARED[key] = got
+            _PREPARED_LOCK.notify_all()
 
 
 def _take_prepared(frame: pd.DataFrame, ws, tz: str):
-    """The charts :func:`prepare_charts` made of ``ws`` in ``tz`` when they were made of the same rows as ``frame``
-    (the workspace's frame cache hands out copies: compared by value), else None."""
+    """The charts :func:`prepare_charts` made of ``ws`` in ``tz`` (waited for while they are made) when they were
+    made of the same rows as ``frame`` (the workspace's frame cache hands out copies: compared by value), else
+    None."""
+    key = (id(ws), tz)
     with _PREPARED_LOCK:
-        got = _PREPARED.pop((id(ws), tz), None)
+        _PREPARED_LOCK.wait_for(lambda: _PREPARED.get(key, False) is not None, timeout=_WAIT_S)
+        got = _PREPARED.pop(key, None)
     if got is None or got[0] is not ws or not got[1].equals(frame) or list(got[1].columns) != list(frame.columns):
         return None
     return got[2]
