@@ -203,12 +203,17 @@ def run(args: argparse.Namespace) -> int:
 def _charts_ahead(sel, tz: str | None, first: bool = True) -> None:
     """The chart slides' data of a comparison deck's side, made ahead (:func:`app.export.pptx_slides.prepare_charts`)
     with the time axis in the zone the export will use (``--tz``, else the workspace's default zone; a deck in
-    another zone makes its charts itself).  ``first``: the export's first side (any charts made ahead before are
-    let go)."""
+    another zone makes its charts itself), after its configuration changes and coverage
+    (:func:`app.export.story.prepare_side`).  ``first``: the export's first side (anything made ahead before and not
+    taken is let go)."""
     from app.export.pptx_slides import prepare_charts
+    from app.export.story import forget_sides, prepare_side
 
+    if first:
+        forget_sides()
     ws = sel.workspace
     zone = tz or (ws.default_zone() if hasattr(ws, "default_zone") else ws.zones.default())
+    prepare_side(sel)         # first: the writers' first slides read them, the charts come last
     prepare_charts(sel.metrics, ws, zone, first=first)
 
 

@@ -175,3 +175,65 @@ def test_a_chart_made_ahead_is_the_chart_xy_chart_makes(x_format):
     assert b"<c:externalData" in ready["ppt/charts/chart2.xml"]
     with zipfile.ZipFile(io.BytesIO(out["ready"])) as z:
         assert "ppt/embeddings/Microsoft_Excel_Sheet2.xlsx" in z.namelist()
+
+
+def test_a_sides_facts_made_ahead_are_taken_once_for_an_equal_selection_and_waited_for(sample_result):
+    """:func:`app.export.story.prepare_side` makes a side's configuration changes and the coverage its caveats read;
+    :func:`side_changes` / :func:`caveats` take them for an equal selection over the same rows (the same values as
+    made there), once; a selection of other rows, or nothing made, is computed there."""
+    import app.export.story as story
+    from app.analysis import make_workspace
+    from app.engine.compare import Selection, compare
+    from app.engine.shift import make_shift
+
+    wb = make_workspace([sample_result("before_z15_ZOSA_smf113.rdw.gz")], None)
+    wa = make_workspace([sample_result("after_z16_ZOSA_smf113.rdw.gz")], None)
+    shift = make_shift("08-17", "mon-fri")
+    c = compare(Selection(wb, shift=shift, name="before"), Selection(wa, shift=shift, name="after"))
+    plain_changes, plain_caveats = story.side_changes(c), story.caveats(c, story.side_changes(c))
+    calls = []
+    real = story.config_changes
+
+    def counted(sel):
+        calls.append(sel.name)
+        return real(sel)
+    story.prepare_side(Selection(wb, shift=shift, name="before"), first=True)   # equal, not the same object
+    th = threading.Thread(target=story.prepare_side, args=(c.after,))
+    th.start()
+    th.join()
+    assert set(story._AHEAD) == {(w, s) for w in ("changes", "coverage") for s in (c.before, c.after)}
+    story.config_changes = counted
+    try:
+        changes = story.side_changes(c)
+        assert changes == plain_changes and calls == []                 # both taken
+        assert story.caveats(c, changes) == plain_caveats and story._AHEAD == {}   # coverage taken, once
+        assert story.side_changes(c) == plain_changes and calls == ["before", "after"]   # nothing left: made here
+        # another selection (another window): not taken
+        story.prepare_side(c.before, first=True)
+        other = Selection(wb, shift=make_shift("22-06", None), name="before")
+        story.side_changes(compare(other, c.after))
+        assert calls[-2:] == ["before", "after"] and ("changes", c.before) in story._AHEAD
+    finally:
+        story.config_changes = real
+        story.forget_sides()
+    # being made on another thread when asked: waited for
+    go = threading.Event()
+
+    def slow(sel):
+        go.wait(10)
+        return real(sel)
+    story.config_changes = slow
+    try:
+        th = threading.Thread(target=story.prepare_side, args=(c.before,), kwargs={"first": True})
+        th.start()
+        while ("changes", c.before) not in story._AHEAD:
+            th.join(0.01)
+        story.config_changes = counted
+        threading.Timer(0.2, go.set).start()
+        n = len(calls)
+        assert story._take("changes", c.before, lambda: real(c.before)) == plain_changes[0]
+        th.join()
+        assert len(calls) == n
+    finally:
+        story.config_changes = real
+        story.forget_sides()
