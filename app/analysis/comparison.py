@@ -45,8 +45,8 @@ class ComparisonRequest:
     # read; a deck: its chart slides' data made ahead), when that side has a thread of its own; not waited for:
     # build_comparison goes on once the side's levels are there
     before_ready: Any = None
-    # called with the after side's selection on a thread of its own once it is made (a deck: its chart slides' data
-    # made while this thread compares and the deck's first slides are written); when the sides' workspaces differ
+    # called with the after side's selection on a thread of its own once the comparison is made (a deck: its chart
+    # slides' data made while the deck's first slides are written); when the sides' workspaces differ
     after_ready: Any = None
 
     def side(self, name: str) -> SideSpec:
@@ -120,9 +120,10 @@ def build_comparison(req: ComparisonRequest, cache: dict | None = None,
                                                           f"{', '.join(lpar_names(ws)) or 'none'})"))
         # hours and days in the --tz zone
         sels[side] = make_selection(ws, nodes, s.start, s.end, shift=zoned(shifts[side], ws, req.tz), name=side)
-    if req.after_ready is not None and chosen["after"] is not chosen["before"]:
-        _after_ready(req.after_ready, sels["after"])
     c = compare(sels["before"], sels["after"], by=req.by)
+    if req.after_ready is not None and chosen["after"] is not chosen["before"]:
+        # after the comparison: its levels at ``by`` (which the thread reads too) made once, here
+        _after_ready(req.after_ready, sels["after"])
     for side in SIDES:
         rows = c.table.loc[c.table["row"] == side]
         if not rows["generation"].notna().any():
