@@ -10,7 +10,8 @@ ticks) and the idle share of the machine's cores (2 cores: 200 % minus the proce
         --days mon-fri --out /tmp/x.pptx
 
 ``--writers``: the deck's writer steps timed too (their modules then imported by the trace before the command
-runs, so the imports' timing is not the command's).  ``--cache DIR``: the workspace cache (emptied first: a cold run); without it a new temporary one.
+runs, so the imports' timing is not the command's).
+``--cache DIR``: the workspace cache (emptied first: a cold run); without it a new temporary one.
 """
 
 from __future__ import annotations
