@@ -42,12 +42,8 @@ class ComparisonRequest:
     # Workspace is made, while the after side is still read (a deck: its timelines' "lpar_interval")
     prepare: tuple[str, ...] = ()
     # called on the before side's thread with its selection once its levels are prepared (beside the after side's
-    # read; a deck: its chart slides' data made ahead), when that side has a thread of its own; not waited for:
-    # build_comparison goes on once the side's levels are there
+    # read; a deck: its chart slides' data made ahead), when that side has a thread of its own
     before_ready: Any = None
-    # called with the after side's selection on a thread of its own once the comparison is made (a deck: its chart
-    # slides' data made while the deck's first slides are written); when the sides' workspaces differ
-    after_ready: Any = None
 
     def side(self, name: str) -> SideSpec:
         return self.before if name == "before" else self.after
@@ -89,8 +85,7 @@ def build_comparison(req: ComparisonRequest, cache: dict | None = None,
         return out.fail(BAD_REQUEST, Message("error", str(exc)))
     cache = {} if cache is None else cache
     need = counters_needed(req.formulas)     # read through the workspace cache, only what the formulas read
-    reads, made = _read_sides(req, cache, need, lambda ws: _prepare_before(req, ws, shifts["before"]),
-                              req.before_ready)
+    reads, made = _read_sides(req, cache, need, lambda ws: _prepare_before(req, ws, shifts["before"]))
     for side in SIDES:
         out.messages += reads[side].messages
     workspaces: dict = {}
@@ -121,9 +116,6 @@ def build_comparison(req: ComparisonRequest, cache: dict | None = None,
         # hours and days in the --tz zone
         sels[side] = make_selection(ws, nodes, s.start, s.end, shift=zoned(shifts[side], ws, req.tz), name=side)
     c = compare(sels["before"], sels["after"], by=req.by)
-    if req.after_ready is not None and chosen["after"] is not chosen["before"]:
-        # after the comparison: its levels at ``by`` (which the thread reads too) made once, here
-        _after_ready(req.after_ready, sels["after"])
     for side in SIDES:
         rows = c.table.loc[c.table["row"] == side]
         if not rows["generation"].notna().any():
@@ -133,40 +125,26 @@ def build_comparison(req: ComparisonRequest, cache: dict | None = None,
     return out
 
 
-def _after_ready(ready: Any, sel: Any) -> None:
-    """``ready(sel)`` on a daemon thread in this thread's context (what it raises is dropped: made ahead only)."""
-    import contextvars
-    import threading
-
-    def run() -> None:
-        try:
-            ready(sel)
-        except Exception:  # noqa: BLE001 - whoever wanted it makes it itself
-            pass
-    ctx = contextvars.copy_context()
-    threading.Thread(target=ctx.run, args=(run,), name="nestscope-after-ready", daemon=True).start()
-
-
-def _prepare_before(req: ComparisonRequest, ws: Any, shift: Any) -> Any:
+def _prepare_before(req: ComparisonRequest, ws: Any, shift: Any) -> None:
     """Compute the before side's selection metrics at ``req.by`` and ``req.prepare`` into ``ws``'s frame cache (the
-    selection as :func:`build_comparison` makes it: the same frames, computed earlier on the before side's thread);
-    returns the selection (None when it could not be made).  Whatever goes wrong is left for
-    :func:`build_comparison` to find and tell."""
+    selection as :func:`build_comparison` makes it: the same frames, computed earlier on the before side's thread).
+    Whatever goes wrong is left for :func:`build_comparison` to find and tell."""
     s = req.before
     try:
         nodes, unknown = lpar_nodes(ws, s.lpars)
         if unknown:
-            return None
+            return
         sel = make_selection(ws, nodes, s.start, s.end, shift=zoned(shift, ws, req.tz), name="before")
         for by in dict.fromkeys((req.by, *req.prepare)):
             sel.metrics(by)
-        return sel
+        if req.before_ready is not None:
+            req.before_ready(sel)
     except Exception:  # noqa: BLE001 - the caller's thread computes them again and reports
-        return None
+        pass
 
 
 def _read_sides(req: ComparisonRequest, cache: dict, need: Any,
-                prepare: Any = None, ready: Any = None) -> tuple[dict, dict]:
+                prepare: Any = None) -> tuple[dict, dict]:
     """Both sides' reads ({side: ReadOutcome}) and the workspaces made beside them ({side: Workspace or the
     exception making it raised}; a side left out is made by the caller).
 
@@ -176,9 +154,7 @@ def _read_sides(req: ComparisonRequest, cache: dict, need: Any,
     overlap instead of following each other.  Each side is then the same reads and the same Workspace as one after
     the other (a file of both sides would be read once and shared: those sides stay on one thread).  ``prepare(ws)``:
     run on the before side's thread once its Workspace is made (the before side's metrics while the after side,
-    the larger read in a comparison of months, is still decoded on this one); it returns the side's selection.
-    ``ready(selection)``: run on that thread after it, while this one goes on (it is not waited for here: a deck's
-    before side's chart slides' data, which the deck's writer waits for when it comes to them)."""
+    the larger read in a comparison of months, is still decoded on this one)."""
     import contextvars
     import threading
 
@@ -189,10 +165,8 @@ def _read_sides(req: ComparisonRequest, cache: dict, need: Any,
     if threads() < 2 or set(files["before"]) & set(files["after"]) or not files["before"] or not files["after"]:
         return {side: read_files(files[side], cache, cached=True, counters=need) for side in SIDES}, made
     box: dict = {}
-    done = threading.Event()             # the before side's read, Workspace and prepared levels are there
 
     def before() -> None:
-        sel = None
         try:
             got = box["read"] = read_files(files["before"], cache, cached=True, counters=need)
             if got.readable:
@@ -202,23 +176,16 @@ def _read_sides(req: ComparisonRequest, cache: dict, need: Any,
                     made["before"] = exc
                 else:
                     if prepare is not None:
-                        sel = prepare(made["before"])
+                        prepare(made["before"])
         except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
             box["error"] = exc
-        finally:
-            done.set()
-        if ready is not None and sel is not None:
-            try:
-                ready(sel)
-            except Exception:  # noqa: BLE001 - made ahead only: whoever wanted it makes it itself
-                pass
     ctx = contextvars.copy_context()     # the caller's context (shared shift rows, samples kept or not)
     th = threading.Thread(target=ctx.run, args=(before,), name="nestscope-before-side", daemon=True)
     th.start()
     # what this read raises (a stop signal, a cancel) is raised at once: the before side, a daemon thread, ends
     # its read on its own and nothing waits for it
     after = read_files(files["after"], cache, cached=True, counters=need)
-    done.wait()
+    th.join()
     if "error" in box:
         raise box["error"]
     return {"before": box["read"], "after": after}, made

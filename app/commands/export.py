@@ -165,12 +165,8 @@ def run(args: argparse.Namespace) -> int:
             # once its levels are, while the after side is still read (issue 23); the deck takes them
             import dataclasses
 
-            # and the after side's on a thread of its own once its selection is made, while this thread compares
-            # and writes the deck's first slides
-            tz = getattr(args, "tz", None)
             spec = dataclasses.replace(spec, comparison=dataclasses.replace(
-                spec.comparison, before_ready=lambda sel: _charts_ahead(sel, tz),
-                after_ready=lambda sel: _charts_ahead(sel, tz, first=False)))
+                spec.comparison, before_ready=lambda sel: _charts_ahead(sel, getattr(args, "tz", None))))
         # a comparison deck: its cache entries (a cold run's reads and intervals, about 0.8 CPU s of Arrow and
         # Parquet, mostly without the GIL) are written while python-pptx builds the deck on this thread (Python,
         # one core), not while both sides are decoded and added on the two cores (issue 23: the cold deck).
@@ -200,21 +196,15 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _charts_ahead(sel, tz: str | None, first: bool = True) -> None:
+def _charts_ahead(sel, tz: str | None) -> None:
     """The chart slides' data of a comparison deck's side, made ahead (:func:`app.export.pptx_slides.prepare_charts`)
     with the time axis in the zone the export will use (``--tz``, else the workspace's default zone; a deck in
-    another zone makes its charts itself), after its configuration changes and coverage
-    (:func:`app.export.story.prepare_side`).  ``first``: the export's first side (anything made ahead before and not
-    taken is let go)."""
+    another zone makes its charts itself)."""
     from app.export.pptx_slides import prepare_charts
-    from app.export.story import forget_sides, prepare_side
 
-    if first:
-        forget_sides()
     ws = sel.workspace
     zone = tz or (ws.default_zone() if hasattr(ws, "default_zone") else ws.zones.default())
-    prepare_side(sel)         # first: the writers' first slides read them, the charts come last
-    prepare_charts(sel.metrics, ws, zone, first=first)
+    prepare_charts(sel.metrics, ws, zone)
 
 
 # ------------------------------------------------------------------ pictures (.png / .svg)

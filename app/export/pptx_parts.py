@@ -361,83 +361,17 @@ def xy_data(series: list[tuple[str, np.ndarray, np.ndarray, dict]], prepare: boo
     return cd
 
 
-class ReadyChart:
-    """An XY chart made ahead of its slide (:func:`ready_xy_chart`): its chart XML parsed and formatted as
-    :func:`xy_chart` formats it (an element of no part yet) and its embedded workbook's bytes."""
-
-    def __init__(self, element, xlsx_blob: bytes):
-        self.element, self.xlsx_blob = element, xlsx_blob
-
-
-def ready_xy_chart(series: list[tuple[str, np.ndarray, np.ndarray, dict]], x_title: str, y_title: str,
-                   x_format: str | None, legend: bool = True, data=None) -> ReadyChart | None:
-    """:func:`xy_chart`'s chart made now, without a slide (no python-pptx object of a deck: this may run on another
-    thread); ``data``: the series' chart data (:func:`xy_data`).  None with a python-pptx whose chart objects this
-    does not know (the slide's chart is then made by :func:`xy_chart` from the data)."""
-    from pptx.enum.chart import XL_CHART_TYPE
-
-    try:
-        from pptx.chart.chart import Chart
-        from pptx.oxml import parse_xml
-        from pptx.parts.chart import ChartPart
-        from pptx.shapes.shapetree import SlideShapes
-
-        if not hasattr(ChartPart, "partname_template") or not all(
-                hasattr(SlideShapes, name) for name in ("_add_chart_graphicFrame", "_recalculate_extents",
-                                                        "_shape_factory")):
-            return None
-    except ImportError:
-        return None
-    cd = data if data is not None else xy_data(series)
-    element = parse_xml(cd.xml_bytes(XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS))
-    _format_xy(Chart(element, None), series, x_title, y_title, x_format, legend)
-    return ReadyChart(element, cd.xlsx_blob)
-
-
-def _add_ready(slide, x, y, w, h, ready: ReadyChart):
-    """The slide's graphic frame of a chart made ahead: its part, named and related as python-pptx's ``add_chart``
-    names and relates it (``ChartPart.new``, without parsing the XML it is handed), and its workbook's part."""
-    from pptx.opc.constants import CONTENT_TYPE as CT
-    from pptx.opc.constants import RELATIONSHIP_TYPE as RT
-    from pptx.parts.chart import ChartPart
-    from pptx.util import Inches
-
-    sp = slide.part
-    package = sp.package
-    part = ChartPart(package.next_partname(ChartPart.partname_template), CT.DML_CHART, package, ready.element)
-    part.chart_workbook.update_from_xlsx_blob(ready.xlsx_blob)
-    rid = sp.relate_to(part, RT.CHART)
-    shapes = slide.shapes
-    frame = shapes._add_chart_graphicFrame(rid, Inches(x), Inches(y), Inches(w), Inches(h))
-    shapes._recalculate_extents()
-    return shapes._shape_factory(frame)
-
-
 def xy_chart(slide, x, y, w, h, series: list[tuple[str, np.ndarray, np.ndarray, dict]], title: str,
               x_title: str, y_title: str, x_format: str | None, legend: bool = True, data=None):
-    """An XY line chart of ``series`` (name, x, y, style); ``data``: their chart data made by :func:`xy_data`, or
-    the chart made ahead by :func:`ready_xy_chart` (of the same series and titles)."""
-    from pptx.enum.chart import XL_CHART_TYPE
-    from pptx.util import Inches
+    """An XY line chart of ``series`` (name, x, y, style); ``data``: their chart data made by :func:`xy_data`."""
+    from pptx.dml.color import RGBColor
+    from pptx.enum.chart import XL_CHART_TYPE, XL_LEGEND_POSITION
+    from pptx.util import Inches, Pt
 
-    if isinstance(data, ReadyChart):
-        return _add_ready(slide, x, y, w, h, data).chart
     cd = data if data is not None else xy_data(series)
     gf = slide.shapes.add_chart(XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS, Inches(x), Inches(y), Inches(w),
                                 Inches(h), cd)
     ch = gf.chart
-    _format_xy(ch, series, x_title, y_title, x_format, legend)
-    return ch
-
-
-def _format_xy(ch, series: list[tuple[str, np.ndarray, np.ndarray, dict]], x_title: str, y_title: str,
-               x_format: str | None, legend: bool) -> None:
-    """:func:`xy_chart`'s look: no title, 11 pt, legend at the bottom, time or relative x axis, axis titles, grid,
-    each series' line (width, colour, dash)."""
-    from pptx.dml.color import RGBColor
-    from pptx.enum.chart import XL_LEGEND_POSITION
-    from pptx.util import Pt
-
     ch.has_title = False                 # the slide title names the chart
     ch.font.size = Pt(11)
     ch.has_legend = legend
@@ -484,8 +418,7 @@ def _format_xy(ch, series: list[tuple[str, np.ndarray, np.ndarray, dict]], x_tit
     for ax in (xa, ya):
         ax.tick_labels.font.size = Pt(11)
         ax.axis_title.text_frame.paragraphs[0].runs[0].font.size = Pt(11)
-
-
+    return ch
 
 
 def plot_series(plot) -> list:

@@ -17,8 +17,7 @@ import pandas as pd
 from app.engine.compare import node_labels
 from app.engine.layout import gapped
 from app.export.pptx_parts import (MAX_NODE_SLIDES, MAX_SERIES, MIN_PT, PALETTE, SLIDE_H, SLIDE_W, TABLE_PT, Deck,
-                                   fit_rows, head, ready_xy_chart, table, widths, xl_time, xy_chart,
-                                   xy_data)
+                                   fit_rows, head, table, widths, xl_time, xy_chart, xy_data)
 from app.export.story import span_text
 from app.export.tables import display, metric_specs, with_labels, zoned_times
 from app.textsafe import display_text
@@ -183,67 +182,41 @@ def chart_slides(frame: pd.DataFrame, sets: dict | None = None, ws=None, tz: str
     return out
 
 
-_X_FORMAT = "mm-dd hh:mm"         # the timeline charts' time axis (whole days: "yyyy-mm-dd", time_ticks)
-
-# (id of a workspace, zone) -> (the workspace, a selection's lpar_interval frame, its charts), or None while
-# prepare_charts makes them (chart_deck then waits for them)
+# (id of a workspace, zone) -> (the workspace, a selection's lpar_interval frame, its charts)
 _PREPARED: dict = {}
-_PREPARED_LOCK = threading.Condition()
-_WAIT_S = 300.0             # chart_deck waits at most this long for charts being made ahead (then makes its own)
+_PREPARED_LOCK = threading.Lock()
 
 
 def _charts(frame: pd.DataFrame, ws, tz: str, prepare: bool = False) -> list[tuple[dict, list, object]]:
     """(chart, its series, their chart data) of each chart slide of ``frame`` (:func:`chart_slides`); ``prepare``:
-    each chart made now (:func:`app.export.pptx_parts.ready_xy_chart`: its XML parsed and formatted, its workbook's
-    bytes; no object of a deck)."""
+    each chart's XML and workbook made now (plain data and bytes, no object of a deck)."""
     out = []
     for c in chart_slides(frame, ws.formula_sets, ws, tz):
         series = []
         for i, ((name, x, y), u) in enumerate(zip(c["series"], c["utc"])):
             gx, gy = gapped(x, y, ref=u)
             series.append((name, gx, gy, {"color": PALETTE[i % len(PALETTE)]}))
-        data = xy_data(series, prepare=prepare)
-        if prepare:        # the chart itself too, as chart_deck's xy_chart makes it (None: xy_chart makes it)
-            data = ready_xy_chart(series, c["x"], c["y"], _X_FORMAT, data=data) or data
-        out.append((c, series, data))
+        out.append((c, series, xy_data(series, prepare=prepare)))
     return out
 
 
-def prepare_charts(metrics: Metrics, ws, tz: str = "utc", first: bool = True) -> None:
+def prepare_charts(metrics: Metrics, ws, tz: str = "utc") -> None:
     """Make one selection's chart slides' data ahead (:func:`chart_deck` takes them when it is asked for the same
-    workspace, zone and rows, waiting for them while they are made): a comparison deck's before side on its own
-    thread while the after side is still read and the deck's first slides are made.  Each chart's XML element (of
-    no part) and workbook bytes only: the deck's slides and parts are made by :func:`chart_deck` on the writer's
-    thread, which then neither serializes, parses nor formats these charts.  ``first``: the first selection of an
-    export (what was made ahead for an earlier one and not used is let go); the next one (a comparison's other side,
-    in another workspace) is kept beside it."""
-    key = (id(ws), tz)
+    workspace, zone and rows): a comparison deck's before side on its own thread while the after side is still
+    read.  Plain data and bytes only (python-pptx's deck objects are made by :func:`chart_deck` on the writer's
+    thread)."""
+    frame = metrics(by="lpar_interval")
+    charts = _charts(frame, ws, tz, prepare=True)
     with _PREPARED_LOCK:
-        if first:
-            _PREPARED.clear()      # none left over from an export that did not use them
-        _PREPARED[key] = None
-    got = None
-    try:
-        frame = metrics(by="lpar_interval")
-        got = (ws, frame, _charts(frame, ws, tz, prepare=True))
-    finally:
-        with _PREPARED_LOCK:
-            if key in _PREPARED and _PREPARED[key] is None:
-                if got is None:
-                    del _PREPARED[key]
-                else:
-                    _PREPARED[key] = got
-            _PREPARED_LOCK.notify_all()
+        _PREPARED.clear()          # one selection's at a time: none left over from an export that did not use them
+        _PREPARED[(id(ws), tz)] = (ws, frame, charts)
 
 
 def _take_prepared(frame: pd.DataFrame, ws, tz: str):
-    """The charts :func:`prepare_charts` made of ``ws`` in ``tz`` (waited for while they are made) when they were
-    made of the same rows as ``frame`` (the workspace's frame cache hands out copies: compared by value), else
-    None."""
-    key = (id(ws), tz)
+    """The charts :func:`prepare_charts` made of ``ws`` in ``tz`` when they were made of the same rows as ``frame``
+    (the workspace's frame cache hands out copies: compared by value), else None."""
     with _PREPARED_LOCK:
-        _PREPARED_LOCK.wait_for(lambda: _PREPARED.get(key, False) is not None, timeout=_WAIT_S)
-        got = _PREPARED.pop(key, None)
+        got = _PREPARED.pop((id(ws), tz), None)
     if got is None or got[0] is not ws or not got[1].equals(frame) or list(got[1].columns) != list(frame.columns):
         return None
     return got[2]
@@ -258,7 +231,7 @@ def chart_deck(deck: Deck, metrics: Metrics, ws, steps, prefix: str = "", sub: s
     for k, (c, series, data) in enumerate(charts):
         s = deck.slide(prefix + c["title"], "chart", sub, c["about"])
         xy_chart(s, 0.4, 1.25, SLIDE_W - 0.8, SLIDE_H - 1.45, series, c["title"], c["x"], c["y"],
-                 _X_FORMAT, data=data)
+                 "mm-dd hh:mm", data=data)
         steps(None, f"chart {k + 1} of {len(charts)}")
     n_nodes = frame.groupby(["cec", "lpar"], observed=True).ngroups if len(frame) else 0
     if n_nodes > MAX_NODE_SLIDES:

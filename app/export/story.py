@@ -17,7 +17,6 @@ Pure pandas over :class:`app.engine.compare.Comparison`; no pptx, no Qt.
 from __future__ import annotations
 
 import math
-import threading
 from typing import Any
 
 import numpy as np
@@ -260,87 +259,8 @@ def config_changes(sel) -> dict[tuple[str, str], list[str]]:
 
 def side_changes(c) -> tuple[dict, dict]:
     """:func:`config_changes` of the before and the after side (what :func:`configuration` and :func:`caveats`
-    both read: a deck computes them once; a side's made ahead by :func:`prepare_side` taken)."""
-    return tuple(_take("changes", sel, lambda sel=sel: config_changes(sel)) for sel in (c.before, c.after))
-
-
-# a comparison side's facts made ahead (:func:`prepare_side`): (what, selection) -> (the rows they were made of,
-# the facts), or None while they are being made; taken once
-_AHEAD: dict = {}
-_AHEAD_LOCK = threading.Condition()
-_WAIT_S = 300.0
-
-
-def prepare_side(sel, first: bool = False) -> None:
-    """Make a comparison side's :func:`config_changes` and the coverage its caveats read now (a deck's side, on
-    that side's thread while the other side is read or the deck's first slides are made); the deck's writers take
-    them for an equal selection over the same rows (:func:`side_changes`, :func:`caveats`), waiting while they are
-    made.  ``first``: the first side of an export (what an earlier one made and did not take is let go: call
-    :func:`forget_sides` first where the other side may be made at the same time)."""
-    if first:
-        forget_sides()
-    try:
-        hash(sel)
-    except TypeError:                 # a selection that cannot be a key: made by the writers
-        return
-    keys = [("changes", sel), ("coverage", sel)]
-    with _AHEAD_LOCK:                 # both being made from now on: a writer asking waits, not makes them again
-        for key in keys:
-            _AHEAD[key] = None
-    try:
-        _make("changes", sel, lambda: config_changes(sel))
-        _make("coverage", sel, lambda: _side_coverage(sel))
-    finally:                          # whatever was not made (an error, a stop): nothing to wait for
-        with _AHEAD_LOCK:
-            for key in keys:
-                if key in _AHEAD and _AHEAD[key] is None:
-                    del _AHEAD[key]
-            _AHEAD_LOCK.notify_all()
-
-
-def forget_sides() -> None:
-    """Let go of whatever :func:`prepare_side` made and no writer took."""
-    with _AHEAD_LOCK:
-        _AHEAD.clear()
-
-
-def _make(what: str, sel, compute) -> None:
-    key = (what, sel)
-    rows = sel.workspace.intervals
-    got = None
-    try:
-        got = (rows, compute())
-    finally:
-        with _AHEAD_LOCK:
-            if key in _AHEAD and _AHEAD[key] is None:
-                if got is None:
-                    del _AHEAD[key]
-                else:
-                    _AHEAD[key] = got
-            _AHEAD_LOCK.notify_all()
-
-
-def _take(what: str, sel, compute):
-    """What :func:`prepare_side` made of ``what`` for ``sel`` (waited for while made), else ``compute()``."""
-    try:
-        key = (what, sel)
-        hash(key)
-    except TypeError:
-        return compute()
-    with _AHEAD_LOCK:
-        if key in _AHEAD:
-            _AHEAD_LOCK.wait_for(lambda: _AHEAD.get(key, False) is not None, timeout=_WAIT_S)
-        got = _AHEAD.pop(key, None)
-    if got is None or got[0] is not sel.workspace.intervals:
-        return compute()
-    return got[1]
-
-
-def _side_coverage(sel) -> tuple[Any, Any, pd.DataFrame | None]:
-    """(first interval start, last interval end, LPAR coverage of the side's workspace over that window) of a side
-    (None for the coverage when it has no intervals): what :func:`caveats` reads."""
-    lo, hi = _window(sel)
-    return lo, hi, (coverage(sel.workspace.intervals, "lpar", lo, hi) if lo is not None else None)
+    both read: a deck computes them once)."""
+    return config_changes(c.before), config_changes(c.after)
 
 
 def configuration(c, changes: tuple[dict, dict] | None = None) -> pd.DataFrame:
@@ -410,9 +330,10 @@ def caveats(c, changes: tuple[dict, dict] | None = None) -> list[str]:
                 out.append(f"{r['label']} ({r['row']}): intervals with data-quality findings ({r['quality']}); "
                            "see Data health.")
     for sel in (c.before, c.after):
-        lo, hi, cov = _take("coverage", sel, lambda sel=sel: _side_coverage(sel))
+        lo, hi = _window(sel)
         if lo is None:
             continue
+        cov = coverage(sel.workspace.intervals, "lpar", lo, hi)
         mine = {(str(r["cec"]), str(r["lpar"])) for r in sel.metrics("lpar")[["cec", "lpar"]].to_dict("records")}
         for r in cov.to_dict("records"):
             if (str(r["cec"]), str(r["lpar"])) in mine and r["coverage_note"] and float(r["coverage_pct"]) < 99.0:

@@ -1,9 +1,8 @@
-"""A comparison deck's charts made ahead (issue 23, the cold deck): ``export --before --after --out x.pptx`` makes
-the before side's chart slides (series, the chart XML parsed and formatted, embedded workbooks' bytes; no part of
-the deck) on the before side's thread once its levels are, while the after side is read, and the after side's on a
-thread of its own once its selection is made, while the comparison and the first slides are made; ``chart_deck``
-takes them (waiting while they are made) when it is asked for the same workspace, zone and rows.  The deck is the
-same, part by part, as one whose charts are all made by ``chart_deck``."""
+"""A comparison deck's before-side charts made ahead (issue 23, the cold deck): ``export --before --after --out
+x.pptx`` makes the before side's chart slides' data (series, chart XML, embedded workbooks: plain bytes) on the
+before side's thread once its levels are, while the after side is read; ``chart_deck`` takes them when it is asked
+for the same workspace, zone and rows.  The deck is the same, part by part, as one whose charts are all made by
+``chart_deck``."""
 
 from __future__ import annotations
 
@@ -56,8 +55,8 @@ def test_the_before_side_charts_are_made_on_its_thread_and_the_deck_is_the_same(
     monkeypatch.setattr(PS, "prepare_charts", prepare)
     monkeypatch.setattr(PS, "_take_prepared", take)
     assert _deck(tmp_path / "ahead.pptx") == 0
-    assert made == ["nestscope-before-side", "nestscope-after-ready"]
-    assert taken == [True, True]           # both sides' charts taken by chart_deck (before first)
+    assert made == ["nestscope-before-side"]
+    assert taken == [True, False]          # the before side's (first) taken; the after side's made by chart_deck
     monkeypatch.setattr(PS, "prepare_charts", lambda *a, **kw: None)
     assert _deck(tmp_path / "plain.pptx") == 0
     assert _parts(tmp_path / "ahead.pptx") == _parts(tmp_path / "plain.pptx")
@@ -105,135 +104,3 @@ def test_a_prepared_chart_data_gives_the_bytes_python_pptx_would_make():
     # another chart type: made then, not the prepared XML
     assert ready.xml_bytes(XL_CHART_TYPE.XY_SCATTER) == plain.xml_bytes(XL_CHART_TYPE.XY_SCATTER)
     assert ready.xml_bytes(XL_CHART_TYPE.XY_SCATTER) != ready.xml_bytes(kind)
-
-
-def test_charts_being_made_are_waited_for_and_a_second_side_is_kept_beside_the_first():
-    import app.export.pptx_slides as PS
-
-    ws, other = _Ws(), _Ws()
-    PS.prepare_charts(lambda by: _frame(1.5), ws, "utc")
-    PS.prepare_charts(lambda by: _frame(2.5), other, "utc", first=False)     # the other side: kept beside it
-    assert PS._take_prepared(_frame(2.5), other, "utc") is not None
-    assert PS._take_prepared(_frame(1.5), ws, "utc") is not None
-    PS.prepare_charts(lambda by: _frame(1.5), ws, "utc")
-    PS.prepare_charts(lambda by: _frame(2.5), other, "utc")                 # a first side again: the earlier let go
-    assert PS._take_prepared(_frame(1.5), ws, "utc") is None
-    # made on another thread, still being made when chart_deck asks: waited for, not made a second time
-    go, started = threading.Event(), threading.Event()
-
-    def slow(by):
-        started.set()
-        go.wait(10)
-        return _frame(1.5)
-    th = threading.Thread(target=PS.prepare_charts, args=(slow, ws, "utc"))
-    th.start()
-    assert started.wait(10)
-    threading.Timer(0.2, go.set).start()
-    assert PS._take_prepared(_frame(1.5), ws, "utc") is not None
-    th.join()
-    # a preparation that fails leaves nothing to wait for
-    def broken(by):
-        raise RuntimeError("no rows")
-    with pytest.raises(RuntimeError):
-        PS.prepare_charts(broken, ws, "utc")
-    assert PS._take_prepared(_frame(1.5), ws, "utc") is None
-
-
-def _chart_parts(deck_bytes: bytes) -> dict[str, bytes]:
-    with zipfile.ZipFile(io.BytesIO(deck_bytes)) as z:
-        return {n: z.read(n) for n in z.namelist() if n.startswith(("ppt/charts/", "ppt/slides/"))}
-
-
-@pytest.mark.parametrize("x_format", ["mm-dd hh:mm", None])
-def test_a_chart_made_ahead_is_the_chart_xy_chart_makes(x_format):
-    """The same series and titles through :func:`ready_xy_chart` (on another thread) and through :func:`xy_chart`
-    on the slide: the same chart part (its XML, with the workbook's relationship), slide and workbook part."""
-    from app.export.pptx_parts import Deck, ReadyChart, ready_xy_chart, xy_chart, xy_data
-
-    x = np.array([46000.0, 46000.25, np.nan, 46000.75, 46001.0])
-    series = [("SYSA", x, np.array([1.0, np.nan, 2.0, 3.0, 2.5]), {"color": "1F77B4"}),
-              ("SYSB", x, np.array([4.0, 5.0, 6.0, 7.0, 6.5]), {"color": "D62728", "dash": True, "width": 2.5})]
-    got = {}
-    th = threading.Thread(target=lambda: got.setdefault("ready", ready_xy_chart(
-        series, "interval end (UTC)", "CPI", x_format, data=xy_data(series, prepare=True))))
-    th.start()
-    th.join()
-    assert isinstance(got["ready"], ReadyChart)
-    out = {}
-    for how in ("plain", "ready"):
-        deck = Deck("t", "notes")
-        for k in range(2):           # a second chart: the next part names
-            s = deck.slide("chart", "chart")
-            data = got["ready"] if how == "ready" and k == 1 else xy_data(series)
-            xy_chart(s, 0.4, 1.25, 12.5, 6.0, series, "chart", "interval end (UTC)", "CPI", x_format, data=data)
-        buf = io.BytesIO()
-        deck.save(buf)
-        out[how] = buf.getvalue()
-    plain, ready = _chart_parts(out["plain"]), _chart_parts(out["ready"])
-    assert "ppt/charts/chart2.xml" in ready and "ppt/charts/_rels/chart2.xml.rels" in ready
-    assert plain == ready
-    assert b"<c:externalData" in ready["ppt/charts/chart2.xml"]
-    with zipfile.ZipFile(io.BytesIO(out["ready"])) as z:
-        assert "ppt/embeddings/Microsoft_Excel_Sheet2.xlsx" in z.namelist()
-
-
-def test_a_sides_facts_made_ahead_are_taken_once_for_an_equal_selection_and_waited_for(sample_result):
-    """:func:`app.export.story.prepare_side` makes a side's configuration changes and the coverage its caveats read;
-    :func:`side_changes` / :func:`caveats` take them for an equal selection over the same rows (the same values as
-    made there), once; a selection of other rows, or nothing made, is computed there."""
-    import app.export.story as story
-    from app.analysis import make_workspace
-    from app.engine.compare import Selection, compare
-    from app.engine.shift import make_shift
-
-    wb = make_workspace([sample_result("before_z15_ZOSA_smf113.rdw.gz")], None)
-    wa = make_workspace([sample_result("after_z16_ZOSA_smf113.rdw.gz")], None)
-    shift = make_shift("08-17", "mon-fri")
-    c = compare(Selection(wb, shift=shift, name="before"), Selection(wa, shift=shift, name="after"))
-    plain_changes, plain_caveats = story.side_changes(c), story.caveats(c, story.side_changes(c))
-    calls = []
-    real = story.config_changes
-
-    def counted(sel):
-        calls.append(sel.name)
-        return real(sel)
-    story.prepare_side(Selection(wb, shift=shift, name="before"), first=True)   # equal, not the same object
-    th = threading.Thread(target=story.prepare_side, args=(c.after,))
-    th.start()
-    th.join()
-    assert set(story._AHEAD) == {(w, s) for w in ("changes", "coverage") for s in (c.before, c.after)}
-    story.config_changes = counted
-    try:
-        changes = story.side_changes(c)
-        assert changes == plain_changes and calls == []                 # both taken
-        assert story.caveats(c, changes) == plain_caveats and story._AHEAD == {}   # coverage taken, once
-        assert story.side_changes(c) == plain_changes and calls == ["before", "after"]   # nothing left: made here
-        # another selection (another window): not taken
-        story.prepare_side(c.before, first=True)
-        other = Selection(wb, shift=make_shift("22-06", None), name="before")
-        story.side_changes(compare(other, c.after))
-        assert calls[-2:] == ["before", "after"] and ("changes", c.before) in story._AHEAD
-    finally:
-        story.config_changes = real
-        story.forget_sides()
-    # being made on another thread when asked: waited for
-    go = threading.Event()
-
-    def slow(sel):
-        go.wait(10)
-        return real(sel)
-    story.config_changes = slow
-    try:
-        th = threading.Thread(target=story.prepare_side, args=(c.before,), kwargs={"first": True})
-        th.start()
-        while ("changes", c.before) not in story._AHEAD:
-            th.join(0.01)
-        story.config_changes = counted
-        threading.Timer(0.2, go.set).start()
-        n = len(calls)
-        assert story._take("changes", c.before, lambda: real(c.before)) == plain_changes[0]
-        th.join()
-        assert len(calls) == n
-    finally:
-        story.config_changes = real
-        story.forget_sides()
