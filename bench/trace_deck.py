@@ -6,9 +6,11 @@ calling thread's CPU seconds in it, thread),
 then a timeline of 100 ms slots: each thread's CPU share in the slot (from ``/proc/self/task/*/stat``, 10 ms
 ticks) and the idle share of the machine's cores (2 cores: 200 % minus the process's use).
 
-    PYTHONPATH=$PWD python bench/trace_deck.py [--cache DIR] -- export --before B --after A --hours 08-17 \
+    PYTHONPATH=$PWD python bench/trace_deck.py [--cache DIR] [--writers] -- export --before B --after A --hours 08-17 \
         --days mon-fri --out /tmp/x.pptx
 
+``--writers``: the deck's writer steps timed too (their modules then imported by the trace before the command
+runs, so the imports' timing is not the command's).
 ``--cache DIR``: the workspace cache (emptied first: a cold run); without it a new temporary one.
 """
 
@@ -73,6 +75,7 @@ def main() -> int:
         i = args.index("--cache")
         cache_dir = args[i + 1]
         del args[i:i + 2]
+    writers = "--writers" in args[:args.index("--")] if "--" in args else False
     argv = args[args.index("--") + 1:] if "--" in args else args
     own = cache_dir is None          # a temporary cache of its own: removed at the end
     cache_dir = cache_dir or tempfile.mkdtemp(prefix="trace-deck-cache-")
@@ -107,7 +110,18 @@ def main() -> int:
         if hasattr(provenance, name):
             wrap(provenance, name, name)
     import app.commands.export as export_command     # imported by the command anyway (app.export's writers are not)
+    if writers:
+        from app.export import pptx as pptx_mod, pptx_compare, pptx_parts
 
+    # --writers: the deck's writers step by step (their modules then imported here, by the trace, not on the
+    # command's import thread: the imports' own timing is not the command's)
+    for owner, names in ((pptx_compare, ("side_changes", "_summary_slide", "_table_slides", "_waterfall_slide",
+                                         "_overlay_slides", "_config_slide", "summary_slides", "chart_deck",
+                                         "caveats")),
+                         (pptx_mod, ("provenance",)), (pptx_parts.Deck, ("save", "__init__"))) if writers else ():
+        for name in names:
+            if hasattr(owner, name):
+                wrap(owner, name, f"  {name}")
     if hasattr(export_command, "_charts_ahead"):       # the before side's chart data made ahead on its thread
         wrap(export_command, "_charts_ahead", "charts ahead (side)")
     t_import = time.perf_counter()

@@ -27,7 +27,7 @@ __all__ = ["SidesWorkspace", "export_workspace"]
 
 # what a SidesWorkspace answers itself; any other attribute is the combined Workspace's
 _OWN = ("files", "intervals", "formula_sets", "formula_file", "keep_implausible", "formula_versions",
-        "left_out_count", "default_zone", "has_intervals")
+        "left_out_count", "default_zone", "has_intervals", "sides")
 
 
 class SidesWorkspace:
@@ -71,6 +71,11 @@ class SidesWorkspace:
                     parts.append(iv[cols[:cols.index("qbits") + 1]] if "qbits" in cols else iv)
                 self._iv = pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
             return self._iv
+
+    def sides(self) -> tuple[Any, Any]:
+        """The before and the after side's Workspaces: every row of :attr:`intervals` is a row of exactly one (what
+        reads rows one by one, as the provenance's window and implausible counts, reads them side by side)."""
+        return self.before, self.after
 
     def has_intervals(self) -> bool:
         return bool(self.before.has_intervals() or self.after.has_intervals())

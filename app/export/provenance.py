@@ -174,9 +174,9 @@ def _zoned_window(ws, tz: str, start, end, rows: pd.DataFrame | None) -> dict[st
     return {"window": win, "zone": zone_words(zones.label(tz, np.asarray(used, np.float64) if used else None))}
 
 
-def _selection(ws, start, end, shift, nodes, tz: str = "utc", shown: dict | None = None) -> dict[str, Any]:
-    """One selection's provenance (windows in UTC); with a zone other than UTC, ``shown[...]`` gets its
-    windows in that zone (:func:`_zoned_window`)."""
+def _row_facts(ws, start, end, shift, nodes) -> tuple[Any, Any, int, int, pd.DataFrame | None]:
+    """(first interval start, last interval end, implausible CPU-intervals, left-out ones, the rows) of one
+    selection's interval rows (window, nodes, shift)."""
     iv = ws.intervals
     first = last = None
     bad = out = 0
@@ -195,7 +195,31 @@ def _selection(ws, start, end, shift, nodes, tz: str = "utc", shown: dict | None
             first, last = rows["interval_start"].min(), rows["interval_end"].max()
             qb = rows["qbits"].to_numpy(dtype=np.int64)
             bad, out = int(((qb & IMPLAUSIBLE) != 0).sum()), int(((qb & LEFT_OUT) != 0).sum())
-    if shown is not None and tz not in (None, "utc") and getattr(ws, "zones", None) is not None:
+    return first, last, bad, out, rows
+
+
+def _sides_facts(ws, start, end, shift, nodes) -> tuple[Any, Any, int, int, None] | None:
+    """:func:`_row_facts` of a workspace of a comparison's sides that share no CEC
+    (:class:`app.analysis.sides.SidesWorkspace`: its rows are the sides' rows side by side) from each side's rows
+    (the rows each side's levels shifted already), without the rows of both in one frame; None for another
+    workspace or a zoned shift (whose offsets are read from the rows together)."""
+    sides = getattr(ws, "sides", None)
+    if not callable(sides) or (shift is not None and not shift.is_empty and shift.tz != "utc"):
+        return None
+    facts = [_row_facts(side, start, end, shift, nodes) for side in sides()]
+    firsts = [f[0] for f in facts if f[0] is not None]
+    lasts = [f[1] for f in facts if f[1] is not None]
+    return (min(firsts) if firsts else None, max(lasts) if lasts else None, sum(f[2] for f in facts),
+            sum(f[3] for f in facts), None)
+
+
+def _selection(ws, start, end, shift, nodes, tz: str = "utc", shown: dict | None = None) -> dict[str, Any]:
+    """One selection's provenance (windows in UTC); with a zone other than UTC, ``shown[...]`` gets its
+    windows in that zone (:func:`_zoned_window`)."""
+    zoned = shown is not None and tz not in (None, "utc") and getattr(ws, "zones", None) is not None
+    facts = None if zoned else _sides_facts(ws, start, end, shift, nodes)
+    first, last, bad, out, rows = facts if facts is not None else _row_facts(ws, start, end, shift, nodes)
+    if zoned:
         shown.update(_zoned_window(ws, tz, start, end, rows))
     return {"files": [file_info(r.meta.get("path") or r.file) for r in ws.files],
             "window": {"from": iso(start), "to": iso(end), "first": iso(first), "last": iso(last)},

@@ -60,6 +60,23 @@ def test_the_view_tells_what_the_combined_workspace_tells_without_making_it(side
     assert made == []                        # nothing above needed the combined workspace
 
 
+def test_a_utc_provenance_reads_the_sides_rows_without_both_in_one_frame(sides):
+    """Without a zone to read, the provenance's window and implausible counts of the view are the sides' rows'
+    (min of the first, max of the last, sums): the rows of both sides are never put in one frame."""
+    view, made = view_of(sides)
+    combined = sides[5]
+    for shift in (None, make_shift("08-17", "mon-fri"), make_shift("22-06", None)):
+        req = dict(by="lpar", shift=shift, comparison=sides[4])
+        doc = provenance(ExportRequest(view, **req))
+        assert doc == provenance(ExportRequest(combined, **req))
+        assert doc["window"]["first"] is not None
+    assert view._iv is None and made == []    # neither the rows together nor the combined workspace were made
+    # a zoned shift reads the offsets of the rows together: those are made then
+    req = dict(by="lpar", shift=make_shift("22-06", None, tz="local"), comparison=sides[4])
+    assert provenance(ExportRequest(view, **req)) == provenance(ExportRequest(combined, **req))
+    assert view._iv is not None
+
+
 def test_anything_else_is_asked_of_the_combined_workspace_made_once(sides):
     view, made = view_of(sides)
     combined = sides[5]
