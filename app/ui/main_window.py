@@ -303,12 +303,8 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
                 values, self._want_values = (True if self._want_values else None), False
         ws, sel = self.ws, self.selection.value
         # new files: the tree's CEC and LPAR levels now, its class and CPU levels in a later job (issue 11)
-        from app.ui import window_partial   # (imported by _build: no cost here)
-
         deeper = False
-        if added and table and window_partial.replacing(self, added):   # a big file's whole table replacing its part:
-            deeper, self._want_deeper = "beside", "whole"         # its class/CPU levels beside it (issue 23)
-        elif added:
+        if added:
             self._want_deeper = True
         else:
             deeper, self._want_deeper = self._want_deeper, False

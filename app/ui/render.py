@@ -134,8 +134,7 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
     ``values``: the tree's Busy/CPI values (None: when files were added or the table is computed; False lets
     the first table come before them, a later job computing them).  ``deep=False``: a new tree has its CEC and
     LPAR levels only; ``deeper``: the whole tree (its class and CPU levels) in ``ViewData.deeper``,
-    ``"levels"``: without the CEC, LPAR and pool values (``Workspace.tree(levels_first=True)``), ``"beside"``: those
-    levels computed beside the table, the two on two threads (a big file's whole table replacing its first part).
+    ``"levels"``: without the CEC, LPAR and pool values (``Workspace.tree(levels_first=True)``).
     ``prepare``: only prepare these levels' rows of every node for the selection's window
     (``Workspace.prepare_level``; an item ``("cpus", cec, lpar)``: the CPU rows of that LPAR,
     ``Workspace.prepare_cpus``), so that later selections are sliced from them."""
@@ -191,9 +190,8 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
         step("tree")
     if not out.loaded:
         return out
-    beside = deeper == "beside" and table    # the class and CPU levels computed beside the table (below)
-    if deeper and out.loaded and not beside:
-        out.deeper = list(ws.tree(levels_first=deeper in ("levels", "beside")))
+    if deeper and out.loaded:
+        out.deeper = list(ws.tree(levels_first=deeper == "levels"))
         step("deeper tree")
     if (added or table) if values is None else values:
         out.tree_values = tree_values(ws, sel.start, sel.end)
@@ -205,19 +203,12 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
         if not sel.has_window and hasattr(ws, "prepare_level"):   # every node's rows kept in the workspace cache
             for level in sel.levels():
                 ws.prepare_level(BY_OF_LEVEL[level], cached_only=True)
-        if beside:      # one thread each: the levels' grouped passes and the table's overlap on two cores
-            from app.engine.parallel import parallel_map
-
-            levels, df = parallel_map(lambda f: f(), [lambda: list(ws.tree(levels_first=True)),
-                                                      lambda: interval_frame(ws, sel, windowed=True, summary=True)])
-            out.deeper = levels
-        else:
-            df = interval_frame(ws, sel, windowed=True, summary=True)
+        df = interval_frame(ws, sel, windowed=True, summary=True)
         out.table = df
         out.columns = [*FROZEN, *metric_columns(ws, generations_of(df))]
         out.quality_details = {f.code: f.message for f in ws.findings}
         out.quality_details.update(M.QUALITY_CODE_TIPS)    # one interval's finding would mislead on other rows
-        step("table, deeper tree beside" if beside else "table")
+        step("table")
     if timeline:
         out.timeline = interval_frame(ws, Selection(nodes=sel.nodes), windowed=False, summary=False)
         step("timeline")

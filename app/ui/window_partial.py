@@ -144,13 +144,6 @@ def on_ended(w: Any, path: str) -> None:
         w._show_view(ViewData(selection=Selection(), roots=[], findings=[], files=[], loaded=False))
 
 
-def replacing(w: Any, added: list[Any]) -> bool:
-    """The view job being made adds (``added``: LoadOutcomes) the whole file of the part on screen: its table
-    replaces the part's."""
-    state = w._partial
-    return state is not None and state.shown and any(getattr(o, "path", None) == state.path for o in added)
-
-
 def keep_place(w: Any, view: Any) -> Any:
     """Before the whole file's first view replaces the part on screen: what to restore after it (the table's
     top and current rows by their interval), or None."""
