@@ -57,3 +57,21 @@ def test_missing_name_is_nan_and_scalars_broadcast():
 
 def test_counters_property():
     assert compile_expr("(B2+B4)/B1*100 + L3P").counters == {"B1", "B2", "B4"}
+
+
+def test_a_text_parsed_once_still_checks_names_and_errors_at_every_call():
+    # the parse of a text is kept (the packaged sets repeat expressions across generations), but what a call
+    # allows is checked at each call, and a bad text raises at each call (no exception is kept)
+    a = compile_expr("(B2+B4)/B1*100", allowed=())
+    b = compile_expr("(B2+B4)/B1*100", allowed=())
+    assert a == b and a.tree is b.tree and a.names == {"B1", "B2", "B4"}
+    assert compile_expr(" (B2+B4)/B1*100 ") == a          # the text as written, stripped
+    assert compile_expr("CPI*2", allowed={"CPI"}).names == {"CPI"}
+    with pytest.raises(ExprError, match="'CPI'"):
+        compile_expr("CPI*2", allowed={"L1MP"})
+    for _ in range(2):
+        with pytest.raises(ExprError, match="syntax error"):
+            compile_expr("B1/(B2")
+    # the kept tree is not changed by evaluating it: (3+5)/2*100 = 400 twice
+    env = {"B1": np.array([2.0]), "B2": np.array([3.0]), "B4": np.array([5.0])}
+    assert a.evaluate(env)[0] == b.evaluate(env)[0] == 400.0
