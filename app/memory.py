@@ -68,6 +68,14 @@ def release(collect: bool = True, gone: weakref.ref | None = None) -> bool:
     return bool(lib and lib.malloc_trim(0))
 
 
+def trim() -> bool:
+    """Only the C heap's free pages given back (glibc's ``malloc_trim``: free pages anywhere in the heap, not
+    only at its top), nothing collected: for a loop that frees blocks under the mapping threshold while it
+    allocates others (their holes would otherwise stay resident).  True when pages were returned."""
+    lib = _glibc()
+    return bool(lib and lib.malloc_trim(0))
+
+
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3     # glibc mallopt parameters (malloc.h)
 STREAM_MMAP_THRESHOLD = 1 << 20
 

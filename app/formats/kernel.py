@@ -147,6 +147,34 @@ class Differ(Exception):
     """A row of :func:`gather_blocks`' matrix differs from row 0 in the spans all its rows were to share."""
 
 
+class ScatteredRows:
+    """Records of one length at ascending offsets ``starts`` of ``buf`` that do not follow each other at one
+    stride (a file of several record shapes: subtype 1 and 2 records interleaved): the (rows x length) matrix
+    :func:`gather_blocks` reads a block of rows at a time, each block's records copied into a small buffer
+    (their pages mapped before and handed back after), so neither a copy of the shape's records nor the pages of
+    the whole buffer are held.  ``rows[i, a:b]`` is row ``i``'s bytes; :meth:`dense` the whole copy (for the
+    numpy path)."""
+
+    ndim = 2
+
+    def __init__(self, buf, starts: np.ndarray, width: int) -> None:
+        self.buf, self.starts, self.width = buf, np.ascontiguousarray(starts, np.int64), int(width)
+        self.shape = (len(self.starts), self.width)
+
+    def __getitem__(self, key):
+        i, cols = key
+        s = int(self.starts[i])
+        return np.frombuffer(self.buf, np.uint8)[s:s + self.width][cols]
+
+    def dense(self) -> np.ndarray:
+        return rows_at(self.buf, self.starts, self.width)
+
+
+def dense(mat) -> np.ndarray:
+    """``mat`` as a numpy matrix (a :class:`ScatteredRows` copied out)."""
+    return mat.dense() if isinstance(mat, ScatteredRows) else mat
+
+
 def gather_blocks(mat: np.ndarray, jobs: list[list[tuple[int, int]]], *, buf=None, base: int = 0,
                   same: list[tuple[int, int]] = (), by_column: bool = False) -> list[np.ndarray] | None:
     """``[gather_fields(mat, fields) for fields in jobs]`` in one pass over blocks of about :data:`BLOCK_BYTES`
@@ -168,10 +196,15 @@ def gather_blocks(mat: np.ndarray, jobs: list[list[tuple[int, int]]], *, buf=Non
     from app.formats import pages
 
     m = mat.shape[0]
-    specs = [_compiled_spec(mat, fields) for fields in jobs] if m else [None]
+    scattered = isinstance(mat, ScatteredRows)
+    like = np.empty((1, mat.shape[1]), np.uint8) if scattered else mat      # (the fields checked against a row)
+    specs = [_compiled_spec(like, fields) for fields in jobs] if m else [None]
     if any(spec is None for spec in specs):
         return None
-    step, width = mat.strides[0], mat.shape[1]
+    if scattered:
+        same = ()                       # (only the strided one-shape pass checks shared spans)
+        buf, base = mat.buf, 0
+    step, width = (0 if scattered else mat.strides[0]), mat.shape[1]
     same = [(o, w) for o, w in same if w > 0]
     if any(o < 0 or o + w > width for o, w in same):
         return None
@@ -184,19 +217,28 @@ def gather_blocks(mat: np.ndarray, jobs: list[list[tuple[int, int]]], *, buf=Non
 
     def run(r0: int, r1: int) -> None:
         tmp = [np.empty((min(rows, r1 - r0), len(fields)), np.uint64) for fields in jobs] if by_column else None
+        held = np.empty((min(rows, r1 - r0), width), np.uint8) if scattered else None
         for a in range(r0, r1, rows):
             b = min(a + rows, r1)
-            lo, hi = base + a * step, base + (b - 1) * step + width
-            pages.populate(buf, lo, hi)
-            if same and (first_other_row(mat[a:b], same) >= 0
+            if scattered:
+                st = mat.starts[a:b]
+                lo, hi = int(st[0]), int(st[-1]) + width
+                pages.populate(buf, lo, hi)
+                blk = held[:b - a]
+                _c.rows_at(buf, st, width, blk)
+            else:
+                lo, hi = base + a * step, base + (b - 1) * step + width
+                pages.populate(buf, lo, hi)
+                blk = mat[a:b]
+            if same and (first_other_row(blk, same) >= 0
                          or any(bytes(mat[a, o:o + w]) != r for (o, w), r in zip(same, row0))):
                 raise Differ()
             for j, ((offs, widths), out) in enumerate(zip(specs, outs)):
                 if tmp is None:
-                    _c.gather_fields(mat[a:b], offs, widths, out[a:b])
+                    _c.gather_fields(blk, offs, widths, out[a:b])
                 else:
                     t = tmp[j][:b - a]
-                    _c.gather_fields(mat[a:b], offs, widths, t)
+                    _c.gather_fields(blk, offs, widths, t)
                     out[a:b] = t
             pages.drop(buf, lo, hi)
     if m < THREAD_ROWS or pages.threads() < 2:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["row_codes", "word_codes", "firsts", "groups"]
+__all__ = ["row_codes", "word_codes", "firsts", "groups", "code_groups"]
 
 
 def row_codes(a: np.ndarray) -> np.ndarray:
@@ -48,7 +48,11 @@ def groups(keys: np.ndarray):
     if keys.shape[1] == 0:
         yield np.arange(len(keys))
         return
-    inv = row_codes(keys)
+    yield from code_groups(row_codes(keys))
+
+
+def code_groups(inv: np.ndarray):
+    """Yield index arrays of rows with equal codes (numbered in first-seen order), first-seen order."""
     order = np.argsort(inv, kind="stable")
     bounds = np.flatnonzero(np.diff(inv[order])) + 1
     yield from np.split(order, bounds)

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Collection
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
+from app import memory
 from app.findings import Finding, make_finding
 from app.formats import common, kernel, pages
-from app.formats.rowkeys import firsts as _firsts, groups as _groups, row_codes as _row_codes, \
-    word_codes as _word_codes
+from app.formats.rowkeys import code_groups as _code_groups, firsts as _firsts, groups as _groups, \
+    row_codes as _row_codes, word_codes as _word_codes
 from app.formats import smf113_layout as L
 from app.formats.schema import IDENTITY_COLUMNS, Cancelled, ReadResult, counter_name, empty_samples
 from app.formats.smf113_checks import Cols as _Cols, check_samples, summarise as _summarise
@@ -104,12 +106,12 @@ class _Matrix(_Decoder):
     def text_codes(self, off: int, w: int, words: list[np.ndarray] | None = None) -> tuple[np.ndarray, list[str]]:
         """EBCDIC text field of every row as (code per row, decoded text per code): each distinct value is
         decoded once.  ``words``: the field already gathered as big-endian words (:func:`_text_words`)."""
-        codes = _word_codes(words) if words is not None else _row_codes(self.mat[:, off:off + w])
+        codes = _word_codes(words) if words is not None else _row_codes(kernel.dense(self.mat)[:, off:off + w])
         return codes, [common.ebcdic(bytes(self.mat[i, off:off + w])) for i in _firsts(codes)]
 
     def block(self, off: int, w: int, count: int) -> np.ndarray:
         """(records x count) unsigned values of width ``w`` at ``off``: native uint64, C order."""
-        return kernel.gather_be(self.mat, off, w, count)
+        return kernel.gather_be(kernel.dense(self.mat), off, w, count)
 
 
 def _cat(codes: np.ndarray, labels) -> pd.Categorical:
@@ -154,8 +156,8 @@ def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
         elif len(ks) == s.count and (ks or not g):     # a whole set (by_column: an empty one adds no block)
             blocks.append((list(names), dec.block(s.offset, s.width, s.count)))
         elif ks:             # only the counters asked for: the others are never copied out of the records
-            blocks.append(([names[k] for k in ks], kernel.gather_fields(dec.mat, [(s.offset + k * s.width, s.width)
-                                                                                  for k in ks])))
+            blocks.append(([names[k] for k in ks], kernel.gather_fields(kernel.dense(dec.mat),
+                                                                        [(s.offset + k * s.width, s.width) for k in ks])))
         sets |= s.bit
     c[_BLOCKS] = blocks
     c["sets"] = np.full(dec.mat.shape[0], sets, dtype=np.int32)
@@ -196,7 +198,7 @@ def _identity(dec: _Matrix, sh: L.Shape) -> dict[str, np.ndarray | pd.Categorica
     pre = kernel.gather_blocks(dec.mat, [list(fields.values())], **dec.pages)
     if pre is None and dec.pages["same"]:
         raise kernel.Differ()          # the shared spans could not be checked in the pass
-    got = pre.pop(0) if pre else kernel.gather_fields(dec.mat, list(fields.values()))
+    got = pre.pop(0) if pre else kernel.gather_fields(kernel.dense(dec.mat), list(fields.values()))
     v = {k: got[:, j] for j, k in enumerate(fields)}
     cf, cls = v["cf"], v["cls"]
     for k in ("cpu", "cfvn", "csvn", "flags", "cpu_speed", "core"):     # copies, as the frame will hold them
@@ -438,9 +440,12 @@ def _decode_guarded(parts: list, fnd: _Findings, file_offs: np.ndarray, idx: np.
     """Decode one shape; a failure costs only the records of that shape (a finding names them), never the file."""
     try:
         mat = _shape_matrix(dec, recs, idx)
-        at = mat.__array_interface__["data"][0] - dec.u8.__array_interface__["data"][0]    # a view: its first byte
-        parts.append((idx, _decode_shape(_Matrix(mat, *((dec.buf, at) if 0 <= at < len(dec.u8) else ())), sh, want,
-                                         by_column)))
+        if isinstance(mat, kernel.ScatteredRows):       # read from the buffer a block of rows at a time
+            pages_at: tuple = (dec.buf, 0)
+        else:
+            at = mat.__array_interface__["data"][0] - dec.u8.__array_interface__["data"][0]    # a view: its first byte
+            pages_at = (dec.buf, at) if 0 <= at < len(dec.u8) else ()
+        parts.append((idx, _decode_shape(_Matrix(mat, *pages_at), sh, want, by_column)))
     except (Cancelled, MemoryError):
         raise
     except (ValueError, IndexError, TypeError, OverflowError) as exc:
@@ -458,6 +463,13 @@ def _split(dec: _Decoder, idx: np.ndarray, spans: list[tuple[int, int]]):
     if not spans or (view is not None and kernel.first_other_row(view, spans) < 0):
         yield np.arange(len(idx))
         return
+    mat = _shape_matrix(dec, None, idx) if view is None else None
+    if isinstance(mat, kernel.ScatteredRows):     # the spans as 8-byte words, read a block of records at a time
+        fields = [(o + k, min(8, w - k)) for o, w in spans for k in range(0, w, 8)]
+        got = kernel.gather_blocks(mat, [fields])
+        if got is not None:
+            yield from _code_groups(_word_codes([got[0][:, j] for j in range(len(fields))]))
+            return
     yield from _groups(np.concatenate([dec.raw(dec.starts[idx], o, w) for o, w in spans], axis=1))
 
 
@@ -475,13 +487,21 @@ def _stride_view(dec: _Decoder, idx: np.ndarray) -> np.ndarray | None:
     return None
 
 
-def _shape_matrix(dec: _Decoder, recs, idx: np.ndarray) -> np.ndarray:
+SCATTER = True          # records of a shape not at one stride read where they are (False: copied, as before)
+
+
+def _shape_matrix(dec: _Decoder, recs, idx: np.ndarray) -> np.ndarray | kernel.ScatteredRows:
     """The records ``idx`` (all of one length) as an (m, length) uint8 matrix: a view of the compact buffer
-    when they follow each other at a constant stride (the usual case), else a copy (one row gather over the
-    compact buffer's windows of the records' length, not one slice per record)."""
+    when they follow each other at a constant stride (the usual case); else, compiled, the records where they
+    are (:class:`app.formats.kernel.ScatteredRows`: gathered a block of rows at a time, issue 24: a file of
+    subtype 1 and 2 records no longer holds a copy of each shape's records and every page of its chunk beside
+    the decoded frame); else a copy (one row gather over the compact buffer's windows of the records' length,
+    not one slice per record)."""
     view = _stride_view(dec, idx)
     if view is not None:
         return view
+    if SCATTER and kernel.available() and len(idx) and bool((np.diff(dec.starts[idx]) > 0).all()):
+        return kernel.ScatteredRows(dec.buf, dec.starts[idx], int(dec.lens[idx[0]]))
     return np.lib.stride_tricks.sliding_window_view(dec.u8, int(dec.lens[idx[0]]))[dec.starts[idx]]
 
 
@@ -519,8 +539,16 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings, by_column
     idx = cat_idx[perm]
     n = len(idx)
 
+    done: dict[str, Any] = {}
+
     def joined(col: str, dtype: str):
-        have = [c[col] if col in c else None for _, c in parts]
+        if col in done:                 # (the SMF system id is both columns lpar and system)
+            return done[col]
+        have = [c.pop(col, None) for _, c in parts]     # each shape's column let go as it is joined
+        done[col] = out = _joined(have, col, dtype)
+        return out
+
+    def _joined(have: list, col: str, dtype: str):
         if dtype == "category":
             vals = [h if h is not None else _cat(np.zeros(len(i), np.int64), [""]) for (i, _), h in zip(parts, have)]
             v = vals[0] if len(vals) == 1 else union_categoricals(vals, sort_categories=True)
@@ -553,15 +581,26 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings, by_column
         rank[idx] = np.arange(n)
         if by_column:
             # absent sets stay 0 (schema); the counters in blocks of COUNTER_GROUP, each counter's values adjacent
+            # a group at a time, each shape's block let go once all its counters are copied: the shapes' blocks
+            # and the frame's are never both held whole (issue 24: a file of subtype 1 and 2 records)
             g = COUNTER_GROUP
-            full = [np.zeros((min(g, len(cnames) - j0), n), np.uint64) for j0 in range(0, len(cnames), g)]
-            for i, c in parts:
-                pos = rank[i]
-                for bn, b in c[_BLOCKS]:
-                    for jb, k in enumerate(bn):
-                        j = where[k]
-                        full[j // g][j % g, pos] = b[:, jb]
-            ctr = [(cnames[j0:j0 + g], f.T) for j0, f in zip(range(0, len(cnames), g), full)]
+            ctr = []
+            for j0 in range(0, len(cnames), g):
+                f = np.zeros((min(g, len(cnames) - j0), n), np.uint64)
+                for i, c in parts:
+                    pos, blocks = rank[i], c[_BLOCKS]
+                    for bi, (bn, b) in enumerate(blocks):
+                        if b is None:
+                            continue
+                        for jb, k in enumerate(bn):
+                            if j0 <= where[k] < j0 + g:
+                                f[where[k] - j0, pos] = b[:, jb]
+                        if not bn or max(where[k] for k in bn) < j0 + g:
+                            blocks[bi] = (bn, None)
+                        b = None
+                ctr.append((cnames[j0:j0 + g], f.T))
+                f = None
+                memory.trim()           # the shapes' blocks under the mapping threshold: their holes given back
         else:
             full = np.zeros((n, len(cnames)), np.uint64)   # absent sets stay 0 (schema)
             for i, c in parts:

@@ -305,3 +305,60 @@ def test_a_decoded_frames_counters_each_one_contiguous_array(path):
     with kernel.pure():
         want = read_bytes(path.read_bytes(), path.name).samples
     pd.testing.assert_frame_equal(got, want)
+
+
+# --- records of a shape scattered among others (a file of subtype 1 and 2 records, issue 24) --------------------
+
+@compiled
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(gaps=st.lists(st.integers(0, 70), min_size=1, max_size=60), jobs=st.lists(fields_st, min_size=1, max_size=3),
+       threads=st.sampled_from(["1", "2"]), seed=st.integers(0, 2**32 - 1), by_column=st.booleans())
+def test_gather_blocks_over_scattered_rows_is_gather_fields_of_their_copy(gaps, jobs, threads, seed, by_column,
+                                                                          monkeypatch):
+    # rows of 48 bytes at ascending offsets with gaps of 0-70 bytes between them (other records' bytes)
+    monkeypatch.setattr(kernel, "BLOCK_ROWS", 7)
+    monkeypatch.setattr(kernel, "THREAD_ROWS", 20)
+    monkeypatch.setenv("NESTSCOPE_THREADS", threads)
+    starts = np.cumsum([g + 48 for g in gaps]) - 48
+    buf = np.random.default_rng(seed).integers(0, 256, int(starts[-1]) + 48 + 3, dtype=np.uint8).tobytes()
+    rows = kernel.ScatteredRows(buf, starts, 48)
+    dense = np.stack([np.frombuffer(buf, np.uint8)[s:s + 48] for s in starts.tolist()])    # the copy, row by row
+    assert np.array_equal(rows.dense(), dense) and rows.shape == dense.shape
+    assert bytes(rows[len(starts) - 1, 3:9]) == bytes(dense[-1, 3:9])
+    jobs = [[(o, w) for o, w in f if o + w <= 48] or [(0, 1)] for f in jobs]
+    got = kernel.gather_blocks(rows, jobs, by_column=by_column)
+    assert got is not None
+    for fields, g in zip(jobs, got):
+        assert np.array_equal(g, kernel.gather_fields(dense, fields))
+        assert (g.T.flags.c_contiguous if by_column else g.flags.c_contiguous)
+
+
+def _copied(monkeypatch):
+    monkeypatch.setattr(smf113, "SCATTER", False)
+
+
+@compiled
+@pytest.mark.parametrize("by_column", [False, True])
+@pytest.mark.parametrize("name,every", [("after_z16_ZOSA_smf113.rdw.gz", 0), ("before_z15_ZOSA_smf113.rdw.gz", 3)])
+def test_shapes_read_where_they_are_give_the_copied_shapes_result(name, every, by_column, monkeypatch, small_blocks,
+                                                                   tmp_path):
+    # the z16 ZOSA file holds subtype 1 and 2 records interleaved (two shapes, one of them not at one stride);
+    # in the z15 one every third record is bumped to another shape (two shapes, neither at one stride)
+    raw = gzip.decompress((ROOT / "resources" / "samples" / name).read_bytes())
+    raw = _bumped(raw, every) if every else raw
+    mm = _mapped(tmp_path, raw)                   # mapped: each block's pages mapped, then handed back
+    scattered = []
+    real = kernel.ScatteredRows
+
+    class Spy(real):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            scattered.append(self)
+    monkeypatch.setattr(kernel, "ScatteredRows", Spy)
+    fast = read_bytes(mm, name, by_column=by_column)
+    assert scattered and len(fast.samples) > 1000
+    monkeypatch.setattr(kernel, "ScatteredRows", real)
+    _copied(monkeypatch)
+    _same(fast, read_bytes(mm, name, by_column=by_column))
+    _same(fast, read_bytes(raw, name, by_column=by_column))
+    mm.close()
