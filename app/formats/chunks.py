@@ -359,42 +359,185 @@ def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[byt
     from app.formats import read_bytes
     from app.formats.monwrite_stream import HEAD, monwrite_chunks, rdw_chunks, spooled, streamable
 
-    head = bytearray()
-    for piece in src:                   # the head decides; it is also the stream's first bytes
-        head += piece
-        if len(head) > max(step, HEAD):
-            break
-    mode = stream_mode(bytes(head[:DECIDE_BYTES])) if len(head) > step and not stop else None
-    mw = streamable(bytes(head[:HEAD])) if mode is None and len(head) > step and not stop else None
-    if mw is not None:
-        # MONWRITE: its walk reads at random; the decompressed stream is spooled to a temporary file
-        hold = [head]
-        del head
+    # the stream's first bytes (more than a chunk, to know whether it is cut at all) go to an unnamed temporary
+    # file as they come, not the heap; its first DECIDE_BYTES / HEAD bytes decide how it is read
+    spool = _Spool()
+    try:
+        head = b""
+        for piece in src:
+            if len(head) < max(DECIDE_BYTES, HEAD):
+                head += bytes(piece[:max(DECIDE_BYTES, HEAD) - len(head)])
+            spool.add(piece)
+            del piece
+            if spool.n > max(step, HEAD):
+                break
+        mode = stream_mode(head[:DECIDE_BYTES]) if spool.n > step and not stop else None
+        mw = streamable(head[:HEAD]) if mode is None and spool.n > step and not stop else None
+        if mw is not None:
+            # MONWRITE: its walk reads at random; the whole decompressed stream is spooled, then mapped
+            for piece in src:
+                spool.add(piece)
+            mm = spool.map()
+            try:
+                yield from (rdw_chunks if mw == "monwrite-rdw" else monwrite_chunks)(mm, file, step, size,
+                                                                                   framing(mw), extra)
+            finally:
+                mm.close()
+            return
+        if mode is None:
+            src.close()
+            spool.close()
+            r = read_bytes(data, file, counters=counters, by_column=by_column)
+            r.size = size
+            yield r
+            return
+        if mode == "rdw":
+            yield from _cut_spooled(spool, src, file, counters, size, step, framing, extra, by_column)
+            return
+        first = [spool.take()]
 
-        def rest() -> Iterator[bytes]:
-            yield hold.pop()
+        def pieces() -> Iterator[bytes]:
+            yield first.pop()               # handed over, not copied (the cut takes it as its buffer)
             yield from src
-        mm = spooled(rest())
+        spool.close()
+        yield from _cut(pieces(), mode, file, counters, size, step, framing, extra, by_column)
+    finally:
+        spool.close()
+
+
+class _Spool:
+    """The bytes of a decompressed stream not decoded yet, in an unnamed temporary file (``NESTSCOPE_SPOOL_DIR``
+    or the system's temporary folder; removed when closed, whatever happens): they stay in the page cache, not
+    the process's heap, and a chunk is decoded from a map of the file whose pages the reader maps a block at a
+    time and hands back (:mod:`app.formats.pages`), as a plain file's are (issue 24: a compressed file's chunk
+    is not held whole in memory beside what it decodes to)."""
+
+    def __init__(self) -> None:
+        self.fh, self.n, self._held = self._new(), 0, []
+
+    @staticmethod
+    def _new():
+        import tempfile
+
+        return tempfile.TemporaryFile(prefix="nestscope-chunk-", buffering=0,
+                                      dir=os.environ.get("NESTSCOPE_SPOOL_DIR") or None)
+
+    def add(self, data) -> None:
+        with memoryview(data) as mv:
+            done = 0
+            while done < len(mv):
+                done += os.pwrite(self.fh.fileno(), mv[done:], self.n + done)
+        self.n += len(data)
+
+    def map(self):
+        """The bytes so far, mapped read-only (None when there are none)."""
+        import mmap
+
+        return mmap.mmap(self.fh.fileno(), self.n, access=mmap.ACCESS_READ) if self.n else None
+
+    def keep_from(self, mm, end: int) -> None:
+        """Keep only the bytes from ``end`` (those after the chunk just decoded; ``mm`` is closed)."""
+        tail = mm[end:self.n]
         try:
-            yield from (rdw_chunks if mw == "monwrite-rdw" else monwrite_chunks)(mm, file, step, size, framing(mw),
-                                                                               extra)
-        finally:
             mm.close()
-        return
-    if mode is None:
-        src.close()
-        r = read_bytes(data, file, counters=counters, by_column=by_column)
+            os.ftruncate(self.fh.fileno(), 0)
+        except BufferError:             # still exported (never expected): its file is left as it is, a new one
+            self._held.append((mm, self.fh))        # used, so no page under a view is truncated away
+            self.fh = self._new()
+        self.n = 0
+        self.add(tail)
+
+    def take(self) -> bytearray:
+        """The bytes so far as a buffer of the heap (the file emptied)."""
+        out = bytearray(os.pread(self.fh.fileno(), self.n, 0)) if self.n else bytearray()
+        os.ftruncate(self.fh.fileno(), 0)
+        self.n = 0
+        return out
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+def _walked_rdw_end(mm, step: int, final: bool):
+    """:func:`_rdw_end` over a mapped chunk, walked :data:`_WALK` bytes at a time, each slice's pages mapped
+    before and handed back after (:func:`app.formats.kernel.rdw_heads`): finding where a chunk ends never holds
+    its pages."""
+    from app.formats import kernel
+    from app.formats.smf_resync import MIN_LEN
+
+    n, p = len(mm), 0
+    while True:
+        _offs, _heads, p, status = kernel.rdw_heads(mm, p, min(step, p + _WALK), MIN_LEN, 0)
+        if status != 1 or p >= step:
+            break
+    if status < 0:
+        return _BROKEN
+    if status == 0 or p > n:            # the records read end before ``step`` or the last one is cut
+        return n if final else None
+    return p
+
+
+def _cut_spooled(spool: _Spool, src: Iterator[bytes], file: str, counters, size: int, step: int,
+                 framing: Callable[[str], str], extra: Callable[[], list[Finding]], by_column: bool = False
+                 ) -> Iterator[ReadResult]:
+    """:func:`_cut` of RDW records (mode "rdw") through ``spool``: each chunk's bytes gathered in the file, its end
+    found and the chunk decoded from a map of it (a window, no copy), what follows it kept for the next."""
+    base = 0
+    done = False
+    whole = False                       # the chain broke: the rest is read in one piece
+
+    def more() -> bool:
+        nonlocal done
+        if done:
+            return False
+        try:
+            piece = next(src)
+        except StopIteration:
+            done = True
+            return False
+        spool.add(piece)
+        return True
+
+    while True:
+        while (whole or spool.n <= step) and more():
+            pass
+        if not spool.n:                 # (only when the stream ended)
+            return
+        while True:
+            mm = spool.map()
+            end = len(mm) if whole else _walked_rdw_end(mm, step, done)
+            if end == _BROKEN:
+                whole = True
+            elif end is not None:
+                break
+            mm.close()
+            if whole:
+                while more():
+                    pass
+            elif not more():
+                continue            # the stream ended: the end is found again as the data's final bytes
+        while not done and end == spool.n:      # whether anything follows this chunk
+            mm.close()
+            more()
+            mm = spool.map()
+        with memoryview(mm) as mv:
+            piece = mv[:end]
+        try:
+            r = _read_at(piece, base, file, counters, by_column)
+        finally:
+            _let_go(piece)
+        r.findings = [*extra(), *r.findings]
+        r.framing = framing(r.framing)
         r.size = size
+        last = done and end == spool.n
+        r.meta["more"] = not last
+        base += end
+        if last:
+            mm.close()
+            yield r
+            return
+        spool.keep_from(mm, end)
         yield r
-        return
-
-    hold = [head]
-    del head
-
-    def pieces() -> Iterator[bytes]:
-        yield hold.pop()                # handed over, not copied (the cut takes it as its buffer)
-        yield from src
-    yield from _cut(pieces(), mode, file, counters, size, step, framing, extra, by_column)
 
 
 def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, step: int,
