@@ -387,14 +387,14 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
         if _one_shape(parts, fnd, meta, file_offs, idx1, dec, [(dof + w.start, w.stop - w.start) for w in win], want,
                       by_column):
             continue
-        for g2 in _split(dec, idx1, [(dof + w.start, w.stop - w.start) for w in win]):
+        for g2 in _split(dec, idx1, [(dof + w.start, w.stop - w.start) for w in win], by_column):
             idx2 = idx1[g2]
             r1 = dec.record(int(idx2[0]))
             cs = L.S2_CSOF if s0 == 2 else L.S1_CSOF
             csof = int.from_bytes(r1[dof + cs:dof + cs + 4], "big") if dln >= cs + 8 else 0
             csn = int.from_bytes(r1[dof + cs + 4:dof + cs + 6], "big") * int.from_bytes(r1[dof + cs + 6:dof + cs + 8],
                                                                                        "big") if dln >= cs + 8 else 0
-            for g3 in _split(dec, idx2, [(csof, csn)] if 0 < csof and csof + csn <= len(r1) else []):
+            for g3 in _split(dec, idx2, [(csof, csn)] if 0 < csof and csof + csn <= len(r1) else [], by_column):
                 idx = idx2[g3]
                 rep = dec.record(int(idx[0]))
                 sh = L.parse_shape(rep)
@@ -439,7 +439,7 @@ def _decode_guarded(parts: list, fnd: _Findings, file_offs: np.ndarray, idx: np.
                     sh: L.Shape, want: frozenset[str] | None, by_column: bool = False) -> None:
     """Decode one shape; a failure costs only the records of that shape (a finding names them), never the file."""
     try:
-        mat = _shape_matrix(dec, recs, idx)
+        mat = _shape_matrix(dec, recs, idx, by_column)
         if isinstance(mat, kernel.ScatteredRows):       # read from the buffer a block of rows at a time
             pages_at: tuple = (dec.buf, 0)
         else:
@@ -454,16 +454,17 @@ def _decode_guarded(parts: list, fnd: _Findings, file_offs: np.ndarray, idx: np.
                 "report it", count=len(idx))
 
 
-def _split(dec: _Decoder, idx: np.ndarray, spans: list[tuple[int, int]]):
+def _split(dec: _Decoder, idx: np.ndarray, spans: list[tuple[int, int]], scatter: bool = False):
     """Yield index arrays (into ``idx``) of the records with equal bytes in ``spans`` (their layout fields),
     first-seen order: one group at once when they all share the first record's bytes (checked in one pass over
-    the records in place), else grouped through a copy of the spans (:func:`_groups`)."""
+    the records in place), else grouped through a copy of the spans (:func:`_groups`), or (``scatter``: the
+    extract's read) through the spans gathered a block of records at a time where they are."""
     spans = [(o, w) for o, w in spans if w > 0]
     view = _stride_view(dec, idx)
     if not spans or (view is not None and kernel.first_other_row(view, spans) < 0):
         yield np.arange(len(idx))
         return
-    mat = _shape_matrix(dec, None, idx) if view is None else None
+    mat = _shape_matrix(dec, None, idx, scatter) if view is None else None
     if isinstance(mat, kernel.ScatteredRows):     # the spans as 8-byte words, read a block of records at a time
         fields = [(o + k, min(8, w - k)) for o, w in spans for k in range(0, w, 8)]
         got = kernel.gather_blocks(mat, [fields])
@@ -487,20 +488,22 @@ def _stride_view(dec: _Decoder, idx: np.ndarray) -> np.ndarray | None:
     return None
 
 
-SCATTER = True          # records of a shape not at one stride read where they are (False: copied, as before)
+SCATTER = True          # the extract's records of a shape not at one stride read where they are (False: copied)
 
 
-def _shape_matrix(dec: _Decoder, recs, idx: np.ndarray) -> np.ndarray | kernel.ScatteredRows:
+def _shape_matrix(dec: _Decoder, recs, idx: np.ndarray, scatter: bool = False
+                  ) -> np.ndarray | kernel.ScatteredRows:
     """The records ``idx`` (all of one length) as an (m, length) uint8 matrix: a view of the compact buffer
-    when they follow each other at a constant stride (the usual case); else, compiled, the records where they
-    are (:class:`app.formats.kernel.ScatteredRows`: gathered a block of rows at a time, issue 24: a file of
-    subtype 1 and 2 records no longer holds a copy of each shape's records and every page of its chunk beside
-    the decoded frame); else a copy (one row gather over the compact buffer's windows of the records' length,
-    not one slice per record)."""
+    when they follow each other at a constant stride (the usual case); else, for the extract (``scatter``) and
+    compiled, the records where they are (:class:`app.formats.kernel.ScatteredRows`: gathered a block of rows
+    at a time, issue 24: a chunk of subtype 1 and 2 records no longer holds a copy of each shape's records and
+    every page of the chunk beside the decoded frame; 25-50 % more CPU, so the window's read keeps the copy);
+    else a copy (one row gather over the compact buffer's windows of the records' length, not one slice per
+    record)."""
     view = _stride_view(dec, idx)
     if view is not None:
         return view
-    if SCATTER and kernel.available() and len(idx) and bool((np.diff(dec.starts[idx]) > 0).all()):
+    if scatter and SCATTER and kernel.available() and len(idx) and bool((np.diff(dec.starts[idx]) > 0).all()):
         return kernel.ScatteredRows(dec.buf, dec.starts[idx], int(dec.lens[idx[0]]))
     return np.lib.stride_tricks.sliding_window_view(dec.u8, int(dec.lens[idx[0]]))[dec.starts[idx]]
 
