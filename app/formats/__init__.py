@@ -420,6 +420,7 @@ def gunzip_pieces(raw, file: str, found: list[Finding], stop: list[str], *, cap:
                     if not d.unconsumed_tail:
                         break
                     chunk = d.decompress(d.unconsumed_tail, _OUT_CHUNK)
+                chunk = None            # (up to 4 MiB not held while the generator waits at its yield)
             except zlib.error as exc:
                 tail = _salvage(saved, piece, cap - before + 1)     # what earlier pieces gave is kept
                 given[0] += len(tail)

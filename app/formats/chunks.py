@@ -9,12 +9,18 @@ True on every chunk but the last.  What is streamed:
   the memory-mapped file and each chunk decoded from it in place (a window of the map, no copy), its pages
   mapped a slice at a time and handed back to the kernel as the whole-file reader does (:mod:`app.formats.pages`);
 * a plain SMF file of blocks (BDW, spanned VBS segments): cut before a block whose first segment starts a
-  record (never inside a spanned record);
-* a gzip file holding either (:func:`app.formats.gunzip_pieces`: decompressed a piece at a time, never
-  whole): the gzip findings (damage, cut, trailing bytes) come with the chunk being read when they occur, the
-  size cap and the expansion ratio count the bytes decompressed so far.  Repeated records are not dropped
+  record, or after the last segment of a spanned record (never inside one);
+* a gzip or tersed file holding either (:func:`app.formats.gunzip_pieces`: decompressed a piece at a time,
+  never whole): the gzip findings (damage, cut, trailing bytes) come with the chunk being read when they occur,
+  the size cap and the expansion ratio count the bytes decompressed so far.  Repeated records are not dropped
   while decompressing (:mod:`app.formats.stream_dedup` keeps a whole file small in memory; a chunk is small
   anyway): the reader drops those of one chunk, the dataset keeps every sample once by its identity.
+
+A decompressed stream and a plain blocked file go through an unnamed temporary file (:class:`_Spool`,
+``NESTSCOPE_SPOOL_DIR`` or the system's temporary folder; about a chunk at a time): each chunk's bytes are
+gathered there, not in the heap, and decoded from a map of it whose pages the reader maps a block at a time and
+hands back, as a plain RDW file's are.  The extract's read of blocks also puts a chunk's records back to back in
+a temporary file before they are decoded (:func:`app.formats.smf113._spooled_records`).
 
 * MONWRITE (valid blocks from the first byte, or RDW-wrapped; plain, or in a gzip or tersed file): walked block
   by block over the whole stream, its finished intervals decoded a chunk at a time
@@ -34,7 +40,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterator
 
 from app.findings import Finding, make_finding
 from app.formats.pages import drop as drop_pages
@@ -80,29 +86,19 @@ def stream_mode(head) -> str | None:
     return {("rdw", 0): "rdw", ("bdw", 0): "blocked"}.get(detect_framing_at(head))
 
 
-def _rdw_end(buf, step: int, final: bool) -> int | None:
-    """Where a chunk of RDW records of ``buf`` ends: after the first record starting at or past ``step``;
-    None: more data is needed; :data:`_BROKEN`: the chain breaks."""
-    from app.formats import kernel
-    from app.formats.smf_resync import MIN_LEN
-
-    _offs, end, status = kernel.rdw_offsets(buf, 0, step, MIN_LEN)
-    if status < 0:
-        return _BROKEN
-    if status == 0 or end > len(buf):   # the records read end before ``step`` or the last one is cut
-        return len(buf) if final else None
-    return end
-
-
-def _block_end(buf, step: int, final: bool):
+def _block_end(buf, step: int, final: bool, drop=None):
     """Where a chunk of blocks of ``buf`` ends: before the first block at or past ``step`` whose first segment
     is a whole record or a record's first segment; or, in a block that starts with the last segment of a
     spanned record (VBS: QSAM fills each block, so most blocks do), after that segment: the chunk ends with
     the block cut to that one segment, the rest of the block (behind a descriptor of its new length) starts
     the next chunk, so no record is cut and none is read twice (returned as (cut, segment length)).  None:
-    more data is needed; :data:`_BROKEN`: a block descriptor is not valid (the rest is read in one piece)."""
-    n, p = len(buf), 0
+    more data is needed; :data:`_BROKEN`: a block descriptor is not valid (the rest is read in one piece).
+    ``drop(buf, start, end)``: called for the bytes walked past every :data:`_WALK` bytes (a map's pages)."""
+    n, p, dropped = len(buf), 0, 0
     while p + 8 <= n:
+        if drop is not None and p - dropped > _WALK:     # (a map's pages walked past handed back)
+            drop(buf, dropped, p)
+            dropped = p
         if buf[p] & 0x80:                    # extended BDW: 31-bit length
             bl = int.from_bytes(bytes(buf[p:p + 4]), "big") & 0x7FFFFFFF
         elif buf[p + 2] or buf[p + 3]:
@@ -127,20 +123,6 @@ def _block_end(buf, step: int, final: bool):
 def _bdw(like: int, length: int) -> bytes:
     """A block descriptor of ``length`` in the form of the one whose first byte is ``like``."""
     return (length | 0x80000000).to_bytes(4, "big") if like & 0x80 else length.to_bytes(2, "big") + b"\0\0"
-
-
-def _take(buf: bytearray, end: tuple[int, int]) -> tuple[bytes, int]:
-    """Take the chunk ``end`` (a block cut after its first segment, :func:`_block_end`) off the front of ``buf``;
-    returns its bytes and how far the offsets of what is left in ``buf`` move (their offset in the data = local
-    + that)."""
-    p, sl = end                                 # block p cut after its first segment (sl bytes)
-    like = buf[p]
-    bl = (int.from_bytes(bytes(buf[p:p + 4]), "big") & 0x7FFFFFFF) if like & 0x80 else (buf[p] << 8) | buf[p + 1]
-    with memoryview(buf) as mv:
-        piece = b"".join((mv[:p], _bdw(like, 4 + sl), mv[p + 4:p + 4 + sl]))
-    del buf[:p + 4 + sl]
-    buf[0:0] = _bdw(like, bl - sl)
-    return piece, p + sl
 
 
 _OFFSET = re.compile(r"\boffset (\d+)(?: \(0x[0-9A-F]+\))?")
@@ -206,7 +188,12 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
         yield from (rdw_chunks if mw == "monwrite-rdw" else monwrite_chunks)(data, file, step, size, mw)
         return
     if n > step and not chunked(data) and stream_mode(data[:DECIDE_BYTES]) == "blocked":
-        yield from _cut(_map_pieces(data), "blocked", file, counters, size, step, str, lambda: [], by_column)
+        spool = _Spool()
+        try:
+            yield from _cut_spooled(spool, _map_pieces(data), "blocked", file, counters, size, step, str,
+                                    lambda: [], by_column)
+        finally:
+            spool.close()
         return
     if n <= step or not chunked(data):
         r = read_bytes(data, file, counters=counters, by_column=by_column)
@@ -269,9 +256,9 @@ def _let_go(view: memoryview) -> bool:
 def _map_pieces(data) -> Iterator[bytes]:
     """The bytes of a plain file a piece at a time (the pages of a mapped file handed back once copied)."""
     for a in range(0, len(data), _PIECE):
-        piece = bytes(data[a:a + _PIECE])
-        drop_pages(data, a, a + len(piece))
-        yield piece
+        box = [bytes(data[a:a + _PIECE])]
+        drop_pages(data, a, a + len(box[0]))
+        yield box.pop()                 # (not held here while the reader works)
 
 
 def _gzip_chunks(data, file: str, counters, size: int, step: int, by_column: bool = False) -> Iterator[ReadResult]:
@@ -373,6 +360,7 @@ def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[byt
                 break
         mode = stream_mode(head[:DECIDE_BYTES]) if spool.n > step and not stop else None
         mw = streamable(head[:HEAD]) if mode is None and spool.n > step and not stop else None
+        del head
         if mw is not None:
             # MONWRITE: its walk reads at random; the whole decompressed stream is spooled, then mapped
             for piece in src:
@@ -391,16 +379,7 @@ def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[byt
             r.size = size
             yield r
             return
-        if mode == "rdw":
-            yield from _cut_spooled(spool, src, file, counters, size, step, framing, extra, by_column)
-            return
-        first = [spool.take()]
-
-        def pieces() -> Iterator[bytes]:
-            yield first.pop()               # handed over, not copied (the cut takes it as its buffer)
-            yield from src
-        spool.close()
-        yield from _cut(pieces(), mode, file, counters, size, step, framing, extra, by_column)
+        yield from _cut_spooled(spool, src, mode, file, counters, size, step, framing, extra, by_column)
     finally:
         spool.close()
 
@@ -435,33 +414,36 @@ class _Spool:
 
         return mmap.mmap(self.fh.fileno(), self.n, access=mmap.ACCESS_READ) if self.n else None
 
-    def keep_from(self, mm, end: int) -> None:
-        """Keep only the bytes from ``end`` (those after the chunk just decoded; ``mm`` is closed)."""
-        tail = mm[end:self.n]
+    def keep_from(self, mm, end: int, prefix: bytes = b"") -> None:
+        """Keep only ``prefix`` and the bytes from ``end`` (those after the chunk just decoded): copied into a
+        new file a slice of the map at a time (their pages handed back), which takes the old one's place; ``mm``
+        is closed."""
+        old, n = self.fh, self.n
+        self.fh, self.n = self._new(), 0
+        self.add(prefix)
+        for a in range(end, n, _WALK):
+            with memoryview(mm) as mv:
+                self.add(mv[a:min(a + _WALK, n)])
+            drop_pages(mm, a, min(a + _WALK, n))
         try:
             mm.close()
-            os.ftruncate(self.fh.fileno(), 0)
-        except BufferError:             # still exported (never expected): its file is left as it is, a new one
-            self._held.append((mm, self.fh))        # used, so no page under a view is truncated away
-            self.fh = self._new()
-        self.n = 0
-        self.add(tail)
+            old.close()
+        except BufferError:             # still exported (never expected): the map and its file kept as they are
+            self._held.append((mm, old))
 
-    def take(self) -> bytearray:
-        """The bytes so far as a buffer of the heap (the file emptied)."""
-        out = bytearray(os.pread(self.fh.fileno(), self.n, 0)) if self.n else bytearray()
-        os.ftruncate(self.fh.fileno(), 0)
-        self.n = 0
-        return out
+    def patch(self, at: int, data: bytes) -> None:
+        """Write ``data`` over the bytes at ``at`` (a map of the file sees it)."""
+        os.pwrite(self.fh.fileno(), data, at)
 
     def close(self) -> None:
         self.fh.close()
 
 
 def _walked_rdw_end(mm, step: int, final: bool):
-    """:func:`_rdw_end` over a mapped chunk, walked :data:`_WALK` bytes at a time, each slice's pages mapped
-    before and handed back after (:func:`app.formats.kernel.rdw_heads`): finding where a chunk ends never holds
-    its pages."""
+    """Where a chunk of RDW records of ``mm`` (a map) ends: after the first record starting at or past ``step``;
+    None: more data is needed; :data:`_BROKEN`: the chain breaks.  Walked :data:`_WALK` bytes at a time, each
+    slice's pages mapped before and handed back after (:func:`app.formats.kernel.rdw_heads`): finding where a
+    chunk ends never holds its pages."""
     from app.formats import kernel
     from app.formats.smf_resync import MIN_LEN
 
@@ -477,11 +459,26 @@ def _walked_rdw_end(mm, step: int, final: bool):
     return p
 
 
-def _cut_spooled(spool: _Spool, src: Iterator[bytes], file: str, counters, size: int, step: int,
+def _walked_block_end(mm, step: int, final: bool):
+    """:func:`_block_end` over a mapped chunk, the pages it walked past handed back as it goes."""
+    try:
+        return _block_end(mm, step, final, drop_pages)
+    finally:
+        drop_pages(mm, 0, len(mm))
+
+
+def _cut_spooled(spool: _Spool, src: Iterator[bytes], mode: str, file: str, counters, size: int, step: int,
                  framing: Callable[[str], str], extra: Callable[[], list[Finding]], by_column: bool = False
                  ) -> Iterator[ReadResult]:
-    """:func:`_cut` of RDW records (mode "rdw") through ``spool``: each chunk's bytes gathered in the file, its end
-    found and the chunk decoded from a map of it (a window, no copy), what follows it kept for the next."""
+    """Decode a stream of bytes (``src``) in chunks cut at record (``mode`` "rdw") or block ("blocked")
+    boundaries every ``step`` bytes, through ``spool``: each chunk's bytes gathered in the file, its end found
+    and the chunk decoded from a map of it (a window, no copy; its pages mapped a block at a time and handed
+    back), what follows it kept for the next.  ``extra()`` gives the findings of the source since it was last
+    asked (they go with the chunk being read); ``framing`` names a chunk's framing from what the reader found.
+    A chunk of blocks that ends in a block starting with the last segment of a spanned record (VBS) ends after
+    that segment: the block's descriptor is rewritten in the file to that one segment, and the rest of the
+    block, behind a descriptor of its new length, starts the next chunk (:func:`_block_end`)."""
+    end_of = _walked_rdw_end if mode == "rdw" else _walked_block_end
     base = 0
     done = False
     whole = False                       # the chain broke: the rest is read in one piece
@@ -505,7 +502,7 @@ def _cut_spooled(spool: _Spool, src: Iterator[bytes], file: str, counters, size:
             return
         while True:
             mm = spool.map()
-            end = len(mm) if whole else _walked_rdw_end(mm, step, done)
+            end = len(mm) if whole else end_of(mm, step, done)
             if end == _BROKEN:
                 whole = True
             elif end is not None:
@@ -520,6 +517,16 @@ def _cut_spooled(spool: _Spool, src: Iterator[bytes], file: str, counters, size:
             mm.close()
             more()
             mm = spool.map()
+        prefix = b""
+        if isinstance(end, tuple):      # a block cut after its first segment (sl bytes), VBS
+            p, sl = end
+            like = mm[p]
+            bl = (int.from_bytes(mm[p:p + 4], "big") & 0x7FFFFFFF) if like & 0x80 else (mm[p] << 8) | mm[p + 1]
+            prefix = _bdw(like, bl - sl)
+            spool.patch(p, _bdw(like, 4 + sl))
+            end, moved = p + 4 + sl, p + sl
+        else:
+            moved = end
         with memoryview(mm) as mv:
             piece = mv[:end]
         try:
@@ -529,77 +536,13 @@ def _cut_spooled(spool: _Spool, src: Iterator[bytes], file: str, counters, size:
         r.findings = [*extra(), *r.findings]
         r.framing = framing(r.framing)
         r.size = size
-        last = done and end == spool.n
+        last = done and end == spool.n and not prefix
         r.meta["more"] = not last
-        base += end
+        base += moved
         if last:
             mm.close()
             yield r
             return
-        spool.keep_from(mm, end)
         yield r
-
-
-def _cut(pieces: Iterable[bytes], mode: str, file: str, counters, size: int, step: int,
-         framing: Callable[[str], str], extra: Callable[[], list[Finding]], by_column: bool = False
-         ) -> Iterator[ReadResult]:
-    """Decode a stream of bytes (``pieces``) in chunks cut at record (``mode`` "rdw") or block ("blocked")
-    boundaries every ``step`` bytes; ``extra()`` gives the findings of the source since it was last asked
-    (they go with the chunk being read); ``framing`` names a chunk's framing from what the reader found."""
-    end_of = _rdw_end if mode == "rdw" else _block_end
-    it = iter(pieces)
-    buf = bytearray()
-    base = 0
-    done = False
-    whole = False                       # the chain broke: the rest is read in one piece
-    while True:
-        while not done and (whole or len(buf) <= step):
-            try:
-                more = next(it)
-            except StopIteration:
-                done = True
-                break
-            if not buf and isinstance(more, bytearray):
-                buf = more              # the first piece (the head) is taken as it is
-            else:
-                buf += more
-            del more
-        end = len(buf) if whole else end_of(buf, step, done)
-        if end == _BROKEN:
-            whole = True
-            continue
-        if end is None:                 # a record or block runs past what was read: read on
-            try:
-                buf += next(it)
-            except StopIteration:
-                done = True
-            continue
-        while not done and end == len(buf):     # whether anything follows this chunk
-            try:
-                buf += next(it)
-            except StopIteration:
-                done = True
-        if isinstance(end, int):        # decoded in place, then taken off the front (no copy of the chunk)
-            with memoryview(buf) as mv:
-                piece = mv[:end]
-            try:
-                r = _read_at(piece, base, file, counters, by_column)
-            finally:
-                if _let_go(piece):
-                    del buf[:end]
-                else:                   # still exported: the rest copied out instead
-                    buf = buf[end:]
-            moved = end
-        else:
-            piece, moved = _take(buf, end)
-            r = _read_at(piece, base, file, counters, by_column)
-            del piece
-        r.findings = [*extra(), *r.findings]
-        r.framing = framing(r.framing)
-        r.size = size
-        last = done and not buf
-        r.meta["more"] = not last
-        base += moved
-        yield r
-        if last:
-            return
+        del r                           # (what follows the chunk is kept once the chunk's result is let go)
+        spool.keep_from(mm, end, prefix)

@@ -321,21 +321,28 @@ def _compact(spans: RecordSpans):
 
 def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozenset[str] | None = None,
                 by_column: bool = False) -> tuple[pd.DataFrame, _Cols | None]:
+    spool_head = None
     if isinstance(recs, RecordSpans):
         file_offs, lens, buf = recs.starts.astype(np.int64), (recs.ends - recs.starts).astype(np.int64), \
             _compact(recs)
     else:
         file_offs = np.fromiter((o for o, _ in recs), np.int64, len(recs))
         lens = np.fromiter((len(r) for _, r in recs), np.int64, len(recs))
-        buf = b"".join(r for _, r in recs)
-    starts = np.zeros(len(recs), np.int64)
+        if by_column and lens.sum() > SPOOL_FROM:
+            buf, spool_head = _spooled_records(recs, int(lens.sum()))
+            del recs[1:]            # the walk's views and spanned records' bytes let go (the first names the file)
+            memory.trim()           # (the spanned records' bytes: holes of the heap)
+        else:
+            buf = b"".join(r for _, r in recs)
+    n = len(lens)
+    starts = np.zeros(n, np.int64)
     np.cumsum(lens[:-1], out=starts[1:])
     dec = _Decoder(buf, starts, lens)
-    n = len(recs)
     ok = lens >= 52
     sty = np.zeros(n, np.int64)
     flg = np.zeros(n, np.int64)
-    head = getattr(recs, "head", None)          # the framing walk's copy of every record's first 52 bytes
+    head = getattr(recs, "head", spool_head)    # the framing walk's (or the spool's) copy of every record's first
+                                                # 52 bytes
     if head is not None and head.shape == (n, 52):
         sty[ok] = (head[ok, L.OFF_STY].astype(np.int64) << 8) | head[ok, L.OFF_STY + 1]
         flg[ok] = head[ok, L.OFF_FLG]
@@ -371,7 +378,8 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
     key1 = None if one else (head if len(idx_all) == n else head[idx_all])[:, np.r_[0:2, 22:52]] if head is not None \
         else np.concatenate([dec.raw(starts[idx_all], 0, 2), dec.raw(starts[idx_all], 22, 30)], axis=1)
     if isinstance(recs, RecordSpans):   # the walk's copy of the heads is not read again: let go before the gathers
-        recs.head = head = None
+        recs.head = None
+    head = spool_head = None
     for g1 in [np.arange(n)] if one else _groups(key1):
         if cancel is not None and cancel():
             raise Cancelled()
@@ -407,6 +415,33 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
     # frame is built, so it does not stack on top of the file in memory
     pages.drop(getattr(recs, "buf", None), 0, len(getattr(recs, "buf", b"")))
     return _assemble(parts, file, file_offs, fnd, by_column)
+
+
+SPOOL_FROM = 4 << 20    # the extract's records of a blocked file joined in a temporary file from this many bytes
+
+
+def _spooled_records(recs, total: int):
+    """The records of a walk of blocks (each a view of the buffer read, or a spanned record's joined bytes) back
+    to back in an unnamed temporary file (``NESTSCOPE_SPOOL_DIR`` or the system's temporary folder), mapped
+    read-only: the extract's read of a blocked file (BDW, VBS) then holds neither the join nor the pages of the
+    buffer it read beside the decoded frame (issue 24); the pages of the buffer are handed back as the records
+    are copied, the map's as the gathers read them (:mod:`app.formats.pages`)."""
+    import mmap
+    import os
+    import tempfile
+
+    head = np.zeros((len(recs), 52), np.uint8)      # every record's first 52 bytes (zero past a short one's end)
+    with tempfile.TemporaryFile(prefix="nestscope-records-", dir=os.environ.get("NESTSCOPE_SPOOL_DIR") or None) as fh:
+        for a in range(0, len(recs), 1024):
+            group = recs[a:a + 1024]
+            joined = b"".join(r for _, r in group)
+            at = np.zeros(len(group), np.int64)
+            np.cumsum([len(r) for _, r in group[:-1]], out=at[1:])
+            head[a:a + len(group)] = kernel.rows_at(joined, at, 52)
+            fh.write(joined)
+            pages.drop_views(group[0][1], group[-1][1])         # (views of a map: the pages they were on)
+        fh.flush()
+        return mmap.mmap(fh.fileno(), total, access=mmap.ACCESS_READ), head
 
 
 def _one_shape(parts: list, fnd: _Findings, meta: dict, file_offs: np.ndarray, idx: np.ndarray, dec: _Decoder,

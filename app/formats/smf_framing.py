@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.findings import Finding, make_finding
-from app.formats import kernel
+from app.formats import kernel, pages
 from app.formats.common import packed_date_ok
 # (_last_nonzero is also imported from here by app.formats.monwrite)
 from app.formats.smf_resync import (CAND_CHUNK, _IS_DIGITS, _IS_END, MAX_LEN, MIN_LEN, _candidates, _hdr_ok,
@@ -223,7 +223,7 @@ class _Walker:
         self.counts = [0] * 256
         self._next_progress = 0
         self._step = max(self.n // 64, 1 << 16)
-        self._tick = 0
+        self._tick = self._dropped = 0
         self._cand: dict[int, tuple[int, int, np.ndarray]] = {}   # inner -> (from, to, candidates)
         self._codes: dict[str, int] = {}
         self._extra: dict[str, tuple[int, int]] = {}
@@ -248,6 +248,8 @@ class _Walker:
 
     def poll(self, p: int) -> None:
         self._tick += 1
+        if p - self._dropped > 2 << 20:     # a mapped buffer's pages walked past handed back (pages.py)
+            self._dropped = pages.drop(self.buf, self._dropped, p) or p
         if self._tick & 0xFFF == 0 and self.cancel is not None and self.cancel():
             from app.formats.schema import Cancelled
             raise Cancelled()

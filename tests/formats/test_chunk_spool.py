@@ -72,3 +72,47 @@ def test_a_cut_gzip_stream_keeps_what_came_before_the_cut(tmp_path, monkeypatch)
     codes = [f.code for r in got for f in r.findings]
     assert {f.code for f in whole.findings} <= set(codes)
     assert all(f.file == "cut.gz" for r in got for f in r.findings)
+
+
+BLOCKED = [(SAMPLE.with_name("after_z16_ZOSC_smf113.bdw.gz"), "bdw"), (SAMPLE.with_name("after_z16_ZOSB_smf113.vbs.gz"),
+                                                                       "vbs")]
+
+
+@pytest.mark.parametrize("path,framing", BLOCKED, ids=["bdw", "vbs"])
+@pytest.mark.parametrize("plain", [False, True], ids=["gzip", "plain"])
+def test_blocked_chunks_and_their_records_go_through_temporary_files(path, framing, plain, monkeypatch, tmp_path):
+    # a blocked file (BDW blocks; VBS: spanned records cut at their last segment) in chunks of 1 MiB, plain (a
+    # map of the file) or gzipped: each chunk decoded from a map of the chunk file; the extract's read
+    # (by_column) puts the chunk's records back to back in a second temporary file (SPOOL_FROM lowered so the
+    # sample's chunks are spooled) instead of joining them in the heap
+    from app.formats import smf113
+
+    data = gzip.decompress(path.read_bytes()) if plain else path.read_bytes()
+    if plain:
+        f = tmp_path / "b.smf"
+        f.write_bytes(data)
+        fh = open(f, "rb")
+        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    monkeypatch.setenv("NESTSCOPE_SPOOL_DIR", str(spool))
+    monkeypatch.setattr(smf113, "SPOOL_FROM", 64 << 10)
+    joined = []
+    real = smf113._spooled_records
+    monkeypatch.setattr(smf113, "_spooled_records", lambda recs, total: (joined.append(total), real(recs, total))[1])
+    seen = _spy_pieces(monkeypatch)
+    got = list(chunks.read_chunks(data, "b", chunk=1 << 20, by_column=True))
+    assert len(got) >= 3 and [k for k, _p, _n in seen] == ["mmap"] * len(got)
+    assert len(joined) == len(got) and os.listdir(spool) == []
+    whole = read_bytes(bytes(data), "b", by_column=True)
+    assert whole.framing.startswith(framing) and {r.framing for r in got} == {whole.framing}
+    cut = pd.concat([r.samples for r in got], ignore_index=True)
+    assert len(cut) == len(whole.samples) > 1500          # ZOSC 2,304 records, ZOSB 1,544
+    pd.testing.assert_frame_equal(cut.drop(columns=["source"]).astype({"cec": object}),
+                                  whole.samples.drop(columns=["source"]).astype({"cec": object}), check_exact=True,
+                                  check_categorical=False)
+    assert [f.code for r in got for f in r.findings if f.severity != "info"] == \
+        [f.code for f in whole.findings if f.severity != "info"]
+    if plain:
+        data.close()
+        fh.close()

@@ -47,9 +47,9 @@ def test_strided_view_and_copy_give_the_same_samples(monkeypatch):
     calls = []
     real = smf113._shape_matrix
 
-    def copy_only(dec, recs_, idx):
+    def copy_only(dec, recs_, idx, *scatter):
         calls.append(len(idx))
-        m = real(dec, recs_, idx)
+        m = real(dec, recs_, idx, *scatter)
         return m.copy()
 
     monkeypatch.setattr(smf113, "_shape_matrix", copy_only)
