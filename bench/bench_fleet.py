@@ -528,7 +528,7 @@ elif mode == "decode":         # the reader's own peak: the warm code, then the 
     memory.reset_peak()                     # the peak below is the reader's, not the warm-up extract's
     file, data, failed = open_data(path)
     memory.streaming_heap()                 # as extract
-    for r in read_chunks(data, file, counters=interval_counters(load_formula_sets())):
+    for r in read_chunks(data, file, counters=interval_counters(load_formula_sets()), by_column=True):  # (its read)
         more = (r.meta or {{}}).get("more", False)
         r.samples = r.samples.iloc[:0].copy()   # let go as extract does (the reader's loop holds r until the next)
         del r
