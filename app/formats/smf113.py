@@ -156,8 +156,8 @@ def _decode_shape(dec: _Matrix, sh: L.Shape, want: Collection[str] | None = None
         elif len(ks) == s.count and (ks or not g):     # a whole set (by_column: an empty one adds no block)
             blocks.append((list(names), dec.block(s.offset, s.width, s.count)))
         elif ks:             # only the counters asked for: the others are never copied out of the records
-            blocks.append(([names[k] for k in ks], kernel.gather_fields(kernel.dense(dec.mat),
-                                                                        [(s.offset + k * s.width, s.width) for k in ks])))
+            fields = [(s.offset + k * s.width, s.width) for k in ks]
+            blocks.append(([names[k] for k in ks], kernel.gather_fields(kernel.dense(dec.mat), fields)))
         sets |= s.bit
     c[_BLOCKS] = blocks
     c["sets"] = np.full(dec.mat.shape[0], sets, dtype=np.int32)
@@ -274,7 +274,7 @@ def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None
     ReadResult
         ``kind='smf'``; never raises for bad data (problems are findings).
     """
-    fr = frame_records(data, file, want={113}, cancel=cancel,
+    fr = frame_records(data, file, want={113}, cancel=cancel, hand_back=by_column,
                        progress=(lambda f: progress(0.85 * f)) if progress else None)
     fnd = _Findings(file)
     fnd.items.extend(fr.findings)

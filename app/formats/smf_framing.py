@@ -68,7 +68,6 @@ class Framed:
     findings: list[Finding] = field(default_factory=list)
 
 
-
 def valid_smf_header(buf, p: int, length: int) -> bool:
     """Spec 2.3 ``valid_smf_header``: plausible length, fits the file, packed date valid."""
     return (MIN_LEN <= length <= MAX_LEN and p + length <= len(buf)
@@ -216,14 +215,14 @@ def _text_or_unknown(buf) -> str:
 class _Walker:
     """State of one walk: buffer, wanted types, findings, progress and cancel."""
 
-    def __init__(self, buf, file: str, want: frozenset[int], progress, cancel) -> None:
+    def __init__(self, buf, file: str, want: frozenset[int], progress, cancel, hand_back: bool = False) -> None:
         self.buf, self.n, self.file, self.want = buf, len(buf), file, want
         self.progress, self.cancel = progress, cancel
         self.out = Framed("unknown")
         self.counts = [0] * 256
         self._next_progress = 0
         self._step = max(self.n // 64, 1 << 16)
-        self._tick = self._dropped = 0
+        self._tick, self._dropped, self.hand_back = 0, 0, hand_back
         self._cand: dict[int, tuple[int, int, np.ndarray]] = {}   # inner -> (from, to, candidates)
         self._codes: dict[str, int] = {}
         self._extra: dict[str, tuple[int, int]] = {}
@@ -248,7 +247,7 @@ class _Walker:
 
     def poll(self, p: int) -> None:
         self._tick += 1
-        if p - self._dropped > 2 << 20:     # a mapped buffer's pages walked past handed back (pages.py)
+        if self.hand_back and p - self._dropped > 2 << 20:      # (pages.py)
             self._dropped = pages.drop(self.buf, self._dropped, p) or p
         if self._tick & 0xFFF == 0 and self.cancel is not None and self.cancel():
             from app.formats.schema import Cancelled
@@ -651,8 +650,8 @@ def walk_nordw(w: _Walker) -> None:
 
 
 def frame_records(buf, file: str, *, want: frozenset[int] | set[int] = frozenset({113}),
-                  progress: Callable[[float], None] | None = None,
-                  cancel: Callable[[], bool] | None = None) -> Framed:
+                  progress: Callable[[float], None] | None = None, cancel: Callable[[], bool] | None = None,
+                  hand_back: bool = False) -> Framed:
     """Detect the framing of ``buf`` and return the records of the wanted types.
 
     Parameters
@@ -665,12 +664,13 @@ def frame_records(buf, file: str, *, want: frozenset[int] | set[int] = frozenset
         SMF record types whose bytes are returned; all others are only counted.
     progress, cancel : callables, optional
         ``progress(fraction)`` about every 1.5 % of bytes; ``cancel()`` polled every 4096 records.
+    hand_back : bool, optional (a mapped buffer's pages handed back every 2 MiB walked past: the extract's chunks)
 
     Returns
     -------
     Framed
     """
-    w = _Walker(buf, file, frozenset(want), progress, cancel)
+    w = _Walker(buf, file, frozenset(want), progress, cancel, hand_back)
     mode = detect_framing(buf)
     if mode == "rdw":
         walk_rdw(w)
