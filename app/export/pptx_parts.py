@@ -369,8 +369,7 @@ def xy_chart(slide, x, y, w, h, series: list[tuple[str, np.ndarray, np.ndarray, 
     from pptx.util import Inches, Pt
 
     cd = data if data is not None else xy_data(series)
-    gf = slide.shapes.add_chart(XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS, Inches(x), Inches(y), Inches(w),
-                                Inches(h), cd)
+    gf = add_xy_chart(slide, XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS, Inches(x), Inches(y), Inches(w), Inches(h), cd)
     ch = gf.chart
     ch.has_title = False                 # the slide title names the chart
     ch.font.size = Pt(11)
@@ -419,6 +418,70 @@ def xy_chart(slide, x, y, w, h, series: list[tuple[str, np.ndarray, np.ndarray, 
         ax.tick_labels.font.size = Pt(11)
         ax.axis_title.text_frame.paragraphs[0].runs[0].font.size = Pt(11)
     return ch
+
+
+class _LightData:
+    """What python-pptx's chart part takes of a chart data (``ChartPart.new``: its XML and workbook): the light XML
+    of :meth:`app.export.chart_data.TextXyChartData.light_xml`."""
+
+    def __init__(self, xml: bytes, data) -> None:
+        self._xml, self._data = xml, data
+
+    def xml_bytes(self, chart_type) -> bytes:
+        return self._xml
+
+    @property
+    def xlsx_blob(self) -> bytes:
+        return self._data.xlsx_blob
+
+
+_LIGHT_PART = None
+
+
+def _light_part_class():
+    """python-pptx's chart part whose serialized XML (its ``blob``: whatever saves the deck) has its point lists
+    spliced in; False when this python-pptx's chart part is not the one this knows."""
+    global _LIGHT_PART
+    if _LIGHT_PART is None:
+        from pptx.parts.chart import ChartPart
+
+        from app.export.chart_data import splice_points
+
+        _LIGHT_PART = False
+        if isinstance(getattr(ChartPart, "blob", None), property):
+            class LightChartPart(ChartPart):
+                nestscope_points: dict = {}
+
+                @property
+                def blob(self) -> bytes:
+                    return splice_points(super().blob, self.nestscope_points)
+            _LIGHT_PART = LightChartPart
+    return _LIGHT_PART
+
+
+def add_xy_chart(slide, kind, x, y, w, h, cd):
+    """``slide.shapes.add_chart`` of ``cd`` from its light XML (the chart's thousands of points left out of what
+    python-pptx parses, styles and serializes: about 0.1 s of a comparison deck): the chart part keeps the point
+    lists and splices them into its XML whenever it is serialized (a save).  Chart data without a light XML, or
+    another python-pptx: python-pptx's own chart of the whole XML."""
+    light = getattr(cd, "light_xml", None)
+    cls = _light_part_class() if light is not None else False
+    if not cls:
+        return slide.shapes.add_chart(kind, x, y, w, h, cd)
+    xml, points = light(kind)
+    gf = slide.shapes.add_chart(kind, x, y, w, h, _LightData(xml, cd))
+    if points:
+        part = gf.chart_part
+        if type(part) is cls.__bases__[0]:          # exactly python-pptx's chart part
+            part.__class__ = cls
+            part.nestscope_points = points
+        else:                                       # its XML made whole now
+            from pptx.oxml import parse_xml
+
+            from app.export.chart_data import splice_points
+
+            part._element = parse_xml(splice_points(part.blob, points))
+    return gf
 
 
 def plot_series(plot) -> list:

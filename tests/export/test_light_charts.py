@@ -1,0 +1,116 @@
+"""Charts made from a light XML (:meth:`app.export.chart_data.TextXyChartData.light_xml`): python-pptx parses and
+styles the chart without its point lists, which the chart part splices back in when it is serialized.  The saved
+deck must hold the very bytes python-pptx makes of the whole XML."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import numpy as np
+import pytest
+from pptx.enum.chart import XL_CHART_TYPE
+
+from app.export import chart_data, pptx_parts
+from app.export.pptx_parts import Deck, xy_chart, xy_data
+
+KIND = XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS
+
+
+def _series():
+    x = 46_000 + np.arange(300) / 96.0
+    x[7] = np.nan                                            # a point without x: left out
+    y = 2 + np.sin(x)
+    y[[3, 50, 51]] = np.nan                                  # no value: no <c:pt> (python-pptx leaves None out)
+    y[60] = np.inf
+    return [("=1+2 <a> & b", x, y, {}), ("ZOSB", x[:40], 1e-7 * np.arange(40), {"color": "D62728"})]
+
+
+def _whole(cd) -> bytes:
+    """What python-pptx makes of the whole chart XML: parsed (blank text dropped) and serialized."""
+    from pptx.opc.oxml import serialize_part_xml
+    from pptx.oxml import parse_xml
+
+    return serialize_part_xml(parse_xml(cd.xml_bytes(KIND)))
+
+
+def test_the_light_xml_spliced_is_the_whole_chart_as_python_pptx_serializes_it():
+    from pptx.opc.oxml import serialize_part_xml
+    from pptx.oxml import parse_xml
+
+    cd = xy_data(_series())
+    xml, points = cd.light_xml(KIND)
+    assert len(points) == 4                                  # x and y of each of the two series
+    assert xml.count(b"<c:pt ") == 2 and xml.count(b"<!--nestscope-pts ") == 4       # the names' points only
+    spliced = chart_data.splice_points(serialize_part_xml(parse_xml(xml)), points)
+    assert spliced == _whole(cd)
+    # the points are there: 299 x values of the first series (one without x left out), 296 y values
+    assert spliced.count(b"<c:pt ") == 299 + 295 + 40 + 40
+    assert b"<!--" not in spliced
+
+
+def test_a_prepared_chart_keeps_its_light_xml():
+    plain, ready = xy_data(_series()), xy_data(_series(), prepare=True)
+    assert ready._ready is not None and ready._ready[0] == KIND
+    xml, points = ready.light_xml(KIND)
+    assert xml is ready._ready[1]                             # made ahead, not again
+    from pptx.opc.oxml import serialize_part_xml
+    from pptx.oxml import parse_xml
+
+    assert chart_data.splice_points(serialize_part_xml(parse_xml(xml)), points) == _whole(plain)
+
+
+def _saved_chart(monkeypatch, light: bool) -> tuple[bytes, object]:
+    if not light:        # python-pptx's own chart of the whole XML
+        monkeypatch.setattr(pptx_parts, "add_xy_chart",
+                            lambda slide, kind, x, y, w, h, cd: slide.shapes.add_chart(kind, x, y, w, h, cd))
+    deck = Deck("Light charts", "provenance line")
+    s = deck.slide("A chart", "chart", "", "what it shows")
+    series = _series()
+    xy_chart(s, 0.5, 1.2, 12, 5.5, [(n, x, y, st) for n, x, y, st in series], "t", "time", "CPI", "mm-dd hh:mm")
+    buf = io.BytesIO()
+    deck.save(buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as z:
+        name = next(n for n in z.namelist() if n.startswith("ppt/charts/chart"))
+        return z.read(name), deck
+
+
+def test_a_saved_light_chart_is_the_chart_python_pptx_makes(monkeypatch):
+    light, deck = _saved_chart(monkeypatch, True)
+    part = deck.prs.slides[0].shapes[-1].chart_part
+    assert type(part).__name__ == "LightChartPart" and len(part.nestscope_points) == 4
+    with monkeypatch.context() as m:
+        whole, _ = _saved_chart(m, False)
+    assert light == whole                                     # styled the same, every point in place
+    assert b"nestscope-pts" not in light
+
+
+def test_python_pptx_s_own_save_of_a_light_chart_splices_it_too(monkeypatch):
+    light, deck = _saved_chart(monkeypatch, True)
+    buf = io.BytesIO()
+    deck.prs.save(buf)                                        # python-pptx's save: the part's blob
+    from pptx import Presentation
+
+    prs = Presentation(buf)
+    ch = prs.slides[0].shapes[-1].chart
+    ser = ch.plots[0].series
+    want = np.delete(1e-7 * np.arange(40), 7)                # the point without x left out
+    assert len(ser) == 2 and ser[1].values == pytest.approx(want.tolist())
+
+
+@pytest.mark.parametrize("unknown", ["chart part", "part made"])
+def test_another_chart_part_gets_the_whole_xml(monkeypatch, unknown):
+    if unknown == "chart part":        # a python-pptx whose chart part this does not know: its own chart
+        monkeypatch.setattr(pptx_parts, "_LIGHT_PART", False)
+    else:                              # a part of another class made: its XML made whole at once
+        from pptx.parts.chart import ChartPart
+
+        other = type("OtherChartPart", (ChartPart,), {})
+        real = ChartPart.new.__func__
+        monkeypatch.setattr(ChartPart, "new", classmethod(lambda cls, *a: real(other, *a)))
+    light, deck = _saved_chart(monkeypatch, True)
+    part = deck.prs.slides[0].shapes[-1].chart_part
+    assert type(part).__name__ != "LightChartPart" and b"nestscope-pts" not in part.blob
+    with monkeypatch.context() as m:
+        whole, _ = _saved_chart(m, False)
+    assert light == whole
