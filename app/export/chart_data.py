@@ -47,6 +47,7 @@ class ArrayXySeries(XySeriesData):
         y = np.asarray(ys, dtype=np.float64)
         keep = np.isfinite(x)
         self.x_array, self.y_array = x[keep], np.where(np.isfinite(y[keep]), y[keep], np.nan)
+        self.same_x: ArrayXySeries | None = None        # an earlier series of the chart with these very x
 
     def __len__(self):
         return len(self.x_array)
@@ -67,7 +68,10 @@ class ArrayXySeries(XySeriesData):
 
     @lazyproperty
     def x_texts(self) -> list[str]:
-        """Each x as its text (``repr``), made once for the chart's XML and its workbook."""
+        """Each x as its text (``repr``), made once for the chart's XML and its workbook (and once for the series of
+        a chart over the same times: the parts of CPI, the sourcing levels)."""
+        if self.same_x is not None:
+            return self.same_x.x_texts
         return [repr(v) for v in self.x_array.tolist()]
 
     @lazyproperty
@@ -277,6 +281,9 @@ class TextXyChartData(XyChartData):
     def add_array_series(self, name, xs, ys, number_format=None) -> ArrayXySeries:
         """A series over whole arrays (see :class:`ArrayXySeries`)."""
         series = ArrayXySeries(self, name, xs, ys, number_format)
+        x = series.x_array.view(np.int64)              # the same bits (0.0 and -0.0 have other texts)
+        series.same_x = next((s for s in self if isinstance(s, ArrayXySeries) and s.same_x is None
+                              and len(s.x_array) == len(x) and np.array_equal(s.x_array.view(np.int64), x)), None)
         self.append(series)
         return series
 

@@ -47,6 +47,33 @@ def user_name() -> str:
         return os.environ.get("USERNAME", "") or os.environ.get("USER", "")
 
 
+_COUNTED = ("/ppt/charts/chart%d.xml", "/ppt/embeddings/Microsoft_Excel_Sheet%d.xlsx")
+
+
+def _count_partnames(package) -> None:
+    """Name the deck's chart parts and their workbooks by a count: python-pptx names each new part by walking every
+    part of the package for the first free number (about 1 ms a call in a comparison deck's ~90 parts, two calls a
+    chart).  A new deck has none of either (python-pptx's default template), and every one is named by
+    ``next_partname`` and added at once: the count gives the names python-pptx's walk would (1, 2, 3...).  Any
+    other name, or a template that has some already, is python-pptx's own."""
+    real = getattr(package, "next_partname", None)
+    if real is None or not hasattr(package, "iter_parts"):
+        return
+    prefixes = [t[:(t % 42).find("42")] for t in _COUNTED]
+    if any(str(p.partname).startswith(pre) for p in package.iter_parts() for pre in prefixes):
+        return
+    counts = dict.fromkeys(_COUNTED, 0)
+
+    def next_partname(tmpl: str):
+        if tmpl not in counts:
+            return real(tmpl)
+        from pptx.opc.packuri import PackURI
+
+        counts[tmpl] += 1
+        return PackURI(tmpl % counts[tmpl])
+    package.next_partname = next_partname
+
+
 class Deck:
     """A 16:9 presentation whose slides have a real title placeholder and notes (what the slide shows, then the
     common provenance); core and app properties are the deck's own (title, author, now, NestScope)."""
@@ -56,6 +83,7 @@ class Deck:
         from pptx.util import Inches
 
         self.prs = Presentation()
+        _count_partnames(self.prs.part.package)
         self.prs.slide_width = Inches(SLIDE_W)
         self.prs.slide_height = Inches(SLIDE_H)
         self.layout = next(lay for lay in self.prs.slide_layouts if lay.name == _TITLE_LAYOUT)

@@ -114,3 +114,58 @@ def test_another_chart_part_gets_the_whole_xml(monkeypatch, unknown):
     with monkeypatch.context() as m:
         whole, _ = _saved_chart(m, False)
     assert light == whole
+
+
+def test_series_over_the_same_times_share_their_x_texts():
+    x = 46_000 + np.arange(50) / 96.0
+    z = x.copy()
+    z[0] = -0.0                                               # == 0.0 but another text: not the same x
+    zero = x.copy()
+    zero[0] = 0.0
+    cd = xy_data([("a", x, np.arange(50.0), {}), ("b", x.copy(), np.ones(50), {}), ("c", x[:40], np.ones(40), {}),
+                  ("d", zero, np.ones(50), {}), ("e", z, np.ones(50), {})])
+    a, b, c, d, e = cd
+    assert b.same_x is a and c.same_x is None and d.same_x is None and e.same_x is None
+    assert b.x_texts is a.x_texts and b.x_texts == [repr(v) for v in x.tolist()]
+    assert d.x_texts[0] == "0.0" and e.x_texts[0] == "-0.0"
+    # the chart as it was: every series' x written from its own values
+    from pptx.opc.oxml import serialize_part_xml
+    from pptx.oxml import parse_xml
+
+    xml, points = cd.light_xml(KIND)
+    whole = chart_data.splice_points(serialize_part_xml(parse_xml(xml)), points)
+    assert whole == _whole(cd)
+    ns = {"c": "http://schemas.openxmlformats.org/drawingml/2006/chart"}
+    got = [[v.text for v in ser.findall("c:xVal/c:numRef/c:numCache/c:pt/c:v", ns)]
+           for ser in parse_xml(whole).iterfind(".//c:ser", ns)]
+    assert got == [[repr(v) for v in xs.tolist()] for xs in (x, x, x[:40], zero, z)]
+
+
+def test_chart_parts_are_named_as_python_pptx_names_them():
+    """The deck names its chart and workbook parts by a count: the names python-pptx's walk of the package gives
+    (the first free number), with a category chart (a waterfall's) among the XY charts."""
+    from pptx.chart.data import CategoryChartData
+    from pptx.util import Inches
+
+    deck = Deck("Names", "provenance line")
+    pkg = deck.prs.part.package
+    real = type(pkg).next_partname
+    assert pkg.next_partname is not real                      # the count is in place
+    for k in range(3):
+        s = deck.slide(f"chart {k}", "chart", "", "")
+        if k == 1:
+            cd = CategoryChartData()
+            cd.categories = ["a", "b"]
+            cd.add_series("s", (1.0, 2.0))
+            s.shapes.add_chart(XL_CHART_TYPE.COLUMN_STACKED, Inches(1), Inches(1), Inches(4), Inches(3), cd)
+        else:
+            xy_chart(s, 0.5, 1.2, 12, 5.5, _series()[:1], "t", "time", "CPI", "mm-dd hh:mm")
+        # what python-pptx's own walk names next: the count's next name
+        for tmpl in ("/ppt/charts/chart%d.xml", "/ppt/embeddings/Microsoft_Excel_Sheet%d.xlsx"):
+            assert real(pkg, tmpl) == tmpl % (k + 2)
+    names = sorted(str(p.partname) for p in pkg.iter_parts() if "/charts/" in str(p.partname)
+                   or "/embeddings/" in str(p.partname))
+    assert names == ["/ppt/charts/chart1.xml", "/ppt/charts/chart2.xml", "/ppt/charts/chart3.xml",
+                     "/ppt/embeddings/Microsoft_Excel_Sheet1.xlsx", "/ppt/embeddings/Microsoft_Excel_Sheet2.xlsx",
+                     "/ppt/embeddings/Microsoft_Excel_Sheet3.xlsx"]
+    assert str(pkg.next_partname("/ppt/media/image%d.png")) == "/ppt/media/image1.png"   # others: python-pptx's
