@@ -47,6 +47,22 @@ def user_name() -> str:
         return os.environ.get("USERNAME", "") or os.environ.get("USER", "")
 
 
+def _cache_qn() -> None:
+    """python-pptx's ``qn("a:txBody")`` (the Clark name of a prefixed tag: a pure function of its text) makes a new
+    parsing object on every call, and it is called for nearly every child lookup and new element (some 8,000 times
+    a comparison deck): the ``qn`` of its modules imported so far memoized, the same names."""
+    import functools
+    import sys
+
+    from pptx.oxml import ns
+
+    cached = ns.qn if hasattr(ns.qn, "cache_info") else functools.lru_cache(maxsize=4096)(ns.qn)
+    plain = cached.__wrapped__
+    for name, mod in list(sys.modules.items()):
+        if (name == "pptx" or name.startswith("pptx.")) and getattr(mod, "qn", None) is plain:
+            mod.qn = cached
+
+
 _COUNTED = ("/ppt/charts/chart%d.xml", "/ppt/embeddings/Microsoft_Excel_Sheet%d.xlsx")
 
 
@@ -82,6 +98,7 @@ class Deck:
         from pptx import Presentation
         from pptx.util import Inches
 
+        _cache_qn()
         self.prs = Presentation()
         _count_partnames(self.prs.part.package)
         self.prs.slide_width = Inches(SLIDE_W)

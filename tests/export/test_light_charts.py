@@ -169,3 +169,16 @@ def test_chart_parts_are_named_as_python_pptx_names_them():
                      "/ppt/embeddings/Microsoft_Excel_Sheet1.xlsx", "/ppt/embeddings/Microsoft_Excel_Sheet2.xlsx",
                      "/ppt/embeddings/Microsoft_Excel_Sheet3.xlsx"]
     assert str(pkg.next_partname("/ppt/media/image%d.png")) == "/ppt/media/image1.png"   # others: python-pptx's
+
+
+def test_python_pptx_s_qn_is_memoized_with_the_same_names():
+    import sys
+
+    from pptx.oxml import ns, xmlchemy
+
+    Deck("qn", "provenance line")
+    assert hasattr(ns.qn, "cache_info") and xmlchemy.qn is ns.qn          # the modules' qn: the memoized one
+    plain = ns.qn.__wrapped__
+    for tag in ("a:txBody", "p:cSld", "c:ser", "a:t", "r:id"):
+        assert ns.qn(tag) == plain(tag) == "{%s}%s" % (ns._nsmap[tag.split(":")[0]], tag.split(":")[1])
+    assert not [m for m, mod in sys.modules.items() if m.startswith("pptx.") and getattr(mod, "qn", None) is plain]
