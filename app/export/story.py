@@ -25,7 +25,7 @@ import pandas as pd
 from app.engine.partitions import coverage
 
 __all__ = ["span_text", "side_text", "default_title", "change_text", "summary_points", "configuration",
-           "config_changes", "side_changes", "SideChanges", "class_cpu_counts", "caveats", "CONFIG_COLUMNS"]
+           "config_changes", "side_changes", "class_cpu_counts", "caveats", "CONFIG_COLUMNS"]
 
 CONFIG_COLUMNS = ["side", "lpar", "cec", "generation", "processors", "weights", "capped", "changes"]
 
@@ -194,26 +194,24 @@ def _class_groups(rows: pd.DataFrame, keys: list[str]) -> tuple[pd.DataFrame, np
     return rows[keys].iloc[first].reset_index(drop=True), ends, n_cpus
 
 
-def class_cpu_counts(sel, rows: pd.DataFrame | None = None) -> pd.DataFrame:
+def class_cpu_counts(sel) -> pd.DataFrame:
     """Per class row of each interval of a selection (window, nodes, shift): ``cec``, ``lpar``, ``class``,
     ``interval_end`` and ``n_cpus``, the CPUs with counters, as its ``class_interval`` metrics rows have them
-    (distinct CPUs of the group's rows), without summing every counter for them (``rows``: the selection's
-    interval rows when made already)."""
-    rows = _selected_rows(sel) if rows is None else rows
+    (distinct CPUs of the group's rows), without summing every counter for them."""
+    rows = _selected_rows(sel)
     if not len(rows):
         return pd.DataFrame(columns=["cec", "lpar", "class", "interval_end", "n_cpus"])
     head, ends, n_cpus = _class_groups(rows, ["cec", "lpar", "system", "os", "class", "bucket"])
     return head[["cec", "lpar", "class"]].assign(interval_end=ends, n_cpus=n_cpus)
 
 
-def class_cpus(sel, rows: pd.DataFrame | None = None) -> pd.DataFrame:
+def class_cpus(sel) -> pd.DataFrame:
     """Per processor class of a selection (window, nodes, shift): ``cec``, ``lpar``, ``class`` and ``n_cpus``, the
     CPUs with counters over the whole window, in the rows and order of its ``class`` metrics frame (the distinct
-    CPUs of each class's rows, sorted as the report sorts), without summing every counter for them (``rows``: the
-    selection's interval rows when made already)."""
-    if _special(sel):
+    CPUs of each class's rows, sorted as the report sorts), without summing every counter for them."""
+    if sel.nodes is not None and any(tuple(k)[0] in ("pool", "core") for k in sel.nodes):
         return sel.metrics("class")[["cec", "lpar", "class", "n_cpus"]]       # pool/core rows: the engine's
-    rows = _selected_rows(sel) if rows is None else rows
+    rows = _selected_rows(sel)
     keys = ["cec", "lpar", "system", "os", "class"]
     if not len(rows):
         return pd.DataFrame(columns=["cec", "lpar", "class", "n_cpus"])
@@ -223,14 +221,8 @@ def class_cpus(sel, rows: pd.DataFrame | None = None) -> pd.DataFrame:
     return out[["cec", "lpar", "class", "n_cpus"]]
 
 
-def _special(sel) -> bool:
-    """The selection has pool or core rows (their classes' CPUs are the engine's metrics')."""
-    return sel.nodes is not None and any(tuple(k)[0] in ("pool", "core") for k in sel.nodes)
-
-
-def config_changes(sel, rows: pd.DataFrame | None = None) -> dict[tuple[str, str], list[str]]:
-    """Per (cec, lpar) of a side: the changes of weight or processor count inside its window, as text (``rows``:
-    the selection's interval rows when made already)."""
+def config_changes(sel) -> dict[tuple[str, str], list[str]]:
+    """Per (cec, lpar) of a side: the changes of weight or processor count inside its window, as text."""
     out: dict[tuple[str, str], list[str]] = {}
     lo, hi = _window(sel)
     if lo is None:
@@ -248,7 +240,8 @@ def config_changes(sel, rows: pd.DataFrame | None = None) -> dict[tuple[str, str
             for what, col in (("weight", "weight"), ("processors", "cpus")):
                 for old, new, t in _steps(g[col].astype("int64"), g["time"]):
                     out.setdefault((cec, lpar), []).append(f"{cls} {what} {old} -> {new} at {_day(t, True)} UTC")
-    ci = sel.metrics("class_interval") if _special(sel) else class_cpu_counts(sel, rows)   # pool/core: the engine's
+    special = sel.nodes is not None and any(tuple(k)[0] in ("pool", "core") for k in sel.nodes)
+    ci = sel.metrics("class_interval") if special else class_cpu_counts(sel)   # pool/core rows: the engine's
     if len(ci) and "n_cpus" in ci.columns:
         ci = ci.assign(cec=ci["cec"].astype(str), lpar=ci["lpar"].astype(str), cls=ci["class"].astype(str))
         for (cec, lpar, cls), g in ci.groupby(["cec", "lpar", "cls"], sort=True):
@@ -264,25 +257,10 @@ def config_changes(sel, rows: pd.DataFrame | None = None) -> dict[tuple[str, str
     return out
 
 
-class SideChanges(tuple):
-    """:func:`side_changes`' (before, after) changes; ``class_cpus``: each side's :func:`class_cpus`, made from the
-    same interval rows (a selection's rows are made once for both)."""
-
-    class_cpus: tuple = (None, None)
-
-
-def side_changes(c) -> SideChanges:
+def side_changes(c) -> tuple[dict, dict]:
     """:func:`config_changes` of the before and the after side (what :func:`configuration` and :func:`caveats`
-    both read: a deck computes them once), with each side's :func:`class_cpus` (:func:`configuration` reads them)
-    from the same selection rows."""
-    changes, cpus = [], []
-    for sel in (c.before, c.after):
-        rows = None if _special(sel) else _selected_rows(sel)
-        changes.append(config_changes(sel, rows))
-        cpus.append(class_cpus(sel, rows))
-    out = SideChanges(changes)
-    out.class_cpus = tuple(cpus)
-    return out
+    both read: a deck computes them once)."""
+    return config_changes(c.before), config_changes(c.after)
 
 
 def configuration(c, changes: tuple[dict, dict] | None = None) -> pd.DataFrame:
@@ -290,11 +268,10 @@ def configuration(c, changes: tuple[dict, dict] | None = None) -> pd.DataFrame:
     else the CPUs with counters per class) and the changes inside the side's window (``changes``:
     :func:`side_changes`, computed here when None)."""
     rows = []
-    made = getattr(changes, "class_cpus", (None, None))
-    for sel, side, cls in zip((c.before, c.after), changes or (None, None), made):
+    for sel, side in zip((c.before, c.after), changes or (None, None)):
         lo, hi = _window(sel)
         changes = config_changes(sel) if side is None else side
-        cls = class_cpus(sel) if cls is None else cls      # the CPUs per class of the class rows, without their metrics
+        cls = class_cpus(sel)           # the CPUs per class of the class rows, without their metrics
         parts = sel.workspace.partitions
         for r in sel.metrics("lpar")[["cec", "lpar", "generation"]].to_dict("records"):
             cec, lpar = str(r["cec"]), str(r["lpar"])

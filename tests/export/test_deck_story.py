@@ -212,22 +212,6 @@ def test_side_changes_computed_once_read_alike(zosb):
     assert ch[0] == {} and any("CP weight 300 -> 450" in x for v in ch[1].values() for x in v)
     pd.testing.assert_frame_equal(story.configuration(c, ch), story.configuration(c))
     assert story.caveats(c, ch) == story.caveats(c)
-    for sel, cpus in zip((c.before, c.after), ch.class_cpus):      # each side's CPUs per class, made with them
-        pd.testing.assert_frame_equal(cpus, story.class_cpus(sel))
-
-
-def test_a_deck_selects_each_side_s_rows_once(zosb, monkeypatch):
-    """The configuration changes and the configuration slide's CPUs per class read the same interval rows of a
-    side: selected once per side (they were twice)."""
-    c = zosb[0]
-    calls = []
-    real = story._selected_rows
-    monkeypatch.setattr(story, "_selected_rows", lambda sel: calls.append(sel.name) or real(sel))
-    ch = story.side_changes(c)
-    cfg = story.configuration(c, ch)
-    assert calls == ["before", "after"]
-    monkeypatch.undo()
-    pd.testing.assert_frame_equal(cfg, story.configuration(c))
 
 
 @pytest.mark.parametrize("hours, days", [(None, None), ("08-17", "mon-fri"), ("22-06", None)])
