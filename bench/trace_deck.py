@@ -12,6 +12,8 @@ ticks) and the idle share of the machine's cores (2 cores: 200 % minus the proce
 ``--writers``: the deck's writer steps timed too (their modules then imported by the trace before the command
 runs, so the imports' timing is not the command's).
 ``--cache DIR``: the workspace cache (emptied first: a cold run); without it a new temporary one.
+``--again N``: then the deck written N times more in this process from the same request, its writers' thread CPU
+(min and median): the writers alone, little moved by the machine's load.
 """
 
 from __future__ import annotations
@@ -76,6 +78,11 @@ def main() -> int:
         cache_dir = args[i + 1]
         del args[i:i + 2]
     writers = "--writers" in args[:args.index("--")] if "--" in args else False
+    again = 0
+    if "--again" in args:
+        i = args.index("--again")
+        again = int(args[i + 1])
+        del args[i:i + 2]
     argv = args[args.index("--") + 1:] if "--" in args else args
     own = cache_dir is None          # a temporary cache of its own: removed at the end
     cache_dir = cache_dir or tempfile.mkdtemp(prefix="trace-deck-cache-")
@@ -111,19 +118,32 @@ def main() -> int:
             wrap(provenance, name, name)
     import app.commands.export as export_command     # imported by the command anyway (app.export's writers are not)
     if writers:
-        from app.export import pptx as pptx_mod, pptx_compare, pptx_parts
+        from app.export import chart_data, pptx as pptx_mod, pptx_compare, pptx_parts
 
     # --writers: the deck's writers step by step (their modules then imported here, by the trace, not on the
     # command's import thread: the imports' own timing is not the command's)
     for owner, names in ((pptx_compare, ("side_changes", "_summary_slide", "_table_slides", "_waterfall_slide",
                                          "_overlay_slides", "_config_slide", "summary_slides", "chart_deck",
                                          "caveats")),
-                         (pptx_mod, ("provenance",)), (pptx_parts.Deck, ("save", "__init__"))) if writers else ():
+                         (pptx_mod, ("provenance",)), (pptx_parts.Deck, ("save", "__init__")),
+                         # each chart: python-pptx's part from the light XML, and that XML (points left out) made
+                         (pptx_parts, ("add_xy_chart",)), (chart_data.TextXyChartData, ("light_xml",))) \
+            if writers else ():
         for name in names:
             if hasattr(owner, name):
                 wrap(owner, name, f"  {name}")
     if hasattr(export_command, "_charts_ahead"):       # the before side's chart data made ahead on its thread
         wrap(export_command, "_charts_ahead", "charts ahead (side)")
+    seen: dict = {}
+    if again:          # the request the deck is written from, to write it again
+        from app.export import pptx as deck_mod
+
+        real_write = deck_mod.write_pptx
+
+        def keep(request, path, steps):
+            seen["request"] = request
+            return real_write(request, path, steps)
+        deck_mod.write_pptx = keep
     t_import = time.perf_counter()
     code = app.cli.main(argv)
     t_main = time.perf_counter()
@@ -158,9 +178,30 @@ def main() -> int:
               + f"  {max(0.0, 200 - busy):5.0f}")
     if own:
         shutil.rmtree(cache_dir, ignore_errors=True)
+    if again and "request" in seen:
+        _write_again(real_write, seen["request"], again)
     print("CPU per thread (seen by the sampler): " + ", ".join(f"{NAMES.get(t, str(t))} {last[t] - first[t]:.2f}"
                                                         for t in tids if last[t] - first[t] >= 0.01))
     return code
+
+
+def _write_again(write, request, n: int) -> None:
+    """``--again N``: the deck written N times more from the same request in this process (the sides' metrics,
+    timelines and frames then made already, as the export's shared shift rows), this thread's CPU each time: the
+    writers' own work (python-pptx, the charts' XML and workbooks, the zip) without the decode's and the engine's,
+    and little of the machine's load (thread CPU, min of N)."""
+    from app.engine.shift import shared_shift_rows
+
+    out = os.path.join(tempfile.mkdtemp(prefix="trace-deck-again-"), "again.pptx")
+    times = []
+    for _ in range(n):
+        with shared_shift_rows():
+            c = time.thread_time()
+            write(request, out, lambda fraction, text: None)
+            times.append(time.thread_time() - c)
+    shutil.rmtree(os.path.dirname(out), ignore_errors=True)
+    times.sort()
+    print(f"deck written again {n}x: thread CPU min {times[0]:.3f} s, median {times[len(times) // 2]:.3f} s")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
+import re
 import threading
 
 import numpy as np
@@ -45,6 +47,7 @@ class ArrayXySeries(XySeriesData):
         y = np.asarray(ys, dtype=np.float64)
         keep = np.isfinite(x)
         self.x_array, self.y_array = x[keep], np.where(np.isfinite(y[keep]), y[keep], np.nan)
+        self.same_x: ArrayXySeries | None = None        # an earlier series of the chart with these very x
 
     def __len__(self):
         return len(self.x_array)
@@ -65,7 +68,10 @@ class ArrayXySeries(XySeriesData):
 
     @lazyproperty
     def x_texts(self) -> list[str]:
-        """Each x as its text (``repr``), made once for the chart's XML and its workbook."""
+        """Each x as its text (``repr``), made once for the chart's XML and its workbook (and once for the series of
+        a chart over the same times: the parts of CPI, the sourcing levels)."""
+        if self.same_x is not None:
+            return self.same_x.x_texts
         return [repr(v) for v in self.x_array.tolist()]
 
     @lazyproperty
@@ -119,6 +125,29 @@ def _pt_xml(self, values) -> str:
         parts = [f"{i}{_PT_MID}{v}" for i, v in enumerate(values) if v is not None]
     body = f"{_PT_HEAD}{(_PT_TAIL + _PT_HEAD).join(parts)}{_PT_TAIL}" if parts else ""
     return f'                <c:ptCount val="{len(values)}"/>\n{body}'
+
+
+_LIGHT = threading.local()          # .points: {marker: the points' XML} while a light chart XML is made
+_MARKS = itertools.count()
+MARK = re.compile(rb"<!--nestscope-pts (\d+)-->")
+
+
+def _pt_mark(self, values) -> str:
+    """:func:`_pt_xml` of a light chart XML: an array series' points as a marker comment, their XML (as the deck
+    saves it: no indentation) kept in ``_LIGHT.points`` under the marker's number."""
+    texts = getattr(values, "texts", None)
+    points = getattr(_LIGHT, "points", None)
+    if texts is None or points is None:
+        return _pt_xml(self, values)
+    key = next(_MARKS)
+    points[key] = "".join([f'<c:pt idx="{i}"><c:v>{t}</c:v></c:pt>'
+                           for i, (v, t) in enumerate(zip(values, texts)) if v is not None]).encode("ascii")
+    return f'                <c:ptCount val="{len(values)}"/><!--nestscope-pts {key}-->\n'
+
+
+def splice_points(blob: bytes, points: dict[int, bytes]) -> bytes:
+    """A light chart XML (or the part's serialized XML) with each marker replaced by its points' XML."""
+    return MARK.sub(lambda m: points[int(m.group(1))], blob)
 
 
 def _memory_rows_sheet():
@@ -197,39 +226,53 @@ class _CategoryWriter(_TextCells, CategoryWorkbookWriter):
 
 
 class TextXyChartData(XyChartData):
-    """``XyChartData`` whose embedded workbook stores series names as text.  :meth:`prepare` makes the chart's XML
-    and workbook ahead (plain bytes: on another thread too), the ones python-pptx's ``add_chart`` then takes."""
+    """``XyChartData`` whose embedded workbook stores series names as text.  :meth:`prepare` makes the chart's light
+    XML and workbook ahead (plain bytes: on another thread too), the ones the deck's ``add_chart`` then takes."""
 
-    _ready = None          # (chart type, XML bytes, workbook bytes) made by prepare()
+    _ready = None          # (chart type, light XML bytes, their points, workbook bytes) made by prepare()
 
     @lazyproperty
     def _workbook_writer(self):
         return _XyWriter(self)
 
     def prepare(self, chart_type) -> None:
-        """Make the chart's XML (of ``chart_type``) and its embedded workbook now; :meth:`xml_bytes` and
-        :attr:`xlsx_blob` return them (the same bytes, apart from the workbook's time of writing)."""
-        self._ready = (chart_type, self.xml_bytes(chart_type), self.xlsx_blob)
+        """Make the chart's light XML (of ``chart_type``, :meth:`light_xml`) and its embedded workbook now;
+        :meth:`light_xml` and :attr:`xlsx_blob` return them (the same bytes, apart from the workbook's time of
+        writing)."""
+        self._ready = (chart_type, *self.light_xml(chart_type), self.xlsx_blob)
 
-    def xml_bytes(self, chart_type):
+    def light_xml(self, chart_type) -> tuple[bytes, dict[int, bytes]]:
+        """The chart XML with each array series' point list (thousands of ``<c:pt>`` in a deck's timelines) left
+        out, a marker comment in its place, and those point lists' XML by marker (:func:`splice_points` puts them
+        back).  python-pptx then parses, styles and serializes the chart's few elements, not its points: the
+        deck's parts are spliced when it is saved (:mod:`app.export.pptx_zip`).  The spliced XML is what
+        python-pptx's parse and serialization of :meth:`xml_bytes` gives (no indentation)."""
         ready = self._ready
-        return ready[1] if ready is not None and ready[0] == chart_type else super().xml_bytes(chart_type)
+        if ready is not None and ready[0] == chart_type:
+            return ready[1], ready[2]
+        _LIGHT.points = points = {}
+        try:
+            xml = self._xml(chart_type, light=True).encode("utf-8")
+        finally:
+            _LIGHT.points = None
+        return xml, points
 
     @property
     def xlsx_blob(self):
         ready = self._ready
-        return ready[2] if ready is not None else super().xlsx_blob
+        return ready[3] if ready is not None else super().xlsx_blob
 
-    def _xml(self, chart_type):
+    def _xml(self, chart_type, light: bool = False):
         """python-pptx's chart XML, its point lists written by :func:`_pt_xml` (one join instead of a format and
-        a concatenation per point: the same text)."""
+        a concatenation per point: the same text); ``light``: by :func:`_pt_mark` (:meth:`light_xml`)."""
         from pptx.chart import xmlwriter
 
         with _XML_LOCK:
             plain = xmlwriter._XySeriesXmlWriter
             if not hasattr(plain, "pt_xml"):          # another python-pptx: its own writer
                 return super()._xml(chart_type)
-            xmlwriter._XySeriesXmlWriter = type("_FastPtXySeriesXmlWriter", (plain,), {"pt_xml": _pt_xml})
+            xmlwriter._XySeriesXmlWriter = type("_FastPtXySeriesXmlWriter", (plain,),
+                                                {"pt_xml": _pt_mark if light else _pt_xml})
             try:
                 return super()._xml(chart_type)
             finally:
@@ -238,6 +281,9 @@ class TextXyChartData(XyChartData):
     def add_array_series(self, name, xs, ys, number_format=None) -> ArrayXySeries:
         """A series over whole arrays (see :class:`ArrayXySeries`)."""
         series = ArrayXySeries(self, name, xs, ys, number_format)
+        x = series.x_array.view(np.int64)              # the same bits (0.0 and -0.0 have other texts)
+        series.same_x = next((s for s in self if isinstance(s, ArrayXySeries) and s.same_x is None
+                              and len(s.x_array) == len(x) and np.array_equal(s.x_array.view(np.int64), x)), None)
         self.append(series)
         return series
 

@@ -47,6 +47,49 @@ def user_name() -> str:
         return os.environ.get("USERNAME", "") or os.environ.get("USER", "")
 
 
+def _cache_qn() -> None:
+    """python-pptx's ``qn("a:txBody")`` (the Clark name of a prefixed tag: a pure function of its text) makes a new
+    parsing object on every call, and it is called for nearly every child lookup and new element (some 8,000 times
+    a comparison deck): the ``qn`` of its modules imported so far memoized, the same names."""
+    import functools
+    import sys
+
+    from pptx.oxml import ns
+
+    cached = ns.qn if hasattr(ns.qn, "cache_info") else functools.lru_cache(maxsize=4096)(ns.qn)
+    plain = cached.__wrapped__
+    for name, mod in list(sys.modules.items()):
+        if (name == "pptx" or name.startswith("pptx.")) and getattr(mod, "qn", None) is plain:
+            mod.qn = cached
+
+
+_COUNTED = ("/ppt/charts/chart%d.xml", "/ppt/embeddings/Microsoft_Excel_Sheet%d.xlsx")
+
+
+def _count_partnames(package) -> None:
+    """Name the deck's chart parts and their workbooks by a count: python-pptx names each new part by walking every
+    part of the package for the first free number (about 1 ms a call in a comparison deck's ~90 parts, two calls a
+    chart).  A new deck has none of either (python-pptx's default template), and every one is named by
+    ``next_partname`` and added at once: the count gives the names python-pptx's walk would (1, 2, 3...).  Any
+    other name, or a template that has some already, is python-pptx's own."""
+    real = getattr(package, "next_partname", None)
+    if real is None or not hasattr(package, "iter_parts"):
+        return
+    prefixes = [t[:(t % 42).find("42")] for t in _COUNTED]
+    if any(str(p.partname).startswith(pre) for p in package.iter_parts() for pre in prefixes):
+        return
+    counts = dict.fromkeys(_COUNTED, 0)
+
+    def next_partname(tmpl: str):
+        if tmpl not in counts:
+            return real(tmpl)
+        from pptx.opc.packuri import PackURI
+
+        counts[tmpl] += 1
+        return PackURI(tmpl % counts[tmpl])
+    package.next_partname = next_partname
+
+
 class Deck:
     """A 16:9 presentation whose slides have a real title placeholder and notes (what the slide shows, then the
     common provenance); core and app properties are the deck's own (title, author, now, NestScope)."""
@@ -55,7 +98,9 @@ class Deck:
         from pptx import Presentation
         from pptx.util import Inches
 
+        _cache_qn()
         self.prs = Presentation()
+        _count_partnames(self.prs.part.package)
         self.prs.slide_width = Inches(SLIDE_W)
         self.prs.slide_height = Inches(SLIDE_H)
         self.layout = next(lay for lay in self.prs.slide_layouts if lay.name == _TITLE_LAYOUT)
@@ -369,8 +414,7 @@ def xy_chart(slide, x, y, w, h, series: list[tuple[str, np.ndarray, np.ndarray, 
     from pptx.util import Inches, Pt
 
     cd = data if data is not None else xy_data(series)
-    gf = slide.shapes.add_chart(XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS, Inches(x), Inches(y), Inches(w),
-                                Inches(h), cd)
+    gf = add_xy_chart(slide, XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS, Inches(x), Inches(y), Inches(w), Inches(h), cd)
     ch = gf.chart
     ch.has_title = False                 # the slide title names the chart
     ch.font.size = Pt(11)
@@ -419,6 +463,70 @@ def xy_chart(slide, x, y, w, h, series: list[tuple[str, np.ndarray, np.ndarray, 
         ax.tick_labels.font.size = Pt(11)
         ax.axis_title.text_frame.paragraphs[0].runs[0].font.size = Pt(11)
     return ch
+
+
+class _LightData:
+    """What python-pptx's chart part takes of a chart data (``ChartPart.new``: its XML and workbook): the light XML
+    of :meth:`app.export.chart_data.TextXyChartData.light_xml`."""
+
+    def __init__(self, xml: bytes, data) -> None:
+        self._xml, self._data = xml, data
+
+    def xml_bytes(self, chart_type) -> bytes:
+        return self._xml
+
+    @property
+    def xlsx_blob(self) -> bytes:
+        return self._data.xlsx_blob
+
+
+_LIGHT_PART = None
+
+
+def _light_part_class():
+    """python-pptx's chart part whose serialized XML (its ``blob``: whatever saves the deck) has its point lists
+    spliced in; False when this python-pptx's chart part is not the one this knows."""
+    global _LIGHT_PART
+    if _LIGHT_PART is None:
+        from pptx.parts.chart import ChartPart
+
+        from app.export.chart_data import splice_points
+
+        _LIGHT_PART = False
+        if isinstance(getattr(ChartPart, "blob", None), property):
+            class LightChartPart(ChartPart):
+                nestscope_points: dict = {}
+
+                @property
+                def blob(self) -> bytes:
+                    return splice_points(super().blob, self.nestscope_points)
+            _LIGHT_PART = LightChartPart
+    return _LIGHT_PART
+
+
+def add_xy_chart(slide, kind, x, y, w, h, cd):
+    """``slide.shapes.add_chart`` of ``cd`` from its light XML (the chart's thousands of points left out of what
+    python-pptx parses, styles and serializes: about 0.1 s of a comparison deck): the chart part keeps the point
+    lists and splices them into its XML whenever it is serialized (a save).  Chart data without a light XML, or
+    another python-pptx: python-pptx's own chart of the whole XML."""
+    light = getattr(cd, "light_xml", None)
+    cls = _light_part_class() if light is not None else False
+    if not cls:
+        return slide.shapes.add_chart(kind, x, y, w, h, cd)
+    xml, points = light(kind)
+    gf = slide.shapes.add_chart(kind, x, y, w, h, _LightData(xml, cd))
+    if points:
+        part = gf.chart_part
+        if type(part) is cls.__bases__[0]:          # exactly python-pptx's chart part
+            part.__class__ = cls
+            part.nestscope_points = points
+        else:                                       # its XML made whole now
+            from pptx.oxml import parse_xml
+
+            from app.export.chart_data import splice_points
+
+            part._element = parse_xml(splice_points(part.blob, points))
+    return gf
 
 
 def plot_series(plot) -> list:

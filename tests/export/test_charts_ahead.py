@@ -100,6 +100,16 @@ def test_a_prepared_chart_data_gives_the_bytes_python_pptx_would_make():
     kind = XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS
     assert ready._ready is not None and ready._ready[0] == kind
     assert ready.xml_bytes(kind) == plain.xml_bytes(kind)
+    # the light XML the deck takes: made ahead, the whole chart once its points are spliced in
+    from pptx.opc.oxml import serialize_part_xml
+    from pptx.oxml import parse_xml
+
+    from app.export.chart_data import splice_points
+
+    xml, points = ready.light_xml(kind)
+    assert xml is ready._ready[1] and points is ready._ready[2]
+    assert splice_points(serialize_part_xml(parse_xml(xml)), points) == serialize_part_xml(
+        parse_xml(plain.xml_bytes(kind)))
     assert _parts(io.BytesIO(ready.xlsx_blob)) == _parts(io.BytesIO(plain.xlsx_blob))
     # another chart type: made then, not the prepared XML
     assert ready.xml_bytes(XL_CHART_TYPE.XY_SCATTER) == plain.xml_bytes(XL_CHART_TYPE.XY_SCATTER)
