@@ -7,6 +7,8 @@ empty cache folder, then a second start (the sample set from the workspace cache
 
 The window paints first and builds its views after that paint (``MainWindow(shell=True)``, issue 23): "views
 built" is when the child first saw them (the paint itself on a branch that builds them before showing the window).
+"views built -> first table" is the part the start's reads and view jobs take (the imports before it vary most
+with the machine's load), in wall and in the process' CPU seconds.
 
 Baselines in the same run: a process that only imports what the start imports (Qt, pandas, the window's modules)
 and creates the QApplication, and an empty Python process.  The machine may be shared: the load average is
@@ -87,6 +89,12 @@ print(json.dumps(marks))
 """
 
 
+def span(r: dict, kind: str = "") -> float:
+    """Views built -> first table (the reads and view jobs of the start, without its imports: those vary most
+    with the machine's load), wall seconds or (``kind="_cpu"``) the process' CPU seconds."""
+    return r.get("table" + kind, float("nan")) - r.get("built" + kind, r.get("paint" + kind, float("nan")))
+
+
 def child(mode: str, env: dict, *more: str) -> dict:
     t, ru = time.time(), resource.getrusage(resource.RUSAGE_CHILDREN)
     # run in the checkout measured: ``python -c`` puts the current folder first on sys.path, so a child started
@@ -140,16 +148,21 @@ def main() -> None:
                           f"({r.get('paint', float('nan')) - imports['imports']:+.2f} s paint beyond the imports "
                           f"baseline); process CPU {r.get('built_cpu', float('nan')):.2f} s to the views built, "
                           f"{r.get('table_cpu', float('nan')):.2f} s to the first table, "
-                          f"{r['cpu']:.2f} s in all; load {r['load']:.1f}", flush=True)
+                          f"{r['cpu']:.2f} s in all; views built -> first table {span(r):.2f} s "
+                          f"({span(r, '_cpu'):.2f} CPU s); load {r['load']:.1f}", flush=True)
                     (work / f"start{run}.ini").unlink(missing_ok=True)
         if args.runs > 1 or len(roots) > 1:
             print("medians:")
             for (root, name), rs in got.items():
                 med = {k: statistics.median(r.get(k, float("nan")) for r in rs)
                        for k in ("paint", "built", "table", "idle", "built_cpu", "table_cpu", "cpu", "load")}
+                med["span"] = statistics.median(span(r) for r in rs)
+                med["span_cpu"] = statistics.median(span(r, "_cpu") for r in rs)
                 print(f"  {root.name:10s} {name}  first paint {med['paint']:5.2f} s, views built {med['built']:5.2f} s, "
                       f"first table {med['table']:5.2f} s, all idle {med['idle']:5.2f} s; process CPU "
-                      f"{med['built_cpu']:.2f} s to the views built, {med['table_cpu']:.2f} s to the first table, {med['cpu']:.2f} s in all; load {med['load']:.1f} ({len(rs)} runs)")
+                      f"{med['built_cpu']:.2f} s to the views built, {med['table_cpu']:.2f} s to the first table, "
+                      f"{med['cpu']:.2f} s in all; views built -> first table {med['span']:.2f} s "
+                      f"({med['span_cpu']:.2f} CPU s); load {med['load']:.1f} ({len(rs)} runs)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -52,7 +52,7 @@ def _index(frame: pd.DataFrame, keys: list[str]) -> dict[tuple, dict]:
     return out
 
 
-def build_tree(ws: Workspace, deep: bool = True, values: bool = True) -> list[TreeNode]:
+def build_tree(ws: Workspace, deep: bool = True, values: bool = True, partitions: bool = True) -> list[TreeNode]:
     """Build the tree from the workspace intervals, metrics and partition data.
 
     ``deep=False`` builds the CEC and LPAR levels only (their nodes equal the deep tree's, without children):
@@ -64,7 +64,9 @@ def build_tree(ws: Workspace, deep: bool = True, values: bool = True) -> list[Tr
 
     ``info`` holds generation, machine_type, model, serial, os, system, n_cpus,
     busy (LPARCPU over the whole window), cpi, formula_set, and for LPARs
-    partition_only / weight / busy_pct / capped from partition data (D0R16).
+    partition_only / weight / busy_pct / capped from partition data (D0R16).  ``partitions=False`` leaves the
+    partition data out (no partition-only LPARs, no partition facts on the others): the window's first tree of
+    a load when more files follow, its whole tree coming with the next (issue 23).
     """
     lazy = hasattr(ws, "tree_ident")     # the Workspace keeps ident and coverage beside cached intervals
     iv = None if lazy else ws.intervals
@@ -127,7 +129,7 @@ def build_tree(ws: Workspace, deep: bool = True, values: bool = True) -> list[Tr
             _add_cores(ws, ident, classes)
         cov = ws.coverage_frames() if hasattr(ws, "coverage_frames") else None
         _add_coverage(roots, iv, cov)
-    _add_partitions(roots, ws.partitions)
+    _add_partitions(roots, ws.partitions if partitions else None)
     if len(ident):
         _add_pools(ws, ident, roots, values)
     return [roots[k] for k in sorted(roots)]

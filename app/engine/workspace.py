@@ -512,15 +512,18 @@ class Workspace(PreparedLevels):
             self._mcache.popitem(last=False)
         return out.copy()
 
-    def tree(self, deep: bool = True, values: bool = True, levels_first: bool = False) -> list:
+    def tree(self, deep: bool = True, values: bool = True, levels_first: bool = False,
+             partitions: bool = True) -> list:
         """CEC roots of the CEC -> LPAR -> class -> CPU tree (``deep=False``: the CEC and LPAR levels only, a
         new tree each call: what the window shows before the deeper levels are built; with ``values=False``
         also without the whole-range busy and CPI, which need a pass over every interval; ``levels_first``: every
-        level, but the CEC, LPAR and pool nodes without those values, a new tree each call: build_tree)."""
+        level, but the CEC, LPAR and pool nodes without those values, a new tree each call: build_tree;
+        ``partitions=False`` with ``deep=False``: without the partition data, see build_tree)."""
         from app.engine.tree import build_tree
 
         if not deep or levels_first:
-            return self._tree if self._tree is not None else build_tree(self, deep, values and not levels_first)
+            return self._tree if self._tree is not None else build_tree(self, deep, values and not levels_first,
+                                                                        partitions or deep)
         if self._tree is None:
             self._tree = build_tree(self)
         return self._tree

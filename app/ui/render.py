@@ -128,13 +128,16 @@ def _partition_parts(ws: Any, sel: Selection, roots: list[Any] | None, out: View
 
 def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, timeline: bool = True,
                  smt: bool = False, values: bool | None = None, deep: bool = True, deeper: bool = False,
-                 prepare: tuple[str, ...] = ()) -> ViewData:
+                 prepare: tuple[str, ...] = (), partitions: bool = True, roots: bool = False) -> ViewData:
     """Add ``added`` read outcomes to ``ws`` and compute what the views need for ``sel``.
 
     ``values``: the tree's Busy/CPI values (None: when files were added or the table is computed; False lets
     the first table come before them, a later job computing them).  ``deep=False``: a new tree has its CEC and
     LPAR levels only; ``deeper``: the whole tree (its class and CPU levels) in ``ViewData.deeper``,
     ``"levels"``: without the CEC, LPAR and pool values (``Workspace.tree(levels_first=True)``).
+    ``partitions=False``: a new tree without the partition data (no partition-only LPARs: the window's first
+    table of a load, more files following; ``Workspace.tree(partitions=False)``); ``roots``: the tree's roots
+    (CEC and LPAR levels) again though no file was added (the whole tree after such a first one).
     ``prepare``: only prepare these levels' rows of every node for the selection's window
     (``Workspace.prepare_level``; an item ``("cpus", cec, lpar)``: the CPU rows of that LPAR,
     ``Workspace.prepare_cpus``), so that later selections are sliced from them."""
@@ -178,9 +181,9 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
                 ws.add(r)
         step("add")
     out.loaded = bool(ws.files)
-    if added or not sel.nodes:
+    if added or not sel.nodes or roots:
         # the first job of a load: nodes and CPU counts only; busy and CPI come with the tree's values later
-        out.roots = list(ws.tree(deep=deep, values=values is not False))
+        out.roots = list(ws.tree(deep=deep and not roots, values=values is not False, partitions=partitions))
         out.findings = list(ws.findings)
         out.files = [r.file for r in ws.files]
         if not sel.nodes and (first := first_lpar(out.roots)):
