@@ -128,13 +128,15 @@ def _partition_parts(ws: Any, sel: Selection, roots: list[Any] | None, out: View
 
 def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, timeline: bool = True,
                  smt: bool = False, values: bool | None = None, deep: bool = True, deeper: bool = False,
-                 prepare: tuple[str, ...] = ()) -> ViewData:
+                 prepare: tuple[str, ...] = (), summary: bool = True) -> ViewData:
     """Add ``added`` read outcomes to ``ws`` and compute what the views need for ``sel``.
 
     ``values``: the tree's Busy/CPI values (None: when files were added or the table is computed; False lets
     the first table come before them, a later job computing them).  ``deep=False``: a new tree has its CEC and
     LPAR levels only; ``deeper``: the whole tree (its class and CPU levels) in ``ViewData.deeper``,
     ``"levels"``: without the CEC, LPAR and pool values (``Workspace.tree(levels_first=True)``).
+    ``summary``: the table with its nodes' whole-window summary rows (False: its interval rows alone, those of a
+    big file's first part, whose summary rows would not be the file's).
     ``prepare``: only prepare these levels' rows of every node for the selection's window
     (``Workspace.prepare_level``; an item ``("cpus", cec, lpar)``: the CPU rows of that LPAR,
     ``Workspace.prepare_cpus``), so that later selections are sliced from them."""
@@ -203,7 +205,7 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
         if not sel.has_window and hasattr(ws, "prepare_level"):   # every node's rows kept in the workspace cache
             for level in sel.levels():
                 ws.prepare_level(BY_OF_LEVEL[level], cached_only=True)
-        df = interval_frame(ws, sel, windowed=True, summary=True)
+        df = interval_frame(ws, sel, windowed=True, summary=summary)
         out.table = df
         out.columns = [*FROZEN, *metric_columns(ws, generations_of(df))]
         out.quality_details = {f.code: f.message for f in ws.findings}
