@@ -227,8 +227,11 @@ def part_view(part: FirstPart, formula_sets: Any = None, keep_implausible: bool 
     # covering less of the CEC's time than another) would not be the file's, and its pass over the part's rows
     # would delay the first table (about 0.05 CPU s on the month's part)
     # no summary rows either: final_rows leaves them out (a whole-window pass over the part's rows, about 0.05 CPU s
-    # on the month's part, taken from the whole file's read on the other core)
-    ws = Workspace(formula_sets=formula_sets, cache=False, keep_implausible=keep_implausible, coverage_notes=False)
+    # on the month's part, taken from the whole file's read on the other core); nor the findings of the records
+    # alone, which are not shown (CPUs coming and going: 0.05-0.15 s on the month's part, whose cut leaves every
+    # CPU of its last interval "vanishing")
+    ws = Workspace(formula_sets=formula_sets, cache=False, keep_implausible=keep_implausible, coverage_notes=False,
+                   record_findings=False)
     outcome = SimpleNamespace(path=part.path, digest="", result=part.result)     # a LoadOutcome's fields
     view = compute_view(ws, Selection(), [outcome], table=True, timeline=False,
                         values=False, deep=False, summary=False)
