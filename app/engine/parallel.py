@@ -39,23 +39,16 @@ def parallel_map(fn: Callable[[Any], T], items: Iterable[Any]) -> list[T]:
     """``[fn(x) for x in items]``, computed by the calling thread and ``threads() - 1`` pool threads, each taking
     the next item when it is free; results in the order of ``items``.  The first exception is raised once every
     call has ended (no call is left running behind the caller)."""
-    return _start(fn, list(items), joins=True)()
+    return start_map(fn, items)()
 
 
 def start_map(fn: Callable[[Any], T], items: Iterable[Any]) -> Callable[[], list[T]]:
     """Start :func:`parallel_map` on the pool threads alone and return the call that finishes it: the calling
     thread does other work meanwhile, then (by that call) takes the items no pool thread has taken yet, waits
     for every call to end and gets the results (or the first exception).  With one thread every item is
-    computed by that call.  One item is started on a pool thread too (until 2026-11-27 it waited for the
-    finishing call: the workspace's records' UTC offsets were made after its intervals, not beside them)."""
-    return _start(fn, list(items), joins=False)
-
-
-def _start(fn: Callable[[Any], T], items: list[Any], joins: bool) -> Callable[[], list[T]]:
-    """The pool threads' part of a map of ``items``: ``threads() - 1`` of them at most, and no more than the
-    items the calling thread does not take at once (``joins``: it works on the items from the start, as
-    :func:`parallel_map`; else only when it finishes, as :func:`start_map`)."""
-    n = min(threads(), len(items) + (0 if joins else 1)) if items else 0
+    computed by that call."""
+    items = list(items)
+    n = min(threads(), len(items))
     results: list[Any] = [None] * len(items)
     errors: list[BaseException] = []
     order = iter(range(len(items)))
