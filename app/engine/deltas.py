@@ -218,7 +218,8 @@ def _bits_of(counters: Sequence[str]) -> np.ndarray:
 
 def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet],
                       keep: set[str] | None = None, consume: bool = False,
-                      released: Callable[[], object] | None = None, lazy: bool = False):
+                      released: Callable[[], object] | None = None, lazy: bool = False,
+                      record_findings: bool = True):
     """Turn counter-sample frames into the intervals frame.
 
     Parameters
@@ -239,6 +240,10 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
         Make no counter columns: return (identity frame, findings, :class:`~app.engine.counter_blocks.DeltaRows`),
         the last giving the float64 deltas of any rows of that frame, the same values as the counter columns
         (the fleet extract writes them a row group at a time: the deltas of a chunk never exist whole).
+    record_findings : bool
+        Make the findings of the records alone (CPUs appearing late or vanishing early, systems moving between
+        CECs: :mod:`app.engine.record_checks`); False: not those (the same intervals), for a workspace whose
+        findings are not shown (a big file's first part, app/ui/progressive.py).
 
     Returns
     -------
@@ -365,7 +370,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     findings += run_start_changes(S, t_order)
     # the other record-level checks' findings (of the samples alone) made now, listed after the intervals' own
     # (_data_checks): the samples' columns and working arrays go before the interval rows' checks and buckets
-    rec_findings = cpu_presence(S, t_order) + system_moves(S, t_order)
+    rec_findings = cpu_presence(S, t_order) + system_moves(S, t_order) if record_findings else []
     del gid, order, g_s, cur, sets_, t_order, rows_at, same, first, is_abs
     src = S[FILE_COLUMN] if FILE_COLUMN in S.a else S["source"]
     same_file = src[op] == src[oc]

@@ -95,11 +95,16 @@ class Workspace(PreparedLevels):
         The tree's CEC and LPAR nodes carry coverage notes (default).  False: none, and no pass over the
         intervals makes them (:meth:`coverage_frames` gives empty CEC and LPAR frames): a workspace of the first
         part of a file, whose rows end at the part's cut and not where the file's do.
+    record_findings : bool
+        The engine findings include those of the records alone (default: CPUs appearing late or vanishing early,
+        systems moving between CECs).  False: not those, and no pass over the samples makes them (the same
+        intervals; nothing stored in the workspace cache): a workspace of a file's first part, whose findings are
+        not shown.
     """
 
     def __init__(self, formula_file: str | Path | None = None, counters: str = "used",
                  formula_sets: dict[str, FormulaSet] | None = None, cache: Any = None,
-                 keep_implausible: bool = False, coverage_notes: bool = True):
+                 keep_implausible: bool = False, coverage_notes: bool = True, record_findings: bool = True):
         self.formula_sets: dict[str, FormulaSet] = formula_sets or load_formula_sets(formula_file)
         self.formula_file = str(formula_file) if formula_file else None
         self._keep_all = counters == "all"
@@ -119,6 +124,7 @@ class Workspace(PreparedLevels):
         self.cache = cache
         self._keep_implausible = bool(keep_implausible)
         self._coverage_notes = bool(coverage_notes)
+        self._record_findings = bool(record_findings)
 
     @property
     def keep_implausible(self) -> bool:
@@ -220,7 +226,8 @@ class Workspace(PreparedLevels):
         # the records' UTC offsets (identity columns only) on the pool thread while this one computes the intervals
         offsets_done = start_map(record_offsets, [[f[[c for c in f.columns if not is_counter_column(c)]]
                                                    for f in frames]])
-        iv, findings = compute_intervals(frames, self.formula_sets, keep, consume=True, released=_trim if handed else None)
+        iv, findings = compute_intervals(frames, self.formula_sets, keep, consume=True,
+                                         released=_trim if handed else None, record_findings=self._record_findings)
         if handed:    # the samples' identity and the deltas' working arrays went at its return: heap pages back
             _trim()   # before the checks and the cache write (a month's cold export: 119 MB, then its peak)
         rec = offsets_done()[0]
@@ -365,7 +372,8 @@ class Workspace(PreparedLevels):
         if derived and self._keep_implausible:
             c, k = self._iv_cache(keep)
             return c, (f"{k}-keep-implausible" if k is not None else None)
-        if self.cache is False or not self._files or any(not r.meta.get("cache_key") for r in self._files):
+        if self.cache is False or not self._record_findings or not self._files \
+                or any(not r.meta.get("cache_key") for r in self._files):
             return None, None
         from app import cache as wc
 

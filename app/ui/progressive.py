@@ -217,7 +217,8 @@ def final_rows(table: pd.DataFrame, rest_min: dict[str, np.datetime64], systems:
 
 def part_view(part: FirstPart, formula_sets: Any = None, keep_implausible: bool = False) -> Any:
     """What the window shows of ``part`` (a ViewData): the part added to a Workspace of its own, the tree's CEC
-    and LPAR levels, the first LPAR's table cut to its final rows (:func:`final_rows`); no findings."""
+    and LPAR levels, the first LPAR's table (its interval rows, no summary row) cut to its final rows
+    (:func:`final_rows`); no findings."""
     from app.engine import Workspace
     from app.ui.render import compute_view
     from app.ui.selection import Selection
@@ -225,10 +226,15 @@ def part_view(part: FirstPart, formula_sets: Any = None, keep_implausible: bool 
     # no coverage notes: the part's rows end at its cut, not where the file's do, so a note of the part (an LPAR
     # covering less of the CEC's time than another) would not be the file's, and its pass over the part's rows
     # would delay the first table (about 0.05 CPU s on the month's part)
-    ws = Workspace(formula_sets=formula_sets, cache=False, keep_implausible=keep_implausible, coverage_notes=False)
+    # no summary rows either: final_rows leaves them out (a whole-window pass over the part's rows, about 0.05 CPU s
+    # on the month's part, taken from the whole file's read on the other core); nor the findings of the records
+    # alone, which are not shown (CPUs coming and going: 0.05-0.15 s on the month's part, whose cut leaves every
+    # CPU of its last interval "vanishing")
+    ws = Workspace(formula_sets=formula_sets, cache=False, keep_implausible=keep_implausible, coverage_notes=False,
+                   record_findings=False)
     outcome = SimpleNamespace(path=part.path, digest="", result=part.result)     # a LoadOutcome's fields
     view = compute_view(ws, Selection(), [outcome], table=True, timeline=False,
-                        values=False, deep=False)
+                        values=False, deep=False, summary=False)
     if view.table is not None:
         view.table = final_rows(view.table, part.rest_min, part_systems(part))
     _blank_counts(view.roots or [], part.rest_min)

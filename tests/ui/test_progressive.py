@@ -142,6 +142,33 @@ def test_first_table_rows_are_the_full_loads(big_files, full_ws, order):
     assert list(shown["interval_end"]) == list(full["interval_end"].iloc[:len(shown)])
 
 
+@pytest.mark.parametrize("order", ["lpar", "time"])
+def test_the_parts_table_is_computed_without_summary_rows(big_files, order, monkeypatch):
+    """The part's table is its first LPAR's interval rows alone (no whole-window pass for summary rows that
+    final_rows would leave out): the very rows, columns and dtypes of the table with summary rows, cut."""
+    from app.engine import Workspace
+    from app.ui import progressive as P
+    from app.ui.frames import SUMMARY_COL, interval_frame
+
+    asked = []
+    real = Workspace.metrics
+
+    def metrics(self, *a, **k):
+        asked.append(k.get("summary"))
+        return real(self, *a, **k)
+    monkeypatch.setattr(Workspace, "metrics", metrics)
+    part = P.first_part(big_files[order], fraction=0.3)
+    view = P.part_view(part)
+    assert asked == [False]                                  # one table, asked without its summary rows
+    monkeypatch.setattr(Workspace, "metrics", real)
+    ws = Workspace(cache=False, coverage_notes=False)
+    ws.add_all([part.result])
+    before = P.final_rows(interval_frame(ws, view.selection, windowed=True, summary=True), part.rest_min,
+                          P.part_systems(part))
+    assert len(view.table) > 20 and not view.table[SUMMARY_COL].any()
+    pd.testing.assert_frame_equal(view.table, before, check_dtype=True)
+
+
 def test_the_parts_tree_has_no_coverage_notes(big_files, full_ws):
     """The part's rows end at its cut, not where the file's do: its tree's CEC and LPAR nodes carry no coverage
     figures (the whole file's tree has them on every CEC and LPAR node), and the same nodes as the whole file's
