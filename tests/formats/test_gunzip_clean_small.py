@@ -7,25 +7,13 @@ sentence and filter state."""
 from __future__ import annotations
 
 import gzip
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-for _p in (str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "fuzz")):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+import pytest
 
-import pytest  # noqa: E402
-
-import corpus as C  # noqa: E402
-import app.formats as FM  # noqa: E402
-from app.formats import clean_inflate as CI  # noqa: E402
-from app.formats import gunzip_ahead as GA  # noqa: E402
-from app.formats import smf113_writer as W  # noqa: E402
-from app.formats.schema import Cancelled  # noqa: E402
-from app.formats.stream_dedup import StreamDedup  # noqa: E402
-
-RECS = C.smf_records(40)
+import app.formats as FM
+from app.formats import clean_inflate as CI
+from app.formats import gunzip_ahead as GA
+from gzip_cases import CODES, cancelled_on_the_third_ask, distinct, gzip_case, outcome, spying
 
 
 @pytest.fixture(autouse=True)
@@ -36,31 +24,13 @@ def small_pieces(monkeypatch):
     monkeypatch.setattr(GA, "PIPELINE_FROM", 1 << 40)
 
 
-def distinct(n: int) -> bytes:
-    recs = []
-    for i in range(n):
-        r = bytearray(RECS[i % len(RECS)])
-        r[-8:] = i.to_bytes(8, "big")                 # the last counter: the record's own value
-        recs.append(bytes(r))
-    return W.frame_rdw(recs)
-
-
 def both(raw: bytes, monkeypatch, **kw):
     """(ordinary path, as gunzip runs now): each (kept bytes, findings, stop, filter state), and per run of the
     second whether the clean inflate gave the result."""
     out, calls = [], []
-    real = FM._gunzip_clean
-
-    def spy(*a, **k):
-        got = real(*a, **k)
-        calls.append(got is not None)
-        return got
-    for clean in (lambda *a, **k: None, spy):
+    for clean in (lambda *a, **k: None, spying(calls, FM._gunzip_clean)):
         monkeypatch.setattr(FM, "_gunzip_clean", clean)
-        dd = StreamDedup()
-        data, found, stop = FM.gunzip(raw, "t.gz", dedup=dd, **kw)
-        out.append((bytes(data), [(f.code, f.offset, f.message) for f in found], stop,
-                    (dd.count, dd.marks, dd.cum, dd.first)))
+        out.append(outcome(raw, **kw))
     return out, calls
 
 
@@ -86,19 +56,8 @@ def test_repeats_go_the_ordinary_way(monkeypatch):
 @pytest.mark.parametrize("how", ["damaged", "cut", "members", "capped", "padded"])
 def test_damage_cuts_members_padding_and_the_cap_give_the_ordinary_findings(monkeypatch, how):
     data = distinct(300)
-    raw = bytearray(gzip.compress(data, mtime=0))
-    kw = {}
-    if how == "damaged":
-        raw[len(raw) // 2:len(raw) // 2 + 40] = bytes(40)
-    elif how == "cut":
-        raw = raw[:len(raw) * 2 // 3]
-    elif how == "members":
-        raw = raw + gzip.compress(distinct(20), mtime=0) + b"garbage!" + gzip.compress(data[:2440], mtime=0)
-    elif how == "padded":
-        raw = raw + bytes(100)                        # zero padding after the last member: clean, no finding
-    else:
-        kw["cap"] = len(data) // 3                    # the size limit stops it a third of the way in
-    (plain, now), calls = both(bytes(raw), monkeypatch, **kw)
+    raw, kw = gzip_case(data, how)                    # padded: zero padding after the last member, no finding
+    (plain, now), calls = both(raw, monkeypatch, **kw)
     assert plain == now
     assert calls == [how == "padded"]
     codes = {c for c, _o, _m in now[1]}
@@ -107,17 +66,9 @@ def test_damage_cuts_members_padding_and_the_cap_give_the_ordinary_findings(monk
     elif how == "padded":
         assert now[0] == data and not codes
     else:
-        assert codes & {"damaged": {"gzip-damaged", "gzip-checksum"}, "cut": {"gzip-cut"},
-                        "members": {"gzip-trailing-garbage"}}[how]
+        assert codes & CODES[how]
 
 
 def test_a_cancel_in_the_clean_inflate_is_raised():
-    raw = gzip.compress(distinct(300), mtime=0)
-    asked = []
-
-    def cancel():
-        asked.append(1)
-        return len(asked) > 2
-    with pytest.raises(Cancelled):
-        FM.gunzip(raw, "t.gz", dedup=StreamDedup(), cancel=cancel)
+    raw, asked = cancelled_on_the_third_ask()
     assert len(raw) > 3 * 512 and len(asked) == 3
