@@ -16,7 +16,7 @@ True on every chunk but the last.  What is streamed:
   while decompressing (:mod:`app.formats.stream_dedup` keeps a whole file small in memory; a chunk is small
   anyway): the reader drops those of one chunk, the dataset keeps every sample once by its identity.
 
-A decompressed stream and a plain blocked file go through an unnamed temporary file (:class:`_Spool`,
+A decompressed stream and a plain blocked file go through an unnamed temporary file (:class:`app.formats.pages.Spool`,
 ``NESTSCOPE_SPOOL_DIR`` or the system's temporary folder; about a chunk at a time): each chunk's bytes are
 gathered there, not in the heap, and decoded from a map of it whose pages the reader maps a block at a time and
 hands back, as a plain RDW file's are.  The extract's read of blocks also puts a chunk's records back to back in
@@ -43,7 +43,7 @@ import re
 from collections.abc import Callable, Collection, Iterator
 
 from app.findings import Finding, make_finding
-from app.formats.pages import drop as drop_pages
+from app.formats.pages import Spool, drop as drop_pages
 from app.formats.schema import ReadResult
 
 __all__ = ["CHUNK_BYTES", "chunk_bytes", "chunked", "stream_mode", "drop_pages", "read_chunks"]
@@ -188,7 +188,7 @@ def read_chunks(data, file: str, *, counters: Collection[str] | None = None,
         yield from (rdw_chunks if mw == "monwrite-rdw" else monwrite_chunks)(data, file, step, size, mw)
         return
     if n > step and not chunked(data) and stream_mode(data[:DECIDE_BYTES]) == "blocked":
-        spool = _Spool()
+        spool = Spool("nestscope-chunk-")
         try:
             yield from _cut_spooled(spool, _map_pieces(data), "blocked", file, counters, size, step, str,
                                     lambda: [], by_column)
@@ -344,11 +344,11 @@ def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[byt
     """Decompressed pieces ``src`` of ``data``: cut in chunks when its first ``step`` bytes say plain SMF, else
     ``data`` read whole by the whole-file reader (small, not plain SMF, or stopped early)."""
     from app.formats import read_bytes
-    from app.formats.monwrite_stream import HEAD, monwrite_chunks, rdw_chunks, spooled, streamable
+    from app.formats.monwrite_stream import HEAD, monwrite_chunks, rdw_chunks, streamable
 
     # the stream's first bytes (more than a chunk, to know whether it is cut at all) go to an unnamed temporary
     # file as they come, not the heap; its first DECIDE_BYTES / HEAD bytes decide how it is read
-    spool = _Spool()
+    spool = Spool("nestscope-chunk-")
     try:
         head = b""
         for piece in src:
@@ -384,60 +384,6 @@ def _streamed(data, file: str, counters, size: int, step: int, src: Iterator[byt
         spool.close()
 
 
-class _Spool:
-    """The bytes of a decompressed stream not decoded yet, in an unnamed temporary file (``NESTSCOPE_SPOOL_DIR``
-    or the system's temporary folder; removed when closed, whatever happens): they stay in the page cache, not
-    the process's heap, and a chunk is decoded from a map of the file whose pages the reader maps a block at a
-    time and hands back (:mod:`app.formats.pages`), as a plain file's are (issue 24: a compressed file's chunk
-    is not held whole in memory beside what it decodes to)."""
-
-    def __init__(self) -> None:
-        self.fh, self.n, self._held = self._new(), 0, []
-
-    @staticmethod
-    def _new():
-        import tempfile
-
-        return tempfile.TemporaryFile(prefix="nestscope-chunk-", buffering=0,
-                                      dir=os.environ.get("NESTSCOPE_SPOOL_DIR") or None)
-
-    def add(self, data) -> None:
-        with memoryview(data) as mv:
-            done = 0
-            while done < len(mv):
-                done += os.pwrite(self.fh.fileno(), mv[done:], self.n + done)
-        self.n += len(data)
-
-    def map(self):
-        """The bytes so far, mapped read-only (None when there are none)."""
-        import mmap
-
-        return mmap.mmap(self.fh.fileno(), self.n, access=mmap.ACCESS_READ) if self.n else None
-
-    def keep_from(self, mm, end: int, prefix: bytes = b"") -> None:
-        """Keep only ``prefix`` and the bytes from ``end`` (those after the chunk just decoded): copied into a
-        new file a slice of the map at a time (their pages handed back), which takes the old one's place; ``mm``
-        is closed."""
-        old, n = self.fh, self.n
-        self.fh, self.n = self._new(), 0
-        self.add(prefix)
-        for a in range(end, n, _WALK):
-            with memoryview(mm) as mv:
-                self.add(mv[a:min(a + _WALK, n)])
-            drop_pages(mm, a, min(a + _WALK, n))
-        try:
-            mm.close()
-            old.close()
-        except BufferError:             # still exported (never expected): the map and its file kept as they are
-            self._held.append((mm, old))
-
-    def patch(self, at: int, data: bytes) -> None:
-        """Write ``data`` over the bytes at ``at`` (a map of the file sees it)."""
-        os.pwrite(self.fh.fileno(), data, at)
-
-    def close(self) -> None:
-        self.fh.close()
-
 
 def _walked_rdw_end(mm, step: int, final: bool):
     """Where a chunk of RDW records of ``mm`` (a map) ends: after the first record starting at or past ``step``;
@@ -467,7 +413,7 @@ def _walked_block_end(mm, step: int, final: bool):
         drop_pages(mm, 0, len(mm))
 
 
-def _cut_spooled(spool: _Spool, src: Iterator[bytes], mode: str, file: str, counters, size: int, step: int,
+def _cut_spooled(spool: Spool, src: Iterator[bytes], mode: str, file: str, counters, size: int, step: int,
                  framing: Callable[[str], str], extra: Callable[[], list[Finding]], by_column: bool = False
                  ) -> Iterator[ReadResult]:
     """Decode a stream of bytes (``src``) in chunks cut at record (``mode`` "rdw") or block ("blocked")

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import tempfile
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 
@@ -224,11 +223,14 @@ def _last_words(w, st: _State) -> None:
 
 
 def spooled(pieces: Iterable[bytes]) -> mmap.mmap | None:
-    """The bytes of ``pieces`` written to an unnamed temporary file (the system's temporary directory or
-    ``NESTSCOPE_SPOOL_DIR``; removed when closed, whatever happens) and mapped read-only; None when nothing came."""
-    with tempfile.TemporaryFile(prefix="nestscope-spool-", dir=os.environ.get("NESTSCOPE_SPOOL_DIR") or None) as fh:
+    """The bytes of ``pieces`` written to an unnamed temporary file (:class:`app.formats.pages.Spool`) and mapped
+    read-only; None when nothing came."""
+    from app.formats.pages import Spool
+
+    spool = Spool("nestscope-spool-")
+    try:
         for piece in pieces:
-            fh.write(piece)
-        fh.flush()
-        n = fh.tell()
-        return mmap.mmap(fh.fileno(), n, access=mmap.ACCESS_READ) if n else None
+            spool.add(piece)
+        return spool.map()
+    finally:
+        spool.close()

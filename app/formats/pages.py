@@ -17,7 +17,7 @@ import mmap
 import os
 import sys
 
-__all__ = ["drop", "populate", "threads"]
+__all__ = ["Spool", "drop", "populate", "threads"]
 
 # MADV_POPULATE_READ (Linux >= 5.14); Python 3.11's mmap module does not name it
 _POPULATE = getattr(mmap, "MADV_POPULATE_READ", 22 if sys.platform.startswith("linux") else None)
@@ -127,3 +127,58 @@ def hash_into(h, data, cancel=None, step: int = 16 << 20) -> None:
             populate(data, a, a + step)
             h.update(mv[a:a + step])
             drop(data, a, a + step)
+
+
+class Spool:
+    """Bytes kept out of the heap: an unnamed temporary file (``NESTSCOPE_SPOOL_DIR`` or the system's temporary
+    folder; removed when closed, whatever happens) written at its end and mapped read-only when read, so its bytes
+    stay in the page cache and a reader maps them a block at a time and hands them back (:func:`populate`,
+    :func:`drop`).  A decompressed stream's chunks (:mod:`app.formats.chunks`), a blocked chunk's records
+    (:func:`app.formats.smf113._spooled_records`) and a compressed MONWRITE stream
+    (:func:`app.formats.monwrite_stream.spooled`) go through one."""
+
+    def __init__(self, prefix: str = "nestscope-spool-") -> None:
+        self.prefix = prefix
+        self.fh, self.n, self._held = self._new(), 0, []
+
+    def _new(self):
+        import tempfile
+
+        return tempfile.TemporaryFile(prefix=self.prefix, buffering=0,
+                                      dir=os.environ.get("NESTSCOPE_SPOOL_DIR") or None)
+
+    def add(self, data) -> None:
+        """Write ``data`` after the bytes so far."""
+        with memoryview(data) as mv:
+            done = 0
+            while done < len(mv):
+                done += os.pwrite(self.fh.fileno(), mv[done:], self.n + done)
+        self.n += len(data)
+
+    def map(self) -> mmap.mmap | None:
+        """The bytes so far, mapped read-only (None when there are none); the map outlives :meth:`close`."""
+        return mmap.mmap(self.fh.fileno(), self.n, access=mmap.ACCESS_READ) if self.n else None
+
+    def patch(self, at: int, data: bytes) -> None:
+        """Write ``data`` over the bytes at ``at`` (a map of the file sees it)."""
+        os.pwrite(self.fh.fileno(), data, at)
+
+    def keep_from(self, mm: mmap.mmap, end: int, prefix: bytes = b"") -> None:
+        """Keep only ``prefix`` and the bytes from ``end`` (those after a chunk just decoded from the map ``mm``):
+        copied into a new file a slice of the map at a time (their pages handed back), which takes the old one's
+        place; ``mm`` is closed."""
+        old, n = self.fh, self.n
+        self.fh, self.n = self._new(), 0
+        self.add(prefix)
+        for a in range(end, n, AROUND):
+            with memoryview(mm) as mv:
+                self.add(mv[a:min(a + AROUND, n)])
+            drop(mm, a, min(a + AROUND, n))
+        try:
+            mm.close()
+            old.close()
+        except BufferError:             # still exported (never expected): the map and its file kept as they are
+            self._held.append((mm, old))
+
+    def close(self) -> None:
+        self.fh.close()

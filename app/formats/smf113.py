@@ -426,22 +426,21 @@ def _spooled_records(recs, total: int):
     read-only: the extract's read of a blocked file (BDW, VBS) then holds neither the join nor the pages of the
     buffer it read beside the decoded frame (issue 24); the pages of the buffer are handed back as the records
     are copied, the map's as the gathers read them (:mod:`app.formats.pages`)."""
-    import mmap
-    import os
-    import tempfile
-
     head = np.zeros((len(recs), 52), np.uint8)      # every record's first 52 bytes (zero past a short one's end)
-    with tempfile.TemporaryFile(prefix="nestscope-records-", dir=os.environ.get("NESTSCOPE_SPOOL_DIR") or None) as fh:
+    spool = pages.Spool("nestscope-records-")
+    try:
         for a in range(0, len(recs), 1024):
             group = recs[a:a + 1024]
             joined = b"".join(r for _, r in group)
             at = np.zeros(len(group), np.int64)
             np.cumsum([len(r) for _, r in group[:-1]], out=at[1:])
             head[a:a + len(group)] = kernel.rows_at(joined, at, 52)
-            fh.write(joined)
+            spool.add(joined)
             pages.drop_views(group[0][1], group[-1][1])         # (views of a map: the pages they were on)
-        fh.flush()
-        return mmap.mmap(fh.fileno(), total, access=mmap.ACCESS_READ), head
+        assert spool.n == total
+        return spool.map(), head
+    finally:
+        spool.close()
 
 
 def _one_shape(parts: list, fnd: _Findings, meta: dict, file_offs: np.ndarray, idx: np.ndarray, dec: _Decoder,
