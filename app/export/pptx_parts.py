@@ -75,7 +75,7 @@ def _count_partnames(package) -> None:
     real = getattr(package, "next_partname", None)
     if real is None or not hasattr(package, "iter_parts"):
         return
-    prefixes = [t[:(t % 42).find("42")] for t in _COUNTED]
+    prefixes = [t.split("%d")[0] for t in _COUNTED]     # ("/ppt/charts/chart", "/ppt/embeddings/Microsoft_...")
     if any(str(p.partname).startswith(pre) for p in package.iter_parts() for pre in prefixes):
         return
     counts = dict.fromkeys(_COUNTED, 0)
