@@ -498,7 +498,9 @@ def _split(dec: _Decoder, idx: np.ndarray, spans: list[tuple[int, int]], scatter
     if not spans or (view is not None and kernel.first_other_row(view, spans) < 0):
         yield np.arange(len(idx))
         return
-    mat = _shape_matrix(dec, None, idx, scatter) if view is None else None
+    # a copy of the records would not be read below (the spans are gathered from the buffer): only the extract's
+    # records where they are (``scatter``)
+    mat = _shape_matrix(dec, None, idx, scatter) if view is None and scatter else None
     if isinstance(mat, kernel.ScatteredRows):     # the spans as 8-byte words, read a block of records at a time
         fields = [(o + k, min(8, w - k)) for o, w in spans for k in range(0, w, 8)]
         got = kernel.gather_blocks(mat, [fields])
