@@ -12,6 +12,7 @@ ticks) and the idle share of the machine's cores (2 cores: 200 % minus the proce
 ``--writers``: the deck's writer steps timed too (their modules then imported by the trace before the command
 runs, so the imports' timing is not the command's).
 ``--cache DIR``: the workspace cache (emptied first: a cold run); without it a new temporary one.
+Also prints the garbage collector's passes per generation (count, time, the longest), from the trace's start.
 ``--again N``: then the deck written N times more in this process from the same request, its writers' thread CPU
 (min and median): the writers alone, little moved by the machine's load.
 """
@@ -55,6 +56,18 @@ def _task_cpu() -> dict[int, float]:
     return out
 
 
+GC: list[tuple[float, float, int, str]] = []        # each garbage collection: start, end, generation, thread
+_GC_START: dict[int, float] = {}
+
+
+def _gc_timed(phase: str, info: dict) -> None:
+    me = threading.get_ident()
+    if phase == "start":
+        _GC_START[me] = time.perf_counter()
+    elif me in _GC_START:
+        GC.append((_GC_START.pop(me), time.perf_counter(), info["generation"], threading.current_thread().name))
+
+
 SLOTS: list[tuple[float, dict[int, float]]] = []
 NAMES: dict[int, str] = {}
 STOP = threading.Event()
@@ -90,6 +103,9 @@ def main() -> int:
     os.environ["NESTSCOPE_CACHE_DIR"] = cache_dir
     th = threading.Thread(target=sampler, name="trace-sampler", daemon=True)
     th.start()
+    import gc
+
+    gc.callbacks.append(_gc_timed)
     import app.formats
     from app.analysis import comparison, request, workspace
     from app.cache import store
@@ -156,6 +172,14 @@ def main() -> int:
     print(f"imports for the trace {t_import - T0:.2f} s; main {t_main - t_import:.2f} s (ends {t_main - T0:.2f}); "
           f"writes finished {t_end - T0:.2f} s; exit {code}")
     print(f"process CPU {sum(os.times()[:2]):.2f} s")
+    # the garbage collector's passes (from the trace's start; the command's export sets its own threshold and
+    # freezes the imports: app.commands.export.few_collections)
+    for gen in range(3):
+        runs = [(t, e, th_name) for t, e, g, th_name in GC if g == gen]
+        if runs:
+            big = max(runs, key=lambda r: r[1] - r[0])
+            print(f"gc generation {gen}: {len(runs)} passes, {sum(e - t for t, e, _ in runs) * 1000:.0f} ms; longest "
+                  f"{(big[1] - big[0]) * 1000:.0f} ms at {big[0] - T0:.2f} s ({big[2]})")
     print("  start     end   wall  thread-CPU  step                         thread")
     for t, e, label, thread, cpu in sorted(CALLS):
         if e - t > 0.003:
