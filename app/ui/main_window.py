@@ -313,6 +313,9 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
                 deeper, self._want_deeper, self._timeline_next = "levels", "whole", True
                 if values:
                     values, self._want_values = False, True
+        from app.ui import window_partial   # (imported by _build: no cost here)
+
+        table, deeper = window_partial.plan_job(self, added, table, deeper)   # a big file's part on screen
         # the first table of a load with more files still to read: its tree without the partition data (the
         # demo's MONWRITE file: 0.15-0.25 s less before the table, issue 23); the next job's tree is whole
         partitions, roots = True, False
