@@ -113,7 +113,9 @@ def _partition_parts(ws: Any, sel: Selection, roots: list[Any] | None, out: View
     """Facts of a selected partition-only LPAR, and the stacked busy of a selected CEC."""
     from app.ui.partition_data import cec_stack, facts
 
-    roots = roots if roots is not None else list(ws.tree())
+    # the LPAR level is all this reads (its partition-only LPARs): the whole tree once it is built, else its CEC
+    # and LPAR levels alone (a big file's table comes before the whole tree's values: app/ui/window_partial.py)
+    roots = roots if roots is not None else list(ws.tree(deep=False, values=False))
     only = partition_only_keys(roots)
     for key in sel.nodes:
         if key in only and out.partition is None:
