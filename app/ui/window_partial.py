@@ -151,21 +151,24 @@ def part_on_screen(w: Any) -> bool:
     return state is not None and state.shown
 
 
-def plan_job(w: Any, added: list, table: bool, deeper: Any) -> tuple[bool, Any]:
-    """The (table, deeper) of the window's next view job (MainWindow._make_job).  The whole file read while its
-    part is on screen: its first job adds it and computes the tree's levels (CEC and LPAR, then class and CPU:
-    ``deeper="levels"``) without the table, the part's table staying on screen; the next job computes the whole
-    file's table alone, the whole tree's values follow it (issue 23: the part's table is the first table, every
-    tree level ready came after the whole file's table and a round trip to the GUI thread: 0.3-0.5 s later)."""
+def plan_job(w: Any, added: list, table: bool, deeper: Any) -> tuple[bool, Any, bool]:
+    """The (table, deeper, prepare_table) of the window's next view job (MainWindow._make_job, render.compute_view).
+    The whole file read while its part is on screen: its first job adds it and computes the tree's levels (CEC
+    and LPAR, then class and CPU: ``deeper="levels"``) without the table, the part's table staying on screen; the
+    next job computes the whole file's table alone, sliced from its level's rows of every node (prepared then,
+    which the idle jobs would do next: the table computed from the intervals was 0.3 CPU s more), the whole
+    tree's values follow it (issue 23: the part's table is the first table, every tree level ready came after
+    the whole file's table and a round trip to the GUI thread: 0.3-0.5 s later)."""
     if added and part_on_screen(w):
         w._want_table, w._want_deeper, w._table_first = True, "whole", True
-        return False, "levels"
+        return False, "levels", False
     if getattr(w, "_table_first", False) and table:
         w._table_first = False
         if deeper == "whole":                # the whole tree's values after the table
             w._want_deeper = "whole"
-            return table, False
-    return table, deeper
+            return table, False, True
+        return table, deeper, True
+    return table, deeper, False
 
 
 def keep_place(w: Any, view: Any) -> Any:
