@@ -59,7 +59,8 @@ def main() -> None:
     _gc_timer()
     import app.ui  # noqa: F401  (before Qt, as the window's own start)
     from app.analysis import reading
-    from app.cache import store
+    from app.cache import store, writer
+    from app.formats import pages
     from app.engine import workspace
     from app.ui import main_window, progressive, table_model, timeline, tree_panel
 
@@ -81,6 +82,10 @@ def main() -> None:
         wrap(owner, name)
     for name in ("add_all", "tree", "window_metrics", "_window_frame", "prepare_levels", "prepare_cpus"):
         wrap(workspace.Workspace, name)
+    # hashing and the cache's writes, wherever they run (none is expected before idle in a cold open: the content
+    # digest only when a file of the same size is open, the writes held until the window is idle)
+    for owner, name in ((reading, "file_digest"), (pages, "hash_into"), (writer._Write, "run")):
+        wrap(owner, name)
     sys.argv = [os.path.join(ROOT, "bench", "bench_window.py"), *ARGS]
     import bench.bench_window as bw
 
@@ -103,6 +108,12 @@ def main() -> None:
         if not t0:
             return
         end = SELECTED[0] if SELECTED else float("inf")
+        hashed = [c for c in CALLS if c[2].endswith(("file_digest", "hash_into")) and t0[0] <= c[0] < end]
+        writes = [c for c in CALLS if c[2].endswith("_Write.run") and t0[0] <= c[0] < end]
+        print(f"\n--- {label}: hashing before the first selection: {len(hashed)} calls, "
+              f"{sum(e - t for t, e, *_ in hashed):.3f} s; cache entry writes: {len(writes)}, "
+              f"{sum(e - t for t, e, *_ in writes):.3f} s, the first at "
+              f"{(min(t for t, *_ in writes) - t0[0]) if writes else float('nan'):.3f} s")
         print(f"\n--- {label}: calls over 3 ms until the script's first selection (s from open_files: start, end, "
               f"length, thread)")
         for t, e, lab, th in sorted(CALLS):

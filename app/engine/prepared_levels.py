@@ -130,6 +130,8 @@ class PreparedLevels:
                 if window is None:
                     window = self._wm[WINDOW_OF[lv]].copy()
                     window["summary"] = True
+                elif whole:     # the tree's whole-window rows of the level are these rows (window_metrics)
+                    self._keep_window(WINDOW_OF[lv], window, cache, base)
                 frames[lv] = with_summary(done[(lv, False)], window, lv)
                 if base is not None:
                     cache.store_frames("lv", f"{base}-{lv}", {lv: frames[lv]}, [{"path": r.file} for r in self._files])
@@ -139,6 +141,18 @@ class PreparedLevels:
             if level in frames:
                 self._keep_frame((level, str(start), str(end)), frames[level])
         return ok
+
+    def _keep_window(self, lv: str, rows: pd.DataFrame, cache, base: str | None) -> None:
+        """Keep a level's whole-range summary rows ``rows`` (computed for its prepared frame) as the workspace's
+        whole-window rows of ``lv`` (``Workspace.window_metrics``: the same rows, not flagged as summary rows,
+        in the report order), in the workspace cache too as window_metrics keeps them; the tree's values then
+        do not compute them again (issue 23: a big file's table after its part prepares its level first)."""
+        if lv in self._wm:
+            return
+        frame = with_summary(rows.assign(summary=False), None, lv)
+        self._wm[lv] = frame
+        if base is not None:
+            cache.store_frames("wm", f"{base}-{lv}", {lv: frame}, [{"path": r.file} for r in self._files])
 
     def _keep_frame(self, key: tuple, frame: pd.DataFrame, cols: tuple[str, ...] = _NODE_COLS) -> None:
         """Keep a prepared frame (LRU of :data:`_LEVEL_FRAMES` level, pool and CPU frames)."""

@@ -26,6 +26,7 @@ def begin(window: Any) -> None:
     """Files are being opened: in an empty window with no read running, the reads after the first wait for its
     first table."""
     window.__dict__.pop("_part_replaced", None)
+    window._table_first = False      # (a big file's job order, window_partial.plan_job: afresh for this load)
     if not window.loaded() and not window.loader.busy():
         window.loader.hold_next()
         window._first_table = True

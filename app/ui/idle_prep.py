@@ -40,6 +40,10 @@ def prepare_next(window: Any) -> bool:
         if len(batch) == 1 and by in own:   # the selection's own level alone, the CPU rows of its LPARs beside it
             batch += cpu_items(window, sel)
             break
+    if batch and not own & set(batch):
+        # the selection's own level prepared already (a big file's table after its part, window_partial.plan_job):
+        # the CPU rows of its LPARs beside the other levels, not in a job of their own after them
+        batch += cpu_items(window, sel)
     if not batch:   # then the CPU rows of the selected LPARs (a CPU picked under them next is a slice, issue 11)
         batch = cpu_items(window, sel)
     if not batch:

@@ -313,6 +313,9 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
                 deeper, self._want_deeper, self._timeline_next = "levels", "whole", True
                 if values:
                     values, self._want_values = False, True
+        from app.ui import window_partial   # (imported by _build: no cost here)
+
+        table, deeper, prep = window_partial.plan_job(self, added, table, deeper)   # a big file's part on screen
         # the first table of a load with more files still to read: its tree without the partition data (the
         # demo's MONWRITE file: 0.15-0.25 s less before the table, issue 23); the next job's tree is whole
         partitions, roots = True, False
@@ -328,7 +331,8 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         def job() -> ViewData:
             apply_keep(ws, keep)
             view = compute_view(ws, sel, added, table=table, timeline=timeline, smt=smt, values=values,
-                                deep=not added, deeper=deeper, partitions=partitions, roots=roots)
+                                deep=not added, deeper=deeper, partitions=partitions, roots=roots,
+                                prepare_table=prep)
             view.epoch = epoch
             if table or timeline:         # each system's UTC offsets (time_zone.py), from the intervals just used
                 view.zones = getattr(ws, "zones", None)

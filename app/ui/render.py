@@ -113,7 +113,9 @@ def _partition_parts(ws: Any, sel: Selection, roots: list[Any] | None, out: View
     """Facts of a selected partition-only LPAR, and the stacked busy of a selected CEC."""
     from app.ui.partition_data import cec_stack, facts
 
-    roots = roots if roots is not None else list(ws.tree())
+    # the LPAR level is all this reads (its partition-only LPARs): the whole tree once it is built, else its CEC
+    # and LPAR levels alone (a big file's table comes before the whole tree's values: app/ui/window_partial.py)
+    roots = roots if roots is not None else list(ws.tree(deep=False, values=False))
     only = partition_only_keys(roots)
     for key in sel.nodes:
         if key in only and out.partition is None:
@@ -129,7 +131,7 @@ def _partition_parts(ws: Any, sel: Selection, roots: list[Any] | None, out: View
 def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, timeline: bool = True,
                  smt: bool = False, values: bool | None = None, deep: bool = True, deeper: bool = False,
                  prepare: tuple[str, ...] = (), partitions: bool = True, roots: bool = False,
-                 summary: bool = True) -> ViewData:
+                 summary: bool = True, prepare_table: bool = False) -> ViewData:
     """Add ``added`` read outcomes to ``ws`` and compute what the views need for ``sel``.
 
     ``values``: the tree's Busy/CPI values (None: when files were added or the table is computed; False lets
@@ -141,6 +143,9 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
     (CEC and LPAR levels) again though no file was added (the whole tree after such a first one).
     ``summary``: the table with its nodes' whole-window summary rows (False: its interval rows alone, those of a
     big file's first part, whose summary rows would not be the file's).
+    ``prepare_table``: the table's level prepared (every node's rows, ``Workspace.prepare_level``) and the
+    table sliced from it, the idle job that would prepare it later left with nothing to do (without: prepared
+    only when its frame is in the workspace cache, the table computed from the intervals otherwise).
     ``prepare``: only prepare these levels' rows of every node for the selection's window
     (``Workspace.prepare_level``; an item ``("cpus", cec, lpar)``: the CPU rows of that LPAR,
     ``Workspace.prepare_cpus``), so that later selections are sliced from them."""
@@ -208,7 +213,7 @@ def compute_view(ws: Any, sel: Selection, added: list[Any], table: bool = True, 
     if table:
         if not sel.has_window and hasattr(ws, "prepare_level"):   # every node's rows kept in the workspace cache
             for level in sel.levels():
-                ws.prepare_level(BY_OF_LEVEL[level], cached_only=True)
+                ws.prepare_level(BY_OF_LEVEL[level], cached_only=not prepare_table)
         df = interval_frame(ws, sel, windowed=True, summary=summary)
         out.table = df
         out.columns = [*FROZEN, *metric_columns(ws, generations_of(df))]

@@ -364,3 +364,34 @@ def test_a_file_opened_the_usual_way_still_holds_the_next_job(qtbot, window, smf
     assert w.open_files([smf_b]) == 1
     wait_loaded(qtbot, w)
     assert w.loaded() and w.errors == [] and holds == [True]    # once, with the file added: its first table
+
+
+def test_the_tree_levels_come_before_the_whole_table_after_a_part(qtbot, window, big_files, full_ws, gate,
+                                                                   monkeypatch):
+    """With the part on screen, the whole file's first job gives the tree's class and CPU levels while the part's
+    table stays; the whole file's table follows, then the whole tree's values (window_partial.plan_job)."""
+    w = window
+    events: list[tuple[str, int]] = []
+    real_deeper, real_values = w.tree.add_deeper, w.tree.set_values
+    monkeypatch.setattr(w.tree, "add_deeper", lambda *a, **k: (
+        events.append(("levels", len(w.table.model.frame))), real_deeper(*a, **k)))
+    monkeypatch.setattr(w.tree, "set_values", lambda *a, **k: (events.append(("values", 0)), real_values(*a, **k)))
+    w.table.model.modelReset.connect(lambda: events.append(("table", 0)) if w.ws.files else None)
+    assert w.open_files([big_files["time"]]) == 1
+    qtbot.waitUntil(lambda: _partial_shown(w), timeout=60_000)
+    part = w.table.model.frame.copy()
+    sel = w.selection.value
+    gate.set()
+    wait_loaded(qtbot, w)
+    assert w.loaded() and w.errors == []
+    names = [e[0] for e in events]
+    assert names.index("levels") < names.index("table") < names.index("values"), names
+    assert events[names.index("levels")][1] == len(part)      # the part's table was still on screen
+    assert any(n.level == "cpu" for n in w.tree.model.all_nodes())
+    final = w.table.model.frame
+    assert w.selection.value.nodes == sel.nodes and len(final) > len(part)
+    body = final.loc[~final["_summary"]].reset_index(drop=True)
+    full = _full_rows(full_ws["time"], sel)
+    assert len(body) == len(full)
+    _same_rows(body, full)                                      # the whole file's rows, not the part's
+    assert w._partial is None and not w.statusBar().currentMessage().startswith("Loading")
