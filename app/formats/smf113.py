@@ -26,7 +26,7 @@ from app.formats.rowkeys import code_groups as _code_groups, firsts as _firsts, 
 from app.formats import smf113_layout as L
 from app.formats.schema import IDENTITY_COLUMNS, Cancelled, ReadResult, counter_name, empty_samples
 from app.formats.smf113_checks import Cols as _Cols, check_samples, summarise as _summarise
-from app.formats.smf_framing import RecordSpans, detect_framing, frame_records
+from app.formats.smf_framing import RecordSpans, WalkedRecords, detect_framing, frame_records
 
 __all__ = ["looks_like_smf", "read_smf"]
 
@@ -325,15 +325,14 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
     if isinstance(recs, RecordSpans):
         file_offs, lens, buf = recs.starts.astype(np.int64), (recs.ends - recs.starts).astype(np.int64), \
             _compact(recs)
-    else:
-        file_offs = np.fromiter((o for o, _ in recs), np.int64, len(recs))
-        lens = np.fromiter((len(r) for _, r in recs), np.int64, len(recs))
+    else:                               # a careful walk's (WalkedRecords): offsets, the bytes read on demand
+        file_offs, lens = recs.offs, recs.lens
         if by_column and lens.sum() > SPOOL_FROM:
             buf, spool_head = _spooled_records(recs, int(lens.sum()))
-            del recs[1:]            # the walk's views and spanned records' bytes let go (the first names the file)
-            memory.trim()           # (the spanned records' bytes: holes of the heap)
+            recs.truncate(1)        # the spanned records' joined bytes let go (the first names the file)
+            memory.trim()           # (their holes in the heap)
         else:
-            buf = b"".join(r for _, r in recs)
+            buf = b"".join(recs.pieces(0, len(recs)))
     n = len(lens)
     starts = np.zeros(n, np.int64)
     np.cumsum(lens[:-1], out=starts[1:])
@@ -420,23 +419,25 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
 SPOOL_FROM = 4 << 20    # the extract's records of a blocked file joined in a temporary file from this many bytes
 
 
-def _spooled_records(recs, total: int):
-    """The records of a walk of blocks (each a view of the buffer read, or a spanned record's joined bytes) back
-    to back in an unnamed temporary file (``NESTSCOPE_SPOOL_DIR`` or the system's temporary folder), mapped
-    read-only: the extract's read of a blocked file (BDW, VBS) then holds neither the join nor the pages of the
-    buffer it read beside the decoded frame (issue 24); the pages of the buffer are handed back as the records
-    are copied, the map's as the gathers read them (:mod:`app.formats.pages`)."""
+def _spooled_records(recs: WalkedRecords, total: int):
+    """The records of a walk of blocks (spans of the buffer read, or a spanned record's joined bytes) back to back
+    in an unnamed temporary file (``NESTSCOPE_SPOOL_DIR`` or the system's temporary folder), mapped read-only: the
+    extract's read of a blocked file (BDW, VBS) then holds neither the join nor the pages of the buffer it read
+    beside the decoded frame (issue 24); the pages of the buffer are handed back as the records are copied, the
+    map's as the gathers read them (:mod:`app.formats.pages`)."""
     head = np.zeros((len(recs), 52), np.uint8)      # every record's first 52 bytes (zero past a short one's end)
     spool = pages.Spool("nestscope-records-")
+    offs, lens = recs.offs, recs.lens
     try:
         for a in range(0, len(recs), 1024):
-            group = recs[a:a + 1024]
-            joined = b"".join(r for _, r in group)
-            at = np.zeros(len(group), np.int64)
-            np.cumsum([len(r) for _, r in group[:-1]], out=at[1:])
-            head[a:a + len(group)] = kernel.rows_at(joined, at, 52)
+            b = min(a + 1024, len(recs))
+            joined = b"".join(recs.pieces(a, b))
+            at = np.zeros(b - a, np.int64)
+            np.cumsum(lens[a:b - 1], out=at[1:])
+            head[a:b] = kernel.rows_at(joined, at, 52)
             spool.add(joined)
-            pages.drop_views(group[0][1], group[-1][1])         # (views of a map: the pages they were on)
+            joined = None
+            pages.drop(recs.buf, int(offs[a]), int(offs[b - 1] + lens[b - 1]))   # (a map's pages: those read)
         assert spool.n == total
         return spool.map(), head
     finally:

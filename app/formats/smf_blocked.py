@@ -161,7 +161,7 @@ def walk_bdw(w: _Walker) -> str:
                     w.find("warning", "orphan-segment", pend_off, "spanned record has a first segment but no last "
                            "segment", "the incomplete record was skipped")
                     pending = None
-                w.emit(q, mv[q:q + sl])
+                w.emit_at(q, q + sl)
             elif code == 1:
                 if pending is not None:
                     w.find("warning", "orphan-segment", pend_off, "spanned record has a first segment but no last "

@@ -13,6 +13,7 @@ next position where a valid SMF header chain starts.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -43,8 +44,9 @@ class Framed:
     ----------
     framing : str
         'rdw', 'bdw', 'vbs', 'double-rdw', 'nordw', 'ascii' or 'unknown'.
-    records : list of (int, bytes | memoryview)
-        File offset and full record bytes (RDW included) of each wanted record.
+    records : sequence of (int, bytes | memoryview)
+        File offset and full record bytes (RDW included) of each wanted record (:class:`RecordSpans` after a
+        clean RDW walk, else :class:`WalkedRecords`: both offsets, the bytes made on demand).
     type_counts : dict
         Records seen per SMF record type (all types).
     other_bytes : int
@@ -53,7 +55,7 @@ class Framed:
     """
 
     framing: str
-    records: list = field(default_factory=list)
+    records: Sequence = field(default_factory=list)
     type_counts: dict = field(default_factory=dict)
     other_bytes: int = 0
     retyped: list[tuple[int, int]] = field(default_factory=list)   # (offset, type) of unwanted records written by HIS
@@ -166,7 +168,7 @@ class _Walker:
     def __init__(self, buf, file: str, want: frozenset[int], progress, cancel, hand_back: bool = False) -> None:
         self.buf, self.n, self.file, self.want = buf, len(buf), file, want
         self.progress, self.cancel = progress, cancel
-        self.out = Framed("unknown")
+        self.out = Framed("unknown", WalkedRecords(buf))
         self.counts = [0] * 256
         self._next_progress = 0
         self._step = max(self.n // 64, 1 << 16)
@@ -178,20 +180,30 @@ class _Walker:
         self._shape_ok: dict[bytes, int] = {}
 
     def emit(self, off: int, rec) -> None:
-        if len(rec) < MIN_LEN:
-            self.find("warning", "short-record", off, f"record of {len(rec)} bytes is shorter than an SMF header "
+        """A record the walk put together (a spanned record's segments joined, an RDW-stripped one given its RDW):
+        kept as its bytes."""
+        self._emit(off, rec, len(rec), rec)
+
+    def emit_at(self, off: int, end: int) -> None:
+        """The record at ``buf[off:end]``: kept as its offsets (its bytes are read from the buffer when asked)."""
+        self._emit(off, None, end - off, self.buf)
+
+    def _emit(self, off: int, rec, ln: int, src) -> None:
+        at = 0 if rec is not None else off         # (where the record starts in src)
+        if ln < MIN_LEN:
+            self.find("warning", "short-record", off, f"record of {ln} bytes is shorter than an SMF header "
                       f"({MIN_LEN} bytes)", "it was skipped")
             return
-        rty = rec[5]
+        rty = src[at + 5]
         self.counts[rty] += 1
         wanted = rty in self.want
         if wanted:
-            self.out.records.append((off, rec))
+            self.out.records.add(off, ln, rec)
         else:
-            self.out.other_bytes += len(rec)
-            if 113 in self.want and bytes(rec[18:22]) == HIS_WID:
+            self.out.other_bytes += ln
+            if 113 in self.want and bytes(src[at + 18:at + 22]) == HIS_WID:
                 self.out.retyped.append((off, rty))
-        self.last = (off, len(rec), wanted)
+        self.last = (off, ln, wanted)
 
     def poll(self, p: int) -> None:
         self._tick += 1
@@ -238,6 +250,8 @@ class _Walker:
 
     def finish(self) -> Framed:
         self.close()
+        if isinstance(self.out.records, WalkedRecords):
+            self.out.records.done()
         self.out.type_counts = {t: c for t, c in enumerate(self.counts) if c}
         if self.progress is not None:
             self.progress(1.0)
@@ -260,6 +274,80 @@ class RecordSpans(Sequence):
             return [self[k] for k in range(*i.indices(len(self)))]
         a = int(self.starts[i])
         return a, self._mv[a:int(self.ends[i])]
+
+
+class WalkedRecords(Sequence):
+    """The records of a careful walk (damage, blocks, spanned segments) as file offsets and lengths (two growing
+    integer arrays, numpy arrays once the walk is done), not one ``memoryview`` per record (issue 24: 5 MB of
+    Python objects per extract chunk of blocks); a record the walk put together (a spanned record's segments
+    joined, an RDW-stripped record given its RDW) is kept as its bytes.  Items are (offset, bytes or memoryview)
+    pairs, made on demand."""
+
+    def __init__(self, buf) -> None:
+        self.buf, self._mv = buf, None
+        self.offs, self.lens = array("q"), array("q")
+        self.made: dict[int, bytes] = {}       # index -> bytes of a record not in the buffer as it is
+
+    def add(self, off: int, length: int, rec: bytes | None = None) -> None:
+        if rec is not None:
+            self.made[len(self.offs)] = rec
+        self.offs.append(off)
+        self.lens.append(length)
+
+    def pop(self):
+        item = self[-1]
+        self.made.pop(len(self.offs) - 1, None)
+        self.offs.pop()
+        self.lens.pop()
+        return item
+
+    def done(self) -> None:
+        """The walk is over: the offsets and lengths as int64 numpy arrays."""
+        self.offs, self.lens = np.array(self.offs, np.int64), np.array(self.lens, np.int64)
+
+    def __len__(self) -> int:
+        return len(self.offs)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        i = range(len(self.offs))[i]           # (a negative index; IndexError past the end)
+        off = int(self.offs[i])
+        got = self.made.get(i)
+        if got is not None:
+            return off, got
+        if self._mv is None:
+            self._mv = memoryview(self.buf)
+        return off, self._mv[off:off + int(self.lens[i])]
+
+    def pieces(self, a: int, b: int) -> list:
+        """The bytes of records ``a`` to ``b - 1`` back to back, as few pieces: a run of records adjacent in the
+        buffer is one view of it."""
+        if self._mv is None:
+            self._mv = memoryview(self.buf)
+        out: list = []
+        run_a = run_b = -1
+        for i in range(a, b):
+            got = self.made.get(i)
+            o = int(self.offs[i])
+            if got is None and o == run_b:
+                run_b = o + int(self.lens[i])
+                continue
+            if run_b > run_a:
+                out.append(self._mv[run_a:run_b])
+            run_a = run_b = -1
+            if got is not None:
+                out.append(got)
+            else:
+                run_a, run_b = o, o + int(self.lens[i])
+        if run_b > run_a:
+            out.append(self._mv[run_a:run_b])
+        return out
+
+    def truncate(self, k: int) -> None:
+        """Keep only the first ``k`` records (the rest's joined bytes let go)."""
+        self.made = {i: r for i, r in self.made.items() if i < k}
+        self.offs, self.lens = self.offs[:k], self.lens[:k]
 
 
 def _clean_rdw(w: _Walker, inner: int) -> bool:
@@ -332,7 +420,6 @@ def walk_rdw(w: _Walker, inner: int = 0) -> None:
     if _clean_rdw(w, inner):
         return
     buf, n, p = w.buf, w.n, 0
-    mv = memoryview(buf)
     good = -1                      # position whose header the previous step already validated
     while p < n:
         w.poll(p)
@@ -389,11 +476,11 @@ def walk_rdw(w: _Walker, inner: int = 0) -> None:
                        f"sections ({s_end - p} bytes) and a valid record starts at offset {s_end}",
                        f"the length field is wrong: the record was read with {s_end - p} bytes and reading "
                        f"resumed at offset {s_end}")
-                w.emit(p + inner, mv[p + inner:s_end])
+                w.emit_at(p + inner, s_end)
                 p = s_end
                 good = -1
                 continue
-        w.emit(p + inner, mv[p + inner:end])
+        w.emit_at(p + inner, end)
         p = end
 
 
