@@ -301,6 +301,9 @@ def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None
         fnd.add(None, "info", "no-smf113", f"{total} SMF records read, none of type 113",
                 "there are no CPU MF counters in this file")
     _summarise(samples, meta, cols)
+    if by_column:           # the extract's: the decode's and the checks' temporaries' pages handed back before
+        cols = None         # the chunk's frame is written (they would stay resident under it, issue 24)
+        memory.trim()
     if progress:
         progress(1.0)
     return ReadResult(file=file, kind="smf", framing=fr.framing, records=counts, samples=samples,
@@ -413,6 +416,10 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
     # every counter is copied out by now: the pages of a mapped file are handed back (pages.py) before the
     # frame is built, so it does not stack on top of the file in memory
     pages.drop(getattr(recs, "buf", None), 0, len(getattr(recs, "buf", b"")))
+    # the walk's and the grouping's arrays (record starts, lengths, subtypes, layout keys...) and the records'
+    # buffer let go before the frame is made: not held beside it (issue 24)
+    dec = buf = starts = lens = sty = flg = ok = use = key1 = idx_all = None
+    g1 = idx1 = idx2 = idx = None
     return _assemble(parts, file, file_offs, fnd, by_column)
 
 
@@ -654,7 +661,9 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings, by_column
         full = None
         c = b = None                    # (the loop's last shape and block: not held past the copy)
     parts.clear()           # the shapes' gathers (their identity fields as uint64) let go before the frame is made
-    df = pd.DataFrame(cols)
+    # the extract's frame holds the identity columns as they are (no consolidated copy beside the arrays the
+    # checks read: issue 24); the window's its usual consolidated blocks
+    df = pd.DataFrame(cols, copy=False) if by_column else pd.DataFrame(cols)
     df = pd.concat([df] + [pd.DataFrame(b, columns=bn, copy=False) for bn, b in ctr], axis=1)
     keep = ("offset", "cpu", "time", "sets", "cfvn", "csvn")    # the numbers the checks read (the frame has copies)
     cols = {k: v for k, v in cols.items() if k in keep or isinstance(v, pd.Categorical)}

@@ -555,6 +555,8 @@ def frame_records(buf, file: str, *, want: frozenset[int] | set[int] = frozenset
     """
     w = _Walker(buf, file, frozenset(want), progress, cancel, hand_back)
     mode = detect_framing(buf)
+    if hand_back:           # the pages detection mapped (the chain at the start, the zero tail at the end) handed
+        pages.drop(buf, 0, len(buf))        # back: the walk maps and hands back its own as it goes
     if mode == "rdw":
         walk_rdw(w)
     elif mode == "double-rdw":
@@ -578,6 +580,8 @@ def frame_records(buf, file: str, *, want: frozenset[int] | set[int] = frozenset
         w.find("error", "unknown-framing", 0, "no chain of SMF records was found under any framing (RDW, "
                "BDW/VBS, double RDW)", f"this does not look like SMF data; if it is, {RDW_ADVICE}")
     out = w.finish()
+    if hand_back:           # (the last stretch the walk read, and what a resynchronisation looked at)
+        pages.drop(buf, 0, len(buf))
     out.framing = mode
     _LNZ.clear()
     return out
