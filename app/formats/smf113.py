@@ -382,7 +382,9 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
     if isinstance(recs, RecordSpans):   # the walk's copy of the heads is not read again: let go before the gathers
         recs.head = None
     head = spool_head = None
-    for g1 in [np.arange(n)] if one else _groups(key1):
+    layouts = [np.arange(n)] if one else list(_groups(key1))
+    key1 = None             # (the layout keys: not held through the decode)
+    for g1 in layouts:
         if cancel is not None and cancel():
             raise Cancelled()
         idx1 = idx_all[g1]
@@ -511,9 +513,12 @@ def _split(dec: _Decoder, idx: np.ndarray, spans: list[tuple[int, int]], scatter
         fields = [(o + k, min(8, w - k)) for o, w in spans for k in range(0, w, 8)]
         got = kernel.gather_blocks(mat, [fields])
         if got is not None:
-            yield from _code_groups(_word_codes([got[0][:, j] for j in range(len(fields))]))
+            found = list(_code_groups(_word_codes([got[0][:, j] for j in range(len(fields))])))
+            got = mat = None    # (the gathered spans: not held while the caller decodes each group)
+            yield from found
             return
-    yield from _groups(np.concatenate([dec.raw(dec.starts[idx], o, w) for o, w in spans], axis=1))
+    found = list(_groups(np.concatenate([dec.raw(dec.starts[idx], o, w) for o, w in spans], axis=1)))
+    yield from found
 
 
 def _stride_view(dec: _Decoder, idx: np.ndarray) -> np.ndarray | None:
