@@ -243,7 +243,7 @@ def gather_blocks(mat: np.ndarray, jobs: list[list[tuple[int, int]]], *, buf=Non
                     t = tmp[j][:b - a]
                     _c.gather_fields(blk, offs, widths, t)
                     out[a:b] = t
-            pages.drop(buf, lo, hi)
+            pages.drop(buf, lo, hi, b == r1)      # (the last block: with a folio straddling its end)
     if m < THREAD_ROWS or pages.threads() < 2:
         run(0, m)
         return outs

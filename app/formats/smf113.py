@@ -417,7 +417,7 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
                     _decode_guarded(parts, fnd, file_offs, idx, dec, recs, sh, want, by_column)
     # every counter is copied out by now: the pages of a mapped file are handed back (pages.py) before the
     # frame is built, so it does not stack on top of the file in memory
-    pages.drop(getattr(recs, "buf", None), 0, len(getattr(recs, "buf", b"")))
+    pages.drop(getattr(recs, "buf", None), 0, len(getattr(recs, "buf", b"")), past=True)
     # the walk's and the grouping's arrays (record starts, lengths, subtypes, layout keys...) and the records'
     # buffer let go before the frame is made: not held beside it (issue 24)
     dec = buf = starts = lens = sty = flg = ok = use = key1 = idx_all = None
@@ -446,7 +446,8 @@ def _spooled_records(recs: WalkedRecords, total: int):
             head[a:b] = kernel.rows_at(joined, at, 52)
             spool.add(joined)
             joined = None
-            pages.drop(recs.buf, int(offs[a]), int(offs[b - 1] + lens[b - 1]))   # (a map's pages: those read)
+            # (a map's pages: those read; after the last group, those of a folio straddling its end too)
+            pages.drop(recs.buf, int(offs[a]), int(offs[b - 1] + lens[b - 1]), past=b == len(recs))
         assert spool.n == total
         return spool.map(), head
     finally:

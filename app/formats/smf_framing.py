@@ -556,7 +556,7 @@ def frame_records(buf, file: str, *, want: frozenset[int] | set[int] = frozenset
     w = _Walker(buf, file, frozenset(want), progress, cancel, hand_back)
     mode = detect_framing(buf)
     if hand_back:           # the pages detection mapped (the chain at the start, the zero tail at the end) handed
-        pages.drop(buf, 0, len(buf))        # back: the walk maps and hands back its own as it goes
+        pages.drop(buf, 0, len(buf), past=True)     # back: the walk maps and hands back its own as it goes
     if mode == "rdw":
         walk_rdw(w)
     elif mode == "double-rdw":
@@ -581,7 +581,7 @@ def frame_records(buf, file: str, *, want: frozenset[int] | set[int] = frozenset
                "BDW/VBS, double RDW)", f"this does not look like SMF data; if it is, {RDW_ADVICE}")
     out = w.finish()
     if hand_back:           # (the last stretch the walk read, and what a resynchronisation looked at)
-        pages.drop(buf, 0, len(buf))
+        pages.drop(buf, 0, len(buf), past=True)
     out.framing = mode
     _LNZ.clear()
     return out

@@ -41,10 +41,11 @@ def test_gather_blocks_maps_a_block_of_bytes_at_a_time(length, block, rows, monk
     data = np.random.default_rng(7).integers(0, 256, 64 + rows * length, dtype=np.uint8).tobytes()
     p = tmp_path / "m.bin"
     p.write_bytes(data)
-    mapped, dropped = [], []
+    mapped, dropped, past = [], [], []
     real_pop, real_drop = pages.populate, pages.drop
     monkeypatch.setattr(pages, "populate", lambda b, s, e: (mapped.append((s, e)), real_pop(b, s, e))[1])
-    monkeypatch.setattr(pages, "drop", lambda b, s, e: (dropped.append((s, e)), real_drop(b, s, e))[1])
+    monkeypatch.setattr(pages, "drop", lambda b, s, e, past_=False: (dropped.append((s, e)), past.append(past_),
+                                                                      real_drop(b, s, e, past_))[2])
     with open(p, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
         u8 = np.frombuffer(m, np.uint8)
         mat = np.lib.stride_tricks.as_strided(u8[64:], shape=(rows, length), strides=(length, 1), writeable=False)
@@ -57,6 +58,8 @@ def test_gather_blocks_maps_a_block_of_bytes_at_a_time(length, block, rows, monk
     per = max(1, block // length)                 # whole records per block: 4, 4, 5, and 1 (a record > a block)
     assert len(mapped) == -(-rows // per)
     assert mapped == dropped                      # each block's pages handed back (before the next is mapped)
+    # the last block's with those of the map after it (a large folio straddling its end is mapped whole)
+    assert past == [False] * (len(mapped) - 1) + [True]
     assert [s for s, _e in mapped] == [64 + a * length for a in range(0, rows, per)]
     assert all(e - s <= max(block, length) for s, e in mapped)
 
