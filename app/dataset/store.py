@@ -444,7 +444,9 @@ class Dataset:
         # what is read after the deltas (the records' UTC offsets, the settling): the samples' identities and
         # times, not their counters: the engine is handed the frames, and their counter blocks are freed as
         # soon as the deltas are made (the samples and the intervals' counters are not held on after that)
-        light = [f[[c for c in f.columns if not tables.is_counter(c)]] for f in frames]
+        # (only the columns those read: the records' systems, times, local times, sources and offsets, and the
+        # intervals' key; the samples' other identity columns go with the frames the engine consumes: issue 24)
+        light = [f[[c for c in f.columns if c in _LIGHT]] for f in frames]
         del samples, ctx
         # no counter columns: their deltas are made a row group at a time as they are written (``later``)
         iv, findings, later = compute_intervals(frames, sets, interval_counters(sets), consume=True, lazy=True)
@@ -646,6 +648,10 @@ def cec_of_dir(name: str) -> str:
     """``cec=3931-123F5`` -> ``3931-123F5``."""
     return unquote(name.split("=", 1)[1]) if "=" in name else name
 
+
+# the samples' columns read after the engine's step (app.engine.timezone.record_offsets: LPAR_KEY, time,
+# local_time, source, offset; app.dataset.dedup.settle_rows: INTERVAL_KEY and time)
+_LIGHT = frozenset(["cec", "lpar", "system", "class", "cpu", "time", "local_time", "source", "offset"])
 
 PR_SET_THP_DISABLE = 41         # prctl option (linux/prctl.h)
 
