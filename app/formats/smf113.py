@@ -100,8 +100,9 @@ class _Decoder:
 class _Matrix(_Decoder):
     """Field gathers over one shape's records stacked as an (m, LEN) uint8 matrix (``rows`` = 0)."""
 
-    def __init__(self, mat: np.ndarray, buf=None, base: int = 0, same=()) -> None:
-        self.mat, self.pages = mat, {"buf": buf, "base": base, "same": same}   # buf: the map mat views from base
+    def __init__(self, mat: np.ndarray, buf=None, base: int = 0, same=(), block: int | None = None) -> None:
+        # buf: the map mat views from base; block: bytes of records a gather maps at a time (None: the kernel's)
+        self.mat, self.pages = mat, {"buf": buf, "base": base, "same": same, "block": block}
 
     def text_codes(self, off: int, w: int, words: list[np.ndarray] | None = None) -> tuple[np.ndarray, list[str]]:
         """EBCDIC text field of every row as (code per row, decoded text per code): each distinct value is
@@ -469,7 +470,8 @@ def _one_shape(parts: list, fnd: _Findings, meta: dict, file_offs: np.ndarray, i
         return False
     same = spans + ([(csof, csn)] if 0 < csof and csof + csn <= len(rep) else [])
     try:
-        c = _decode_shape(_Matrix(view, dec.buf, int(dec.starts[idx[0]]), same), sh, want, by_column)
+        c = _decode_shape(_Matrix(view, dec.buf, int(dec.starts[idx[0]]), same, _block(by_column)), sh, want,
+                          by_column)
     except (Cancelled, MemoryError):
         raise
     except Exception:  # noqa: BLE001 - kernel.Differ (another shape among them) or a failure: the loop decides
@@ -490,7 +492,7 @@ def _decode_guarded(parts: list, fnd: _Findings, file_offs: np.ndarray, idx: np.
         else:
             at = mat.__array_interface__["data"][0] - dec.u8.__array_interface__["data"][0]    # a view: its first byte
             pages_at = (dec.buf, at) if 0 <= at < len(dec.u8) else ()
-        parts.append((idx, _decode_shape(_Matrix(mat, *pages_at), sh, want, by_column)))
+        parts.append((idx, _decode_shape(_Matrix(mat, *pages_at, block=_block(by_column)), sh, want, by_column)))
     except (Cancelled, MemoryError):
         raise
     except (ValueError, IndexError, TypeError, OverflowError) as exc:
@@ -512,7 +514,7 @@ def _split(dec: _Decoder, idx: np.ndarray, spans: list[tuple[int, int]], scatter
     mat = _shape_matrix(dec, None, idx, scatter) if view is None else None
     if isinstance(mat, kernel.ScatteredRows):     # the spans as 8-byte words, read a block of records at a time
         fields = [(o + k, min(8, w - k)) for o, w in spans for k in range(0, w, 8)]
-        got = kernel.gather_blocks(mat, [fields])
+        got = kernel.gather_blocks(mat, [fields], block=_block(scatter))
         if got is not None:
             found = list(_code_groups(_word_codes([got[0][:, j] for j in range(len(fields))])))
             got = mat = None    # (the gathered spans: not held while the caller decodes each group)
@@ -520,6 +522,11 @@ def _split(dec: _Decoder, idx: np.ndarray, spans: list[tuple[int, int]], scatter
             return
     found = list(_groups(np.concatenate([dec.raw(dec.starts[idx], o, w) for o, w in spans], axis=1)))
     yield from found
+
+
+def _block(by_column: bool) -> int | None:
+    """Bytes of records the gathers map at a time: the extract's (``by_column``) smaller blocks, else the kernel's."""
+    return kernel.EXTRACT_BLOCK_BYTES if by_column else None
 
 
 def _stride_view(dec: _Decoder, idx: np.ndarray) -> np.ndarray | None:
