@@ -245,7 +245,8 @@ def gather_blocks(mat: np.ndarray, jobs: list[list[tuple[int, int]]], *, buf=Non
                     t = tmp[j][:b - a]
                     _c.gather_fields(blk, offs, widths, t)
                     out[a:b] = t
-            pages.drop(buf, lo, hi, b == r1)      # (the last block: with a folio straddling its end)
+            # (the extract's last block: with the pages of a folio straddling its end, the next rows' in a split)
+            pages.drop(buf, lo, hi, b == r1 and block is not None)
     if m < THREAD_ROWS or pages.threads() < 2:
         run(0, m)
         return outs
