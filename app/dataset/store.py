@@ -420,6 +420,9 @@ class Dataset:
 
         if isinstance(samples, list):
             samples = samples.pop()
+        # the pages the part's write and its check freed after the write's own release (about 2 MB in the C heap
+        # and Arrow's pool) handed back before the engine's working arrays are made beside the samples (issue 24)
+        memory.release(collect=False)
         ctx = dedup.with_tail(dedup.context_samples(self, samples), tail)
         if sha is not None:         # each sample's file: the stored ones' own, this file's for those it holds too
             # one name in every row: a categorical (the engine factorizes it by its one category, not a string
@@ -441,7 +444,9 @@ class Dataset:
         # what is read after the deltas (the records' UTC offsets, the settling): the samples' identities and
         # times, not their counters: the engine is handed the frames, and their counter blocks are freed as
         # soon as the deltas are made (the samples and the intervals' counters are not held on after that)
-        light = [f[[c for c in f.columns if not tables.is_counter(c)]] for f in frames]
+        # (only the columns those read: the records' systems, times, local times, sources and offsets, and the
+        # intervals' key; the samples' other identity columns go with the frames the engine consumes: issue 24)
+        light = [f[[c for c in f.columns if c in _LIGHT]] for f in frames]
         del samples, ctx
         # no counter columns: their deltas are made a row group at a time as they are written (``later``)
         iv, findings, later = compute_intervals(frames, sets, interval_counters(sets), consume=True, lazy=True)
@@ -541,6 +546,7 @@ class Dataset:
             # the window's and the CLI's reads keep the row order the engine's row gathers are fastest on)
             need = None if self.keep_samples else interval_counters(sets)
             memory.streaming_heap()
+            _no_huge_pages()
             return self.add_chunks(read_chunks(data, file, counters=need, by_column=True), file, sha, len(data),
                                    sets, own=True)
 
@@ -641,3 +647,27 @@ def _counter_sort_key(c: str):
 def cec_of_dir(name: str) -> str:
     """``cec=3931-123F5`` -> ``3931-123F5``."""
     return unquote(name.split("=", 1)[1]) if "=" in name else name
+
+
+# the samples' columns read after the engine's step (app.engine.timezone.record_offsets: LPAR_KEY, time,
+# local_time, source, offset; app.dataset.dedup.settle_rows: INTERVAL_KEY and time)
+_LIGHT = frozenset(["cec", "lpar", "system", "class", "cpu", "time", "local_time", "source", "offset"])
+
+PR_SET_THP_DISABLE = 41         # prctl option (linux/prctl.h)
+
+
+def _no_huge_pages() -> bool:
+    """No transparent huge pages for the rest of the process (the extract's, Linux; process-wide and lasting, as
+    :func:`app.memory.streaming_heap`): the Parquet writer's column encoders take their buffers from Arrow's
+    default pool whatever pool the writer is given, and that pool (mimalloc) commits its arenas whole, which the
+    kernel backs with 2 MiB pages: half a megabyte of encoder buffers kept 4-6 MB resident beside a chunk's samples
+    part (issue 24: 2 MB more at the extract's peak).  True when the switch was set."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False

@@ -59,16 +59,18 @@ def _target(data) -> tuple[mmap.mmap, int] | None:
 AROUND = 2 << 20
 
 
-def _span(data, start: int, end: int, around: int = 0) -> tuple[mmap.mmap, int, int] | None:
+def _span(data, start: int, end: int, around: int = 0, past: int = 0) -> tuple[mmap.mmap, int, int] | None:
     """The map under ``data`` and ``[start, end)`` of ``data`` as its (offset, length) widened to whole pages
-    (``around``: the start moved back by that many bytes less a page), kept inside ``data``'s pages; None when
-    there is nothing to do."""
+    (``around``: the start moved back by that many bytes less a page), kept inside ``data``'s pages (``past``:
+    the end moved on by that many bytes, inside the map's); None when there is nothing to do."""
     got = _target(data)
     if got is None:
         return None
     mm, base = got
     try:
         end = min(end, len(data))
+        if past:
+            end = min(end + past, len(mm) - base)
     except ValueError:                       # a closed map
         return None
     a = max(start, 0) + base
@@ -93,11 +95,13 @@ def populate(data, start: int, end: int) -> None:
         pass
 
 
-def drop(data, start: int, end: int) -> None:
+def drop(data, start: int, end: int, past: bool = False) -> None:
     """Hand the pages of ``data[start:end]`` back to the kernel (a memory-mapped file only; they are read from
     the file again should anything look at them), with those of ``data`` the kernel mapped with them in the
-    :data:`AROUND` bytes before ``start``: a walk hands back what it has read."""
-    span = _span(data, start, end, AROUND) if hasattr(mmap, "MADV_DONTNEED") else None
+    :data:`AROUND` bytes before ``start``: a walk hands back what it has read.  ``past``: also those of the
+    map under ``data`` (a window of it) in the :data:`AROUND` bytes after ``end`` (a large folio of the file
+    straddling the window's end is mapped whole: handing back only the window's part leaves the rest)."""
+    span = _span(data, start, end, AROUND, AROUND if past else 0) if hasattr(mmap, "MADV_DONTNEED") else None
     if span is None:
         return
     mm, *at = span

@@ -26,7 +26,7 @@ from app.formats.rowkeys import code_groups as _code_groups, firsts as _firsts, 
 from app.formats import smf113_layout as L
 from app.formats.schema import IDENTITY_COLUMNS, Cancelled, ReadResult, counter_name, empty_samples
 from app.formats.smf113_checks import Cols as _Cols, check_samples, summarise as _summarise
-from app.formats.smf_framing import RecordSpans, detect_framing, frame_records
+from app.formats.smf_framing import RecordSpans, WalkedRecords, detect_framing, frame_records
 
 __all__ = ["looks_like_smf", "read_smf"]
 
@@ -100,8 +100,9 @@ class _Decoder:
 class _Matrix(_Decoder):
     """Field gathers over one shape's records stacked as an (m, LEN) uint8 matrix (``rows`` = 0)."""
 
-    def __init__(self, mat: np.ndarray, buf=None, base: int = 0, same=()) -> None:
-        self.mat, self.pages = mat, {"buf": buf, "base": base, "same": same}   # buf: the map mat views from base
+    def __init__(self, mat: np.ndarray, buf=None, base: int = 0, same=(), block: int | None = None) -> None:
+        # buf: the map mat views from base; block: bytes of records a gather maps at a time (None: the kernel's)
+        self.mat, self.pages = mat, {"buf": buf, "base": base, "same": same, "block": block}
 
     def text_codes(self, off: int, w: int, words: list[np.ndarray] | None = None) -> tuple[np.ndarray, list[str]]:
         """EBCDIC text field of every row as (code per row, decoded text per code): each distinct value is
@@ -301,6 +302,9 @@ def read_smf(data: bytes, file: str, *, progress: Callable[[float], None] | None
         fnd.add(None, "info", "no-smf113", f"{total} SMF records read, none of type 113",
                 "there are no CPU MF counters in this file")
     _summarise(samples, meta, cols)
+    if by_column:           # the extract's: the decode's and the checks' temporaries' pages handed back before
+        cols = None         # the chunk's frame is written (they would stay resident under it, issue 24)
+        memory.trim()
     if progress:
         progress(1.0)
     return ReadResult(file=file, kind="smf", framing=fr.framing, records=counts, samples=samples,
@@ -325,15 +329,14 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
     if isinstance(recs, RecordSpans):
         file_offs, lens, buf = recs.starts.astype(np.int64), (recs.ends - recs.starts).astype(np.int64), \
             _compact(recs)
-    else:
-        file_offs = np.fromiter((o for o, _ in recs), np.int64, len(recs))
-        lens = np.fromiter((len(r) for _, r in recs), np.int64, len(recs))
+    else:                               # a careful walk's (WalkedRecords): offsets, the bytes read on demand
+        file_offs, lens = recs.offs, recs.lens
         if by_column and lens.sum() > SPOOL_FROM:
             buf, spool_head = _spooled_records(recs, int(lens.sum()))
-            del recs[1:]            # the walk's views and spanned records' bytes let go (the first names the file)
-            memory.trim()           # (the spanned records' bytes: holes of the heap)
+            recs.truncate(1)        # the spanned records' joined bytes let go (the first names the file)
+            memory.trim()           # (their holes in the heap)
         else:
-            buf = b"".join(r for _, r in recs)
+            buf = b"".join(recs.pieces(0, len(recs)))
     n = len(lens)
     starts = np.zeros(n, np.int64)
     np.cumsum(lens[:-1], out=starts[1:])
@@ -380,7 +383,9 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
     if isinstance(recs, RecordSpans):   # the walk's copy of the heads is not read again: let go before the gathers
         recs.head = None
     head = spool_head = None
-    for g1 in [np.arange(n)] if one else _groups(key1):
+    layouts = [np.arange(n)] if one else list(_groups(key1))
+    key1 = None             # (the layout keys: not held through the decode)
+    for g1 in layouts:
         if cancel is not None and cancel():
             raise Cancelled()
         idx1 = idx_all[g1]
@@ -413,30 +418,37 @@ def _decode_all(recs, file, fnd: _Findings, counts, meta, cancel, want: frozense
                     _decode_guarded(parts, fnd, file_offs, idx, dec, recs, sh, want, by_column)
     # every counter is copied out by now: the pages of a mapped file are handed back (pages.py) before the
     # frame is built, so it does not stack on top of the file in memory
-    pages.drop(getattr(recs, "buf", None), 0, len(getattr(recs, "buf", b"")))
+    pages.drop(getattr(recs, "buf", None), 0, len(getattr(recs, "buf", b"")), past=True)
+    # the walk's and the grouping's arrays (record starts, lengths, subtypes, layout keys...) and the records'
+    # buffer let go before the frame is made: not held beside it (issue 24)
+    dec = buf = starts = lens = sty = flg = ok = use = key1 = idx_all = None
+    g1 = idx1 = idx2 = idx = None
     return _assemble(parts, file, file_offs, fnd, by_column)
 
 
 SPOOL_FROM = 4 << 20    # the extract's records of a blocked file joined in a temporary file from this many bytes
 
 
-def _spooled_records(recs, total: int):
-    """The records of a walk of blocks (each a view of the buffer read, or a spanned record's joined bytes) back
-    to back in an unnamed temporary file (``NESTSCOPE_SPOOL_DIR`` or the system's temporary folder), mapped
-    read-only: the extract's read of a blocked file (BDW, VBS) then holds neither the join nor the pages of the
-    buffer it read beside the decoded frame (issue 24); the pages of the buffer are handed back as the records
-    are copied, the map's as the gathers read them (:mod:`app.formats.pages`)."""
+def _spooled_records(recs: WalkedRecords, total: int):
+    """The records of a walk of blocks (spans of the buffer read, or a spanned record's joined bytes) back to back
+    in an unnamed temporary file (``NESTSCOPE_SPOOL_DIR`` or the system's temporary folder), mapped read-only: the
+    extract's read of a blocked file (BDW, VBS) then holds neither the join nor the pages of the buffer it read
+    beside the decoded frame (issue 24); the pages of the buffer are handed back as the records are copied, the
+    map's as the gathers read them (:mod:`app.formats.pages`)."""
     head = np.zeros((len(recs), 52), np.uint8)      # every record's first 52 bytes (zero past a short one's end)
     spool = pages.Spool("nestscope-records-")
+    offs, lens = recs.offs, recs.lens
     try:
         for a in range(0, len(recs), 1024):
-            group = recs[a:a + 1024]
-            joined = b"".join(r for _, r in group)
-            at = np.zeros(len(group), np.int64)
-            np.cumsum([len(r) for _, r in group[:-1]], out=at[1:])
-            head[a:a + len(group)] = kernel.rows_at(joined, at, 52)
+            b = min(a + 1024, len(recs))
+            joined = b"".join(recs.pieces(a, b))
+            at = np.zeros(b - a, np.int64)
+            np.cumsum(lens[a:b - 1], out=at[1:])
+            head[a:b] = kernel.rows_at(joined, at, 52)
             spool.add(joined)
-            pages.drop_views(group[0][1], group[-1][1])         # (views of a map: the pages they were on)
+            joined = None
+            # (a map's pages: those read; after the last group, those of a folio straddling its end too)
+            pages.drop(recs.buf, int(offs[a]), int(offs[b - 1] + lens[b - 1]), past=b == len(recs))
         assert spool.n == total
         return spool.map(), head
     finally:
@@ -458,7 +470,8 @@ def _one_shape(parts: list, fnd: _Findings, meta: dict, file_offs: np.ndarray, i
         return False
     same = spans + ([(csof, csn)] if 0 < csof and csof + csn <= len(rep) else [])
     try:
-        c = _decode_shape(_Matrix(view, dec.buf, int(dec.starts[idx[0]]), same), sh, want, by_column)
+        c = _decode_shape(_Matrix(view, dec.buf, int(dec.starts[idx[0]]), same, _block(by_column)), sh, want,
+                          by_column)
     except (Cancelled, MemoryError):
         raise
     except Exception:  # noqa: BLE001 - kernel.Differ (another shape among them) or a failure: the loop decides
@@ -479,7 +492,7 @@ def _decode_guarded(parts: list, fnd: _Findings, file_offs: np.ndarray, idx: np.
         else:
             at = mat.__array_interface__["data"][0] - dec.u8.__array_interface__["data"][0]    # a view: its first byte
             pages_at = (dec.buf, at) if 0 <= at < len(dec.u8) else ()
-        parts.append((idx, _decode_shape(_Matrix(mat, *pages_at), sh, want, by_column)))
+        parts.append((idx, _decode_shape(_Matrix(mat, *pages_at, block=_block(by_column)), sh, want, by_column)))
     except (Cancelled, MemoryError):
         raise
     except (ValueError, IndexError, TypeError, OverflowError) as exc:
@@ -503,11 +516,19 @@ def _split(dec: _Decoder, idx: np.ndarray, spans: list[tuple[int, int]], scatter
     mat = _shape_matrix(dec, None, idx, scatter) if view is None and scatter else None
     if isinstance(mat, kernel.ScatteredRows):     # the spans as 8-byte words, read a block of records at a time
         fields = [(o + k, min(8, w - k)) for o, w in spans for k in range(0, w, 8)]
-        got = kernel.gather_blocks(mat, [fields])
+        got = kernel.gather_blocks(mat, [fields], block=_block(scatter))
         if got is not None:
-            yield from _code_groups(_word_codes([got[0][:, j] for j in range(len(fields))]))
+            found = list(_code_groups(_word_codes([got[0][:, j] for j in range(len(fields))])))
+            got = mat = None    # (the gathered spans: not held while the caller decodes each group)
+            yield from found
             return
-    yield from _groups(np.concatenate([dec.raw(dec.starts[idx], o, w) for o, w in spans], axis=1))
+    found = list(_groups(np.concatenate([dec.raw(dec.starts[idx], o, w) for o, w in spans], axis=1)))
+    yield from found
+
+
+def _block(by_column: bool) -> int | None:
+    """Bytes of records the gathers map at a time: the extract's (``by_column``) smaller blocks, else the kernel's."""
+    return kernel.EXTRACT_BLOCK_BYTES if by_column else None
 
 
 def _stride_view(dec: _Decoder, idx: np.ndarray) -> np.ndarray | None:
@@ -655,7 +676,9 @@ def _assemble(parts, file: str, file_offs: np.ndarray, fnd: _Findings, by_column
         full = None
         c = b = None                    # (the loop's last shape and block: not held past the copy)
     parts.clear()           # the shapes' gathers (their identity fields as uint64) let go before the frame is made
-    df = pd.DataFrame(cols)
+    # the extract's frame holds the identity columns as they are (no consolidated copy beside the arrays the
+    # checks read: issue 24); the window's its usual consolidated blocks
+    df = pd.DataFrame(cols, copy=False) if by_column else pd.DataFrame(cols)
     df = pd.concat([df] + [pd.DataFrame(b, columns=bn, copy=False) for bn, b in ctr], axis=1)
     keep = ("offset", "cpu", "time", "sets", "cfvn", "csvn")    # the numbers the checks read (the frame has copies)
     cols = {k: v for k, v in cols.items() if k in keep or isinstance(v, pd.Categorical)}

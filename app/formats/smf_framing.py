@@ -13,7 +13,7 @@ next position where a valid SMF header chain starts.
 
 from __future__ import annotations
 
-import re
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -23,24 +23,17 @@ from app.findings import Finding, make_finding
 from app.formats import kernel, pages
 from app.formats.common import packed_date_ok
 # (_last_nonzero is also imported from here by app.formats.monwrite)
-from app.formats.smf_resync import (CAND_CHUNK, _IS_DIGITS, _IS_END, MAX_LEN, MIN_LEN, _candidates, _hdr_ok,
-                                     _iter_candidates, _last_nonzero, _LNZ, _NP_DIGITS, _NP_END, _stripped113_length,
-                                     _tiles, _zero_tail, be16, in_block, resync, whole_before,
-                                     zero_stop)
+from app.formats.smf_resync import (CAND_CHUNK, MAX_LEN, MIN_LEN, _candidates, _hdr_ok, _iter_candidates,  # noqa: F401
+                                     _last_nonzero, _LNZ, _NP_DIGITS, _NP_END, _stripped113_length, _zero_tail,
+                                     be16, resync, whole_before, zero_stop)
+# the walk of blocks (variants b and c) and the block chain's checks
+from app.formats.smf_blocked import CHAIN_N, _chain_bdw, _resync_block, walk_bdw
 
 __all__ = ["Framed", "detect_framing", "frame_records", "valid_smf_header", "MAX_LEN"]
 
-CHAIN_N = 8              # records validated by detection (spec 2.3)
-BACK_OFF = 32            # a bad block descriptor: the block may start up to this many bytes earlier (lost bytes)
 MAX_FINDINGS_PER_CODE = 25
 HIS_WID = "HIS ".encode("cp037")   # SMF113WID: the writer id of every SMF 113 record (spec 3)
 RDW_ADVICE = "re-transfer with FTP binary and `quote site rdw`"
-
-# Candidate block start: BDW(2) 0000, SDW(2) code 00/01 then 00, then a record header
-# (a block may start with a middle or last segment of a spanned record: no header date is required here;
-# _resync_block validates the block chain of every candidate)
-_BLOCK_RE = re.compile(b"(?s)(?=(?:[\x01-\x7f].|\x00[\x08-\xff])\x00\x00(?:[\x01-\xff].|\x00[\x05-\xff])"
-                       b"[\x00-\x03]\x00)")
 
 
 @dataclass
@@ -51,8 +44,9 @@ class Framed:
     ----------
     framing : str
         'rdw', 'bdw', 'vbs', 'double-rdw', 'nordw', 'ascii' or 'unknown'.
-    records : list of (int, bytes | memoryview)
-        File offset and full record bytes (RDW included) of each wanted record.
+    records : sequence of (int, bytes | memoryview)
+        File offset and full record bytes (RDW included) of each wanted record (:class:`RecordSpans` after a
+        clean RDW walk, else :class:`WalkedRecords`: both offsets, the bytes made on demand).
     type_counts : dict
         Records seen per SMF record type (all types).
     other_bytes : int
@@ -61,7 +55,7 @@ class Framed:
     """
 
     framing: str
-    records: list = field(default_factory=list)
+    records: Sequence = field(default_factory=list)
     type_counts: dict = field(default_factory=dict)
     other_bytes: int = 0
     retyped: list[tuple[int, int]] = field(default_factory=list)   # (offset, type) of unwanted records written by HIS
@@ -89,50 +83,6 @@ def _chain_rdw(buf, inner: int = 0, start: int = 0) -> float:
         if p < n and _zero_tail(buf, p):
             break
     return score
-
-
-def _chain_bdw(buf, start: int = 0) -> float:
-    n, b, score = len(buf), start, 0.0
-    while score < CHAIN_N and b + 8 <= n:
-        if buf[b] & 0x80 or buf[b + 2] or buf[b + 3]:
-            return score
-        bl = be16(buf, b)
-        if bl < 8:
-            return score
-        end, q = min(b + bl, n), b + 4
-        first = True
-        while q < end:
-            if q + 4 > end:
-                return score
-            sl, ctl = be16(buf, q), buf[q + 2]
-            if ctl & 0x80:
-                if sl < 5 or q + sl > end or not _tiles(buf, q + sl, end) or _zero_tail(buf, q):
-                    break               # null segment: rest of block unused
-                ctl &= 0x7F             # a damaged control byte: valid segments fill the block
-            if sl < 5 or buf[q + 3] or ctl & 0x7C or ((ctl & 3) == 0 and sl < MIN_LEN):
-                return score
-            if ((first and (ctl & 3) == 1) or (ctl & 3) == 0) and not _hdr_ok_seg(buf, q, n):
-                return score            # every complete record (and a first segment) starts like an SMF record
-            first = False
-            if q + sl > end:
-                return score + (0.5 if b + bl > n else 0)
-            score += 1 if (ctl & 3) in (0, 2) else 0.25
-            q += sl
-        if q != b + bl and b + bl <= n and not (ctl & 0x80):
-            return score
-        b += bl
-        if b < n and _zero_tail(buf, b):
-            break
-    return score
-
-
-def _hdr_ok_seg(buf, q: int, n: int) -> bool:
-    """A complete or first segment must start like an SMF record (date at record offset 10)."""
-    if q + 14 > n or buf[q + 10] > 2:
-        return False
-    d, e = buf[q + 12], buf[q + 13]
-    return bool(_IS_DIGITS[buf[q + 11]] and _IS_DIGITS[d] and _IS_END[e]
-                and 1 <= (d >> 4) * 100 + (d & 0xF) * 10 + (e >> 4) <= 366)    # packed_date_ok, inlined
 
 
 LOOK_PAST = 1 << 24       # how far detection looks for a chain after a damaged start (16 MiB)
@@ -218,7 +168,7 @@ class _Walker:
     def __init__(self, buf, file: str, want: frozenset[int], progress, cancel, hand_back: bool = False) -> None:
         self.buf, self.n, self.file, self.want = buf, len(buf), file, want
         self.progress, self.cancel = progress, cancel
-        self.out = Framed("unknown")
+        self.out = Framed("unknown", WalkedRecords(buf))
         self.counts = [0] * 256
         self._next_progress = 0
         self._step = max(self.n // 64, 1 << 16)
@@ -230,20 +180,30 @@ class _Walker:
         self._shape_ok: dict[bytes, int] = {}
 
     def emit(self, off: int, rec) -> None:
-        if len(rec) < MIN_LEN:
-            self.find("warning", "short-record", off, f"record of {len(rec)} bytes is shorter than an SMF header "
+        """A record the walk put together (a spanned record's segments joined, an RDW-stripped one given its RDW):
+        kept as its bytes."""
+        self._emit(off, rec, len(rec), rec)
+
+    def emit_at(self, off: int, end: int) -> None:
+        """The record at ``buf[off:end]``: kept as its offsets (its bytes are read from the buffer when asked)."""
+        self._emit(off, None, end - off, self.buf)
+
+    def _emit(self, off: int, rec, ln: int, src) -> None:
+        at = 0 if rec is not None else off         # (where the record starts in src)
+        if ln < MIN_LEN:
+            self.find("warning", "short-record", off, f"record of {ln} bytes is shorter than an SMF header "
                       f"({MIN_LEN} bytes)", "it was skipped")
             return
-        rty = rec[5]
+        rty = src[at + 5]
         self.counts[rty] += 1
         wanted = rty in self.want
         if wanted:
-            self.out.records.append((off, rec))
+            self.out.records.add(off, ln, rec)
         else:
-            self.out.other_bytes += len(rec)
-            if 113 in self.want and bytes(rec[18:22]) == HIS_WID:
+            self.out.other_bytes += ln
+            if 113 in self.want and bytes(src[at + 18:at + 22]) == HIS_WID:
                 self.out.retyped.append((off, rty))
-        self.last = (off, len(rec), wanted)
+        self.last = (off, ln, wanted)
 
     def poll(self, p: int) -> None:
         self._tick += 1
@@ -290,6 +250,8 @@ class _Walker:
 
     def finish(self) -> Framed:
         self.close()
+        if isinstance(self.out.records, WalkedRecords):
+            self.out.records.done()
         self.out.type_counts = {t: c for t, c in enumerate(self.counts) if c}
         if self.progress is not None:
             self.progress(1.0)
@@ -312,6 +274,80 @@ class RecordSpans(Sequence):
             return [self[k] for k in range(*i.indices(len(self)))]
         a = int(self.starts[i])
         return a, self._mv[a:int(self.ends[i])]
+
+
+class WalkedRecords(Sequence):
+    """The records of a careful walk (damage, blocks, spanned segments) as file offsets and lengths (two growing
+    integer arrays, numpy arrays once the walk is done), not one ``memoryview`` per record (issue 24: 5 MB of
+    Python objects per extract chunk of blocks); a record the walk put together (a spanned record's segments
+    joined, an RDW-stripped record given its RDW) is kept as its bytes.  Items are (offset, bytes or memoryview)
+    pairs, made on demand."""
+
+    def __init__(self, buf) -> None:
+        self.buf, self._mv = buf, None
+        self.offs, self.lens = array("q"), array("q")
+        self.made: dict[int, bytes] = {}       # index -> bytes of a record not in the buffer as it is
+
+    def add(self, off: int, length: int, rec: bytes | None = None) -> None:
+        if rec is not None:
+            self.made[len(self.offs)] = rec
+        self.offs.append(off)
+        self.lens.append(length)
+
+    def pop(self):
+        item = self[-1]
+        self.made.pop(len(self.offs) - 1, None)
+        self.offs.pop()
+        self.lens.pop()
+        return item
+
+    def done(self) -> None:
+        """The walk is over: the offsets and lengths as int64 numpy arrays."""
+        self.offs, self.lens = np.array(self.offs, np.int64), np.array(self.lens, np.int64)
+
+    def __len__(self) -> int:
+        return len(self.offs)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        i = range(len(self.offs))[i]           # (a negative index; IndexError past the end)
+        off = int(self.offs[i])
+        got = self.made.get(i)
+        if got is not None:
+            return off, got
+        if self._mv is None:
+            self._mv = memoryview(self.buf)
+        return off, self._mv[off:off + int(self.lens[i])]
+
+    def pieces(self, a: int, b: int) -> list:
+        """The bytes of records ``a`` to ``b - 1`` back to back, as few pieces: a run of records adjacent in the
+        buffer is one view of it."""
+        if self._mv is None:
+            self._mv = memoryview(self.buf)
+        out: list = []
+        run_a = run_b = -1
+        for i in range(a, b):
+            got = self.made.get(i)
+            o = int(self.offs[i])
+            if got is None and o == run_b:
+                run_b = o + int(self.lens[i])
+                continue
+            if run_b > run_a:
+                out.append(self._mv[run_a:run_b])
+            run_a = run_b = -1
+            if got is not None:
+                out.append(got)
+            else:
+                run_a, run_b = o, o + int(self.lens[i])
+        if run_b > run_a:
+            out.append(self._mv[run_a:run_b])
+        return out
+
+    def truncate(self, k: int) -> None:
+        """Keep only the first ``k`` records (the rest's joined bytes let go)."""
+        self.made = {i: r for i, r in self.made.items() if i < k}
+        self.offs, self.lens = self.offs[:k], self.lens[:k]
 
 
 def _clean_rdw(w: _Walker, inner: int) -> bool:
@@ -384,7 +420,6 @@ def walk_rdw(w: _Walker, inner: int = 0) -> None:
     if _clean_rdw(w, inner):
         return
     buf, n, p = w.buf, w.n, 0
-    mv = memoryview(buf)
     good = -1                      # position whose header the previous step already validated
     while p < n:
         w.poll(p)
@@ -441,138 +476,12 @@ def walk_rdw(w: _Walker, inner: int = 0) -> None:
                        f"sections ({s_end - p} bytes) and a valid record starts at offset {s_end}",
                        f"the length field is wrong: the record was read with {s_end - p} bytes and reading "
                        f"resumed at offset {s_end}")
-                w.emit(p + inner, mv[p + inner:s_end])
+                w.emit_at(p + inner, s_end)
                 p = s_end
                 good = -1
                 continue
-        w.emit(p + inner, mv[p + inner:end])
+        w.emit_at(p + inner, end)
         p = end
-
-
-def walk_bdw(w: _Walker) -> str:
-    """Variants b and c: blocks with RDWs/SDWs; spanned segments are reassembled."""
-    buf, n, b = w.buf, w.n, 0
-    mv = memoryview(buf)
-    pending: list | None = None
-    pend_off = 0
-    spanned = multi = False
-    prev_b = -4
-    while b < n:
-        w.poll(b)
-        if n - b < 8 or (buf[b] == 0 and buf[b + 1] == 0 and _zero_tail(buf, b)):
-            if not _zero_tail(buf, b):
-                w.find("warning", "truncated-record", b, f"{n - b} trailing bytes are too short for a block",
-                       "they were ignored")
-            else:
-                w.zero_stop(b)
-            break
-        bl = be16(buf, b)
-        if buf[b] & 0x80 and n - b >= 4:               # extended BDW (tape): 31-bit length
-            bl = int.from_bytes(bytes(buf[b:b + 4]), "big") & 0x7FFFFFFF
-            if bl > n - b:
-                bl = 0                                 # past the end of the file: a damaged descriptor
-        if bl < 8 or (not buf[b] & 0x80 and (buf[b + 2] or buf[b + 3])):
-            q = _skip_to_next_block(w, b, b, f"no valid block descriptor here (BDW "
-                                    f"{bytes(buf[b:b + 4]).hex().upper()})",
-                                    search_from=max(prev_b + 4, b - BACK_OFF, 1))
-            pending = None
-            if q is None:
-                break
-            b = q
-            continue
-        end = b + bl
-        if end > n:
-            r = _resync_block(buf, max(prev_b + 4, b - BACK_OFF, 1))
-            if r is not None and r != b:
-                w.find("error", "corrupt-length", b, f"block length {bl} runs past end of file (size {n}) but a "
-                       f"valid block follows at offset {r}", f"the length field is wrong; resumed at offset {r}")
-                pending = None
-                b = r
-                continue
-            w.find("warning", "truncated-record", b, f"block length {bl} runs past end of file (size {n})",
-                   "the records cut by the end of file were skipped")
-            end = n
-        q = b + 4
-        bad = False
-        multi = multi or be16(buf, q) + 4 != bl if q + 2 <= n else multi
-        while q < end:
-            if q + 4 > end:
-                bad = q < b + bl
-                break
-            sl, ctl = be16(buf, q), buf[q + 2]
-            if ctl & 0x80:
-                if _zero_tail(buf, q) or not np.frombuffer(buf, np.uint8, count=end - q - 3, offset=q + 3).any():
-                    break                              # a true null segment: the rest of the block is unused
-                if sl < 5 or buf[q + 3] or ctl & 0x7C or q + sl > end or not _tiles(buf, q + sl, end):
-                    r = in_block(w, q, b, bl, f"null segment (control byte {ctl:02X}) with {end - q - 4} bytes "
-                                 "of data after it")
-                    if r is not None:
-                        pending, q = None, r
-                        continue
-                    w.find("warning", "null-segment", q, f"null segment (control byte {ctl:02X}) with "
-                           f"{end - q - 4} bytes of data after it in the block at offset {b}",
-                           "the rest of the block was skipped as the null segment says")
-                    break
-                w.find("warning", "null-segment", q, f"segment descriptor has the null-segment bit set (control "
-                       f"byte {ctl:02X}) but a valid segment chain fills the rest of the block at offset {b}",
-                       "the bit was taken as damage and the segments were read")
-                ctl &= 0x7F
-            if sl < 5 or buf[q + 3] or ctl & 0x7C or q + sl > end or ((ctl & 3) == 0 and (
-                    sl < MIN_LEN or not _hdr_ok_seg(buf, q, n))):
-                if q + sl > n and end == n and sl >= 5 and not buf[q + 3]:
-                    w.find("warning", "truncated-record", q, f"record length {sl} runs past end of file "
-                           f"(size {n})", "the last record is incomplete and was skipped")
-                    pending = None
-                    break
-                r = in_block(w, q, b, bl, f"segment descriptor {bytes(buf[q:q + 4]).hex().upper()} does not fit "
-                             f"the block (block length {bl})")
-                if r is not None:
-                    pending, q = None, r
-                    continue
-                bad = True
-                break
-            code = ctl & 3
-            if code == 0:
-                if pending is not None:
-                    w.find("warning", "orphan-segment", pend_off, "spanned record has a first segment but no last "
-                           "segment", "the incomplete record was skipped")
-                    pending = None
-                w.emit(q, mv[q:q + sl])
-            elif code == 1:
-                if pending is not None:
-                    w.find("warning", "orphan-segment", pend_off, "spanned record has a first segment but no last "
-                           "segment", "the incomplete record was skipped")
-                pending, pend_off, spanned = [mv[q + 4:q + sl]], q, True
-            else:
-                spanned = True
-                if pending is None:
-                    w.find("warning", "orphan-segment", q, f"{'middle' if code == 3 else 'last'} segment of a "
-                           "spanned record without its first segment", "the segment was skipped")
-                else:
-                    pending.append(mv[q + 4:q + sl])
-                    if code == 2:
-                        body = b"".join(pending)
-                        ln = 4 + len(body)
-                        rec = bytes((ln >> 8 & 0xFF, ln & 0xFF, 0, 0)) + body
-                        if len(rec) >= MIN_LEN and ln <= 0xFFFF:
-                            w.emit(pend_off, rec)
-                        pending = None
-            q += sl
-        if bad:
-            r = _skip_to_next_block(w, q, q, f"segment descriptor {bytes(buf[q:q + 4]).hex().upper()} does not "
-                                    f"fit the block at offset {b} (block length {bl})", search_from=q)
-            pending = None
-            if r is None:
-                break
-            b = r
-            continue
-        prev_b = b
-        b = b + bl
-    if pending is not None:
-        w.find("warning", "orphan-segment", pend_off, "spanned record has a first segment but no last segment "
-               "before the end of the file", "the incomplete record was skipped")
-    # one complete record per block, block = record + 4: the "double RDW" form of some copy tools (f)
-    return "vbs" if spanned else ("bdw" if multi else "double-rdw")
 
 
 def _plain_text(buf, sample: int = 65536) -> bool:
@@ -586,32 +495,6 @@ def _plain_text(buf, sample: int = 65536) -> bool:
         return False
     odd = sum(1 for b in head if not (32 <= b < 127 or b in (9, 10, 13)))
     return odd <= len(head) // 200           # at most 0.5 % (a stray UTF-8 character or two)
-
-
-def _skip_to_next_block(w: _Walker, at: int, skipped_from: int, what: str,
-                        search_from: int | None = None) -> int | None:
-    """Report a corrupt descriptor at ``at`` and find the next valid block after it (a bad segment
-    descriptor may itself be where the next block starts: then ``search_from`` is its offset)."""
-    n = len(w.buf)
-    q = _resync_block(w.buf, at + 1 if search_from is None else search_from)
-    if q is not None and q < skipped_from:
-        w.find("error", "corrupt-length", at, what, f"a valid block starts {skipped_from - q} bytes earlier, at "
-               f"offset {q} (bytes were lost before it); resumed there")
-        return q
-    w.find("error", "corrupt-length", at, what, f"skipped {(q if q is not None else n) - skipped_from} bytes"
-           + (f"; resumed at offset {q}" if q is not None else " to the end of the file"))
-    return q
-
-
-def _resync_block(buf, start: int, stop: int | None = None) -> int | None:
-    n = len(buf)
-    for m in _BLOCK_RE.finditer(buf, start, n if stop is None else stop):
-        b = m.start()
-        bl = be16(buf, b)
-        sl = be16(buf, b + 4)
-        if bl >= 8 and 5 <= sl <= bl - 4 and (b + bl == n or _chain_bdw(buf, b) >= 1):
-            return b
-    return None
 
 
 def _struct_len(w: _Walker, r: int, length: int) -> int:
@@ -672,6 +555,8 @@ def frame_records(buf, file: str, *, want: frozenset[int] | set[int] = frozenset
     """
     w = _Walker(buf, file, frozenset(want), progress, cancel, hand_back)
     mode = detect_framing(buf)
+    if hand_back:           # the pages detection mapped (the chain at the start, the zero tail at the end) handed
+        pages.drop(buf, 0, len(buf), past=True)     # back: the walk maps and hands back its own as it goes
     if mode == "rdw":
         walk_rdw(w)
     elif mode == "double-rdw":
@@ -695,6 +580,8 @@ def frame_records(buf, file: str, *, want: frozenset[int] | set[int] = frozenset
         w.find("error", "unknown-framing", 0, "no chain of SMF records was found under any framing (RDW, "
                "BDW/VBS, double RDW)", f"this does not look like SMF data; if it is, {RDW_ADVICE}")
     out = w.finish()
+    if hand_back:           # (the last stretch the walk read, and what a resynchronisation looked at)
+        pages.drop(buf, 0, len(buf), past=True)
     out.framing = mode
     _LNZ.clear()
     return out

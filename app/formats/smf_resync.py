@@ -217,7 +217,7 @@ def _trailing_zeros(rec) -> int:
 def _usual_zeros(records, off: int, ln: int) -> int | None:
     """Most zero bytes an earlier record of the same type and length (among the last few) ends in; None when
     there is none to compare with."""
-    if not isinstance(records, list):
+    if not hasattr(records, "pop"):           # (a clean walk's spans: never looked at here)
         return None
     best = None
     for o, rec in reversed(records[-SAME_SHAPE_BACK - 1:]):
@@ -246,7 +246,7 @@ def zero_stop(w, p: int) -> None:
     if end != p or lnz >= end - CUT_ZEROS:
         return
     zeros, pad = end - lnz - 1, w.n - p
-    mine = wanted and isinstance(w.out.records, list) and w.out.records and w.out.records[-1][0] == off
+    mine = wanted and hasattr(w.out.records, "pop") and len(w.out.records) and w.out.records[-1][0] == off
     if pad < 4:
         w.find("warning", "truncated-record", p, f"{pad} zero byte(s) after the last record are too short for a "
                "record descriptor: the file was most likely cut just inside the next record's descriptor",

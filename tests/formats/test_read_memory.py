@@ -33,23 +33,26 @@ compiled = pytest.mark.skipif(not kernel.available(), reason="the compiled kerne
 
 
 @compiled
+@pytest.mark.parametrize("extract", [False, True], ids=["window", "extract"])
 @pytest.mark.parametrize("length,block,rows", [(1530, 4 * 1530, 10), (1530, 4 * 1530 + 1529, 9),
                                                (200, 1000, 23), (1530, 100, 3)])
-def test_gather_blocks_maps_a_block_of_bytes_at_a_time(length, block, rows, monkeypatch, tmp_path):
-    monkeypatch.setattr(kernel, "BLOCK_BYTES", block)
+def test_gather_blocks_maps_a_block_of_bytes_at_a_time(length, block, rows, extract, monkeypatch, tmp_path):
+    # the window's blocks of kernel.BLOCK_BYTES, the extract's of the ``block`` it asks for
+    monkeypatch.setattr(kernel, "BLOCK_BYTES", 1 << 30 if extract else block)
     monkeypatch.setenv("NESTSCOPE_THREADS", "1")
     data = np.random.default_rng(7).integers(0, 256, 64 + rows * length, dtype=np.uint8).tobytes()
     p = tmp_path / "m.bin"
     p.write_bytes(data)
-    mapped, dropped = [], []
+    mapped, dropped, past = [], [], []
     real_pop, real_drop = pages.populate, pages.drop
     monkeypatch.setattr(pages, "populate", lambda b, s, e: (mapped.append((s, e)), real_pop(b, s, e))[1])
-    monkeypatch.setattr(pages, "drop", lambda b, s, e: (dropped.append((s, e)), real_drop(b, s, e))[1])
+    monkeypatch.setattr(pages, "drop", lambda b, s, e, past_=False: (dropped.append((s, e)), past.append(past_),
+                                                                      real_drop(b, s, e, past_))[2])
     with open(p, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
         u8 = np.frombuffer(m, np.uint8)
         mat = np.lib.stride_tricks.as_strided(u8[64:], shape=(rows, length), strides=(length, 1), writeable=False)
         jobs = [[(0, 2), (length - 8, 8)], [(k * 8, 8) for k in range(length // 8)]]
-        got = kernel.gather_blocks(mat, jobs, buf=m, base=64)
+        got = kernel.gather_blocks(mat, jobs, buf=m, base=64, block=block if extract else None)
         ref = np.frombuffer(data, np.uint8)[64:].reshape(rows, length)
         for fields, g in zip(jobs, got):
             assert np.array_equal(g, kernel.gather_fields(ref, fields))
@@ -57,6 +60,8 @@ def test_gather_blocks_maps_a_block_of_bytes_at_a_time(length, block, rows, monk
     per = max(1, block // length)                 # whole records per block: 4, 4, 5, and 1 (a record > a block)
     assert len(mapped) == -(-rows // per)
     assert mapped == dropped                      # each block's pages handed back (before the next is mapped)
+    # the extract's last block's with those of the map after it (a large folio straddling its end is mapped whole)
+    assert past == [False] * (len(mapped) - 1) + [extract]
     assert [s for s, _e in mapped] == [64 + a * length for a in range(0, rows, per)]
     assert all(e - s <= max(block, length) for s, e in mapped)
 

@@ -364,3 +364,23 @@ def test_shapes_read_where_they_are_give_the_copied_shapes_result(name, every, m
     _same(fast, read_bytes(raw, name, by_column=True))
     pd.testing.assert_frame_equal(window.samples, fast.samples, check_exact=True)     # the same values either way
     mm.close()
+
+
+def test_drop_past_reaches_into_the_map_after_a_window(tmp_path):
+    # a window of a map handed back with ``past``: the map's pages up to AROUND bytes after the window's end too
+    # (a large folio straddling it is mapped whole), never past the map's end; without it, the window's own pages
+    P = pages
+    f = tmp_path / "w.bin"
+    f.write_bytes(bytes(8 << 20))
+    with open(f, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        mv = memoryview(mm)
+        win = mv[5000:5000 + (1 << 20)]
+        page = mmap.PAGESIZE
+        assert P._span(win, 0, len(win))[1:] == (4096, 5000 + (1 << 20) - 4096)    # from its first page
+        assert P._span(win, 0, len(win), 0, P.AROUND)[1:] == (4096, 5000 + (1 << 20) + P.AROUND - 4096)
+        tail = mv[(8 << 20) - 3 * page:]
+        assert P._span(tail, 0, len(tail), 0, P.AROUND)[1:] == ((8 << 20) - 3 * page, 3 * page)   # the map's end
+        P.drop(win, 0, len(win), past=True)                  # (the call itself: no error on a window)
+        win.release()
+        tail.release()
+        mv.release()
