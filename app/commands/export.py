@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import sys
 import time
@@ -180,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
         if plan.request is None:
             return plan.code
         req, ws = plan.request, plan.request.workspace
-        _freeze()           # the writers' modules, imported on their thread meanwhile
+        gc.freeze()         # the writers' modules, imported on their thread meanwhile
         try:
             res = export(req, args.out)
         except ExportError as exc:
@@ -199,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
 @contextlib.contextmanager
 def few_collections():
     """Inside: the cyclic garbage collector leaves the objects made so far out of its passes (``gc.freeze``: the
-    imports' modules, classes and functions, alive until the process ends; with :func:`_freeze` adding the writers'
+    imports' modules, classes and functions, alive until the process ends; with a second ``gc.freeze`` adding the writers'
     modules imported meanwhile and the sides' data: 93,000 objects on the cold deck of the two 30-day months) and
     runs its youngest generation every 20,000 new objects instead of 700.  A cold comparison deck made 260
     collections, three of them full passes (100-130 ms each) during the writers, and the interpreter's last one at
@@ -208,8 +209,6 @@ def few_collections():
     the frozen objects stay frozen (the command's process ends: the collection at exit then skips them too; in a
     process that goes on, e.g. the tests', what was frozen is still freed by refcounting, only cycles among it wait
     for ``gc.unfreeze``)."""
-    import gc
-
     old = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(max(old[0], 20_000), old[1], old[2])
@@ -217,12 +216,6 @@ def few_collections():
         yield
     finally:
         gc.set_threshold(*old)
-
-
-def _freeze() -> None:
-    import gc
-
-    gc.freeze()
 
 
 def _charts_ahead(sel, tz: str | None) -> None:

@@ -111,14 +111,6 @@ def drop(data, start: int, end: int, past: bool = False) -> None:
         pass
 
 
-def drop_views(first, last) -> None:
-    """:func:`drop` from the first byte of ``first`` to the last of ``last``, views of one map (records a walk
-    found in it, in order); nothing when they are not."""
-    a, b = _target(first), _target(last)
-    if a is not None and b is not None and a[0] is b[0] and b[1] >= a[1]:
-        drop(a[0], a[1], b[1] + len(last))
-
-
 def hash_into(h, data, cancel=None, step: int = 16 << 20) -> None:
     """``h.update(data)`` (a hashlib object) ``step`` bytes at a time, each slice of a mapped file mapped in one
     call before and handed back after (hashing a whole file leaves none of its pages resident); ``cancel()`` is
