@@ -154,7 +154,8 @@ def _read_sides(req: ComparisonRequest, cache: dict, need: Any,
     overlap instead of following each other.  Each side is then the same reads and the same Workspace as one after
     the other (a file of both sides would be read once and shared: those sides stay on one thread).  ``prepare(ws)``:
     run on the before side's thread once its Workspace is made (the before side's metrics while the after side,
-    the larger read in a comparison of months, is still decoded on this one)."""
+    the larger read in a comparison of months, is still decoded on this one); the after side's Workspace is made on
+    this thread before it waits for that one."""
     import contextvars
     import threading
 
@@ -185,6 +186,13 @@ def _read_sides(req: ComparisonRequest, cache: dict, need: Any,
     # what this read raises (a stop signal, a cancel) is raised at once: the before side, a daemon thread, ends
     # its read on its own and nothing waits for it
     after = read_files(files["after"], cache, cached=True, counters=need)
+    if after.readable:
+        # the after side's Workspace too before waiting for the before side's thread (which goes on with that side's
+        # metrics and what its ``prepare`` makes ahead): its intervals are computed beside that work, not after it
+        try:
+            made["after"] = make_workspace(after.results, req.formulas, req.keep_implausible)
+        except Exception as exc:  # noqa: BLE001 - raised again where the sequential path makes it
+            made["after"] = exc
     th.join()
     if "error" in box:
         raise box["error"]

@@ -221,12 +221,15 @@ def few_collections():
 def _charts_ahead(sel, tz: str | None) -> None:
     """The chart slides' data of a comparison deck's side, made ahead (:func:`app.export.pptx_slides.prepare_charts`)
     with the time axis in the zone the export will use (``--tz``, else the workspace's default zone; a deck in
-    another zone makes its charts itself)."""
+    another zone makes its charts itself); then the side's configuration changes, CPUs per class and coverage
+    caveats (:func:`app.export.story.prepare_side`: the summary and configuration slides take them)."""
     from app.export.pptx_slides import prepare_charts
+    from app.export.story import prepare_side
 
     ws = sel.workspace
     zone = tz or (ws.default_zone() if hasattr(ws, "default_zone") else ws.zones.default())
     prepare_charts(sel.metrics, ws, zone)
+    prepare_side(sel)
 
 
 # ------------------------------------------------------------------ pictures (.png / .svg)
