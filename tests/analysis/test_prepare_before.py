@@ -110,3 +110,46 @@ def test_a_before_side_that_cannot_be_selected_is_left_to_the_main_thread(reader
     got = AC.build_comparison(req)
     assert got.comparison is None and "NOPE" in got.messages[-1].text
     assert metrics_calls == []
+
+
+def test_the_after_side_workspace_is_made_while_the_before_side_thread_still_prepares(reader, monkeypatch):
+    """The after side's Workspace is made on the main thread before it waits for the before side's thread: the
+    before side's ``prepare`` (still running) sees it made; the comparison is the one of one thread."""
+    monkeypatch.setenv("NESTSCOPE_THREADS", "2")
+    made_after = threading.Event()
+    real = AC.make_workspace
+    where: list[tuple[str, str]] = []
+
+    def spy(results, *a, **kw):
+        ws = real(results, *a, **kw)
+        side = "after" if any("b.smf" in r.file for r in results) else "before"
+        where.append((side, threading.current_thread().name))
+        if side == "after":
+            made_after.set()
+        return ws
+    monkeypatch.setattr(AC, "make_workspace", spy)
+    seen: list[bool] = []
+
+    def before_ready(sel):
+        seen.append(made_after.wait(10))     # False only when the main thread waited for this one first
+    req = ComparisonRequest(SideSpec(["a.smf"], days="mon-sun"), SideSpec(["b.smf"], days="mon-sun"),
+                            before_ready=before_ready)
+    got = AC.build_comparison(req)
+    assert got.code == OK and seen == [True]
+    # each side's Workspace made once: the before side's on its thread, the after side's on the main thread
+    assert sorted(where) == [("after", threading.main_thread().name), ("before", "nestscope-before-side")]
+    one = _build(monkeypatch, "1", ())
+    assert len(one.table) and one.table.equals(got.comparison.table)
+
+
+def test_an_after_side_workspace_that_cannot_be_made_is_reported_as_with_one_thread(tmp_path, reader, monkeypatch):
+    """A bad formula file: the after side's Workspace raises on the main thread; the outcome is the one-thread one."""
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    outcomes = []
+    for n in ("1", "2"):
+        monkeypatch.setenv("NESTSCOPE_THREADS", n)
+        req = ComparisonRequest(SideSpec(["a.smf"]), SideSpec(["b.smf"]), formulas=str(bad))
+        got = AC.build_comparison(req)
+        outcomes.append((got.comparison is None, got.code, [m.text for m in got.messages]))
+    assert outcomes[0] == outcomes[1] and outcomes[0][0] and outcomes[0][1] != OK
