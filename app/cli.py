@@ -7,6 +7,7 @@ findings), 2 usage error, 3 nothing readable was found.  Never a traceback.
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
 import signal
@@ -68,11 +69,14 @@ def _escape_what_cannot_print() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    process = argv is None          # the process's own command line (``python -m app``, the ``nestscope`` script)
     _escape_what_cannot_print()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and (not argv[0].startswith("-")
                                                  or argv[0].split("=")[0] in GUI_OPTIONS)):
         argv = ["gui", *argv]
+    if process and argv[0] in QUICK_EXIT_COMMANDS and os.environ.get("NESTSCOPE_QUICK_EXIT", "1") != "0":
+        atexit.register(_quick_exit)     # first registered: run after every exit function the command registers
     _prefetch(argv)
     parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
@@ -80,15 +84,42 @@ def main(argv: list[str] | None = None) -> int:
     if args.command != "gui":
         _stop_on_signals()
     try:
-        return int(mod.run(args))
+        code = int(mod.run(args))
     except Terminated as exc:
-        return 128 + exc.signum
+        code = 128 + exc.signum
     except KeyboardInterrupt:
-        return 130
+        code = 130
     except BrokenPipeError:
-        return EXIT_OK
+        code = EXIT_OK
     except Exception as exc:  # noqa: BLE001 - last line of defence: a message naming the files, never a traceback
-        return _unexpected(args, exc)
+        code = _unexpected(args, exc)
+    _EXIT_CODE[:] = [code]
+    return code
+
+
+# the commands whose process ends without the interpreter's teardown once their exit functions ran (:func:`_quick_exit`)
+QUICK_EXIT_COMMANDS = ("export", "compare")
+_EXIT_CODE: list[int] = []      # the code main returned (none: it raised, or it never returned)
+
+
+def _quick_exit() -> None:
+    """The last exit function of an ``export``/``compare`` process (registered before any other): once the command
+    returned its code, its files are written and renamed, the other exit functions ran (the cache's writes are
+    completed, the temporary files removed) and the threads that were not daemons ended, the process ends here
+    with that code: stdout and stderr flushed, then ``os._exit``.  The interpreter's own teardown after this point
+    (a last collection, every module and object freed one by one: the cold comparison deck's 400 MB of frames,
+    arrays and python-pptx trees) took 40-110 ms of a deck's wall time and left nothing behind that the exit
+    needs.  Nothing is skipped when main did not return a code, or when the streams cannot be flushed (a closed
+    pipe: the ordinary exit reports it).  ``NESTSCOPE_QUICK_EXIT=0`` keeps the ordinary exit."""
+    if not _EXIT_CODE:
+        return
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except Exception:  # noqa: BLE001 - left to the interpreter's exit, which reports it as before
+        return
+    os._exit(_EXIT_CODE[0])
 
 
 # the commands whose gzip inputs are inflated while their modules import (:data:`app.formats.prefetch.COMMANDS`)
