@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import gc
 import importlib
 import os
 import signal
@@ -77,10 +78,24 @@ def main(argv: list[str] | None = None) -> int:
         argv = ["gui", *argv]
     if process and argv[0] in QUICK_EXIT_COMMANDS and os.environ.get("NESTSCOPE_QUICK_EXIT", "1") != "0":
         atexit.register(_quick_exit)     # first registered: run after every exit function the command registers
-    _prefetch(argv)
-    parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
-    args = parser.parse_args(argv)
-    mod = importlib.import_module(f"app.commands.{args.command}")
+    # the command's modules (pandas, the engine: 0.6-0.7 s before an export's first read) imported without the
+    # cyclic garbage collector: its 200-odd passes over the growing heap of new modules, classes and functions
+    # (alive until the process ends) cost 55 ms of that thread's CPU.  Then what was made is frozen (``gc.freeze``,
+    # as the export does with the writers' modules, app.commands.export.few_collections), else the first pass
+    # after would go over every object of the imports at once; the imports' garbage in cycles (some 740 objects,
+    # a few hundred kB) stays with them until the process ends
+    quiet = argv[0] in QUIET_IMPORT_COMMANDS and gc.isenabled()
+    if quiet:
+        gc.disable()
+    try:
+        _prefetch(argv)
+        parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
+        args = parser.parse_args(argv)
+        mod = importlib.import_module(f"app.commands.{args.command}")
+    finally:
+        if quiet:
+            gc.freeze()
+            gc.enable()
     if args.command != "gui":
         _stop_on_signals()
     try:
@@ -97,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+QUIET_IMPORT_COMMANDS = ("export", "compare")     # their modules imported without the garbage collector
 # the commands whose process ends without the interpreter's teardown once their exit functions ran (:func:`_quick_exit`)
 QUICK_EXIT_COMMANDS = ("export", "compare")
 _EXIT_CODE: list[int] = []      # the code main returned (none: it raised, or it never returned)
