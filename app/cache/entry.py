@@ -147,10 +147,11 @@ def _system_pool():
 def _to_arrow(df: pd.DataFrame, schema: Any = None) -> Any:
     """``df`` as an Arrow table, its columns converted on this thread (``nthreads=1``).  By default pyarrow converts
     a long frame's columns on a pool of Python threads: each column's task then waits for the GIL, and the cache's
-    writes run beside busy Python threads (a comparison deck's python-pptx, the window's first view).  There the
-    pool took 1.2 s instead of 0.09 s for the 69,132 x 94 samples of a month's read, its threads taking the GIL
-    from the deck's thread hundreds of times (the cold deck's writers 0.3 s longer); on this thread alone the
-    conversion is as fast as the pool's even on an idle machine (0.07 s).  A pool also takes no work once the
+    writes run beside busy Python threads (a comparison deck's python-pptx, the window's first view).  Beside a
+    thread running Python without pause the pool took 1.2 s instead of 0.09 s for the 69,132 x 94 samples of a
+    30-day read, its threads taking the GIL from the busy one hundreds of times (the cold comparison deck of two
+    30-day files: 0.3 s more wall time, medians of 8 interleaved runs); on this thread alone the conversion takes
+    0.07 s, no more than the pool's on an idle machine.  A pool also takes no work once the
     interpreter is shutting down (the writes completed at exit failed with "cannot schedule new futures after
     interpreter shutdown"): the same table either way."""
     import pyarrow as pa
