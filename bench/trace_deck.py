@@ -150,6 +150,10 @@ def main() -> int:
                 wrap(owner, name, f"  {name}")
     if hasattr(export_command, "_charts_ahead"):       # the before side's chart data made ahead on its thread
         wrap(export_command, "_charts_ahead", "charts ahead (side)")
+    from app.export import story
+
+    if hasattr(story, "prepare_side"):       # then its configuration changes, CPUs per class, coverage caveats
+        wrap(story, "prepare_side", "  story ahead (side)")
     seen: dict = {}
     if again:          # the request the deck is written from, to write it again
         from app.export import pptx as deck_mod
