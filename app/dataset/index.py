@@ -109,6 +109,7 @@ class ManifestIndex:
         self._bodies: dict[str, str] | None = None
         self._keys: dict[str, set[tuple[str, str]]] = {}
         self._valid_p: np.ndarray | None = None
+        self._codes: dict[str, tuple] = {}     # part column -> (the part rows' table, codes, distinct values)
         self.load()
 
     # -- loading -----------------------------------------------------------------------------
@@ -381,7 +382,7 @@ class ManifestIndex:
         texts: set[str] = {str(r["counters"]) for r in self._ov.values() if r["ok"] and r["counters"]}
         if self._bcount is not None and len(self._bn):
             m = self._live & self._bok
-            texts |= {t for t in pc.unique(self._bcount.filter(m)).to_pylist() if t}
+            texts |= {t for t in pc.unique(self._bcount.filter(_mask(m))).to_pylist() if t}
         return {c for t in texts for c in t.split(",")}
 
     def damaged(self) -> list[tuple[str, str, str | None]]:
@@ -419,19 +420,30 @@ class ManifestIndex:
         return self._valid_p
 
     def _base_mask(self, table: str, cecs: set[str] | None, months: set[str] | None, sound: bool = True):
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         if self._bp is None or not len(self._bppos):
             return None
         m = self._valid_parts() if sound else (self._bppos >= 0) & self._live[np.where(self._bppos >= 0,
                                                                                          self._bppos, 0)]
-        m = m & pc.equal(self._bp.column("tbl"), table).to_numpy(zero_copy_only=False)
+        m = m & self._is_in("tbl", {table})
         for col, vals in (("cec", cecs), ("month", months)):
             if vals is not None:
-                m = m & pc.is_in(self._bp.column(col), value_set=pa.array(sorted(vals), pa.string())
-                                 ).to_numpy(zero_copy_only=False)
+                m = m & self._is_in(col, vals)
         return m
+
+    def _is_in(self, col: str, values: set[str]) -> np.ndarray:
+        """Which part rows' ``col`` is one of ``values`` (NULL: none), by the column's distinct values: no Python
+        value is made an Arrow one (the first such conversion of a process imports pyarrow's pandas layer, 5 ms
+        of a query's first run); each column's codes are made once per loaded index."""
+        got = self._codes.get(col)
+        if got is None or got[0] is not self._bp:
+            enc = self._bp.column(col).combine_chunks().dictionary_encode()
+            codes = enc.indices.to_numpy(zero_copy_only=False)
+            codes = np.where(np.isnan(codes), -1, codes).astype(np.int64) if codes.dtype.kind == "f" \
+                else codes.astype(np.int64)
+            got = self._codes[col] = (self._bp, codes, enc.dictionary.to_pylist())
+        _bp, codes, names = got
+        hit = np.flatnonzero(np.fromiter((n in values for n in names), bool, len(names)))
+        return np.isin(codes, hit) if len(hit) else np.zeros(len(codes), bool)
 
     def part_rows(self, table: str, cecs: Iterable[str] | None = None, months: Iterable[str] | None = None
                   ) -> list[tuple]:
@@ -442,7 +454,7 @@ class ManifestIndex:
         out: list[tuple] = []
         m = self._base_mask(table, cs, ms)
         if m is not None and m.any():
-            sel = self._bp.filter(m)
+            sel = self._bp.filter(_mask(m))
             out = list(zip(*(sel.column(c).to_pylist() for c in _PART_COLS)))
         for n, rows in self._ovp.items():
             if self._ov[n]["ok"]:
@@ -456,7 +468,7 @@ class ManifestIndex:
             got = set()
             m = self._base_mask(table, None, None)
             if m is not None and m.any():
-                g = self._bp.filter(m).select(["cec", "month"])
+                g = self._bp.filter(_mask(m)).select(["cec", "month"])
                 if g.num_rows > _FEW_PARTS:      # Arrow's group-by: a fixed cost, less than a Python set of many
                     g = g.group_by(["cec", "month"]).aggregate([])
                 got = set(zip(g.column("cec").to_pylist(), g.column("month").to_pylist()))
@@ -472,7 +484,7 @@ class ManifestIndex:
         out: set[str] = set()
         if self._bp is not None and len(self._bppos):
             m = (self._bppos >= 0) & self._live[np.where(self._bppos >= 0, self._bppos, 0)]
-            out = {base + r for r in self._bp.column("rel").filter(m).to_pylist()}
+            out = {base + r for r in self._bp.column("rel").filter(_mask(m)).to_pylist()}
         return out | {base + row[2] for rows in self._ovp.values() for row in rows}
 
     # -- writing ------------------------------------------------------------------------------
@@ -550,6 +562,15 @@ class ManifestIndex:
         for k, c in enumerate(("rows", "bytes", "crc32")):
             cols[c] = [-1] * n_e + [int(p[k + 5]) for p in parts]
         return pa.table({c: pa.array(cols[c], schema.field(c).type) for c in _ALL_COLS}, schema=schema)
+
+
+def _mask(m: np.ndarray):
+    """A numpy bool array as an Arrow one, from its packed bits (``pa.array`` of a numpy array would first import
+    pyarrow's pandas layer: 5 ms of a query's first run)."""
+    import pyarrow as pa
+
+    m = np.ascontiguousarray(m, dtype=bool)
+    return pa.Array.from_buffers(pa.bool_(), len(m), [None, pa.py_buffer(np.packbits(m, bitorder="little"))])
 
 
 def _duckdb_loaded() -> bool:
