@@ -100,32 +100,22 @@ def _release() -> None:
             _SEEN.clear()
 
 
-def read_parquet_file(path: str, columns: Sequence[str], first: str = "", where: str = ""
-                      ) -> tuple[Any, set[str], int]:
+def read_parquet_file(path: str, columns: Sequence[str], where: str = "", flag: str = "") -> tuple[Any, set[str]]:
     """``columns`` of one Parquet file as an Arrow table, read by the process's database (a query's first read of
-    the manifest index then imports no ``pyarrow.parquet``: 20-40 ms), the names of all the file's columns, and
-    the number of rows for which the SQL condition ``first`` holds: those rows come first, each group in the
-    file's order (a split by a slice: no Arrow compute kernel, whose first call imports pyarrow's pandas
-    conversion, 5-10 ms); without ``first`` the rows in the file's order and their number.  DuckDB's errors are
-    raised (``duckdb.Error``)."""
-    import numpy as np
-
+    the manifest index then imports no ``pyarrow.parquet``: 20-40 ms), and the names of all the file's columns.
+    ``where``: only the rows for which that SQL condition holds; ``flag``: a last column ``_flag_``, whether that
+    SQL condition holds for the row (NULL: false), for a split by Arrow's filter without a Python value made an
+    Arrow scalar (the first such conversion of a process imports pyarrow's pandas layer, 5 ms).  DuckDB's errors
+    are raised (``duckdb.Error``)."""
     con = _database().cursor()
     try:
         f = lit_str(str(path))
         names = {r[0] for r in con.execute(f"SELECT name FROM parquet_schema({f})").fetchall()}
-        cols = ", ".join(f'"{c}"' for c in columns)
+        cols = ", ".join([f'"{c}"' for c in columns] + ([f"({flag}) IS TRUE AS _flag_"] if flag else []))
         cond = f" WHERE {where}" if where else ""
-        if first:
-            rel = con.sql(f"SELECT {cols}, ({first}) IS TRUE AS _first_ FROM read_parquet({f}, hive_partitioning="
-                          f"false, file_row_number=true){cond} ORDER BY _first_ DESC, file_row_number")
-        else:
-            rel = con.sql(f"SELECT {cols} FROM read_parquet({f}, hive_partitioning=false){cond}")
+        rel = con.sql(f"SELECT {cols} FROM read_parquet({f}, hive_partitioning=false){cond}")
         table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
-        if not first:
-            return table, names, table.num_rows
-        n = int(np.count_nonzero(table.column("_first_").to_numpy(zero_copy_only=False)))
-        return table.drop_columns(["_first_"]), names, n
+        return table, names
     finally:
         con.close()
         _release()

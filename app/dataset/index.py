@@ -115,8 +115,8 @@ class ManifestIndex:
     # -- loading -----------------------------------------------------------------------------
     def _read_index(self) -> None:
         """The index file's narrow projection as columns (nothing per row is made in Python but the names); read
-        by DuckDB in a process that has loaded it (a query: no ``pyarrow.parquet`` to import; the entry rows first,
-        so that entries and parts are two slices), else by pyarrow."""
+        by DuckDB in a process that has loaded it (a query: no ``pyarrow.parquet`` to import; which rows are entries
+        said by DuckDB), else by pyarrow."""
         import pyarrow.compute as pc
 
         try:
@@ -136,8 +136,8 @@ class ManifestIndex:
                 from app.dataset.duckdb_engine import read_parquet_file
 
                 # (a row without a kind is neither an entry nor a part, as pyarrow's filters below leave it out)
-                t, names, n_ent = read_parquet_file(str(self.path), _LOAD_COLS, first="kind = 'entry'",
-                                                    where="kind IS NOT NULL")
+                t, names = read_parquet_file(str(self.path), _LOAD_COLS, where="kind IS NOT NULL",
+                                             flag="kind = 'entry'")
             else:
                 import pyarrow.parquet as pq
 
@@ -154,12 +154,9 @@ class ManifestIndex:
         except Exception:  # noqa: BLE001 - an unreadable index is rebuilt from the entries themselves
             self.dirty = True
             return
-        if pf is None:
-            et, pt = t.slice(0, n_ent), t.slice(n_ent).select(list(_PART_COLS))
-        else:
-            isent = pc.equal(t.column("kind"), "entry")
-            et = t.filter(isent)
-            pt = t.filter(pc.invert(isent)).select(list(_PART_COLS))
+        isent = t.column("_flag_") if pf is None else pc.equal(t.column("kind"), "entry")
+        et = t.filter(isent)
+        pt = t.filter(pc.invert(isent)).select(list(_PART_COLS))
         self._bn = et.column("file").to_pylist()
         self._bpos = {n: i for i, n in enumerate(self._bn)}
         if len(self._bpos) < len(self._bn):           # one row per entry file: an index written otherwise is rebuilt
