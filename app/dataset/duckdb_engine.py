@@ -7,16 +7,21 @@ statement that binds a view over them.
 A view is defined when first used: :meth:`DuckDBEngine.run` writes a view not yet defined into its statement as a
 common table expression (DuckDB binds the part files once, not once for ``CREATE VIEW`` and again for the
 statement), :meth:`DuckDBEngine.sql` defines it first.  The columns of a view over part files DuckDB has listed
-before in this process (the same paths, sizes, modification and change times, inodes) are known without binding
-it (:meth:`DuckDBEngine.columns`).  The manifest index of a query's dataset is read by the same database
+before (the same paths, sizes, modification and change times, inodes and devices), in this process or in an
+earlier NestScope process of the same user (a line of ``view-columns.txt`` in the user's cache folder, as the
+parts' CRC-32 stamps of :mod:`app.dataset.integrity`), are known without binding it (:meth:`DuckDBEngine.columns`:
+binding reads every part's footer, 10-20 ms of a query's first run).  The manifest index of a query's dataset is read by the same database
 (:func:`read_parquet_file`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,6 +55,9 @@ SEEN_LIMIT = 1000               # footers kept: a view over more keeps none; mor
                                 # once no engine is open (a window kept open for hours stays bounded)
 _COLUMNS: dict[tuple, list[str]] = {}     # the files' identities -> the columns of a view over them
 _COLUMNS_LIMIT = 256            # file sets whose columns are kept (a window's many selections stay bounded)
+_DISK_NAME = "view-columns.txt"     # in the user's cache folder: "<key>\t<JSON list of the columns>" lines
+_DISK_LIMIT = 512               # lines kept; more, the file is written again with the newest half
+_DISK: dict[str, dict[str, str]] = {}     # that file (by path) as this process loaded it: key -> JSON text
 
 
 def _database():
@@ -92,16 +100,20 @@ def _release() -> None:
             _SEEN.clear()
 
 
-def read_parquet_file(path: str, columns: Sequence[str]) -> tuple[Any, set[str]]:
+def read_parquet_file(path: str, columns: Sequence[str], where: str = "", flag: str = "") -> tuple[Any, set[str]]:
     """``columns`` of one Parquet file as an Arrow table, read by the process's database (a query's first read of
     the manifest index then imports no ``pyarrow.parquet``: 20-40 ms), and the names of all the file's columns.
-    DuckDB's errors are raised (``duckdb.Error``)."""
+    ``where``: only the rows for which that SQL condition holds; ``flag``: a last column ``_flag_``, whether that
+    SQL condition holds for the row (NULL: false), for a split by Arrow's filter without a Python value made an
+    Arrow scalar (the first such conversion of a process imports pyarrow's pandas layer, 5 ms).  DuckDB's errors
+    are raised (``duckdb.Error``)."""
     con = _database().cursor()
     try:
         f = lit_str(str(path))
         names = {r[0] for r in con.execute(f"SELECT name FROM parquet_schema({f})").fetchall()}
-        cols = ", ".join(f'"{c}"' for c in columns)
-        rel = con.sql(f"SELECT {cols} FROM read_parquet({f}, hive_partitioning=false)")
+        cols = ", ".join([f'"{c}"' for c in columns] + ([f"({flag}) IS TRUE AS _flag_"] if flag else []))
+        cond = f" WHERE {where}" if where else ""
+        rel = con.sql(f"SELECT {cols} FROM read_parquet({f}, hive_partitioning=false){cond}")
         table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
         return table, names
     finally:
@@ -110,16 +122,106 @@ def read_parquet_file(path: str, columns: Sequence[str]) -> tuple[Any, set[str]]
 
 
 def _identity(files: Sequence[str]) -> tuple | None:
-    """What identifies the contents of these files (path, size, modification and change times, inode of each);
-    None when one cannot be read (the view is bound, and DuckDB says what is wrong)."""
+    """What identifies the contents of these files (path, size, modification and change times, inode and device of
+    each); None when one cannot be read (the view is bound, and DuckDB says what is wrong)."""
     out = []
     try:
         for f in files:
             st = os.stat(f)
-            out.append((str(f), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+            out.append((str(f), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
     except OSError:
         return None
     return tuple(out) if out else None
+
+
+def _remember(key: tuple, cols: list[str]) -> None:
+    with _DB_LOCK:
+        if len(_COLUMNS) >= _COLUMNS_LIMIT:
+            _COLUMNS.clear()
+        _COLUMNS[key] = list(cols)
+
+
+def _disk_file() -> str | None:
+    """The user's file of view columns (None when the cache is off, and on Windows, whose ``st_ctime`` is the
+    creation time: a rewritten part would keep its identity)."""
+    from app.userdirs import user_cache_dir
+
+    d = user_cache_dir() if os.name != "nt" else None
+    return os.path.join(d, _DISK_NAME) if d else None
+
+
+def _disk_key(key: tuple) -> str:
+    """The files' identity, the view's SQL and DuckDB's version (either changed, the columns are found again)."""
+    import duckdb
+
+    text = repr((key, ns_view("[]"), getattr(duckdb, "__version__", "")))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:40]
+
+
+def _disk_lines(path: str) -> dict[str, str]:
+    """The lines of the user's file of view columns, key -> JSON text (read once per process; the last line of a
+    key wins); caller holds :data:`_DB_LOCK`."""
+    got = _DISK.get(path)
+    if got is None:
+        got = {}
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    k, sep, v = line.rstrip("\n").partition("\t")
+                    if sep and v:
+                        got[k] = v
+        except OSError:
+            pass
+        _DISK.clear()
+        _DISK[path] = got
+    return got
+
+
+def _disk_columns(key: tuple) -> list[str] | None:
+    """The columns an earlier process of this user found for a view over the same files (see the module
+    docstring), None when none did."""
+    path = _disk_file()
+    if path is None:
+        return None
+    with _DB_LOCK:
+        text = _disk_lines(path).get(_disk_key(key))
+    try:
+        cols = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return cols if isinstance(cols, list) and cols and all(isinstance(c, str) for c in cols) else None
+
+
+def _disk_add(key: tuple, cols: list[str]) -> None:
+    """Keep the columns of a view over these files for later processes: one line appended (best effort), none when a
+    file changed within :data:`app.dataset.integrity.STAMP_SETTLE_S` (coarse file times)."""
+    from app.dataset.integrity import STAMP_SETTLE_S
+
+    path = _disk_file()
+    if path is None or time.time_ns() - max(k[3] for k in key) < STAMP_SETTLE_S * 1e9:
+        return
+    k, v = _disk_key(key), json.dumps(cols)
+    with _DB_LOCK:
+        lines = _disk_lines(path)
+        lines[k] = v
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            if len(lines) <= _DISK_LIMIT:
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                try:
+                    os.write(fd, f"{k}\t{v}\n".encode("utf-8", "surrogateescape"))
+                finally:
+                    os.close(fd)
+                return
+            keep = list(lines.items())[-(_DISK_LIMIT // 2):]
+            lines.clear()
+            lines.update(keep)
+            tmp = f"{path}.tmp-{os.getpid()}-{threading.get_ident()}"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.writelines(f"{a}\t{b}\n" for a, b in keep)
+            os.replace(tmp, path)
+        except OSError:
+            pass
 
 
 class DuckDBEngine:
@@ -201,12 +303,17 @@ class DuckDBEngine:
         self._files[name] = list(files)
 
     def columns(self) -> list[str]:
-        """The columns of view ``iv``: those DuckDB gave a view over the same part files before in this process
-        (each file's path, size, modification and change time and inode unchanged), else as the catalog keeps
-        them once the view is defined (``DESCRIBE`` would bind the view again)."""
+        """The columns of view ``iv``: those DuckDB gave a view over the same part files before, in this process or
+        an earlier one of this user (each file's path, size, modification and change time, inode and device
+        unchanged), else as the catalog keeps them once the view is defined (``DESCRIBE`` would bind the view
+        again)."""
         key = _identity(self._files.get("iv", ()))
         with _DB_LOCK:
             known = _COLUMNS.get(key) if key is not None else None
+        if known is None and key is not None:
+            known = _disk_columns(key)
+            if known is not None:
+                _remember(key, known)
         if known is not None:
             return list(known)
         self._define()
@@ -214,10 +321,8 @@ class DuckDBEngine:
                                               "database_name = 'temp' ORDER BY column_index").fetchall()]
         got = got or [r[0] for r in self.con.execute("DESCRIBE iv").fetchall()]
         if key is not None and got:
-            with _DB_LOCK:
-                if len(_COLUMNS) >= _COLUMNS_LIMIT:
-                    _COLUMNS.clear()
-                _COLUMNS[key] = list(got)
+            _remember(key, got)
+            _disk_add(key, got)
         return got
 
     def close(self) -> None:

@@ -109,12 +109,14 @@ class ManifestIndex:
         self._bodies: dict[str, str] | None = None
         self._keys: dict[str, set[tuple[str, str]]] = {}
         self._valid_p: np.ndarray | None = None
+        self._codes: dict[str, tuple] = {}     # part column -> (the part rows' table, codes, distinct values)
         self.load()
 
     # -- loading -----------------------------------------------------------------------------
     def _read_index(self) -> None:
         """The index file's narrow projection as columns (nothing per row is made in Python but the names); read
-        by DuckDB in a process that has loaded it (a query: no ``pyarrow.parquet`` to import), else by pyarrow."""
+        by DuckDB in a process that has loaded it (a query: no ``pyarrow.parquet`` to import; which rows are entries
+        said by DuckDB), else by pyarrow."""
         import pyarrow.compute as pc
 
         try:
@@ -128,11 +130,14 @@ class ManifestIndex:
              self._bppos) = got
             self._live = np.ones(len(self._bn), bool)
             return
+        pf = None
         try:
             if _duckdb_loaded():
                 from app.dataset.duckdb_engine import read_parquet_file
 
-                t, names = read_parquet_file(str(self.path), _LOAD_COLS)
+                # (a row without a kind is neither an entry nor a part, as pyarrow's filters below leave it out)
+                t, names = read_parquet_file(str(self.path), _LOAD_COLS, where="kind IS NOT NULL",
+                                             flag="kind = 'entry'")
             else:
                 import pyarrow.parquet as pq
 
@@ -149,7 +154,7 @@ class ManifestIndex:
         except Exception:  # noqa: BLE001 - an unreadable index is rebuilt from the entries themselves
             self.dirty = True
             return
-        isent = pc.equal(t.column("kind"), "entry")
+        isent = t.column("_flag_") if pf is None else pc.equal(t.column("kind"), "entry")
         et = t.filter(isent)
         pt = t.filter(pc.invert(isent)).select(list(_PART_COLS))
         self._bn = et.column("file").to_pylist()
@@ -160,13 +165,17 @@ class ManifestIndex:
             return
         self._bsize = et.column("size").to_numpy(zero_copy_only=False)
         self._bmtime = et.column("mtime_ns").to_numpy(zero_copy_only=False)
-        self._bok = et.column("ok").fill_null(False).to_numpy(zero_copy_only=False)
-        self._bread = et.column("readable").fill_null(False).to_numpy(zero_copy_only=False)
+        # NULL -> False (numpy's truth of None; Arrow's fill_null(False) makes a scalar, whose first one imports
+        # pyarrow's pandas conversion: 5-10 ms of a query's first index read)
+        self._bok = et.column("ok").to_numpy(zero_copy_only=False).astype(bool)
+        self._bread = et.column("readable").to_numpy(zero_copy_only=False).astype(bool)
         self._bcount = et.column("counters")
         self._live = np.ones(len(self._bn), bool)
         self._bp = pt
         pos = pc.index_in(pt.column("file"), value_set=et.column("file"))
-        self._bppos = pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        pos = pos.to_numpy(zero_copy_only=False)           # (int32; with NULLs: float64 and NaN)
+        self._bppos = np.where(np.isnan(pos), -1, pos).astype(np.int64) if pos.dtype.kind == "f" \
+            else pos.astype(np.int64)
         if time.time() - st.st_ctime < integrity.STAMP_SETTLE_S:     # changed a moment ago: not kept (a write
             return                                                   # within one tick keeps the file's times)
         if len(_LOADED) >= _LOADED_LIMIT:
@@ -370,7 +379,7 @@ class ManifestIndex:
         texts: set[str] = {str(r["counters"]) for r in self._ov.values() if r["ok"] and r["counters"]}
         if self._bcount is not None and len(self._bn):
             m = self._live & self._bok
-            texts |= {t for t in pc.unique(self._bcount.filter(m)).to_pylist() if t}
+            texts |= {t for t in pc.unique(self._bcount.filter(_mask(m))).to_pylist() if t}
         return {c for t in texts for c in t.split(",")}
 
     def damaged(self) -> list[tuple[str, str, str | None]]:
@@ -408,19 +417,30 @@ class ManifestIndex:
         return self._valid_p
 
     def _base_mask(self, table: str, cecs: set[str] | None, months: set[str] | None, sound: bool = True):
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         if self._bp is None or not len(self._bppos):
             return None
         m = self._valid_parts() if sound else (self._bppos >= 0) & self._live[np.where(self._bppos >= 0,
                                                                                          self._bppos, 0)]
-        m = m & pc.equal(self._bp.column("tbl"), table).to_numpy(zero_copy_only=False)
+        m = m & self._is_in("tbl", {table})
         for col, vals in (("cec", cecs), ("month", months)):
             if vals is not None:
-                m = m & pc.is_in(self._bp.column(col), value_set=pa.array(sorted(vals), pa.string())
-                                 ).to_numpy(zero_copy_only=False)
+                m = m & self._is_in(col, vals)
         return m
+
+    def _is_in(self, col: str, values: set[str]) -> np.ndarray:
+        """Which part rows' ``col`` is one of ``values`` (NULL: none), by the column's distinct values: no Python
+        value is made an Arrow one (the first such conversion of a process imports pyarrow's pandas layer, 5 ms
+        of a query's first run); each column's codes are made once per loaded index."""
+        got = self._codes.get(col)
+        if got is None or got[0] is not self._bp:
+            enc = self._bp.column(col).combine_chunks().dictionary_encode()
+            codes = enc.indices.to_numpy(zero_copy_only=False)
+            codes = np.where(np.isnan(codes), -1, codes).astype(np.int64) if codes.dtype.kind == "f" \
+                else codes.astype(np.int64)
+            got = self._codes[col] = (self._bp, codes, enc.dictionary.to_pylist())
+        _bp, codes, names = got
+        hit = np.flatnonzero(np.fromiter((n in values for n in names), bool, len(names)))
+        return np.isin(codes, hit) if len(hit) else np.zeros(len(codes), bool)
 
     def part_rows(self, table: str, cecs: Iterable[str] | None = None, months: Iterable[str] | None = None
                   ) -> list[tuple]:
@@ -431,7 +451,7 @@ class ManifestIndex:
         out: list[tuple] = []
         m = self._base_mask(table, cs, ms)
         if m is not None and m.any():
-            sel = self._bp.filter(m)
+            sel = self._bp.filter(_mask(m))
             out = list(zip(*(sel.column(c).to_pylist() for c in _PART_COLS)))
         for n, rows in self._ovp.items():
             if self._ov[n]["ok"]:
@@ -445,7 +465,7 @@ class ManifestIndex:
             got = set()
             m = self._base_mask(table, None, None)
             if m is not None and m.any():
-                g = self._bp.filter(m).select(["cec", "month"])
+                g = self._bp.filter(_mask(m)).select(["cec", "month"])
                 if g.num_rows > _FEW_PARTS:      # Arrow's group-by: a fixed cost, less than a Python set of many
                     g = g.group_by(["cec", "month"]).aggregate([])
                 got = set(zip(g.column("cec").to_pylist(), g.column("month").to_pylist()))
@@ -461,7 +481,7 @@ class ManifestIndex:
         out: set[str] = set()
         if self._bp is not None and len(self._bppos):
             m = (self._bppos >= 0) & self._live[np.where(self._bppos >= 0, self._bppos, 0)]
-            out = {base + r for r in self._bp.column("rel").filter(m).to_pylist()}
+            out = {base + r for r in self._bp.column("rel").filter(_mask(m)).to_pylist()}
         return out | {base + row[2] for rows in self._ovp.values() for row in rows}
 
     # -- writing ------------------------------------------------------------------------------
@@ -539,6 +559,15 @@ class ManifestIndex:
         for k, c in enumerate(("rows", "bytes", "crc32")):
             cols[c] = [-1] * n_e + [int(p[k + 5]) for p in parts]
         return pa.table({c: pa.array(cols[c], schema.field(c).type) for c in _ALL_COLS}, schema=schema)
+
+
+def _mask(m: np.ndarray):
+    """A numpy bool array as an Arrow one, from its packed bits (``pa.array`` of a numpy array would first import
+    pyarrow's pandas layer: 5 ms of a query's first run)."""
+    import pyarrow as pa
+
+    m = np.ascontiguousarray(m, dtype=bool)
+    return pa.Array.from_buffers(pa.bool_(), len(m), [None, pa.py_buffer(np.packbits(m, bitorder="little"))])
 
 
 def _duckdb_loaded() -> bool:

@@ -148,3 +148,82 @@ def test_columns_known_for_unchanged_parts_only(tmp_path):
         assert changed.columns() == ["t_start", "t_end", "cpu", "B0", "cec", "month"]
     finally:
         changed.close()
+
+
+def _new_process():
+    """What a new process knows: no view columns kept in memory, the user's file not read yet."""
+    D._COLUMNS.clear()
+    D._DISK.clear()
+
+
+def test_columns_known_from_an_earlier_process_for_unchanged_parts_only(tmp_path, monkeypatch):
+    """The columns of a view over part files an earlier process bound are read from the user's cache folder (no
+    statement); a part rewritten since (another inode and size) is bound again; nothing is kept for a part changed
+    within the settle time, nor with the cache off."""
+    from app.dataset import integrity
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("NESTSCOPE_CACHE", "1")
+    monkeypatch.setenv("NESTSCOPE_CACHE_DIR", str(cache))
+    monkeypatch.setattr(integrity, "STAMP_SETTLE_S", 0.0)
+    files = _parts(tmp_path / "ds", 2)
+    want = ["t_start", "t_end", "cpu", "cec", "month"]
+    _new_process()
+    first = D.DuckDBEngine(files)
+    try:
+        assert first.columns() == want
+    finally:
+        first.close()
+    assert len((cache / D._DISK_NAME).read_text().splitlines()) == 1
+    _new_process()
+    again = D.DuckDBEngine(files)
+    again.con = spy = _Spy(again.con)
+    try:
+        assert again.columns() == want and spy.texts == []
+        assert again.sql("SELECT COUNT(*) AS n FROM iv")["n"].iloc[0] == 2        # the view still defined to read
+    finally:
+        again.close()
+    t = pd.Timestamp("2026-01-01 00:15", tz="UTC")
+    tab = pa.table({"t_start": pa.array([t], pa.timestamp("us", tz="UTC")),
+                    "t_end": pa.array([t], pa.timestamp("us", tz="UTC")), "cpu": pa.array([0], pa.int32()),
+                    "B0": pa.array([1.0])})
+    pq.write_table(tab, files[1] + ".new")
+    import os
+
+    os.replace(files[1] + ".new", files[1])            # another inode (and size)
+    _new_process()
+    changed = D.DuckDBEngine(files)
+    try:
+        assert changed.columns() == ["t_start", "t_end", "cpu", "B0", "cec", "month"]
+    finally:
+        changed.close()
+    assert len((cache / D._DISK_NAME).read_text().splitlines()) == 2
+    # a damaged line is not believed: the view is bound
+    (cache / D._DISK_NAME).write_text("".join(f"{ln.split(chr(9))[0]}\t[1, \n" for ln in
+                                              (cache / D._DISK_NAME).read_text().splitlines()))
+    _new_process()
+    eng = D.DuckDBEngine(files)
+    eng.con = spy = _Spy(eng.con)
+    try:
+        assert eng.columns() == ["t_start", "t_end", "cpu", "B0", "cec", "month"] and spy.texts
+    finally:
+        eng.close()
+    # parts changed a moment ago (within the settle time), or the cache off: nothing kept
+    monkeypatch.setattr(integrity, "STAMP_SETTLE_S", 3600.0)
+    (cache / D._DISK_NAME).unlink()
+    _new_process()
+    eng = D.DuckDBEngine(files[:1])
+    try:
+        assert eng.columns() == want
+    finally:
+        eng.close()
+    assert not (cache / D._DISK_NAME).exists()
+    monkeypatch.setattr(integrity, "STAMP_SETTLE_S", 0.0)
+    monkeypatch.setenv("NESTSCOPE_CACHE", "0")
+    _new_process()
+    eng = D.DuckDBEngine(files[:1])
+    try:
+        assert eng.columns() == want
+    finally:
+        eng.close()
+    assert not (cache / D._DISK_NAME).exists()

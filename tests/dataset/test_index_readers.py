@@ -91,7 +91,7 @@ def test_an_index_file_loaded_before_in_the_process_is_not_read_again(ds, monkey
     monkeypatch.setattr(idxmod, "_LOADED", {})
     reads: list[str] = []
     real = duckdb_engine.read_parquet_file
-    monkeypatch.setattr(duckdb_engine, "read_parquet_file", lambda p, c: reads.append(p) or real(p, c))
+    monkeypatch.setattr(duckdb_engine, "read_parquet_file", lambda p, c, **k: reads.append(p) or real(p, c, **k))
     first = _answers(_load(ds.root, monkeypatch, True))
     second = _load(ds.root, monkeypatch, True)
     assert len(reads) == 1 and _answers(second) == first

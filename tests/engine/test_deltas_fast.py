@@ -122,6 +122,28 @@ def test_running_totals_reset_version_sets_speed_changes():
     assert_same([frame(r)])
 
 
+@pytest.mark.parametrize("rows", [1, 3])
+def test_running_totals_compared_a_few_rows_at_a_time(monkeypatch, rows):
+    """The going-backwards check compares the running totals ``_CHECK_ROWS`` rows at a time: with blocks of 1 or
+    3 rows (the resets at intervals 4 and 5 of both CPUs fall in different blocks) the same intervals and
+    findings as the reference (a block's rows must be exactly the candidates of that block)."""
+    from app.engine import deltas
+
+    monkeypatch.setattr(deltas, "_CHECK_ROWS", rows)
+    r = recs(8, kind="absolute", first=False)
+    r[0]["first"] = r[1]["first"] = True
+    for x in r[6:8]:                                   # counters go backwards at interval 4 (reset)
+        x["B0"], x["B1"] = 5, 5
+    for x in r[8:10]:                                  # ... and again at interval 5 on CPU 1 only
+        x["B0"], x["B1"] = 9, 9
+    r[11]["B0"] = 1
+    assert_same([frame(r)])
+    _, found = compute_intervals([frame(r)], SETS, KEEP)
+    # the resets found: interval 4 (records 7 and 8, offsets 700 and 800: one finding for the system's time,
+    # naming both CPUs, at the first record's offset) and interval 5 of CPU 1 (record 12, offset 1200)
+    assert sorted(f.offset for f in found if f.code == "counter-reset") == [700, 1200]
+
+
 def test_missing_sets_and_partial_rows():
     r = recs(6)
     for x in r[::3]:
