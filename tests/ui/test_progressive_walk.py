@@ -126,3 +126,48 @@ def test_more_systems_than_the_table_holds_falls_back_to_numpy(big_files, monkey
     monkeypatch.setattr(P, "MAX_SYSTEMS", 2)        # the files hold 3 systems
     by_file, by_map, by_numpy = _walks(Path(big_files["shuffle"]), 0)
     assert by_file is not None and by_file == by_map == by_numpy and len(by_file) == 4
+
+
+def test_the_whole_read_starts_before_the_parts_decode(big_files, monkeypatch):  # noqa: F811
+    """The read worker starts the whole file's read at once and decodes the first part on the walk's thread
+    beside it (the part's decode used to come first, delaying the whole read by it): here the part's decode
+    waits until the whole read has started, which would never happen were it still on the read's thread."""
+    import threading
+
+    from app.analysis import reading
+    from app.ui import progressive as P
+    from app.ui import workers
+
+    events: list[tuple[str, str]] = []
+    started = threading.Event()
+    real_begin, real_read = P.begin, reading.read_one
+
+    def begin(*a, **k):
+        assert started.wait(10), "the part was decoded before the whole read started"
+        events.append(("begin", threading.current_thread().name))
+        return real_begin(*a, **k)
+
+    def read_one(*a, **k):
+        events.append(("read", threading.current_thread().name))
+        started.set()
+        return real_read(*a, **k)
+    monkeypatch.setattr(P, "begin", begin)
+    monkeypatch.setattr(reading, "read_one", read_one)
+    worker = workers.ReadWorker(big_files["lpar"], progressive=True)
+    done: list = []
+    worker.signals.finished.connect(done.append)
+    worker.run()
+    assert [e[0] for e in events] == ["read", "begin"]
+    assert events[1][1] == "nestscope-rest" and events[0][1] != "nestscope-rest"
+    assert len(done) == 1 and done[0].result.readable
+
+
+def test_a_file_not_wanted_progressively_starts_no_walk(big_files, monkeypatch):  # noqa: F811
+    from app.ui import progressive as P
+    from app.ui import workers
+
+    monkeypatch.setenv("NESTSCOPE_PROGRESSIVE_MB", "64")       # the 5.5 MB file is read the usual way
+    monkeypatch.setattr(P, "begin", lambda *a, **k: pytest.fail("no part for a small file"))
+    worker = workers.ReadWorker(big_files["lpar"], progressive=True)
+    assert worker._first_part() is None
+    assert not P.wanted(big_files["lpar"]) and P.begin is not None
