@@ -117,6 +117,7 @@ def pool_level_frame(ws, start=None, end=None) -> pd.DataFrame:
     """Every CEC pool's interval rows and whole-window summary rows over ``(start, end]`` in the report order:
     what ``Workspace.prepare_pools`` keeps, so a selected pool's rows are a slice of it (a pool's rows are
     summed from its own CPUs' rows alone, whichever other pools are computed with it)."""
+    from app.engine.metrics import with_summary
     from app.engine.views import pool_levels
 
     wm = getattr(ws, "_wm", {})
@@ -124,22 +125,6 @@ def pool_level_frame(ws, start=None, end=None) -> pd.DataFrame:
         body, window = pool_levels(ws, ("class_interval",))[0], wm["pool"]
     else:
         body, window = pool_levels(ws, ("class_interval", "class"), start, end)
-    return _with_window(body, window)
-
-
-def pool_frames(ws) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The pools' whole-range window rows (the tree's, :func:`window_frame` ``"pool"``) and their level frame
-    (:func:`pool_level_frame`) from one frame of pool rows (``views.pool_levels``: their per-row arrays shared;
-    0.54-0.56 instead of 0.66-0.68 CPU s on the month), when the tree's rows are not computed yet."""
-    from app.engine.views import pool_levels
-
-    body, window = pool_levels(ws, ("class_interval", "class"))
-    return window, _with_window(body, window)
-
-
-def _with_window(body: pd.DataFrame, window: pd.DataFrame) -> pd.DataFrame:
-    from app.engine.metrics import with_summary
-
     return with_summary(body.assign(summary=False), window.assign(summary=True), "class_interval")
 
 

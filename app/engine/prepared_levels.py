@@ -6,7 +6,6 @@ CPUs are prepared this way; the CPU level keeps an index of its rows instead."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import pandas as pd
 
@@ -107,28 +106,25 @@ class PreparedLevels:
             parts = [(lv, False) for lv in missing] + [(lv, True) for lv in missing
                                                        if not (whole and WINDOW_OF[lv] in self._wm)]
             pool_key = ("pool", str(start), str(end))
-            windows = []
-            if whole and threads() > 1:
-                # the tree's whole-window rows not computed yet (the window's tree values ask for them next: a big
-                # file's table after its part, window_partial.plan_job) on the thread the level leaves idle
-                made = {WINDOW_OF[lv] for lv, is_summary in parts if is_summary is True}
-                windows = self._wm_missing(lv for lv in TREE_WINDOWS if lv not in made)
-            both = "pool" in windows    # the pools' window rows with their level frame (one frame of pool rows)
-            pool = (pool or both) and len(iv) > 0 and pool_key not in self._lv
+            pool = pool and len(iv) > 0 and pool_key not in self._lv
             got = cache.load_frames("lv", f"{base}-pool") if pool and base is not None else None
             if got and got.get("pool") is not None:     # cached: kept as prepare_pools keeps it
                 self._keep_frame(pool_key, got["pool"], ("cec", "class"))
                 pool = False
-            both = both and pool
-            parts += [(lv, "window") for lv in windows if not (both and lv == "pool")]
             if pool:    # the pools' rows (prepare_pools) beside the levels', the longest first (issue 23)
-                from app.engine.node_rows import pool_frames, pool_level_frame
+                from app.engine.node_rows import pool_level_frame
                 parts.insert(0, ("pool", None))
+            if whole and threads() > 1:
+                # the tree's whole-window rows not computed yet (the window's tree values ask for them next: a big
+                # file's table after its part, window_partial.plan_job) on the thread the level leaves idle
+                made = {WINDOW_OF[lv] for lv, is_summary in parts if is_summary is True}
+                parts += [(lv, "window") for lv in self._wm_missing(
+                    lv for lv in TREE_WINDOWS if lv not in made)]
 
-            def compute(part: tuple[str, bool | str | None]) -> Any:
+            def compute(part: tuple[str, bool | str | None]) -> pd.DataFrame:
                 lv, is_summary = part
                 if is_summary is None:
-                    return pool_frames(self) if both else pool_level_frame(self, start, end)
+                    return pool_level_frame(self, start, end)
                 if is_summary == "window":
                     return self._window_frame(iv, lv)
                 return level_metrics(iv, self.formula_sets, counters, WINDOW_OF[lv] if is_summary else lv,
@@ -139,9 +135,6 @@ class PreparedLevels:
                     self._wm_keep(lv, done.pop((lv, is_summary)))
             if pool:
                 frame = done.pop(("pool", None))
-                if both:
-                    window, frame = frame
-                    self._wm_keep("pool", window)
                 if base is not None:
                     cache.store_frames("lv", f"{base}-pool", {"pool": frame}, [{"path": r.file} for r in self._files])
                 self._keep_frame(pool_key, frame, ("cec", "class"))

@@ -58,14 +58,11 @@ def test_a_prepared_levels_summary_rows_are_the_trees_window_rows(files, by, mon
     assert level_first.prepare_level(by)
     # the level's own window rows are its summary rows; the tree's other whole-window levels are computed beside
     # it on the second thread (the window's tree values come next: issue 23), each once
-    # (the pools' window rows come with the pools' level frame, from one frame of pool rows: node_rows.pool_frames)
-    others = [lv for lv in TREE_WINDOWS if lv not in (LEVELS[by], "pool")] if threads() > 1 else []
+    others = [lv for lv in TREE_WINDOWS if lv != LEVELS[by]] if threads() > 1 else []
     assert sorted(calls) == sorted(others)
-    assert ("pool" in level_first._wm) == (threads() > 1)
     calls.clear()
     got = level_first.window_metrics((LEVELS[by],))[LEVELS[by]]
-    if threads() > 1:
-        level_first.window_metrics(TREE_WINDOWS)
+    level_first.window_metrics(TREE_WINDOWS)
     assert calls == []                                   # kept by prepare_level, not computed again
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert not got["summary"].any() and len(got) > 0     # the tree's rows: not flagged as summary rows
@@ -87,16 +84,6 @@ def test_the_tree_windows_computed_beside_a_level_are_the_trees(files):
     for lv in TREE_WINDOWS:
         pd.testing.assert_frame_equal(got[lv], want[lv], check_exact=True)
     assert len(got["pool"]) and len(got["cec"])
-    # the pools' level frame, computed with their window rows from one frame of pool rows, is the one prepared
-    # after the tree (from the tree's window rows) and the one prepared alone (window rows of its own)
-    if threads() > 1:
-        assert ("pool", "None", "None") in level_first._lv
-    alone = _open(files, False)
-    assert tree_first.prepare_pools() and alone.prepare_pools() and level_first.prepare_pools()
-    key = ("pool", "None", "None")
-    for other in (tree_first, alone):
-        pd.testing.assert_frame_equal(level_first._lv[key].frame, other._lv[key].frame, check_exact=True)
-    assert level_first._lv[key].frame["summary"].any() and not level_first._lv[key].frame["summary"].all()
 
 
 def test_a_windowed_level_keeps_no_window_rows(files):
