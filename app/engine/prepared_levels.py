@@ -13,14 +13,12 @@ from app.engine.aggregate import WINDOW_OF, forget_rows
 from app.engine.level_frame import NODE_COLS as _NODE_COLS
 from app.engine.level_frame import LevelFrame
 from app.engine.metrics import level_metrics, metrics_level, with_summary
-from app.engine.parallel import parallel_map, threads
+from app.engine.parallel import parallel_map
 
 __all__ = ["PreparedLevels", "SLICED_LEVELS"]
 
 # levels whose every node's rows are kept as one frame (prepare_level) and sliced for a selection
 SLICED_LEVELS = ("lpar_interval", "class_interval", "cec_interval")
-# the tree's whole-window levels (Workspace.window_metrics) its values read: the window's tree and extra_values
-TREE_WINDOWS = ("pool", "cec", "lpar", "class", "cpu_window", "core")
 _LEVEL_FRAMES = 9          # prepared (level, window) frames kept (LRU); the month's three are ~23 MB, its pools ~3 MB
 
 
@@ -114,25 +112,14 @@ class PreparedLevels:
             if pool:    # the pools' rows (prepare_pools) beside the levels', the longest first (issue 23)
                 from app.engine.node_rows import pool_level_frame
                 parts.insert(0, ("pool", None))
-            if whole and threads() > 1:
-                # the tree's whole-window rows not computed yet (the window's tree values ask for them next: a big
-                # file's table after its part, window_partial.plan_job) on the thread the level leaves idle
-                made = {WINDOW_OF[lv] for lv, is_summary in parts if is_summary is True}
-                parts += [(lv, "window") for lv in self._wm_missing(
-                    lv for lv in TREE_WINDOWS if lv not in made)]
 
-            def compute(part: tuple[str, bool | str | None]) -> pd.DataFrame:
+            def compute(part: tuple[str, bool | None]) -> pd.DataFrame:
                 lv, is_summary = part
                 if is_summary is None:
                     return pool_level_frame(self, start, end)
-                if is_summary == "window":
-                    return self._window_frame(iv, lv)
                 return level_metrics(iv, self.formula_sets, counters, WINDOW_OF[lv] if is_summary else lv,
                                      start, end, None, is_summary)
             done = dict(zip(parts, parallel_map(compute, parts), strict=True))
-            for lv, is_summary in parts:
-                if is_summary == "window":
-                    self._wm_keep(lv, done.pop((lv, is_summary)))
             if pool:
                 frame = done.pop(("pool", None))
                 if base is not None:

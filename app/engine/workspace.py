@@ -266,39 +266,27 @@ class Workspace(PreparedLevels):
         levels of ``compute_metrics``: ``pool`` (the CEC pools) and ``core`` (every SMT core), issue 26."""
         if not self._computed():
             self._compute()
-        missing = self._wm_missing(levels)
-        if missing:
-            iv = self._ensure()     # the intervals are there: the pools' and cores' calls below take no lock
-            # every level on two threads, sharing the per-row arrays of the intervals (aggregate._row_arrays);
-            # the pools (a frame of their own rows, the longest) first, so the other thread takes the rest
-            order = sorted(missing, key=lambda lv: lv not in ("pool", "core"))
-            frames = parallel_map(lambda lv: self._window_frame(iv, lv), order)
-            for lv, frame in zip(order, frames, strict=True):
-                self._wm_keep(lv, frame)
+        want = tuple(lv for lv in levels if lv not in self._wm)
+        if want:
+            cache, key = self._iv_cache(self.counters_needed(), derived=True)
+            got = {}
+            for lv in want:     # each level in its own entry: any set of levels is answered from the cache
+                hit = cache.load_frames("wm", f"{key}-{lv}") if key is not None else None
+                if hit is not None and set(hit) == {lv}:
+                    got[lv] = hit[lv]
+            missing = [lv for lv in want if lv not in got]
+            if missing:
+                iv = self._ensure()     # the intervals are there: the pools' and cores' calls below take no lock
+                # every level on two threads, sharing the per-row arrays of the intervals (aggregate._row_arrays);
+                # the pools (a frame of their own rows, the longest) first, so the other thread takes the rest
+                order = sorted(missing, key=lambda lv: lv not in ("pool", "core"))
+                frames = parallel_map(lambda lv: self._window_frame(iv, lv), order)
+                for lv, frame in zip(order, frames, strict=True):
+                    got[lv] = frame
+                    if key is not None:
+                        cache.store_frames("wm", f"{key}-{lv}", {lv: frame}, [{"path": r.file} for r in self._files])
+            self._wm.update(got)
         return {lv: self._wm[lv] for lv in levels}
-
-    def _wm_missing(self, levels: Iterable[str]) -> list[str]:
-        """The levels of ``levels`` whose whole-window rows are neither kept nor in the workspace cache (those
-        cached are kept on the way)."""
-        want = [lv for lv in dict.fromkeys(levels) if lv not in self._wm]
-        if not want:
-            return []
-        if not self._computed():
-            self._compute()
-        cache, key = self._iv_cache(self.counters_needed(), derived=True)
-        for lv in want:     # each level in its own entry: any set of levels is answered from the cache
-            hit = cache.load_frames("wm", f"{key}-{lv}") if key is not None else None
-            if hit is not None and set(hit) == {lv}:
-                self._wm[lv] = hit[lv]
-        return [lv for lv in want if lv not in self._wm]
-
-    def _wm_keep(self, lv: str, frame: pd.DataFrame) -> None:
-        """Keep one level's whole-window rows computed for :meth:`window_metrics` (and in the workspace cache
-        beside cached intervals)."""
-        self._wm[lv] = frame
-        cache, key = self._iv_cache(self.counters_needed(), derived=True)
-        if key is not None:
-            cache.store_frames("wm", f"{key}-{lv}", {lv: frame}, [{"path": r.file} for r in self._files])
 
     def _window_frame(self, iv: pd.DataFrame, lv: str) -> pd.DataFrame:
         """One level's whole-window rows for :meth:`window_metrics`."""

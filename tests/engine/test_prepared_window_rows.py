@@ -13,8 +13,6 @@ import pytest
 
 from app import cache as wc
 from app.engine import Workspace
-from app.engine.parallel import threads
-from app.engine.prepared_levels import TREE_WINDOWS
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 NAMES = ("after_z16_ZOSA_smf113.rdw.gz", "after_VMSYS1_monwrite.mondata.gz")
@@ -56,13 +54,7 @@ def test_a_prepared_levels_summary_rows_are_the_trees_window_rows(files, by, mon
     want = tree_first.window_metrics((LEVELS[by],))[LEVELS[by]]
     calls = _no_window_frames(monkeypatch)
     assert level_first.prepare_level(by)
-    # the level's own window rows are its summary rows; the tree's other whole-window levels are computed beside
-    # it on the second thread (the window's tree values come next: issue 23), each once
-    others = [lv for lv in TREE_WINDOWS if lv != LEVELS[by]] if threads() > 1 else []
-    assert sorted(calls) == sorted(others)
-    calls.clear()
     got = level_first.window_metrics((LEVELS[by],))[LEVELS[by]]
-    level_first.window_metrics(TREE_WINDOWS)
     assert calls == []                                   # kept by prepare_level, not computed again
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert not got["summary"].any() and len(got) > 0     # the tree's rows: not flagged as summary rows
@@ -70,20 +62,6 @@ def test_a_prepared_levels_summary_rows_are_the_trees_window_rows(files, by, mon
     assert tree_first.prepare_level(by)
     key = (by, "None", "None")
     pd.testing.assert_frame_equal(level_first._lv[key].frame, tree_first._lv[key].frame, check_exact=True)
-
-
-def test_the_tree_windows_computed_beside_a_level_are_the_trees(files):
-    """The tree's whole-window rows computed beside a prepared level (every level of TREE_WINDOWS: the pools, the
-    SMT cores, the CEC, LPAR, class and CPU levels) equal those the tree computes itself, exactly; the tree built
-    after computes none of them again."""
-    tree_first, level_first = _open(files, False), _open(files, False)
-    want = tree_first.window_metrics(TREE_WINDOWS)
-    assert level_first.prepare_level("lpar_interval")
-    assert set(level_first._wm) == set(TREE_WINDOWS) or threads() == 1
-    got = level_first.window_metrics(TREE_WINDOWS)
-    for lv in TREE_WINDOWS:
-        pd.testing.assert_frame_equal(got[lv], want[lv], check_exact=True)
-    assert len(got["pool"]) and len(got["cec"])
 
 
 def test_a_windowed_level_keeps_no_window_rows(files):
