@@ -115,3 +115,23 @@ def test_prepared_pools_are_not_computed_again_with_the_trees_rows(files, monkey
     monkeypatch.setattr(node_rows, "pool_frames", lambda *a, **k: pytest.fail("the pools' frame again"))
     assert len(ws.window_metrics(("pool",))["pool"]) > 0
     assert ws._lv[("pool", "None", "None")] is before
+
+
+def test_the_trees_values_ask_for_the_cores_with_the_pools(files, monkeypatch):
+    """The tree with values asks for the cores' whole-window rows in the call that computes the pools' (on the two
+    threads together), so the window's tree values (node_rows.extra_values) compute nothing after it."""
+    from app.engine import node_rows
+
+    ws = _open(files, False)
+    asked: list[tuple] = []
+    real = Workspace.window_metrics
+
+    def spy(self, levels=("cec", "lpar", "class", "cpu_window")):
+        asked.append(tuple(levels))
+        return real(self, levels)
+    monkeypatch.setattr(Workspace, "window_metrics", spy)
+    ws.tree()
+    assert any("pool" in lv and "core" in lv for lv in asked)
+    calls = _no_window_frames(monkeypatch)
+    node_rows.extra_values(ws)
+    assert calls == []
