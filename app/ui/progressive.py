@@ -153,6 +153,7 @@ def rest_min_time(buf, pos: int, cancel=None, fh=None) -> dict[str, np.datetime6
     if not kernel.available():
         return _rest_min_numpy(buf, pos, cancel)
     from app.formats import smf113_layout as L
+    from app.formats.pages import drop, populate
     from app.formats.schema import Cancelled
     from app.formats.smf_resync import MIN_LEN
 
@@ -171,8 +172,10 @@ def rest_min_time(buf, pos: int, cancel=None, fh=None) -> dict[str, np.datetime6
             nsid, used, status = kernel.low_times(chunk[:got], 0, got, MIN_LEN, layout, sids, lows, nsid)
             last = pos + got >= n   # this read reaches the file's end
             at = pos + used
-        else:
+        else:                       # a step of the map at a time, its pages handed back after it
+            populate(buf, pos, pos + SCAN_STEP + 65536)
             nsid, at, status = kernel.low_times(buf, pos, pos + SCAN_STEP, MIN_LEN, layout, sids, lows, nsid)
+            drop(buf, pos, min(at, n))
             last = True
         if status == -3:        # more systems than the table holds: the numpy walk, from the rest's start
             return _rest_min_numpy(buf, start, cancel)
