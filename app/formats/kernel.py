@@ -313,6 +313,12 @@ def low_times(buf, pos: int, stop: int, least: int, layout: np.ndarray, sids: np
     data-offset offset, time offset of subtype 1, of subtype 2); ``sids`` uint32 and ``lows`` uint64, their
     first ``nsid`` entries in use), ``(nsid, pos, status)``; None when the kernel is not built or is off (the
     caller walks with :func:`rdw_offsets` and :func:`rows_at`)."""
-    if not available():
+    if not has_low_times():
         return None
     return _c.rdw_low_times(buf, pos, stop, least, layout, sids, lows, nsid)
+
+
+def has_low_times() -> bool:
+    """The compiled kernel in use has ``rdw_low_times`` (a kernel built before it was added has not: the numpy
+    walk serves until it is built again)."""
+    return available() and hasattr(_c, "rdw_low_times")

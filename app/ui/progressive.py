@@ -150,7 +150,7 @@ def rest_min_time(buf, pos: int, cancel=None, fh=None) -> dict[str, np.datetime6
     ``buf``; without it, the numpy walk (:func:`_rest_min_numpy`, the same result)."""
     from app.formats import kernel
 
-    if not kernel.available():
+    if not kernel.has_low_times():
         return _rest_min_numpy(buf, pos, cancel)
     from app.formats import smf113_layout as L
     from app.formats.pages import drop, populate

@@ -12,8 +12,8 @@ import pytest
 
 from tests.ui.test_progressive import ORDERS, big_files, low_threshold  # noqa: F401  (fixtures)
 
-pytestmark = pytest.mark.skipif(not __import__("app.formats.kernel", fromlist=["available"]).available(),
-                                reason="the compiled kernel is not built")
+pytestmark = pytest.mark.skipif(not __import__("app.formats.kernel", fromlist=["has_low_times"]).has_low_times(),
+                                reason="the compiled kernel is not built (or built before rdw_low_times)")
 
 
 def _offsets(data: bytes) -> np.ndarray:
@@ -171,3 +171,15 @@ def test_a_file_not_wanted_progressively_starts_no_walk(big_files, monkeypatch):
     worker = workers.ReadWorker(big_files["lpar"], progressive=True)
     assert worker._first_part() is None
     assert not P.wanted(big_files["lpar"]) and P.begin is not None
+
+
+def test_a_kernel_without_the_walk_gives_the_numpy_walk(big_files, monkeypatch):  # noqa: F811
+    """A compiled kernel built before ``rdw_low_times`` existed: the numpy walk, the same result."""
+    from app.formats import kernel
+
+    want = _walks(Path(big_files["time"]), 0)[0]
+    assert want is not None and len(want) == 4
+    monkeypatch.setattr(kernel, "has_low_times", lambda: False)
+    monkeypatch.setattr(kernel, "low_times", lambda *a, **k: pytest.fail("the compiled walk"))
+    by_file, by_map, by_numpy = _walks(Path(big_files["time"]), 0)
+    assert by_file == by_map == by_numpy == want
