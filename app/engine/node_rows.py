@@ -128,6 +128,17 @@ def pool_level_frame(ws, start=None, end=None) -> pd.DataFrame:
     return with_summary(body.assign(summary=False), window.assign(summary=True), "class_interval")
 
 
+def pool_frames(ws) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The pools' whole-range window rows (the tree's: :func:`window_frame` ``"pool"``) and their level frame
+    (:func:`pool_level_frame`), from one frame of pool rows (``views.pool_levels``: its per-row arrays shared by
+    both; 0.54-0.56 instead of 0.66-0.68 CPU s for the two on the month)."""
+    from app.engine.metrics import with_summary
+    from app.engine.views import pool_levels
+
+    body, window = pool_levels(ws, ("class_interval", "class"))
+    return window, with_summary(body.assign(summary=False), window.assign(summary=True), "class_interval")
+
+
 def _prepared_pool_rows(ws, keys: list, start, end, per_interval: bool, summary: bool) -> pd.DataFrame | None:
     """The pools' rows sliced from the workspace's prepared pool frame (prepared now if it is not); None when the
     workspace has none for the window."""

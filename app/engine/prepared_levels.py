@@ -71,6 +71,13 @@ class PreparedLevels:
         self._keep_frame(key, frame, ("cec", "class"))
         return len(frame) > 0
 
+    def _keep_pools(self, frame: pd.DataFrame, cache, base: str | None) -> None:
+        """Keep the pools' whole-range level frame computed with the tree's pool rows (``Workspace.window_metrics``)
+        as :meth:`prepare_pools` keeps it (and in the workspace cache beside cached intervals)."""
+        if base is not None:
+            cache.store_frames("lv", f"{base}-pool", {"pool": frame}, [{"path": r.file} for r in self._files])
+        self._keep_frame(("pool", "None", "None"), frame, ("cec", "class"))
+
     def _prepare_levels(self, bys: list[str], start, end, cached_only: bool, pool: bool = False) -> bool:
         ok, todo = True, []
         for by in bys:

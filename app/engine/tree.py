@@ -77,7 +77,9 @@ def build_tree(ws: Workspace, deep: bool = True, values: bool = True, partitions
         if values:
             # every level the tree shows in one call: they are computed together (on two threads), the pools'
             # and the SMT cores' rows (_add_pools, _add_cores) with them
-            extra = ("pool",) + (("core",) if cores else ())
+            # (the cores' rows always: the window's tree values read them, node_rows.extra_values, and here they
+            # share the two threads with the pools' rows instead of coming after them, issue 23)
+            extra = ("pool", "core")
             levels = ("cec", "lpar", "class", "cpu_window") if deep else ("cec", "lpar")
             m = ws.window_metrics(levels + extra)
             mi = {"cec": _index(m["cec"], ["cec"]), "lpar": _index(m["lpar"], ["cec", "lpar"])}

@@ -280,18 +280,28 @@ class Workspace(PreparedLevels):
                 # every level on two threads, sharing the per-row arrays of the intervals (aggregate._row_arrays);
                 # the pools (a frame of their own rows, the longest) first, so the other thread takes the rest
                 order = sorted(missing, key=lambda lv: lv not in ("pool", "core"))
-                frames = parallel_map(lambda lv: self._window_frame(iv, lv), order)
+                # the pools' level frame with their window rows when it is not prepared yet, from one frame of pool
+                # rows (the window's idle job prepares it next: issue 23, 0.55 instead of 0.66 CPU s on the month)
+                both = "pool" in missing and len(iv) > 0 and ("pool", "None", "None") not in self._lv
+                frames = parallel_map(lambda lv: self._window_frame(iv, lv, both), order)
                 for lv, frame in zip(order, frames, strict=True):
+                    if lv == "pool" and both:
+                        frame, level = frame
+                        self._keep_pools(level, cache, key)
                     got[lv] = frame
                     if key is not None:
                         cache.store_frames("wm", f"{key}-{lv}", {lv: frame}, [{"path": r.file} for r in self._files])
             self._wm.update(got)
         return {lv: self._wm[lv] for lv in levels}
 
-    def _window_frame(self, iv: pd.DataFrame, lv: str) -> pd.DataFrame:
-        """One level's whole-window rows for :meth:`window_metrics`."""
+    def _window_frame(self, iv: pd.DataFrame, lv: str, pool_level: bool = False) -> Any:
+        """One level's whole-window rows for :meth:`window_metrics` (``pool_level``: the pools' as ``(rows, level
+        frame)``, :func:`app.engine.node_rows.pool_frames`)."""
         from app.engine.metrics import compute_metrics
 
+        if lv == "pool" and pool_level:
+            from app.engine.node_rows import pool_frames
+            return pool_frames(self)
         if lv in ("pool", "core"):
             from app.engine.node_rows import window_frame
             return window_frame(self, lv)

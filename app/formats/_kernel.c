@@ -7,7 +7,9 @@
  *                  a native uint64 (rows x fields) block: a record shape's identity fields, or a counter set
  *                  (adjacent 8-byte fields: one straight byte-swapping copy per row);
  *   rows_at        the first bytes of every record of a file as one (records x width) byte matrix;
- *   first_other_row  whether the records of a group share some bytes (their layout fields), without copies.
+ *   first_other_row  whether the records of a group share some bytes (their layout fields), without copies;
+ *   rdw_low_times  the earliest sample time (CTM) per system of the SMF 113 records along an RDW chain, in one
+ *                  pass over their headers (the progressive open's walk of a big file's rest).
  * Both only read their input and write into buffers the caller allocated; the pure-numpy path in
  * app/formats gives the same results and is used when this module is not built (tests compare the two).
  */
@@ -278,11 +280,113 @@ done:
     return result;
 }
 
+/* rdw_low_times(buf, pos, stop, least, layout, sids, lows, nsid) -> (nsid, pos, status)
+ *   Walks RDW-framed records of ``buf`` from ``pos`` while the position is below ``stop``.  ``layout``: an int64
+ *   buffer of 7 entries (record type, offsets of its type byte, subtype, system id and data-section offset,
+ *   offsets of the sample time in the data section of subtypes 1 and 2).  Of every record of that type, the
+ *   8-byte big-endian time at data offset + the subtype's time offset is taken (a time of 0: none) and the
+ *   lowest per 4-byte system id is kept in ``sids`` (uint32) / ``lows`` (uint64), whose first ``nsid`` entries
+ *   are in use; the new count is returned.
+ *   status 0: fewer than 4 bytes are left; 1: ``stop`` was reached (call again from ``pos``); 2: the record at
+ *   ``pos`` runs past the end of ``buf`` (call again with more bytes from ``pos``); -1: the length at ``pos``
+ *   is below ``least``; -2: a record of the type this walk cannot take apart (a subtype other than 1 and 2, a
+ *   data offset inside the header, the time past the record's end); -3: more systems than ``sids`` holds. */
+static PyObject *rdw_low_times(PyObject *self, PyObject *args)
+{
+    Py_buffer buf, lay, sidb, lowb;
+    Py_ssize_t pos, stop, least, nsid;
+    if (!PyArg_ParseTuple(args, "y*nnny*w*w*n", &buf, &pos, &stop, &least, &lay, &sidb, &lowb, &nsid))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t cap = sidb.len / (Py_ssize_t)sizeof(uint32_t);
+    if (lowb.len / (Py_ssize_t)sizeof(uint64_t) < cap)
+        cap = lowb.len / (Py_ssize_t)sizeof(uint64_t);
+    if (lay.len < 7 * (Py_ssize_t)sizeof(int64_t) || nsid < 0 || nsid > cap) {
+        PyErr_SetString(PyExc_ValueError, "rdw_low_times: bad layout or system table");
+        goto done;
+    }
+    {
+        const int64_t *L = (const int64_t *)lay.buf;
+        const int64_t rty = L[0], o_rty = L[1], o_sty = L[2], o_sid = L[3], o_dof = L[4], ctm1 = L[5], ctm2 = L[6];
+        const unsigned char *b = (const unsigned char *)buf.buf;
+        uint32_t *sids = (uint32_t *)sidb.buf;
+        uint64_t *lows = (uint64_t *)lowb.buf;
+        Py_ssize_t n = buf.len, head = o_dof + 4;
+        int status = 1;
+        if (pos < 0)
+            pos = 0;
+        if (o_rty < 0 || o_rty >= least || o_sty < 0 || o_sid < 0 || o_dof < 0 ||
+            o_sty + 2 > head || o_sid + 4 > head) {
+            PyErr_SetString(PyExc_ValueError, "rdw_low_times: layout fields outside the header");
+            goto done;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        for (;;) {
+            if (pos + 4 > n) {
+                status = 0;
+                break;
+            }
+            if (pos >= stop)
+                break;
+            const unsigned char *p = b + pos;
+            Py_ssize_t len = ((Py_ssize_t)p[0] << 8) | p[1];
+            if (len < least) {
+                status = -1;
+                break;
+            }
+            if (pos + len > n) {
+                status = 2;
+                break;
+            }
+            if (p[o_rty] == rty) {
+                if (len < head) {
+                    status = -2;
+                    break;
+                }
+                uint64_t sty = load_be(p + o_sty, 2);
+                int64_t dof = (int64_t)load_be(p + o_dof, 4);
+                int64_t at = dof + (sty == 2 ? ctm2 : ctm1);
+                if ((sty != 1 && sty != 2) || dof < head || at + 8 > len) {
+                    status = -2;
+                    break;
+                }
+                uint64_t tod = load_be(p + at, 8);
+                if (tod != 0) {
+                    uint32_t sid = (uint32_t)load_be(p + o_sid, 4);
+                    Py_ssize_t j = 0;
+                    while (j < nsid && sids[j] != sid)
+                        j++;
+                    if (j == nsid) {
+                        if (nsid == cap) {
+                            status = -3;
+                            break;
+                        }
+                        sids[nsid] = sid;
+                        lows[nsid++] = tod;
+                    } else if (tod < lows[j]) {
+                        lows[j] = tod;
+                    }
+                }
+            }
+            pos += len;
+        }
+        Py_END_ALLOW_THREADS
+        result = Py_BuildValue("nni", nsid, pos, status);
+    }
+done:
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&lay);
+    PyBuffer_Release(&sidb);
+    PyBuffer_Release(&lowb);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"first_other_row", first_other_row, METH_VARARGS, "First row differing from row 0 in some spans (see kernel.py)."},
     {"rdw_walk", rdw_walk, METH_VARARGS, "Record offsets along an RDW chain (see app/formats/kernel.py)."},
     {"gather_fields", gather_fields, METH_VARARGS, "Several big-endian fields of every row (see kernel.py)."},
     {"rows_at", rows_at, METH_VARARGS, "The first bytes of many records as one matrix (see kernel.py)."},
+    {"rdw_low_times", rdw_low_times, METH_VARARGS, "Earliest SMF 113 sample time per system (see kernel.py)."},
     {NULL, NULL, 0, NULL},
 };
 

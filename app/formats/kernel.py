@@ -304,3 +304,21 @@ def first_other_row(mat: np.ndarray, spans: list[tuple[int, int]]) -> int:
         differ |= (sub != sub[0]).any(axis=1)
     hit = np.flatnonzero(differ)
     return int(hit[0]) if len(hit) else -1
+
+
+def low_times(buf, pos: int, stop: int, least: int, layout: np.ndarray, sids: np.ndarray, lows: np.ndarray,
+              nsid: int) -> tuple[int, int, int] | None:
+    """The compiled walk of an RDW chain that keeps the lowest sample time per system of the records of one type
+    (``_kernel.rdw_low_times``: ``layout``, the int64 (type, type offset, subtype offset, system id offset,
+    data-offset offset, time offset of subtype 1, of subtype 2); ``sids`` uint32 and ``lows`` uint64, their
+    first ``nsid`` entries in use), ``(nsid, pos, status)``; None when the kernel is not built or is off (the
+    caller walks with :func:`rdw_offsets` and :func:`rows_at`)."""
+    if not has_low_times():
+        return None
+    return _c.rdw_low_times(buf, pos, stop, least, layout, sids, lows, nsid)
+
+
+def has_low_times() -> bool:
+    """The compiled kernel in use has ``rdw_low_times`` (a kernel built before it was added has not: the numpy
+    walk serves until it is built again)."""
+    return available() and hasattr(_c, "rdw_low_times")

@@ -7,7 +7,7 @@ at once, then the whole file as before (today's path: the full result is exactly
 
 Every row the window shows from the first part must be the row the whole file gives.  Before the part is
 handed over, the rest of the file is walked, on a thread beside the whole file's read (its record headers only,
-the pages handed back as it goes:
+in one compiled pass over the file read a megabyte at a time into one buffer, no page of it mapped:
 :func:`rest_min_time`) for the earliest sample time still to come; a row of the part is final when its interval
 ended a whole interval length before that time (:func:`final_rows`): no record of the rest can fall in it or
 in the CPU sample before it, whatever the order of the file.  A file whose rest cannot be walked (damage, a
@@ -72,16 +72,23 @@ def first_part(path: str, counters: Any = None, cancel=None, fraction: float | N
     return None if begun is None else begun.walk(cancel)
 
 
-def begin(path: str, counters: Any = None, fraction: float | None = None) -> Begun | None:
-    """The first part of ``path`` decoded, its rest not walked yet (:meth:`Begun.walk`); None when the file is
-    not opened progressively.  The read worker walks the rest on a thread of its own beside the whole file's
-    read, so the part costs the whole read only the decode of its records (about 0.05 CPU s on the month)."""
+def wanted(path: str, counters: Any = None) -> bool:
+    """``path`` is opened progressively as far as its size and the workspace cache tell (its records are looked
+    at by :func:`begin`): larger than :func:`threshold`, not in the workspace cache."""
     limit = threshold()
     try:
         size = os.path.getsize(path)
     except OSError:
-        return None
-    if limit < 0 or size <= limit or cached(path, counters):
+        return False
+    return not (limit < 0 or size <= limit or cached(path, counters))
+
+
+def begin(path: str, counters: Any = None, fraction: float | None = None, checked: bool = False) -> Begun | None:
+    """The first part of ``path`` decoded, its rest not walked yet (:meth:`Begun.walk`); None when the file is
+    not opened progressively (``checked``: :func:`wanted` said it is, only its records are left to look at).
+    The read worker decodes the part and walks the rest on a thread of its own beside the whole file's read,
+    which starts at once (the part's decode, about 0.05 CPU s on the month, no longer comes before it)."""
+    if not checked and not wanted(path, counters):
         return None
     from app.formats import _display
     from app.formats.chunks import chunked, read_window
@@ -115,7 +122,7 @@ class Begun:
         """The part with the earliest sample times of the rest (:func:`rest_min_time`), or None; the file is
         closed after.  ``cancel()`` True stops the walk (:class:`~app.formats.schema.Cancelled`)."""
         try:
-            rest = rest_min_time(self._m, self.end, cancel)
+            rest = rest_min_time(self._m, self.end, cancel, self._fh)
             size = len(self._m)
         finally:
             self.close()
@@ -128,11 +135,72 @@ class Begun:
         self._m = self._fh = None
 
 
-def rest_min_time(buf, pos: int, cancel=None) -> dict[str, np.datetime64] | None:
+WALK_CHUNK = 1 << 20        # bytes of the rest read at a time by the compiled walk (records are < 64 KiB)
+MAX_SYSTEMS = 4096          # systems the compiled walk keeps apart (more: the numpy walk)
+
+
+def rest_min_time(buf, pos: int, cancel=None, fh=None) -> dict[str, np.datetime64] | None:
     """The earliest sample time (the record's CTM, as the reader decodes it) of the SMF 113 records of ``buf``
     from ``pos`` to its end, per system (SMF SID) and under "" of all; None when the rest is not a clean chain
-    of records this walk knows (then nothing of the first part can be called final)."""
+    of records this walk knows (then nothing of the first part can be called final).
+
+    With the compiled kernel the headers are walked in one pass (``_kernel.rdw_low_times``): from ``fh`` (the
+    file of ``buf``, open for reading) read a :data:`WALK_CHUNK` at a time into one buffer when given (the
+    file's pages are not mapped, so the walk leaves the page tables of the whole file's read alone), else over
+    ``buf``; without it, the numpy walk (:func:`_rest_min_numpy`, the same result)."""
+    from app.formats import kernel
+
+    if not kernel.has_low_times():
+        return _rest_min_numpy(buf, pos, cancel)
+    from app.formats import smf113_layout as L
+    from app.formats.pages import drop, populate
+    from app.formats.schema import Cancelled
+    from app.formats.smf_resync import MIN_LEN
+
+    layout = np.array([113, L.OFF_RTY, L.OFF_STY, L.OFF_SID, L.OFF_DOF, L.S1_CTM, L.S2_CTM], np.int64)
+    sids, lows, nsid = np.zeros(MAX_SYSTEMS, np.uint32), np.zeros(MAX_SYSTEMS, np.uint64), 0
+    n, start = len(buf), pos
+    chunk = memoryview(bytearray(WALK_CHUNK)) if fh is not None else None
+    while pos < n:
+        if cancel is not None and cancel():
+            raise Cancelled()
+        if chunk is not None:
+            fh.seek(pos)
+            got = fh.readinto(chunk)
+            if not got:
+                return None         # the file shrank under the walk: no guess
+            nsid, used, status = kernel.low_times(chunk[:got], 0, got, MIN_LEN, layout, sids, lows, nsid)
+            last = pos + got >= n   # this read reaches the file's end
+            at = pos + used
+        else:                       # a step of the map at a time, its pages handed back after it
+            populate(buf, pos, pos + SCAN_STEP + 65536)
+            nsid, at, status = kernel.low_times(buf, pos, pos + SCAN_STEP, MIN_LEN, layout, sids, lows, nsid)
+            drop(buf, pos, min(at, n))
+            last = True
+        if status == -3:        # more systems than the table holds: the numpy walk, from the rest's start
+            return _rest_min_numpy(buf, start, cancel)
+        if status < 0 or (status == 2 and last):
+            return None     # not a clean chain, a record this walk does not take apart, a cut last record
+        if status == 0 and last:
+            break
+        if at <= pos:
+            return None         # no progress (cannot happen on a file of records under 64 KiB): no guess
+        pos = at
+    return _low_times_out({int(s).to_bytes(4, "big"): int(v) for s, v in zip(sids[:nsid], lows[:nsid], strict=True)})
+
+
+def _low_times_out(best: dict[bytes, int]) -> dict[str, np.datetime64]:
+    """The walk's lowest time of each system (raw SID -> TOD clock value) as :func:`rest_min_time` gives it."""
     from app.formats import common
+
+    top = np.iinfo(np.uint64).max
+    out = {_sid_text(k): common.tod_to_datetime64(v)[()] for k, v in best.items() if v != top}
+    out[""] = min(out.values()) if out else np.datetime64("NaT", "ns")
+    return out
+
+
+def _rest_min_numpy(buf, pos: int, cancel=None) -> dict[str, np.datetime64] | None:
+    """:func:`rest_min_time` by numpy over the mapped ``buf`` (the compiled kernel not built, or off)."""
     from app.formats import smf113_layout as L
     from app.formats.kernel import rdw_offsets, rows_at
     from app.formats.pages import drop, populate
@@ -174,9 +242,7 @@ def rest_min_time(buf, pos: int, cancel=None) -> dict[str, np.datetime64] | None
         if status == 0 or end <= pos:
             break
         pos = end
-    out = {_sid_text(k): common.tod_to_datetime64(v)[()] for k, v in best.items() if v != np.iinfo(np.uint64).max}
-    out[""] = min(out.values()) if out else np.datetime64("NaT", "ns")
-    return out
+    return _low_times_out(best)
 
 
 def _sid_text(raw: bytes) -> str:

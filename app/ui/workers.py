@@ -86,20 +86,20 @@ class ReadWorker(QRunnable):
         self.signals.finished.emit(LoadOutcome(self.path, digest, result))
 
     def _first_part(self) -> threading.Thread | None:
-        """A big file's first part (app/ui/progressive.py): its records decoded here, then the walk of its rest on
-        a thread beside the whole file's read, which emits ``part`` when it is done (not once the whole read
-        ended or was cancelled)."""
-        from app.ui.progressive import begin
+        """A big file's first part (app/ui/progressive.py): its records decoded, then its rest walked, on a thread
+        beside the whole file's read (which starts at once: issue 23, the part's decode no longer delays it),
+        which emits ``part`` when it is done (not once the whole read ended or was cancelled)."""
+        from app.ui.progressive import begin, wanted
 
-        begun = begin(self.path, self.counters)
-        if begun is None:
+        if not wanted(self.path, self.counters):
             return None
         done = threading.Event()
         stop = lambda: done.is_set() or self.cancel_flag.is_set()  # noqa: E731
 
         def walk() -> None:
             try:
-                part = begun.walk(stop)
+                begun = begin(self.path, self.counters, checked=True)
+                part = begun.walk(stop) if begun is not None else None
             except Exception:  # noqa: BLE001 - stopped (Cancelled), or a walk that failed: no part, the whole read
                 part = None
             if part is not None and not stop():

@@ -84,3 +84,54 @@ def test_the_kept_window_rows_are_cached_as_the_trees(files, tmp_path, monkeypat
     got = second.window_metrics(("lpar",))["lpar"]
     assert calls == []
     pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+def test_the_trees_pool_rows_come_with_the_pools_level_frame(files, monkeypatch):
+    """The tree's whole-window pool rows (``window_metrics``) are computed with the pools' level frame (issue 23:
+    the window's idle job prepares it next; one frame of pool rows for both): each equal, exactly, to the one
+    computed alone, and prepare_pools then computes nothing."""
+    from app.engine import node_rows
+
+    key = ("pool", "None", "None")
+    ws, alone = _open(files, False), _open(files, False)
+    got = ws.window_metrics(("pool",))["pool"]
+    assert key in ws._lv and len(got) > 0
+    want_rows = node_rows.window_frame(alone, "pool")
+    assert alone.prepare_pools()
+    pd.testing.assert_frame_equal(got, want_rows, check_exact=True)
+    pd.testing.assert_frame_equal(ws._lv[key].frame, alone._lv[key].frame, check_exact=True)
+    frame = ws._lv[key].frame
+    assert frame["summary"].any() and not frame["summary"].all()
+    monkeypatch.setattr(node_rows, "pool_level_frame", lambda *a, **k: pytest.fail("computed again"))
+    assert ws.prepare_pools() and ws.prepare_levels(["pool"])
+
+
+def test_prepared_pools_are_not_computed_again_with_the_trees_rows(files, monkeypatch):
+    from app.engine import node_rows
+
+    ws = _open(files, False)
+    assert ws.prepare_pools()
+    before = ws._lv[("pool", "None", "None")]
+    monkeypatch.setattr(node_rows, "pool_frames", lambda *a, **k: pytest.fail("the pools' frame again"))
+    assert len(ws.window_metrics(("pool",))["pool"]) > 0
+    assert ws._lv[("pool", "None", "None")] is before
+
+
+def test_the_trees_values_ask_for_the_cores_with_the_pools(files, monkeypatch):
+    """The tree with values asks for the cores' whole-window rows in the call that computes the pools' (on the two
+    threads together), so the window's tree values (node_rows.extra_values) compute nothing after it."""
+    from app.engine import node_rows
+
+    ws = _open(files, False)
+    asked: list[tuple] = []
+    real = Workspace.window_metrics
+
+    def spy(self, levels=("cec", "lpar", "class", "cpu_window")):
+        asked.append(tuple(levels))
+        return real(self, levels)
+    monkeypatch.setattr(Workspace, "window_metrics", spy)
+    ws.tree()
+    assert any("pool" in lv and "core" in lv for lv in asked)
+    calls = _no_window_frames(monkeypatch)
+    node_rows.extra_values(ws)
+    assert calls == []

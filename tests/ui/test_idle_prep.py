@@ -29,8 +29,10 @@ def test_the_selected_lpars_cpu_rows_come_with_its_level(qtbot, window, smf_a, m
     assert lpar[0] == "lpar" and window.errors == []
     # the first idle job: the LPAR level (the selection's own) and this LPAR's CPU rows, nothing else
     assert prepared[0] == ("lpar_interval", ("cpus", lpar[1], lpar[2])), prepared
-    # the next: the other levels together (the CPU rows index, the pools); no job prepares the CPU rows again
-    assert set(prepared[1]) == {"class_interval", "cec_interval", "cpu", "pool"}, prepared
+    # the next: the other levels together (the CPU rows index); the pools' frame came with the tree's pool rows
+    # (Workspace.window_metrics: one frame of pool rows for both); no job prepares the CPU rows again
+    assert set(prepared[1]) == {"class_interval", "cec_interval", "cpu"}, prepared
+    assert not any("pool" in p for p in prepared)
     assert [p for p in prepared if any(isinstance(x, tuple) for x in p)] == [prepared[0]]
     ws = window.ws
     for by in ("lpar_interval", "class_interval", "cec_interval", "cpu", "pool"):
