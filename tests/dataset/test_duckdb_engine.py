@@ -135,20 +135,25 @@ def test_columns_known_for_unchanged_parts_only(tmp_path):
         assert again.columns() == ["t_start", "t_end", "cpu", "cec", "month"] and spy.texts == []
     finally:
         again.close()
-    t = pd.Timestamp("2026-01-01 00:15", tz="UTC")
-    tab = pa.table({"t_start": pa.array([t], pa.timestamp("us", tz="UTC")),
-                    "t_end": pa.array([t], pa.timestamp("us", tz="UTC")), "cpu": pa.array([0], pa.int32()),
-                    "B0": pa.array([1.0])})
-    pq.write_table(tab, files[1] + ".new")
-    import os
-
-    os.replace(files[1] + ".new", files[1])            # another inode (and size)
+    _rewrite_with_b0(files[1])
     changed = D.DuckDBEngine(files)
     try:
         assert changed.columns() == ["t_start", "t_end", "cpu", "B0", "cec", "month"]
     finally:
         changed.close()
 
+
+
+def _rewrite_with_b0(path: str) -> None:
+    """The part at ``path`` replaced by one row with a column B0 more: another inode (and size)."""
+    import os
+
+    t = pd.Timestamp("2026-01-01 00:15", tz="UTC")
+    tab = pa.table({"t_start": pa.array([t], pa.timestamp("us", tz="UTC")),
+                    "t_end": pa.array([t], pa.timestamp("us", tz="UTC")), "cpu": pa.array([0], pa.int32()),
+                    "B0": pa.array([1.0])})
+    pq.write_table(tab, path + ".new")
+    os.replace(path + ".new", path)
 
 def _new_process():
     """What a new process knows: no view columns kept in memory, the user's file not read yet."""
@@ -183,14 +188,7 @@ def test_columns_known_from_an_earlier_process_for_unchanged_parts_only(tmp_path
         assert again.sql("SELECT COUNT(*) AS n FROM iv")["n"].iloc[0] == 2        # the view still defined to read
     finally:
         again.close()
-    t = pd.Timestamp("2026-01-01 00:15", tz="UTC")
-    tab = pa.table({"t_start": pa.array([t], pa.timestamp("us", tz="UTC")),
-                    "t_end": pa.array([t], pa.timestamp("us", tz="UTC")), "cpu": pa.array([0], pa.int32()),
-                    "B0": pa.array([1.0])})
-    pq.write_table(tab, files[1] + ".new")
-    import os
-
-    os.replace(files[1] + ".new", files[1])            # another inode (and size)
+    _rewrite_with_b0(files[1])
     _new_process()
     changed = D.DuckDBEngine(files)
     try:
@@ -211,17 +209,16 @@ def test_columns_known_from_an_earlier_process_for_unchanged_parts_only(tmp_path
     # parts changed a moment ago (within the settle time), or the cache off: nothing kept
     monkeypatch.setattr(integrity, "STAMP_SETTLE_S", 3600.0)
     (cache / D._DISK_NAME).unlink()
-    _new_process()
-    eng = D.DuckDBEngine(files[:1])
-    try:
-        assert eng.columns() == want
-    finally:
-        eng.close()
-    assert not (cache / D._DISK_NAME).exists()
+    _bound_and_not_kept(files[:1], want, cache)
     monkeypatch.setattr(integrity, "STAMP_SETTLE_S", 0.0)
     monkeypatch.setenv("NESTSCOPE_CACHE", "0")
+    _bound_and_not_kept(files[:1], want, cache)
+
+
+def _bound_and_not_kept(files, want, cache) -> None:
+    """In a new process the view over ``files`` has the columns ``want`` and nothing is written to the cache."""
     _new_process()
-    eng = D.DuckDBEngine(files[:1])
+    eng = D.DuckDBEngine(files)
     try:
         assert eng.columns() == want
     finally:
