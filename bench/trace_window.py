@@ -21,7 +21,7 @@ ROOT = os.path.abspath(sys.argv[1])
 ARGS = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
 sys.path.insert(0, ROOT)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-CALLS: list[tuple[float, float, str, str]] = []
+CALLS: list[tuple[float, float, str, str, float]] = []     # start, end, label, thread, thread CPU s
 SELECTED: list[float] = []      # when bench_window first selected a node itself (the open is over by then)
 
 
@@ -30,11 +30,11 @@ def wrap(owner, name: str) -> None:
     label = f"{getattr(owner, '__name__', owner)}.{name}".replace("app.", "")
 
     def timed(*a, **k):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         try:
             return real(*a, **k)
         finally:
-            CALLS.append((t, time.perf_counter(), label, threading.current_thread().name))
+            CALLS.append((t, time.perf_counter(), label, threading.current_thread().name, time.thread_time() - c))
     setattr(owner, name, timed)
 
 
@@ -51,8 +51,26 @@ def _gc_timer() -> None:
             t = started.pop()
             if info.get("generation", 0) >= 1:
                 CALLS.append((t, time.perf_counter(), f"gc.collect({info['generation']})",
-                              threading.current_thread().name))
+                              threading.current_thread().name, float("nan")))
     gc.callbacks.append(cb)
+
+
+TASKS: list[dict[int, tuple[str, float]]] = []    # CPU s of each thread of the process (by its id)
+
+
+def _tasks() -> dict[int, tuple[str, float]]:
+    out = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                raw = f.read()
+        except OSError:
+            continue
+        name = raw[raw.index("(") + 1:raw.rindex(")")]
+        fields = raw[raw.rindex(")") + 2:].split()
+        out[int(tid)] = (name, (int(fields[11]) + int(fields[12])) / tick)
+    return out
 
 
 def main() -> None:
@@ -99,12 +117,23 @@ def main() -> None:
 
         def open_files(self, p):
             t0.append(time.perf_counter())
+            TASKS.clear()
+            TASKS.append(_tasks())
             return opened(self, p)
+        real_add = workspace.Workspace.add_all
+
+        def add_all(self, *a, **k):     # the whole file's add (the window's Workspace, not the part's own)
+            out = real_add(self, *a, **k)
+            if t0 and self.cache is not False and len(TASKS) < 2:
+                TASKS.append(_tasks())
+            return out
+        workspace.Workspace.add_all = add_all       # before the window is made (bench_window binds it then)
         main_window.MainWindow.open_files = open_files
         try:
             measure(app, label, paths)
         finally:
             main_window.MainWindow.open_files = opened
+            workspace.Workspace.add_all = real_add
         if not t0:
             return
         end = SELECTED[0] if SELECTED else float("inf")
@@ -116,9 +145,17 @@ def main() -> None:
               f"{(min(t for t, *_ in writes) - t0[0]) if writes else float('nan'):.3f} s")
         print(f"\n--- {label}: calls over 3 ms until the script's first selection (s from open_files: start, end, "
               f"length, thread)")
-        for t, e, lab, th in sorted(CALLS):
+        for t, e, lab, th, cpu in sorted(CALLS):
             if t0[0] <= t < end and e - t > 0.003:
-                print(f"{t - t0[0]:8.3f} {e - t0[0]:8.3f} {e - t:7.3f}  {th[:16]:16s} {lab}")
+                print(f"{t - t0[0]:8.3f} {e - t0[0]:8.3f} {e - t:7.3f} {cpu:6.3f} CPU  {th[:16]:16s} {lab}")
+        if len(TASKS) >= 2:
+            print(f"\n--- {label}: CPU s of each thread (live at the end) from open_files to the end of the whole "
+                  f"file's add (threads ended before it: their calls above)")
+            first, last = TASKS[0], TASKS[-1]
+            for tid, (name, c) in sorted(last.items(), key=lambda kv: -(kv[1][1] - first.get(kv[0], ("", 0.0))[1])):
+                d = c - first.get(tid, ("", 0.0))[1]
+                if d > 0.005:
+                    print(f"  {name:20s} {d:6.3f}")
     bw.measure = traced
     bw.main()
 

@@ -93,7 +93,7 @@ def show(w: Any, view: Any) -> None:
     table = view.table
     if table is not None and len(table):
         w.table.model.quality_details = view.quality_details
-        w.table.model.set_frame(table, view.columns)
+        _set_frame_once(w, table, view.columns)
         state.text = SHOWN.format(start=_when(table["interval_end"].min(), True),
                                   end=_when(table["interval_end"].max(), False))
     else:
@@ -101,6 +101,25 @@ def show(w: Any, view: Any) -> None:
         state.text = NONE_SHOWN
     state.pct = max(state.pct, int(state.part.fraction * 100))
     _status(w, state)
+
+
+def _set_frame_once(w: Any, table: pd.DataFrame, columns: Any) -> None:
+    """The part's rows set on the table, painted once: the table's column widths, set to its rows', each start a
+    zero timer of the view's (QTableView repaints its viewport from the first column resized onwards when it
+    fires), which fired after the first paint and painted both panes again (0.07-0.1 CPU s of the GUI thread,
+    most of it the cells' Python data() calls, taken from the whole file's read beside it: issue 23).  The
+    table's updates stay off until those timers have fired (a timer of 1 ms, after them), then one paint."""
+    from PySide6.QtCore import QTimer
+
+    t = w.table
+    if not t.updatesEnabled():
+        t.model.set_frame(table, columns)
+        return
+    t.setUpdatesEnabled(False)
+    try:
+        t.model.set_frame(table, columns)
+    finally:
+        QTimer.singleShot(1, t, lambda: t.setUpdatesEnabled(True))
 
 
 def _when(t: Any, full: bool) -> str:
