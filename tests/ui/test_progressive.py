@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from PySide6.QtCore import QEvent, QObject
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -395,3 +396,51 @@ def test_the_tree_levels_come_before_the_whole_table_after_a_part(qtbot, window,
     assert len(body) == len(full)
     _same_rows(body, full)                                      # the whole file's rows, not the part's
     assert w._partial is None and not w.statusBar().currentMessage().startswith("Loading")
+
+
+class _Paints(QObject):
+    """Counts the paint events of a widget that come while its model has rows."""
+
+    def __init__(self, widget, model) -> None:
+        super().__init__()
+        self.n, self._model = 0, model
+        widget.installEventFilter(self)
+
+    def eventFilter(self, obj, event):  # noqa: N802 - Qt API
+        if event.type() == QEvent.Type.Paint and self._model.rowCount() > 0:
+            self.n += 1
+        return False
+
+
+def test_the_parts_table_is_painted_once(qtbot, window, big_files, gate):
+    # its column widths, set to its rows, each start a zero timer of the view's that repaints the viewport when
+    # it fires: fired after the first paint, they painted both panes a second time (0.07-0.1 CPU s of the GUI
+    # thread beside the whole file's read); the table's updates stay off until they fired
+    w = window
+    paints = _Paints(w.table.view.viewport(), w.table.model)
+    frozen = _Paints(w.table.frozen.viewport(), w.table.model)
+    assert w.open_files([big_files["time"]]) == 1
+    qtbot.waitUntil(lambda: _partial_shown(w), timeout=60_000)
+    qtbot.waitUntil(lambda: w.table.updatesEnabled() and paints.n > 0, timeout=5_000)
+    qtbot.wait(300)                   # the event loop runs on: no paint more (the read is held by the gate)
+    assert (paints.n, frozen.n) == (1, 1)
+    assert w.table.model.rowCount() > 10
+
+
+def test_the_status_bar_keeps_its_height_when_the_read_ends(qtbot, window, big_files, gate):
+    # without the read's bar the status bar was 4 px lower: the window's layout moved at the read's end and the
+    # part's table (and the tree) were painted again, beside the whole file's add
+    from app.ui.loader import JobWidget
+
+    w = window
+    assert w.open_files([big_files["time"]]) == 1
+    qtbot.waitUntil(lambda: _partial_shown(w), timeout=60_000)
+    bar = w.statusBar()
+    qtbot.waitUntil(lambda: any(j.isVisible() for j in bar.findChildren(JobWidget)), timeout=5_000)
+    qtbot.wait(50)
+    with_bar, table_h = bar.height(), w.table.height()
+    gate.set()
+    wait_loaded(qtbot, w)
+    qtbot.wait(50)
+    assert not [j for j in bar.findChildren(JobWidget) if j.isVisible()]
+    assert (bar.height(), w.table.height()) == (with_bar, table_h)
