@@ -4,7 +4,9 @@ Runs ``bench/bench_window.py`` of the checkout ROOT (its arguments after ``--``)
 methods (showing a view, the tree's roots, deeper levels and values, the table's rows, the timeline's frame) and
 the read and engine steps (the first part's decode, the walk of the rest, the whole read, the part's view, add,
 tree, window metrics, prepared levels, cache frames) wrapped: after the month's figures, one line per call of
-over 3 ms: start and end (seconds from ``open_files``), length and thread.  Calls on the engine's second thread
+over 3 ms: start and end (seconds from ``open_files``), length, the CPU seconds of its own thread
+(``time.thread_time``) and thread; then the CPU seconds of each thread of the process (from /proc) from
+``open_files`` to the end of the whole file's add (the GUI thread is "python", the pools' "Thread (pooled)").  Calls on the engine's second thread
 show beside those of the job's own thread (two threads: two lines at once).
 
     python bench/trace_window.py ROOT -- --cold --no-samples --keep /tmp/nestscope-bench-exports/month.smf
