@@ -527,9 +527,14 @@ class Dataset:
         if failed is not None:
             return ExtractResult(file, "", "error", "; ".join(f.message for f in failed.findings))
 
+        from app.formats.chunks import chunk_bytes
+
         self.check_writable()
-        # the content's hash made in a thread beside the first chunk's decoding; waited for (and looked up in
-        # the manifest) where the adder first needs it: before its first part file
+        if len(data) <= chunk_bytes():     # read in one piece: hashed first (a file held already is not read)
+            return self._extract_chunks(data, file, _sha256(data), sets)
+        # more than a chunk of input: the content's hash made in a thread beside the first chunk's decoding,
+        # waited for (and looked up in the manifest) where the adder first needs it, before its first part file
+        # (a file held already costs its first chunk's reading besides the hash)
         sha = ContentHash(data)
         try:
             return self._extract_chunks(data, file, sha, sets)
@@ -541,6 +546,8 @@ class Dataset:
         from app.formats.chunks import read_chunks
 
         with self.lock():
+            if isinstance(sha, str) and self._committed(sha):
+                return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
             sets = sets or load_formula_sets()
             # the SMF reader decodes only the counters kept (memory: the skipped columns are never made), a
             # chunk of records at a time (app/formats/chunks.py), each counter one contiguous array (by_column:

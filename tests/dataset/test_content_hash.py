@@ -56,6 +56,8 @@ def test_extract_entry_named_by_the_whole_files_hash_in_chunks(tmp_path, monkeyp
 
 @pytest.mark.parametrize("chunk_mb", ["0.25", "64"])
 def test_a_file_held_already_adds_nothing_and_writes_nothing(tmp_path, monkeypatch, chunk_mb):
+    # 7,784,976 bytes: in chunks of 0.25 MB (hashed in the thread, looked up before the first part is written)
+    # or in one piece (hashed first, as before)
     plain = tmp_path / "zosa.rdw"
     plain.write_bytes(gzip.decompress(ZOSA.read_bytes()))
     monkeypatch.setenv("NESTSCOPE_EXTRACT_CHUNK_MB", chunk_mb)
@@ -72,3 +74,20 @@ def test_a_file_held_already_adds_nothing_and_writes_nothing(tmp_path, monkeypat
     assert not ds2._pending
     ds2.save_index()
     assert {p: (tmp_path / "ds" / p).read_bytes() for p in _files(tmp_path / "ds")} == before
+
+
+def test_a_file_of_one_chunk_held_already_is_not_read(tmp_path, monkeypatch):
+    # at most a chunk of input: hashed before anything else, as before the thread (a held file is never decoded)
+    from app.formats import chunks
+
+    plain = tmp_path / "zosa.rdw"
+    plain.write_bytes(gzip.decompress(ZOSA.read_bytes()))
+    monkeypatch.setenv("NESTSCOPE_EXTRACT_CHUNK_MB", "64")
+    assert Dataset(tmp_path / "ds", create=True).extract(plain).status == "added"
+
+    def no_reading(*a, **k):
+        raise AssertionError("a file held already was read")
+    monkeypatch.setattr(chunks, "read_chunks", no_reading)
+    assert Dataset(tmp_path / "ds").extract(plain).status == "present"
+    with pytest.raises(AssertionError):         # (the patch is what a reading would meet)
+        Dataset(tmp_path / "ds2", create=True).extract(plain)
