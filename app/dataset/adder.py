@@ -31,12 +31,14 @@ __all__ = ["FileAdder"]
 
 
 class FileAdder:
-    """Adds one file (``sha``: the content hash, its manifest entry's name) to ``ds`` chunk by chunk."""
+    """Adds one file (``sha``: the content hash, its manifest entry's name, or a
+    :class:`~app.dataset.content_hash.ContentHash` being made) to ``ds`` chunk by chunk."""
 
     def __init__(self, ds, file: str, sha: str, size: int, sets) -> None:
         from app.dataset.store import interval_counters
 
-        self.ds, self.file, self.sha, self.size, self.sets = ds, file, sha, int(size), sets
+        self.ds, self.file, self.size, self.sets = ds, file, int(size), sets
+        self._sha, self._hash = (sha, None) if isinstance(sha, str) else (None, sha)
         self.need = interval_counters(sets)
         self.written: list[str] = []
         self.parts: dict[str, list[str]] = {t: [] for t in tables.TABLES}
@@ -57,6 +59,20 @@ class FileAdder:
         self.ahead = pd.DataFrame(columns=["cec", "lpar", "system", "class", "cpu", "t", "t0", "_file"])
         self.largest_chunk = 0          # rows of the largest decoded chunk
         ds._pending = self.part_keys
+
+    @property
+    def sha(self) -> str:
+        """The content hash; one still being made (:class:`~app.dataset.content_hash.ContentHash`) is waited for
+        here, where it is first needed, and looked up in the manifest: :class:`AlreadyPresent` when the dataset
+        holds it (nothing of the file was written yet: every part file's name and rows carry it)."""
+        if self._sha is None:
+            from app.dataset.content_hash import AlreadyPresent
+
+            sha = self._hash.result()
+            if self.ds._committed(sha):
+                raise AlreadyPresent(sha)
+            self._sha = sha
+        return self._sha
 
     # -- one chunk -----------------------------------------------------------------------------------
     def add(self, r, last: bool = True, own: bool = False) -> None:

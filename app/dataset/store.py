@@ -31,7 +31,6 @@ and everything that depends on the whole dataset are computed at query time.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -91,15 +90,9 @@ def interval_counters(sets) -> set[str]:
 
 def _sha256(data) -> str:
     """SHA-256 of ``data`` read 16 MiB at a time (the pages of a memory-mapped file handed back as it goes)."""
-    from app.formats.chunks import drop_pages
+    from app.dataset.content_hash import sha256_of
 
-    h = hashlib.sha256()
-    step = 16 << 20
-    with memoryview(data) as mv:
-        for a in range(0, len(mv), step):
-            h.update(mv[a:a + step])
-            drop_pages(data, a, min(a + step, len(mv)))
-    return h.hexdigest()
+    return sha256_of(data)
 
 
 def _now_iso() -> str:
@@ -527,17 +520,33 @@ class Dataset:
     def extract(self, path: str | Path, sets=None, progress: Callable[[str], None] | None = None) -> ExtractResult:
         """Add one source file (see the module docstring).  Never raises for bad data; an exception of the
         machine (disk full...) propagates after this file's part files are removed."""
-        from app.engine.catalog import load_formula_sets
+        from app.dataset.content_hash import ContentHash
         from app.formats import open_data
-        from app.formats.chunks import read_chunks
 
         file, data, failed = open_data(path)           # the guards of every command (FIFO, devices, size, names)
         if failed is not None:
             return ExtractResult(file, "", "error", "; ".join(f.message for f in failed.findings))
-        sha = _sha256(data)
+
+        from app.formats.chunks import chunk_bytes
+
         self.check_writable()
+        if len(data) <= chunk_bytes():     # read in one piece: hashed first (a file held already is not read)
+            return self._extract_chunks(data, file, _sha256(data), sets)
+        # more than a chunk of input: the content's hash made in a thread beside the first chunk's decoding,
+        # waited for (and looked up in the manifest) where the adder first needs it, before its first part file
+        # (a file held already costs its first chunk's reading besides the hash)
+        sha = ContentHash(data)
+        try:
+            return self._extract_chunks(data, file, sha, sets)
+        finally:
+            sha.wait()          # (the data outlives the thread reading it)
+
+    def _extract_chunks(self, data, file: str, sha, sets) -> ExtractResult:
+        from app.engine.catalog import load_formula_sets
+        from app.formats.chunks import read_chunks
+
         with self.lock():
-            if self._committed(sha):
+            if isinstance(sha, str) and self._committed(sha):
                 return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
             sets = sets or load_formula_sets()
             # the SMF reader decodes only the counters kept (memory: the skipped columns are never made), a
@@ -555,15 +564,17 @@ class Dataset:
         (``extract`` does the reading; benchmarks hand over generated counter samples)."""
         return self.add_chunks([r], r.file, sha, size, sets)
 
-    def add_chunks(self, chunks: Iterable, file: str, sha: str, size: int, sets, own: bool = False) -> ExtractResult:
+    def add_chunks(self, chunks: Iterable, file: str, sha, size: int, sets, own: bool = False) -> ExtractResult:
         """Add a file decoded a chunk at a time (``chunks``: its :class:`~app.formats.schema.ReadResult` pieces
         in file order, :func:`app.formats.chunks.read_chunks`) under the dataset lock, committed once at the end
-        (:class:`app.dataset.adder.FileAdder`): memory is bounded by a chunk, not the file.  ``own``: the chunks
+        (:class:`app.dataset.adder.FileAdder`): memory is bounded by a chunk, not the file.  ``sha``: the content
+        hash, or a :class:`~app.dataset.content_hash.ContentHash` still being made.  ``own``: the chunks
         are this call's alone (a reader's), so each one's samples frame is let go as soon as it is copied."""
         from app.dataset.adder import FileAdder
+        from app.dataset.content_hash import AlreadyPresent
 
         with self.lock():
-            if self._committed(sha):
+            if isinstance(sha, str) and self._committed(sha):     # (a ContentHash: looked up when first needed)
                 return ExtractResult(file, sha, "present", f"{file}: already in the dataset (same SHA-256)")
             adder = FileAdder(self, file, sha, size, sets)
             try:
@@ -574,6 +585,9 @@ class Dataset:
                     if more:            # the chunk's blocks go back to the system before the next is decoded
                         memory.release(collect=False)
                 return adder.finish()
+            except AlreadyPresent as got:       # found where the hash was first needed: nothing written
+                adder.abort()
+                return ExtractResult(file, got.sha, "present", f"{file}: already in the dataset (same SHA-256)")
             except BaseException:
                 adder.abort()
                 raise
