@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import sys
 import tempfile
+import threading
+from collections.abc import Iterable
 
-__all__ = ["user_cache_dir"]
+__all__ = ["user_cache_dir", "user_state_file", "append_line", "write_lines"]
 
 
 def user_cache_dir() -> str | None:
@@ -42,3 +45,38 @@ def _xdg_cache_dir() -> str | None:
     if posixpath.isabs(home):
         return os.path.join(os.path.expanduser("~/.cache"), "nestscope")
     return None
+
+
+def user_state_file(name: str) -> str | None:
+    """A small file of what earlier NestScope processes of this user found about files (checks, columns), trusted
+    only while each file's identity (size, times, inode, device) is unchanged: ``name`` in the user's cache folder;
+    None when the cache is off, and on Windows, whose ``st_ctime`` is the creation time (a rewritten file would
+    keep its identity)."""
+    d = user_cache_dir() if os.name != "nt" else None
+    return os.path.join(d, name) if d else None
+
+
+def append_line(path: str, line: str) -> None:
+    """One short line appended to ``path`` (its folder made when missing); best effort: nothing on an OSError."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "surrogateescape"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def write_lines(path: str, lines: Iterable[str]) -> None:
+    """``path`` replaced by ``lines`` (each ending with a newline) through a temporary file beside it; best effort:
+    nothing on an OSError."""
+    tmp = f"{path}.tmp-{os.getpid()}-{threading.get_ident()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.writelines(lines)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)

@@ -142,12 +142,10 @@ def _remember(key: tuple, cols: list[str]) -> None:
 
 
 def _disk_file() -> str | None:
-    """The user's file of view columns (None when the cache is off, and on Windows, whose ``st_ctime`` is the
-    creation time: a rewritten part would keep its identity)."""
-    from app.userdirs import user_cache_dir
+    """The user's file of view columns (:func:`app.userdirs.user_state_file`)."""
+    from app.userdirs import user_state_file
 
-    d = user_cache_dir() if os.name != "nt" else None
-    return os.path.join(d, _DISK_NAME) if d else None
+    return user_state_file(_DISK_NAME)
 
 
 def _disk_key(key: tuple) -> str:
@@ -200,28 +198,19 @@ def _disk_add(key: tuple, cols: list[str]) -> None:
     path = _disk_file()
     if path is None or time.time_ns() - max(k[3] for k in key) < STAMP_SETTLE_S * 1e9:
         return
+    from app.userdirs import append_line, write_lines
+
     k, v = _disk_key(key), json.dumps(cols)
     with _DB_LOCK:
         lines = _disk_lines(path)
         lines[k] = v
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            if len(lines) <= _DISK_LIMIT:
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                try:
-                    os.write(fd, f"{k}\t{v}\n".encode("utf-8", "surrogateescape"))
-                finally:
-                    os.close(fd)
-                return
-            keep = list(lines.items())[-(_DISK_LIMIT // 2):]
-            lines.clear()
-            lines.update(keep)
-            tmp = f"{path}.tmp-{os.getpid()}-{threading.get_ident()}"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.writelines(f"{a}\t{b}\n" for a, b in keep)
-            os.replace(tmp, path)
-        except OSError:
-            pass
+        if len(lines) <= _DISK_LIMIT:
+            append_line(path, f"{k}\t{v}\n")
+            return
+        keep = list(lines.items())[-(_DISK_LIMIT // 2):]
+        lines.clear()
+        lines.update(keep)
+        write_lines(path, (f"{a}\t{b}\n" for a, b in keep))
 
 
 class DuckDBEngine:

@@ -105,15 +105,11 @@ def stamped_checks():
 
 
 def _stamp_file(part_dir: str) -> str | None:
-    """The user's stamp file of one partition directory (None when the cache is off, and on Windows, whose
-    ``st_ctime`` is the creation time: a write would leave it as it was)."""
-    from app.userdirs import user_cache_dir
+    """The user's stamp file of one partition directory (:func:`app.userdirs.user_state_file`)."""
+    from app.userdirs import user_state_file
 
-    d = user_cache_dir() if os.name != "nt" else None
-    if d is None:
-        return None
     key = hashlib.sha256(os.path.abspath(part_dir).encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return os.path.join(d, f"dataset-checks-{key}.txt")
+    return user_state_file(f"dataset-checks-{key}.txt")
 
 
 def _stamp(st: os.stat_result, crc: int) -> tuple:
@@ -156,14 +152,9 @@ def _line(name: str, stamp: tuple) -> str:
 
 
 def _write_stamps(f: str, got: dict[str, tuple]) -> None:
-    tmp = f"{f}.tmp-{os.getpid()}-{threading.get_ident()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.writelines(_line(k, v) for k, v in got.items())
-        os.replace(tmp, f)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    from app.userdirs import write_lines
+
+    write_lines(f, (_line(k, v) for k, v in got.items()))
 
 
 def _add_stamp(path: Path, st: os.stat_result, crc: int) -> None:
@@ -178,16 +169,10 @@ def _add_stamp(path: Path, st: os.stat_result, crc: int) -> None:
     f = _stamp_file(part_dir)
     if f is None or "\t" in name or "\n" in name:
         return
+    from app.userdirs import append_line
+
     _stamps(part_dir)[name] = _stamp(st, crc)
-    try:
-        os.makedirs(os.path.dirname(f), exist_ok=True)
-        fd = os.open(f, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, _line(name, _stamp(st, crc)).encode("utf-8", "surrogateescape"))   # one short append
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+    append_line(f, _line(name, _stamp(st, crc)))
 
 
 def part_problem(path: Path, info: dict[str, Any]) -> str:

@@ -88,13 +88,6 @@ def interval_counters(sets) -> set[str]:
     return keep
 
 
-def _sha256(data) -> str:
-    """SHA-256 of ``data`` read 16 MiB at a time (the pages of a memory-mapped file handed back as it goes)."""
-    from app.dataset.content_hash import sha256_of
-
-    return sha256_of(data)
-
-
 def _now_iso() -> str:
     """Now, ISO 8601 UTC with microseconds (``2026-11-26T08:01:23.456789Z``)."""
     ns = time.time_ns()
@@ -520,7 +513,7 @@ class Dataset:
     def extract(self, path: str | Path, sets=None, progress: Callable[[str], None] | None = None) -> ExtractResult:
         """Add one source file (see the module docstring).  Never raises for bad data; an exception of the
         machine (disk full...) propagates after this file's part files are removed."""
-        from app.dataset.content_hash import ContentHash
+        from app.dataset.content_hash import ContentHash, sha256_of
         from app.formats import open_data
 
         file, data, failed = open_data(path)           # the guards of every command (FIFO, devices, size, names)
@@ -531,7 +524,7 @@ class Dataset:
 
         self.check_writable()
         if len(data) <= chunk_bytes():     # read in one piece: hashed first (a file held already is not read)
-            return self._extract_chunks(data, file, _sha256(data), sets)
+            return self._extract_chunks(data, file, sha256_of(data), sets)
         # more than a chunk of input: the content's hash made in a thread beside the first chunk's decoding,
         # waited for (and looked up in the manifest) where the adder first needs it, before its first part file
         # (a file held already costs its first chunk's reading besides the hash)
