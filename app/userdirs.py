@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import posixpath
+import shutil
 import sys
 import tempfile
 import threading
 from collections.abc import Iterable
 
-__all__ = ["user_cache_dir", "user_state_file", "append_line", "write_lines"]
+__all__ = ["user_cache_dir", "user_state_file", "append_line", "write_lines", "throwaway_settings"]
 
 
 def user_cache_dir() -> str | None:
@@ -80,3 +82,21 @@ def write_lines(path: str, lines: Iterable[str]) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+_throwaway: list[str] = []     # the folder throwaway_settings made in this process (at most one)
+
+
+def throwaway_settings() -> str:
+    """Point ``NESTSCOPE_SETTINGS_FILE`` at an INI file nobody keeps, unless it is set already, and return it.
+
+    A run that must never touch the user's settings (``snapshot``, ``export --out FILE.png``, the display check)
+    gets a folder of its own in the temp dir, made once per process and removed when the process exits."""
+    chosen = os.environ.get("NESTSCOPE_SETTINGS_FILE")
+    if chosen:
+        return chosen
+    if not _throwaway:
+        _throwaway.append(tempfile.mkdtemp(prefix="nestscope-settings-"))
+        atexit.register(shutil.rmtree, _throwaway[0], True)
+    os.environ["NESTSCOPE_SETTINGS_FILE"] = path = os.path.join(_throwaway[0], "settings.ini")
+    return path

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -49,9 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(ROOT / "build" / "display-check.png"), help="where the screenshot goes")
     args = p.parse_args(argv)
     os.environ["QT_QPA_PLATFORM"] = "xcb"          # the real display path, never offscreen
-    os.environ.setdefault("NESTSCOPE_SETTINGS_FILE", str(Path(tempfile.mkdtemp(prefix="nestscope-")) / "s.ini"))
     os.environ.setdefault("NESTSCOPE_CACHE", "0")
     sys.path.insert(0, str(ROOT))
+    from app.userdirs import throwaway_settings
+
+    throwaway_settings()
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from app.cli import EXIT_NOTHING, EXIT_OK, EXIT_USAGE
+from app.userdirs import throwaway_settings
 
 LOAD_TIMEOUT_S = 300
 VIEWS = ("table", "timeline", "health", "smt")
@@ -95,7 +95,7 @@ def open_window(files: list[str], size: tuple[int, int], formulas: str | None = 
     end with :func:`teardown`."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     # never touch the user's settings from a snapshot
-    os.environ.setdefault("NESTSCOPE_SETTINGS_FILE", str(Path(tempfile.mkdtemp(prefix="nestscope-")) / "s.ini"))
+    throwaway_settings()
     from PySide6.QtWidgets import QApplication
 
     from app.commands.gui import make_workspace
