@@ -25,20 +25,45 @@ class ShortcutGuard(QObject):
     """Lets the window's shortcuts through text fields: a QLineEdit claims Ctrl+E (end of line, as in Emacs) and
     other keys before shortcuts see them, so Ctrl+E did nothing while the tree's filter box had the focus (and it
     has the focus at start).  Installed on the application; it only refuses a text field's claim on a key that one
-    of the window's actions has as its shortcut (its own editing keys excepted)."""
+    of the window's actions has as its shortcut (its own editing keys excepted).
+
+    It filters the events of the text field that has the focus only (the application's focus changes move it),
+    not every event of the application: during a big file's read the GUI thread delivered some 4,600 events
+    (the progress bar's and the table's paints, timers), each a call into Python here that had to take the GIL
+    from the read (issue 23)."""
 
     def __init__(self, window: QWidget) -> None:
         super().__init__(window)
         self.window = window
         self.editing = {k.toString() for std in TEXT_KEYS for k in QKeySequence.keyBindings(std)}
         self.editing |= {"Esc", "Return", "Enter"}
+        self.watched: list[QObject] = []     # the focused text field (and a spin box's own line edit)
+
+    def install(self, app: QApplication) -> None:
+        """Follow the application's focus: the field that has it now, then each one that gets it."""
+        app.focusChanged.connect(self._focus_moved)
+        self._focus_moved(None, app.focusWidget())
+
+    def _focus_moved(self, _old: QWidget | None, new: QWidget | None) -> None:
+        for obj in self.watched:
+            try:
+                obj.removeEventFilter(self)
+            except RuntimeError:        # deleted meanwhile
+                pass
+        self.watched = []
+        if isinstance(new, (QLineEdit, QAbstractSpinBox)):
+            self.watched = [new]
+            if isinstance(new, QAbstractSpinBox) and new.findChild(QLineEdit) is not None:
+                self.watched.append(new.findChild(QLineEdit))
+            for obj in self.watched:
+                obj.installEventFilter(self)
 
     def keys(self) -> set[str]:
         """The shortcuts of the window's actions now (actions added later count too), its editing keys aside."""
         return {k.toString() for a in self.window.actions() for k in a.shortcuts()} - self.editing
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:   # noqa: N802 - Qt's name
-        # every event of the application passes here: the cheap test first (event.type() makes an enum object)
+        # the focused field's events pass here: the cheap test first (event.type() makes an enum object)
         if not isinstance(obj, (QLineEdit, QAbstractSpinBox)) or event.type() != QEvent.Type.ShortcutOverride:
             return False
         if obj.window() is not self.window:
@@ -91,7 +116,7 @@ class Actions:
         self.recent_menu = QMenu(M.ACT_RECENT, w)
         self.recent_menu.aboutToShow.connect(w.fill_recent_menu)
         self.guard = ShortcutGuard(w)
-        QApplication.instance().installEventFilter(self.guard)
+        self.guard.install(QApplication.instance())
 
     def build_menus(self, w: MainWindow) -> None:
         bar = w.menuBar()

@@ -10,6 +10,7 @@ signals, received on the GUI thread.
 from __future__ import annotations
 
 import threading
+import time
 import traceback
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,11 @@ class LoadOutcome:
     result: Any  # formats.ReadResult
 
 
+PROGRESS_EVERY = 0.125   # seconds between two progress signals of a read (issue 23: each one repainted the bar
+# and the status line on the GUI thread, a call into Python taking the GIL from the read: a month's read gave one a
+# percent, 67-100 of them in 2-3 s; 8 a second still move the bar smoothly)
+
+
 class ReadWorker(QRunnable):
     """Read one file (:func:`app.analysis.reading.read_one`); emits progress, then exactly one of finished /
     errored / cancelled."""
@@ -54,15 +60,20 @@ class ReadWorker(QRunnable):
         self.cancel_flag = threading.Event()
         self.signals = WorkerSignals()
         self._last_pct = -1
+        self._last_emit = 0.0
 
     def cancel(self) -> None:
         self.cancel_flag.set()
 
     def _progress(self, fraction: float) -> None:
         pct = int(max(0.0, min(1.0, float(fraction))) * 100)
-        if pct != self._last_pct:  # throttle at the source
-            self._last_pct = pct
-            self.signals.progress.emit(pct / 100.0)
+        if pct == self._last_pct:  # throttle at the source: a new percentage ...
+            return
+        now = time.monotonic()
+        if pct < 100 and self._last_pct >= 0 and now - self._last_emit < PROGRESS_EVERY:
+            return                 # ... at most every PROGRESS_EVERY seconds (the first and 100 % always)
+        self._last_pct, self._last_emit = pct, now
+        self.signals.progress.emit(pct / 100.0)
 
     def run(self) -> None:  # noqa: D102 - QRunnable API
         from app.analysis.reading import read_one

@@ -143,6 +143,38 @@ def test_ctrl_e_works_while_the_filter_has_the_focus(qtbot, loaded):
     assert w.tree.filter.selectedText() == "ZOS"
 
 
+def test_the_shortcut_guard_watches_the_focused_text_field_only(qtbot, window):
+    """Issue 23: the guard filters the events of the text field that has the focus, not every event of the
+    application (thousands of calls into Python on the GUI thread during a big file's read): it follows the focus
+    onto a text field and off it again (a spin box: its own line edit too), and a ShortcutOverride of one of the
+    window's shortcuts sent to the focused filter box is refused (ignored: the action's shortcut gets it)."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QKeyEvent
+    from PySide6.QtWidgets import QLineEdit, QSpinBox
+
+    w = window
+    guard = w.actions_.guard
+    w.activateWindow()
+    w.tree.filter.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is w.tree.filter, timeout=5000)
+    assert guard.watched == [w.tree.filter]
+
+    def override(field) -> bool:      # True: the event was left to the window's shortcut (refused to the field)
+        ev = QKeyEvent(QEvent.Type.ShortcutOverride, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+        QApplication.sendEvent(field, ev)
+        return not ev.isAccepted()
+    assert override(w.tree.filter)              # Ctrl+E is the Compare action's: refused to the filter box
+    spin = QSpinBox(w)
+    spin.show()
+    spin.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is spin, timeout=5000)
+    assert guard.watched == [spin, spin.findChild(QLineEdit)]     # the filter box no longer
+    w.table.view.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is w.table.view, timeout=5000)
+    assert guard.watched == []                   # the table is no text field: nothing watched
+    spin.deleteLater()
+
+
 def test_open_dialog_default_filter(window, monkeypatch):
     got = {}
 

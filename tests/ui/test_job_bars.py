@@ -27,3 +27,29 @@ def test_progress_fills_the_bar():
     w.set_progress(0.37)
     assert w.bar.value() == 37
     w.deleteLater()
+
+
+def test_a_reads_progress_signals_are_throttled(monkeypatch):
+    """Issue 23: a read's progress is signalled at most every PROGRESS_EVERY seconds (each signal repaints the
+    bar and the status line on the GUI thread), its first and its 100 % always; a percentage already signalled
+    is never signalled again."""
+    from app.ui import workers
+
+    now = [100.0]
+    monkeypatch.setattr(workers.time, "monotonic", lambda: now[0])
+    worker = workers.ReadWorker("f.smf")
+    got: list[float] = []
+    worker.signals.progress.connect(got.append)
+    for k in range(101):                # a fast read: every percentage within the same instant
+        worker._progress(k / 100)
+    assert got == [0.0, 1.0]            # the first and the last only
+    got.clear()
+    worker = workers.ReadWorker("f.smf")
+    worker.signals.progress.connect(got.append)
+    for k in range(0, 101, 10):         # a slow read: 0.1 s, then 0.2 s between its percentages
+        worker._progress(k / 100)
+        worker._progress(k / 100)       # the same percentage again: not signalled twice
+        now[0] += 0.1 if k < 50 else 0.2
+    # 0 %, then every second 10 % step while under PROGRESS_EVERY (0.1 s apart), every one from 60 % on
+    assert workers.PROGRESS_EVERY == 0.125
+    assert got == [0.0, 0.2, 0.4, 0.6, 0.7, 0.8, 0.9, 1.0]
