@@ -162,11 +162,11 @@ def run(args: argparse.Namespace) -> int:
             samples_not_kept() if spec.comparison is None else contextlib.nullcontext():
         # a comparison deck: its cache entries (a cold run's reads and intervals, about 0.6 CPU s of Arrow and
         # Parquet, half of it without the GIL) are held while both sides are decoded and added on the two cores
-        # (issue 23: the cold deck), then written from the moment the before side's thread has made its chart data
-        # ahead (below; on the month's deck about when this thread has decoded the after side): beside the after
-        # side's intervals, the comparison and python-pptx's deck.  Held until the deck's writers started, the
-        # writes ended 0.01-0.27 s after the deck (the exit completes them all).  A lookup of a held entry still
-        # writes it first.
+        # (issue 23: the cold deck), then written once both sides' Workspaces are made (``sides_ready``): beside
+        # the comparison and python-pptx's deck on this thread.  Held until the deck's writers started, the writes
+        # ended 0.01-0.27 s after the deck (the exit completes them all); let go as soon as the before side's
+        # thread had made its chart data ahead, they raised the run's peak by about 45 MB (beside the after
+        # side's intervals being made).  A lookup of a held entry still writes it first.
         pause = pause_writes() if spec.deck and spec.comparison is not None else None
         if spec.deck and spec.comparison is not None:
             # the before side's chart slides' data (series, chart XML and workbooks: plain bytes) made on its thread
@@ -174,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
             import dataclasses
 
             spec = dataclasses.replace(spec, comparison=dataclasses.replace(
-                spec.comparison, before_ready=lambda sel: _charts_ahead(sel, getattr(args, "tz", None), pause)))
+                spec.comparison, before_ready=lambda sel: _charts_ahead(sel, getattr(args, "tz", None)),
+                sides_ready=pause.release))
         try:
             plan = plan_export(spec)
         finally:
@@ -221,23 +222,18 @@ def few_collections():
         gc.set_threshold(*old)
 
 
-def _charts_ahead(sel, tz: str | None, pause=None) -> None:
+def _charts_ahead(sel, tz: str | None) -> None:
     """The chart slides' data of a comparison deck's side, made ahead (:func:`app.export.pptx_slides.prepare_charts`)
     with the time axis in the zone the export will use (``--tz``, else the workspace's default zone; a deck in
     another zone makes its charts itself); then the side's configuration changes, CPUs per class and coverage
-    caveats (:func:`app.export.story.prepare_side`: the summary and configuration slides take them).  Then
-    ``pause`` (the cache's held writes) is released, whatever happened."""
+    caveats (:func:`app.export.story.prepare_side`: the summary and configuration slides take them)."""
     from app.export.pptx_slides import prepare_charts
     from app.export.story import prepare_side
 
     ws = sel.workspace
     zone = tz or (ws.default_zone() if hasattr(ws, "default_zone") else ws.zones.default())
-    try:
-        prepare_charts(sel.metrics, ws, zone)
-        prepare_side(sel)
-    finally:
-        if pause is not None:
-            pause.release()         # the cache's writes from now on (see run)
+    prepare_charts(sel.metrics, ws, zone)
+    prepare_side(sel)
 
 
 # ------------------------------------------------------------------ pictures (.png / .svg)
