@@ -44,6 +44,9 @@ class ComparisonRequest:
     # called on the before side's thread with its selection once its levels are prepared (beside the after side's
     # read; a deck: its chart slides' data made ahead), when that side has a thread of its own
     before_ready: Any = None
+    # called on the caller's thread once both sides' Workspaces are made (their reads and intervals done), before
+    # the selections are compared (a deck: the cache's held writes let go)
+    sides_ready: Any = None
 
     def side(self, name: str) -> SideSpec:
         return self.before if name == "before" else self.after
@@ -105,6 +108,8 @@ def build_comparison(req: ComparisonRequest, cache: dict | None = None,
             except FormulaFileError as exc:
                 return out.fail(BAD_REQUEST, Message("error", f"{names(None, 'formulas')} {exc}"))
         chosen[side] = workspaces[key]
+    if req.sides_ready is not None:
+        req.sides_ready()
     sels = {}
     for side in SIDES:
         ws, s = chosen[side], req.side(side)

@@ -160,18 +160,22 @@ def run(args: argparse.Namespace) -> int:
     # each workspace keeps them for the next
     with few_collections(), shared_shift_rows() if spec.deck else contextlib.nullcontext(), \
             samples_not_kept() if spec.comparison is None else contextlib.nullcontext():
+        # a comparison deck: its cache entries (a cold run's reads and intervals, about 0.6 CPU s of Arrow and
+        # Parquet, half of it without the GIL) are held while both sides are decoded and added on the two cores
+        # (issue 23: the cold deck), then written once both sides' Workspaces are made (``sides_ready``): beside
+        # the comparison and python-pptx's deck on this thread.  Held until the deck's writers started, the writes
+        # ended 0.01-0.27 s after the deck (the exit completes them all); let go as soon as the before side's
+        # thread had made its chart data ahead, they raised the run's peak by about 45 MB (beside the after
+        # side's intervals being made).  A lookup of a held entry still writes it first.
+        pause = pause_writes() if spec.deck and spec.comparison is not None else None
         if spec.deck and spec.comparison is not None:
             # the before side's chart slides' data (series, chart XML and workbooks: plain bytes) made on its thread
             # once its levels are, while the after side is still read (issue 23); the deck takes them
             import dataclasses
 
             spec = dataclasses.replace(spec, comparison=dataclasses.replace(
-                spec.comparison, before_ready=lambda sel: _charts_ahead(sel, getattr(args, "tz", None))))
-        # a comparison deck: its cache entries (a cold run's reads and intervals, about 0.8 CPU s of Arrow and
-        # Parquet, mostly without the GIL) are written while python-pptx builds the deck on this thread (Python,
-        # one core), not while both sides are decoded and added on the two cores (issue 23: the cold deck).
-        # A lookup of a held entry still writes it first; the exit completes them all.
-        pause = pause_writes() if spec.deck and spec.comparison is not None else None
+                spec.comparison, before_ready=lambda sel: _charts_ahead(sel, getattr(args, "tz", None)),
+                sides_ready=pause.release))
         try:
             plan = plan_export(spec)
         finally:

@@ -164,6 +164,8 @@ def _write_cells(sh, columns: Sequence[SheetColumn], first_row: int, n: int, pro
 _ZIP_LEVEL: contextvars.ContextVar[int | None] = contextvars.ContextVar("nestscope_xlsx_zip_level", default=None)
 # whether its parts are deflated in pieces on two threads (False: in line, for workbooks of small parts)
 _ZIP_PIECES: contextvars.ContextVar[bool] = contextvars.ContextVar("nestscope_xlsx_zip_pieces", default=True)
+# in line (no pieces): what makes each deflated part's compressobj from the level (None: zlib's compressobj)
+_ZIP_DEFLATER: contextvars.ContextVar[Any] = contextvars.ContextVar("nestscope_xlsx_zip_deflater", default=None)
 PIECE_BYTES = 4 << 20         # a part's bytes deflated as one piece (the month's Intervals sheet: 17 pieces)
 _PIECES_HELD = 4              # pieces deflated or being deflated at a time, per part
 
@@ -214,6 +216,7 @@ class _LevelZipFile(zipfile.ZipFile):
             kwargs["compresslevel"] = level
         super().__init__(*args, **kwargs)
         self._pool = None
+        self._deflater = _ZIP_DEFLATER.get() if level is not None else None
         if level is not None and _ZIP_PIECES.get():
             from concurrent.futures import ThreadPoolExecutor
 
@@ -226,6 +229,8 @@ class _LevelZipFile(zipfile.ZipFile):
                 and info is not None and info.compress_type == zipfile.ZIP_DEFLATED:
             if self._pool is not None:
                 part._compressor = _PieceDeflate(self.compresslevel, self._pool)
+            elif self._deflater is not None:        # every part by the deflater of zip_level
+                part._compressor = self._deflater(self.compresslevel)
             elif getattr(info, "_compresslevel", None) is None:    # a ZipInfo of its own (an in-memory workbook)
                 part._compressor = zlib.compressobj(self.compresslevel, zlib.DEFLATED, -15)
         return part
@@ -256,15 +261,19 @@ def _packs_with_level() -> bool:
 
 
 @contextlib.contextmanager
-def zip_level(level: int, pieces: bool = True) -> Iterator[bool]:
+def zip_level(level: int, pieces: bool = True, deflater: Any = None) -> Iterator[bool]:
     """Inside (this thread or task only): a workbook closed by XlsxWriter is deflated at ``level`` (zlib's 1-9),
     its parts in pieces on two threads unless ``pieces`` is False (a small workbook: threads cost more than they
-    save).  Yields False when this XlsxWriter cannot be told (its default level is used then)."""
+    save); in line, each part by ``deflater(level)`` (a raw deflate compressobj, e.g. the deck's
+    :func:`app.export.pptx_zip.deck_deflater`) when one is given.  Yields False when this XlsxWriter cannot be
+    told (its default level is used then)."""
     ok = _packs_with_level()
     token = _ZIP_LEVEL.set(level)
     split = _ZIP_PIECES.set(pieces)
+    how = _ZIP_DEFLATER.set(deflater if not pieces else None)
     try:
         yield ok
     finally:
+        _ZIP_DEFLATER.reset(how)
         _ZIP_PIECES.reset(split)
         _ZIP_LEVEL.reset(token)

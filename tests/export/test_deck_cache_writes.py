@@ -1,7 +1,7 @@
 """A comparison deck's cache writes (issue 23, the cold deck): ``export --before --after --out x.pptx`` holds the
-workspace cache's background writes while both sides are read, added and compared, and writes them beside the deck;
-every entry is written by the end, and the next run reads both sides from them (no decode) and writes the same
-deck."""
+workspace cache's background writes while both sides are read and added, and writes them beside the comparison and
+the deck; every entry is written by the end, and the next run reads both sides from them (no decode) and writes the
+same deck."""
 
 from __future__ import annotations
 
@@ -25,12 +25,29 @@ def cache_on(monkeypatch, tmp_path):
 
 
 def _spy(monkeypatch):
-    """(writes, decodes): each cache entry written as (kind, whether plan_export was running, thread name); each
-    file decoded."""
+    """(writes, decodes, steps): each cache entry written as (kind, whether the writes were let go by then, thread
+    name); each file decoded; in order, "release" (the held writes let go), "compare" (the sides compared) and
+    "planned" (plan_export returned)."""
     import app.analysis
+    import app.engine.compare as comparison
     import app.formats
-    from app.cache import store
+    from app.cache import store, writer
 
+    released = threading.Event()
+    steps: list[str] = []
+    real_release, real_compare = writer.WritePause.release, comparison.compare
+
+    def release(self):
+        if id(self) in writer._PAUSES:         # a pause still holding (releasing again does nothing)
+            steps.append("release")
+            released.set()
+        return real_release(self)
+
+    def compare(*a, **kw):
+        steps.append("compare")
+        return real_compare(*a, **kw)
+    monkeypatch.setattr(writer.WritePause, "release", release)
+    monkeypatch.setattr(comparison, "compare", compare)
     planning = threading.Event()
     writes: list[tuple[str, bool, str]] = []
     decodes: list[str] = []
@@ -42,9 +59,10 @@ def _spy(monkeypatch):
             return real_plan(*a, **kw)
         finally:
             planning.clear()
+            steps.append("planned")
 
     def write(self, kind, *a, **kw):
-        writes.append((kind, planning.is_set(), threading.current_thread().name))
+        writes.append((kind, released.is_set(), threading.current_thread().name))
         return real_write(self, kind, *a, **kw)
 
     def read(path, *a, **kw):
@@ -53,7 +71,7 @@ def _spy(monkeypatch):
     monkeypatch.setattr(app.analysis, "plan_export", plan)
     monkeypatch.setattr(store.Cache, "_write_entry", write)
     monkeypatch.setattr(app.formats, "read_file", read)
-    return writes, decodes
+    return writes, decodes, steps
 
 
 def _deck(out: Path) -> int:
@@ -76,19 +94,22 @@ def _parts(path) -> dict[str, object]:
                 for n in z.namelist() if n != "docProps/core.xml"}
 
 
-def test_a_cold_deck_writes_its_entries_after_the_comparison_and_the_warm_deck_reads_them(cache_on, monkeypatch,
+def test_a_cold_deck_writes_its_entries_once_both_sides_are_added_and_the_warm_deck_reads_them(cache_on, monkeypatch,
                                                                                          tmp_path):
-    writes, decodes = _spy(monkeypatch)
+    writes, decodes, steps = _spy(monkeypatch)
     assert _deck(tmp_path / "cold.pptx") == 0
     assert sorted(decodes) == sorted([BEFORE, AFTER])
-    kinds = [k for k, _during, _th in writes]
-    # both files' read entries and both sides' intervals (one entry each), none while the comparison was made,
-    # all on the background writer
+    # the held writes let go once, when both sides were read and added: before they are compared
+    assert steps == ["release", "compare", "planned"]
+    kinds = [k for k, _released, _th in writes]
+    # both files' read entries and both sides' intervals (one entry each), none before they were let go, all on
+    # the background writer
     assert kinds.count("read") == 2 and kinds.count("iv") == 2
-    assert not any(during for _k, during, _th in writes)
+    assert all(released for _k, released, _th in writes)
     assert {th for _k, _d, th in writes} == {"nestscope-cache-writer"}
     writes.clear()
     decodes.clear()
+    steps.clear()
     assert _deck(tmp_path / "warm.pptx") == 0
     assert decodes == []                     # both sides from the cache entries the cold run wrote
     assert _parts(tmp_path / "warm.pptx") == _parts(tmp_path / "cold.pptx")

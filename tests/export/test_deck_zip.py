@@ -1,5 +1,6 @@
 """The deck's zip (:mod:`app.export.pptx_zip`) and its charts' embedded workbooks are deflated at
-:data:`DECK_ZIP_LEVEL`, their parts the bytes python-pptx and XlsxWriter write at zlib's default level."""
+:data:`DECK_ZIP_LEVEL` by the deck's deflater (ISA-L, else zlib-ng, else zlib), their parts the bytes python-pptx
+and XlsxWriter write at zlib's default level."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ from app.export.pptx_parts import Deck, xy_chart
 
 def _deflated_size(data: bytes, level: int) -> int:
     c = zlib.compressobj(level, zlib.DEFLATED, -15)          # zipfile's raw deflate stream
+    return len(c.compress(data) + c.flush())
+
+
+def _deck_size(data: bytes, level: int = 1) -> int:
+    c = pptx_zip.deck_deflater(level)
     return len(c.compress(data) + c.flush())
 
 
@@ -48,12 +54,12 @@ def test_the_deck_is_python_pptx_s_parts_deflated_at_level_1(tmp_path, monkeypat
     # the same parts in the same order, byte for byte (the embedded workbook is the one blob both write)
     assert [(n, b) for n, b, _, _ in ours] == [(n, b) for n, b, _, _ in theirs]
     assert all(t == zipfile.ZIP_DEFLATED for _, _, _, t in ours)
-    # each part's deflate stream is zlib's at level 1 in ours, at level 6 in python-pptx's (the check tells
-    # the two apart: the chart's XML is larger at level 1)
-    assert all(size == _deflated_size(b, 1) for _, b, size, _ in ours)
+    # each part's deflate stream is the deck deflater's at level 1 in ours, zlib's at level 6 in python-pptx's
+    # (the check tells the two apart: the chart's XML deflates to other sizes)
+    assert all(size == _deck_size(b, 1) for _, b, size, _ in ours)
     assert all(size == _deflated_size(b, 6) for _, b, size, _ in theirs)
     chart = next(b for n, b, _, _ in ours if n.startswith("ppt/charts/chart"))
-    assert _deflated_size(chart, 1) > _deflated_size(chart, 6)
+    assert _deck_size(chart, 1) != _deflated_size(chart, 6)
 
 
 def test_a_chart_workbook_is_its_parts_deflated_at_the_deck_s_level(tmp_path, monkeypatch):
@@ -63,15 +69,15 @@ def test_a_chart_workbook_is_its_parts_deflated_at_the_deck_s_level(tmp_path, mo
     blob = next(b for n, b, _, _ in _members(buf.getvalue()) if n.endswith(".xlsx"))
     book = _members(blob)
     assert "xl/worksheets/sheet1.xml" in [n for n, _, _, _ in book]
-    assert all(size == _deflated_size(b, 1) for _, b, size, _ in book)
-    # the same chart's workbook at zlib's default level (what XlsxWriter writes with no level given): the same
-    # parts but the run's time in docProps/core.xml, each deflated at 6
+    assert all(size == _deck_size(b, 1) for _, b, size, _ in book)
+    # the same chart's workbook at the deflater's level for 6 (ISA-L's best, 3; zlib-ng's or zlib's 6): the same
+    # parts but the run's time in docProps/core.xml, each deflated at that level
     monkeypatch.setattr(pptx_zip, "DECK_ZIP_LEVEL", 6)
     six = _members(_deck(tmp_path, monkeypatch).prs.slides[0].shapes[-1].chart_part.chart_workbook.xlsx_part.blob)
     assert [n for n, _, _, _ in six] == [n for n, _, _, _ in book]
     assert [b for n, b, _, _ in six if n != "docProps/core.xml"] == [b for n, b, _, _ in book
                                                                       if n != "docProps/core.xml"]
-    assert all(size == _deflated_size(b, 6) for _, b, size, _ in six)
+    assert all(size == _deck_size(b, 6) for _, b, size, _ in six)
     sheet = dict((n, s) for n, _, s, _ in book)["xl/worksheets/sheet1.xml"]
     assert sheet > dict((n, s) for n, _, s, _ in six)["xl/worksheets/sheet1.xml"]
 
@@ -110,3 +116,34 @@ def test_save_package_writes_a_file_or_a_stream(tmp_path, monkeypatch, target):
     prs = Presentation(io.BytesIO(data))                      # python-pptx reads it back
     assert len(prs.slides) == 1 and prs.slides[0].shapes.title.text == "A chart"
     assert prs.slides[0].has_notes_slide
+
+
+@pytest.mark.parametrize("have", ["isal", "zlib_ng", "zlib"])
+def test_the_deck_deflater_is_the_fastest_at_hand_and_any_unzip_reads_it(tmp_path, monkeypatch, have):
+    import builtins
+    import sys
+
+    real_import = builtins.__import__
+    missing = {"isal": (), "zlib_ng": ("isal",), "zlib": ("isal", "zlib_ng")}[have]
+
+    def no_such(name, *a, **k):                     # the packages named missing cannot be imported
+        if name.split(".")[0] in missing:
+            raise ImportError(name)
+        return real_import(name, *a, **k)
+    if have != "zlib":
+        pytest.importorskip(have)
+    monkeypatch.setattr(builtins, "__import__", no_such)
+    monkeypatch.setattr(pptx_zip, "_DEFLATE", [])
+    for name in missing:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    mod = pptx_zip.deflate_module()
+    assert mod.__name__ == {"isal": "isal.isal_zlib", "zlib_ng": "zlib_ng.zlib_ng", "zlib": "zlib"}[have]
+    deck = _deck(tmp_path, monkeypatch)
+    deck.save(str(tmp_path / "d.pptx"))
+    plain = io.BytesIO()
+    deck.prs.save(plain)
+    ours = _members((tmp_path / "d.pptx").read_bytes())      # read back by zipfile's zlib, CRC-32 checked
+    assert [(n, b) for n, b, _, _ in ours] == [(n, b) for n, b, _, _ in _members(plain.getvalue())]
+    assert all(size == _deck_size(b) for _, b, size, _ in ours)
+    if have == "zlib":                                       # no faster deflate: zlib's level 1, as before
+        assert all(size == _deflated_size(b, 1) for _, b, size, _ in ours)
