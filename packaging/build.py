@@ -14,6 +14,7 @@ Exit status 0 when every step passed; otherwise the step that failed is named on
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import platform
 import re
@@ -73,10 +74,19 @@ def kernel_built() -> bool:
     return any(folder.glob("_kernel*.so")) or any(folder.glob("_kernel*.pyd"))
 
 
-def zlib_ng_installed() -> bool:
-    """True when the building Python has zlib-ng (then the bundle must carry it)."""
+# compiled modules the program imports inside functions when installed: (module, its extension's file name
+# pattern in the bundle, what falls back without it)
+OPTIONAL_EXTENSIONS = [
+    ("zlib_ng.zlib_ng", "zlib_ng.*", "zlib-ng: the clean gzip inflate (app/formats/clean_inflate.py) would fall back "
+                                     "to stdlib zlib"),
+    ("isal.isal_zlib", "isal_zlib*", "isal: the deck's deflate (app/export/pptx_zip.py) would fall back to zlib-ng"),
+]
+
+
+def installed(module: str) -> bool:
+    """True when the building Python can import ``module`` (then the bundle must carry it)."""
     try:
-        from zlib_ng import zlib_ng  # noqa: F401
+        importlib.import_module(module)
     except ImportError:
         return False
     return True
@@ -105,9 +115,9 @@ def smoke(exe: Path) -> list[str]:
         raise SmokeFailure(f"snapshot PNG {png} is too small ({size} bytes): the window drew nothing")
     if not list(exe.parent.rglob("user-guide.md")):
         raise SmokeFailure("the bundle lacks docs/user-guide.md (Help > User Guide)")
-    if zlib_ng_installed() and not [p for p in exe.parent.rglob("zlib_ng.*") if p.suffix in (".so", ".pyd")]:
-        raise SmokeFailure("zlib-ng is installed but the bundle lacks its zlib_ng extension (the clean gzip inflate, "
-                           "app/formats/clean_inflate.py, would fall back to stdlib zlib)")
+    for module, pattern, loss in OPTIONAL_EXTENSIONS:
+        if installed(module) and not [p for p in exe.parent.rglob(pattern) if p.suffix in (".so", ".pyd")]:
+            raise SmokeFailure(f"{module} is installed but the bundle lacks its extension ({loss})")
     lines.append(f"smoke: bundled info read {m.group(1)} counter samples; snapshot {png} ({size} bytes)")
     return lines
 
