@@ -305,14 +305,19 @@ def _cpu_groups(frame: pd.DataFrame, key: Sequence[str]) -> tuple[np.ndarray, np
     return inv.reshape(-1), first
 
 
-def _cpu_extremes(frame: pd.DataFrame, key: Sequence[str], latest: bool) -> tuple[np.ndarray, np.ndarray] | None:
+def _cpu_extremes(frame: pd.DataFrame, key: Sequence[str], latest: bool,
+                  groups: tuple | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """Per CPU of ``frame`` (``key``) the row of its first (``latest``: last; the first such row of equal times)
     sample and that time (int64 ns), groups in order of their first row; None when a time is missing (the
-    caller's pandas way then)."""
-    t = tables.ns_of(frame["time"])
-    if not len(t) or (t == np.iinfo(np.int64).min).any():
-        return None
-    inv, first = _cpu_groups(frame, key)
+    caller's pandas way then).  ``groups``: (times, :func:`_cpu_groups`) of ``frame`` and ``key`` made already
+    (:class:`CpuEnds`)."""
+    if groups is None:
+        t = tables.ns_of(frame["time"])
+        if not len(t) or (t == np.iinfo(np.int64).min).any():
+            return None
+        inv, first = _cpu_groups(frame, key)
+    else:
+        t, (inv, first) = groups
     k = len(first)
     best = np.full(k, np.iinfo(np.int64).min if latest else np.iinfo(np.int64).max, np.int64)
     (np.maximum if latest else np.minimum).at(best, inv, t)
@@ -321,6 +326,27 @@ def _cpu_extremes(frame: pd.DataFrame, key: Sequence[str], latest: bool) -> tupl
     rows = hit[at]                       # per group (in group id order) its first row at that time
     order = np.argsort(first, kind="stable")
     return rows[order], best[order]
+
+
+class CpuEnds:
+    """Per CPU (:data:`SAMPLE_KEY`) of a chunk's samples its first and its last sample (:func:`_cpu_extremes`),
+    the rows grouped once for both (:func:`in_order` asks for the first, :func:`tail_of` for the last), and
+    only when asked."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self._groups = None
+        self._got: dict[bool, tuple | None] = {}
+
+    def get(self, latest: bool) -> tuple[np.ndarray, np.ndarray] | None:
+        if latest not in self._got:
+            if self._groups is None:
+                t = tables.ns_of(self.frame["time"])
+                self._groups = False if not len(t) or (t == np.iinfo(np.int64).min).any() else (
+                    t, _cpu_groups(self.frame, SAMPLE_KEY))
+            self._got[latest] = None if self._groups is False else _cpu_extremes(
+                self.frame, SAMPLE_KEY, latest, self._groups)
+        return self._got[latest]
 
 
 def first_times(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
@@ -359,13 +385,14 @@ def _first_time_of(frames: Sequence[pd.DataFrame]) -> dict[tuple, int] | None:
 
 
 # -- a file added in chunks (app/dataset/adder.py) --------------------------------------------------------------
-def in_order(tail: pd.DataFrame | None, samples: pd.DataFrame) -> bool:
+def in_order(tail: pd.DataFrame | None, samples: pd.DataFrame, ends: CpuEnds | None = None) -> bool:
     """True when every CPU (:data:`SAMPLE_KEY`) of ``samples`` has no sample in ``tail`` (the last sample of each
     CPU of the file's earlier chunks) at or after its first one here: the earlier chunks then hold no sample
-    of ``samples`` and no interval they compute, and their only context is ``tail``."""
+    of ``samples`` and no interval they compute, and their only context is ``tail``.  ``ends``: the
+    :class:`CpuEnds` of ``samples`` (made here when not given)."""
     if tail is None or not len(tail) or not len(samples):
         return True
-    got = _cpu_extremes(samples, SAMPLE_KEY, latest=False)
+    got = (ends if ends is not None and ends.frame is samples else CpuEnds(samples)).get(latest=False)
     if got is None:
         first = samples.groupby(SAMPLE_KEY, observed=True, sort=False, dropna=False)["time"].min().reset_index()
         keys, ts = _tuples(first, SAMPLE_KEY, "time")
@@ -375,31 +402,64 @@ def in_order(tail: pd.DataFrame | None, samples: pd.DataFrame) -> bool:
     return all(t > last[c] for c, t in zip(keys, ts) if c in last)
 
 
-def tail_of(tail: pd.DataFrame | None, samples: pd.DataFrame, sha: str) -> pd.DataFrame | None:
+def tail_of(tail: pd.DataFrame | None, samples: pd.DataFrame, sha: str,
+            ends: CpuEnds | None = None) -> pd.DataFrame | None:
     """The last sample of each CPU over ``tail`` and ``samples`` (the file's new samples of a chunk), as context
-    samples of the file ``sha`` (``source`` = ``CONTEXT_SOURCE + sha``, ``_orig_source`` its name)."""
+    samples of the file ``sha`` (``source`` = ``CONTEXT_SOURCE + sha``, ``_orig_source`` its name).  ``ends``:
+    the :class:`CpuEnds` of ``samples`` when made already.  The rows are chosen on their keys and times first
+    (a row a CPU: compared in Python), and only those taken: no frame of both made and cut again."""
     if not len(samples):
         return tail
-    got = _cpu_extremes(samples, SAMPLE_KEY, latest=True) if isinstance(samples.index, pd.RangeIndex) \
-        and samples.index.start == 0 and samples.index.step == 1 else None
+    plain = isinstance(samples.index, pd.RangeIndex) and samples.index.start == 0 and samples.index.step == 1
+    got = None
+    if plain:
+        got = (ends if ends is not None and ends.frame is samples else CpuEnds(samples)).get(latest=True)
     if got is None:
         last = samples.groupby(SAMPLE_KEY, observed=True, sort=False, dropna=False)["time"].idxmax().to_numpy()
+        new = samples.loc[np.sort(last)]
     else:
-        last = got[0]           # a row a CPU
-    new = samples.loc[np.sort(last)]
-    new = new.assign(_orig_source=new["source"].astype(str), source=CONTEXT_SOURCE + sha, sha256=sha)
-    new = new.drop(columns=["month"], errors="ignore").reset_index(drop=True)
-    both = new if tail is None or not len(tail) else pd.concat([tail, new[list(tail.columns)]], ignore_index=True)
+        new = samples.take(np.sort(got[0]))       # a row a CPU (labels are positions)
+    have = tail is not None and len(tail) > 0
+    tk, tt = _tuples(tail, SAMPLE_KEY, "time") if have else ([], [])
+    nk, nt = _tuples(new[SAMPLE_KEY + ["time"]], SAMPLE_KEY, "time")
+    keys, ts = tk + nk, tt + nt
     at: dict[tuple, int] = {}   # per CPU the row of its latest time (of equal times the later row)
-    keys, ts = _tuples(both, SAMPLE_KEY, "time")
     for i, (c, t) in enumerate(zip(keys, ts)):
         j = at.get(c)
         if j is None or t >= ts[j]:
             at[c] = i
-    out = both.iloc[np.sort(np.fromiter(at.values(), np.int64, len(at)))].reset_index(drop=True)
+    pick = np.sort(np.fromiter(at.values(), np.int64, len(at)))
+    m = len(tk)
+    from_tail, from_new = pick[pick < m], pick[pick >= m] - m
+    if len(from_new) < len(new):
+        new = new.iloc[from_new]
+    new = new.assign(_orig_source=new["source"].astype(str), source=CONTEXT_SOURCE + sha, sha256=sha)
+    new = new.drop(columns=["month"], errors="ignore").reset_index(drop=True)
+    if not have:
+        out = new
+    else:
+        new = new[list(tail.columns)]
+        if len(from_tail) or not _same_dtypes(tail, new):
+            out = pd.concat([tail.iloc[from_tail], new], ignore_index=True)
+        else:                   # every CPU of the tail has a later sample here, of the same types: no concat
+            out = new
     for c in ("source", "_orig_source", "sha256"):
         out[c] = out[c].astype(str)
     return out
+
+
+def _same_dtypes(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """``a`` and ``b`` (the same columns) have the same dtypes, a categorical's categories in the same order:
+    their concatenation keeps ``b``'s."""
+    for x, y in zip(a.dtypes, b.dtypes):
+        if isinstance(x, pd.CategoricalDtype) or isinstance(y, pd.CategoricalDtype):
+            if not (isinstance(x, pd.CategoricalDtype) and isinstance(y, pd.CategoricalDtype)
+                    and x.ordered == y.ordered and x.categories.equals(y.categories)
+                    and x.categories.dtype == y.categories.dtype):
+                return False
+        elif x != y:
+            return False
+    return True
 
 
 def with_tail(ctx: pd.DataFrame | None, tail: pd.DataFrame | None) -> pd.DataFrame | None:
