@@ -186,6 +186,10 @@ class FileAdder:
                 self._write("samples", s, tables.sample_counters(s.columns), later)
                 del s
                 tail = dedup.tail_of(self.tail, samples, self.sha, ends)
+                # each CPU's first time (the settling of the intervals): of the same grouping, made now, then
+                # the frame let go (``ends`` holds it)
+                firsts = dedup.first_times_of(ends) if (ends is not None and ends.frame is samples
+                                                        and self.tail is not None) else None
                 ends = None
                 n_new = len(samples)
                 box = [samples]
@@ -193,7 +197,7 @@ class FileAdder:
                 iv, eng, drop, keep, rows = self.ds._intervals(box, self.file, self.sets,
                                                                 self.tail if fast else None,
                                                                 self.ahead if fast else None, self.sha,
-                                                                held[0] if held else None)
+                                                                held[0] if held else None, firsts)
                 self.tail = tail
             else:
                 n_new = 0

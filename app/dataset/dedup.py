@@ -248,8 +248,8 @@ def settle(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.DataFr
     return (iv if add.all() else iv.loc[add].reset_index(drop=True)), drop
 
 
-def settle_rows(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.DataFrame | None = None
-                ) -> tuple[np.ndarray, pd.DataFrame]:
+def settle_rows(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.DataFrame | None = None,
+                last_firsts: dict[tuple, int] | None = None) -> tuple[np.ndarray, pd.DataFrame]:
     """Which computed intervals to add, and which stored ones they supersede.
 
     ``iv``: the engine's intervals over the file's new samples and their context, computed from the sample
@@ -259,6 +259,8 @@ def settle_rows(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.D
     context row ending at the first sample of its CPU is left alone: its true start was not read.
     ``held``: stored rows (as :func:`stored_intervals` gives them) the dataset's parts do not list to this
     look-up (the file's earlier chunks' intervals that end at a context sample after them).
+    ``last_firsts``: :func:`_first_time_of` of the last frame, made already (:func:`first_times_of`: the
+    chunk's samples, grouped by CPU once for this and the chunk's other look-ups).
     Returns (a mask of the rows of ``iv`` to add, stored rows to remove: key, t, t0, _file).
     """
     st = stored_intervals(ds, iv)
@@ -269,7 +271,11 @@ def settle_rows(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.D
         return add, st
     ctx = _is_context(iv["source"])
     if ctx.any():           # a context row ending at its CPU's first sample: not added
-        firsts = _first_time_of(frames)
+        firsts = _first_time_of(frames if last_firsts is None else frames[:-1])
+        if firsts is not None and last_firsts is not None:
+            for k, t in last_firsts.items():
+                if k not in firsts or t < firsts[k]:
+                    firsts[k] = t
         if firsts is not None:       # a row a CPU, compared in Python (no key frames, no groupby)
             keys, ts = _tuples(iv.loc[ctx, INTERVAL_KEY + ["interval_end"]], INTERVAL_KEY, "interval_end")
             add[ctx] = [firsts.get(k) != t for k, t in zip(keys, ts)]
@@ -364,6 +370,20 @@ def first_times(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
         firsts.append(k)
     k = pd.concat(firsts, ignore_index=True)
     return k.groupby(INTERVAL_KEY, sort=False)["t"].min().reset_index()
+
+
+def first_times_of(ends: CpuEnds) -> dict[tuple, int] | None:
+    """:func:`_first_time_of` of the frame of ``ends`` (its first sample of each CPU and kind, made once for the
+    chunk: the earliest of them a CPU of :data:`INTERVAL_KEY`); None when it has a missing time."""
+    got = ends.get(latest=False)
+    if got is None:
+        return None
+    out: dict[tuple, int] = {}
+    keys, _ = _tuples(ends.frame[INTERVAL_KEY].iloc[got[0]], INTERVAL_KEY, None)
+    for k, t in zip(keys, got[1].tolist()):
+        if None not in k and (k not in out or t < out[k]):
+            out[k] = t
+    return out
 
 
 def _first_time_of(frames: Sequence[pd.DataFrame]) -> dict[tuple, int] | None:

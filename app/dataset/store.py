@@ -385,7 +385,7 @@ class Dataset:
 
     def _intervals(self, samples: pd.DataFrame | list, path: str, sets, tail: pd.DataFrame | None = None,
                    held: pd.DataFrame | None = None, sha: str | None = None,
-                   also_in_file: pd.DataFrame | None = None):
+                   also_in_file: pd.DataFrame | None = None, firsts: dict | None = None):
         """The intervals to add for the file's new ``samples`` (:mod:`app.dataset.dedup`), the engine's findings
         of the file, and the stored intervals they supersede.  ``tail``: the last sample of each CPU of the
         file's earlier chunks, all before ``samples`` (context samples, :mod:`app.dataset.adder`); the
@@ -397,7 +397,9 @@ class Dataset:
         ``samples`` in a list (a box) is taken out of it: its counters are let go once the engine has made the
         deltas (bounded memory: the samples and the intervals' counters are held together only while the deltas
         are made).  Returned too: the rows of the intervals frame to add (None: every row), taken when they
-        are written, not copied out of it; and the :class:`~app.dataset.adder.CheckedDeltas` of its counters
+        are written, not copied out of it; ``firsts``: the first time of each CPU of ``samples``
+        (:func:`app.dataset.dedup.first_times_of`) when found already; and the
+        :class:`~app.dataset.adder.CheckedDeltas` of its counters
         (the frame has none: they are made a row group at a time as the part is written, so the chunk's deltas
         never exist whole, and tested for plausibility then: the findings returned are the engine's, the
         check's come from its ``findings()`` after the write)."""
@@ -448,7 +450,7 @@ class Dataset:
         frames = [f[dedup.INTERVAL_KEY + ["time"]] for f in light]
         del light
         # the rows to add are not copied out of ``iv``: the caller writes them from it (tables.write_frame's take)
-        add, drop = dedup.settle_rows(self, iv, frames, held)
+        add, drop = dedup.settle_rows(self, iv, frames, held, firsts)   # (``samples``: the last frame)
         keep = None if add.all() else np.flatnonzero(add)
         del frames
         memory.release(collect=False)   # the engine's temporaries (small arrays: holes in the C heap) handed back
