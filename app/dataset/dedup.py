@@ -454,11 +454,14 @@ def tail_of(tail: pd.DataFrame | None, samples: pd.DataFrame, sha: str,
     if len(from_new) < len(new):
         new = new.iloc[from_new]
     new = new.assign(_orig_source=new["source"].astype(str), source=CONTEXT_SOURCE + sha, sha256=sha)
-    new = new.drop(columns=["month"], errors="ignore").reset_index(drop=True)
+    if "month" in new.columns:
+        new = new.drop(columns=["month"])
+    new = new.reset_index(drop=True)
     if not have:
         out = new
     else:
-        new = new[list(tail.columns)]
+        if list(new.columns) != list(tail.columns):     # (the same columns in the same order: as they are)
+            new = new[list(tail.columns)]
         if len(from_tail) or not _same_dtypes(tail, new):
             out = pd.concat([tail.iloc[from_tail], new], ignore_index=True)
         else:                   # every CPU of the tail has a later sample here, of the same types: no concat
