@@ -428,7 +428,9 @@ class Dataset:
                 ctx = pd.concat([ctx, pd.DataFrame({FILE_COLUMN: fid}, index=ctx.index)], axis=1)
         frames = [f for f in (ctx, samples) if f is not None and len(f)]
         orig = ctx[["source", "offset", "_orig_source", "sha256"]].astype({"source": str}) if ctx is not None else None
-        frames = [f.drop(columns=["_orig_source", "sha256", "month"], errors="ignore") for f in frames]
+        gone = ["_orig_source", "sha256", "month"]     # (a frame with none of them: as it is, no new frame made)
+        frames = [f.drop(columns=[c for c in gone if c in f.columns]) if any(c in f.columns for c in gone) else f
+                  for f in frames]
         # what is read after the deltas (the records' UTC offsets, the settling): the samples' identities and
         # times, not their counters: the engine is handed the frames, and their counter blocks are freed as
         # soon as the deltas are made (the samples and the intervals' counters are not held on after that)
