@@ -599,9 +599,9 @@ def _joined(x, y):
     categoricals of the same categories in the same order (a chunk's names and the carried samples'), joined
     by their codes; None for any other pair (pandas' concat then)."""
     if isinstance(x, pd.arrays.DatetimeArray) and x.tz is None:
-        x = x._ndarray
+        x = np.asarray(x)           # (a naive time's values: its datetime64 array, no copy)
     if isinstance(y, pd.arrays.DatetimeArray) and y.tz is None:
-        y = y._ndarray
+        y = np.asarray(y)
     if isinstance(x, pd.arrays.NumpyExtensionArray):
         x = x.to_numpy()
     if isinstance(y, pd.arrays.NumpyExtensionArray):
