@@ -458,7 +458,10 @@ class Dataset:
         memory.release(collect=False)   # the engine's temporaries (small arrays: holes in the C heap) handed back
         iv["_sha"] = None
         other = dedup._is_context(iv["source"])     # one test a name, not one a row
-        if other.any():      # intervals of other files computed again: they keep that file's name and hash
+        # intervals of other files computed again (of the rows added: the others are neither written nor read
+        # again -- the check's findings name the engine's rows, CheckedDeltas holds them as made): they keep that
+        # file's name and hash
+        if other.any() and (keep is None or other[keep].any()):
             m = iv.loc[other, ["source", "offset"]].astype({"source": str}).merge(
                 orig.drop_duplicates(["source", "offset"]), on=["source", "offset"], how="left")
             # the names as a categorical (a part of the chunk's rows takes them from each name once), not a
