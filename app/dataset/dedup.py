@@ -248,8 +248,8 @@ def settle(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.DataFr
     return (iv if add.all() else iv.loc[add].reset_index(drop=True)), drop
 
 
-def settle_rows(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.DataFrame | None = None
-                ) -> tuple[np.ndarray, pd.DataFrame]:
+def settle_rows(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.DataFrame | None = None,
+                last_firsts: dict[tuple, int] | None = None) -> tuple[np.ndarray, pd.DataFrame]:
     """Which computed intervals to add, and which stored ones they supersede.
 
     ``iv``: the engine's intervals over the file's new samples and their context, computed from the sample
@@ -259,6 +259,8 @@ def settle_rows(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.D
     context row ending at the first sample of its CPU is left alone: its true start was not read.
     ``held``: stored rows (as :func:`stored_intervals` gives them) the dataset's parts do not list to this
     look-up (the file's earlier chunks' intervals that end at a context sample after them).
+    ``last_firsts``: :func:`_first_time_of` of the last frame, made already (:func:`first_times_of`: the
+    chunk's samples, grouped by CPU once for this and the chunk's other look-ups).
     Returns (a mask of the rows of ``iv`` to add, stored rows to remove: key, t, t0, _file).
     """
     st = stored_intervals(ds, iv)
@@ -269,7 +271,11 @@ def settle_rows(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.D
         return add, st
     ctx = _is_context(iv["source"])
     if ctx.any():           # a context row ending at its CPU's first sample: not added
-        firsts = _first_time_of(frames)
+        firsts = _first_time_of(frames if last_firsts is None else frames[:-1])
+        if firsts is not None and last_firsts is not None:
+            for k, t in last_firsts.items():
+                if k not in firsts or t < firsts[k]:
+                    firsts[k] = t
         if firsts is not None:       # a row a CPU, compared in Python (no key frames, no groupby)
             keys, ts = _tuples(iv.loc[ctx, INTERVAL_KEY + ["interval_end"]], INTERVAL_KEY, "interval_end")
             add[ctx] = [firsts.get(k) != t for k, t in zip(keys, ts)]
@@ -305,14 +311,19 @@ def _cpu_groups(frame: pd.DataFrame, key: Sequence[str]) -> tuple[np.ndarray, np
     return inv.reshape(-1), first
 
 
-def _cpu_extremes(frame: pd.DataFrame, key: Sequence[str], latest: bool) -> tuple[np.ndarray, np.ndarray] | None:
+def _cpu_extremes(frame: pd.DataFrame, key: Sequence[str], latest: bool,
+                  groups: tuple | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """Per CPU of ``frame`` (``key``) the row of its first (``latest``: last; the first such row of equal times)
     sample and that time (int64 ns), groups in order of their first row; None when a time is missing (the
-    caller's pandas way then)."""
-    t = tables.ns_of(frame["time"])
-    if not len(t) or (t == np.iinfo(np.int64).min).any():
-        return None
-    inv, first = _cpu_groups(frame, key)
+    caller's pandas way then).  ``groups``: (times, :func:`_cpu_groups`) of ``frame`` and ``key`` made already
+    (:class:`CpuEnds`)."""
+    if groups is None:
+        t = tables.ns_of(frame["time"])
+        if not len(t) or (t == np.iinfo(np.int64).min).any():
+            return None
+        inv, first = _cpu_groups(frame, key)
+    else:
+        t, (inv, first) = groups
     k = len(first)
     best = np.full(k, np.iinfo(np.int64).min if latest else np.iinfo(np.int64).max, np.int64)
     (np.maximum if latest else np.minimum).at(best, inv, t)
@@ -321,6 +332,27 @@ def _cpu_extremes(frame: pd.DataFrame, key: Sequence[str], latest: bool) -> tupl
     rows = hit[at]                       # per group (in group id order) its first row at that time
     order = np.argsort(first, kind="stable")
     return rows[order], best[order]
+
+
+class CpuEnds:
+    """Per CPU (:data:`SAMPLE_KEY`) of a chunk's samples its first and its last sample (:func:`_cpu_extremes`),
+    the rows grouped once for both (:func:`in_order` asks for the first, :func:`tail_of` for the last), and
+    only when asked."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self._groups = None
+        self._got: dict[bool, tuple | None] = {}
+
+    def get(self, latest: bool) -> tuple[np.ndarray, np.ndarray] | None:
+        if latest not in self._got:
+            if self._groups is None:
+                t = tables.ns_of(self.frame["time"])
+                self._groups = False if not len(t) or (t == np.iinfo(np.int64).min).any() else (
+                    t, _cpu_groups(self.frame, SAMPLE_KEY))
+            self._got[latest] = None if self._groups is False else _cpu_extremes(
+                self.frame, SAMPLE_KEY, latest, self._groups)
+        return self._got[latest]
 
 
 def first_times(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
@@ -338,6 +370,20 @@ def first_times(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
         firsts.append(k)
     k = pd.concat(firsts, ignore_index=True)
     return k.groupby(INTERVAL_KEY, sort=False)["t"].min().reset_index()
+
+
+def first_times_of(ends: CpuEnds) -> dict[tuple, int] | None:
+    """:func:`_first_time_of` of the frame of ``ends`` (its first sample of each CPU and kind, made once for the
+    chunk: the earliest of them a CPU of :data:`INTERVAL_KEY`); None when it has a missing time."""
+    got = ends.get(latest=False)
+    if got is None:
+        return None
+    out: dict[tuple, int] = {}
+    keys, _ = _tuples(ends.frame[INTERVAL_KEY].iloc[got[0]], INTERVAL_KEY, None)
+    for k, t in zip(keys, got[1].tolist()):
+        if None not in k and (k not in out or t < out[k]):
+            out[k] = t
+    return out
 
 
 def _first_time_of(frames: Sequence[pd.DataFrame]) -> dict[tuple, int] | None:
@@ -359,13 +405,14 @@ def _first_time_of(frames: Sequence[pd.DataFrame]) -> dict[tuple, int] | None:
 
 
 # -- a file added in chunks (app/dataset/adder.py) --------------------------------------------------------------
-def in_order(tail: pd.DataFrame | None, samples: pd.DataFrame) -> bool:
+def in_order(tail: pd.DataFrame | None, samples: pd.DataFrame, ends: CpuEnds | None = None) -> bool:
     """True when every CPU (:data:`SAMPLE_KEY`) of ``samples`` has no sample in ``tail`` (the last sample of each
     CPU of the file's earlier chunks) at or after its first one here: the earlier chunks then hold no sample
-    of ``samples`` and no interval they compute, and their only context is ``tail``."""
+    of ``samples`` and no interval they compute, and their only context is ``tail``.  ``ends``: the
+    :class:`CpuEnds` of ``samples`` (made here when not given)."""
     if tail is None or not len(tail) or not len(samples):
         return True
-    got = _cpu_extremes(samples, SAMPLE_KEY, latest=False)
+    got = (ends if ends is not None and ends.frame is samples else CpuEnds(samples)).get(latest=False)
     if got is None:
         first = samples.groupby(SAMPLE_KEY, observed=True, sort=False, dropna=False)["time"].min().reset_index()
         keys, ts = _tuples(first, SAMPLE_KEY, "time")
@@ -375,31 +422,67 @@ def in_order(tail: pd.DataFrame | None, samples: pd.DataFrame) -> bool:
     return all(t > last[c] for c, t in zip(keys, ts) if c in last)
 
 
-def tail_of(tail: pd.DataFrame | None, samples: pd.DataFrame, sha: str) -> pd.DataFrame | None:
+def tail_of(tail: pd.DataFrame | None, samples: pd.DataFrame, sha: str,
+            ends: CpuEnds | None = None) -> pd.DataFrame | None:
     """The last sample of each CPU over ``tail`` and ``samples`` (the file's new samples of a chunk), as context
-    samples of the file ``sha`` (``source`` = ``CONTEXT_SOURCE + sha``, ``_orig_source`` its name)."""
+    samples of the file ``sha`` (``source`` = ``CONTEXT_SOURCE + sha``, ``_orig_source`` its name).  ``ends``:
+    the :class:`CpuEnds` of ``samples`` when made already.  The rows are chosen on their keys and times first
+    (a row a CPU: compared in Python), and only those taken: no frame of both made and cut again."""
     if not len(samples):
         return tail
-    got = _cpu_extremes(samples, SAMPLE_KEY, latest=True) if isinstance(samples.index, pd.RangeIndex) \
-        and samples.index.start == 0 and samples.index.step == 1 else None
+    plain = isinstance(samples.index, pd.RangeIndex) and samples.index.start == 0 and samples.index.step == 1
+    got = None
+    if plain:
+        got = (ends if ends is not None and ends.frame is samples else CpuEnds(samples)).get(latest=True)
     if got is None:
         last = samples.groupby(SAMPLE_KEY, observed=True, sort=False, dropna=False)["time"].idxmax().to_numpy()
+        new = samples.loc[np.sort(last)]
     else:
-        last = got[0]           # a row a CPU
-    new = samples.loc[np.sort(last)]
-    new = new.assign(_orig_source=new["source"].astype(str), source=CONTEXT_SOURCE + sha, sha256=sha)
-    new = new.drop(columns=["month"], errors="ignore").reset_index(drop=True)
-    both = new if tail is None or not len(tail) else pd.concat([tail, new[list(tail.columns)]], ignore_index=True)
+        new = samples.take(np.sort(got[0]))       # a row a CPU (labels are positions)
+    have = tail is not None and len(tail) > 0
+    tk, tt = _tuples(tail, SAMPLE_KEY, "time") if have else ([], [])
+    nk, nt = _tuples(new[SAMPLE_KEY + ["time"]], SAMPLE_KEY, "time")
+    keys, ts = tk + nk, tt + nt
     at: dict[tuple, int] = {}   # per CPU the row of its latest time (of equal times the later row)
-    keys, ts = _tuples(both, SAMPLE_KEY, "time")
     for i, (c, t) in enumerate(zip(keys, ts)):
         j = at.get(c)
         if j is None or t >= ts[j]:
             at[c] = i
-    out = both.iloc[np.sort(np.fromiter(at.values(), np.int64, len(at)))].reset_index(drop=True)
+    pick = np.sort(np.fromiter(at.values(), np.int64, len(at)))
+    m = len(tk)
+    from_tail, from_new = pick[pick < m], pick[pick >= m] - m
+    if len(from_new) < len(new):
+        new = new.iloc[from_new]
+    new = new.assign(_orig_source=new["source"].astype(str), source=CONTEXT_SOURCE + sha, sha256=sha)
+    if "month" in new.columns:
+        new = new.drop(columns=["month"])
+    new = new.reset_index(drop=True)
+    if not have:
+        out = new
+    else:
+        if list(new.columns) != list(tail.columns):     # (the same columns in the same order: as they are)
+            new = new[list(tail.columns)]
+        if len(from_tail) or not _same_dtypes(tail, new):
+            out = pd.concat([tail.iloc[from_tail], new], ignore_index=True)
+        else:                   # every CPU of the tail has a later sample here, of the same types: no concat
+            out = new
     for c in ("source", "_orig_source", "sha256"):
         out[c] = out[c].astype(str)
     return out
+
+
+def _same_dtypes(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """``a`` and ``b`` (the same columns) have the same dtypes, a categorical's categories in the same order:
+    their concatenation keeps ``b``'s."""
+    for x, y in zip(a.dtypes, b.dtypes):
+        if isinstance(x, pd.CategoricalDtype) or isinstance(y, pd.CategoricalDtype):
+            if not (isinstance(x, pd.CategoricalDtype) and isinstance(y, pd.CategoricalDtype)
+                    and x.ordered == y.ordered and x.categories.equals(y.categories)
+                    and x.categories.dtype == y.categories.dtype):
+                return False
+        elif x != y:
+            return False
+    return True
 
 
 def with_tail(ctx: pd.DataFrame | None, tail: pd.DataFrame | None) -> pd.DataFrame | None:

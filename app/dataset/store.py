@@ -385,7 +385,7 @@ class Dataset:
 
     def _intervals(self, samples: pd.DataFrame | list, path: str, sets, tail: pd.DataFrame | None = None,
                    held: pd.DataFrame | None = None, sha: str | None = None,
-                   also_in_file: pd.DataFrame | None = None):
+                   also_in_file: pd.DataFrame | None = None, firsts: dict | None = None):
         """The intervals to add for the file's new ``samples`` (:mod:`app.dataset.dedup`), the engine's findings
         of the file, and the stored intervals they supersede.  ``tail``: the last sample of each CPU of the
         file's earlier chunks, all before ``samples`` (context samples, :mod:`app.dataset.adder`); the
@@ -397,7 +397,9 @@ class Dataset:
         ``samples`` in a list (a box) is taken out of it: its counters are let go once the engine has made the
         deltas (bounded memory: the samples and the intervals' counters are held together only while the deltas
         are made).  Returned too: the rows of the intervals frame to add (None: every row), taken when they
-        are written, not copied out of it; and the :class:`~app.dataset.adder.CheckedDeltas` of its counters
+        are written, not copied out of it; ``firsts``: the first time of each CPU of ``samples``
+        (:func:`app.dataset.dedup.first_times_of`) when found already; and the
+        :class:`~app.dataset.adder.CheckedDeltas` of its counters
         (the frame has none: they are made a row group at a time as the part is written, so the chunk's deltas
         never exist whole, and tested for plausibility then: the findings returned are the engine's, the
         check's come from its ``findings()`` after the write)."""
@@ -426,7 +428,9 @@ class Dataset:
                 ctx = pd.concat([ctx, pd.DataFrame({FILE_COLUMN: fid}, index=ctx.index)], axis=1)
         frames = [f for f in (ctx, samples) if f is not None and len(f)]
         orig = ctx[["source", "offset", "_orig_source", "sha256"]].astype({"source": str}) if ctx is not None else None
-        frames = [f.drop(columns=["_orig_source", "sha256", "month"], errors="ignore") for f in frames]
+        gone = ["_orig_source", "sha256", "month"]     # (a frame with none of them: as it is, no new frame made)
+        frames = [f.drop(columns=[c for c in gone if c in f.columns]) if any(c in f.columns for c in gone) else f
+                  for f in frames]
         # what is read after the deltas (the records' UTC offsets, the settling): the samples' identities and
         # times, not their counters: the engine is handed the frames, and their counter blocks are freed as
         # soon as the deltas are made (the samples and the intervals' counters are not held on after that)
@@ -448,13 +452,16 @@ class Dataset:
         frames = [f[dedup.INTERVAL_KEY + ["time"]] for f in light]
         del light
         # the rows to add are not copied out of ``iv``: the caller writes them from it (tables.write_frame's take)
-        add, drop = dedup.settle_rows(self, iv, frames, held)
+        add, drop = dedup.settle_rows(self, iv, frames, held, firsts)   # (``samples``: the last frame)
         keep = None if add.all() else np.flatnonzero(add)
         del frames
         memory.release(collect=False)   # the engine's temporaries (small arrays: holes in the C heap) handed back
         iv["_sha"] = None
         other = dedup._is_context(iv["source"])     # one test a name, not one a row
-        if other.any():      # intervals of other files computed again: they keep that file's name and hash
+        # intervals of other files computed again (of the rows added: the others are neither written nor read
+        # again -- the check's findings name the engine's rows, CheckedDeltas holds them as made): they keep that
+        # file's name and hash
+        if other.any() and (keep is None or other[keep].any()):
             m = iv.loc[other, ["source", "offset"]].astype({"source": str}).merge(
                 orig.drop_duplicates(["source", "offset"]), on=["source", "offset"], how="left")
             # the names as a categorical (a part of the chunk's rows takes them from each name once), not a

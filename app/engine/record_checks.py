@@ -30,9 +30,20 @@ def run_start_changes(S: Cols, t_order: np.ndarray) -> list[Finding]:
         r = np.flatnonzero(ok)
         rows = r[time_order(S["time"][r])]
     firsts = rows[firsts_lasts(*row_key(S, [*LPAR_KEY, "run_start"], rows))]
-    if _named(S, LPAR_KEY, firsts) and _count(S, LPAR_KEY, firsts) == len(firsts):
-        return []               # one run per LPAR: no later run (the frame below is made for the rare others)
-    return _later_runs(S.frame(firsts, [*LPAR_KEY, "run_start", "source", "offset", "time"]))
+    cols = [*LPAR_KEY, "run_start", "source", "offset", "time"]
+    if not _named(S, LPAR_KEY, firsts) or not all(c in S.cats for c in LPAR_KEY):
+        return _later_runs(S.frame(firsts, cols))     # (a missing name: the frame's groupings leave it out)
+    g, n = dense(*row_key(S, LPAR_KEY, firsts))
+    if n == len(firsts):
+        return []               # one run per LPAR: no later run
+    # the LPARs with several runs, their first records in the order of (LPAR, run_start) (the categories' order:
+    # the frame's sort), each LPAR's earliest run left out: the rows _later_runs would keep, found on the codes
+    sel = np.flatnonzero(np.bincount(g, minlength=n)[g] > 1)
+    by = [S["run_start"][firsts[sel]].view(np.int64)] + [S[c][firsts[sel]] for c in LPAR_KEY[::-1]]
+    order = sel[np.lexsort(by)]
+    later = np.zeros(len(order), bool)
+    later[1:] = g[order][1:] == g[order][:-1]
+    return _run_findings(S.frame(firsts[order[later]], cols))
 
 
 def _later_runs(firsts: pd.DataFrame) -> list[Finding]:
@@ -40,6 +51,11 @@ def _later_runs(firsts: pd.DataFrame) -> list[Finding]:
     counts = firsts.groupby(LPAR_KEY, sort=False, observed=True)["run_start"].transform("size")
     later = firsts.loc[counts.to_numpy() > 1].sort_values([*LPAR_KEY, "run_start"])
     later = later.loc[later.duplicated(LPAR_KEY, keep="first")]
+    return _run_findings(later)
+
+
+def _run_findings(later: pd.DataFrame) -> list[Finding]:
+    """A finding per row of ``later``: the first record of an LPAR's later collection run."""
     return [make_finding(str(x.source), int(x.offset), "info", "new-run",
                          f"system {x.system}: a new collection run starts at {pd.Timestamp(x.run_start).isoformat()}",
                          "counters restart there; the first record of the run is a baseline only",
