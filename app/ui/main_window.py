@@ -18,6 +18,7 @@ from app.ui.actions import Actions
 from app.ui.help import GlossaryDialog, show_about, show_error
 from app.ui.implausible import apply_keep, install as install_implausible
 from app.ui.palette import apply_palette, refresh_styles
+from app.ui.status_bar import ElidingStatusBar
 from app.ui.window_files import FilesMixin, sample_count
 from app.ui.window_session import SessionMixin
 
@@ -67,6 +68,7 @@ class MainWindow(FilesMixin, SessionMixin, QMainWindow):
         self.errors: list[str] = []  # unexpected exceptions shown to the user (tests assert it stays empty)
         self.setWindowTitle(M.APP_TITLE)
         self.setAcceptDrops(True)
+        self.setStatusBar(ElidingStatusBar(self))    # long messages end in an ellipsis, whole in the tooltip
         self._painted = False        # the window has been painted once (after_first_paint)
         self._after_paint: list[Any] = []
         self._built, self._shell = False, shell
