@@ -30,6 +30,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from app.engine.counter_blocks import own_arrays
+
 __all__ = ["FORMAT_VERSION", "READABLE_VERSIONS", "OFFSET", "record_offsets_s", "SAMPLE_COUNTERS", "schema_of", "to_table", "ns_of", "from_ns", "TS_TYPE", "write_part",
            "write_frame"]
 
@@ -249,28 +251,7 @@ def _layout_of(table: str, ident: tuple[tuple[str, str], ...], counters: tuple[s
     return list(schema.names), types, [kinds[t] for t in types]
 
 
-def _numpy_columns(frame: pd.DataFrame, cats: dict | None = None) -> dict[str, np.ndarray]:
-    """The frame's columns held as numpy arrays, by name: the frame's own arrays (views, never written), taken
-    without making a pandas Series of each (a samples frame has 68 or more counter columns); with another
-    pandas, or names not unique, by the public look-up.  ``cats``: filled with the frame's categorical columns'
-    own arrays (with the public look-up: none); given, the naive times are taken too (their datetime64 values)."""
-    get = getattr(frame, "_get_column_array", None)
-    out = {}
-    if get is None or not frame.columns.is_unique:
-        for c in frame.columns:
-            s = frame[c]
-            if isinstance(s.dtype, np.dtype):
-                out[c] = s.to_numpy()
-        return out
-    for i, c in enumerate(frame.columns):
-        a = get(i)
-        if isinstance(a, np.ndarray):
-            out[c] = a
-        elif cats is not None and isinstance(a, pd.Categorical):
-            cats[c] = a
-        elif cats is not None and a.dtype == np.dtype("datetime64[ns]"):       # a naive time: its values
-            out[c] = np.asarray(a)
-    return out
+_numpy_columns = own_arrays      # (the engine's: the frame's own column arrays, no Series made for each)
 
 
 @functools.lru_cache(maxsize=1)

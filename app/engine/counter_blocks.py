@@ -32,7 +32,7 @@ class SampleCounters:
         groups: dict[tuple[int, int], tuple[np.ndarray, list[int], list[np.ndarray]]] = {}
         alone: list[tuple[np.ndarray, list[int], list[int]]] = []
         missing = []
-        own = _own_arrays(f)
+        own = own_arrays(f)
         for j, c in enumerate(counters):
             v = own.get(c)
             if v is None or v.dtype != np.uint64:
@@ -445,19 +445,28 @@ class _Rows:
         return out
 
 
-def _own_arrays(f: pd.DataFrame) -> dict[str, np.ndarray]:
-    """The frame's numpy columns by name, its own arrays (views of its blocks, as ``f[c].to_numpy()`` gives them),
-    taken without a Series made for each (a sample frame has 60 or more counters; ``f[c]`` took 0.1 ms each);
-    empty (the caller's ``f[c]`` then) with names not unique or a pandas without the accessor."""
-    get = getattr(f, "_get_column_array", None)
-    if get is None or not f.columns.is_unique:
-        return {}
+def own_arrays(frame: pd.DataFrame, cats: dict | None = None) -> dict[str, np.ndarray]:
+    """The frame's columns held as numpy arrays, by name: the frame's own arrays (views of its blocks, as
+    ``frame[c].to_numpy()`` gives them, never written), taken without making a pandas Series of each (a samples
+    frame has 60 or more counter columns; ``frame[c]`` took 0.1 ms each); with another pandas, or names not
+    unique, by the public look-up.  ``cats``: filled with the frame's categorical columns' own arrays (with the
+    public look-up: none); given, the naive times are taken too (their datetime64 values)."""
+    get = getattr(frame, "_get_column_array", None)
     out = {}
-    for i, c in enumerate(f.columns):
-        if isinstance(c, str) and len(c) > 1 and c[0] in "BPKEM":
-            a = get(i)
-            if isinstance(a, np.ndarray):
-                out[c] = a
+    if get is None or not frame.columns.is_unique:
+        for c in frame.columns:
+            s = frame[c]
+            if isinstance(s.dtype, np.dtype):
+                out[c] = s.to_numpy()
+        return out
+    for i, c in enumerate(frame.columns):
+        a = get(i)
+        if isinstance(a, np.ndarray):
+            out[c] = a
+        elif cats is not None and isinstance(a, pd.Categorical):
+            cats[c] = a
+        elif cats is not None and a.dtype == np.dtype("datetime64[ns]"):       # a naive time: its values
+            out[c] = np.asarray(a)
     return out
 
 

@@ -67,10 +67,6 @@ class ElidingStatusBar(QStatusBar):
         shown = self.elided(self._full)
         if shown == self.currentMessage():
             return
-        left = 0
-        if self._until:
-            left = max(1, int((self._until - time.monotonic()) * 1000))
-        full, until = self._full, self._until
-        super().showMessage(shown, left)
-        self._full, self._until = full, until
-        self.setToolTip(full if shown != full else "")
+        left = max(1, int((self._until - time.monotonic()) * 1000)) if self._until else 0
+        super().showMessage(shown, left)     # Qt's own: the whole text and its time out stay as they were
+        self.setToolTip(self._full if shown != self._full else "")
