@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtWidgets import QSizeGrip, QStatusBar, QWidget
+from PySide6.QtWidgets import QSizeGrip, QSizePolicy, QStatusBar, QWidget
 
 MARGIN = 12      # pixels between the message's end and the first permanent widget (Qt's own margins and spacing)
 
@@ -17,6 +17,9 @@ class ElidingStatusBar(QStatusBar):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        # as QMainWindow's own status bar: its width never widens the window (three reads' progress bars and
+        # Cancel buttons, a long files' summary would push a 1024 px window past the screen)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self._full = ""              # the message as given (elided only on screen)
         self._until = 0.0            # when it times out (monotonic seconds; 0: stays)
         self.messageChanged.connect(self._changed)

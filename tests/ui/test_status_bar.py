@@ -80,6 +80,18 @@ def test_widening_the_window_shows_more_and_a_wider_summary_less(qtbot):
     assert bar.currentMessage().endswith(ELLIPSIS) and _fits(bar) and bar.toolTip() == LONG
 
 
+def test_wide_permanent_widgets_never_widen_the_window(qtbot):
+    """Three reads' progress widgets and a long summary beside a message: the window keeps its width (a
+    QMainWindow's own status bar ignores its width; one set with setStatusBar must say so itself)."""
+    w, bar, label = _window(qtbot, 700)
+    for _ in range(3):
+        bar.addPermanentWidget(QLabel("x" * 120))
+    label.setText("2 of 3 files read: 1 with errors, 1 with warnings (ascii_transfer_smf113.txt): see Data health")
+    bar.showMessage(LONG, 60_000)
+    qtbot.wait(50)
+    assert w.width() == 700 and w.minimumSizeHint().width() < 700
+
+
 def test_a_cleared_message_leaves_no_tooltip(qtbot):
     _w, bar, _label = _window(qtbot, 500)
     bar.showMessage(LONG)
