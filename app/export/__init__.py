@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from app.analysis.request import ExportRequest
@@ -71,40 +72,62 @@ def format_of(path: str) -> str:
                       + ", ".join(f"{e} ({what})" for e, what in {**FORMATS, **IMAGE_NAMES}.items()))
 
 
-@contextlib.contextmanager
-def atomic_output(path: str, inputs: list[str] = (), suffix: str = "") -> Iterator[str]:
+class atomic_output:  # noqa: N801 - used as a function: ``with atomic_output(path) as tmp:``
     """Yield a temporary path in the target folder; on success rename it to ``path``.
 
     Raises :class:`ExportError` when ``path`` is one of ``inputs`` or the folder cannot be
-    written.  On any exception (including :class:`ExportCancelled`) the temporary file is
-    removed and ``path`` is left as it was.
+    written.  On any exception (including :class:`ExportCancelled`, and a SIGTERM or SIGHUP raised as
+    ``KeyboardInterrupt``) the temporary file is removed and ``path`` is left as it was: also when the signal
+    lands the instant after the temporary file was made, before the body runs (the file is made inside the
+    clean-up's reach, under a name chosen first).
     """
-    path = str(path)
-    for p in inputs:
-        if same_file(path, p):
-            raise ExportError(f"{path}: is an input file of this export; choose another name")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise ExportError(f"{path}: folder {folder} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".nestscope-", suffix=suffix or os.path.splitext(path)[1] + ".part",
-                                   dir=folder)
-    except OSError as exc:
-        raise ExportError(f"{path}: cannot write in {folder} ({exc.strerror or exc})") from None
-    os.close(fd)
-    try:
-        yield tmp
+
+    def __init__(self, path: str, inputs: list[str] = (), suffix: str = ""):
+        self.path = path = str(path)
+        for p in inputs:
+            if same_file(path, p):
+                raise ExportError(f"{path}: is an input file of this export; choose another name")
+        self.folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(self.folder):
+            raise ExportError(f"{path}: folder {self.folder} does not exist")
+        self.suffix = suffix or os.path.splitext(path)[1] + ".part"
+        self.tmp: str | None = None
+
+    def __enter__(self) -> str:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOINHERIT", 0)
+        for _ in range(tempfile.TMP_MAX):
+            name = os.path.join(self.folder, f".nestscope-{secrets.token_hex(4)}{self.suffix}")
+            try:
+                self.tmp = name                  # named before it exists: a signal after os.open still finds it
+                os.close(os.open(name, flags, 0o600))
+                return name
+            except FileExistsError:
+                self.tmp = None                  # another file's name: never ours to remove
+            except OSError as exc:
+                self.tmp = None
+                raise ExportError(f"{self.path}: cannot write in {self.folder} ({exc.strerror or exc})") from None
+            except BaseException:
+                self._remove()
+                raise
+        raise ExportError(f"{self.path}: cannot write in {self.folder} (no free temporary name)")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
         try:
-            os.chmod(tmp, _mode_for(path))
-            replace(tmp, path)
-        except TargetBusy as exc:
-            raise ExportError(f"{path}: cannot be replaced: {exc.strerror}") from None
-        except OSError as exc:
-            raise ExportError(f"{path}: cannot be written ({exc.strerror or exc})") from None
-    finally:
-        if os.path.exists(tmp):
+            if exc_type is None:
+                try:
+                    os.chmod(self.tmp, _mode_for(self.path))
+                    replace(self.tmp, self.path)
+                except TargetBusy as err:
+                    raise ExportError(f"{self.path}: cannot be replaced: {err.strerror}") from None
+                except OSError as err:
+                    raise ExportError(f"{self.path}: cannot be written ({err.strerror or err})") from None
+        finally:
+            self._remove()
+
+    def _remove(self) -> None:
+        if self.tmp is not None and os.path.exists(self.tmp):
             with contextlib.suppress(OSError):
-                os.remove(tmp)
+                os.remove(self.tmp)
 
 
 def _mode_for(path: str) -> int:

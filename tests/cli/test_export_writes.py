@@ -87,3 +87,51 @@ def test_name_that_is_not_utf8_reaches_the_provenance(tmp_path):
     svg = tmp_path / "plot.svg"
     assert main(["export", name, "--out", str(svg), "--size", "1024x700"]) == 0
     assert svg.stat().st_size > 0
+
+
+@pytest.mark.parametrize("when", ["made", "closed"])
+def test_signal_the_instant_the_temporary_file_is_made_leaves_nothing(tmp_path, monkeypatch, when):
+    """CI once saw a SIGHUP leave ``.nestscope-*.pptx.part`` behind: the signal landed between the temporary file's
+    creation and the clean-up's ``try``.  Here the 'signal' (a KeyboardInterrupt, as :class:`app.cli.Terminated`
+    is) is raised right after ``os.open`` made the file, or as its descriptor is closed."""
+    from app.export import atomic_output
+
+    real_open, real_close = os.open, os.close
+
+    def open_then_signal(path, flags, mode=0o777, **kw):
+        fd = real_open(path, flags, mode, **kw)
+        if when == "made":
+            real_close(fd)
+            raise KeyboardInterrupt
+        return fd
+
+    def close_then_signal(fd):
+        real_close(fd)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "open", open_then_signal)
+    if when == "closed":
+        monkeypatch.setattr(os, "close", close_then_signal)
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_output(str(tmp_path / "deck.pptx")):
+            pass
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_temporary_name_taken_by_another_file_is_left_alone(tmp_path, monkeypatch):
+    """The temporary file is made with O_EXCL under a random name; a name already there is someone else's file:
+    kept, and another name is drawn."""
+    import secrets as secrets_module
+
+    from app.export import atomic_output
+
+    (tmp_path / ".nestscope-00000000.csv.part").write_text("not ours\n")
+    draws = iter(["00000000", "11111111"])
+    monkeypatch.setattr(secrets_module, "token_hex", lambda n: next(draws))
+    with atomic_output(str(tmp_path / "t.csv")) as tmp:
+        assert os.path.basename(tmp) == ".nestscope-11111111.csv.part"
+        Path(tmp).write_text("ours\n")
+    assert (tmp_path / ".nestscope-00000000.csv.part").read_text() == "not ours\n"
+    assert (tmp_path / "t.csv").read_text() == "ours\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".nestscope-00000000.csv.part", "t.csv"]
