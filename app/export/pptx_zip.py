@@ -49,13 +49,20 @@ def deck_deflater(level: int | None = None) -> Any:
     return mod.compressobj(level, mod.DEFLATED, -15)
 
 
+def deflating(part: Any, mode: str) -> bool:
+    """``part`` (what ``ZipFile.open`` returned) is a member being written that zipfile deflates: its compressor
+    (zipfile's private ``_compressor``, looked for, never assumed) may be swapped for another raw deflater."""
+    info = getattr(part, "_zinfo", None)
+    return mode == "w" and getattr(part, "_compressor", None) is not None and info is not None \
+        and info.compress_type == zipfile.ZIP_DEFLATED
+
+
 class _DeckZipFile(zipfile.ZipFile):
     """zipfile.ZipFile whose deflated members are deflated by :func:`deck_deflater` at its level."""
 
     def open(self, name: Any, mode: str = "r", pwd: Any = None, *, force_zip64: bool = False) -> Any:
         part = super().open(name, mode, pwd, force_zip64=force_zip64)
-        if mode == "w" and getattr(part, "_compressor", None) is not None \
-                and part._zinfo.compress_type == zipfile.ZIP_DEFLATED:
+        if deflating(part, mode):
             part._compressor = deck_deflater(self.compresslevel)
         return part
 

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from app.export.pptx_zip import deflating
 from app.textsafe import display_text
 
 try:
@@ -224,9 +225,8 @@ class _LevelZipFile(zipfile.ZipFile):
 
     def open(self, name: Any, mode: str = "r", pwd: Any = None, *, force_zip64: bool = False) -> Any:
         part = super().open(name, mode, pwd, force_zip64=force_zip64)
-        info = getattr(part, "_zinfo", None)
-        if mode == "w" and self.compresslevel is not None and getattr(part, "_compressor", None) is not None \
-                and info is not None and info.compress_type == zipfile.ZIP_DEFLATED:
+        if self.compresslevel is not None and deflating(part, mode):
+            info = part._zinfo
             if self._pool is not None:
                 part._compressor = _PieceDeflate(self.compresslevel, self._pool)
             elif self._deflater is not None:        # every part by the deflater of zip_level
