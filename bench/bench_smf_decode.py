@@ -15,6 +15,7 @@ Run: ``.venv/bin/python bench/bench_smf_decode.py [n113] [total_mb]``  (< 60 s)
 
 from __future__ import annotations
 
+import argparse
 import struct
 import sys
 import time
@@ -71,8 +72,11 @@ def python_struct_decode(records: list[bytes]) -> int:
 
 
 def main() -> None:
-    n113 = int(sys.argv[1]) if len(sys.argv) > 1 else 50_000
-    total_mb = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("n113", type=int, nargs="?", default=50_000, help="SMF 113 records in the dump (default 50,000)")
+    ap.add_argument("total_mb", type=int, nargs="?", default=200, help="size of the whole dump in MB (default 200)")
+    a = ap.parse_args()
+    n113, total_mb = a.n113, a.total_mb
     rng = np.random.default_rng(113)
     t = time.perf_counter()
     mixed, others, r113 = build(n113, total_mb, rng)

@@ -10,6 +10,7 @@ Run: ``.venv/bin/python bench/bench_smf_write.py [intervals]``  (default 120 -> 
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import sys
 import time
@@ -23,7 +24,10 @@ from app.sample.model import CecModel, ClassModel, LparModel, make_samples, to_a
 
 
 def main() -> None:
-    intervals = int(sys.argv[1]) if len(sys.argv) > 1 else 120
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("intervals", type=int, nargs="?", default=120, help="intervals written (default 120 -> 15,360 "
+                    "records)")
+    intervals = ap.parse_args().intervals
     lpars = [LparModel(f"LP{i:02d}", f"SY{i:02d}", [ClassModel("GCP", 12, 60 + i, 3.0 + 0.1 * i, 3.0, MIX_GCP),
                                                   ClassModel("zIIP", 4, 35, 2.5, 2.2, MIX_ZIIP, 85)])
              for i in range(8)]

@@ -18,6 +18,7 @@ Run: ``.venv/bin/python bench/bench_terse.py [rounds]``  (~40 s)
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import sys
 import time
@@ -65,7 +66,9 @@ def compare(label: str, inputs: list[bytes], rounds: int, passes: int = 1) -> No
 
 
 def main() -> None:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("rounds", type=int, nargs="?", default=3, help="timed rounds (default 3)")
+    rounds = ap.parse_args().rounds
     print(f"loop: {'compiled (app.formats._terse)' if terse.compiled() else 'pure Python'}")
     real = [p.read_bytes() for p in sorted((ROOT / "tests" / "data" / "terse" / "TERSED").iterdir())]
     compare("real AMATERSE data sets (36, x10)", real, rounds, passes=10)
