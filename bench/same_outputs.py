@@ -93,8 +93,14 @@ def export_csv(root: str, argv: list[str], tmp: str) -> tuple[int, bytes, bytes]
 
 
 def main() -> int:
-    a, b = sys.argv[1], sys.argv[2]
-    only = sys.argv[3] if len(sys.argv) > 3 else ""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("a", help="a checkout (its app is put on PYTHONPATH)")
+    ap.add_argument("b", help="the other checkout")
+    ap.add_argument("only", nargs="?", default="", help="only the cases whose name holds this text")
+    args = ap.parse_args()
+    a, b, only = args.a, args.b, args.only
     s = sorted(str(p) for p in SAMPLES.glob("*.gz"))
     zos = [p for p in s if "smf113" in p]
     before = [p for p in zos if "before_" in Path(p).name]
