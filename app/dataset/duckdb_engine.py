@@ -217,6 +217,7 @@ class DuckDBEngine:
     """In-process DuckDB over the committed interval part files."""
 
     dialect = DUCKDB
+    arrays = False      # run() gives the result's columns as arrays (fetchnumpy()), not a frame (.df())
 
     def __init__(self, files: Sequence[str], window: tuple[int | None, int | None] = (None, None)):
         self.con = _database().cursor()
@@ -249,7 +250,8 @@ class DuckDBEngine:
         file's): the statement names the columns it reads, and DuckDB refuses it (a binder error, or a schema
         mismatch while reading) when one of them is not in the first file or not in another, so it runs only
         over files that all hold those columns, with the values ``union_by_name`` would give; refused, it runs
-        again with ``union_by_name`` (a file without a column reads it as NULL)."""
+        again with ``union_by_name`` (a file without a column reads it as NULL).  With :attr:`arrays`: the
+        columns as ``fetchnumpy()`` gives them (name -> array; a masked array where a value is NULL), not a frame."""
         import duckdb
 
         text = "\n".join(body for _n, body in steps)
@@ -263,7 +265,8 @@ class DuckDBEngine:
                     ctes.append(f"{name} AS {'MATERIALIZED ' if made else ''}({body})")
                     continue
                 try:
-                    return self.con.execute("WITH " + ",\n".join(ctes) + "\n" + body if ctes else body).df()
+                    got = self.con.execute("WITH " + ",\n".join(ctes) + "\n" + body if ctes else body)
+                    return got.fetchnumpy() if self.arrays else got.df()
                 except (duckdb.BinderException, duckdb.InvalidInputException):
                     if by_name or not used:
                         raise
