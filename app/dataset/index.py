@@ -51,6 +51,8 @@ _FEW_PARTS = 2000       # keys(): part rows made distinct in Python up to this m
 # file once
 _LOADED: dict[tuple, tuple] = {}
 _LOADED_LIMIT = 8
+_CODES: dict[str, tuple] = {}       # part column -> (the loaded part rows' table, their codes, the distinct values)
+_KEYS: dict[str, tuple] = {}        # table -> (the loaded part rows' table, ManifestIndex.keys of it alone)
 
 
 def _schema():
@@ -109,7 +111,6 @@ class ManifestIndex:
         self._bodies: dict[str, str] | None = None
         self._keys: dict[str, set[tuple[str, str]]] = {}
         self._valid_p: np.ndarray | None = None
-        self._codes: dict[str, tuple] = {}     # part column -> (the part rows' table, codes, distinct values)
         self.load()
 
     # -- loading -----------------------------------------------------------------------------
@@ -430,14 +431,15 @@ class ManifestIndex:
     def _is_in(self, col: str, values: set[str]) -> np.ndarray:
         """Which part rows' ``col`` is one of ``values`` (NULL: none), by the column's distinct values: no Python
         value is made an Arrow one (the first such conversion of a process imports pyarrow's pandas layer, 5 ms
-        of a query's first run); each column's codes are made once per loaded index."""
-        got = self._codes.get(col)
+        of a query's first run); each column's codes are made once per loaded index file (:data:`_CODES`: kept by
+        the process as the loaded index itself, not made again by every command's index)."""
+        got = _CODES.get(col)
         if got is None or got[0] is not self._bp:
             enc = self._bp.column(col).combine_chunks().dictionary_encode()
             codes = enc.indices.to_numpy(zero_copy_only=False)
             codes = np.where(np.isnan(codes), -1, codes).astype(np.int64) if codes.dtype.kind == "f" \
                 else codes.astype(np.int64)
-            got = self._codes[col] = (self._bp, codes, enc.dictionary.to_pylist())
+            got = _CODES[col] = (self._bp, codes, enc.dictionary.to_pylist())
         _bp, codes, names = got
         hit = np.flatnonzero(np.fromiter((n in values for n in names), bool, len(names)))
         return np.isin(codes, hit) if len(hit) else np.zeros(len(codes), bool)
@@ -461,6 +463,10 @@ class ManifestIndex:
     def keys(self, table: str) -> set[tuple[str, str]]:
         """(CEC, month) partitions of ``table`` holding parts of sound entries."""
         got = self._keys.get(table)
+        whole = not self._ov and self._bp is not None and bool(self._live.all())   # the loaded index file alone
+        if got is None and whole:
+            hit = _KEYS.get(table)
+            got = hit[1] if hit is not None and hit[0] is self._bp else None
         if got is None:
             got = set()
             m = self._base_mask(table, None, None)
@@ -473,6 +479,8 @@ class ManifestIndex:
                 if self._ov[n]["ok"]:
                     got |= {(r[3], r[4]) for r in rows if r[1] == table}
             self._keys[table] = got
+            if whole:       # (the same loaded file's keys, for the next command's index of this process)
+                _KEYS[table] = (self._bp, got)
         return set(got)
 
     def listed(self) -> set[str]:

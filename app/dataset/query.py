@@ -414,7 +414,7 @@ def _run_query(ds: Dataset, spec: QuerySpec, engine: str, eng) -> pd.DataFrame:
                                                                               "n_cpus", "generation", "formula_set"]
                             + ids + ["Workload_Hint", "quality", "left_out", "summary"])
     from app.dataset.plan import profile_of
-    from app.dataset.stats import cached_bucket_params, cached_profile
+    from app.dataset.stats import query_stats
 
     # partition pruning: only the parts of the CECs and months the query can touch are listed, checked and read
     # (an interval is stored in the month of its end); the filters still run in SQL on the rows of those parts
@@ -444,8 +444,7 @@ def _run_query(ds: Dataset, spec: QuerySpec, engine: str, eng) -> pd.DataFrame:
         # time buckets come from all the data of each CEC (as report over all its files): kept per CEC between
         # commands (app.dataset.stats), recomputed from that CEC's parts only when they changed
         sel_cecs = cecs if cecs is not None else set(ds.cecs())
-        params = cached_bucket_params(ds, eng, sel_cecs)
-        rows = None if ds._pending and ds._pending_visible else cached_profile(ds, sel_cecs, months)
+        params, rows = query_stats(ds, eng, sel_cecs, months, profile=not (ds._pending and ds._pending_visible))
         gmap, stored, marks = profile_of(rows, sets) if rows is not None else data_profile(eng, sets, src)
         args = (spec, eng.dialect, params, sets, counters, have)
         kw = dict(steps=True, generations=gmap, src=src, only={g for _m, _c, g, _v in gmap} | stored, **marks)
