@@ -53,6 +53,9 @@ _LOADED: dict[tuple, tuple] = {}
 _LOADED_LIMIT = 8
 _CODES: dict[str, tuple] = {}       # part column -> (the loaded part rows' table, their codes, the distinct values)
 _KEYS: dict[str, tuple] = {}        # table -> (the loaded part rows' table, ManifestIndex.keys of it alone)
+_ROWS: dict[tuple, tuple] = {}      # (table, CECs, months) -> (the loaded part rows' table, part_rows of it alone)
+_ROWS_LIMIT = 64
+_COUNTERS: list = [None]            # (the loaded entries' counters column, ManifestIndex.counters of it alone)
 
 
 def _schema():
@@ -377,11 +380,18 @@ class ManifestIndex:
         """Counter columns any sound entry's intervals hold."""
         import pyarrow.compute as pc
 
+        whole = self._whole()
+        hit = _COUNTERS[0] if whole else None
+        if hit is not None and hit[0] is self._bcount:
+            return set(hit[1])
         texts: set[str] = {str(r["counters"]) for r in self._ov.values() if r["ok"] and r["counters"]}
         if self._bcount is not None and len(self._bn):
             m = self._live & self._bok
             texts |= {t for t in pc.unique(self._bcount.filter(_mask(m))).to_pylist() if t}
-        return {c for t in texts for c in t.split(",")}
+        out = {c for t in texts for c in t.split(",")}
+        if whole and self._bcount is not None:
+            _COUNTERS[0] = (self._bcount, frozenset(out))
+        return out
 
     def damaged(self) -> list[tuple[str, str, str | None]]:
         """(entry file name, what is wrong, source file name) of the entries that fail their checks."""
@@ -450,6 +460,12 @@ class ManifestIndex:
         CECs and months (all when None)."""
         cs = set(cecs) if cecs is not None else None
         ms = set(months) if months is not None else None
+        whole = self._whole()
+        if whole:       # the loaded index file alone: its rows as an earlier command's index of this process found
+            key = (table, frozenset(cs) if cs is not None else None, frozenset(ms) if ms is not None else None)
+            hit = _ROWS.get(key)
+            if hit is not None and hit[0] is self._bp:
+                return list(hit[1])
         out: list[tuple] = []
         m = self._base_mask(table, cs, ms)
         if m is not None and m.any():
@@ -458,12 +474,21 @@ class ManifestIndex:
         for n, rows in self._ovp.items():
             if self._ov[n]["ok"]:
                 out += [r for r in rows if r[1] == table and (cs is None or r[3] in cs) and (ms is None or r[4] in ms)]
+        if whole:
+            if len(_ROWS) >= _ROWS_LIMIT:
+                _ROWS.clear()
+            _ROWS[key] = (self._bp, tuple(out))
         return out
+
+    def _whole(self) -> bool:
+        """Whether this index is the loaded index file alone (no entry read, added or forgotten since): what it
+        says is then what any index of this process that loaded the same file says (:data:`_KEYS`, :data:`_ROWS`)."""
+        return not self._ov and self._bp is not None and bool(self._live.all())
 
     def keys(self, table: str) -> set[tuple[str, str]]:
         """(CEC, month) partitions of ``table`` holding parts of sound entries."""
         got = self._keys.get(table)
-        whole = not self._ov and self._bp is not None and bool(self._live.all())   # the loaded index file alone
+        whole = self._whole()
         if got is None and whole:
             hit = _KEYS.get(table)
             got = hit[1] if hit is not None and hit[0] is self._bp else None

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -42,14 +44,32 @@ def _signature(ds, cec: str) -> str:
     return hashlib.sha256("\n".join(rels).encode()).hexdigest()
 
 
+_LOADED: dict[str, tuple] = {}      # cache file -> (its identity, its CECs as read): read again when it changed
+
+
 def _load(ds) -> dict[str, Any]:
+    """The cache's CECs (a copy of each CEC's entry: the caller may change them); the file is parsed once per
+    process while it stays the same file (path, size, modification and change times, inode; one changed within
+    :data:`app.dataset.integrity.STAMP_SETTLE_S` is read every time)."""
+    path = ds.root / CACHE_NAME
     try:
-        doc = json.loads((ds.root / CACHE_NAME).read_text(encoding="utf-8"))
+        st = os.stat(path)
+        ident = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+        hit = _LOADED.get(str(path))
+        if hit is not None and hit[0] == ident:
+            return {c: dict(e) if isinstance(e, dict) else e for c, e in hit[1].items()}
+        doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(doc, dict) or doc.get("version") != _VERSION or not isinstance(doc.get("cecs"), dict):
         return {}
-    return doc["cecs"]
+    from app.dataset.integrity import STAMP_SETTLE_S
+
+    if time.time() - st.st_ctime >= STAMP_SETTLE_S:     # (not one written a moment ago: coarse file times)
+        if len(_LOADED) >= 8:
+            _LOADED.clear()
+        _LOADED[str(path)] = (ident, doc["cecs"])
+    return {c: dict(e) if isinstance(e, dict) else e for c, e in doc["cecs"].items()}
 
 
 def bucket_params_for(ds, cecs: Iterable[str], compute: Callable[[list[str]], list[tuple]],
