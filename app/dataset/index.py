@@ -54,7 +54,8 @@ _LOADED_LIMIT = 8
 _CODES: dict[str, tuple] = {}       # part column -> (the loaded part rows' table, their codes, the distinct values)
 _KEYS: dict[str, tuple] = {}        # table -> (the loaded part rows' table, ManifestIndex.keys of it alone)
 _ROWS: dict[tuple, tuple] = {}      # (table, CECs, months) -> (the loaded part rows' table, part_rows of it alone)
-_ROWS_LIMIT = 64
+_ROWS_LIMIT = 64                    # selections kept, and part rows kept in all (a big fleet's stay bounded)
+_ROWS_BUDGET = 20_000
 _COUNTERS: list = [None]            # (the loaded entries' counters column, ManifestIndex.counters of it alone)
 
 
@@ -474,8 +475,8 @@ class ManifestIndex:
         for n, rows in self._ovp.items():
             if self._ov[n]["ok"]:
                 out += [r for r in rows if r[1] == table and (cs is None or r[3] in cs) and (ms is None or r[4] in ms)]
-        if whole:
-            if len(_ROWS) >= _ROWS_LIMIT:
+        if whole and len(out) <= _ROWS_BUDGET:
+            if len(_ROWS) >= _ROWS_LIMIT or sum(len(v[1]) for v in _ROWS.values()) + len(out) > _ROWS_BUDGET:
                 _ROWS.clear()
             _ROWS[key] = (self._bp, tuple(out))
         return out

@@ -237,7 +237,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     (DuckDB): when every system read has the same buckets, no ``--tz local`` and not per CPU and interval, the
     aggregation is one ``SELECT ... GROUP BY`` over ``src`` with the per-row columns written into it (not views
     over views of every column): the same values, a statement DuckDB plans in about half the time."""
-    from app.engine.metrics import hint_counters
+    from app.dataset.plan import hint_counters_of, set_counters
 
     q = d.q
     # generation and formula-set version per (machine type, CSVN) from the sets of this query (``--formulas``
@@ -257,7 +257,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     counters = [c for c in counters if c in have]
     used = {g: fs for g, fs in sets.items() if only is None or g in only}
     if only is not None:     # the counters the formulas of those generations read (and one of each set: quality)
-        need = {"B0"}.union(*(fs.counters() for fs in used.values()))
+        need = {"B0"}.union(*(set_counters(fs) for fs in used.values()))
         firsts = {next((c for c in counters if c[0] == x), None) for x in "PE"}
         counters = [c for c in counters if c in need or c in firsts]
     # summed: the counters the formulas read (the first P and E counters are read for quality only, counted)
@@ -312,7 +312,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     gen_keys = [q(k) for k in keys] + ["generation", "formula_set"]
     with_hint = not (by == "cpu")
     local_sel = local_shown_sql(d, per_cpu_interval, cec_level) if spec.tz == "local" else []
-    hc = [c for c in hint_counters(sets, counters)] if with_hint else []
+    hc = hint_counters_of(sets, counters) if with_hint else []
     if per_cpu_interval:
         sel = gen_sel + local_sel + ["t_start AS _start", "t_end AS _end", "1 AS n_cpus", f"qbits + 256 * {lo} AS _q",
                          "1 AS _size", f"{lo} AS _lo", "0 AS _cntP", "0 AS _cntE", "CAST(cpu_speed AS DOUBLE) AS _CPSP",
