@@ -80,6 +80,26 @@ def _database():
         return _DB[1]
 
 
+def connect_aside() -> threading.Thread | None:
+    """Start making the process's database (:func:`_database`) in a thread of its own when it is not made yet, so
+    that a query's first run does its Python work (the formula sets) meanwhile: DuckDB's connect, 40 ms, lets other
+    threads run.  The caller joins the thread before its first statement (:func:`_database` waits for it anyway:
+    the lock)."""
+    with _DB_LOCK:
+        if _DB is not None and _DB[0] == os.getpid():
+            return None
+
+    def make() -> None:
+        try:
+            _database()
+            _release()
+        except Exception:  # noqa: BLE001 - the caller's own _database() says what is wrong
+            pass
+    th = threading.Thread(target=make, name="nestscope-duckdb-connect", daemon=True)
+    th.start()
+    return th
+
+
 def _seen(con, files: Sequence[str]) -> None:
     keep = len(files) <= SEEN_LIMIT
     con.execute(f"SET SESSION parquet_metadata_cache = {'true' if keep else 'false'}")

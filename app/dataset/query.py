@@ -46,7 +46,7 @@ from app.dataset.sql import local_offsets_sql, local_shown_sql, missing_counters
 from app.dataset.plan import data_profile, generation_map, pushdown_window
 from app.dataset.stats import bucket_params
 from app.dataset.store import Dataset
-from app.dataset.duckdb_engine import DuckDBEngine
+from app.dataset.duckdb_engine import DuckDBEngine, connect_aside
 from app.engine.expr import is_counter_token
 from app.engine.shift import ShiftFilter
 
@@ -406,7 +406,12 @@ def _run_query(ds: Dataset, spec: QuerySpec, engine: str, eng) -> pd.DataFrame:
     if spec.every is not None and spec.by == "interval":
         raise QueryError("--every rolls whole-window levels up (cec, lpar, class, cpu); --by interval rows are "
                          "intervals already")
-    sets = spec.formula_sets or load_formula_sets()
+    aside = connect_aside() if engine == "duckdb" and eng is None else None   # (the first run: connect meanwhile)
+    try:
+        sets = spec.formula_sets or load_formula_sets()
+    finally:
+        if aside is not None:
+            aside.join()
     ids = metric_ids(sets)
     keys = IDENT_OF[spec.by]
     if not ds.has_parts("intervals"):

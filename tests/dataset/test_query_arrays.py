@@ -144,3 +144,26 @@ def test_stats_cache_read_again_when_it_changes(tmp_path, monkeypatch):
     os.replace(tmp, path)
     assert stats._load(ds)[cec]["sig"] == "x" * 64
     assert stats.cached_profile(ds, [cec], None) is None        # its signature no longer matches the parts
+
+
+def test_first_query_connects_aside(ds_root, monkeypatch):
+    """A process's first query makes its database in a thread while it loads the formula sets: the database is
+    made once (a second call starts nothing), no engine is left counted open, and the query gives its rows."""
+    monkeypatch.setattr(D, "_DB", None)
+    monkeypatch.setattr(D, "_OPEN", [0])
+    monkeypatch.setattr(D, "_SEEN", set())
+    started = []
+    real = D.connect_aside
+
+    def aside():
+        th = real()
+        started.append(th)
+        return th
+    monkeypatch.setattr(qmod, "connect_aside", aside)
+    got = run_query(Dataset(ds_root), QuerySpec(by="lpar"))
+    assert len(started) == 1 and started[0] is not None and not started[0].is_alive()
+    made = D._DB
+    assert made is not None and made[0] == os.getpid() and D._OPEN[0] == 0
+    assert len(got) and got["LPARCPU"].notna().any()
+    run_query(Dataset(ds_root), QuerySpec(by="lpar"))
+    assert started[1] is None and D._DB is made          # made already: no thread, the same database
