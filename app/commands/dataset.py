@@ -58,6 +58,9 @@ def open_dataset(path: str, command: str, create: bool = False, writable: bool =
         return None
 
 
+TABLES = ("samples", "intervals", "partitions")     # every table check reads and compact merges
+
+
 def run(args: argparse.Namespace) -> int:
     from app.dataset.lock import DatasetLocked
 
@@ -92,7 +95,7 @@ def _run(ds, args: argparse.Namespace) -> int:
         for f in found:
             if not args.quiet:
                 print(display_text(f"{f.severity}: {f.message}"))
-        n_parts = sum(len(ds.parts(t)) for t in ("samples", "intervals"))
+        n_parts = sum(len(ds.parts(t)) for t in TABLES)
         print(f"{args.dataset}: {len(ds.index.sound())} manifest entries, {n_parts:,} part files read; "
               f"{len(found)} problem(s)" + ("" if not found else " (`nestscope dataset vacuum` removes orphans)"))
         return EXIT_PROBLEMS if found else EXIT_OK
@@ -106,7 +109,7 @@ def _run(ds, args: argparse.Namespace) -> int:
 
 def _count(ds) -> tuple[int, int]:
     n = size = 0
-    for t in ("samples", "intervals"):
+    for t in TABLES:
         for p in ds.parts(t):
             n += 1
             try:

@@ -170,6 +170,15 @@ def typed_frame(m: pd.DataFrame, by: str, ids: list[str], every: str | None) -> 
     return pd.DataFrame(out, index=m.index).reset_index(drop=True)
 
 
+def parquet_frame(typed: pd.DataFrame) -> pd.DataFrame:
+    """:func:`typed_frame` as the parquet file holds it: its times (UTC instants) as ``timestamp[us, tz=UTC]``,
+    as the dataset's own tables hold theirs (naive nanoseconds are a type Spark refuses, and a reader could not
+    tell them from the wall clock of a ``--tz`` zone)."""
+    times = {c: typed[c].dt.tz_localize("UTC").astype("datetime64[us, UTC]")
+             for c in typed.columns if str(typed[c].dtype) == "datetime64[ns]"}
+    return typed.assign(**times) if times else typed
+
+
 def to_csv(m: pd.DataFrame, by: str, ids: list[str], every: str | None, offsets: dict | None = None) -> str:
     """The columns and cells of ``report --format csv``, with ``period`` first when ``--every`` is given;
     ``offsets``: seconds east of UTC per row of a time column (:func:`zone_offsets`)."""
@@ -303,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
     typed = typed_frame(m, args.by, ids, args.every) if args.format != "table" else None
     if args.format == "parquet":
         try:
-            typed.to_parquet(args.out, index=False)
+            parquet_frame(typed).to_parquet(args.out, index=False)
         except OSError as exc:
             return usage(f"cannot write {args.out} ({exc.strerror or exc})")
         print(f"{args.out}: {len(m)} row(s)", file=sys.stderr)

@@ -80,6 +80,26 @@ def _database():
         return _DB[1]
 
 
+def connect_aside() -> threading.Thread | None:
+    """Start making the process's database (:func:`_database`) in a thread of its own when it is not made yet, so
+    that a query's first run does its Python work (the formula sets) meanwhile: DuckDB's connect, 40 ms, lets other
+    threads run.  The caller joins the thread before its first statement (:func:`_database` waits for it anyway:
+    the lock)."""
+    with _DB_LOCK:
+        if _DB is not None and _DB[0] == os.getpid():
+            return None
+
+    def make() -> None:
+        try:
+            _database()
+            _release()
+        except Exception:  # noqa: BLE001 - the caller's own _database() says what is wrong
+            pass
+    th = threading.Thread(target=make, name="nestscope-duckdb-connect", daemon=True)
+    th.start()
+    return th
+
+
 def _seen(con, files: Sequence[str]) -> None:
     keep = len(files) <= SEEN_LIMIT
     con.execute(f"SET SESSION parquet_metadata_cache = {'true' if keep else 'false'}")
@@ -217,6 +237,7 @@ class DuckDBEngine:
     """In-process DuckDB over the committed interval part files."""
 
     dialect = DUCKDB
+    arrays = False      # run() gives the result's columns as arrays (fetchnumpy()), not a frame (.df())
 
     def __init__(self, files: Sequence[str], window: tuple[int | None, int | None] = (None, None)):
         self.con = _database().cursor()
@@ -249,7 +270,8 @@ class DuckDBEngine:
         file's): the statement names the columns it reads, and DuckDB refuses it (a binder error, or a schema
         mismatch while reading) when one of them is not in the first file or not in another, so it runs only
         over files that all hold those columns, with the values ``union_by_name`` would give; refused, it runs
-        again with ``union_by_name`` (a file without a column reads it as NULL)."""
+        again with ``union_by_name`` (a file without a column reads it as NULL).  With :attr:`arrays`: the
+        columns as ``fetchnumpy()`` gives them (name -> array; a masked array where a value is NULL), not a frame."""
         import duckdb
 
         text = "\n".join(body for _n, body in steps)
@@ -263,7 +285,8 @@ class DuckDBEngine:
                     ctes.append(f"{name} AS {'MATERIALIZED ' if made else ''}({body})")
                     continue
                 try:
-                    return self.con.execute("WITH " + ",\n".join(ctes) + "\n" + body if ctes else body).df()
+                    got = self.con.execute("WITH " + ",\n".join(ctes) + "\n" + body if ctes else body)
+                    return got.fetchnumpy() if self.arrays else got.df()
                 except (duckdb.BinderException, duckdb.InvalidInputException):
                     if by_name or not used:
                         raise

@@ -51,6 +51,12 @@ _FEW_PARTS = 2000       # keys(): part rows made distinct in Python up to this m
 # file once
 _LOADED: dict[tuple, tuple] = {}
 _LOADED_LIMIT = 8
+_CODES: dict[str, tuple] = {}       # part column -> (the loaded part rows' table, their codes, the distinct values)
+_KEYS: dict[str, tuple] = {}        # table -> (the loaded part rows' table, ManifestIndex.keys of it alone)
+_ROWS: dict[tuple, tuple] = {}      # (table, CECs, months) -> (the loaded part rows' table, part_rows of it alone)
+_ROWS_LIMIT = 64                    # selections kept, and part rows kept in all (a big fleet's stay bounded)
+_ROWS_BUDGET = 20_000
+_COUNTERS: list = [None]            # (the loaded entries' counters column, ManifestIndex.counters of it alone)
 
 
 def _schema():
@@ -109,7 +115,6 @@ class ManifestIndex:
         self._bodies: dict[str, str] | None = None
         self._keys: dict[str, set[tuple[str, str]]] = {}
         self._valid_p: np.ndarray | None = None
-        self._codes: dict[str, tuple] = {}     # part column -> (the part rows' table, codes, distinct values)
         self.load()
 
     # -- loading -----------------------------------------------------------------------------
@@ -376,11 +381,18 @@ class ManifestIndex:
         """Counter columns any sound entry's intervals hold."""
         import pyarrow.compute as pc
 
+        whole = self._whole()
+        hit = _COUNTERS[0] if whole else None
+        if hit is not None and hit[0] is self._bcount:
+            return set(hit[1])
         texts: set[str] = {str(r["counters"]) for r in self._ov.values() if r["ok"] and r["counters"]}
         if self._bcount is not None and len(self._bn):
             m = self._live & self._bok
             texts |= {t for t in pc.unique(self._bcount.filter(_mask(m))).to_pylist() if t}
-        return {c for t in texts for c in t.split(",")}
+        out = {c for t in texts for c in t.split(",")}
+        if whole and self._bcount is not None:
+            _COUNTERS[0] = (self._bcount, frozenset(out))
+        return out
 
     def damaged(self) -> list[tuple[str, str, str | None]]:
         """(entry file name, what is wrong, source file name) of the entries that fail their checks."""
@@ -430,14 +442,15 @@ class ManifestIndex:
     def _is_in(self, col: str, values: set[str]) -> np.ndarray:
         """Which part rows' ``col`` is one of ``values`` (NULL: none), by the column's distinct values: no Python
         value is made an Arrow one (the first such conversion of a process imports pyarrow's pandas layer, 5 ms
-        of a query's first run); each column's codes are made once per loaded index."""
-        got = self._codes.get(col)
+        of a query's first run); each column's codes are made once per loaded index file (:data:`_CODES`: kept by
+        the process as the loaded index itself, not made again by every command's index)."""
+        got = _CODES.get(col)
         if got is None or got[0] is not self._bp:
             enc = self._bp.column(col).combine_chunks().dictionary_encode()
             codes = enc.indices.to_numpy(zero_copy_only=False)
             codes = np.where(np.isnan(codes), -1, codes).astype(np.int64) if codes.dtype.kind == "f" \
                 else codes.astype(np.int64)
-            got = self._codes[col] = (self._bp, codes, enc.dictionary.to_pylist())
+            got = _CODES[col] = (self._bp, codes, enc.dictionary.to_pylist())
         _bp, codes, names = got
         hit = np.flatnonzero(np.fromiter((n in values for n in names), bool, len(names)))
         return np.isin(codes, hit) if len(hit) else np.zeros(len(codes), bool)
@@ -448,6 +461,12 @@ class ManifestIndex:
         CECs and months (all when None)."""
         cs = set(cecs) if cecs is not None else None
         ms = set(months) if months is not None else None
+        whole = self._whole()
+        if whole:       # the loaded index file alone: its rows as an earlier command's index of this process found
+            key = (table, frozenset(cs) if cs is not None else None, frozenset(ms) if ms is not None else None)
+            hit = _ROWS.get(key)
+            if hit is not None and hit[0] is self._bp:
+                return list(hit[1])
         out: list[tuple] = []
         m = self._base_mask(table, cs, ms)
         if m is not None and m.any():
@@ -456,11 +475,24 @@ class ManifestIndex:
         for n, rows in self._ovp.items():
             if self._ov[n]["ok"]:
                 out += [r for r in rows if r[1] == table and (cs is None or r[3] in cs) and (ms is None or r[4] in ms)]
+        if whole and len(out) <= _ROWS_BUDGET:
+            if len(_ROWS) >= _ROWS_LIMIT or sum(len(v[1]) for v in _ROWS.values()) + len(out) > _ROWS_BUDGET:
+                _ROWS.clear()
+            _ROWS[key] = (self._bp, tuple(out))
         return out
+
+    def _whole(self) -> bool:
+        """Whether this index is the loaded index file alone (no entry read, added or forgotten since): what it
+        says is then what any index of this process that loaded the same file says (:data:`_KEYS`, :data:`_ROWS`)."""
+        return not self._ov and self._bp is not None and bool(self._live.all())
 
     def keys(self, table: str) -> set[tuple[str, str]]:
         """(CEC, month) partitions of ``table`` holding parts of sound entries."""
         got = self._keys.get(table)
+        whole = self._whole()
+        if got is None and whole:
+            hit = _KEYS.get(table)
+            got = hit[1] if hit is not None and hit[0] is self._bp else None
         if got is None:
             got = set()
             m = self._base_mask(table, None, None)
@@ -473,6 +505,8 @@ class ManifestIndex:
                 if self._ov[n]["ok"]:
                     got |= {(r[3], r[4]) for r in rows if r[1] == table}
             self._keys[table] = got
+            if whole:       # (the same loaded file's keys, for the next command's index of this process)
+                _KEYS[table] = (self._bp, got)
         return set(got)
 
     def listed(self) -> set[str]:

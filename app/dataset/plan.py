@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-__all__ = ["data_profile", "generation_map", "profile_of", "pushdown_window", "scope"]
+__all__ = ["data_profile", "generation_map", "profile_of", "pushdown_window", "scope", "set_counters", "hint_counters_of"]
 
 _DAY = 86_400 * 1_000_000_000
 
@@ -97,3 +97,30 @@ def scope(spec) -> tuple[set[str] | None, Callable[[str], bool] | None]:
         return lo <= m <= hi and (pin is None or m in pin)
 
     return cecs, month_ok
+
+
+def set_counters(fs) -> set[str]:
+    """``fs.counters()`` (every counter a formula of the set reads), each compiled formula's counters worked out
+    once (:func:`app.dataset.sql._counters_of`; a compiled formula does not change)."""
+    from app.dataset.sql import _counters_of
+
+    return set().union(*(_counters_of(m.compiled) for m in fs.metrics.values() if m.compiled is not None))
+
+
+_HINTS: dict[tuple, tuple] = {}     # (the sets' formulas by identity, the counters) -> (those formulas, the result)
+
+
+def hint_counters_of(sets: dict, counters) -> list[str]:
+    """:func:`app.engine.metrics.hint_counters` of ``sets`` and ``counters``, once per process for the same compiled
+    formulas (the catalog's sets share them between loads; a compiled formula does not change) and counters."""
+    from app.engine.metrics import hint_counters
+
+    held = [m.compiled for fs in sets.values() for m in fs.metrics.values()]
+    key = (tuple((g, bool(fs.workload_hint), tuple((mid, id(m.compiled)) for mid, m in fs.metrics.items()))
+                 for g, fs in sets.items()), frozenset(counters))
+    hit = _HINTS.get(key)      # (the formulas held by the entry: their ids stand for them while it is kept)
+    if hit is None:
+        if len(_HINTS) >= 32:
+            _HINTS.clear()
+        hit = _HINTS[key] = (held, hint_counters(sets, counters))
+    return list(hit[1])

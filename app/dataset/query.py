@@ -46,7 +46,8 @@ from app.dataset.sql import local_offsets_sql, local_shown_sql, missing_counters
 from app.dataset.plan import data_profile, generation_map, pushdown_window
 from app.dataset.stats import bucket_params
 from app.dataset.store import Dataset
-from app.dataset.duckdb_engine import DuckDBEngine
+from app.dataset.duckdb_engine import DuckDBEngine, connect_aside
+from app.engine.expr import is_counter_token
 from app.engine.shift import ShiftFilter
 
 __all__ = ["QuerySpec", "run_query", "open_engine", "QueryError", "BY_CHOICES", "EVERY_CHOICES", "shift_sql",
@@ -236,7 +237,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     (DuckDB): when every system read has the same buckets, no ``--tz local`` and not per CPU and interval, the
     aggregation is one ``SELECT ... GROUP BY`` over ``src`` with the per-row columns written into it (not views
     over views of every column): the same values, a statement DuckDB plans in about half the time."""
-    from app.engine.metrics import hint_counters
+    from app.dataset.plan import hint_counters_of, set_counters
 
     q = d.q
     # generation and formula-set version per (machine type, CSVN) from the sets of this query (``--formulas``
@@ -256,7 +257,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     counters = [c for c in counters if c in have]
     used = {g: fs for g, fs in sets.items() if only is None or g in only}
     if only is not None:     # the counters the formulas of those generations read (and one of each set: quality)
-        need = {"B0"}.union(*(fs.counters() for fs in used.values()))
+        need = {"B0"}.union(*(set_counters(fs) for fs in used.values()))
         firsts = {next((c for c in counters if c[0] == x), None) for x in "PE"}
         counters = [c for c in counters if c in need or c in firsts]
     # summed: the counters the formulas read (the first P and E counters are read for quality only, counted)
@@ -311,7 +312,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     gen_keys = [q(k) for k in keys] + ["generation", "formula_set"]
     with_hint = not (by == "cpu")
     local_sel = local_shown_sql(d, per_cpu_interval, cec_level) if spec.tz == "local" else []
-    hc = [c for c in hint_counters(sets, counters)] if with_hint else []
+    hc = hint_counters_of(sets, counters) if with_hint else []
     if per_cpu_interval:
         sel = gen_sel + local_sel + ["t_start AS _start", "t_end AS _end", "1 AS n_cpus", f"qbits + 256 * {lo} AS _q",
                          "1 AS _size", f"{lo} AS _lo", "0 AS _cntP", "0 AS _cntE", "CAST(cpu_speed AS DOUBLE) AS _CPSP",
@@ -405,7 +406,12 @@ def _run_query(ds: Dataset, spec: QuerySpec, engine: str, eng) -> pd.DataFrame:
     if spec.every is not None and spec.by == "interval":
         raise QueryError("--every rolls whole-window levels up (cec, lpar, class, cpu); --by interval rows are "
                          "intervals already")
-    sets = spec.formula_sets or load_formula_sets()
+    aside = connect_aside() if engine == "duckdb" and eng is None else None   # (the first run: connect meanwhile)
+    try:
+        sets = spec.formula_sets or load_formula_sets()
+    finally:
+        if aside is not None:
+            aside.join()
     ids = metric_ids(sets)
     keys = IDENT_OF[spec.by]
     if not ds.has_parts("intervals"):
@@ -413,7 +419,7 @@ def _run_query(ds: Dataset, spec: QuerySpec, engine: str, eng) -> pd.DataFrame:
                                                                               "n_cpus", "generation", "formula_set"]
                             + ids + ["Workload_Hint", "quality", "left_out", "summary"])
     from app.dataset.plan import profile_of
-    from app.dataset.stats import cached_bucket_params, cached_profile
+    from app.dataset.stats import query_stats
 
     # partition pruning: only the parts of the CECs and months the query can touch are listed, checked and read
     # (an interval is stored in the month of its end); the filters still run in SQL on the rows of those parts
@@ -443,12 +449,13 @@ def _run_query(ds: Dataset, spec: QuerySpec, engine: str, eng) -> pd.DataFrame:
         # time buckets come from all the data of each CEC (as report over all its files): kept per CEC between
         # commands (app.dataset.stats), recomputed from that CEC's parts only when they changed
         sel_cecs = cecs if cecs is not None else set(ds.cecs())
-        params = cached_bucket_params(ds, eng, sel_cecs)
-        rows = None if ds._pending and ds._pending_visible else cached_profile(ds, sel_cecs, months)
+        params, rows = query_stats(ds, eng, sel_cecs, months, profile=not (ds._pending and ds._pending_visible))
         gmap, stored, marks = profile_of(rows, sets) if rows is not None else data_profile(eng, sets, src)
         args = (spec, eng.dialect, params, sets, counters, have)
         kw = dict(steps=True, generations=gmap, src=src, only={g for _m, _c, g, _v in gmap} | stored, **marks)
         duck = eng.dialect.name == "duckdb"
+        if duck:        # the result's columns as arrays (fetchnumpy): no frame of ~75 columns for a few rows
+            eng.arrays = True
         try:        # DuckDB refuses the statement for a CPU number outside 0-255 (cpu_bits): counted distinct
             raw = eng.run(build_sql(*args, cpu_bits=duck, flat=duck, **kw))
         except OutOfRangeException:
@@ -456,22 +463,67 @@ def _run_query(ds: Dataset, spec: QuerySpec, engine: str, eng) -> pd.DataFrame:
     finally:
         if own:
             eng.close()
-    if "_CPSP" not in raw.columns:
-        raw = derived_columns(raw, spec.by == "interval")
-    return _frame(raw, spec, sets, ids, keys, _apply, quality_strings)
+    return _frame(_columns(raw), spec, sets, ids, keys, _apply, quality_strings)
 
 
-def derived_columns(raw: pd.DataFrame, per_interval: bool) -> pd.DataFrame:
-    """``_CPSP`` and ``_INTERVAL`` of the flat statement's rows, as the layered statement computes them in SQL
-    (``build_sql``): CPSP is sum(B0) / sum(busy) when that is above 0, else the highest CPU speed; INTERVAL is
-    sum(busy) / (10^6 x sum(busy fraction)) per interval (that above 0, else the median interval length), else
-    the number of buckets x the bucket length (the median interval length without one).  NULL is NaN; the same
-    IEEE operations on the same doubles."""
+def _columns(raw) -> dict[str, Any]:
+    """The statement's columns, name -> array, each holding the values of that column of the statement's ``.df()``:
+    from a frame (Spark, the layered statement) its columns' arrays; from DuckDB's ``fetchnumpy()`` (the flat
+    statement, :attr:`DuckDBEngine.arrays`: no frame of ~75 columns made for a few rows) each array as it came
+    where no value is NULL, else NaN in a float or string column, a nullable pandas array in an integer or boolean
+    one (as ``.df()`` makes them)."""
+    if isinstance(raw, pd.DataFrame):
+        return {c: raw[c].array if not isinstance(raw[c].dtype, np.dtype) else raw[c].to_numpy() for c in raw.columns}
+    out: dict[str, Any] = {}
+    for c, a in raw.items():
+        if isinstance(a, np.ma.MaskedArray):
+            mask = np.ma.getmaskarray(a)
+            if not mask.any():
+                a = np.ma.getdata(a)
+            elif a.dtype.kind == "f":
+                a = np.where(mask, np.nan, np.ma.getdata(a))
+            elif a.dtype.kind == "O":
+                a = np.where(mask, np.nan, np.ma.getdata(a)).astype(object)
+            elif a.dtype.kind in "iub":
+                kind = {"i": "Int", "u": "UInt"}.get(a.dtype.kind)
+                a = pd.array(np.ma.getdata(a), dtype=f"{kind}{8 * a.dtype.itemsize}" if kind else "boolean")
+                a[mask] = pd.NA
+            else:       # (no other type in the statements NestScope writes)
+                raise TypeError(f"column {c} of type {a.dtype} with NULLs")
+        out[c] = a
+    return out
+
+
+def _obj(a) -> np.ndarray:
+    """A column as ``Series.to_numpy(dtype=object)`` gives it."""
+    return a.astype(object, copy=False) if isinstance(a, np.ndarray) else a.to_numpy(dtype=object)
+
+
+def _i64(a, fill: bool = False) -> np.ndarray:
+    """A column as ``Series.to_numpy(dtype=np.int64)`` gives it (``fill``: after ``fillna(0)``)."""
+    if isinstance(a, np.ndarray) and a.dtype.kind in "iub":
+        return a.astype(np.int64, copy=False)
+    if fill:
+        return pd.Series(a, copy=False).fillna(0).to_numpy(dtype=np.int64)
+    return np.asarray(a, dtype=np.int64) if isinstance(a, np.ndarray) else a.to_numpy(dtype=np.int64)
+
+
+def _f64(a, default: float = np.nan) -> np.ndarray:
+    """A column as float64, NULL (and text that is no number) ``default``: ``Series.to_numpy(np.float64,
+    na_value=default)`` of the column, or of ``pd.to_numeric(errors="coerce")`` of one that is not numeric."""
+    if isinstance(a, np.ndarray) and a.dtype.kind in "fiu":
+        a = a.astype(np.float64, copy=False)
+        return a if default != default or not np.isnan(a).any() else np.where(np.isnan(a), default, a)
+    s = pd.Series(a, copy=False)
+    if s.dtype.kind not in "fiu":
+        s = pd.to_numeric(s, errors="coerce")
+    return s.to_numpy(np.float64, na_value=default)
+
+
+def _derived(cols: dict[str, Any], n: int, per_interval: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(CPSP, INTERVAL) of the flat statement's rows (:func:`derived_columns`)."""
     def col(name: str) -> np.ndarray:
-        if name not in raw.columns:
-            return np.full(len(raw), np.nan)
-        s = raw[name] if raw[name].dtype.kind in "fiu" else pd.to_numeric(raw[name], errors="coerce")   # (0.1 ms)
-        return s.to_numpy(np.float64, na_value=np.nan)
+        return _f64(cols[name]) if name in cols else np.full(n, np.nan)
 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # inf as SQL's double division gives
         sb, b0 = col("_sb"), col("B0")
@@ -482,6 +534,16 @@ def derived_columns(raw: pd.DataFrame, per_interval: bool) -> pd.DataFrame:
         else:
             blen = col("_blen")
             interval = col("_nb") * np.where(np.isnan(blen), col("_ivs"), blen)
+    return cpsp, interval
+
+
+def derived_columns(raw: pd.DataFrame, per_interval: bool) -> pd.DataFrame:
+    """``_CPSP`` and ``_INTERVAL`` of the flat statement's rows, as the layered statement computes them in SQL
+    (``build_sql``): CPSP is sum(B0) / sum(busy) when that is above 0, else the highest CPU speed; INTERVAL is
+    sum(busy) / (10^6 x sum(busy fraction)) per interval (that above 0, else the median interval length), else
+    the number of buckets x the bucket length (the median interval length without one).  NULL is NaN; the same
+    IEEE operations on the same doubles."""
+    cpsp, interval = _derived(_columns(raw), len(raw), per_interval)
     return raw.assign(_CPSP=cpsp, _INTERVAL=interval)
 
 
@@ -517,43 +579,56 @@ def _months_between(start, end, months: Iterable[str]) -> set[str] | None:
     return {m for m in months if lo <= m <= hi}
 
 
-def _frame(raw: pd.DataFrame, spec: QuerySpec, sets, ids, keys, apply_formulas, quality_strings) -> pd.DataFrame:
-    """The result frame of the statement's rows: built as columns, ordered by the identity columns, period and
-    interval end (:func:`_order`), then made one frame (no per-row Python, no pandas insert per column)."""
-    n = len(raw)
-    cols: dict[str, Any] = {k: raw[k].to_numpy(dtype=object) if k != "cpu" else raw[k].to_numpy(dtype=np.int64)
-                            for k in keys}
+def _frame(raw: dict[str, Any], spec: QuerySpec, sets, ids, keys, apply_formulas, quality_strings) -> pd.DataFrame:
+    """The result frame of the statement's columns (:func:`_columns`): built as arrays, ordered by the identity
+    columns, period and interval end (:func:`_order`), then made one frame (no per-row Python, no pandas insert per
+    column, one frame made of all the columns: the frames of the keys, the metrics and the tail concatenated cost
+    more than the formulas on a narrow query's few rows)."""
+    n = len(next(iter(raw.values()))) if raw else 0
+    cols: dict[str, Any] = {k: _obj(raw[k]) if k != "cpu" else _i64(raw[k]) for k in keys}
     if spec.every:
-        cols["period"] = np.asarray(_period_start(spec.every, raw["_period"].to_numpy()), dtype="datetime64[ns]") \
+        cols["period"] = np.asarray(_period_start(spec.every, np.asarray(raw["_period"])), dtype="datetime64[ns]") \
             if n else np.zeros(0, "datetime64[ns]")
-    cols["interval_start"] = raw["_start"].to_numpy(dtype=np.int64).view("datetime64[ns]")     # (ns since the epoch)
-    cols["interval_end"] = raw["_end"].to_numpy(dtype=np.int64).view("datetime64[ns]")
-    cols["n_cpus"] = raw["n_cpus"].to_numpy(dtype=np.int64)
-    cols["generation"] = raw["generation"].to_numpy(dtype=object)
-    cols["formula_set"] = raw["formula_set"].to_numpy(dtype=object)
+    cols["interval_start"] = _i64(raw["_start"]).view("datetime64[ns]")     # (ns since the epoch)
+    cols["interval_end"] = _i64(raw["_end"]).view("datetime64[ns]")
+    cols["n_cpus"] = _i64(raw["n_cpus"])
+    cols["generation"] = _obj(raw["generation"])
+    cols["formula_set"] = _obj(raw["formula_set"])
     order = _order([cols[c] for c in keys + (["period"] if spec.every else []) + ["interval_end"]], n)
-    # the formulas on the sums, by the engine's own evaluator (report's rule: a division by zero is NaN); the
-    # workload hint from the sums over intervals without lost data (the sums themselves when none was read)
-    raw.columns = ["CPSP" if c == "_CPSP" else "INTERVAL" if c == "_INTERVAL" else c for c in raw.columns]
-    hint_from = "_h_" if any(c.startswith("_h_") for c in raw.columns) else ""      # (relabelled, not copied)
-    mets = apply_formulas(raw, sets, ids, (), spec.by != "cpu", hint_prefix=hint_from)
-    qb = raw["_q"].fillna(0).to_numpy(dtype=np.int64)
+    # the formulas on the sums, by the engine's own evaluator (report's rule: a division by zero is NaN), given a
+    # frame of the float columns it reads (one block) and the generation; the workload hint from the sums over
+    # intervals without lost data (the sums themselves when none was read)
+    if "_CPSP" in raw:
+        cpsp, interval = _f64(raw["_CPSP"]), _f64(raw["_INTERVAL"])
+    else:
+        cpsp, interval = _derived(raw, n, spec.by == "interval")
+    hint_from = "_h_" if any(c.startswith("_h_") for c in raw) else ""
+    names = [c for c in raw if is_counter_token(c) or (hint_from and c.startswith("_h_"))]   # (what it may read)
+    block = np.empty((len(names) + 2, n))
+    for i, c in enumerate(names):
+        block[i] = np.asarray(raw[c], dtype=np.float64)       # (as the evaluator converts a column that is not float)
+    block[-2], block[-1] = cpsp, interval
+    sums = pd.DataFrame(block.T, columns=names + ["CPSP", "INTERVAL"], copy=False)
+    sums["generation"] = cols["generation"]
+    mets = apply_formulas(sums, sets, ids, (), spec.by != "cpu", hint_prefix=hint_from)
+    qb = _i64(raw["_q"], fill=True)
     if spec.by != "cpu" or spec.every:
-        size = raw["_size"].to_numpy(dtype=np.int64)
+        size = _i64(raw["_size"])
         for c in ("_cntP", "_cntE"):
-            cnt = raw[c].to_numpy(dtype=np.int64)
+            cnt = _i64(raw[c])
             qb = qb | np.where((cnt > 0) & (cnt < size), 64, 0)
-    tail: dict[str, Any] = {"quality": np.asarray(quality_strings(qb) if n else [], dtype=object),
-                            "left_out": raw["_lo"].fillna(0).to_numpy(dtype=np.int64) if n else np.zeros(0, np.int64),
-                            "summary": np.zeros(n, dtype=bool)}
-    if "_off_s" in raw.columns:        # --tz local: the offsets of the shown start and end (app.commands.query)
-        tail["_off_start"] = pd.to_numeric(raw["_off_s"], errors="coerce").to_numpy(np.float64, na_value=0.0)
-        tail["_off_end"] = pd.to_numeric(raw["_off_e"], errors="coerce").to_numpy(np.float64, na_value=0.0)
+    values = mets.iloc[:, :len(ids)].to_numpy(dtype=np.float64) if len(ids) else np.zeros((n, 0))
+    cols.update(zip(ids, values.T))
+    cols["Workload_Hint"] = mets["Workload_Hint"].array
+    cols["quality"] = np.asarray(quality_strings(qb) if n else [], dtype=object)
+    cols["left_out"] = _i64(raw["_lo"], fill=True) if n else np.zeros(0, np.int64)
+    cols["summary"] = np.zeros(n, dtype=bool)
+    if "_off_s" in raw:        # --tz local: the offsets of the shown start and end (app.commands.query)
+        cols["_off_start"] = _f64(raw["_off_s"], 0.0)
+        cols["_off_end"] = _f64(raw["_off_e"], 0.0)
     if order is not None:
-        cols = {c: v[order] for c, v in cols.items()}
-        tail = {c: v[order] for c, v in tail.items()}
-        mets = mets.take(order)
-    return pd.concat([pd.DataFrame(cols), mets.set_axis(pd.RangeIndex(n)), pd.DataFrame(tail)], axis=1)
+        cols = {c: v[order] if isinstance(v, np.ndarray) else v.take(order) for c, v in cols.items()}
+    return pd.DataFrame(cols)
 
 
 def _order(cols: list[np.ndarray], n: int) -> np.ndarray | None:
@@ -564,10 +639,21 @@ def _order(cols: list[np.ndarray], n: int) -> np.ndarray | None:
         order = pd.DataFrame(dict(enumerate(cols))).sort_values(list(range(len(cols))), kind="stable").index
         order = order.to_numpy(dtype=np.int64)
     else:
-        vals = [pd.Series(c).tolist() for c in cols]     # Python values (Timestamps, not numpy's)
+        vals = [_py_values(c) for c in cols]
         keys = [tuple((1, 0) if v is None or v != v else (0, v) for v in row) for row in zip(*vals)]  # NaN/NaT
         order = np.asarray(sorted(range(n), key=keys.__getitem__), dtype=np.int64)
     return None if np.array_equal(order, np.arange(n)) else order
+
+
+def _py_values(c) -> list:
+    """A key column's values as Python values that order as pandas orders the column: times as their int64
+    nanoseconds (NaT: None), numbers and text as they are (``tolist``; a pandas Series' values otherwise)."""
+    if isinstance(c, np.ndarray) and c.dtype.kind == "M":
+        nat = np.iinfo(np.int64).min
+        return [None if v == nat else v for v in c.view(np.int64).tolist()]
+    if isinstance(c, np.ndarray) and c.dtype.kind in "iufbO":
+        return c.tolist()
+    return pd.Series(c).tolist()
 
 
 def _sorted(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -29,8 +31,8 @@ import numpy as np
 
 from app.dataset.sql import lit_str
 
-__all__ = ["bucket_params", "bucket_params_for", "cached_bucket_params", "cached_profile", "refresh_stats",
-           "CACHE_NAME"]
+__all__ = ["bucket_params", "bucket_params_for", "cached_bucket_params", "cached_profile", "query_stats",
+           "refresh_stats", "CACHE_NAME"]
 
 CACHE_NAME = "stats.json"
 _NS = 1_000_000_000
@@ -42,26 +44,46 @@ def _signature(ds, cec: str) -> str:
     return hashlib.sha256("\n".join(rels).encode()).hexdigest()
 
 
+_LOADED: dict[str, tuple] = {}      # cache file -> (its identity, its CECs as read): read again when it changed
+
+
 def _load(ds) -> dict[str, Any]:
+    """The cache's CECs (a copy of each CEC's entry: the caller may change them); the file is parsed once per
+    process while it stays the same file (path, size, modification and change times, inode; one changed within
+    :data:`app.dataset.integrity.STAMP_SETTLE_S` is read every time)."""
+    path = ds.root / CACHE_NAME
     try:
-        doc = json.loads((ds.root / CACHE_NAME).read_text(encoding="utf-8"))
+        st = os.stat(path)
+        ident = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+        hit = _LOADED.get(str(path))
+        if hit is not None and hit[0] == ident:
+            return {c: dict(e) if isinstance(e, dict) else e for c, e in hit[1].items()}
+        doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(doc, dict) or doc.get("version") != _VERSION or not isinstance(doc.get("cecs"), dict):
         return {}
-    return doc["cecs"]
+    from app.dataset.integrity import STAMP_SETTLE_S
+
+    if time.time() - st.st_ctime >= STAMP_SETTLE_S:     # (not one written a moment ago: coarse file times)
+        if len(_LOADED) >= 8:
+            _LOADED.clear()
+        _LOADED[str(path)] = (ident, doc["cecs"])
+    return {c: dict(e) if isinstance(e, dict) else e for c, e in doc["cecs"].items()}
 
 
 def bucket_params_for(ds, cecs: Iterable[str], compute: Callable[[list[str]], list[tuple]],
-                      save: bool = False, profile: Callable[[list[str]], list[tuple]] | None = None) -> list[tuple]:
+                      save: bool = False, profile: Callable[[list[str]], list[tuple]] | None = None,
+                      cache: dict | None = None, sigs: dict[str, str] | None = None) -> list[tuple]:
     """(cec, system, L, off, cec L, cec off) of every system of ``cecs``: from the cache where its signature
     matches, else ``compute(stale cecs)`` (which reads all the parts of those CECs); with ``save`` (extract,
     compact: the commands that write) the cache is updated.  A query never writes into the dataset.
     ``profile(cecs)``: (cec, month, machine type, CSVN, generation, implausible, lost) rows of the CECs whose
-    cached profile is stale or missing, kept with them (:func:`cached_profile`)."""
+    cached profile is stale or missing, kept with them (:func:`cached_profile`).  ``cache``, ``sigs``: the cache
+    as :func:`_load` read it and the CECs' signatures, when the caller has them (:func:`query_stats`)."""
     want = sorted(set(cecs))
-    cache = _load(ds)
-    sigs = {c: _signature(ds, c) for c in want}
+    cache = _load(ds) if cache is None else cache
+    sigs = sigs if sigs is not None else {c: _signature(ds, c) for c in want}
     stale = [c for c in want if not isinstance(cache.get(c), dict) or cache[c].get("sig") != sigs[c]]
     if stale:
         fresh = compute(stale)
@@ -87,7 +109,8 @@ def bucket_params_for(ds, cecs: Iterable[str], compute: Callable[[list[str]], li
     return out
 
 
-def cached_bucket_params(ds, eng, cecs: Iterable[str], save: bool = False, profile: bool = False) -> list[tuple]:
+def cached_bucket_params(ds, eng, cecs: Iterable[str], save: bool = False, profile: bool = False,
+                         cache: dict | None = None, sigs: dict[str, str] | None = None) -> list[tuple]:
     """:func:`bucket_params` of the systems of ``cecs``, from the dataset's cache or computed over all the parts
     of the CECs whose parts changed (:mod:`app.dataset.stats`; ``save``: update the cache; ``profile``: keep
     the CECs' data profiles too, in the same pass)."""
@@ -125,7 +148,18 @@ def cached_bucket_params(ds, eng, cecs: Iterable[str], save: bool = False, profi
         return [(str(r[0]), str(r[1]), val(r[2], str), val(r[3], int), val(r[4], str), int(r[5] or 0) > 0,
                  int(r[6] or 0) > 0, {"rows": int(r[7]), **{c: int(n) for c, n in zip(firsts, r[8:])}})
                 for r in rows.itertuples(index=False)]
-    return bucket_params_for(ds, cecs, compute, save, prof if profile else None)
+    return bucket_params_for(ds, cecs, compute, save, prof if profile else None, cache, sigs)
+
+
+def query_stats(ds, eng, cecs: Iterable[str], months: Iterable[str] | None, profile: bool = True
+                ) -> tuple[list[tuple], list[tuple] | None]:
+    """(:func:`cached_bucket_params`, :func:`cached_profile` or None without ``profile``) of a query: the cache
+    read once and each CEC's signature worked out once for both (each a look-up of the CEC's parts)."""
+    want = sorted(set(cecs))
+    cache = _load(ds)
+    sigs = {c: _signature(ds, c) for c in want}
+    rows = _profile_from(cache, want, sigs.__getitem__, months) if profile else None    # (before stale CECs' params
+    return cached_bucket_params(ds, eng, want, cache=cache, sigs=sigs), rows            # replace their entries)
 
 
 def cached_profile(ds, cecs: Iterable[str], months: Iterable[str] | None) -> list[tuple] | None:
@@ -133,13 +167,17 @@ def cached_profile(ds, cecs: Iterable[str], months: Iterable[str] | None) -> lis
     intervals of ``cecs`` in ``months`` (all: None) hold, from the cache; None when the cache does not hold a
     current profile of every one of the CECs (written before profiles were kept, or their parts changed since:
     the query scans its parts instead)."""
-    want = sorted(set(cecs))
-    cache = _load(ds)
+    return _profile_from(_load(ds), sorted(set(cecs)), lambda c: _signature(ds, c), months)
+
+
+def _profile_from(cache: dict, want: list[str], sig: Callable[[str], str], months: Iterable[str] | None
+                  ) -> list[tuple] | None:
+    """:func:`cached_profile` of the loaded cache, ``sig(cec)`` the CEC's current signature."""
     ms = set(months) if months is not None else None
     out: list[tuple] = []
     for c in want:
         e = cache.get(c)
-        if not isinstance(e, dict) or not isinstance(e.get("profile"), list) or e.get("sig") != _signature(ds, c):
+        if not isinstance(e, dict) or not isinstance(e.get("profile"), list) or e.get("sig") != sig(c):
             return None
         counted = e.get("counted")
         counted = counted if isinstance(counted, list) and len(counted) == len(e["profile"]) else [{}] * len(
