@@ -10,6 +10,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = sorted((ROOT / "resources" / "samples").glob("*.gz"))
+SMF = [s for s in SAMPLES if "smf113" in s.name]       # 3 x z16 (3931-123F5), 3 x z15 (8561-45A12)
 IDENT = {"cpu": ["cec", "lpar", "system", "os", "class", "cpu"], "interval": ["cec", "lpar", "system", "os", "class"],
          "class": ["cec", "lpar", "system", "os", "class"], "lpar": ["cec", "lpar", "system", "os"], "cec": ["cec"]}
 
@@ -43,6 +44,16 @@ def two_cec_dataset(root: Path) -> Path:
 
     ds = Dataset(root, create=True)
     assert ds.extract(SAMPLES[2]).status == "added" and ds.extract(SAMPLES[5]).status == "added"
+    return root
+
+
+def extracted_smf(tmp_path_factory, name: str) -> Path:
+    """A dataset of the six SMF 113 samples made by ``nestscope extract`` in a temporary folder of its own (a module
+    fixture's, made once)."""
+    from app.cli import main
+
+    root = tmp_path_factory.mktemp(name) / "ds"
+    assert main(["extract", *map(str, SMF), "--to", str(root), "--quiet"]) == 0
     return root
 
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _fleet_helpers import SAMPLES, assert_same, fresh_copy
+from _fleet_helpers import SAMPLES, SMF, assert_same, extracted_smf, fresh_copy
 from app.cli import main
 from app.dataset import Dataset
 from app.dataset import compact as comp
@@ -23,16 +23,13 @@ from app.dataset.sql import DUCKDB, parse_where, where_partitions
 from app.engine.catalog import load_formula_sets
 from app.engine.metrics import metric_ids
 
-SMF = [s for s in SAMPLES if "smf113" in s.name]       # 3 x z16 (3931-123F5), 3 x z15 (8561-45A12)
 Z16, Z15 = "3931-123F5", "8561-45A12"
 M16, M15 = "2026-11", "2026-10"
 
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory):
-    root = tmp_path_factory.mktemp("upkeep") / "ds"
-    assert main(["extract", *map(str, SMF), "--to", str(root), "--quiet"]) == 0
-    return root
+    return extracted_smf(tmp_path_factory, "upkeep")
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from _fleet_helpers import SAMPLES
+from _fleet_helpers import SMF, extracted_smf
 from app.cli import main
 from app.dataset import Dataset
 from app.dataset import duckdb_engine as D
@@ -21,15 +21,12 @@ from app.dataset import query as qmod
 from app.dataset import stats
 from app.dataset.query import QuerySpec, run_query
 
-SMF = [s for s in SAMPLES if "smf113" in s.name]
 Z16 = "3931-123F5"
 
 
 @pytest.fixture(scope="module")
 def ds_root(tmp_path_factory):
-    root = tmp_path_factory.mktemp("arrays") / "ds"
-    assert main(["extract", *map(str, SMF), "--to", str(root), "--quiet"]) == 0
-    return root
+    return extracted_smf(tmp_path_factory, "arrays")
 
 
 @pytest.fixture
