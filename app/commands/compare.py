@@ -295,12 +295,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = to_json(c, ExportRequest(c.after.workspace, by=c.by, comparison=c), zone)
     if args.out:
-        from app.export import ExportError, atomic_output
+        from app.export import ExportError, write_text
 
         try:
-            with atomic_output(args.out, list(dict.fromkeys(args.before + args.after))) as tmp:
-                with open(tmp, "w", encoding="utf-8", newline="") as fh:
-                    fh.write(text)
+            write_text(args.out, text, list(dict.fromkeys(args.before + args.after)))
         except ExportError as exc:
             _err("compare", f"error: {exc}")
             return EXIT_USAGE

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 import pandas as pd
@@ -271,6 +272,9 @@ def run(args: argparse.Namespace) -> int:
         return usage(window_problem(args.start, args.end))
     if args.format == "parquet" and not args.out:
         return usage("--format parquet needs --out FILE")
+    if args.out and _inside(args.out, args.dataset):
+        return usage(f"--out {args.out} lies inside the dataset {args.dataset}; write it elsewhere (a dataset holds "
+                     "only what extract writes)")
     tz = getattr(args, "tz", "utc") or "utc"
     try:
         shift = make_shift(args.hours, args.days, tz)   # report's parser: the same texts, the same messages
@@ -311,8 +315,13 @@ def run(args: argparse.Namespace) -> int:
     n_files = ds.n_readable()
     typed = typed_frame(m, args.by, ids, args.every) if args.format != "table" else None
     if args.format == "parquet":
+        from app.export import ExportError, atomic_output
+
         try:
-            parquet_frame(typed).to_parquet(args.out, index=False)
+            with atomic_output(args.out) as tmp:        # never half-written
+                parquet_frame(typed).to_parquet(tmp, index=False)
+        except ExportError as exc:
+            return usage(str(exc))
         except OSError as exc:
             return usage(f"cannot write {args.out} ({exc.strerror or exc})")
         print(f"{args.out}: {len(m)} row(s)", file=sys.stderr)
@@ -343,14 +352,24 @@ def run(args: argparse.Namespace) -> int:
                      "'implausible' findings of nestscope extract / info); --keep-implausible keeps them\n")
         text = terminal_text(text)      # a guard over every line: nothing from the data acts on the terminal
     if args.out:
+        from app.export import ExportError, write_text
+
         try:
-            with open(args.out, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-        except OSError as exc:
-            return usage(f"cannot write {args.out} ({exc.strerror or exc})")
+            write_text(args.out, text)      # never half-written
+        except ExportError as exc:
+            return usage(str(exc))
     else:
         sys.stdout.write(text)
     return EXIT_OK
+
+
+def _inside(path: str, folder: str) -> bool:
+    """``path`` names a file inside ``folder`` (links resolved)."""
+    try:
+        p, f = os.path.realpath(path), os.path.realpath(folder)
+        return os.path.isdir(f) and os.path.commonpath([p, f]) == f
+    except (OSError, ValueError):       # (other drives on Windows: not inside)
+        return False
 
 
 def _left_out(ds, spec=None) -> list:

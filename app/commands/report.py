@@ -587,12 +587,13 @@ def run(args: argparse.Namespace, workspace=None) -> int:
             + left_out_line(ws, m)
     if args.format == "table":
         text = terminal_text(text)      # a guard over every line: nothing from the data acts on the terminal
-    if args.out:
+    if args.out:        # never over an input file, never half-written
+        from app.export import ExportError, write_text
+
         try:
-            with open(args.out, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-        except OSError as exc:
-            print(f"nestscope report: error: cannot write {args.out} ({exc.strerror or exc})", file=sys.stderr)
+            write_text(args.out, text, list(args.files))
+        except ExportError as exc:
+            print(f"nestscope report: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
     else:
         sys.stdout.write(text)

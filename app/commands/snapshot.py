@@ -123,6 +123,15 @@ def run(args: argparse.Namespace) -> int:
     from app.commands.gui import sample_files
 
     files = list(args.files) or sample_files()
+    from app.export import ExportError, atomic_output
+
+    out = Path(args.out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        target = atomic_output(str(out), files)     # never over an input file, never half-written
+    except (OSError, ExportError) as exc:
+        print(f"nestscope snapshot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     qapp, window = open_window(files, size, args.formulas, getattr(args, "keep_implausible", False))
     if not any(getattr(r, "readable", True) for r in window.ws.files):
         print("nestscope snapshot: nothing readable in " + ", ".join(files or ["(no files)"]), file=sys.stderr)
@@ -139,10 +148,13 @@ def run(args: argparse.Namespace) -> int:
     _wait(qapp, window)  # the SMT tables are computed when their tab is shown
     for _ in range(5):
         qapp.processEvents()
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if not window.grab().save(str(out), "PNG"):
-        print(f"nestscope snapshot: cannot write {out}", file=sys.stderr)
+    try:
+        with target as tmp:
+            if not window.grab().save(tmp, "PNG"):
+                raise ExportError(f"{out}: cannot be written")
+    except ExportError as exc:
+        print(f"nestscope snapshot: {exc}", file=sys.stderr)
+        _teardown(qapp, window)
         return EXIT_USAGE
     print(f"{out}: {size[0]}x{size[1]} {args.view}")
     _teardown(qapp, window)

@@ -33,7 +33,7 @@ from app.analysis.request import ExportRequest
 from app.fileio import TargetBusy, replace, same_file
 
 __all__ = ["ExportRequest", "ExportResult", "ExportError", "ExportCancelled", "FORMATS", "IMAGE_FORMATS",
-           "export", "atomic_output", "format_of", "Progress", "LEVELS", "export_table", "import_writers_ahead"]
+           "export", "atomic_output", "write_text", "format_of", "Progress", "LEVELS", "export_table", "import_writers_ahead"]
 
 Progress = Callable[[float, str], None]
 FORMATS = {".csv": "CSV (UTF-8)", ".xlsx": "Excel workbook", ".pptx": "PowerPoint deck (16:9)"}
@@ -86,7 +86,7 @@ class atomic_output:  # noqa: N801 - used as a function: ``with atomic_output(pa
         self.path = path = str(path)
         for p in inputs:
             if same_file(path, p):
-                raise ExportError(f"{path}: is an input file of this export; choose another name")
+                raise ExportError(f"{path}: is one of the input files; choose another name")
         self.folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(self.folder):
             raise ExportError(f"{path}: folder {self.folder} does not exist")
@@ -128,6 +128,29 @@ class atomic_output:  # noqa: N801 - used as a function: ``with atomic_output(pa
         if self.tmp is not None and os.path.exists(self.tmp):
             with contextlib.suppress(OSError):
                 os.remove(self.tmp)
+
+
+def write_text(path: str, text: str, inputs: list[str] = ()) -> None:
+    """Write ``text`` (UTF-8, newlines as given) to ``path`` through :class:`atomic_output`: never over one of
+    ``inputs``, never half-written.  A ``path`` that is there and no regular file (a FIFO, ``/dev/stdout``) is
+    written to as it is, not replaced.  Raises :class:`ExportError` with the reason."""
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        special = False
+    if special:
+        try:
+            with open(path, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise ExportError(f"{path}: cannot be written ({exc.strerror or exc})") from None
+        return
+    with atomic_output(path, list(inputs)) as tmp:
+        try:
+            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise ExportError(f"{path}: cannot be written ({exc.strerror or exc})") from None
 
 
 def _mode_for(path: str) -> int:

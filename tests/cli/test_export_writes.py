@@ -135,3 +135,48 @@ def test_temporary_name_taken_by_another_file_is_left_alone(tmp_path, monkeypatc
     assert (tmp_path / ".nestscope-00000000.csv.part").read_text() == "not ours\n"
     assert (tmp_path / "t.csv").read_text() == "ours\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".nestscope-00000000.csv.part", "t.csv"]
+
+
+def test_report_out_never_overwrites_an_input(tmp_path, capsys):
+    """`report FILE --out FILE` truncated the input file to the report (435 bytes of a 295 KB dump): now refused,
+    exit 2, the file as it was."""
+    src = tmp_path / "in.rdw.gz"
+    shutil.copyfile(A, src)
+    before = src.read_bytes()
+    assert main(["report", str(src), "--out", str(src)]) == 2
+    assert src.read_bytes() == before
+    assert "is one of the input files; choose another name" in capsys.readouterr().err
+    out = tmp_path / "r.csv"
+    assert main(["report", str(src), "--out", str(out), "--format", "csv"]) == 0
+    assert out.read_text(encoding="utf-8").splitlines()[0].startswith("cec,lpar,system,")   # report's CSV header
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.rdw.gz", "r.csv"]   # no temporary file left
+
+
+def test_query_out_inside_the_dataset_is_refused(tmp_path, capsys):
+    ds = tmp_path / "ds"
+    assert main(["extract", A, "--to", str(ds), "--quiet"]) == 0
+    listing = sorted(str(p.relative_to(ds)) for p in ds.rglob("*"))
+    assert main(["query", str(ds), "--out", str(ds / "q.csv"), "--format", "csv"]) == 2
+    assert "lies inside the dataset" in capsys.readouterr().err
+    assert sorted(str(p.relative_to(ds)) for p in ds.rglob("*")) == listing
+    for fmt in ("csv", "parquet"):
+        out = tmp_path / f"q.{fmt}"
+        assert main(["query", str(ds), "--out", str(out), "--format", fmt]) == 0
+        assert out.stat().st_size > 0
+    assert not list(tmp_path.glob(".nestscope-*"))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_report_out_to_a_named_pipe_writes_into_it(tmp_path):
+    """A FIFO given as --out is written into, not replaced by a regular file."""
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text(encoding="utf-8")))
+    reader.start()
+    assert main(["report", A, "--out", str(fifo), "--format", "csv"]) == 0
+    reader.join(30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert got and got[0].startswith("cec,lpar,system,")

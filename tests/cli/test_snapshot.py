@@ -47,6 +47,19 @@ def test_snapshot_nothing_readable(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+def test_snapshot_never_overwrites_an_input_file(tmp_path):
+    """`snapshot FILE --out FILE` would have saved the PNG over the dump: refused before the window opens, exit 2,
+    the file unchanged."""
+    src = tmp_path / "in.rdw.gz"
+    src.write_bytes((SAMPLES / "after_z16_ZOSA_smf113.rdw.gz").read_bytes())
+    before = src.read_bytes()
+    proc = _run(str(src), "--out", str(src), tmp_path=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "is one of the input files" in proc.stderr and "Traceback" not in proc.stderr
+    assert src.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.rdw.gz"]
+
+
 def test_snapshot_bad_size(tmp_path):
     proc = _run("--out", str(tmp_path / "x.png"), "--size", "huge", tmp_path=tmp_path)
     assert proc.returncode == 2
