@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.fileio import replace
+from app.fileio import replace, same_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -75,6 +75,8 @@ def save(state: WorkspaceState, path: str | Path) -> None:
     """Write atomically (temp file + rename); raises WorkspaceFileError with a sentence naming the file when it
     cannot be written (a read-only folder, or on Windows the file held open by another program)."""
     path = Path(path)
+    if any(same_file(path, f) for f in state.files):       # never over a data file the workspace opens
+        raise WorkspaceFileError(f"{path.name}: is one of the workspace's data files; choose another name")
     tmp = path.with_name(path.name + ".tmp")
     try:
         tmp.write_text(dumps(state, path), encoding="utf-8")
