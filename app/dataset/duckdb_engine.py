@@ -144,11 +144,12 @@ def read_parquet_file(path: str, columns: Sequence[str], where: str = "", flag: 
 def _identity(files: Sequence[str]) -> tuple | None:
     """What identifies the contents of these files (path, size, modification and change times, inode and device of
     each); None when one cannot be read (the view is bound, and DuckDB says what is wrong)."""
+    from app.dataset.integrity import file_identity
+
     out = []
     try:
         for f in files:
-            st = os.stat(f)
-            out.append((str(f), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
+            out.append((str(f), *file_identity(os.stat(f))))
     except OSError:
         return None
     return tuple(out) if out else None

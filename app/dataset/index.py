@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
@@ -128,7 +127,7 @@ class ManifestIndex:
             st = os.stat(self.path)
         except OSError:
             return
-        key = (str(self.path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        key = (str(self.path), *integrity.file_identity(st))
         got = _LOADED.get(key)
         if got is not None:         # the same index file loaded before in this process: its columns again
             (self._bn, self._bpos, self._bsize, self._bmtime, self._bok, self._bread, self._bcount, self._bp,
@@ -181,8 +180,8 @@ class ManifestIndex:
         pos = pos.to_numpy(zero_copy_only=False)           # (int32; with NULLs: float64 and NaN)
         self._bppos = np.where(np.isnan(pos), -1, pos).astype(np.int64) if pos.dtype.kind == "f" \
             else pos.astype(np.int64)
-        if time.time() - st.st_ctime < integrity.STAMP_SETTLE_S:     # changed a moment ago: not kept (a write
-            return                                                   # within one tick keeps the file's times)
+        if not integrity.settled(st):       # changed a moment ago: not kept (coarse file times)
+            return
         if len(_LOADED) >= _LOADED_LIMIT:
             _LOADED.clear()
         _LOADED[key] = (self._bn, self._bpos, self._bsize, self._bmtime, self._bok, self._bread, self._bcount,

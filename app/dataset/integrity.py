@@ -88,6 +88,20 @@ def file_crc32(path: Path) -> int:
 _CHECKED: dict[tuple, str] = {}     # identity of a part file as checked -> its problem ('' = none)
 _CHECKED_LOCK = threading.Lock()
 STAMP_SETTLE_S = 2.0                # a part changed less than this before its check is not stamped
+
+
+def file_identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    """What identifies a file's contents for a memo kept by a process: size, modification and change times, inode
+    and device of its ``os.stat``."""
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def settled(st: os.stat_result) -> bool:
+    """The file last changed at least :data:`STAMP_SETTLE_S` ago (a write within one tick of coarse file times
+    could leave them as they were: a file changed a moment ago is not kept in a memo)."""
+    return time.time() - st.st_ctime >= STAMP_SETTLE_S
+
+
 _USE_STAMPS: contextvars.ContextVar[bool] = contextvars.ContextVar("nestscope_part_stamps", default=False)
 _STAMPS: dict[str, dict[str, tuple]] = {}     # partition directory -> part file name -> stamp (as loaded)
 _STAMP_LIMIT = 4096                 # partition directories whose stamps a process keeps

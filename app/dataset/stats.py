@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -51,10 +50,12 @@ def _load(ds) -> dict[str, Any]:
     """The cache's CECs (a copy of each CEC's entry: the caller may change them); the file is parsed once per
     process while it stays the same file (path, size, modification and change times, inode; one changed within
     :data:`app.dataset.integrity.STAMP_SETTLE_S` is read every time)."""
+    from app.dataset.integrity import file_identity, settled
+
     path = ds.root / CACHE_NAME
     try:
         st = os.stat(path)
-        ident = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+        ident = file_identity(st)
         hit = _LOADED.get(str(path))
         if hit is not None and hit[0] == ident:
             return {c: dict(e) if isinstance(e, dict) else e for c, e in hit[1].items()}
@@ -63,9 +64,7 @@ def _load(ds) -> dict[str, Any]:
         return {}
     if not isinstance(doc, dict) or doc.get("version") != _VERSION or not isinstance(doc.get("cecs"), dict):
         return {}
-    from app.dataset.integrity import STAMP_SETTLE_S
-
-    if time.time() - st.st_ctime >= STAMP_SETTLE_S:     # (not one written a moment ago: coarse file times)
+    if settled(st):     # (not one written a moment ago: coarse file times)
         if len(_LOADED) >= 8:
             _LOADED.clear()
         _LOADED[str(path)] = (ident, doc["cecs"])
