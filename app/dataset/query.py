@@ -44,7 +44,7 @@ import pandas as pd
 from app.dataset.sql import Dialect, lit_str, parse_where
 from app.dataset.sql import local_offsets_sql, local_shown_sql, missing_counters, missing_counters_message, wall_sql
 from app.dataset.plan import data_profile, generation_map, pushdown_window
-from app.dataset.stats import bucket_params
+from app.dataset.stats import MEASURED, bucket_params, odd_sql
 from app.dataset.store import Dataset
 from app.dataset.duckdb_engine import DuckDBEngine, connect_aside
 from app.engine.expr import is_counter_token
@@ -219,10 +219,27 @@ def _gen_cases(gmap) -> tuple[str, str]:
             "CASE " + " ".join(w + lit_str(v) for w, (_m, _c, _g, v) in zip(when, gmap)) + " ELSE formula_set END")
 
 
+def _usual_sql(usual: list, d: Dialect) -> str:
+    """Each row's usual length (a DOUBLE expression) from (cec, lpar, system, length) rows: one literal when
+    every LPAR has the same, else a CASE over the LPARs (NULL for an LPAR without one)."""
+    def num(v) -> str:
+        return "CAST(NULL AS DOUBLE)" if v is None else f"CAST({float(v)!r} AS DOUBLE)"
+    lengths = {u for *_k, u in usual}
+    if len(lengths) <= 1:
+        return num(next(iter(lengths), None))
+    q = d.q
+
+    def eq(col: str, v) -> str:
+        return f"{q(col)} IS NULL" if v is None else f"{q(col)} = {lit_str(v)}"
+    whens = [f"WHEN {eq('cec', c)} AND {eq('lpar', lp)} AND {eq('system', sy)} THEN {num(u)}"
+             for c, lp, sy, u in usual if u is not None]
+    return "CASE " + " ".join(whens) + " END" if whens else num(None)
+
+
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
               steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None,
               implausible: bool = True, lost: bool = True, cpu_bits: bool = False, typed: bool = False,
-              flat: bool = False, whole: frozenset = frozenset()):
+              flat: bool = False, whole: frozenset = frozenset(), usual: list | None = None):
     """The whole statement for ``spec`` (see the module docstring); with ``steps`` the list of
     (view name, SELECT) steps it is made of, the last one (name '') giving the result.  ``only``: the
     generations the rows read can have (the formulas of the others are left out of the statement: their
@@ -236,7 +253,10 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     every row read holds, or none does (:func:`profile_of`): no quality count of them (0: all or nothing).  ``flat``
     (DuckDB): when every system read has the same buckets, no ``--tz local`` and not per CPU and interval, the
     aggregation is one ``SELECT ... GROUP BY`` over ``src`` with the per-row columns written into it (not views
-    over views of every column): the same values, a statement DuckDB plans in about half the time."""
+    over views of every column): the same values, a statement DuckDB plans in about half the time.  ``usual``:
+    (cec, lpar, system, usual length) of the LPARs read when their stored odd-length marks are not all the
+    dataset's own (:func:`app.dataset.stats.odd_length_of`): each row's mark is made again against its LPAR's
+    usual length (None: the stored marks)."""
     from app.dataset.plan import hint_counters_of, set_counters
 
     q = d.q
@@ -306,6 +326,11 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
                      "_uid": f"concat({q('system')}, '/', CAST({q('cpu')} AS STRING))"})
     row_cols.update({"_period": period} if period else {})
     row_cols.update({"_gen": gen_case, "_fset": fset_case})
+    qv = "qbits"
+    if usual is not None:        # the odd-length bit made again, by the dataset's usual lengths
+        row_cols["_qx"] = (f"qbits - CASE WHEN qbits % 8 >= 4 THEN 4 ELSE 0 END + "
+                           f"{odd_sql('interval_s', _usual_sql(usual, d))}")
+        qv = "_qx"
     ctes.append("r AS (SELECT *, " + ", ".join(f"{v} AS {k}" for k, v in row_cols.items() if k not in bucket_names)
                 + " FROM base" + (" WHERE " + " AND ".join(where) if where else "") + ")")
     gen_sel = [q(k) for k in keys] + ["_gen AS generation", "_fset AS formula_set"]
@@ -314,7 +339,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     local_sel = local_shown_sql(d, per_cpu_interval, cec_level) if spec.tz == "local" else []
     hc = hint_counters_of(sets, counters) if with_hint else []
     if per_cpu_interval:
-        sel = gen_sel + local_sel + ["t_start AS _start", "t_end AS _end", "1 AS n_cpus", f"qbits + 256 * {lo} AS _q",
+        sel = gen_sel + local_sel + ["t_start AS _start", "t_end AS _end", "1 AS n_cpus", f"{qv} + 256 * {lo} AS _q",
                          "1 AS _size", f"{lo} AS _lo", "0 AS _cntP", "0 AS _cntE", "CAST(cpu_speed AS DOUBLE) AS _CPSP",
                          "interval_s AS _INTERVAL"]
         sel += [f"{val(c)} AS {q(c)}" for c in summed]
@@ -339,7 +364,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
             # the bucket length: one constant when every system has the same buckets (no MAX over the rows)
             f"{row_cols[bcol + '_s']} AS _blen" if len(same) == 1 else f"MAX({bcol}_s) AS _blen",
             f"{_bucket_count(spec, bcol, same, cpu_bits and not per_interval, d, numbers[bcol])} AS _nb",
-            "BIT_OR(qbits) AS _q" if plain else f"BIT_OR(qbits + 256 * {lo}) AS _q",
+            f"BIT_OR({qv}) AS _q" if plain else f"BIT_OR({qv} + 256 * {lo}) AS _q",
             "COUNT(*) AS _size" if plain else f"SUM(1 - {lo}) AS _size", "0 AS _lo" if plain else f"SUM({lo}) AS _lo",
             (f"COUNT({val(firstP)})" if firstP and firstP not in whole else "0") + " AS _cntP",
             (f"COUNT({val(firstE)})" if firstE and firstE not in whole else "0") + " AS _cntE"]
@@ -449,10 +474,12 @@ def _run_query(ds: Dataset, spec: QuerySpec, engine: str, eng) -> pd.DataFrame:
         # time buckets come from all the data of each CEC (as report over all its files): kept per CEC between
         # commands (app.dataset.stats), recomputed from that CEC's parts only when they changed
         sel_cecs = cecs if cecs is not None else set(ds.cecs())
-        params, rows = query_stats(ds, eng, sel_cecs, months, profile=not (ds._pending and ds._pending_visible))
+        params, rows, usual = query_stats(ds, eng, sel_cecs, months,
+                                          profile=not (ds._pending and ds._pending_visible))
         gmap, stored, marks = profile_of(rows, sets) if rows is not None else data_profile(eng, sets, src)
         args = (spec, eng.dialect, params, sets, counters, have)
-        kw = dict(steps=True, generations=gmap, src=src, only={g for _m, _c, g, _v in gmap} | stored, **marks)
+        kw = dict(steps=True, generations=gmap, src=src, only={g for _m, _c, g, _v in gmap} | stored, usual=usual,
+                  **marks)
         duck = eng.dialect.name == "duckdb"
         if duck:        # the result's columns as arrays (fetchnumpy): no frame of ~75 columns for a few rows
             eng.arrays = True
@@ -611,7 +638,7 @@ def _frame(raw: dict[str, Any], spec: QuerySpec, sets, ids, keys, apply_formulas
     sums = pd.DataFrame(block.T, columns=names + ["CPSP", "INTERVAL"], copy=False)
     sums["generation"] = cols["generation"]
     mets = apply_formulas(sums, sets, ids, (), spec.by != "cpu", hint_prefix=hint_from)
-    qb = _i64(raw["_q"], fill=True)
+    qb = _i64(raw["_q"], fill=True) & ~MEASURED      # (the dataset's own bit, not a quality code)
     if spec.by != "cpu" or spec.every:
         size = _i64(raw["_size"])
         for c in ("_cntP", "_cntE"):

@@ -30,8 +30,13 @@ import numpy as np
 
 from app.dataset.sql import lit_str
 
+# (app.engine.deltas' QUALITY_BITS["odd-length"] and MEASURED_BIT: that module is not imported for two numbers;
+# tests/dataset/test_odd_length.py holds them equal)
+ODD = 4
+MEASURED = 512
+
 __all__ = ["bucket_params", "bucket_params_for", "cached_bucket_params", "cached_profile", "query_stats",
-           "refresh_stats", "CACHE_NAME"]
+           "refresh_stats", "usual_lengths", "odd_length_of", "odd_sql", "CACHE_NAME"]
 
 CACHE_NAME = "stats.json"
 _NS = 1_000_000_000
@@ -73,13 +78,16 @@ def _load(ds) -> dict[str, Any]:
 
 def bucket_params_for(ds, cecs: Iterable[str], compute: Callable[[list[str]], list[tuple]],
                       save: bool = False, profile: Callable[[list[str]], list[tuple]] | None = None,
-                      cache: dict | None = None, sigs: dict[str, str] | None = None) -> list[tuple]:
+                      cache: dict | None = None, sigs: dict[str, str] | None = None,
+                      usual: Callable[[list[str]], list[tuple]] | None = None) -> list[tuple]:
     """(cec, system, L, off, cec L, cec off) of every system of ``cecs``: from the cache where its signature
     matches, else ``compute(stale cecs)`` (which reads all the parts of those CECs); with ``save`` (extract,
     compact: the commands that write) the cache is updated.  A query never writes into the dataset.
     ``profile(cecs)``: (cec, month, machine type, CSVN, generation, implausible, lost) rows of the CECs whose
     cached profile is stale or missing, kept with them (:func:`cached_profile`).  ``cache``, ``sigs``: the cache
-    as :func:`_load` read it and the CECs' signatures, when the caller has them (:func:`query_stats`)."""
+    as :func:`_load` read it and the CECs' signatures, when the caller has them (:func:`query_stats`).
+    ``usual(cecs)``: (cec, lpar, system, usual length, rows marked otherwise) rows (:func:`usual_lengths`) of the
+    CECs whose cached ones are stale or missing, kept with them (``usual``; read back by :func:`odd_length_of`)."""
     want = sorted(set(cecs))
     cache = _load(ds) if cache is None else cache
     sigs = sigs if sigs is not None else {c: _signature(ds, c) for c in want}
@@ -95,7 +103,12 @@ def bucket_params_for(ds, cecs: Iterable[str], compute: Callable[[list[str]], li
         for c in lacking:   # (the counts beside the profile, a row each: a NestScope before them reads the profile)
             cache[c]["profile"] = [[str(r[1]), r[2], r[3], r[4], bool(r[5]), bool(r[6])] for r in rows if r[0] == c]
             cache[c]["counted"] = [r[7] if len(r) > 7 else {} for r in rows if r[0] == c]
-    if (stale or lacking) and save:
+    unusual = [c for c in want if usual is not None and not isinstance(cache[c].get("usual"), list)]
+    if unusual:
+        rows = usual(unusual)
+        for c in unusual:
+            cache[c]["usual"] = [[r[1], r[2], r[3], int(r[4])] for r in rows if r[0] == c]
+    if (stale or lacking or unusual) and save:
         try:
             ds._atomic_write(ds.root / CACHE_NAME,
                              json.dumps({"version": _VERSION, "cecs": cache}).encode())
@@ -147,18 +160,33 @@ def cached_bucket_params(ds, eng, cecs: Iterable[str], save: bool = False, profi
         return [(str(r[0]), str(r[1]), val(r[2], str), val(r[3], int), val(r[4], str), int(r[5] or 0) > 0,
                  int(r[6] or 0) > 0, {"rows": int(r[7]), **{c: int(n) for c, n in zip(firsts, r[8:])}})
                 for r in rows.itertuples(index=False)]
-    return bucket_params_for(ds, cecs, compute, save, prof if profile else None, cache, sigs)
+    def usual(cs: list[str]) -> list[tuple]:
+        return usual_lengths(eng, "iv_cec") if over(cs) else []
+
+    return bucket_params_for(ds, cecs, compute, save, prof if profile else None, cache, sigs, usual)
 
 
 def query_stats(ds, eng, cecs: Iterable[str], months: Iterable[str] | None, profile: bool = True
-                ) -> tuple[list[tuple], list[tuple] | None]:
-    """(:func:`cached_bucket_params`, :func:`cached_profile` or None without ``profile``) of a query: the cache
-    read once and each CEC's signature worked out once for both (each a look-up of the CEC's parts)."""
+                ) -> tuple[list[tuple], list[tuple] | None, list[tuple] | None]:
+    """(:func:`cached_bucket_params`, :func:`cached_profile` or None without ``profile``, :func:`odd_length_of`)
+    of a query: the cache read once and each CEC's signature worked out once for all (each a look-up of the
+    CEC's parts)."""
     want = sorted(set(cecs))
     cache = _load(ds)
     sigs = {c: _signature(ds, c) for c in want}
     rows = _profile_from(cache, want, sigs.__getitem__, months) if profile else None    # (before stale CECs' params
-    return cached_bucket_params(ds, eng, want, cache=cache, sigs=sigs), rows            # replace their entries)
+    params = cached_bucket_params(ds, eng, want, cache=cache, sigs=sigs)                # replace their entries)
+    return params, rows, odd_length_of(cache, want)
+
+
+def odd_length_of(cache: dict, cecs: Iterable[str]) -> list[tuple] | None:
+    """(cec, lpar, system, usual length) of every LPAR of ``cecs`` when the odd-length marks their intervals
+    carry are not all the dataset's own (:func:`usual_lengths`: a query marks every row again by these lengths);
+    None when every stored mark is."""
+    rows = [(c, *r[:3]) for c in cecs for r in cache[c].get("usual") or ()]
+    if all(int(r[3]) == 0 for c in cecs for r in cache[c].get("usual") or ()):
+        return None
+    return rows
 
 
 def cached_profile(ds, cecs: Iterable[str], months: Iterable[str] | None) -> list[tuple] | None:
@@ -203,6 +231,38 @@ def refresh_stats(ds, cecs: Iterable[str] | None = None) -> None:
         pass
     finally:
         eng.close()
+
+
+def usual_lengths(eng, src: str = "iv") -> list[tuple[str, Any, Any, float | None, int]]:
+    """(cec, lpar, system, usual length in s, rows whose stored odd-length mark differs) of every LPAR of view
+    ``src`` (all the parts of its CECs), by report's rule (``app.engine.deltas``): the median length of the
+    LPAR's intervals measured between two samples of their CPU (:data:`~app.engine.deltas.MEASURED_BIT`), else of
+    all of them; an interval more than 10 % away from it is odd-length.  The rule is the dataset's, not a
+    file's: the extract of a file marks its intervals by the file's own (a file cut into pieces, each holding one
+    interval length, marks none), so the rows marked otherwise are counted, and a query over a CEC with any
+    marks every row again (:func:`odd_length_of`)."""
+    d = eng.dialect
+    q = d.q
+    key = [q("cec"), q("lpar"), q("system")]
+    measured = f"CASE WHEN qbits % {2 * MEASURED} >= {MEASURED} THEN interval_s END"
+    u = (f"SELECT {', '.join(key)}, COALESCE({d.median(measured)}, {d.median('interval_s')}) AS u "
+         f"FROM {src} GROUP BY {', '.join(key)}")
+    on = " AND ".join(f"s.{k} IS NOT DISTINCT FROM u.{k}" for k in key)
+    rows = eng.sql(f"WITH u AS ({u}) SELECT u.{key[0]} AS cec, u.{key[1]} AS lpar, u.{key[2]} AS sys, "
+                   f"MAX(u.u) AS u, SUM(CASE WHEN (CASE WHEN s.qbits % 8 >= 4 THEN 4 ELSE 0 END) = "
+                   f"{odd_sql('s.interval_s', 'u.u')} THEN 0 ELSE 1 END) AS n "
+                   f"FROM {src} AS s JOIN u ON {on} GROUP BY u.{key[0]}, u.{key[1]}, u.{key[2]}")
+
+    def name(v):
+        return None if v is None or v != v else str(v)
+    return [(str(r[0]), name(r[1]), name(r[2]), None if r[3] is None or r[3] != r[3] else float(r[3]),
+             int(r[4] or 0)) for r in rows.itertuples(index=False)]
+
+
+def odd_sql(length: str, usual: str) -> str:
+    """The odd-length bit (4 or 0) of an interval of ``length`` s against its LPAR's ``usual`` length: the
+    engine's test (``abs(s - med) > 0.1 * med``, in doubles; NULL: not odd)."""
+    return (f"CASE WHEN abs({length} - {usual}) > CAST(0.1 AS DOUBLE) * {usual} THEN {ODD} ELSE 0 END")
 
 
 def _median_int(values: np.ndarray, counts: np.ndarray) -> int:

@@ -44,7 +44,7 @@ from app.formats.schema import (
     set_size,
 )
 
-__all__ = ["QUALITY_BITS", "compute_intervals", "interval_columns"]
+__all__ = ["QUALITY_BITS", "MEASURED_BIT", "compute_intervals", "interval_columns"]
 
 _KEY = [*LPAR_KEY, "class", "cpu", "run_start"]        # a run: one CPU of one LPAR of one machine
 _DUP_KEY = [*LPAR_KEY, "cpu", "class", "time", "kind"]
@@ -62,6 +62,10 @@ _EMIT = ["source", "offset", "cec", "system", "time", "cpu"]
 # quality codes carried per interval row (bit -> code); '' = clean
 QUALITY_BITS = {"lost-data": 1, "mt-lost-data": 2, "odd-length": 4, "csvn-mismatch": 8, "generation-by-csvn": 16,
                 "generic-formulas": 32, "partial-sets": 64, "implausible": 128, "left-out": 256}  # plausibility.py
+# not a quality code: set by ``compute_intervals(measured_bit=True)`` (the fleet dataset's intervals keep it) on an
+# interval measured from its CPU's sample before, not from its run's start: the intervals the usual length (the
+# odd-length mark's measure) is taken over (app.dataset.stats)
+MEASURED_BIT = 512
 _EMIT_LIMIT = 10
 
 
@@ -221,7 +225,7 @@ def _bits_of(counters: Sequence[str]) -> np.ndarray:
 def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet],
                       keep: set[str] | None = None, consume: bool = False,
                       released: Callable[[], object] | None = None, lazy: bool = False,
-                      record_findings: bool = True):
+                      record_findings: bool = True, measured_bit: bool = False):
     """Turn counter-sample frames into the intervals frame.
 
     Parameters
@@ -246,6 +250,9 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
         Make the findings of the records alone (CPUs appearing late or vanishing early, systems moving between
         CECs: :mod:`app.engine.record_checks`); False: not those (the same intervals), for a workspace whose
         findings are not shown (a big file's first part, app/ui/progressive.py).
+    measured_bit : bool
+        Set :data:`MEASURED_BIT` in ``qbits`` of each interval measured from its CPU's sample before (the fleet
+        dataset's intervals: its queries take each LPAR's usual length over the dataset's measured intervals).
 
     Returns
     -------
@@ -374,10 +381,10 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
     # (_data_checks): the samples' columns and working arrays go before the interval rows' checks and buckets
     rec_findings = cpu_presence(S, t_order) + system_moves(S, t_order) if record_findings else []
     del gid, order, g_s, cur, sets_, t_order, rows_at, same, first, is_abs
-    src = S[FILE_COLUMN] if FILE_COLUMN in S.a else S["source"]
-    same_file = src[op] == src[oc]
+    # the dataset's samples name their file (a stored sample held by the file too counts as the file's)
+    same_file = S[FILE_COLUMN][op] == S[FILE_COLUMN][oc] if FILE_COLUMN in S.a else None
     prev_t = t[op]
-    del src, t, prev, op
+    del t, prev, op
 
     O = S.take(oc)                              # the identity columns of the interval rows
     del S, oc
@@ -398,9 +405,11 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
             istart[fill] = (pd.Series(O["time"][fill]) - pd.to_timedelta(med[fill], unit="s")).to_numpy()
     O.a["interval_start"], O.a["interval_end"], O.a["interval_s"] = istart, iend, s_len
     O.a["_measured"] = np.asarray(osame, dtype=bool)     # the start is the CPU's sample before (not a run start)
-    # ... of the same file: an interval between two files (the dataset's stored sample before a gap a later file
-    # fills) is a weaker measure of the usual length, which the odd-length mark compares with
-    O.a["_same_file"] = O.a["_measured"] & same_file
+    if same_file is not None:
+        # ... of the same file (the dataset's extract of one file): an interval from the dataset's stored sample
+        # before a gap a later file fills is a weaker measure of the usual length than the file's own (the
+        # mark stored with the file; a query marks by the whole dataset's measured intervals, as report does)
+        O.a["_same_file"] = O.a["_measured"] & same_file
     del same_file
 
     # both kinds for the same interval: keep the delta row
@@ -440,7 +449,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
         data[c] = O[c]
     data["generation"], data["formula_set"] = gen_cat, fset_cat
     data["quality"] = _quality_categorical(qb)
-    data["qbits"] = qb
+    data["qbits"] = qb | np.where(O["_measured"], MEASURED_BIT, 0) if measured_bit else qb
     if lazy:        # the columns as they are (not consolidated: no second copy beside the samples held)
         return pd.DataFrame(data, copy=False), findings, step
     # the identity columns as they are, not consolidated into blocks: a copy of all of them (40 MB on the month)
@@ -513,10 +522,9 @@ def _data_checks(O: Cols, counters: Sequence[str],
                              "MT-diagnostic counter data of system {system} was lost in the interval ending {time}",
                              "thread density and core-active metrics of the interval are not shown")
     s = O["interval_s"]
-    # the usual length: over the intervals measured between two samples of a CPU of the same file when the LPAR
-    # has any, else between two samples of a CPU, else over all of them (a first interval back to its run's
-    # start, e.g. of the sample before a later chunk of a file, is no measure of it; nor, while a file has its
-    # own, one from a sample of another file across a gap)
+    # the usual length: over the intervals measured between two samples of a CPU (of any file: where the files
+    # are cut does not move it), else over all of them (a first interval back to its run's start is no measure
+    # of it); the dataset's extract of one file takes it over the file's own first (``_same_file``)
     med = np.full(len(s), np.nan)
     for k in ("_same_file", "_measured", None):
         if k is not None and k not in O.a:

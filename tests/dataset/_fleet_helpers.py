@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -79,3 +80,30 @@ def whole_and_chunked(path, tmp_path, mb: float, monkeypatch):
     rc = cut.extract(path)
     monkeypatch.delenv("NESTSCOPE_EXTRACT_CHUNK_MB")
     return whole, rw, cut, rc
+
+
+def retimed_records(s: pd.DataFrame, k: int, factor: Fraction) -> list[bytes]:
+    """The SMF 113 subtype-2 records of ``s`` with every time after the k-th interval's end moved so that the
+    steps after it are ``factor`` times as long (the run's start and the first k intervals as they were), and
+    each counter's growth since then scaled alike (the same rates: no interval made implausible)."""
+    t = s["time"].to_numpy("datetime64[ns]").view(np.int64)
+    t0 = int(np.unique(t)[k])
+    after = t > t0
+    new = np.where(after, t0 + (t - t0) * factor.numerator // factor.denominator, t)
+    out = s.copy()
+    out["time"] = new.view("datetime64[ns]")
+    if "local_time" in out.columns:         # the record's local time moves with it (the same UTC offset)
+        out["local_time"] = out["local_time"].to_numpy("datetime64[ns]") + (new - t).view("timedelta64[ns]")
+    at_t0 = s[t == t0].set_index("cpu")
+    from app.formats.schema import is_counter_column
+
+    for c in (c for c in s.columns if is_counter_column(c)):
+        v = s[c].to_numpy()
+        if not np.issubdtype(v.dtype, np.integer):
+            continue
+        base = at_t0[c].reindex(s["cpu"]).to_numpy()
+        grown = [int(b) + (int(x) - int(b)) * factor.numerator // factor.denominator for x, b in zip(v, base)]
+        out[c] = np.where(after, np.array(grown, dtype=object), v).astype(v.dtype)
+    from app.formats.smf113_writer import encode_samples
+
+    return encode_samples(out, 2)

@@ -134,3 +134,27 @@ def test_spark_equals_duckdb_in_local_time(tmp_path):
         if spec.every:
             assert list(a["period"]) == list(b["period"])
         assert_same(b, a, spec.by, metric_ids(load_formula_sets()))
+
+
+def test_spark_marks_odd_lengths_by_the_datasets_usual_length(tmp_path):
+    """A file whose LPAR's samples come every 15 minutes, then every 5 (16 and 32 intervals per CPU), extracted
+    as two pieces each holding one length: the stored marks are the pieces' (none), Spark works out the usual
+    length (300 s) and marks the 900 s intervals as DuckDB does (tests/dataset/test_odd_length.py)."""
+    from fractions import Fraction
+
+    from _fleet_helpers import retimed_records
+    from app.formats import read_file
+    from app.formats.smf113_writer import frame_rdw
+
+    s = read_file(SAMPLES[2]).samples.iloc[:8 * 49].reset_index(drop=True)
+    recs = retimed_records(s, 16, Fraction(1, 3))
+    d = Dataset(tmp_path / "ds", create=True)
+    for i, part in enumerate((recs[17 * 8:], recs[:17 * 8])):
+        (tmp_path / f"p{i}.rdw").write_bytes(frame_rdw(part))
+        assert d.extract(tmp_path / f"p{i}.rdw").status == "added"
+    for by in ("cpu", "lpar"):
+        a = run_query(d, QuerySpec(by=by), engine="spark")
+        assert_same(a, run_query(d, QuerySpec(by=by)), by, metric_ids(load_formula_sets()))
+    assert int(a["quality"].str.contains("odd-length").sum()) == 1       # the LPAR's row: 128 of its intervals
+    got = run_query(d, QuerySpec(by="cpu"), engine="spark")
+    assert int(got["quality"].fillna("").str.contains("odd-length").sum()) == 16 * 8
