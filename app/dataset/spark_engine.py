@@ -44,7 +44,7 @@ def spark_session():
             raise QueryError("--engine spark needs a Java runtime (Java 17 or later): none found on PATH or in "
                              "JAVA_HOME. Install one (Debian/Ubuntu: apt-get install default-jre-headless) or set "
                              "JAVA_HOME, or leave --engine out (DuckDB, in-process)")
-        from app.dataset.spark_quiet import quiet_log4j, spark_log_path, stderr_to
+        from app.dataset.spark_quiet import quiet_log4j, remove_when_quiet, spark_log_path, stderr_to
 
         b = SparkSession.builder.appName("nestscope")
         master = os.environ.get("SPARK_MASTER")
@@ -70,6 +70,7 @@ def spark_session():
                              f"see {log}; check the Java runtime (java -version), or leave --engine out (DuckDB)") \
                 from None
         _SPARK.sparkContext.setLogLevel("ERROR")
+        remove_when_quiet(log)
     return _SPARK
 
 

@@ -3,6 +3,8 @@
 ``query --engine spark`` prints its table and nothing of Spark's: the JVM is started with a log4j2 configuration
 of errors only, and with its standard error pointed at ``<tmp>/nestscope-spark-<pid>.log`` (what the JVM writes
 before its logging starts, such as Java's incubator-module note); the message of a failed start names that file.
+A log that holds nothing but those start-up notes is removed when the process ends (:func:`remove_when_quiet`):
+a query a day leaves no file a day; one with an error line is kept.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-__all__ = ["quiet_log4j", "spark_log_path", "stderr_to"]
+__all__ = ["quiet_log4j", "remove_when_quiet", "spark_log_path", "stderr_to"]
 
 
 _LOG4J = """# NestScope: Spark's JVM logs errors only (no start-up warnings in the output)
@@ -67,3 +69,19 @@ def quiet_log4j() -> str:
         fh.write(_LOG4J)
     os.replace(tmp, path)
     return path
+
+
+def remove_when_quiet(path: str) -> None:
+    """At the process's end, remove the JVM's log ``path`` unless Spark logged an error in it (a line of the
+    configured layout, ``spark: ERROR ...``, or a Java exception's trace): start-up notes alone are not kept."""
+    import atexit
+
+    def tidy() -> None:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+            if "spark: ERROR" not in text and "spark: FATAL" not in text and "Exception" not in text:
+                os.unlink(path)
+        except OSError:     # gone already, or still held open where that forbids removal (Windows)
+            pass
+    atexit.register(tidy)

@@ -97,19 +97,37 @@ def test_spark_reads_every_table_as_it_is(ds, table):
     pd.testing.assert_frame_equal(a, b, check_dtype=False)
 
 
-def test_spark_output_has_no_jvm_noise(ds):
-    # the command's output is the table: no JVM warnings, no log lines, no progress bars
+def test_spark_output_has_no_jvm_noise(ds, tmp_path):
+    # the command's output is the table: no JVM warnings, no log lines, no progress bars; and the JVM's log of
+    # start-up notes (its standard error, in the temporary folder) is not left behind
     import subprocess
     import sys
 
     from _fleet_helpers import ROOT
 
+    env = dict(os.environ, TMPDIR=str(tmp_path))
     p = subprocess.run([sys.executable, "-m", "app", "query", str(ds.root), "--engine", "spark", "--by", "cec"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=900)
+                       cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.startswith("NestScope report")
     for noise in ("WARN", "WARNING", "log4j", "Setting default log level", "[Stage", "FutureWarning"):
         assert noise not in p.stdout and noise not in p.stderr, (noise, p.stderr[-1000:])
+    assert not list(tmp_path.glob("nestscope-spark-*.log"))
+
+
+def test_a_spark_log_holding_an_error_is_kept(tmp_path):
+    notes, error = tmp_path / "notes.log", tmp_path / "error.log"
+    notes.write_text("WARNING: Using incubator modules: jdk.incubator.vector\nSetting default log level to \"WARN\".\n")
+    error.write_text("WARNING: Using incubator modules\nspark: ERROR Executor: task 0 failed\n")
+    code = ("from app.dataset.spark_quiet import remove_when_quiet; "
+            f"remove_when_quiet({str(notes)!r}); remove_when_quiet({str(error)!r})")
+    import subprocess
+    import sys
+
+    from _fleet_helpers import ROOT
+
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=120).returncode == 0
+    assert not notes.exists() and error.exists()
 
 
 def test_spark_equals_duckdb_in_local_time(tmp_path):
