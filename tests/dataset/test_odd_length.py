@@ -97,8 +97,11 @@ def test_pieces_cut_where_the_length_changes_mark_as_the_whole_file_and_report(z
     assert not want["cpu"]["quality"].fillna("").str.contains("implausible").any()     # the same rates
     ds = Dataset(tmp_path / "ds", create=True)
     _extract(ds, tmp_path, [(b"".join(recs[cut:]), False), (b"".join(recs[:cut]), True)])
+    ws = Workspace()            # report over the two pieces (overlapping by a sample per CPU) marks the same
+    ws.add_all([read_bytes(b"".join(recs[cut - CPUS:]), "b.rdw"), read_bytes(b"".join(recs[:cut]), "a.rdw")])
     for by in BY:
         assert_same(run_query(ds, QuerySpec(by=by)), want[by], by, IDS)
+        assert_same(ws.metrics(by=by), rep[by], by, IDS)
 
 
 def test_the_usual_lengths_are_kept_with_the_cecs_stats(z16_samples, tmp_path):
