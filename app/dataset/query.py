@@ -44,7 +44,7 @@ import pandas as pd
 from app.dataset.sql import Dialect, lit_str, parse_where
 from app.dataset.sql import local_offsets_sql, local_shown_sql, missing_counters, missing_counters_message, wall_sql
 from app.dataset.plan import data_profile, generation_map, pushdown_window
-from app.dataset.stats import MEASURED, bucket_params, odd_sql
+from app.dataset.stats import RUN_START, bucket_params, odd_sql
 from app.dataset.store import Dataset
 from app.dataset.duckdb_engine import DuckDBEngine, connect_aside
 from app.engine.expr import is_counter_token
@@ -638,7 +638,7 @@ def _frame(raw: dict[str, Any], spec: QuerySpec, sets, ids, keys, apply_formulas
     sums = pd.DataFrame(block.T, columns=names + ["CPSP", "INTERVAL"], copy=False)
     sums["generation"] = cols["generation"]
     mets = apply_formulas(sums, sets, ids, (), spec.by != "cpu", hint_prefix=hint_from)
-    qb = _i64(raw["_q"], fill=True) & ~MEASURED      # (the dataset's own bit, not a quality code)
+    qb = _i64(raw["_q"], fill=True) & ~RUN_START     # (the dataset's own bit, not a quality code)
     if spec.by != "cpu" or spec.every:
         size = _i64(raw["_size"])
         for c in ("_cntP", "_cntE"):

@@ -30,10 +30,10 @@ import numpy as np
 
 from app.dataset.sql import lit_str
 
-# (app.engine.deltas' QUALITY_BITS["odd-length"] and MEASURED_BIT: that module is not imported for two numbers;
+# (app.engine.deltas' QUALITY_BITS["odd-length"] and RUN_START_BIT: that module is not imported for two numbers;
 # tests/dataset/test_odd_length.py holds them equal)
 ODD = 4
-MEASURED = 512
+RUN_START = 512
 
 __all__ = ["bucket_params", "bucket_params_for", "cached_bucket_params", "cached_profile", "query_stats",
            "refresh_stats", "usual_lengths", "odd_length_of", "odd_sql", "CACHE_NAME"]
@@ -236,7 +236,7 @@ def refresh_stats(ds, cecs: Iterable[str] | None = None) -> None:
 def usual_lengths(eng, src: str = "iv") -> list[tuple[str, Any, Any, float | None, int]]:
     """(cec, lpar, system, usual length in s, rows whose stored odd-length mark differs) of every LPAR of view
     ``src`` (all the parts of its CECs), by report's rule (``app.engine.deltas``): the median length of the
-    LPAR's intervals measured between two samples of their CPU (:data:`~app.engine.deltas.MEASURED_BIT`), else of
+    LPAR's intervals measured between two samples of their CPU (not :data:`~app.engine.deltas.RUN_START_BIT`), else of
     all of them; an interval more than 10 % away from it is odd-length.  The rule is the dataset's, not a
     file's: the extract of a file marks its intervals by the file's own (a file cut into pieces, each holding one
     interval length, marks none), so the rows marked otherwise are counted, and a query over a CEC with any
@@ -244,7 +244,7 @@ def usual_lengths(eng, src: str = "iv") -> list[tuple[str, Any, Any, float | Non
     d = eng.dialect
     q = d.q
     key = [q("cec"), q("lpar"), q("system")]
-    measured = f"CASE WHEN qbits % {2 * MEASURED} >= {MEASURED} THEN interval_s END"
+    measured = f"CASE WHEN qbits % {2 * RUN_START} < {RUN_START} THEN interval_s END"
     u = (f"SELECT {', '.join(key)}, COALESCE({d.median(measured)}, {d.median('interval_s')}) AS u "
          f"FROM {src} GROUP BY {', '.join(key)}")
     on = " AND ".join(f"s.{k} IS NOT DISTINCT FROM u.{k}" for k in key)

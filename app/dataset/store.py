@@ -440,7 +440,7 @@ class Dataset:
         del samples, ctx
         # no counter columns: their deltas are made a row group at a time as they are written (``later``)
         iv, findings, later = compute_intervals(frames, sets, interval_counters(sets), consume=True, lazy=True,
-                                                measured_bit=True)
+                                                run_start_bit=True)
         from app.engine.timezone import add_utc_offsets
 
         # each interval's UTC offset, the engine's rule over the file's records and the stored ones around them

@@ -44,7 +44,7 @@ from app.formats.schema import (
     set_size,
 )
 
-__all__ = ["QUALITY_BITS", "MEASURED_BIT", "compute_intervals", "interval_columns"]
+__all__ = ["QUALITY_BITS", "RUN_START_BIT", "compute_intervals", "interval_columns"]
 
 _KEY = [*LPAR_KEY, "class", "cpu", "run_start"]        # a run: one CPU of one LPAR of one machine
 _DUP_KEY = [*LPAR_KEY, "cpu", "class", "time", "kind"]
@@ -62,10 +62,11 @@ _EMIT = ["source", "offset", "cec", "system", "time", "cpu"]
 # quality codes carried per interval row (bit -> code); '' = clean
 QUALITY_BITS = {"lost-data": 1, "mt-lost-data": 2, "odd-length": 4, "csvn-mismatch": 8, "generation-by-csvn": 16,
                 "generic-formulas": 32, "partial-sets": 64, "implausible": 128, "left-out": 256}  # plausibility.py
-# not a quality code: set by ``compute_intervals(measured_bit=True)`` (the fleet dataset's intervals keep it) on an
-# interval measured from its CPU's sample before, not from its run's start: the intervals the usual length (the
-# odd-length mark's measure) is taken over (app.dataset.stats)
-MEASURED_BIT = 512
+# not a quality code: set by ``compute_intervals(run_start_bit=True)`` (the fleet dataset's intervals keep it) on an
+# interval that runs from its run's start (or of an assumed length), not measured from its CPU's sample before:
+# the usual length (the odd-length mark's measure) is taken over the others (app.dataset.stats).  Set on these few
+# rather than on the measured many: intervals stored before the bit was kept count as measured, nearly all are
+RUN_START_BIT = 512
 _EMIT_LIMIT = 10
 
 
@@ -225,7 +226,7 @@ def _bits_of(counters: Sequence[str]) -> np.ndarray:
 def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet],
                       keep: set[str] | None = None, consume: bool = False,
                       released: Callable[[], object] | None = None, lazy: bool = False,
-                      record_findings: bool = True, measured_bit: bool = False):
+                      record_findings: bool = True, run_start_bit: bool = False):
     """Turn counter-sample frames into the intervals frame.
 
     Parameters
@@ -250,9 +251,9 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
         Make the findings of the records alone (CPUs appearing late or vanishing early, systems moving between
         CECs: :mod:`app.engine.record_checks`); False: not those (the same intervals), for a workspace whose
         findings are not shown (a big file's first part, app/ui/progressive.py).
-    measured_bit : bool
-        Set :data:`MEASURED_BIT` in ``qbits`` of each interval measured from its CPU's sample before (the fleet
-        dataset's intervals: its queries take each LPAR's usual length over the dataset's measured intervals).
+    run_start_bit : bool
+        Set :data:`RUN_START_BIT` in ``qbits`` of each interval not measured from its CPU's sample before (the
+        fleet dataset's intervals: its queries take each LPAR's usual length over the dataset's other intervals).
 
     Returns
     -------
@@ -449,7 +450,7 @@ def compute_intervals(frames: Sequence[pd.DataFrame], sets: dict[str, FormulaSet
         data[c] = O[c]
     data["generation"], data["formula_set"] = gen_cat, fset_cat
     data["quality"] = _quality_categorical(qb)
-    data["qbits"] = qb | np.where(O["_measured"], MEASURED_BIT, 0) if measured_bit else qb
+    data["qbits"] = qb | np.where(O["_measured"], 0, RUN_START_BIT) if run_start_bit else qb
     if lazy:        # the columns as they are (not consolidated: no second copy beside the samples held)
         return pd.DataFrame(data, copy=False), findings, step
     # the identity columns as they are, not consolidated into blocks: a copy of all of them (40 MB on the month)

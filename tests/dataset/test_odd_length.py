@@ -36,7 +36,7 @@ from app.dataset import stats
 from app.dataset.query import QuerySpec, run_query
 from app.engine import Workspace
 from app.engine.catalog import load_formula_sets
-from app.engine.deltas import MEASURED_BIT, QUALITY_BITS
+from app.engine.deltas import QUALITY_BITS, RUN_START_BIT
 from app.engine.metrics import metric_ids
 from app.formats import read_bytes, read_file
 from app.formats.smf113_writer import frame_rdw
@@ -79,8 +79,8 @@ def _whole(recs: list[bytes], d: Path):
 
 
 def test_the_constants_the_statement_writes_are_the_engines():
-    assert stats.ODD == QUALITY_BITS["odd-length"] and stats.MEASURED == MEASURED_BIT
-    assert MEASURED_BIT > max(QUALITY_BITS.values())          # not a quality code: never shown
+    assert stats.ODD == QUALITY_BITS["odd-length"] and stats.RUN_START == RUN_START_BIT
+    assert RUN_START_BIT > max(QUALITY_BITS.values())          # not a quality code: never shown
 
 
 @pytest.mark.parametrize("k, factor", [(16, Fraction(1, 3)), (32, Fraction(1, 3)), (24, Fraction(2))])
