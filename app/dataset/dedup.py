@@ -286,11 +286,52 @@ def settle_rows(ds, iv: pd.DataFrame, frames: Sequence[pd.DataFrame], held: pd.D
         return add, st.reset_index(drop=True)
     k = _key_frame(iv, INTERVAL_KEY, "interval_end")
     k["t0"] = tables.ns_of(iv["interval_start"])
-    add &= ~_isin(k, st, INTERVAL_KEY + ["t", "t0"])
-    # stored rows to drop: the identity of an added row with another start
-    ka = k.loc[add]
-    drop = st.loc[_isin(st, ka, INTERVAL_KEY + ["t"]) & ~_isin(st, ka, INTERVAL_KEY + ["t", "t0"])]
+    # a stored interval of the same identity and start is the same interval, unless it is a context row whose
+    # sample before is one of the file's new ones: then it was stored measured from another sample, though its
+    # start may read the same (an interval the record states: running totals across a gap a file now fills)
+    renewed = _after_new(iv, ctx & add, frames)
+    add &= ~_isin(k, st, INTERVAL_KEY + ["t", "t0"]) | renewed
+    # stored rows to drop: the identity of an added row (with another start, or renewed)
+    drop = st.loc[_isin(st, k.loc[add], INTERVAL_KEY + ["t"])]
     return add, drop.reset_index(drop=True)
+
+
+def _after_new(iv: pd.DataFrame, rows: np.ndarray, frames: Sequence[pd.DataFrame]) -> np.ndarray:
+    """Per row of ``iv``: one of ``rows`` (context rows) whose CPU's sample before it, over ``frames`` (the
+    context samples, then last the file's new samples), is one of the new ones."""
+    out = np.zeros(len(iv), dtype=bool)
+    frames = [f for f in frames if f is not None and len(f)]
+    if not rows.any() or len(frames) < 2:
+        return out
+    new, old = _times_per_cpu(frames[-1:]), _times_per_cpu(frames[:-1])
+    idx = np.flatnonzero(rows)
+    keys, ts = _tuples(iv.iloc[idx][INTERVAL_KEY + ["interval_end"]], INTERVAL_KEY, "interval_end")
+    for i, key, t in zip(idx, keys, ts):
+        tn = new.get(key)
+        if tn is None:
+            continue
+        j = int(np.searchsorted(tn, t)) - 1             # the latest new sample before the row's end
+        if j < 0:
+            continue
+        to = old.get(key)
+        jo = -1 if to is None else int(np.searchsorted(to, t)) - 1
+        out[i] = jo < 0 or tn[j] > to[jo]
+    return out
+
+
+def _times_per_cpu(frames: Sequence[pd.DataFrame]) -> dict[tuple, np.ndarray]:
+    """Per CPU (:data:`INTERVAL_KEY`, a key tuple as :func:`_tuples` makes it) the sorted sample times (int64
+    ns) of ``frames``: grouped by the columns' category codes, a key tuple made per CPU, not per row."""
+    out: dict[tuple, list[np.ndarray]] = {}
+    for f in frames:
+        t = tables.ns_of(f["time"])
+        inv, first = _cpu_groups(f, INTERVAL_KEY)
+        keys, _ = _tuples(f[INTERVAL_KEY].iloc[first], INTERVAL_KEY, None)
+        order = np.argsort(inv, kind="stable")
+        bounds = np.searchsorted(inv[order], np.arange(len(first) + 1))
+        for g, key in enumerate(keys):
+            out.setdefault(key, []).append(t[order[bounds[g]:bounds[g + 1]]])
+    return {key: np.sort(np.concatenate(v)) for key, v in out.items()}
 
 
 def _cpu_groups(frame: pd.DataFrame, key: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -485,9 +526,14 @@ def _same_dtypes(a: pd.DataFrame, b: pd.DataFrame) -> bool:
     return True
 
 
-def with_tail(ctx: pd.DataFrame | None, tail: pd.DataFrame | None) -> pd.DataFrame | None:
+def with_tail(ctx: pd.DataFrame | None, tail: pd.DataFrame | None,
+              samples: pd.DataFrame | None = None) -> pd.DataFrame | None:
     """The dataset's context samples ``ctx`` and the file's ``tail``: of a CPU in the tail, only the dataset's
-    samples after the tail's time are kept (the earlier ones were the context of the earlier chunks)."""
+    samples after the tail's time are kept (the earlier ones were the context of the earlier chunks); and the
+    tail's sample of a CPU is left out where the dataset holds a sample of that CPU between it and the CPU's
+    first sample of ``samples`` (the chunk's new ones): that stored sample, not the tail's, is the one before
+    them (a stored piece inside the file's span, whose samples the earlier chunks held too: with the tail's
+    sample beside it, the engine measured the stored piece's last interval from the tail)."""
     if tail is None or not len(tail):
         return ctx
     if ctx is None or not len(ctx):
@@ -496,6 +542,14 @@ def with_tail(ctx: pd.DataFrame | None, tail: pd.DataFrame | None) -> pd.DataFra
     t = _key_frame(tail, SAMPLE_KEY, "time").rename(columns={"t": "tt"})
     m = k.merge(t, on=SAMPLE_KEY, how="left")
     keep = ~(m["t"].to_numpy() <= m["tt"].fillna(-1).to_numpy())
+    use = np.ones(len(tail), dtype=bool)
+    if samples is not None and len(samples) and keep.any():
+        first = _key_frame(samples, SAMPLE_KEY, "time").groupby(SAMPLE_KEY, sort=False, dropna=False)["t"].min()
+        kept = m.loc[keep].merge(first.rename("tf").reset_index(), on=SAMPLE_KEY, how="inner")
+        between = kept.loc[(kept["t"] > kept["tt"]) & (kept["t"] < kept["tf"]), SAMPLE_KEY].drop_duplicates()
+        if len(between):
+            use = ~_isin(t, between, SAMPLE_KEY)
+    tail = tail.loc[use] if not use.all() else tail
     out = pd.concat([ctx.loc[keep], tail[[c for c in tail.columns if c in ctx.columns]]], ignore_index=True)
     for c in out.columns:
         if tables.is_counter(c) and out[c].dtype != np.uint64:   # a counter the tail lacks: 0, as a NULL of ctx

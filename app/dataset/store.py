@@ -411,7 +411,7 @@ class Dataset:
         # the pages the part's write and its check freed after the write's own release (about 2 MB in the C heap
         # and Arrow's pool) handed back before the engine's working arrays are made beside the samples (issue 24)
         memory.release(collect=False)
-        ctx = dedup.with_tail(dedup.context_samples(self, samples), tail)
+        ctx = dedup.with_tail(dedup.context_samples(self, samples), tail, samples)
         if sha is not None:         # each sample's file: the stored ones' own, this file's for those it holds too
             # one name in every row: a categorical (the engine factorizes it by its one category, not a string
             # a row: 7 ms a chunk)
