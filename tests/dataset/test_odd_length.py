@@ -19,6 +19,7 @@ the mean of the two lengths).
 from __future__ import annotations
 
 import gzip
+import os
 from fractions import Fraction
 import shutil
 import tempfile
@@ -131,8 +132,8 @@ def test_the_usual_lengths_are_kept_with_the_cecs_stats(z16_samples, tmp_path):
 
 @st.composite
 def retimed_pieces(draw):
-    """(k, factor, pieces): pieces (first record, end record, gzip?) covering every record, cut anywhere (some
-    at the change), overlapping, some repeated, in any order."""
+    """(k, factor, pieces, chunk KiB): pieces (first record, end record, gzip?) covering every record, cut anywhere
+    (some at the change), overlapping, some repeated, in any order; each read whole or in chunks."""
     k = draw(st.integers(1, 47))
     factor = draw(st.sampled_from([Fraction(1, 3), Fraction(2), Fraction(3)]))
     n = CPUS * SAMPLES_PER_CPU
@@ -146,7 +147,8 @@ def retimed_pieces(draw):
         out.append((max(0, lo - ov), hi, draw(st.booleans())))
     out += [(lo, hi, not gz) for lo, hi, gz in draw(st.lists(st.sampled_from(out), max_size=1))]
     order = draw(st.permutations(range(len(out))))
-    return k, factor, [out[i] for i in order]
+    # a piece read in chunks of this many KiB of records (None: whole): 200 KiB is 133 records of 1,544 bytes
+    return k, factor, [out[i] for i in order], draw(st.sampled_from([None, 200]))
 
 
 @pytest.mark.slow       # a few seconds an example
@@ -154,17 +156,23 @@ def retimed_pieces(draw):
                                                                 HealthCheck.too_slow])
 @given(case=retimed_pieces())
 def test_any_pieces_of_a_file_changing_its_length_mark_as_the_whole_file(z16_samples, case):
-    k, factor, plan = case
+    k, factor, plan, kib = case
     recs = [frame_rdw([r]) for r in retimed_records(z16_samples, k, factor)]
     d = Path(tempfile.mkdtemp(prefix="nestscope-odd-"))
+    old_env = os.environ.pop("NESTSCOPE_EXTRACT_CHUNK_MB", None)
     try:
         want, rep = _whole(recs, d)
         assert int(marked(want["cpu"]).sum()) == CPUS * expected_marks(k)
         for by in ("cpu", "lpar"):
             assert_same(want[by], rep[by], by, IDS)
         ds = Dataset(d / "ds", create=True)
+        if kib:
+            os.environ["NESTSCOPE_EXTRACT_CHUNK_MB"] = str(kib / 1024)
         _extract(ds, d, [(b"".join(recs[lo:hi]), gz) for lo, hi, gz in plan])
         for by in BY:
             assert_same(run_query(ds, QuerySpec(by=by)), want[by], by, IDS)
     finally:
+        os.environ.pop("NESTSCOPE_EXTRACT_CHUNK_MB", None)
+        if old_env is not None:
+            os.environ["NESTSCOPE_EXTRACT_CHUNK_MB"] = old_env
         shutil.rmtree(d, ignore_errors=True)
