@@ -134,6 +134,14 @@ def from_ns(ns: np.ndarray) -> np.ndarray:
 _NUMPY = {_I32: np.dtype(np.int32), _I64: np.dtype(np.int64), _B: np.dtype(bool)}
 
 
+def _plain(a: np.ndarray, kind: str) -> bool:
+    """``a`` holds values of ``kind`` as they are stored, none missing (an int or bool column): handed to Arrow
+    as it is.  (Not ``a.dtype == _NUMPY.get(kind)``: NumPy reads ``dtype == None`` as ``dtype == float64``, so a
+    float column with NaN, the counter of a set some CPUs of a chunk lack, passed as a uint64 one.)"""
+    want = _NUMPY.get(kind)
+    return want is not None and a.dtype == want
+
+
 def _column(values, kind: str, pool=None):
     """``values`` as an Arrow array of ``kind``; a time's buffers (the part's columns made once) from ``pool``
     (default: Arrow's)."""
@@ -149,7 +157,7 @@ def _column(values, kind: str, pool=None):
     if raw is not None and ((kind == "uint64" and raw.dtype == np.uint64) or (kind == _F64 and raw.dtype == np.float64)):
         # counters as they are: no copy, NaN NULL
         return pa.array(raw, type=_pa_type(kind), from_pandas=True, memory_pool=pool)
-    if raw is not None and raw.dtype == _NUMPY.get(kind):                # no NULL possible: as they are
+    if raw is not None and _plain(raw, kind):                # no NULL possible: as they are
         return pa.array(raw, type=_pa_type(kind), memory_pool=pool)
     s = pd.Series(values)
     if kind == _S:
@@ -325,7 +333,7 @@ class _Columns:
         for name, kind in zip(self.names, self.kinds):
             if name in self.block:
                 self.plan.append(("block", name))
-            elif name in own and own[name].dtype == _NUMPY.get(kind):
+            elif name in own and _plain(own[name], kind):
                 self.plan.append(("raw", own[name], False))
             elif name in at and name not in have:
                 self.plan.append(("deltas", at[name]))
@@ -336,7 +344,7 @@ class _Columns:
                 if raw is not None and ((kind == "uint64" and raw.dtype == np.uint64)
                                         or (kind == _F64 and raw.dtype == np.float64)):
                     self.plan.append(("raw", raw, True))        # counters as they are: NaN NULL
-                elif raw is not None and raw.dtype == _NUMPY.get(kind):
+                elif raw is not None and _plain(raw, kind):
                     self.plan.append(("raw", raw, False))       # no NULL possible: as they are
                 elif kind == _S and (names := _category_names(
                         s := cats[name] if name in cats else frame[name], pool)) is not None:

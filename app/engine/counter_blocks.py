@@ -39,7 +39,9 @@ class SampleCounters:
                 if c not in f.columns:
                     missing.append(j)
                     continue
-                v = f[c].to_numpy(dtype=np.uint64)
+                s_ = f[c]       # a float column: NaN where a sample lacks the counter's set (read as 0; the
+                # sets decide which deltas exist), not cast as it is (NaN has no uint64: a warning, any value)
+                v = (s_.fillna(0) if s_.dtype.kind == "f" else s_).to_numpy(dtype=np.uint64)
             b = v
             while isinstance(b.base, np.ndarray):
                 b = b.base

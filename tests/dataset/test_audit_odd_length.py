@@ -252,3 +252,25 @@ def test_a_file_extracted_in_chunks_over_a_stored_piece_keeps_each_delta_interva
     extract(ds, tmp_path / "later", [(b"".join(whole), False)])
     for by in BY:
         assert_same(run_query(ds, QuerySpec(by=by)), want[by], by, IDS)
+
+
+def test_a_file_whose_delta_lpar_stops_before_its_running_totals_lpar_is_added_in_chunks(tmp_path, monkeypatch):
+    """Not an odd-length case (15 minutes throughout), found by the audit (seed 1005 of its harness, a piece of a
+    three-LPAR file, chunk 1 MB: the piece was 'not added', so 2,040 CPU rows were missing from the query): one
+    file of CEC 3931-123F5 holding ZOSB running totals (subtype 2, 8 CPUs, 120 samples: 30 h) and ZOSC deltas
+    (subtype 1, 12 CPUs, its first 20 intervals: 5 h), records in time order (1,200 records, about 1.9 MB).  Read
+    whole it is added; in 1 MB chunks (NESTSCOPE_EXTRACT_CHUNK_MB=1), where a later chunk holds ZOSB's running
+    totals only, extract fails the whole file: 'not added (ArrowInvalid: Float value nan was truncated
+    converting to uint64)'.  (ZOSB stopping first, or two subtype-2 LPARs, extract fine.)  On odd20 ab7c00a
+    and main 4ed77a1 alike; the default chunk is 32 MB, so a dump of that size with an LPAR of subtype-1
+    records stopping early would fail the same."""
+    b = retime(_samples("ZOSB", "absolute"), [15] * 119, "2026-11-22", stated=False)
+    c = retime(_samples("ZOSC", "delta"), [15] * 20, "2026-11-22", stated=False)
+    recs, _t = records([(b, 2), (c, 1)])
+    assert len(recs) == 120 * 8 + 20 * 12
+    want = report(recs)
+    monkeypatch.setenv("NESTSCOPE_EXTRACT_CHUNK_MB", "1")
+    ds = Dataset(tmp_path / "ds", create=True)
+    extract(ds, tmp_path, [(b"".join(recs), False)])
+    for by in BY:
+        assert_same(run_query(ds, QuerySpec(by=by)), want[by], by, IDS)
