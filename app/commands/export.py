@@ -241,6 +241,9 @@ def _charts_ahead(sel, tz: str | None) -> None:
     with the time axis in the zone the export will use (``--tz``, else the workspace's default zone; a deck in
     another zone makes its charts itself); then the side's configuration changes, CPUs per class and coverage
     caveats (:func:`app.export.story.prepare_side`: the summary and configuration slides take them)."""
+    from app.export import wait_imports_ahead
+
+    wait_imports_ahead()            # (python-pptx imported on one thread at a time)
     from app.export.pptx_slides import prepare_charts
     from app.export.story import prepare_side
 
