@@ -89,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
         gc.disable()
     try:
         _prefetch(argv)
+        if process and argv[0] in QUICK_EXIT_COMMANDS:
+            import app.formats      # (imported by the prefetch already)
+
+            app.formats.GATHER_IN_PLACE = True       # a fresh process reading each file once (app.formats)
         parser = build_parser(argv[0] if argv[0] in COMMANDS else None)
         args = parser.parse_args(argv)
         mod = importlib.import_module(f"app.commands.{args.command}")

@@ -47,6 +47,10 @@ class ComparisonRequest:
     # called on the caller's thread once both sides' Workspaces are made (their reads and intervals done), before
     # the selections are compared (a deck: the cache's held writes let go)
     sides_ready: Any = None
+    # called on the before side's thread once its work is done (after ``before_ready``), with a function telling
+    # whether the caller's thread is still reading the after side or making its Workspace, when that side has a
+    # thread of its own (a deck: the cache's held writes written on it meanwhile)
+    before_idle: Any = None
 
     def side(self, name: str) -> SideSpec:
         return self.before if name == "before" else self.after
@@ -88,7 +92,8 @@ def build_comparison(req: ComparisonRequest, cache: dict | None = None,
         return out.fail(BAD_REQUEST, Message("error", str(exc)))
     cache = {} if cache is None else cache
     need = counters_needed(req.formulas)     # read through the workspace cache, only what the formulas read
-    reads, made = _read_sides(req, cache, need, lambda ws: _prepare_before(req, ws, shifts["before"]))
+    reads, made = _read_sides(req, cache, need, lambda ws: _prepare_before(req, ws, shifts["before"]),
+                              req.before_idle)
     for side in SIDES:
         out.messages += reads[side].messages
     workspaces: dict = {}
@@ -149,7 +154,7 @@ def _prepare_before(req: ComparisonRequest, ws: Any, shift: Any) -> None:
 
 
 def _read_sides(req: ComparisonRequest, cache: dict, need: Any,
-                prepare: Any = None) -> tuple[dict, dict]:
+                prepare: Any = None, idle: Any = None) -> tuple[dict, dict]:
     """Both sides' reads ({side: ReadOutcome}) and the workspaces made beside them ({side: Workspace or the
     exception making it raised}; a side left out is made by the caller).
 
@@ -160,7 +165,8 @@ def _read_sides(req: ComparisonRequest, cache: dict, need: Any,
     the other (a file of both sides would be read once and shared: those sides stay on one thread).  ``prepare(ws)``:
     run on the before side's thread once its Workspace is made (the before side's metrics while the after side,
     the larger read in a comparison of months, is still decoded on this one); the after side's Workspace is made on
-    this thread before it waits for that one."""
+    this thread before it waits for that one.  ``idle(busy)``: run on the before side's thread after that, ``busy()``
+    true until this thread has the after side's Workspace (or gave up on it)."""
     import contextvars
     import threading
 
@@ -171,6 +177,8 @@ def _read_sides(req: ComparisonRequest, cache: dict, need: Any,
     if threads() < 2 or set(files["before"]) & set(files["after"]) or not files["before"] or not files["after"]:
         return {side: read_files(files[side], cache, cached=True, counters=need) for side in SIDES}, made
     box: dict = {}
+    after_busy = threading.Event()
+    after_busy.set()
 
     def before() -> None:
         try:
@@ -183,6 +191,8 @@ def _read_sides(req: ComparisonRequest, cache: dict, need: Any,
                 else:
                     if prepare is not None:
                         prepare(made["before"])
+            if idle is not None:
+                idle(after_busy.is_set)
         except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
             box["error"] = exc
     ctx = contextvars.copy_context()     # the caller's context (shared shift rows, samples kept or not)
@@ -190,14 +200,17 @@ def _read_sides(req: ComparisonRequest, cache: dict, need: Any,
     th.start()
     # what this read raises (a stop signal, a cancel) is raised at once: the before side, a daemon thread, ends
     # its read on its own and nothing waits for it
-    after = read_files(files["after"], cache, cached=True, counters=need)
-    if after.readable:
-        # the after side's Workspace too before waiting for the before side's thread (which goes on with that side's
-        # metrics and what its ``prepare`` makes ahead): its intervals are computed beside that work, not after it
-        try:
-            made["after"] = make_workspace(after.results, req.formulas, req.keep_implausible)
-        except Exception as exc:  # noqa: BLE001 - raised again where the sequential path makes it
-            made["after"] = exc
+    try:
+        after = read_files(files["after"], cache, cached=True, counters=need)
+        if after.readable:
+            # the after side's Workspace too before waiting for the before side's thread (which goes on with that
+            # side's metrics and what its ``prepare`` makes ahead): its intervals are computed beside that work
+            try:
+                made["after"] = make_workspace(after.results, req.formulas, req.keep_implausible)
+            except Exception as exc:  # noqa: BLE001 - raised again where the sequential path makes it
+                made["after"] = exc
+    finally:
+        after_busy.clear()
     th.join()
     if "error" in box:
         raise box["error"]

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["WritePause", "pause_writes", "writes_paused", "wait_for_writes", "PAUSE_LIMIT_S"]
+__all__ = ["WritePause", "pause_writes", "writes_paused", "wait_for_writes", "write_while", "PAUSE_LIMIT_S"]
 
 _PENDING: dict[Path, "_Write"] = {}
 _PENDING_LOCK = threading.Lock()
@@ -35,8 +35,12 @@ class _Write:
         self.lock = threading.Lock()
         self.done = False
 
-    def run(self) -> None:
-        with self.lock:
+    def run(self, wait: bool = True) -> None:
+        """Write the entry unless it is written already; ``wait=False``: nothing either when another thread is
+        writing it now (that thread completes it)."""
+        if not self.lock.acquire(blocking=wait):
+            return
+        try:
             if self.done:
                 return
             try:
@@ -49,6 +53,8 @@ class _Write:
                 with _PENDING_LOCK:
                     if _PENDING.get(self.dest) is self:
                         del _PENDING[self.dest]
+        finally:
+            self.lock.release()
 
 
 PAUSE_LIMIT_S = 120.0     # a pause nobody released (a window closed mid-load) stops holding the writer after this
@@ -65,8 +71,8 @@ def _writer_loop() -> None:
         with _GATE:
             while _held():
                 _GATE.wait(timeout=1.0)
-        w.run()
-        if _QUEUE.empty():          # the load's writes are done: hand freed memory back to the system
+        w.run(wait=False)           # (one another thread writes now is theirs to complete: on to the next)
+        if _QUEUE.empty() and not _EXITING:     # the load's writes are done: hand freed memory back to the system
             from app import memory
 
             memory.release()
@@ -125,5 +131,28 @@ def wait_for_writes(dest: Path | None = None) -> None:
     """Complete the queued writes of ``dest`` (every entry when None) before going on."""
     with _PENDING_LOCK:
         ws = list(_PENDING.values()) if dest is None else [w for w in (_PENDING.get(dest),) if w is not None]
+    # first the writes no thread has started, on this thread, from the last queued (the writer thread goes on from
+    # the first, skipping those taken here): at exit both threads write instead of this one waiting for the writer
+    # to do them one by one (issue 23: a cold comparison deck's last entries were written 0.1-0.16 s after the
+    # deck, by the writer alone); then the ones other threads are writing, waited for
+    for w in reversed(ws):
+        w.run(wait=False)
     for w in ws:
         w.run()
+
+
+def write_while(busy: Callable[[], bool]) -> int:
+    """Write queued entries no thread has started, first queued first, on this thread (held ones too: a pause
+    holds only the writer thread), one at a time for as long as ``busy()`` is true; the number written.  For a
+    thread whose own work is done while another still works (a comparison deck's before side, its second core
+    free while the after side is read and its intervals computed)."""
+    done = 0
+    while busy():
+        with _PENDING_LOCK:
+            ws = list(_PENDING.values())
+        w = next((w for w in ws if not w.done and not w.lock.locked()), None)
+        if w is None:
+            return done
+        w.run(wait=False)           # (nothing when another thread took it meanwhile)
+        done += 1
+    return done

@@ -161,12 +161,15 @@ def run(args: argparse.Namespace) -> int:
     with few_collections(), shared_shift_rows() if spec.deck else contextlib.nullcontext(), \
             samples_not_kept() if spec.comparison is None else contextlib.nullcontext():
         # a comparison deck: its cache entries (a cold run's reads and intervals, about 0.6 CPU s of Arrow and
-        # Parquet, half of it without the GIL) are held while both sides are decoded and added on the two cores
-        # (issue 23: the cold deck), then written once both sides' Workspaces are made (``sides_ready``): beside
-        # the comparison and python-pptx's deck on this thread.  Held until the deck's writers started, the writes
-        # ended 0.01-0.27 s after the deck (the exit completes them all); let go as soon as the before side's
-        # thread had made its chart data ahead, they raised the run's peak by about 45 MB (beside the after
-        # side's intervals being made).  A lookup of a held entry still writes it first.
+        # Parquet, half of it without the GIL) are held from the writer thread while both sides are decoded and
+        # added on the two cores (issue 23: the cold deck); the before side's thread, its own work done, writes
+        # those queued by then while this one still reads the after side and computes its intervals
+        # (``before_idle``: :func:`_write_held`); the writer thread the rest once both sides' Workspaces are made
+        # (``sides_ready``), beside the comparison and python-pptx's deck on this thread, and at exit this thread
+        # helps with what is left (app.cache.writer.wait_for_writes).  Held until the deck's writers started, the
+        # writes ended 0.01-0.27 s after the deck; let go for the writer thread as soon as the before side's
+        # thread had made its chart data ahead, they raised the run's peak by about 45 MB (beside the after side's
+        # intervals being made).  A lookup of a held entry still writes it first.
         pause = pause_writes() if spec.deck and spec.comparison is not None else None
         if spec.deck and spec.comparison is not None:
             # the before side's chart slides' data (series, chart XML and workbooks: plain bytes) made on its thread
@@ -175,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
 
             spec = dataclasses.replace(spec, comparison=dataclasses.replace(
                 spec.comparison, before_ready=lambda sel: _charts_ahead(sel, getattr(args, "tz", None)),
-                sides_ready=pause.release))
+                sides_ready=pause.release, before_idle=_write_held))
         try:
             plan = plan_export(spec)
         finally:
@@ -222,11 +225,25 @@ def few_collections():
         gc.set_threshold(*old)
 
 
+def _write_held(busy) -> None:
+    """A comparison deck's before side done (its read, intervals, metrics and chart data) while this thread still
+    reads the after side or computes its intervals: the cache entries held so far (the before side's read and
+    intervals, about 0.1 CPU s) written on that side's thread meanwhile, one at a time while ``busy()``, instead of
+    on the writer thread once both sides are made (issue 23: a cold deck's last entries were written up to 0.16 s
+    after the deck itself; a quiet machine's second core idle meanwhile)."""
+    from app.cache.writer import write_while
+
+    write_while(busy)
+
+
 def _charts_ahead(sel, tz: str | None) -> None:
     """The chart slides' data of a comparison deck's side, made ahead (:func:`app.export.pptx_slides.prepare_charts`)
     with the time axis in the zone the export will use (``--tz``, else the workspace's default zone; a deck in
     another zone makes its charts itself); then the side's configuration changes, CPUs per class and coverage
     caveats (:func:`app.export.story.prepare_side`: the summary and configuration slides take them)."""
+    from app.export import wait_imports_ahead
+
+    wait_imports_ahead()            # (python-pptx imported on one thread at a time)
     from app.export.pptx_slides import prepare_charts
     from app.export.story import prepare_side
 

@@ -235,6 +235,17 @@ def _imports_done() -> None:
         _AHEAD.pop().join()
 
 
+def wait_imports_ahead() -> None:
+    """:func:`_imports_done` for another thread than the writers' (a comparison deck's before side, about to make
+    its chart data): it waits too, leaving the threads for the writers to wait for.  Importing the writer modules
+    beside that thread could meet python-pptx's package half imported there (Python's answer to two threads
+    importing modules that import each other): an element class registration of ``pptx.oxml`` then missing for
+    good, the deck failed at its first slide ("'lxml.etree._Element' object has no attribute 'type'"), seen with
+    two small files (the bundled samples' before side read before the imports were over)."""
+    for th in list(_AHEAD):
+        th.join()
+
+
 def import_writers_ahead(kind: str):
     """Import the writer modules of ``kind`` ("pptx"; other kinds: nothing) on a daemon thread and return it
     (None when nothing is to be done): the CLI's deck starts it before the files are read, so the imports run

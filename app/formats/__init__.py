@@ -58,6 +58,14 @@ _IN_CHUNK = 1 << 16              # compressed bytes fed to zlib per call
 _OUT_CHUNK = 1 << 22             # decompressed bytes taken per call
 _SALVAGE_STEP = 64               # compressed bytes per step when salvaging the output before a damaged spot
 MAX_GZIP_NESTING = 3
+# the SMF 113 reader's records of a shape that do not follow each other at one stride (subtype 1 and 2 records, or
+# CPUs of two record lengths, interleaved) gathered where they are, a block at a time, instead of from a copy of the
+# shape's records (:func:`app.formats.smf113._shape_matrix`).  In a fresh process that copy is new memory, its
+# every page faulted in: the 30-day z16 file's two shapes (116 MB) cost the reading thread 0.09 s more CPU that way
+# (0.25 instead of 0.34 s, 6 fresh processes each); in a process whose heap holds freed pages of an earlier read
+# (the window) the copy is the cheaper (0.22 instead of 0.28 s).  Set by the command line for the commands whose
+# process reads each file once (app.cli: export, compare); the frames are the same either way
+GATHER_IN_PLACE = False
 
 _MAGIC = [
     (b"%PDF", "a PDF document"),

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
-from app import memory
+from app import formats, memory
 from app.findings import Finding, make_finding
 from app.formats import common, kernel, pages
 from app.formats.rowkeys import code_groups as _code_groups, firsts as _firsts, groups as _groups, \
@@ -486,7 +486,7 @@ def _decode_guarded(parts: list, fnd: _Findings, file_offs: np.ndarray, idx: np.
                     sh: L.Shape, want: frozenset[str] | None, by_column: bool = False) -> None:
     """Decode one shape; a failure costs only the records of that shape (a finding names them), never the file."""
     try:
-        mat = _shape_matrix(dec, recs, idx, by_column)
+        mat = _shape_matrix(dec, recs, idx, by_column or formats.GATHER_IN_PLACE)   # (the switch read now)
         if isinstance(mat, kernel.ScatteredRows):       # read from the buffer a block of rows at a time
             pages_at: tuple = (dec.buf, 0)
         else:

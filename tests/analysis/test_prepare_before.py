@@ -153,3 +153,38 @@ def test_an_after_side_workspace_that_cannot_be_made_is_reported_as_with_one_thr
         got = AC.build_comparison(req)
         outcomes.append((got.comparison is None, got.code, [m.text for m in got.messages]))
     assert outcomes[0] == outcomes[1] and outcomes[0][0] and outcomes[0][1] != OK
+
+
+def test_the_before_side_idle_hook_runs_on_its_thread_while_the_after_side_is_busy(reader, monkeypatch):
+    """``ComparisonRequest.before_idle(busy)`` (a deck: the held cache writes) runs on the before side's thread once
+    its work is done; ``busy()`` is true until this thread has the after side's Workspace, false afterwards."""
+    import app.analysis.comparison as C
+
+    seen: list[tuple[str, bool]] = []
+    after_made = threading.Event()
+    real = C.make_workspace
+
+    def make(results, *a, **kw):
+        ws = real(results, *a, **kw)
+        if threading.current_thread() is threading.main_thread():
+            after_made.wait(5)
+        return ws
+    # the after side (this thread) waits until the before side's hook has looked at busy() once
+    monkeypatch.setattr(C, "make_workspace", make)
+    got_busy: list = []
+
+    def idle(busy):
+        seen.append((threading.current_thread().name, busy()))
+        got_busy.append(busy)
+        after_made.set()
+    monkeypatch.setenv("NESTSCOPE_THREADS", "2")
+    req = ComparisonRequest(SideSpec(["a.smf"], days="mon-sun"), SideSpec(["b.smf"], days="mon-sun"),
+                            before_idle=idle)
+    assert AC.build_comparison(req).code == OK
+    assert seen == [("nestscope-before-side", True)]
+    assert got_busy[0]() is False                  # the after side's Workspace made: no longer busy
+    # one thread: no before side's thread, no hook
+    seen.clear()
+    monkeypatch.setenv("NESTSCOPE_THREADS", "1")
+    assert AC.build_comparison(req).code == OK
+    assert seen == []

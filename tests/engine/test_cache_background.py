@@ -170,3 +170,75 @@ def test_writes_completed_at_exit_keep_long_frames(tmp_path):
     fresh = wc.read_file(d / mon, cache=False)
     pd.testing.assert_frame_equal(hit.partitions.reset_index(drop=True), fresh.partitions.reset_index(drop=True))
     pd.testing.assert_frame_equal(hit.samples, fresh.samples)
+
+
+SMF3 = ("after_z16_ZOSB_smf113.vbs.gz", "before_z15_ZOSB_smf113.rdw.gz", "before_z15_ZOSC_smf113.rdw.gz")
+
+
+def _copies(tmp_path: Path) -> list[Path]:
+    d = tmp_path / "data3"
+    d.mkdir()
+    for name in SMF3:
+        shutil.copy(SAMPLES / name, d / name)
+    return [d / name for name in SMF3]
+
+
+def test_at_exit_the_waiting_thread_writes_what_the_writer_has_not_started(tmp_path, monkeypatch):
+    """Issue 23: ``wait_for_writes`` (the process's exit) writes the queued entries no thread has started on its own
+    thread, from the last queued, while the writer thread is busy with one: the two write side by side instead of
+    this one waiting for the writer to do them one after the other.  Every entry is complete afterwards."""
+    paths = _copies(tmp_path)
+    bg = wc.Cache(tmp_path / "c", background=True)
+    busy = threading.Event()
+    gate = threading.Event()
+    who: list[tuple[str, str]] = []
+    real = wc.Cache._write_entry
+
+    def write(self, kind, key, *a, **k):
+        who.append((threading.current_thread().name, kind))
+        if threading.current_thread().name == "nestscope-cache-writer" and not busy.is_set():
+            busy.set()
+            gate.wait(10)              # the writer holds its first entry until this thread has written the others
+        return real(self, kind, key, *a, **k)
+    monkeypatch.setattr(wc.Cache, "_write_entry", write)
+    with wc.writes_paused():
+        results = [wc.read_file(p, cache=bg) for p in paths]       # three read entries queued, held
+    assert busy.wait(10)                                          # the writer took the first
+    done = threading.Thread(target=lambda: (wc.wait_for_writes(), gate.set()), name="exit-like")
+    done.start()
+    done.join(1.0)                     # the other two written on that thread meanwhile; then it waits for the first
+    assert [th for th, _k in who].count("exit-like") == 2, who
+    gate.set()
+    done.join(10)
+    assert not done.is_alive()
+    assert bg.info().entries == 3
+    for p, r in zip(paths, results):
+        pd.testing.assert_frame_equal(wc.Cache(tmp_path / "c").load_result(p).samples, r.samples)
+
+
+def test_write_while_writes_held_entries_on_this_thread_while_busy(tmp_path, monkeypatch):
+    """``write_while(busy)``: the queued entries no thread has started, first queued first, written on the calling
+    thread although the writer thread is held (a comparison deck's before side, its work done while the after side
+    is still read), one at a time and only while ``busy()``; the writer thread the rest once let go."""
+    paths = _copies(tmp_path)
+    bg = wc.Cache(tmp_path / "c", background=True)
+    who: list[str] = []
+    real = wc.Cache._write_entry
+
+    def write(self, *a, **k):
+        who.append(threading.current_thread().name)
+        return real(self, *a, **k)
+    monkeypatch.setattr(wc.Cache, "_write_entry", write)
+    pause = wc.pause_writes()
+    try:
+        [wc.read_file(p, cache=bg) for p in paths]
+        answers = iter([True, True, False, True])               # busy for two entries, then not
+        assert wc.writer.write_while(lambda: next(answers)) == 2
+        assert who == [threading.current_thread().name] * 2     # on this thread, the writer thread still held
+        written = sorted(p.name for p in (tmp_path / "c").iterdir() if p.name.startswith("read-"))
+        assert len(written) == 2
+        assert wc.writer.write_while(lambda: False) == 0        # not busy: nothing
+    finally:
+        pause.release()
+    wc.wait_for_writes()
+    assert bg.info().entries == 3 and len(who) == 3

@@ -1,7 +1,8 @@
 """A comparison deck's cache writes (issue 23, the cold deck): ``export --before --after --out x.pptx`` holds the
-workspace cache's background writes while both sides are read and added, and writes them beside the comparison and
-the deck; every entry is written by the end, and the next run reads both sides from them (no decode) and writes the
-same deck."""
+workspace cache's background writes while both sides are read and added (the before side's thread, once its own
+work is done, writes those queued by then while the after side is still read), and writes the rest beside the
+comparison and the deck; every entry is written by the end, and the next run reads both sides from them (no
+decode) and writes the same deck."""
 
 from __future__ import annotations
 
@@ -102,11 +103,13 @@ def test_a_cold_deck_writes_its_entries_once_both_sides_are_added_and_the_warm_d
     # the held writes let go once, when both sides were read and added: before they are compared
     assert steps == ["release", "compare", "planned"]
     kinds = [k for k, _released, _th in writes]
-    # both files' read entries and both sides' intervals (one entry each), none before they were let go, all on
-    # the background writer
+    # both files' read entries and both sides' intervals (one entry each); before they were let go only on the
+    # before side's thread, its own work done while the after side was still read and added (the held entries
+    # written there meanwhile: app.commands.export._write_held); after, on the background writer or at the end on
+    # this thread (app.cache.writer.wait_for_writes, as the exit)
     assert kinds.count("read") == 2 and kinds.count("iv") == 2
-    assert all(released for _k, released, _th in writes)
-    assert {th for _k, _d, th in writes} == {"nestscope-cache-writer"}
+    assert {th for _k, released, th in writes if not released} <= {"nestscope-before-side"}
+    assert {th for _k, released, th in writes if released} <= {"nestscope-cache-writer", "MainThread"}
     writes.clear()
     decodes.clear()
     steps.clear()
@@ -135,3 +138,38 @@ def test_the_compare_command_still_writes_beside_its_reads(cache_on, monkeypatch
     assert main(["compare", "--before", BEFORE, "--after", AFTER]) == 0
     wait_for_writes()
     assert held == [False]
+
+
+def test_the_before_sides_thread_writes_the_held_entries_while_the_after_side_is_busy(cache_on, monkeypatch,
+                                                                                     tmp_path):
+    """The before side's read entry (held from the writer thread) is written on the before side's thread when that
+    side is done before the after side: here the after side's Workspace waits until it was (issue 23: the second
+    core, idle otherwise until both sides are made)."""
+    import app.analysis.comparison as C
+
+    writes, _decodes, _steps = _spy(monkeypatch)
+    real = C.make_workspace
+    before_wrote = threading.Event()
+
+    def make(results, *a, **kw):
+        if threading.current_thread() is threading.main_thread():      # the after side's, on this thread
+            before_wrote.wait(20)
+        return real(results, *a, **kw)
+    monkeypatch.setattr(C, "make_workspace", make)
+    from app.cache import store
+
+    real_write = store.Cache._write_entry
+
+    def write(self, kind, *a, **kw):
+        try:
+            return real_write(self, kind, *a, **kw)
+        finally:
+            if threading.current_thread().name == "nestscope-before-side":
+                before_wrote.set()
+    monkeypatch.setattr(store.Cache, "_write_entry", write)
+    assert _deck(tmp_path / "cold.pptx") == 0
+    early = [(k, th) for k, released, th in writes if not released]
+    assert ("read", "nestscope-before-side") in early          # the before file's read entry, on its thread
+    assert {th for _k, th in early} == {"nestscope-before-side"}
+    kinds = [k for k, _r, _th in writes]
+    assert kinds.count("read") == 2 and kinds.count("iv") == 2

@@ -82,3 +82,34 @@ def test_interleaved_shapes_strided_at_their_period():
     b = read_bytes(W.frame_rdw(r1 + r2), "f").samples
     key = ["kind", "system", "cpu", "class", "time"]
     pd.testing.assert_frame_equal(_without_offsets(a.sort_values(key)), _without_offsets(b.sort_values(key)))
+
+
+def test_shapes_not_at_one_stride_gathered_in_place_give_the_same_samples(monkeypatch):
+    """``app.formats.GATHER_IN_PLACE`` (set by the command line for export and compare, a fresh process reading each
+    file once): the records of a shape that do not follow each other at one stride are gathered where they are, a
+    block at a time (``kernel.ScatteredRows``), not from a copy of the shape's records; the same samples."""
+    from app import formats
+    from app.formats import kernel
+
+    r1, r2 = _records(1), _records(2)
+    # pairs of a subtype 1 and a subtype 2 record, in turn one first and the other: no shape at one stride
+    mixed = [r for i, (a, b) in enumerate(zip(r1, r2)) for r in ((a, b) if i % 2 else (b, a))]
+    data = W.frame_rdw(mixed)
+    kinds = []
+    real = smf113._shape_matrix
+
+    def spy(*a, **kw):
+        m = real(*a, **kw)
+        kinds.append(type(m).__name__)
+        return m
+    monkeypatch.setattr(smf113, "_shape_matrix", spy)
+    monkeypatch.setattr(formats, "GATHER_IN_PLACE", False)
+    copied = read_bytes(data, "f").samples
+    assert kinds and set(kinds) == {"ndarray"}
+    kinds.clear()
+    monkeypatch.setattr(formats, "GATHER_IN_PLACE", True)
+    in_place = read_bytes(data, "f").samples
+    if kernel.available():
+        assert set(kinds) == {"ScatteredRows"}
+    assert len(in_place) == len(mixed) == 240
+    pd.testing.assert_frame_equal(in_place, copied)
