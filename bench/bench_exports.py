@@ -199,20 +199,23 @@ def engine(mode: str, files: list[str], env: dict, cwd: Path) -> tuple[dict, dic
 
 
 def ensure_data(data: Path) -> tuple[Path, Path]:
+    """The month and the 30-day sample set, written when missing, each by a child process: written here, this
+    process grew to about 1.4 GB, and every step's child, forked from it, then reported that as its peak
+    (``ru_maxrss`` counts the parent's pages a child starts with)."""
     data.mkdir(parents=True, exist_ok=True)
     month = data / "month.smf"
     if not month.exists():
-        sys.path.insert(0, str(HERE))
-        from bench_month import build
-
         print(f"writing {month} (the month of one CEC) ...", flush=True)
-        build(month, 2880)
+        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                        "from bench_month import build; from pathlib import Path; build(Path(sys.argv[2]), 2880)",
+                        str(HERE), str(month)], check=True, cwd=str(HERE.parent))
     sample = data / "sample30"
     if not (sample / "after_z16_ZOSA_smf113.rdw.gz").exists():
-        from app.sample.build import write_sample_set
-
         print(f"writing {sample} (30 days of the sample set) ...", flush=True)
-        write_sample_set(sample, days=30, zvm_intervals=60)
+        subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                        "from app.sample.build import write_sample_set; "
+                        "write_sample_set(Path(sys.argv[1]), days=30, zvm_intervals=60)", str(sample)],
+                       check=True, cwd=str(HERE.parent))
     return month, sample
 
 
