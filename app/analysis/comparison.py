@@ -180,17 +180,21 @@ def _read_sides(req: ComparisonRequest, cache: dict, need: Any,
     after_busy = threading.Event()
     after_busy.set()
 
+    def read_and_make(side: str):
+        """The side's read, and its Workspace made in ``made`` (or the exception making it raised)."""
+        got = read_files(files[side], cache, cached=True, counters=need)
+        if got.readable:
+            try:
+                made[side] = make_workspace(got.results, req.formulas, req.keep_implausible)
+            except Exception as exc:  # noqa: BLE001 - raised again where the sequential path makes it
+                made[side] = exc
+        return got
+
     def before() -> None:
         try:
-            got = box["read"] = read_files(files["before"], cache, cached=True, counters=need)
-            if got.readable:
-                try:
-                    made["before"] = make_workspace(got.results, req.formulas, req.keep_implausible)
-                except Exception as exc:  # noqa: BLE001 - raised again where the sequential path makes it
-                    made["before"] = exc
-                else:
-                    if prepare is not None:
-                        prepare(made["before"])
+            box["read"] = read_and_make("before")
+            if prepare is not None and "before" in made and not isinstance(made["before"], Exception):
+                prepare(made["before"])
             if idle is not None:
                 idle(after_busy.is_set)
         except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
@@ -201,14 +205,9 @@ def _read_sides(req: ComparisonRequest, cache: dict, need: Any,
     # what this read raises (a stop signal, a cancel) is raised at once: the before side, a daemon thread, ends
     # its read on its own and nothing waits for it
     try:
-        after = read_files(files["after"], cache, cached=True, counters=need)
-        if after.readable:
-            # the after side's Workspace too before waiting for the before side's thread (which goes on with that
-            # side's metrics and what its ``prepare`` makes ahead): its intervals are computed beside that work
-            try:
-                made["after"] = make_workspace(after.results, req.formulas, req.keep_implausible)
-            except Exception as exc:  # noqa: BLE001 - raised again where the sequential path makes it
-                made["after"] = exc
+        # the after side's Workspace too before waiting for the before side's thread (which goes on with that
+        # side's metrics and what its ``prepare`` makes ahead): its intervals are computed beside that work
+        after = read_and_make("after")
     finally:
         after_busy.clear()
     th.join()
