@@ -44,7 +44,7 @@ import pandas as pd
 from app.dataset.sql import Dialect, lit_str, parse_where
 from app.dataset.sql import local_offsets_sql, local_shown_sql, missing_counters, missing_counters_message, wall_sql
 from app.dataset.plan import data_profile, generation_map, pushdown_window
-from app.dataset.stats import RUN_START, bucket_params, odd_sql
+from app.dataset.stats import RUN_START, bucket_params, odd_sql, usual_sql
 from app.dataset.store import Dataset
 from app.dataset.duckdb_engine import DuckDBEngine, connect_aside
 from app.engine.expr import is_counter_token
@@ -219,23 +219,6 @@ def _gen_cases(gmap) -> tuple[str, str]:
             "CASE " + " ".join(w + lit_str(v) for w, (_m, _c, _g, v) in zip(when, gmap)) + " ELSE formula_set END")
 
 
-def _usual_sql(usual: list, d: Dialect) -> str:
-    """Each row's usual length (a DOUBLE expression) from (cec, lpar, system, length) rows: one literal when
-    every LPAR has the same, else a CASE over the LPARs (NULL for an LPAR without one)."""
-    def num(v) -> str:
-        return "CAST(NULL AS DOUBLE)" if v is None else f"CAST({float(v)!r} AS DOUBLE)"
-    lengths = {u for *_k, u in usual}
-    if len(lengths) <= 1:
-        return num(next(iter(lengths), None))
-    q = d.q
-
-    def eq(col: str, v) -> str:
-        return f"{q(col)} IS NULL" if v is None else f"{q(col)} = {lit_str(v)}"
-    whens = [f"WHEN {eq('cec', c)} AND {eq('lpar', lp)} AND {eq('system', sy)} THEN {num(u)}"
-             for c, lp, sy, u in usual if u is not None]
-    return "CASE " + " ".join(whens) + " END" if whens else num(None)
-
-
 def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequence[str], have: set[str],
               steps: bool = False, generations: list | None = None, src: str = "iv", only: set | None = None,
               implausible: bool = True, lost: bool = True, cpu_bits: bool = False, typed: bool = False,
@@ -329,7 +312,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     qv = "qbits"
     if usual is not None:        # the odd-length bit made again, by the dataset's usual lengths
         row_cols["_qx"] = (f"qbits - CASE WHEN qbits % 8 >= 4 THEN 4 ELSE 0 END + "
-                           f"{odd_sql('interval_s', _usual_sql(usual, d))}")
+                           f"{odd_sql('interval_s', usual_sql(usual, d))}")
         qv = "_qx"
     ctes.append("r AS (SELECT *, " + ", ".join(f"{v} AS {k}" for k, v in row_cols.items() if k not in bucket_names)
                 + " FROM base" + (" WHERE " + " AND ".join(where) if where else "") + ")")

@@ -36,7 +36,7 @@ ODD = 4
 RUN_START = 512
 
 __all__ = ["bucket_params", "bucket_params_for", "cached_bucket_params", "cached_profile", "query_stats",
-           "refresh_stats", "usual_lengths", "odd_length_of", "odd_sql", "CACHE_NAME"]
+           "refresh_stats", "usual_lengths", "usual_sql", "odd_length_of", "odd_sql", "CACHE_NAME"]
 
 CACHE_NAME = "stats.json"
 _NS = 1_000_000_000
@@ -263,6 +263,23 @@ def odd_sql(length: str, usual: str) -> str:
     """The odd-length bit (4 or 0) of an interval of ``length`` s against its LPAR's ``usual`` length: the
     engine's test (``abs(s - med) > 0.1 * med``, in doubles; NULL: not odd)."""
     return (f"CASE WHEN abs({length} - {usual}) > CAST(0.1 AS DOUBLE) * {usual} THEN {ODD} ELSE 0 END")
+
+
+def usual_sql(usual: list, d) -> str:
+    """Each row's usual length (a DOUBLE expression) from (cec, lpar, system, length) rows: one literal when
+    every LPAR has the same, else a CASE over the LPARs (NULL for an LPAR without one), in the SQL of dialect ``d``."""
+    def num(v) -> str:
+        return "CAST(NULL AS DOUBLE)" if v is None else f"CAST({float(v)!r} AS DOUBLE)"
+    lengths = {u for *_k, u in usual}
+    if len(lengths) <= 1:
+        return num(next(iter(lengths), None))
+    q = d.q
+
+    def eq(col: str, v) -> str:
+        return f"{q(col)} IS NULL" if v is None else f"{q(col)} = {lit_str(v)}"
+    whens = [f"WHEN {eq('cec', c)} AND {eq('lpar', lp)} AND {eq('system', sy)} THEN {num(u)}"
+             for c, lp, sy, u in usual if u is not None]
+    return "CASE " + " ".join(whens) + " END" if whens else num(None)
 
 
 def _median_int(values: np.ndarray, counts: np.ndarray) -> int:
