@@ -44,7 +44,7 @@ import pandas as pd
 from app.dataset.sql import Dialect, lit_str, parse_where
 from app.dataset.sql import local_offsets_sql, local_shown_sql, missing_counters, missing_counters_message, wall_sql
 from app.dataset.plan import data_profile, generation_map, pushdown_window
-from app.dataset.stats import RUN_START, bucket_params, odd_sql, usual_sql
+from app.dataset.stats import RUN_START, bucket_params, odd_sql, stored_odd_sql, usual_sql
 from app.dataset.store import Dataset
 from app.dataset.duckdb_engine import DuckDBEngine, connect_aside
 from app.engine.expr import is_counter_token
@@ -311,7 +311,7 @@ def build_sql(spec: QuerySpec, d: Dialect, params, sets: dict, counters: Sequenc
     row_cols.update({"_gen": gen_case, "_fset": fset_case})
     qv = "qbits"
     if usual is not None:        # the odd-length bit made again, by the dataset's usual lengths
-        row_cols["_qx"] = (f"qbits - CASE WHEN qbits % 8 >= 4 THEN 4 ELSE 0 END + "
+        row_cols["_qx"] = (f"qbits - {stored_odd_sql('qbits')} + "
                            f"{odd_sql('interval_s', usual_sql(usual, d))}")
         qv = "_qx"
     ctes.append("r AS (SELECT *, " + ", ".join(f"{v} AS {k}" for k, v in row_cols.items() if k not in bucket_names)

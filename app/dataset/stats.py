@@ -36,7 +36,8 @@ ODD = 4
 RUN_START = 512
 
 __all__ = ["bucket_params", "bucket_params_for", "cached_bucket_params", "cached_profile", "query_stats",
-           "refresh_stats", "usual_lengths", "usual_sql", "odd_length_of", "odd_sql", "CACHE_NAME"]
+           "refresh_stats", "usual_lengths", "usual_sql", "odd_length_of", "odd_sql", "stored_odd_sql",
+           "CACHE_NAME"]
 
 CACHE_NAME = "stats.json"
 _NS = 1_000_000_000
@@ -249,7 +250,7 @@ def usual_lengths(eng, src: str = "iv") -> list[tuple[str, Any, Any, float | Non
          f"FROM {src} GROUP BY {', '.join(key)}")
     on = " AND ".join(f"s.{k} IS NOT DISTINCT FROM u.{k}" for k in key)
     rows = eng.sql(f"WITH u AS ({u}) SELECT u.{key[0]} AS cec, u.{key[1]} AS lpar, u.{key[2]} AS sys, "
-                   f"MAX(u.u) AS u, SUM(CASE WHEN (CASE WHEN s.qbits % 8 >= 4 THEN 4 ELSE 0 END) = "
+                   f"MAX(u.u) AS u, SUM(CASE WHEN {stored_odd_sql('s.qbits')} = "
                    f"{odd_sql('s.interval_s', 'u.u')} THEN 0 ELSE 1 END) AS n "
                    f"FROM {src} AS s JOIN u ON {on} GROUP BY u.{key[0]}, u.{key[1]}, u.{key[2]}")
 
@@ -257,6 +258,11 @@ def usual_lengths(eng, src: str = "iv") -> list[tuple[str, Any, Any, float | Non
         return None if v is None or v != v else str(v)
     return [(str(r[0]), name(r[1]), name(r[2]), None if r[3] is None or r[3] != r[3] else float(r[3]),
              int(r[4] or 0)) for r in rows.itertuples(index=False)]
+
+
+def stored_odd_sql(qbits: str) -> str:
+    """The odd-length bit (4 or 0) ``qbits`` carries (the mark its file's extract made)."""
+    return f"CASE WHEN {qbits} % {2 * ODD} >= {ODD} THEN {ODD} ELSE 0 END"
 
 
 def odd_sql(length: str, usual: str) -> str:
